@@ -1,0 +1,40 @@
+#include "base/source.h"
+
+#include <doctest/doctest.h>
+
+using namespace cw;
+
+TEST_CASE("a diagnostic renders the line, a caret under the column and its hints") {
+  auto src = make_source("pack.cw", "edge x {\n  where from.stak == 1\n}\n");
+  Diagnostic d;
+  d.source = src;
+  d.loc = {2, 9, 17};
+  d.length = 9;
+  d.message = "unknown field 'from.stak'";
+  d.hints = {"did you mean 'from.stack'?"};
+  CHECK(d.render() ==
+        "pack.cw:2:9: error: unknown field 'from.stak'\n"
+        "    where from.stak == 1\n"
+        "          ^~~~~~~~~\n"
+        "hint: did you mean 'from.stack'?\n");
+}
+
+TEST_CASE("a diagnostic without a position names only the file") {
+  Diagnostic d;
+  d.source = make_source("t.trace", "");
+  d.severity = Severity::Warning;
+  d.message = "empty trace";
+  CHECK(d.render() == "t.trace: warning: empty trace\n");
+}
+
+TEST_CASE("tabs before the column are kept so the caret lines up") {
+  auto src = make_source("a.cw", "\tx = 1\n");
+  Diagnostic d{Severity::Error, src, {1, 2, 1}, 1, "bad", {}};
+  CHECK(d.render() == "a.cw:1:2: error: bad\n  \tx = 1\n  \t^\n");
+}
+
+TEST_CASE("closest_match suggests only near names") {
+  CHECK(closest_match("stak", {"stack", "state", "tid"}) == "stack");
+  CHECK(closest_match("zzzzzz", {"stack", "tid"}).empty());
+  CHECK(closest_match("swich_in", {"switch_in", "switch_out"}) == "switch_in");
+}

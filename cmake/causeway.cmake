@@ -1,0 +1,22 @@
+# One folder is one concept: cw_folder(NAME DEPS...) builds library cw_NAME from the
+# folder's *.cc (not *_test.cc, *_perftest.cc, *_fuzz.cc) and, when there are any, the
+# doctest binary NAME_tests from its *_test.cc, registered with CTest.
+function(cw_folder name)
+  file(GLOB srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cc)
+  list(FILTER srcs EXCLUDE REGEX "_(test|perftest|fuzz)\\.cc$")
+  list(FILTER srcs EXCLUDE REGEX "/main\\.cc$")
+  if(srcs)
+    add_library(cw_${name} STATIC ${srcs})
+    target_link_libraries(cw_${name} PUBLIC ${ARGN})
+  else()
+    add_library(cw_${name} INTERFACE)
+    target_link_libraries(cw_${name} INTERFACE ${ARGN})
+  endif()
+  file(GLOB tests CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*_test.cc)
+  if(tests)
+    add_executable(${name}_tests ${tests} ${CMAKE_SOURCE_DIR}/tests/doctest_main.cc)
+    target_link_libraries(${name}_tests PRIVATE cw_${name} doctest::doctest)
+    target_compile_definitions(${name}_tests PRIVATE CW_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
+    add_test(NAME ${name} COMMAND ${name}_tests WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  endif()
+endfunction()

@@ -1,0 +1,204 @@
+// A loaded, checked and compiled set of packs: what the engine applies to a trace.
+//
+// rules/ builds it from syntax trees (rules/loader.h); engine/ only reads it. Field
+// references are resolved against Schema::builtin() (a trace's schema starts with the
+// builtin kinds, so KindIds and field indexes are valid for every trace). String
+// constants stay as text: the engine resolves them to a trace's StrIds once per trace.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/source.h"
+#include "tracer/schema.h"
+
+namespace cw::rules {
+
+// ---- compiled expressions -------------------------------------------------------------
+
+enum class ValueType : uint8_t { Null, Bool, Int, Str, Stack, List };
+
+// Which event an expression talks about: the rule's own event, or one end of a link.
+enum class Side : uint8_t { Self, From, To };
+
+enum class FieldScope : uint8_t {
+  EventField,    // a field of the event itself: `field` indexes its kind's fields
+  SpanOpen,      // bool: a span named `span` is open on the thread
+  SpanField,     // a field of the innermost open span's opening event (kind `kind`)
+  Ts, Tid, Pid, Cpu, KindName,  // the event's own attributes
+  Stack,         // the event's stack, else the innermost open span's with one
+  ThreadComm, ThreadKernel,
+  ProcessComm, ProcessExe,
+};
+
+struct FieldRef {
+  Side side = Side::Self;
+  FieldScope scope = FieldScope::EventField;
+  KindId kind = kNoKind;  // EventField: the event's kind; SpanField: the span's opener kind
+  int16_t field = -1;     // EventField/SpanField: index into the kind's fields
+  std::string span;       // SpanOpen/SpanField
+  ValueType type = ValueType::Null;
+};
+
+enum class Op : uint8_t {
+  Const,     // ival / sval / list (kids = elements, all Const)
+  Field,     // field
+  Not, Neg,
+  And, Or,
+  Eq, Ne, Lt, Le, Gt, Ge,
+  In, NotIn, Matches,
+  Add, Sub, Mul, Div, Mod,
+  Call,      // callee: "shared_symbols", "len", or "lua.NAME"; kids = arguments
+};
+
+struct ExprNode {
+  Op op = Op::Const;
+  ValueType type = ValueType::Null;  // result type
+  SourceLoc loc;
+  int64_t ival = 0;       // Const Int/Bool
+  std::string sval;       // Const Str; Call callee
+  FieldRef field;         // Field
+  std::vector<uint32_t> kids;  // indexes into CompiledExpr::nodes
+};
+
+// A tree stored flat; `root` is the top node. An empty expression means "true".
+struct CompiledExpr {
+  std::vector<ExprNode> nodes;
+  uint32_t root = 0;
+  bool empty() const { return nodes.empty(); }
+};
+
+// ---- rules ----------------------------------------------------------------------------
+
+struct RuleOrigin {
+  std::string pack;   // pack id
+  std::string id;     // qualified: "pack/rule"
+  std::string local;  // "rule"
+  SourcePtr source;
+  SourceLoc loc;
+};
+
+enum class Strength : uint8_t { Strong, Weak, Boost, Prune };
+enum class Neighbour : uint8_t { None, Weak, Strong };
+
+inline constexpr uint32_t kNoRule = std::numeric_limits<uint32_t>::max();
+
+struct LinkRule {
+  RuleOrigin origin;
+  KindId from = kNoKind;
+  KindId to = kNoKind;
+  // Pairs (from field, to field) that must be equal. Fields are EventField, Tid or Pid
+  // scope of their side.
+  std::vector<std::pair<FieldRef, FieldRef>> join;
+  enum class Pick : uint8_t { Next, Latest, Overlap } pick = Pick::Next;
+  int16_t offset_field = -1;  // Overlap: fields of both kinds (same names on both)
+  int16_t len_field = -1;
+  int16_t to_offset_field = -1;
+  int16_t to_len_field = -1;
+  CompiledExpr where;
+  uint64_t within_ns = 0;  // 0 = unbounded
+};
+
+struct SplitRule {
+  RuleOrigin origin;
+  enum class Mode : uint8_t { AtEvent, Peers } mode = Mode::AtEvent;
+  KindId at = kNoKind;        // AtEvent
+  CompiledExpr where;         // AtEvent: over Side::Self; Peers: over Side::Self too
+  bool cut_after = false;
+  uint32_t link = kNoRule;    // Peers: index into RuleSet::links
+  Neighbour neighbour = Neighbour::Weak;
+};
+
+struct BatchRule {
+  RuleOrigin origin;
+  std::string span;            // "call", "syscall", "task", ...
+  KindId span_open = kNoKind;  // the kind that opens it
+  CompiledExpr within_where;   // over the opening event (Side::Self)
+  KindId item = kNoKind;
+  CompiledExpr item_where;     // over the item event (Side::Self)
+  Neighbour neighbour = Neighbour::None;
+};
+
+struct EdgeRule {
+  RuleOrigin origin;
+  uint32_t link = kNoRule;  // index into RuleSet::links
+  CompiledExpr where;       // over Side::From / Side::To
+  Strength strength = Strength::Weak;
+  std::string kind;         // edge kind label
+  int priority = 0;
+  CompiledExpr cost;        // empty = default cost
+};
+
+struct FlagRule {
+  RuleOrigin origin;
+  std::string symbol;
+  std::string binary;
+  uint64_t address = 0;  // 0 = resolve symbol
+  int size = 4;
+  CompiledExpr set;      // over a flag_write event (Side::Self); empty = value != 0
+  enum class Access : uint8_t { Read, Write, Both } access = Access::Both;
+  Strength strength = Strength::Strong;  // Strong or Weak
+  std::string kind = "flag";
+};
+
+struct LuaChunk {
+  std::string pack;
+  SourcePtr source;
+  std::string code;
+  uint32_t first_line = 1;
+};
+
+// A compiled pack test (docs/rules.md "Tests").
+struct Expectation {
+  SourceLoc loc;
+  bool negated = false;
+  enum class Subject : uint8_t { Edge, Split, Segments, Stat } subject = Subject::Edge;
+  uint32_t from_tid = 0, to_tid = 0;  // Edge; Split/Segments use from_tid
+  std::string kind, strength, rule;   // optional filters (rule as written)
+  bool has_at = false;
+  uint64_t at_ns = 0;
+  std::string stat;                   // Stat
+  std::string cmp;                    // Segments/Stat
+  int64_t value = 0;
+};
+
+struct PackTest {
+  std::string pack;
+  std::string name;
+  SourcePtr source;
+  SourceLoc loc;
+  std::string trace_text;
+  SourceLoc trace_loc;  // where trace_text starts in `source` (for error positions)
+  std::vector<Expectation> expects;
+};
+
+struct PackInfo {
+  std::string id;
+  std::string version;
+  std::string engine;  // constraint as written
+  std::vector<std::string> requires_;  // pack ids
+  std::string description;
+  std::vector<std::string> files;
+  SourcePtr header_source;
+  SourceLoc header_loc;
+};
+
+// Rules are kept in evaluation order: `edges` sorted by (priority desc, pack load order
+// desc, file order); every other list in load order.
+struct RuleSet {
+  std::vector<PackInfo> packs;  // load order
+  std::vector<LinkRule> links;
+  std::vector<SplitRule> splits;
+  std::vector<BatchRule> batches;
+  std::vector<EdgeRule> edges;
+  std::vector<FlagRule> flags;
+  std::vector<LuaChunk> lua;
+  std::vector<PackTest> tests;
+
+  const PackInfo* pack(const std::string& id) const;
+};
+
+}  // namespace cw::rules

@@ -1,0 +1,70 @@
+// The event schema: which kinds of events a trace holds and the typed fields of each.
+//
+// The schema names tracing *mechanisms* (a syscall was entered, a thread was woken, bytes
+// were sent on a stream); which syscalls block or which wake-ups are causal is decided by
+// rule packs, never here. Every trace carries its schema, so a reader can keep events of
+// kinds it does not know; rules are checked against Schema::builtin().
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cw {
+
+using KindId = uint16_t;
+inline constexpr KindId kNoKind = std::numeric_limits<KindId>::max();
+
+enum class FieldType : uint8_t {
+  Int,   // signed 64-bit
+  Uint,  // unsigned 64-bit (addresses, offsets, object identities)
+  Str,   // interned string id (StrId)
+  Tid,   // a thread id
+};
+
+std::string_view field_type_name(FieldType t);
+
+struct FieldDef {
+  std::string name;
+  FieldType type;
+  std::string doc;
+};
+
+// Spans: a kind may open or close a nested interval on its thread (a syscall, a
+// function call, an interrupt). Rules reach the innermost open span of a given name as
+// `syscall.name`, `call.fn`, or test whether one is open with a bare `irq`.
+enum class SpanRole : uint8_t { None, Open, Close };
+
+struct KindDef {
+  std::string name;
+  std::vector<FieldDef> fields;
+  SpanRole span_role = SpanRole::None;
+  std::string span;  // span name ("syscall", "call", "irq", ...) when span_role != None
+  std::string doc;
+};
+
+class Schema {
+ public:
+  // The kinds causeway's recorder and instrumentation write, version 1.
+  static const Schema& builtin();
+
+  KindId find(std::string_view kind) const;  // kNoKind when absent
+  const KindDef& kind(KindId id) const { return kinds_[id]; }
+  size_t size() const { return kinds_.size(); }
+  // Index of a field in the kind's value list, or -1.
+  int field_index(KindId id, std::string_view field) const;
+  // The kind that opens span `span` (e.g. "syscall" -> syscall_enter), or kNoKind.
+  KindId span_opener(std::string_view span) const;
+  KindId span_closer(std::string_view span) const;
+  std::vector<std::string> span_names() const;
+
+  KindId add(KindDef def);  // appends; returns its id
+  const std::vector<KindDef>& kinds() const { return kinds_; }
+
+ private:
+  std::vector<KindDef> kinds_;
+};
+
+}  // namespace cw
