@@ -1,0 +1,31 @@
+// Loading packs: find .cw files, group them into packs, resolve `requires` and the
+// engine constraint, check every rule against the event schema, lint, compile.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/source.h"
+#include "rules/ruleset.h"
+
+namespace cw::rules {
+
+struct LoadResult {
+  RuleSet rules;
+  std::vector<Diagnostic> diagnostics;  // errors, then warnings (lint), in file order
+  bool ok() const;                      // no errors (warnings allowed)
+  std::string render() const;           // all diagnostics, rendered
+};
+
+// Loads packs from files or folders (docs/rules.md "Packs"), in the order given; a
+// later pack is a later load. Never throws for bad input: errors are diagnostics.
+LoadResult load_packs(const std::vector<std::string>& paths);
+
+// The same from in-memory sources (tests, pack fixtures); each source is a file.
+LoadResult load_sources(const std::vector<SourcePtr>& sources);
+
+// The subset of `rules` made of `pack_ids` and everything they require, transitively,
+// in load order (indexes re-numbered). Used to run a pack's tests in isolation.
+RuleSet select_packs(const RuleSet& rules, const std::vector<std::string>& pack_ids);
+
+}  // namespace cw::rules
