@@ -1,0 +1,50 @@
+// `causeway convert IN -o OUT [--to text|binary]`: between the binary and text trace forms.
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "cli/trace_input.h"
+#include "tracer/binary_format.h"
+#include "tracer/text_format.h"
+
+namespace cw::cli {
+
+Command add_convert(CLI::App& app) {
+  struct Args {
+    std::string in, out, to;
+  };
+  auto args = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand("convert", "convert a trace between the binary and text forms");
+  cmd->add_option("TRACE", args->in, "input trace (either form)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("-o,--output", args->out, "output file")->required();
+  cmd->add_option("--to", args->to, "output form (default: the other one)")
+      ->check(CLI::IsMember({"text", "binary"}));
+  return {cmd, [args] {
+            Trace trace;
+            ReadReport report;
+            if (int rc = read_trace_input(args->in, trace, report); rc != kExitOk) return rc;
+            std::string to = args->to;
+            if (to.empty()) to = is_text_trace_file(args->in) ? "binary" : "text";
+            try {
+              if (to == "text") {
+                std::ofstream out(args->out, std::ios::binary | std::ios::trunc);
+                if (!out) throw std::runtime_error(fmt::format("{}: cannot write", args->out));
+                out << write_text_trace(trace);
+              } else {
+                write_trace(trace, args->out);
+              }
+            } catch (const std::exception& e) {
+              std::cerr << "causeway: " << e.what() << "\n";
+              return kExitEnvironment;
+            }
+            std::cerr << fmt::format("{} events written to {} ({} form)\n", trace.events.size(),
+                                     args->out, to);
+            return kExitOk;
+          }};
+}
+
+}  // namespace cw::cli

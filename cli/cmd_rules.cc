@@ -1,0 +1,148 @@
+// `causeway rules check|test|fmt PACK…`
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "cli/rule_paths.h"
+#include "dsl/parser.h"
+#include "engine/pack_tests.h"
+#include "rules/loader.h"
+
+namespace fs = std::filesystem;
+
+namespace cw::cli {
+
+namespace {
+
+struct PackArgs {
+  std::vector<std::string> packs;
+  bool no_stdlib = false;
+};
+
+void add_pack_args(CLI::App* cmd, PackArgs& args) {
+  cmd->add_option("PACK", args.packs, "pack files or folders")->required()->check(CLI::ExistingPath);
+  cmd->add_flag("--no-stdlib", args.no_stdlib, "do not load stdlib-rules to resolve `requires`");
+}
+
+// Ids of the packs loaded from the user's paths (not the stdlib ones loaded beside them).
+std::vector<std::string> packs_from(const rules::RuleSet& rules, const std::vector<std::string>& paths) {
+  std::vector<std::string> roots;
+  for (const auto& p : paths) {
+    std::error_code ec;
+    auto c = fs::weakly_canonical(p, ec);
+    roots.push_back(ec ? p : c.string());
+  }
+  std::vector<std::string> ids;
+  for (const auto& pack : rules.packs) {
+    for (const auto& file : pack.files) {
+      std::error_code ec;
+      auto c = fs::weakly_canonical(file, ec);
+      const std::string f = ec ? file : c.string();
+      bool inside = std::any_of(roots.begin(), roots.end(), [&](const std::string& r) {
+        return f == r || (f.size() > r.size() && f.compare(0, r.size(), r) == 0 && f[r.size()] == '/');
+      });
+      if (inside) {
+        ids.push_back(pack.id);
+        break;
+      }
+    }
+  }
+  return ids;
+}
+
+}  // namespace
+
+Command add_rules_check(CLI::App& rules) {
+  auto args = std::make_shared<PackArgs>();
+  auto* cmd = rules.add_subcommand("check", "parse, resolve, type-check and lint packs");
+  add_pack_args(cmd, *args);
+  cmd->footer("Exit status: 0 when every pack is valid (warnings allowed), 1 on any error.");
+  return {cmd, [args] {
+            auto loaded = rules::load_packs(pack_paths(args->packs, args->no_stdlib));
+            std::cerr << loaded.render();
+            if (!loaded.ok()) return kExitBadInput;
+            size_t warnings = loaded.diagnostics.size();
+            auto ids = packs_from(loaded.rules, args->packs);
+            std::cout << fmt::format("{} pack{} checked ({}), {} warning{}\n", ids.size(),
+                                     ids.size() == 1 ? "" : "s", fmt::join(ids, ", "), warnings,
+                                     warnings == 1 ? "" : "s");
+            return kExitOk;
+          }};
+}
+
+Command add_rules_test(CLI::App& rules) {
+  auto args = std::make_shared<PackArgs>();
+  auto* cmd = rules.add_subcommand("test", "run the tests embedded in packs");
+  add_pack_args(cmd, *args);
+  cmd->footer(
+      "Each test builds a graph from its trace with its pack and the packs it requires, "
+      "nothing else.\nExit status: 0 when every test passes, 1 otherwise.");
+  return {cmd, [args] {
+            auto loaded = rules::load_packs(pack_paths(args->packs, args->no_stdlib));
+            std::cerr << loaded.render();
+            if (!loaded.ok()) return kExitBadInput;
+            auto results = engine::run_pack_tests(loaded.rules, packs_from(loaded.rules, args->packs));
+            std::cout << engine::render_pack_test_results(results);
+            return engine::all_passed(results) ? kExitOk : kExitBadInput;
+          }};
+}
+
+Command add_rules_fmt(CLI::App& rules) {
+  struct Args {
+    std::vector<std::string> files;
+    bool write = false;
+    bool check = false;
+  };
+  auto args = std::make_shared<Args>();
+  auto* cmd = rules.add_subcommand("fmt", "print packs in canonical layout");
+  cmd->add_option("PACK", args->files, ".cw files or folders")->required()->check(CLI::ExistingPath);
+  cmd->add_flag("-w,--write", args->write, "rewrite the files in place");
+  cmd->add_flag("--check", args->check, "exit 1 if any file is not in canonical layout");
+  return {cmd, [args] {
+            std::vector<std::string> files;
+            for (const auto& p : args->files) {
+              if (fs::is_directory(p)) {
+                for (const auto& e : fs::recursive_directory_iterator(p))
+                  if (e.path().extension() == ".cw") files.push_back(e.path().string());
+              } else {
+                files.push_back(p);
+              }
+            }
+            std::sort(files.begin(), files.end());
+            int status = kExitOk;
+            for (const auto& f : files) {
+              SourcePtr src;
+              std::string formatted;
+              try {
+                src = read_source(f);
+                formatted = dsl::format_source(src);
+              } catch (const DiagnosticError& e) {
+                std::cerr << e.what();
+                status = kExitBadInput;
+                continue;
+              } catch (const std::exception& e) {
+                std::cerr << e.what() << "\n";
+                status = kExitBadInput;
+                continue;
+              }
+              if (args->check) {
+                if (formatted != src->text) {
+                  std::cout << f << ": not in canonical layout\n";
+                  status = kExitBadInput;
+                }
+              } else if (args->write) {
+                if (formatted != src->text) std::ofstream(f, std::ios::binary) << formatted;
+              } else {
+                std::cout << formatted;
+              }
+            }
+            return status;
+          }};
+}
+
+}  // namespace cw::cli

@@ -1,0 +1,21 @@
+// One function per command; each registers its sub-command and options on the app and
+// runs when chosen. They return the process exit code (cli/exit_codes.h).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace cw::cli {
+
+// Set by each command's registration; main() runs the chosen one.
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<int()> run;
+};
+
+Command add_rules_check(CLI::App& rules);
+Command add_rules_test(CLI::App& rules);
+Command add_rules_fmt(CLI::App& rules);
+Command add_graph(CLI::App& app);
+Command add_convert(CLI::App& app);
+
+}  // namespace cw::cli

@@ -1,0 +1,37 @@
+#include "cli/trace_input.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iostream>
+
+#include "base/source.h"
+#include "cli/exit_codes.h"
+
+namespace cw::cli {
+
+bool is_text_trace_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char buf[14] = {};
+  in.read(buf, sizeof buf);
+  return std::string_view(buf, static_cast<size_t>(in.gcount())) == "causeway-trace";
+}
+
+int read_trace_input(const std::string& path, Trace& trace, ReadReport& report) {
+  try {
+    report = load_trace(path, trace);
+  } catch (const DiagnosticError& e) {
+    std::cerr << e.what();
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "causeway: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+  for (const auto& s : report.skipped)
+    std::cerr << fmt::format("{}: warning: skipped {} bytes at offset {}: {}\n", path, s.size,
+                             s.offset, s.reason);
+  for (const auto& n : report.notes) std::cerr << fmt::format("{}: note: {}\n", path, n);
+  return kExitOk;
+}
+
+}  // namespace cw::cli

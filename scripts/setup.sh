@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# One entry point for a fresh Debian 12 machine:
+#   scripts/setup.sh demo   install what is missing, build, run the demo
+#   scripts/setup.sh test   install what is missing, build, run every test
+# Environment: BUILD_DIR (default build), JOBS (default nproc), CW_SKIP_INSTALL=1 to skip apt.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+mode="${1:-demo}"
+build="${BUILD_DIR:-build}"
+jobs="${JOBS:-$(nproc)}"
+
+packages=(
+  build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
+  tao-pegtl-dev libboost-graph-dev liblua5.4-dev libfmt-dev doctest-dev libcapstone-dev
+  libcli11-dev nlohmann-json3-dev libxxhash-dev libbpf-dev bpftool libelf-dev libdw-dev
+)
+
+install_missing() {
+  [ "${CW_SKIP_INSTALL:-0}" = 1 ] && return
+  local missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return
+  echo "== installing: ${missing[*]}"
+  local sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+configure() {
+  local dir="$1"; shift
+  cmake -S . -B "$dir" -G Ninja "$@" >/dev/null
+}
+
+run_demo() {
+  local cw="$build/cli/causeway"
+  echo
+  echo "== the bundled demo: a server that serves two clients in one loop"
+  echo "\$ causeway rules check examples/server-loop.cw"
+  "$cw" rules check examples/server-loop.cw
+  echo
+  echo "\$ causeway graph examples/server-loop.trace          # stdlib rules only"
+  "$cw" graph examples/server-loop.trace
+  echo
+  echo "\$ causeway graph examples/server-loop.trace --rules examples/server-loop.cw"
+  "$cw" graph examples/server-loop.trace --rules examples/server-loop.cw
+}
+
+case "$mode" in
+  demo)
+    install_missing
+    configure "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+    ninja -C "$build" -j "$jobs" causeway
+    run_demo
+    ;;
+  test)
+    install_missing
+    werror=OFF
+    [ -n "${CI:-}" ] && werror=ON
+    configure "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCW_WERROR="$werror"
+    ninja -C "$build" -j "$jobs"
+    run_demo
+    echo
+    echo "== unit, pack and end-to-end tests"
+    ctest --test-dir "$build" --output-on-failure -j "$jobs"
+    echo
+    echo "== parsers and trace reader under AddressSanitizer + UndefinedBehaviorSanitizer"
+    configure "$build-asan" -DCMAKE_BUILD_TYPE=Debug -DCW_SANITIZE=ON -DCW_WERROR="$werror"
+    ninja -C "$build-asan" -j "$jobs" base_tests tracer_tests dsl_tests rules_tests
+    ctest --test-dir "$build-asan" --output-on-failure -j "$jobs" -R '^(base|tracer|dsl|rules)$'
+    ;;
+  *)
+    echo "usage: scripts/setup.sh demo|test" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,220 @@
+# Tests of linux.kernel: each fails when the rule it names is removed.
+
+test "a futex wake on the waiter's address is a strong futex edge" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=app
+    thread 101 pid=100 comm=waiter
+    thread 102 pid=100 comm=signaller
+    1ms 101 syscall_enter name=futex op=wait resource=0x1000
+    1ms 101 switch_out state=S
+    5ms 102 syscall_enter name=futex op=wake resource=0x1000
+    5ms 102 wakeup target=101
+    5ms 102 syscall_exit name=futex ret=1
+    6ms 101 switch_in
+    6ms 101 syscall_exit name=futex ret=0
+  ]]
+  expect edge 102 -> 101 kind futex strength strong rule futex.wake at 6ms
+}
+
+test "a futex wake for another address is only a weak wake-up" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=app
+    thread 101 pid=100 comm=waiter
+    thread 102 pid=100 comm=signaller
+    1ms 101 syscall_enter name=futex op=wait resource=0x1000
+    1ms 101 switch_out state=S
+    5ms 102 syscall_enter name=futex op=wake resource=0x2000
+    5ms 102 wakeup target=101
+    5ms 102 syscall_exit name=futex ret=1
+    6ms 101 switch_in
+  ]]
+  expect edge 102 -> 101 kind wakeup strength weak rule wakeup.default
+  expect no edge 102 -> 101 kind futex
+}
+
+test "an interrupt handler's wake-up is pruned" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=app
+    thread 101 pid=100 comm=reader
+    process 200 comm=other
+    thread 201 pid=200 comm=busy
+    1ms 101 syscall_enter name=read fd=3
+    1ms 101 switch_out state=S
+    4ms 201 irq_enter irq=33 name=nvme
+    4ms 201 wakeup target=101
+    4ms 201 irq_exit irq=33
+    5ms 101 switch_in
+  ]]
+  expect no edge 201 -> 101
+  expect stat pruned == 1
+}
+
+test "wake-ups between kernel workers are pruned" {
+  trace [[
+    causeway-trace 1
+    thread 7 pid=0 comm=kworker/0:1 kernel
+    thread 8 pid=0 comm=kworker/0:2 kernel
+    1ms 8 switch_out state=I
+    2ms 7 wakeup target=8
+    3ms 8 switch_in
+  ]]
+  expect no edge 7 -> 8
+  expect stat pruned == 1
+}
+
+test "a wake-up between threads sharing code is boosted" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=app
+    thread 101 pid=100 comm=worker1
+    thread 102 pid=100 comm=worker2
+    1ms 101 syscall_enter name=read fd=4 stack=main;pool_run;read_job
+    1ms 101 switch_out state=S
+    2ms 102 syscall_enter name=write fd=5 stack=main;pool_run;post_job
+    2ms 102 wakeup target=101
+    3ms 101 switch_in
+  ]]
+  expect edge 102 -> 101 kind wakeup strength boosted
+}
+
+test "sharing only ubiquitous frames does not boost" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=app
+    thread 101 pid=100 comm=worker1
+    thread 102 pid=100 comm=worker2
+    1ms 101 syscall_enter name=read fd=4 stack=_start;main;read_job
+    1ms 101 switch_out state=S
+    2ms 102 syscall_enter name=write fd=5 stack=_start;main;post_job
+    2ms 102 wakeup target=101
+    3ms 101 switch_in
+  ]]
+  expect edge 102 -> 101 kind wakeup strength weak
+}
+
+test "stream bytes pair by offset: one write read in two pieces, two writes read in one" {
+  trace [[
+    causeway-trace 1
+    process 200 comm=client
+    thread 201 pid=200 comm=client
+    process 300 comm=server
+    thread 301 pid=300 comm=server
+    1ms 201 send object=7 offset=0 len=100 peer=300
+    2ms 301 recv object=7 offset=0 len=60 peer=200
+    3ms 301 recv object=7 offset=60 len=40 peer=200
+    4ms 301 send object=8 offset=0 len=10 peer=200
+    5ms 301 send object=8 offset=10 len=10 peer=200
+    6ms 201 recv object=8 offset=0 len=20 peer=300
+  ]]
+  expect edge 201 -> 301 kind message strength strong rule message at 2ms
+  expect edge 201 -> 301 kind message strength strong rule message at 3ms
+  expect edge 301 -> 201 kind message strength strong at 6ms
+  expect stat candidates == 4
+}
+
+test "a blocking wait starts a new segment" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=app
+    thread 101 pid=100 comm=main
+    1ms 101 syscall_enter name=getpid
+    1ms 101 syscall_exit name=getpid ret=100
+    2ms 101 syscall_enter name=read fd=0
+    3ms 101 syscall_exit name=read ret=5
+    4ms 101 syscall_enter name=futex op=wake resource=0x10
+    5ms 101 syscall_enter name=futex op=wait resource=0x10
+  ]]
+  expect split 101 at 2ms rule wait.entry
+  expect split 101 at 5ms rule wait.entry
+  expect no split 101 at 4ms
+  expect segments 101 == 3
+}
+
+test "consecutive messages with disjoint peers are cut apart" {
+  trace [[
+    causeway-trace 1
+    process 200 comm=client-a
+    thread 201 pid=200 comm=a
+    process 300 comm=client-b
+    thread 301 pid=300 comm=b
+    process 10 comm=server
+    thread 11 pid=10 comm=server
+    1ms 201 send object=1 offset=0 len=8 peer=10
+    2ms 11 recv object=1 offset=0 len=8 peer=200
+    3ms 11 send object=2 offset=0 len=8 peer=200
+    4ms 201 recv object=2 offset=0 len=8 peer=10
+    5ms 301 send object=3 offset=0 len=8 peer=10
+    6ms 11 recv object=3 offset=0 len=8 peer=300
+  ]]
+  expect split 11 at 6ms rule peers.disjoint
+  expect no split 11 at 3ms
+  expect segments 11 == 2
+}
+
+test "a fork joins the parent to the child's first event" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=shell
+    thread 100 pid=100 comm=shell
+    process 200 comm=child ppid=100
+    thread 200 pid=200 comm=child
+    1ms 100 fork child=200 child_pid=200
+    2ms 200 thread_start parent=100
+  ]]
+  expect edge 100 -> 200 kind fork strength strong rule fork.child
+}
+
+test "a child's exit joins the wait4 that reaped it" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=shell
+    thread 100 pid=100 comm=shell
+    process 200 comm=child ppid=100
+    thread 200 pid=200 comm=child
+    1ms 100 syscall_enter name=wait4
+    5ms 200 exit code=0
+    6ms 100 syscall_exit name=wait4 ret=200
+  ]]
+  expect edge 200 -> 100 kind exit strength strong rule exit.reaped
+}
+
+test "a timer's arming joins its expiry" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=app
+    thread 101 pid=100 comm=main
+    thread 102 pid=100 comm=timer
+    1ms 101 timer_arm timer=5 expires_ns=10000000
+    10ms 102 timer_fire timer=5
+  ]]
+  expect edge 101 -> 102 kind timer strength strong rule timer.fire
+}
+
+test "a signal joins sender and receiver" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=a
+    thread 101 pid=100 comm=a
+    process 200 comm=b
+    thread 201 pid=200 comm=b
+    1ms 101 signal_send target=201 sig=10
+    2ms 201 signal_deliver sig=10
+  ]]
+  expect edge 101 -> 201 kind signal strength strong rule signal.delivered
+}
+
+test "a posted task joins the thread that runs it" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=app
+    thread 101 pid=100 comm=main
+    thread 102 pid=100 comm=pool
+    1ms 101 task_post task=42 queue=io
+    3ms 102 task_begin task=42 queue=io
+    4ms 102 task_end task=42
+  ]]
+  expect edge 101 -> 102 kind task strength strong rule task.run
+}
