@@ -33,12 +33,35 @@ struct ReadReport {
   bool clean() const { return skipped.empty(); }
 };
 
+// The on-disk layout, for tools and tests that walk chunks themselves.
+namespace binary_format {
+inline constexpr char kFileMagic[8] = {'C', 'W', 'T', 'R', 'A', 'C', 'E', '\0'};
+inline constexpr uint32_t kChunkMagic = 0x4b435743;  // "CWCK" read as little-endian u32
+inline constexpr uint64_t kHeaderSize = 32;
+inline constexpr uint64_t kChunkHeaderSize = 24;  // magic, type, payload size, XXH3-64
+enum class ChunkType : uint32_t {
+  Schema = 1,
+  Strings = 2,
+  Stacks = 3,
+  Processes = 4,
+  Threads = 5,
+  Events = 6,
+  Lost = 7,
+  End = 8,
+};
+}  // namespace binary_format
+
+struct TraceWriterOptions {
+  size_t events_per_chunk = 65536;  // a damaged chunk loses at most this many events
+};
+
 // Streams a trace to disk in chunks (the recorder and the generator never hold it all).
 // Strings, stacks, processes and threads are written before the events that use them.
 class TraceWriter {
  public:
   // Creates `path` with mode 0600 (truncating). Throws std::runtime_error on I/O errors.
   explicit TraceWriter(const std::string& path, const Schema& schema = Schema::builtin());
+  TraceWriter(const std::string& path, const Schema& schema, TraceWriterOptions options);
   ~TraceWriter();
   TraceWriter(const TraceWriter&) = delete;
   TraceWriter& operator=(const TraceWriter&) = delete;
@@ -54,6 +77,7 @@ class TraceWriter {
 };
 
 void write_trace(const Trace& trace, const std::string& path);
+void write_trace(const Trace& trace, const std::string& path, TraceWriterOptions options);
 
 // Reads a whole binary trace. Throws TraceFormatError when nothing can be read.
 ReadReport read_trace(const std::string& path, Trace& out);
