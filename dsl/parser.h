@@ -15,9 +15,9 @@ struct ParseLimits {
 };
 
 struct ParseResult {
-  File file;                             // what was parsed (partial on error)
-  std::vector<Diagnostic> diagnostics;   // syntax errors, rendered by Diagnostic::render
-  bool ok() const;                       // no error diagnostics
+  File file;                            // what was parsed (partial on error)
+  std::vector<Diagnostic> diagnostics;  // syntax errors, rendered by Diagnostic::render
+  bool ok() const;                      // no error diagnostics
 };
 
 ParseResult parse(SourcePtr source, const ParseLimits& limits = {});
@@ -25,5 +25,16 @@ ParseResult parse(SourcePtr source, const ParseLimits& limits = {});
 // Canonical layout of a rule file, comments kept; throws DiagnosticError on a syntax
 // error. Idempotent: format_source(format_source(x)) == format_source(x).
 std::string format_source(const SourcePtr& source);
+
+// The tokens of a rule file, comments included; never fails (an unterminated string runs
+// to the end of its line, a long string to the end of the text). The formatter uses it to
+// keep comments and literals verbatim, the parser to name what it found in errors.
+struct Token {
+  enum class Kind : uint8_t { Ident, Number, String, LongString, Comment, Punct };
+  Kind kind;
+  uint32_t begin;  // byte offsets in the text
+  uint32_t end;
+};
+std::vector<Token> lex(std::string_view text);
 
 }  // namespace cw::dsl
