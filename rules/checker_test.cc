@@ -1,0 +1,541 @@
+#include "rules/checker.h"
+
+#include <doctest/doctest.h>
+
+#include "dsl/parser.h"
+#include "rules/loader.h"
+#include "tracer/schema.h"
+
+using namespace cw;
+using namespace cw::rules;
+
+namespace {
+
+// One pack "p" in file p.cw; the header is line 1, so `body` starts on line 2.
+LoadResult load_pack(const std::string& body) {
+  return load_sources({make_source("p.cw", "pack p { version \"0.1.0\" }\n" + body)});
+}
+
+KindId kind(const char* name) {
+  return Schema::builtin().find(name);
+}
+
+int16_t field(const char* kind_name, const char* field_name) {
+  return static_cast<int16_t>(Schema::builtin().field_index(kind(kind_name), field_name));
+}
+
+const ExprNode& root(const CompiledExpr& e) {
+  return e.nodes.at(e.root);
+}
+const ExprNode& kid(const CompiledExpr& e, const ExprNode& n, size_t i) {
+  return e.nodes.at(n.kids.at(i));
+}
+
+const char* kWakeupLink =
+    "link wakeup {\n"
+    "  from wakeup\n"
+    "  to switch_in\n"
+    "  join from.target == to.tid\n"
+    "}\n";
+
+}  // namespace
+
+TEST_CASE("a link compiles its kinds, its join key and the default pick") {
+  auto r = load_pack(std::string(kWakeupLink) + "edge e { link wakeup strength weak }\n");
+  REQUIRE_MESSAGE(r.ok(), r.render());
+  REQUIRE(r.rules.links.size() == 1);
+  const LinkRule& link = r.rules.links[0];
+  CHECK(link.origin.id == "p/wakeup");
+  CHECK(link.origin.local == "wakeup");
+  CHECK(link.origin.pack == "p");
+  CHECK(link.origin.loc.line == 2);
+  CHECK(link.from == kind("wakeup"));
+  CHECK(link.to == kind("switch_in"));
+  CHECK(link.pick == LinkRule::Pick::Next);
+  CHECK(link.within_ns == 0);
+  CHECK(link.where.empty());
+  REQUIRE(link.join.size() == 1);
+  CHECK(link.join[0].first.side == Side::From);
+  CHECK(link.join[0].first.scope == FieldScope::EventField);
+  CHECK(link.join[0].first.kind == kind("wakeup"));
+  CHECK(link.join[0].first.field == field("wakeup", "target"));
+  CHECK(link.join[0].first.type == ValueType::Int);
+  CHECK(link.join[0].second.side == Side::To);
+  CHECK(link.join[0].second.scope == FieldScope::Tid);
+}
+
+TEST_CASE("an overlap link takes its range fields on both kinds, a window and a where") {
+  auto r = load_pack(
+      "link stream {\n"
+      "  from send\n"
+      "  to recv\n"
+      "  join to.object == from.object and from.pid == to.peer\n"
+      "  pick overlap\n"
+      "  range offset, len\n"
+      "  where to.ts - from.ts < 1s\n"
+      "  within 10ms\n"
+      "}\n"
+      "edge e { link stream strength strong }\n");
+  REQUIRE_MESSAGE(r.ok(), r.render());
+  const LinkRule& link = r.rules.links.at(0);
+  CHECK(link.pick == LinkRule::Pick::Overlap);
+  CHECK(link.offset_field == field("send", "offset"));
+  CHECK(link.len_field == field("send", "len"));
+  CHECK(link.to_offset_field == field("recv", "offset"));
+  CHECK(link.to_len_field == field("recv", "len"));
+  CHECK(link.within_ns == 10'000'000);
+  REQUIRE(link.join.size() == 2);
+  // `to.object == from.object` is stored from-side first.
+  CHECK(link.join[0].first.side == Side::From);
+  CHECK(link.join[0].first.field == field("send", "object"));
+  CHECK(link.join[0].second.field == field("recv", "object"));
+  CHECK(link.join[1].first.scope == FieldScope::Pid);
+  CHECK(link.join[1].second.field == field("recv", "peer"));
+  const ExprNode& lt = root(link.where);
+  CHECK(lt.op == Op::Lt);
+  const ExprNode& sub = kid(link.where, lt, 0);
+  CHECK(sub.op == Op::Sub);
+  CHECK(sub.type == ValueType::Int);
+  CHECK(kid(link.where, sub, 0).field.side == Side::To);
+  CHECK(kid(link.where, sub, 0).field.scope == FieldScope::Ts);
+  CHECK(kid(link.where, lt, 1).ival == 1'000'000'000);
+}
+
+TEST_CASE("an edge rule compiles its link, where, strength, kind, priority and cost") {
+  auto r = load_pack(std::string(kWakeupLink) +
+                     "edge futex.wake {\n"
+                     "  link wakeup\n"
+                     "  where from.syscall.name == \"futex\" and to.thread.comm matches \"w*\"\n"
+                     "  strength strong\n"
+                     "  kind futex\n"
+                     "  priority -5\n"
+                     "  cost to.ts - from.ts\n"
+                     "}\n");
+  REQUIRE_MESSAGE(r.ok(), r.render());
+  REQUIRE(r.rules.edges.size() == 1);
+  const EdgeRule& e = r.rules.edges[0];
+  CHECK(e.origin.id == "p/futex.wake");
+  CHECK(e.link == 0);
+  CHECK(e.strength == Strength::Strong);
+  CHECK(e.kind == "futex");
+  CHECK(e.priority == -5);
+  const ExprNode& conj = root(e.where);
+  CHECK(conj.op == Op::And);
+  const ExprNode& eq = kid(e.where, conj, 0);
+  CHECK(eq.op == Op::Eq);
+  const FieldRef& name = kid(e.where, eq, 0).field;
+  CHECK(name.side == Side::From);
+  CHECK(name.scope == FieldScope::SpanField);
+  CHECK(name.span == "syscall");
+  CHECK(name.kind == kind("syscall_enter"));
+  CHECK(name.field == field("syscall_enter", "name"));
+  CHECK(name.type == ValueType::Str);
+  CHECK(kid(e.where, eq, 1).sval == "futex");
+  const ExprNode& m = kid(e.where, conj, 1);
+  CHECK(m.op == Op::Matches);
+  CHECK(kid(e.where, m, 0).field.scope == FieldScope::ThreadComm);
+  CHECK(kid(e.where, m, 0).field.side == Side::To);
+  CHECK(root(e.cost).op == Op::Sub);
+  CHECK(root(e.cost).type == ValueType::Int);
+}
+
+TEST_CASE("an edge rule without kind, priority or cost takes the defaults") {
+  auto r = load_pack(std::string(kWakeupLink) + "edge plain { link wakeup strength boost }\n");
+  REQUIRE_MESSAGE(r.ok(), r.render());
+  const EdgeRule& e = r.rules.edges.at(0);
+  CHECK(e.kind == "wakeup");
+  CHECK(e.priority == 0);
+  CHECK(e.strength == Strength::Boost);
+  CHECK(e.where.empty());
+  CHECK(e.cost.empty());
+}
+
+TEST_CASE("a split at an event inlines named lists and reads cut and neighbour") {
+  auto r = load_pack(
+      "list blocking = [\"read\", \"poll\"]\n"
+      "split wait.entry {\n"
+      "  at syscall_enter\n"
+      "  where name in blocking\n"
+      "  cut after\n"
+      "  neighbour none\n"
+      "}\n"
+      "split plain { at switch_out }\n");
+  REQUIRE_MESSAGE(r.ok(), r.render());
+  REQUIRE(r.rules.splits.size() == 2);
+  const SplitRule& s = r.rules.splits[0];
+  CHECK(s.mode == SplitRule::Mode::AtEvent);
+  CHECK(s.at == kind("syscall_enter"));
+  CHECK(s.cut_after);
+  CHECK(s.neighbour == Neighbour::None);
+  const ExprNode& in = root(s.where);
+  CHECK(in.op == Op::In);
+  CHECK(kid(s.where, in, 0).field.scope == FieldScope::EventField);
+  CHECK(kid(s.where, in, 0).field.field == field("syscall_enter", "name"));
+  const ExprNode& list = kid(s.where, in, 1);
+  CHECK(list.op == Op::Const);
+  CHECK(list.type == ValueType::List);
+  REQUIRE(list.kids.size() == 2);
+  CHECK(kid(s.where, list, 0).sval == "read");
+  CHECK(kid(s.where, list, 1).sval == "poll");
+  const SplitRule& plain = r.rules.splits[1];
+  CHECK_FALSE(plain.cut_after);
+  CHECK(plain.neighbour == Neighbour::Weak);
+  CHECK(plain.where.empty());
+}
+
+TEST_CASE("a split between peers refers to its link") {
+  auto r = load_pack(
+      "link stream { from send to recv join from.object == to.object pick overlap "
+      "range offset, len }\n"
+      "edge m { link stream strength strong }\n"
+      "split peers.disjoint { peers stream where thread.comm != \"x\" }\n");
+  REQUIRE_MESSAGE(r.ok(), r.render());
+  const SplitRule& s = r.rules.splits.at(0);
+  CHECK(s.mode == SplitRule::Mode::Peers);
+  CHECK(s.link == 0);
+  CHECK(s.at == kNoKind);
+  CHECK(root(s.where).op == Op::Ne);
+}
+
+TEST_CASE("a batch compiles its loop span, its item kind and both wheres") {
+  auto r = load_pack(
+      "batch serve {\n"
+      "  within call where fn == \"serve_loop\"\n"
+      "  item recv where peer > 0\n"
+      "}\n");
+  REQUIRE_MESSAGE(r.ok(), r.render());
+  const BatchRule& b = r.rules.batches.at(0);
+  CHECK(b.span == "call");
+  CHECK(b.span_open == kind("call_enter"));
+  CHECK(b.item == kind("recv"));
+  CHECK(b.neighbour == Neighbour::None);
+  CHECK(kid(b.within_where, root(b.within_where), 0).field.field == field("call_enter", "fn"));
+  CHECK(root(b.item_where).op == Op::Gt);
+  CHECK(kid(b.item_where, root(b.item_where), 0).field.field == field("recv", "peer"));
+}
+
+TEST_CASE("a flag compiles its clauses, with defaults for the rest") {
+  auto r = load_pack(
+      "flag ready {\n"
+      "  symbol \"g_ready\"\n"
+      "  binary \"app\"\n"
+      "  size 1\n"
+      "  set value == 2\n"
+      "  access write\n"
+      "  strength weak\n"
+      "}\n"
+      "flag fixed { address 0x601040 }\n");
+  REQUIRE_MESSAGE(r.ok(), r.render());
+  REQUIRE(r.rules.flags.size() == 2);
+  const FlagRule& f = r.rules.flags[0];
+  CHECK(f.symbol == "g_ready");
+  CHECK(f.binary == "app");
+  CHECK(f.size == 1);
+  CHECK(f.access == FlagRule::Access::Write);
+  CHECK(f.strength == Strength::Weak);
+  CHECK(kid(f.set, root(f.set), 0).field.field == field("flag_write", "value"));
+  const FlagRule& fixed = r.rules.flags[1];
+  CHECK(fixed.address == 0x601040);
+  CHECK(fixed.size == 4);
+  CHECK(fixed.access == FlagRule::Access::Both);
+  CHECK(fixed.strength == Strength::Strong);
+  CHECK(fixed.set.empty());
+  CHECK(fixed.kind == "flag");
+}
+
+TEST_CASE("names in a one-event rule resolve to their scopes and types") {
+  struct Case {
+    const char* text;
+    FieldScope scope;
+    ValueType type;
+  };
+  const Case cases[] = {
+      {"fd == 3", FieldScope::EventField, ValueType::Int},
+      {"ts > 0", FieldScope::Ts, ValueType::Int},
+      {"tid == 1", FieldScope::Tid, ValueType::Int},
+      {"pid == 1", FieldScope::Pid, ValueType::Int},
+      {"cpu == 1", FieldScope::Cpu, ValueType::Int},
+      {"kind == \"recv\"", FieldScope::KindName, ValueType::Str},
+      {"\"main\" in stack", FieldScope::Stack, ValueType::Stack},
+      {"thread.comm == \"a\"", FieldScope::ThreadComm, ValueType::Str},
+      {"thread.kernel", FieldScope::ThreadKernel, ValueType::Bool},
+      {"process.comm == \"a\"", FieldScope::ProcessComm, ValueType::Str},
+      {"process.exe == \"a\"", FieldScope::ProcessExe, ValueType::Str},
+      {"irq", FieldScope::SpanOpen, ValueType::Bool},
+      {"call.fn == \"f\"", FieldScope::SpanField, ValueType::Str},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.text);
+    auto r = load_pack(std::string("split s { at recv where ") + c.text + " }\n");
+    REQUIRE_MESSAGE(r.ok(), r.render());
+    const CompiledExpr& w = r.rules.splits.at(0).where;
+    const ExprNode& n = root(w).op == Op::Field        ? root(w)
+                        : c.scope == FieldScope::Stack ? kid(w, root(w), 1)
+                                                       : kid(w, root(w), 0);
+    CHECK(n.op == Op::Field);
+    CHECK(n.field.scope == c.scope);
+    CHECK(n.field.type == c.type);
+    CHECK(n.field.side == Side::Self);
+  }
+}
+
+TEST_CASE("built-in and Lua functions type-check and compile to calls") {
+  auto r = load_pack(std::string(kWakeupLink) +
+                     "list common = [\"main\"]\n"
+                     "lua [[\n"
+                     "function score(a, b) return 1 end\n"
+                     "]]\n"
+                     "edge shared {\n"
+                     "  link wakeup\n"
+                     "  where shared_symbols(from.stack, to.stack, common) > len(\"ab\")\n"
+                     "    and lua.score(from.tid, to.tid)\n"
+                     "  strength boost\n"
+                     "  cost lua.score(1, 2) * 2\n"
+                     "}\n");
+  REQUIRE_MESSAGE(r.ok(), r.render());
+  const EdgeRule& e = r.rules.edges.at(0);
+  const ExprNode& gt = kid(e.where, root(e.where), 0);
+  const ExprNode& shared = kid(e.where, gt, 0);
+  CHECK(shared.op == Op::Call);
+  CHECK(shared.sval == "shared_symbols");
+  CHECK(shared.type == ValueType::Int);
+  CHECK(shared.kids.size() == 3);
+  CHECK(kid(e.where, gt, 1).sval == "len");
+  const ExprNode& lua = kid(e.where, root(e.where), 1);
+  CHECK(lua.sval == "lua.score");
+  CHECK(lua.type == ValueType::Null);
+  REQUIRE(r.rules.lua.size() == 1);
+  CHECK(r.rules.lua[0].pack == "p");
+  CHECK(r.rules.lua[0].first_line == 9);
+  CHECK(r.rules.lua[0].code == "function score(a, b) return 1 end\n");
+}
+
+TEST_CASE("pack tests compile to their trace and expectations") {
+  auto r = load_pack(
+      "test \"futex\" {\n"
+      "  trace [[\n"
+      "causeway-trace 1\n"
+      "]]\n"
+      "  expect edge 101 -> 102 kind futex strength strong rule linux.kernel/futex.wake at 1.5ms\n"
+      "  expect no split 11 at 7ms rule serve\n"
+      "  expect segments 101 >= 3\n"
+      "  expect stat pruned == 1\n"
+      "}\n");
+  REQUIRE_MESSAGE(r.ok(), r.render());
+  REQUIRE(r.rules.tests.size() == 1);
+  const PackTest& t = r.rules.tests[0];
+  CHECK(t.pack == "p");
+  CHECK(t.name == "futex");
+  CHECK(t.trace_text == "causeway-trace 1\n");
+  CHECK(t.trace_loc.line == 4);
+  REQUIRE(t.expects.size() == 4);
+  const Expectation& edge = t.expects[0];
+  CHECK(edge.subject == Expectation::Subject::Edge);
+  CHECK_FALSE(edge.negated);
+  CHECK(edge.from_tid == 101);
+  CHECK(edge.to_tid == 102);
+  CHECK(edge.kind == "futex");
+  CHECK(edge.strength == "strong");
+  CHECK(edge.rule == "linux.kernel/futex.wake");
+  CHECK(edge.has_at);
+  CHECK(edge.at_ns == 1'500'000);
+  CHECK(edge.loc.line == 6);
+  const Expectation& split = t.expects[1];
+  CHECK(split.subject == Expectation::Subject::Split);
+  CHECK(split.negated);
+  CHECK(split.from_tid == 11);
+  CHECK(split.at_ns == 7'000'000);
+  CHECK(split.rule == "serve");
+  const Expectation& segments = t.expects[2];
+  CHECK(segments.subject == Expectation::Subject::Segments);
+  CHECK(segments.cmp == ">=");
+  CHECK(segments.value == 3);
+  const Expectation& stat = t.expects[3];
+  CHECK(stat.subject == Expectation::Subject::Stat);
+  CHECK(stat.stat == "pruned");
+  CHECK(stat.cmp == "==");
+  CHECK(stat.value == 1);
+}
+
+// ---- diagnostics ----------------------------------------------------------------------
+
+TEST_CASE("an unknown event kind suggests the nearest kind") {
+  auto r = load_pack("split s {\n  at swich_in\n}\n");
+  CHECK(r.render() ==
+        "p.cw:3:6: error: unknown event kind 'swich_in'\n"
+        "    at swich_in\n"
+        "       ^~~~~~~~\n"
+        "hint: did you mean 'switch_in'?\n");
+  CHECK_FALSE(r.ok());
+}
+
+TEST_CASE("an unknown field of the rule's event is underlined whole, with a suggestion") {
+  auto r = load_pack("split s {\n  at syscall_enter\n  where nmae == \"read\"\n}\n");
+  CHECK(r.render() ==
+        "p.cw:4:9: error: unknown field 'nmae' of event 'syscall_enter'\n"
+        "    where nmae == \"read\"\n"
+        "          ^~~~\n"
+        "hint: did you mean 'name'?\n");
+}
+
+TEST_CASE("an unknown field of a link end names the side") {
+  auto r =
+      load_pack(std::string(kWakeupLink) +
+                "edge e {\n  link wakeup\n  where from.stak matches \"x\"\n  strength weak\n}\n");
+  CHECK(r.render() ==
+        "p.cw:9:9: error: unknown field 'from.stak'\n"
+        "    where from.stak matches \"x\"\n"
+        "          ^~~~~~~~~\n"
+        "hint: did you mean 'from.stack'?\n");
+}
+
+TEST_CASE("a duplicate rule id is an error with a note at the first") {
+  auto r = load_pack(
+      "split futex.wake { at switch_in }\n"
+      "split futex.wake { at switch_out }\n");
+  CHECK(r.render() ==
+        "p.cw:3:7: error: duplicate rule id 'futex.wake' in pack 'p'\n"
+        "  split futex.wake { at switch_out }\n"
+        "        ^~~~~~~~~~\n"
+        "p.cw:2:7: note: first defined here\n"
+        "  split futex.wake { at switch_in }\n"
+        "        ^~~~~~~~~~\n");
+}
+
+TEST_CASE("clause errors: unknown with a suggestion, missing, given twice") {
+  auto r = load_pack(std::string(kWakeupLink) + "edge x {\n  link wakeup\n  wher to.tid == 1\n}\n");
+  CHECK(r.render() ==
+        "p.cw:7:6: error: missing clause 'strength' in edge rule 'x'\n"
+        "  edge x {\n"
+        "       ^\n"
+        "p.cw:9:3: error: unknown clause 'wher' in edge rule\n"
+        "    wher to.tid == 1\n"
+        "    ^~~~\n"
+        "hint: did you mean 'where'?\n");
+  auto twice = load_pack("split s {\n  at recv\n  at send\n}\n");
+  CHECK(twice.render() ==
+        "p.cw:4:3: error: clause 'at' given twice\n"
+        "    at send\n"
+        "    ^~\n");
+}
+
+TEST_CASE("an edge rule naming an unknown link suggests a visible one") {
+  auto r = load_pack(std::string(kWakeupLink) + "edge x { link wakeupp strength weak }\n");
+  CHECK(r.render() ==
+        "p.cw:7:15: error: edge rule 'x' uses unknown link 'wakeupp'\n"
+        "  edge x { link wakeupp strength weak }\n"
+        "                ^~~~~~~\n"
+        "hint: did you mean 'wakeup'?\n");
+}
+
+TEST_CASE("type errors in expressions") {
+  auto compare = load_pack("split s { at recv where fd == \"3\" }\n");
+  CHECK(compare.render() ==
+        "p.cw:2:25: error: cannot compare int with str\n"
+        "  split s { at recv where fd == \"3\" }\n"
+        "                          ^~~~~~~~~\n");
+  auto matches = load_pack("split s { at recv where thread.comm matches fd }\n");
+  CHECK(matches.render() ==
+        "p.cw:2:45: error: 'matches' needs a string pattern\n"
+        "  split s { at recv where thread.comm matches fd }\n"
+        "                                              ^~\n");
+  auto in = load_pack("split s { at recv where fd in 3 }\n");
+  CHECK(in.render() ==
+        "p.cw:2:31: error: 'in' needs a list or a stack on its right\n"
+        "  split s { at recv where fd in 3 }\n"
+        "                                ^\n");
+  auto logic = load_pack("split s { at recv where fd and thread.kernel }\n");
+  CHECK(logic.render() ==
+        "p.cw:2:25: error: 'and' needs bool operands, not int\n"
+        "  split s { at recv where fd and thread.kernel }\n"
+        "                          ^~\n");
+  auto order = load_pack("split s { at recv where thread.comm < \"b\" }\n");
+  CHECK(order.render() ==
+        "p.cw:2:25: error: '<' needs int operands, not str\n"
+        "  split s { at recv where thread.comm < \"b\" }\n"
+        "                          ^~~~~~~~~~~~~~~~~\n");
+  auto where = load_pack("split s { at recv where fd + 1 }\n");
+  CHECK(where.render() ==
+        "p.cw:2:25: error: 'where' needs a condition (bool), not int\n"
+        "  split s { at recv where fd + 1 }\n"
+        "                          ^~~~~~\n");
+}
+
+TEST_CASE("an unknown strength lists the valid ones") {
+  auto r = load_pack(std::string(kWakeupLink) + "edge x { link wakeup strength strog }\n");
+  CHECK(r.render() ==
+        "p.cw:7:31: error: unknown strength 'strog' (expected strong, weak, boost or prune)\n"
+        "  edge x { link wakeup strength strog }\n"
+        "                                ^~~~~\n");
+}
+
+TEST_CASE("a join must be equalities between the two ends") {
+  auto r = load_pack("link l { from send to recv join from.object < to.object }\n");
+  CHECK(r.render() ==
+        "p.cw:2:33: error: 'join' must be equalities like from.F == to.G joined by 'and'\n"
+        "  link l { from send to recv join from.object < to.object }\n"
+        "                                  ^~~~~~~~~~~~~~~~~~~~~~~\n");
+}
+
+TEST_CASE("a Lua function must be defined by the pack or a pack it requires") {
+  auto r = load_pack("split s { at recv where lua.nope(fd) }\n");
+  CHECK(r.render() ==
+        "p.cw:2:25: error: unknown Lua function 'nope'\n"
+        "  split s { at recv where lua.nope(fd) }\n"
+        "                          ^~~~~~~~~~~~\n"
+        "hint: define it in a `lua [[ ... ]]` block of pack 'p' or of a pack it requires\n");
+}
+
+TEST_CASE("a Lua syntax error points at its line in the rule file") {
+  auto r = load_pack("lua [[\nfunction ok() return 1 end\nfunction bad( return end\n]]\n");
+  CHECK_FALSE(r.ok());
+  REQUIRE(r.diagnostics.size() == 1);
+  CHECK(r.diagnostics[0].loc.line == 4);
+  CHECK(r.diagnostics[0].render().starts_with(
+      "p.cw:4:1: error: lua block (pack p) does not compile"));
+}
+
+TEST_CASE("syntax errors are the parser's diagnostics, unchanged") {
+  auto source = make_source("p.cw", "pack p { version \"0.1.0\" }\nsplit s { at == }\n");
+  auto parsed = dsl::parse(source);
+  REQUIRE_FALSE(parsed.ok());
+  std::string expected;
+  for (const auto& d : parsed.diagnostics) expected += d.render();
+  auto r = load_sources({source});
+  CHECK(r.render().starts_with(expected));
+}
+
+TEST_CASE("rules of a required pack's lists and links are visible, others are not") {
+  auto base = make_source("base.cw",
+                          "pack base { version \"1.0.0\" }\n"
+                          "list names = [\"a\"]\n" +
+                              std::string(kWakeupLink));
+  auto user = make_source("user.cw",
+                          "pack user { version \"1.0.0\" requires base }\n"
+                          "edge e { link wakeup where to.thread.comm in names strength weak }\n");
+  auto r = load_sources({base, user});
+  REQUIRE_MESSAGE(r.ok(), r.render());
+  CHECK(r.rules.edges.at(0).link == 0);
+  auto alone = make_source("alone.cw",
+                           "pack alone { version \"1.0.0\" }\n"
+                           "edge e { link wakeup strength weak }\n");
+  auto bad = load_sources({base, alone});
+  CHECK(bad.render().find("alone.cw:2:15: error: edge rule 'e' uses unknown link 'wakeup'") !=
+        std::string::npos);
+}
+
+TEST_CASE("edge rules are sorted by priority, then later pack first, then file order") {
+  auto a = make_source("a.cw", "pack a { version \"1.0.0\" }\n" + std::string(kWakeupLink) +
+                                   "edge a1 { link wakeup strength prune }\n"
+                                   "edge a2 { link wakeup strength boost priority 5 }\n"
+                                   "edge a3 { link wakeup strength prune }\n");
+  auto b = make_source("b.cw",
+                       "pack b { version \"1.0.0\" requires a }\n"
+                       "edge b1 { link wakeup strength prune }\n"
+                       "edge b2 { link wakeup strength prune priority -1 }\n");
+  auto r = load_sources({a, b});
+  REQUIRE_MESSAGE(r.ok(), r.render());
+  std::vector<std::string> order;
+  for (const auto& e : r.rules.edges) order.push_back(e.origin.id);
+  CHECK(order == std::vector<std::string>{"a/a2", "b/b1", "a/a1", "a/a3", "b/b2"});
+}

@@ -1,0 +1,219 @@
+#include "rules/loader.h"
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "rules/version.h"
+
+using namespace cw;
+using namespace cw::rules;
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<std::string> pack_ids(const RuleSet& rules) {
+  std::vector<std::string> ids;
+  for (const auto& p : rules.packs) ids.push_back(p.id);
+  return ids;
+}
+
+// A folder of rule files that removes itself.
+struct TempDir {
+  fs::path root;
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "cw-rules-XXXXXX").string();
+    root = mkdtemp(pattern.data());
+  }
+  ~TempDir() { fs::remove_all(root); }
+  void write(const std::string& relative, const std::string& text) const {
+    fs::create_directories((root / relative).parent_path());
+    std::ofstream(root / relative) << text;
+  }
+  std::string path(const std::string& relative = "") const {
+    return relative.empty() ? root.string() : (root / relative).string();
+  }
+};
+
+const char* kWakeupLink = "link wakeup { from wakeup to switch_in join from.target == to.tid }\n";
+
+}  // namespace
+
+TEST_CASE("versions and engine constraints") {
+  CHECK(parse_pack_version("0.1.0") == Version{0, 1, 0});
+  CHECK(parse_pack_version("1.2.3-beta.1") == Version{1, 2, 3});
+  CHECK_FALSE(parse_pack_version("1.0"));
+  CHECK_FALSE(parse_pack_version("1.x.0"));
+  CHECK_FALSE(parse_pack_version("1.0.0-"));
+  const Version v{0, 1, 0};
+  CHECK(check_constraint(">= 0.1", v) == ConstraintResult::Satisfied);
+  CHECK(check_constraint("< 2", v) == ConstraintResult::Satisfied);
+  CHECK(check_constraint("= 0.1.0", v) == ConstraintResult::Satisfied);
+  CHECK(check_constraint(">= 0.1, < 0.2", v) == ConstraintResult::Satisfied);
+  CHECK(check_constraint(">= 0.1, < 0.1", v) == ConstraintResult::Unsatisfied);
+  CHECK(check_constraint(">= 9", v) == ConstraintResult::Unsatisfied);
+  CHECK(check_constraint("0.1", v) == ConstraintResult::Satisfied);
+  CHECK(check_constraint("=> 1", v) == ConstraintResult::Malformed);
+  CHECK(check_constraint(">= x", v) == ConstraintResult::Malformed);
+  CHECK(check_constraint("", v) == ConstraintResult::Malformed);
+  CHECK(parse_pack_version(engine_version()));
+}
+
+TEST_CASE("sources group into folder packs down to the next pack.cw, and single-file packs") {
+  auto r = load_sources({
+      make_source("a/pack.cw", "pack a { version \"1.0.0\" }\n"),
+      make_source("a/x.cw", "split x { at recv }\n"),
+      make_source("a/sub/y.cw", "split y { at recv }\n"),
+      make_source("a/sub/inner/pack.cw", "pack inner { version \"1.0.0\" }\n"),
+      make_source("a/sub/inner/z.cw", "split z { at recv }\n"),
+      make_source("a/solo.cw", "pack solo { version \"1.0.0\" }\nsplit s { at recv }\n"),
+  });
+  REQUIRE_MESSAGE(r.ok(), r.render());
+  CHECK(pack_ids(r.rules) == std::vector<std::string>{"a", "inner", "solo"});
+  CHECK(r.rules.packs[0].files == std::vector<std::string>{"a/pack.cw", "a/x.cw", "a/sub/y.cw"});
+  CHECK(r.rules.packs[1].files ==
+        std::vector<std::string>{"a/sub/inner/pack.cw", "a/sub/inner/z.cw"});
+  std::vector<std::string> splits;
+  for (const auto& s : r.rules.splits) splits.push_back(s.origin.id);
+  CHECK(splits == std::vector<std::string>{"a/x", "a/y", "inner/z", "solo/s"});
+  CHECK(r.rules.packs[0].version == "1.0.0");
+}
+
+TEST_CASE("a file outside every pack is an error with a way out") {
+  auto r = load_sources({make_source("rules/x.cw", "split x { at recv }\n")});
+  CHECK(r.render() ==
+        "rules/x.cw: error: file is not part of a pack\n"
+        "hint: start it with `pack ID { ... }` or put a pack.cw beside it\n");
+}
+
+TEST_CASE("two packs with one id: an error at the second, a note at the first") {
+  auto r = load_sources({make_source("one.cw", "pack same { version \"1.0.0\" }\n"),
+                         make_source("two.cw", "\npack same { version \"1.0.0\" }\n")});
+  CHECK(r.render() ==
+        "two.cw:2:6: error: duplicate pack id 'same'\n"
+        "  pack same { version \"1.0.0\" }\n"
+        "       ^~~~\n"
+        "one.cw:1:1: note: first defined here\n"
+        "  pack same { version \"1.0.0\" }\n"
+        "  ^~~~\n");
+}
+
+TEST_CASE("header errors: missing requirement, cycle, engine, version") {
+  auto missing = load_sources({make_source("a.cw", "pack a { version \"1.0.0\" requires b }\n")});
+  CHECK(missing.render() ==
+        "a.cw:1:35: error: pack 'a' requires 'b', which is not loaded\n"
+        "  pack a { version \"1.0.0\" requires b }\n"
+        "                                    ^\n"
+        "hint: add it with --rules, or put it on CAUSEWAY_RULES_PATH\n");
+
+  auto cycle = load_sources({make_source("a.cw", "pack a { version \"1.0.0\" requires b }\n"),
+                             make_source("b.cw", "pack b { version \"1.0.0\" requires a }\n")});
+  CHECK(cycle.render() ==
+        "a.cw:1:1: error: packs require each other in a cycle: a -> b -> a\n"
+        "  pack a { version \"1.0.0\" requires b }\n"
+        "  ^~~~\n");
+
+  auto engine =
+      load_sources({make_source("a.cw", "pack a { version \"1.0.0\" engine \">= 9\" }\n")});
+  CHECK(engine.render() ==
+        fmt::format("a.cw:1:33: error: pack 'a' needs causeway >= 9, this is {}\n"
+                    "  pack a {{ version \"1.0.0\" engine \">= 9\" }}\n"
+                    "                                  ^~~~~~\n",
+                    engine_version()));
+
+  auto version = load_sources({make_source("a.cw", "pack a { version \"1.0\" }\n")});
+  CHECK(version.render() ==
+        "a.cw:1:18: error: version '1.0' is not of the form X.Y.Z\n"
+        "  pack a { version \"1.0\" }\n"
+        "                   ^~~~~\n");
+
+  auto no_version = load_sources({make_source("a.cw", "pack a { engine \">= 0.1\" }\n")});
+  CHECK(no_version.render() ==
+        "a.cw:1:6: error: missing clause 'version' in pack 'a'\n"
+        "  pack a { engine \">= 0.1\" }\n"
+        "       ^\n"
+        "hint: add `version \"0.1.0\"` to the pack header\n");
+}
+
+TEST_CASE("packs load from folders on disk in sorted order, sub-folders included") {
+  TempDir dir;
+  dir.write("b/pack.cw", "pack b { version \"1.0.0\" requires a }\n");
+  dir.write("b/z.cw", "split bz { at recv }\n");
+  dir.write("b/m/y.cw", "split by { at recv }\n");
+  dir.write("a/pack.cw", "pack a { version \"1.0.0\" }\n");
+  dir.write("a/notes.txt", "not a rule file");
+  dir.write("solo.cw", "pack solo { version \"1.0.0\" }\n");
+  auto r = load_packs({dir.path()});
+  REQUIRE_MESSAGE(r.ok(), r.render());
+  CHECK(pack_ids(r.rules) == std::vector<std::string>{"a", "b", "solo"});
+  CHECK(r.rules.packs[1].files ==
+        std::vector<std::string>{dir.path("b/pack.cw"), dir.path("b/m/y.cw"), dir.path("b/z.cw")});
+
+  // The same file reached twice loads once; paths keep the order given.
+  auto twice = load_packs({dir.path("solo.cw"), dir.path("a"), dir.path("solo.cw")});
+  REQUIRE_MESSAGE(twice.ok(), twice.render());
+  CHECK(pack_ids(twice.rules) == std::vector<std::string>{"solo", "a"});
+}
+
+TEST_CASE("a path that does not exist or a folder without rules is an error") {
+  TempDir dir;
+  dir.write("empty/readme.txt", "nothing");
+  auto r = load_packs({dir.path("missing"), dir.path("empty")});
+  CHECK(r.render() == dir.path("missing") + ": error: no such file or folder\n" +
+                          dir.path("empty") + ": error: no rule files (*.cw) in this folder\n");
+}
+
+TEST_CASE("the stdlib packs load cleanly, with the example pack on top") {
+  auto r = load_packs({"stdlib-rules", "examples/server-loop.cw"});
+  CHECK_MESSAGE(r.diagnostics.empty(), r.render());
+  CHECK(r.rules.pack("linux.kernel") != nullptr);
+  CHECK(r.rules.pack("glibc.pthread") != nullptr);
+  CHECK(r.rules.pack("nope") == nullptr);
+  CHECK_FALSE(r.rules.tests.empty());
+}
+
+TEST_CASE("select_packs keeps the requires closure in load order and renumbers links") {
+  auto r = load_sources({
+      make_source("x.cw",
+                  "pack x { version \"1.0.0\" }\n"
+                  "link unused { from send to recv join from.object == to.object }\n"
+                  "edge x { link unused strength weak }\n"),
+      make_source("base.cw", "pack base { version \"1.0.0\" }\n" + std::string(kWakeupLink) +
+                                 "edge w { link wakeup strength weak }\n"
+                                 "test t { trace [[ ]] }\n"),
+      make_source("top.cw",
+                  "pack top { version \"1.0.0\" requires base }\n"
+                  "edge t { link wakeup strength strong priority 1 }\n"
+                  "split s { at recv }\n"),
+  });
+  REQUIRE_MESSAGE(r.ok(), r.render());
+  REQUIRE(r.rules.links.size() == 2);
+  RuleSet top = select_packs(r.rules, {"top"});
+  CHECK(pack_ids(top) == std::vector<std::string>{"base", "top"});
+  REQUIRE(top.links.size() == 1);
+  CHECK(top.links[0].origin.id == "base/wakeup");
+  REQUIRE(top.edges.size() == 2);
+  CHECK(top.edges[0].origin.id == "top/t");
+  CHECK(top.edges[0].link == 0);
+  CHECK(top.edges[1].link == 0);
+  CHECK(top.splits.size() == 1);
+  CHECK(top.tests.size() == 1);
+  RuleSet x = select_packs(r.rules, {"x"});
+  CHECK(pack_ids(x) == std::vector<std::string>{"x"});
+  CHECK(x.edges.at(0).link == 0);
+  CHECK(x.tests.empty());
+}
+
+TEST_CASE("diagnostics come errors first, each group in file order") {
+  auto r = load_sources({
+      make_source("a.cw", "pack a { version \"1.0.0\" }\nsplit s { at nope }\n"),
+      make_source("b.cw", "pack b { version \"1.0.0\" }\nsplit s { at nope2 }\n"),
+  });
+  REQUIRE(r.diagnostics.size() == 2);
+  CHECK(r.diagnostics[0].source->path == "a.cw");
+  CHECK(r.diagnostics[1].source->path == "b.cw");
+}
