@@ -425,7 +425,7 @@ class ErrorWriter {
     Diagnostic d;
     d.source = source_;
     const Token* found = token_at(at);
-    std::string found_text = found ? quote(*found) : "end of file";
+    std::string found_text = found ? quote(*found) : found_inside_token(at);
     if (!found && at >= text_.size()) at = end_of_last_token(at);
     d.loc = lines_.loc(at);
     d.length = found ? caret_length(*found) : 1;
@@ -564,6 +564,14 @@ class ErrorWriter {
     if (size_t nl = s.find('\n'); nl != std::string::npos) s = s.substr(0, nl) + "...";
     if (s.size() > 24) s = s.substr(0, 21) + "...";
     return "'" + s + "'";
+  }
+
+  // What is at `at` when no token starts there (an error inside a number, say).
+  std::string found_inside_token(size_t at) const {
+    if (at >= text_.size()) return "end of file";
+    size_t end = at + 1;
+    while (end < text_.size() && is_ident_other(text_[at]) && is_ident_other(text_[end])) ++end;
+    return "'" + text_.substr(at, end - at) + "'";
   }
 
   const Token* token_at(size_t at) const {
