@@ -24,6 +24,10 @@ struct LuaValue {
   static LuaValue boolean(bool v) { LuaValue x; x.type = Type::Bool; x.b = v; return x; }
   static LuaValue integer(int64_t v) { LuaValue x; x.type = Type::Int; x.i = v; return x; }
   static LuaValue string(std::string v) { LuaValue x; x.type = Type::Str; x.s = std::move(v); return x; }
+  static LuaValue number(double v) { LuaValue x; x.type = Type::Number; x.n = v; return x; }
+  static LuaValue from_list(std::vector<LuaValue> v) { LuaValue x; x.type = Type::List; x.list = std::move(v); return x; }
+
+  friend bool operator==(const LuaValue&, const LuaValue&) = default;
 };
 
 // Where a hook was called from, for error messages.
@@ -44,7 +48,9 @@ struct LuaLimits {
   size_t memory_bytes = 32u << 20;     // the state's whole heap
 };
 
-// One Lua state per pack: packs cannot see each other's globals.
+// One Lua state per pack: packs cannot see each other's globals. Not thread-safe: one
+// thread at a time per sandbox. After any error the sandbox stays usable. The string
+// pattern functions' steps count against the instruction budget (rules/lua_patterns.h).
 class LuaSandbox {
  public:
   LuaSandbox(std::string pack, LuaLimits limits = {});
