@@ -1,0 +1,138 @@
+#include "engine/link_pairing.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "base/source.h"
+
+namespace cw::engine {
+
+using rules::FieldScope;
+using rules::LinkRule;
+
+size_t LinkPairer::KeyHash::operator()(const Key& k) const {
+  uint64_t h = 0x9e3779b97f4a7c15ull;
+  for (uint64_t x : k.v) {
+    h ^= x + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    h *= 0xff51afd7ed558ccdull;
+  }
+  return static_cast<size_t>(h ^ (h >> 33));
+}
+
+LinkPairer::LinkPairer(const Trace& trace, const LinkRule& rule, uint32_t link_index)
+    : trace_(trace), rule_(rule), index_(link_index) {
+  if (rule.join.size() > kMaxJoin) {
+    Diagnostic d;
+    d.source = rule.origin.source;
+    d.loc = rule.origin.loc;
+    d.message = fmt::format("link {} joins on {} fields; the engine supports at most {}",
+                            rule.origin.id, rule.join.size(), kMaxJoin);
+    throw DiagnosticError(std::move(d));
+  }
+}
+
+LinkPairer::Key LinkPairer::key_of(const Event& e, Pid pid, bool from_side) const {
+  Key k;
+  for (size_t i = 0; i < rule_.join.size(); ++i) {
+    const rules::FieldRef& ref = from_side ? rule_.join[i].first : rule_.join[i].second;
+    switch (ref.scope) {
+      case FieldScope::EventField:
+        k.v[i] = ref.field >= 0 && e.kind == ref.kind ? trace_.value(e, ref.field) : 0;
+        break;
+      case FieldScope::Tid: k.v[i] = e.tid; break;
+      case FieldScope::Pid: k.v[i] = pid; break;
+      case FieldScope::Ts: k.v[i] = e.ts; break;
+      case FieldScope::Cpu: k.v[i] = e.cpu; break;
+      default: k.v[i] = 0; break;
+    }
+  }
+  return k;
+}
+
+bool LinkPairer::close_enough(uint32_t a, uint32_t b) const {
+  if (rule_.within_ns == 0) return true;
+  uint64_t ta = trace_.events[a].ts, tb = trace_.events[b].ts;
+  return (ta > tb ? ta - tb : tb - ta) <= rule_.within_ns;
+}
+
+uint32_t LinkPairer::key_id(const Key& k) {
+  return key_ids_.try_emplace(k, static_cast<uint32_t>(key_ids_.size())).first->second;
+}
+
+void LinkPairer::on_event(const EventCtx& ctx, Pid pid, std::vector<Candidate>& out) {
+  const Event& e = trace_.events[ctx.event];
+  // The `to` role first, so an event of a link from a kind to itself never pairs with
+  // itself.
+  if (e.kind == rule_.to) {
+    Key k = key_of(e, pid, false);
+    switch (rule_.pick) {
+      case LinkRule::Pick::Next:
+        if (auto it = pending_.find(k); it != pending_.end()) {
+          for (const EventCtx& from : it->second)
+            if (close_enough(from.event, ctx.event)) out.push_back({from, ctx, index_});
+          it->second.clear();
+        }
+        break;
+      case LinkRule::Pick::Latest:
+        if (auto it = latest_.find(k);
+            it != latest_.end() && close_enough(it->second.event, ctx.event))
+          out.push_back({it->second, ctx, index_});
+        break;
+      case LinkRule::Pick::Overlap: {
+        uint64_t off = rule_.to_offset_field >= 0 ? trace_.value(e, rule_.to_offset_field) : 0;
+        uint64_t len = rule_.to_len_field >= 0 ? trace_.value(e, rule_.to_len_field) : 0;
+        range_to_.push_back({key_id(k), ctx, off, off + len});
+        break;
+      }
+    }
+  }
+  if (e.kind == rule_.from) {
+    Key k = key_of(e, pid, true);
+    switch (rule_.pick) {
+      case LinkRule::Pick::Next: pending_[k].push_back(ctx); break;
+      case LinkRule::Pick::Latest: latest_[k] = ctx; break;
+      case LinkRule::Pick::Overlap: {
+        uint64_t off = rule_.offset_field >= 0 ? trace_.value(e, rule_.offset_field) : 0;
+        uint64_t len = rule_.len_field >= 0 ? trace_.value(e, rule_.len_field) : 0;
+        range_from_.push_back({key_id(k), ctx, off, off + len});
+        break;
+      }
+    }
+  }
+}
+
+void LinkPairer::finish(std::vector<Candidate>& out) {
+  if (rule_.pick != LinkRule::Pick::Overlap) return;
+  // Byte ranges pair regardless of time order (clocks of two CPUs may disagree); the
+  // ranges of one key's `from` side are a stream's writes, which do not overlap each other.
+  auto by_key_offset = [](const RangeEnd& a, const RangeEnd& b) {
+    return a.key != b.key       ? a.key < b.key
+           : a.begin != b.begin ? a.begin < b.begin
+                                : a.ctx.event < b.ctx.event;
+  };
+  std::sort(range_from_.begin(), range_from_.end(), by_key_offset);
+  std::sort(range_to_.begin(), range_to_.end(), by_key_offset);
+  size_t lo = 0;
+  for (const RangeEnd& to : range_to_) {
+    while (lo < range_from_.size() &&
+           (range_from_[lo].key < to.key ||
+            (range_from_[lo].key == to.key && range_from_[lo].end <= to.begin)))
+      ++lo;
+    for (size_t j = lo;
+         j < range_from_.size() && range_from_[j].key == to.key && range_from_[j].begin < to.end;
+         ++j) {
+      const RangeEnd& from = range_from_[j];
+      if (from.end > to.begin && from.begin < from.end &&
+          close_enough(from.ctx.event, to.ctx.event))
+        out.push_back({from.ctx, to.ctx, index_});
+    }
+  }
+  range_from_.clear();
+  range_from_.shrink_to_fit();
+  range_to_.clear();
+  range_to_.shrink_to_fit();
+  key_ids_.clear();
+}
+
+}  // namespace cw::engine
