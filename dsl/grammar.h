@@ -193,9 +193,9 @@ struct close_brace : must_<Err::CloseBrace, one<'}'>> {};
 struct pack_item : seq<kw_pack, sp, must_<Err::PackId, pack_id>, sp, open_brace, sp,
                        star<clause, sp>, close_brace> {};
 struct list_name : identifier {};
-struct list_item : seq<kw_list, sp, must_<Err::ListName, list_name>, sp,
-                       must_<Err::ListEquals, one<'='>>, sp, must_<Err::ListValue, list_literal>> {
-};
+struct list_item
+    : seq<kw_list, sp, must_<Err::ListName, list_name>, sp, must_<Err::ListEquals, one<'='>>, sp,
+          must_<Err::ListValue, not_at<long_open>, list_literal>> {};
 struct lua_item : seq<kw_lua, sp, must_<Err::LuaString, long_string>> {};
 struct rule_item : seq<rule_kind, sp, must_<Err::RuleId, rule_id>, sp, open_brace, sp,
                        star<clause, sp>, close_brace> {};

@@ -452,6 +452,8 @@ class ErrorWriter {
         break;
       case g::Err::ListValue:
         d.message = fmt::format("expected a list [ ... ] after 'list {} ='", item_name());
+        if (long_opener_length(text_, at))
+          d.hints.push_back("'[[' opens a long string, as in Lua; write '[ [' for a list of lists");
         break;
       case g::Err::LuaString: d.message = "expected a long string [[ ... ]] after 'lua'"; break;
       case g::Err::TestName:

@@ -446,6 +446,11 @@ TEST_CASE("error: item heads with a piece missing") {
         "t.cw:1:8: error: expected '=' after list name 'l'\n"
         "  list l [1]\n"
         "         ^\n");
+  CHECK(errors_of("list l = [[1], [2]]") ==
+        "t.cw:1:10: error: expected a list [ ... ] after 'list l ='\n"
+        "  list l = [[1], [2]]\n"
+        "           ^~~~~~~~~~\n"
+        "hint: '[[' opens a long string, as in Lua; write '[ [' for a list of lists\n");
   CHECK(errors_of("lua \"x\"") ==
         "t.cw:1:5: error: expected a long string [[ ... ]] after 'lua'\n"
         "  lua \"x\"\n"
