@@ -345,6 +345,16 @@ class Cursor {
 
 constexpr uint32_t kUnmapped = 0xffffffffu;
 
+// Faulting in a gigabyte of fresh 4 KiB pages is most of a big read's time; transparent
+// huge pages cut the number of faults 512-fold where the kernel allows them.
+void prefer_huge_pages(void* data, size_t bytes) {
+  constexpr uintptr_t kHuge = 2u << 20;
+  if (bytes < 4 * kHuge) return;
+  uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + kHuge - 1) & ~(kHuge - 1);
+  uintptr_t end = (reinterpret_cast<uintptr_t>(data) + bytes) & ~(kHuge - 1);
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+}
+
 class Reader {
  public:
   Reader(std::string_view bytes, Trace& out, const std::string& name)
@@ -460,6 +470,8 @@ class Reader {
     if (events * kDiskEventSize + values * 8 <= size_ && events < (1ull << 32)) {
       out_.events.reserve(events);
       out_.values.reserve(values);
+      prefer_huge_pages(out_.events.data(), events * sizeof(Event));
+      prefer_huge_pages(out_.values.data(), values * sizeof(uint64_t));
     }
   }
 
@@ -584,7 +596,8 @@ class Reader {
   void read_strings(Cursor& c) {
     uint32_t first = c.get<uint32_t>();
     uint32_t n = c.get<uint32_t>();
-    if (n > c.remaining() / 4 || uint64_t{first} + n > kUnmapped)
+    // Ids past what a file this size can hold are damage; refusing them bounds the map.
+    if (n > c.remaining() / 4 || uint64_t{first} + n > size_ / 4)
       throw Malformed{"string count exceeds the chunk"};
     std::vector<std::string_view> strings(n);
     for (auto& s : strings) s = c.str();
@@ -618,7 +631,7 @@ class Reader {
   void read_stacks(Cursor& c) {
     uint32_t first = c.get<uint32_t>();
     uint32_t n = c.get<uint32_t>();
-    if (n > c.remaining() / 5 || uint64_t{first} + n > kUnmapped)
+    if (n > c.remaining() / 5 || uint64_t{first} + n > size_ / 5)
       throw Malformed{"stack count exceeds the chunk"};
     std::vector<Stack> stacks(n);
     std::vector<std::vector<uint32_t>> file_symbols(n);
@@ -712,10 +725,19 @@ class Reader {
   // then checked in place (false, with nothing added, when an event needs remapping).
   bool copy_events(const uint8_t* events, uint64_t count, const uint8_t* values, uint64_t nvalues) {
     const size_t first_event = out_.events.size(), first_value = out_.values.size();
-    out_.events.resize(first_event + count);
-    std::memcpy(out_.events.data() + first_event, events, count * kDiskEventSize);
-    out_.values.resize(first_value + nvalues);
-    std::memcpy(out_.values.data() + first_value, values, nvalues * 8);
+    // Inserting from typed ranges copies without first zeroing the new elements; the
+    // writer keeps payloads 8-byte aligned, so only odd in-memory buffers take memcpy.
+    if (reinterpret_cast<uintptr_t>(events) % alignof(Event) == 0) {
+      auto* first = reinterpret_cast<const Event*>(events);
+      auto* first_v = reinterpret_cast<const uint64_t*>(values);
+      out_.events.insert(out_.events.end(), first, first + count);
+      out_.values.insert(out_.values.end(), first_v, first_v + nvalues);
+    } else {
+      out_.events.resize(first_event + count);
+      std::memcpy(out_.events.data() + first_event, events, count * kDiskEventSize);
+      out_.values.resize(first_value + nvalues);
+      std::memcpy(out_.values.data() + first_value, values, nvalues * 8);
+    }
     const uint64_t* v = out_.values.data() + first_value;
     const uint64_t nkinds = file_kinds_.size(), nstrings = str_map_.size(),
                    nstacks = stack_map_.size();

@@ -75,6 +75,8 @@ class TextParser {
     line_ = 1 + static_cast<uint32_t>(std::count(text_.begin(), text_.begin() + begin_, '\n'));
     size_t nl = begin_ == 0 ? std::string::npos : text_.rfind('\n', begin_ - 1);
     line_start_ = nl == std::string::npos ? 0 : nl + 1;
+    first_line_ = line_;
+    first_line_start_ = line_start_;
   }
 
   Trace parse() {
@@ -90,8 +92,9 @@ class TextParser {
       line_start_ = pos;
       ++line_;
     }
-    if (!seen_header_) {
-      last_byte_ = begin_;
+    if (!seen_header_) {  // nothing but blank lines and comments
+      line_ = first_line_;
+      line_start_ = first_line_start_;
       fail(begin_, 1, "missing header: a trace starts with 'causeway-trace 1'");
     }
     finish();
@@ -500,8 +503,8 @@ class TextParser {
   SourcePtr source_;
   const std::string& text_;
   size_t begin_ = 0, end_ = 0;
-  uint32_t line_ = 1;
-  size_t line_start_ = 0;
+  uint32_t line_ = 1, first_line_ = 1;
+  size_t line_start_ = 0, first_line_start_ = 0;
   size_t last_byte_ = 0;  // end of the last tokenized line, for "expected ..." errors
   bool seen_header_ = false;
   Trace trace_;

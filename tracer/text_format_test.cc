@@ -231,6 +231,10 @@ TEST_CASE("a trace without its header is refused") {
         "t.trace:2:1: error: missing header: a trace starts with 'causeway-trace 1'\n"
         "  1000 101 switch_in\n"
         "  ^~~~\n");
+  CHECK(error_of("# only\n# comments\n") ==
+        "t.trace:1:1: error: missing header: a trace starts with 'causeway-trace 1'\n"
+        "  # only\n"
+        "  ^\n");
   CHECK(error_of("") ==
         "t.trace:1:1: error: missing header: a trace starts with 'causeway-trace 1'\n"
         "  \n"
