@@ -177,6 +177,16 @@ TEST_CASE("TraceWriter streams appends as chunks and the reader joins them") {
   CHECK(chunks.back().type == static_cast<uint32_t>(bf::ChunkType::End));
 }
 
+TEST_CASE("a trace in a misaligned buffer reads the same") {
+  TempDir dir;
+  Trace t = write_streamed(dir.file("a.cwt"), 5, 2, 12);
+  std::string shifted = " " + slurp(dir.file("a.cwt"));
+  Trace back;
+  ReadReport report = read_trace_bytes(std::string_view(shifted).substr(1), back, "a.cwt");
+  CHECK(report.clean());
+  CHECK(canonical(back) == canonical(t));
+}
+
 TEST_CASE("events written out of time order come back sorted") {
   TempDir dir;
   Trace t;
