@@ -414,11 +414,13 @@ const std::vector<std::string> kItemKeywords = {"pack", "list", "lua",  "split",
 
 class ErrorWriter {
  public:
-  ErrorWriter(const SourcePtr& source, const LineIndex& lines, size_t item_begin)
-      : source_(source), text_(source->text), lines_(lines), item_begin_(item_begin) {
-    tokens_ =
-        lex(std::string_view(text_).substr(0, std::min(text_.size(), item_begin + kLookahead)));
-  }
+  ErrorWriter(const SourcePtr& source, const LineIndex& lines, const std::vector<Token>& tokens,
+              size_t item_begin)
+      : source_(source),
+        text_(source->text),
+        lines_(lines),
+        item_begin_(item_begin),
+        tokens_(tokens) {}
 
   Diagnostic write(const g::SyntaxError& e, uint32_t max_depth) {
     size_t at = e.at - text_.data();
@@ -556,9 +558,6 @@ class ErrorWriter {
   }
 
  private:
-  // Errors point into the item being parsed; lexing a little past the error is enough.
-  static constexpr size_t kLookahead = 1 << 20;
-
   std::string token_text(const Token& t) const { return text_.substr(t.begin, t.end - t.begin); }
 
   std::string quote(const Token& t) const {
@@ -589,12 +588,13 @@ class ErrorWriter {
   }
 
   const Token* token_before(size_t at) const {
-    const Token* last = nullptr;
-    for (const Token& t : tokens_) {
-      if (t.begin >= at) break;
-      if (t.kind != Token::Kind::Comment) last = &t;
+    auto it = std::lower_bound(tokens_.begin(), tokens_.end(), at,
+                               [](const Token& t, size_t b) { return t.begin < b; });
+    while (it != tokens_.begin()) {
+      --it;
+      if (it->kind != Token::Kind::Comment) return &*it;
     }
-    return last;
+    return nullptr;
   }
 
   std::string previous_token(size_t at) const {
@@ -618,9 +618,9 @@ class ErrorWriter {
   std::string item_name() const {
     const Token* kw = token_at(item_begin_);
     if (!kw) return {};
-    auto next = std::find_if(tokens_.begin(), tokens_.end(), [&](const Token& t) {
-      return t.begin >= kw->end && t.kind != Token::Kind::Comment;
-    });
+    auto next = std::find_if(
+        tokens_.begin() + (kw - tokens_.data()), tokens_.end(),
+        [&](const Token& t) { return t.begin >= kw->end && t.kind != Token::Kind::Comment; });
     if (next == tokens_.end()) return {};
     if (next->kind == Token::Kind::String) {
       std::string s = token_text(*next);
@@ -656,7 +656,7 @@ class ErrorWriter {
   const std::string& text_;
   const LineIndex& lines_;
   size_t item_begin_;
-  std::vector<Token> tokens_;
+  const std::vector<Token>& tokens_;
 };
 
 size_t skip_space(std::string_view text, size_t pos) {
@@ -712,6 +712,7 @@ ParseResult parse(SourcePtr source, const ParseLimits& limits) {
   }
   const LineIndex lines(text);
   Builder builder(*source, lines, limits.max_depth);
+  std::vector<Token> tokens;  // lexed at the first error, for naming what was found
   size_t pos = skip_space(text, 0);
   while (pos < text.size()) {
     tao::pegtl::memory_input<tao::pegtl::tracking_mode::lazy> in(
@@ -725,7 +726,8 @@ ParseResult parse(SourcePtr source, const ParseLimits& limits) {
       builder.add_item(*root->children.at(0), result.file);
       pos = in.current() - text.data();
     } catch (const g::SyntaxError& e) {
-      ErrorWriter writer(source, lines, pos);
+      if (tokens.empty()) tokens = lex(text);
+      ErrorWriter writer(source, lines, tokens, pos);
       result.diagnostics.push_back(writer.write(e, limits.max_depth));
       pos = recovery_point(text, lines, pos, e.at - text.data());
     }
