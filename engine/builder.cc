@@ -463,15 +463,19 @@ class Builder {
         next.cut_rule = st.cuts[k].rule;
       }
     }
-    // The last event of each segment is its thread's event before the next cut: one pass.
+    // One pass: each event's segment (4 bytes an event, freed once edges are made, saves
+    // a binary search per edge end) and each segment's last event.
     std::vector<uint32_t> cursor(threads_.size(), 0);
     const uint64_t n = trace_.events.size();
+    event_segment_.resize(n);
     for (uint32_t i = 0; i < n; ++i) {
       uint32_t t = threads_index_.get(trace_.events[i].tid);
       const ThreadState& st = threads_[t];
       uint32_t& k = cursor[t];
       if (k < st.cuts.size() && st.cuts[k].event == i) ++k;
-      g.segments[st.segment_base + k].last = i;
+      uint32_t seg = st.segment_base + k;
+      event_segment_[i] = seg;
+      g.segments[seg].last = i;
       if ((i + 1) % kProgressStep == 0) report("segments", i + 1, n);
     }
     for (const ThreadState& st : threads_) {
@@ -486,12 +490,7 @@ class Builder {
     report("segments", n, n);
   }
 
-  uint32_t segment_of(uint32_t event) const {
-    const ThreadState& st = threads_[threads_index_.get(trace_.events[event].tid)];
-    auto it = std::upper_bound(st.cuts.begin(), st.cuts.end(), event,
-                               [](uint32_t e, const Cut& c) { return e < c.event; });
-    return st.segment_base + static_cast<uint32_t>(it - st.cuts.begin());
-  }
+  uint32_t segment_of(uint32_t event) const { return event_segment_[event]; }
 
   void classify_candidates() {
     const uint64_t n = candidates_.size();
@@ -588,6 +587,8 @@ class Builder {
     }
     for (uint64_t n : result_.counts.flags)
       if (n > 0) ++result_.stats.data_flags_used;
+    event_segment_.clear();
+    event_segment_.shrink_to_fit();
   }
 
   const Trace& trace_;
@@ -610,6 +611,7 @@ class Builder {
   int flag_field_ = -1, addr_field_ = -1, value_field_ = -1;
 
   std::vector<ThreadState> threads_;
+  std::vector<uint32_t> event_segment_;
   std::vector<Candidate> candidates_;
   std::vector<std::pair<uint32_t, Cut>> peer_cuts_;
   std::vector<FlagPair> flag_pairs_;
@@ -623,28 +625,37 @@ BuildResult build_graph(const Trace& trace, const rules::RuleSet& rules,
 }
 
 uint64_t count_over_connections(const Graph& g) {
+  // One pass over the edges. Most vertices meet at most one other process: remember that
+  // one per vertex, and only list (vertex, process) pairs for vertices that meet several.
+  constexpr Pid kNone = 0xffffffffu;
+  std::vector<Pid> first(g.segments.size(), kNone);
+  std::vector<std::pair<uint32_t, Pid>> several;
+  uint32_t split = 0xffffffffu;
+  for (uint32_t k = 0; k < g.kinds.size(); ++k)
+    if (g.kinds[k] == kSplitKind) split = k;
+  auto note = [&](uint32_t v, Pid peer) {
+    if (first[v] == kNone) {
+      first[v] = peer;
+    } else if (first[v] != peer) {
+      several.emplace_back(v, first[v]);
+      several.emplace_back(v, peer);
+    }
+  };
+  for (const Edge& e : g.edges) {
+    if (e.kind == split) continue;
+    Pid from = g.segments[e.from].pid, to = g.segments[e.to].pid;
+    if (from == to) continue;
+    note(e.from, to);
+    note(e.to, from);
+  }
+  std::sort(several.begin(), several.end());
+  several.erase(std::unique(several.begin(), several.end()), several.end());
   uint64_t total = 0;
-  std::vector<Pid> peers;
-  auto split = [&]() -> uint32_t {
-    for (uint32_t k = 0; k < g.kinds.size(); ++k)
-      if (g.kinds[k] == kSplitKind) return k;
-    return 0xffffffffu;
-  }();
-  for (uint32_t v = 0; v < g.segments.size(); ++v) {
-    peers.clear();
-    Pid own = g.segments[v].pid;
-    auto note = [&](uint32_t edge, uint32_t other) {
-      if (g.edges[edge].kind == split) return;
-      Pid p = g.segments[other].pid;
-      if (p != own) peers.push_back(p);
-    };
-    for (auto [it, end] = boost::out_edges(v, g.csr); it != end; ++it)
-      note(g.csr[*it], static_cast<uint32_t>(boost::target(*it, g.csr)));
-    for (auto [it, end] = boost::in_edges(v, g.csr); it != end; ++it)
-      note(g.csr[*it], static_cast<uint32_t>(boost::source(*it, g.csr)));
-    std::sort(peers.begin(), peers.end());
-    auto distinct = std::unique(peers.begin(), peers.end()) - peers.begin();
-    if (distinct > 1) total += static_cast<uint64_t>(distinct - 1);
+  for (size_t i = 0; i < several.size();) {
+    size_t j = i;
+    while (j < several.size() && several[j].first == several[i].first) ++j;
+    total += j - i - 1;
+    i = j;
   }
   return total;
 }

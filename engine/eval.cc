@@ -18,6 +18,9 @@ using rules::ValueType;
 
 namespace {
 
+constexpr Tid kMaxTableTid = 1u << 24;
+constexpr uint32_t kNoSlot = 0xffffffffu;
+
 // Integer arithmetic wraps (two's complement) instead of overflowing: times and offsets
 // are unsigned 64-bit in the trace.
 int64_t wrap(int64_t a, int64_t b, char op) {
@@ -32,6 +35,25 @@ Evaluator::Evaluator(const Trace& trace, const SpanTree& spans, LuaHost* lua)
     : trace_(trace), spans_(spans), lua_(lua) {
   for (size_t k = 0; k < trace.schema.size(); ++k)
     kind_names_.push_back(trace.strings.find(trace.schema.kind(static_cast<KindId>(k)).name));
+  Tid max_tid = 0;
+  for (const ThreadInfo& t : trace.threads) max_tid = std::max(max_tid, t.tid);
+  if (max_tid < kMaxTableTid) {
+    thread_slot_.assign(static_cast<size_t>(max_tid) + 1, kNoSlot);
+    for (uint32_t i = 0; i < trace.threads.size(); ++i) thread_slot_[trace.threads[i].tid] = i;
+  }
+  for (const ThreadInfo& t : trace.threads) thread_process_.push_back(trace.process(t.pid));
+}
+
+const ThreadInfo* Evaluator::thread_info(Tid tid) const {
+  if (thread_slot_.empty()) return trace_.thread(tid);
+  if (tid >= thread_slot_.size() || thread_slot_[tid] == kNoSlot) return nullptr;
+  return &trace_.threads[thread_slot_[tid]];
+}
+
+const ProcessInfo* Evaluator::process_of(Tid tid) const {
+  if (thread_slot_.empty()) return trace_.process(trace_.pid_of(tid));
+  if (tid >= thread_slot_.size() || thread_slot_[tid] == kNoSlot) return nullptr;
+  return thread_process_[thread_slot_[tid]];
 }
 
 PreparedExpr Evaluator::prepare(const rules::CompiledExpr& expr,
@@ -92,7 +114,7 @@ bool Evaluator::test(const PreparedExpr& expr, const EvalScope& scope) {
 
 Value Evaluator::eval(const PreparedExpr& expr, const EvalScope& scope) {
   if (expr.empty()) return Value::boolean(true);
-  scratch_.clear();
+  if (!scratch_.empty()) scratch_.clear();
   return eval_node(expr, expr.expr->root, scope);
 }
 
@@ -115,13 +137,13 @@ bool Evaluator::truthy(const Value& v) const {
 }
 
 StackId Evaluator::stack_of(const EventCtx& ctx) const {
-  const Event& e = trace_.events[ctx.event];
-  if (e.stack) return e.stack;
-  for (uint32_t n = ctx.node; n != SpanTree::kRoot; n = spans_.at(n).parent) {
-    StackId s = trace_.events[spans_.at(n).opener].stack;
-    if (s) return s;
-  }
-  return 0;
+  StackCacheEntry& cached = stack_cache_[ctx.event & 3];
+  if (cached.event == ctx.event && cached.node == ctx.node) return cached.stack;
+  StackId found = trace_.events[ctx.event].stack;
+  for (uint32_t n = ctx.node; !found && n != SpanTree::kRoot; n = spans_.at(n).parent)
+    found = trace_.events[spans_.at(n).opener].stack;
+  cached = {ctx.event, ctx.node, found};
+  return found;
 }
 
 void Evaluator::fail(const PreparedExpr& p, uint32_t n, const std::string& message) const {
@@ -170,7 +192,10 @@ Value Evaluator::field(const PreparedExpr& p, uint32_t n, const EvalScope& scope
     }
     case FieldScope::Ts: return Value::integer(static_cast<int64_t>(e.ts));
     case FieldScope::Tid: return Value::integer(e.tid);
-    case FieldScope::Pid: return Value::integer(trace_.pid_of(e.tid));
+    case FieldScope::Pid: {
+      const ThreadInfo* t = thread_info(e.tid);
+      return Value::integer(t ? t->pid : 0);
+    }
     case FieldScope::Cpu: return Value::integer(e.cpu);
     case FieldScope::KindName: {
       StrId id = kind_names_[e.kind];
@@ -179,16 +204,16 @@ Value Evaluator::field(const PreparedExpr& p, uint32_t n, const EvalScope& scope
     }
     case FieldScope::Stack: return {ValueType::Stack, stack_of(ctx), nullptr};
     case FieldScope::ThreadComm: {
-      const ThreadInfo* t = trace_.thread(e.tid);
+      const ThreadInfo* t = thread_info(e.tid);
       return {ValueType::Str, t ? t->comm : 0, nullptr};
     }
     case FieldScope::ThreadKernel: {
-      const ThreadInfo* t = trace_.thread(e.tid);
+      const ThreadInfo* t = thread_info(e.tid);
       return Value::boolean(t && t->kernel);
     }
     case FieldScope::ProcessComm:
     case FieldScope::ProcessExe: {
-      const ProcessInfo* pr = trace_.process(trace_.pid_of(e.tid));
+      const ProcessInfo* pr = process_of(e.tid);
       StrId id = !pr ? 0 : ref.scope == FieldScope::ProcessComm ? pr->comm : pr->exe;
       return {ValueType::Str, id, nullptr};
     }

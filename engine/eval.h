@@ -92,9 +92,22 @@ class Evaluator {
   rules::LuaValue to_lua(const PreparedExpr& p, const Value& v) const;
   [[noreturn]] void fail(const PreparedExpr& p, uint32_t n, const std::string& message) const;
 
+  const ThreadInfo* thread_info(Tid tid) const;
+  const ProcessInfo* process_of(Tid tid) const;
+
   const Trace& trace_;
   const SpanTree& spans_;
   LuaHost* lua_;
+  // tid -> index in trace.threads (a table: hash lookups per evaluation are too slow).
+  std::vector<uint32_t> thread_slot_;
+  std::vector<const ProcessInfo*> thread_process_;  // per trace.threads entry
+  // The last few stack lookups: a rule names from.stack / to.stack several times.
+  struct StackCacheEntry {
+    uint32_t event = kNoEvent;
+    uint32_t node = 0;
+    StackId stack = 0;
+  };
+  mutable StackCacheEntry stack_cache_[4];
   std::vector<StrId> kind_names_;    // per KindId: the kind's name in the trace's strings
   std::deque<std::string> scratch_;  // texts of Lua results not in the trace
 };

@@ -57,7 +57,9 @@ bool LinkPairer::close_enough(uint32_t a, uint32_t b) const {
 }
 
 uint32_t LinkPairer::key_id(const Key& k) {
-  return key_ids_.try_emplace(k, static_cast<uint32_t>(key_ids_.size())).first->second;
+  uint32_t& id = key_ids_[k];
+  if (id == 0) id = static_cast<uint32_t>(key_ids_.size());
+  return id - 1;
 }
 
 void LinkPairer::on_event(const EventCtx& ctx, Pid pid, std::vector<Candidate>& out) {
@@ -68,16 +70,15 @@ void LinkPairer::on_event(const EventCtx& ctx, Pid pid, std::vector<Candidate>& 
     Key k = key_of(e, pid, false);
     switch (rule_.pick) {
       case LinkRule::Pick::Next:
-        if (auto it = pending_.find(k); it != pending_.end()) {
-          for (const EventCtx& from : it->second)
+        if (auto* waiting = pending_.find(k)) {
+          for (const EventCtx& from : *waiting)
             if (close_enough(from.event, ctx.event)) out.push_back({from, ctx, index_});
-          it->second.clear();
+          waiting->clear();
         }
         break;
       case LinkRule::Pick::Latest:
-        if (auto it = latest_.find(k);
-            it != latest_.end() && close_enough(it->second.event, ctx.event))
-          out.push_back({it->second, ctx, index_});
+        if (auto* from = latest_.find(k); from && close_enough(from->event, ctx.event))
+          out.push_back({*from, ctx, index_});
         break;
       case LinkRule::Pick::Overlap: {
         uint64_t off = rule_.to_offset_field >= 0 ? trace_.value(e, rule_.to_offset_field) : 0;

@@ -5,10 +5,10 @@
 
 #include <array>
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
 
 #include "engine/eval.h"
+#include "engine/flat_map.h"
 #include "rules/ruleset.h"
 #include "tracer/trace.h"
 
@@ -53,9 +53,9 @@ class LinkPairer {
   const Trace& trace_;
   const rules::LinkRule& rule_;
   uint32_t index_;
-  std::unordered_map<Key, std::vector<EventCtx>, KeyHash> pending_;  // pick next
-  std::unordered_map<Key, EventCtx, KeyHash> latest_;                // pick latest
-  std::unordered_map<Key, uint32_t, KeyHash> key_ids_;               // pick overlap
+  FlatMap<Key, std::vector<EventCtx>, KeyHash> pending_;  // pick next
+  FlatMap<Key, EventCtx, KeyHash> latest_;                // pick latest
+  FlatMap<Key, uint32_t, KeyHash> key_ids_;               // pick overlap: key -> id + 1
   std::vector<RangeEnd> range_from_, range_to_;
 };
 
