@@ -113,8 +113,11 @@ class Builder {
     peer_cuts();
     make_segments();
     classify_candidates();
+    spans_.release();  // candidates were the last users of event span contexts
     neighbour_edges();
     flag_edges();
+    threads_.clear();
+    threads_.shrink_to_fit();
     report("graph", 0, 1);
     result_.graph.build_csr();
     result_.stats.over_connections = count_over_connections(result_.graph);

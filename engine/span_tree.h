@@ -49,6 +49,11 @@ class SpanTree {
   // The innermost open node of `span` at `node`, or kRoot.
   uint32_t innermost(uint32_t node, SpanId span) const;
   const SpanNode& at(uint32_t node) const { return nodes_[node]; }
+  // Drops every node but the root, once no event context refers to them any more.
+  void release() {
+    nodes_.resize(1);
+    nodes_.shrink_to_fit();
+  }
   size_t size() const { return nodes_.size(); }
 
  private:
