@@ -138,13 +138,45 @@ struct expr;
 struct expr_after : must_<Err::ExprAfter, expr> {};
 
 struct name : seq<word, star<one<'.'>, identifier>> {};
+struct cmp_symbol_start : sor<TAO_PEGTL_STRING("=="), TAO_PEGTL_STRING("!="), one<'<', '>'>> {};
 struct call_args : opt<expr, star<sp, one<','>, sp, expr_after>, sp> {};
 struct call : seq<name, one<'('>, sp, nested<call_args>, must_<Err::CloseCall, one<')'>>> {};
 // A trailing comma is allowed: long lists are written one element per line.
 struct list_elements : opt<expr, star<sp, one<','>, sp, sor<at<one<']'>>, expr_after>>, sp> {};
 struct list_literal : seq<one<'['>, sp, nested<list_elements>, must_<Err::CloseList, one<']'>>> {};
 struct paren : seq<one<'('>, sp, nested<expr_after>, sp, must_<Err::CloseParen, one<')'>>> {};
-struct primary : sor<paren, string_literal, list_literal, number, kw_true, kw_false, call, name> {};
+// Clauses may span lines, so a line that starts with a clause keyword (not followed by an
+// operator, as in `kind == "x"`) starts the next clause: `where a ==` followed by a line
+// `strength weak` is an expression missing its operand, not `a == strength`.
+struct at_line_start {
+  using rule_t = at_line_start;
+  using subs_t = tao::pegtl::empty_list;
+  template <typename ParseInput>
+  [[nodiscard]] static bool match(ParseInput& in) noexcept {
+    const char* p = in.current();
+    const char* begin = in.begin();
+    while (p > begin && (p[-1] == ' ' || p[-1] == '\t')) --p;
+    return p == begin || p[-1] == '\n';
+  }
+};
+struct clause_word
+    : sor<TAO_PEGTL_KEYWORD("from"), TAO_PEGTL_KEYWORD("to"), TAO_PEGTL_KEYWORD("join"),
+          TAO_PEGTL_KEYWORD("pick"), TAO_PEGTL_KEYWORD("range"), TAO_PEGTL_KEYWORD("where"),
+          TAO_PEGTL_KEYWORD("within"), TAO_PEGTL_KEYWORD("link"), TAO_PEGTL_KEYWORD("strength"),
+          TAO_PEGTL_KEYWORD("kind"), TAO_PEGTL_KEYWORD("priority"), TAO_PEGTL_KEYWORD("cost"),
+          TAO_PEGTL_KEYWORD("at"), TAO_PEGTL_KEYWORD("cut"), TAO_PEGTL_KEYWORD("peers"),
+          TAO_PEGTL_KEYWORD("neighbour"), TAO_PEGTL_KEYWORD("item"), TAO_PEGTL_KEYWORD("symbol"),
+          TAO_PEGTL_KEYWORD("binary"), TAO_PEGTL_KEYWORD("address"), TAO_PEGTL_KEYWORD("size"),
+          TAO_PEGTL_KEYWORD("set"), TAO_PEGTL_KEYWORD("access"), TAO_PEGTL_KEYWORD("version"),
+          TAO_PEGTL_KEYWORD("engine"), TAO_PEGTL_KEYWORD("requires"),
+          TAO_PEGTL_KEYWORD("description"), TAO_PEGTL_KEYWORD("trace"),
+          TAO_PEGTL_KEYWORD("expect")> {};
+struct continues_expression
+    : sor<cmp_symbol_start, kw_and, kw_or, kw_in, kw_matches, kw_not,
+          one<'.', '(', '*', '/', '%', '+'>> {};
+struct clause_at_line_start : seq<at_line_start, clause_word, sp, not_at<continues_expression>> {};
+struct primary : seq<not_at<clause_at_line_start>,
+                     sor<paren, string_literal, list_literal, number, kw_true, kw_false, call, name>> {};
 
 struct unary;
 struct negate : seq<one<'-'>, sp, nested<must_<Err::ExprAfter, unary>>> {};
@@ -304,4 +336,7 @@ struct control : normal<Rule> {
 namespace tao::pegtl {
 template <typename Name, typename R>
 struct analyze_traits<Name, cw::dsl::grammar::nested<R>> : analyze_seq_traits<R> {};
+// A position test: consumes nothing.
+template <typename Name>
+struct analyze_traits<Name, cw::dsl::grammar::at_line_start> : analyze_opt_traits<> {};
 }  // namespace tao::pegtl

@@ -514,4 +514,16 @@ TEST_CASE("a file over the size limit is refused") {
         "t.cw: error: file is too large (17 bytes, the limit is 10)\n");
 }
 
+TEST_CASE("a line that starts with a clause keyword starts a new clause") {
+  CHECK(errors_of("edge e {\n  link wakeup\n  where from.tid ==\n  strength weak\n}\n") ==
+        "t.cw:4:3: error: expected an expression after '=='\n"
+        "    strength weak\n"
+        "    ^~~~~~~~\n");
+  // ... unless an operator follows it: then the line continues the expression.
+  CHECK(errors_of("split s {\n  at syscall_enter\n  where name == \"a\" or\n    kind == \"b\"\n}\n")
+            .empty());
+  CHECK(errors_of("edge e {\n  link w\n  where a\n    and to.tid == 1\n  strength weak\n}\n")
+            .empty());
+}
+
 }  // namespace cw::dsl
