@@ -121,6 +121,7 @@ class Builder {
     report("graph", 0, 1);
     result_.graph.build_csr();
     result_.stats.over_connections = count_over_connections(result_.graph);
+    result_.stats.segment_over_connections = count_segment_over_connections(result_.graph);
     report("graph", 1, 1);
     return std::move(result_);
   }
@@ -278,6 +279,18 @@ class Builder {
     }
     EventCtx ctx{i, t.node};
     EvalScope scope{ctx, {}, {}};
+    // Batch items first: when a declared loop boundary and a split rule cut at the same
+    // event, the cut is the batch rule's (add_cut keeps the first).
+    for (uint32_t b : act.batch_items) {
+      uint64_t bit = uint64_t{1} << b;
+      if (!(spans_.at(t.node).batch_mask & bit) || !eval_.test(batch_item_[b], scope)) continue;
+      // The loop instance: the outermost open span that matched the batch's `within`.
+      uint32_t loop = t.node;
+      while (spans_.at(spans_.at(loop).parent).batch_mask & bit) loop = spans_.at(loop).parent;
+      Neighbour neighbour = t.batch_loop[b] == loop ? rules_.batches[b].neighbour : Neighbour::None;
+      t.batch_loop[b] = loop;
+      add_cut(t, i, {RuleKind::Batch, b}, neighbour);
+    }
     for (uint32_t s : act.splits) {
       const auto& rule = rules_.splits[s];
       if (!eval_.test(split_where_[s], scope)) continue;
@@ -289,16 +302,6 @@ class Builder {
       } else {
         add_cut(t, i, {RuleKind::Split, s}, rule.neighbour);
       }
-    }
-    for (uint32_t b : act.batch_items) {
-      uint64_t bit = uint64_t{1} << b;
-      if (!(spans_.at(t.node).batch_mask & bit) || !eval_.test(batch_item_[b], scope)) continue;
-      // The loop instance: the outermost open span that matched the batch's `within`.
-      uint32_t loop = t.node;
-      while (spans_.at(spans_.at(loop).parent).batch_mask & bit) loop = spans_.at(loop).parent;
-      Neighbour neighbour = t.batch_loop[b] == loop ? rules_.batches[b].neighbour : Neighbour::None;
-      t.batch_loop[b] = loop;
-      add_cut(t, i, {RuleKind::Batch, b}, neighbour);
     }
     for (uint32_t l : act.links) pairers_[l]->on_event(ctx, t.pid, candidates_);
     for (uint32_t f : act.flag_writes) {
@@ -627,16 +630,19 @@ BuildResult build_graph(const Trace& trace, const rules::RuleSet& rules,
   return Builder(trace, rules, options).run();
 }
 
-uint64_t count_over_connections(const Graph& g) {
+namespace {
+
+// Σ over groups of max(0, distinct other processes − 1): `group[v]` is vertex v's group,
+// and an edge counts when `counts(edge)` says so.
+template <typename Counts>
+uint64_t count_peers_per_group(const Graph& g, const std::vector<uint32_t>& group, Counts counts) {
   // One pass over the edges. Most vertices meet at most one other process: remember that
   // one per vertex, and only list (vertex, process) pairs for vertices that meet several.
   constexpr Pid kNone = 0xffffffffu;
   std::vector<Pid> first(g.segments.size(), kNone);
   std::vector<std::pair<uint32_t, Pid>> several;
-  uint32_t split = 0xffffffffu;
-  for (uint32_t k = 0; k < g.kinds.size(); ++k)
-    if (g.kinds[k] == kSplitKind) split = k;
   auto note = [&](uint32_t v, Pid peer) {
+    v = group[v];
     if (first[v] == kNone) {
       first[v] = peer;
     } else if (first[v] != peer) {
@@ -645,7 +651,7 @@ uint64_t count_over_connections(const Graph& g) {
     }
   };
   for (const Edge& e : g.edges) {
-    if (e.kind == split) continue;
+    if (!counts(e)) continue;
     Pid from = g.segments[e.from].pid, to = g.segments[e.to].pid;
     if (from == to) continue;
     note(e.from, to);
@@ -661,6 +667,36 @@ uint64_t count_over_connections(const Graph& g) {
     i = j;
   }
   return total;
+}
+
+uint16_t split_kind(const Graph& g) {
+  for (uint32_t k = 0; k < g.kinds.size(); ++k)
+    if (g.kinds[k] == kSplitKind) return static_cast<uint16_t>(k);
+  return 0xffffu;
+}
+
+}  // namespace
+
+uint64_t count_segment_over_connections(const Graph& g) {
+  std::vector<uint32_t> self(g.segments.size());
+  for (uint32_t v = 0; v < self.size(); ++v) self[v] = v;
+  const uint16_t split = split_kind(g);
+  return count_peers_per_group(g, self, [split](const Edge& e) { return e.kind != split; });
+}
+
+uint64_t count_over_connections(const Graph& g) {
+  // A request is a run of a thread's segments joined by neighbour edges: a cut with a
+  // neighbour edge may be wrong, so it does not separate what is on either side.
+  const uint16_t split = split_kind(g);
+  std::vector<uint8_t> joined_to_previous(g.segments.size(), 0);
+  for (const Edge& e : g.edges)
+    if (e.kind == split && e.to == e.from + 1) joined_to_previous[e.to] = 1;
+  std::vector<uint32_t> request(g.segments.size());
+  for (uint32_t v = 0; v < request.size(); ++v)
+    request[v] = v > 0 && joined_to_previous[v] ? request[v - 1] : v;
+  return count_peers_per_group(g, request, [split](const Edge& e) {
+    return e.kind != split && e.strength == Strength::Strong;
+  });
 }
 
 }  // namespace cw::engine

@@ -24,7 +24,12 @@ struct BuildStats {
   uint64_t pruned = 0;            // weak edges dropped by a prune rule
   uint64_t boosted = 0;           // weak edges boosted
   uint64_t cuts = 0;              // segment boundaries made by split and batch rules
-  uint64_t over_connections = 0;  // Σ max(0, distinct other processes of a vertex - 1)
+  // Σ over requests (a thread's segments joined by neighbour edges) of max(0, distinct
+  // other processes joined to the request by strong edges − 1): one unit of work strongly
+  // tied to several peers (seed 000 §3.1). Only cuts without neighbour edges lower it.
+  uint64_t over_connections = 0;
+  // Σ over segments of max(0, distinct other processes joined by non-split edges − 1).
+  uint64_t segment_over_connections = 0;
   uint64_t flag_edges = 0;
   uint64_t data_flags_used = 0;  // flag rules with at least one edge
 };
@@ -60,5 +65,6 @@ BuildResult build_graph(const Trace& trace, const rules::RuleSet& rules,
 
 // Over-connections of a built graph (see BuildStats).
 uint64_t count_over_connections(const Graph& graph);
+uint64_t count_segment_over_connections(const Graph& graph);
 
 }  // namespace cw::engine

@@ -137,13 +137,20 @@ TEST_CASE("peers split: consecutive messages with disjoint peer processes are cu
   auto without = build(rules, trace);
   CHECK(segments(without, 21) == 1);
   CHECK(without.result.stats.over_connections == 1);
+  CHECK(without.result.stats.segment_over_connections == 1);
 
   auto b = build(rules + "split p { peers stream neighbour weak }\n", trace);
   CHECK(cuts(b, 21) == Strings{"6000 t/p"});
   CHECK(segments(b, 11) == 1);
   CHECK(segments(b, 31) == 1);
   CHECK(edges(b, 21, 21) == Strings{"split weak t/p 4000->6000"});
-  CHECK(b.result.stats.over_connections == 0);
+  // Each segment now serves one peer, but the weak neighbour edge may be wrong: the two
+  // halves are still one request tied to both clients.
+  CHECK(b.result.stats.segment_over_connections == 0);
+  CHECK(b.result.stats.over_connections == 1);
+
+  auto separate = build(rules + "split p { peers stream neighbour none }\n", trace);
+  CHECK(separate.result.stats.over_connections == 0);
 }
 
 TEST_CASE("batch: each item inside the loop starts a segment; consecutive items are neighbours") {

@@ -38,6 +38,7 @@ json stats_json(const BuildStats& s) {
           {"boosted", s.boosted},
           {"cuts", s.cuts},
           {"over_connections", s.over_connections},
+          {"segment_over_connections", s.segment_over_connections},
           {"flag_edges", s.flag_edges},
           {"data_flags_used", s.data_flags_used}};
 }
@@ -133,7 +134,8 @@ std::string text_summary(const Trace& trace, const BuildResult& result) {
       "rules: {} candidates, {} unclassified, {} pruned, {} boosted, {} cuts, {} flag edges "
       "from {} data flags\n",
       s.candidates, s.unclassified, s.pruned, s.boosted, s.cuts, s.flag_edges, s.data_flags_used);
-  out += fmt::format("over-connections: {}\n", s.over_connections);
+  out += fmt::format("over-connections: {} (requests), {} (segments)\n", s.over_connections,
+                     s.segment_over_connections);
   return out;
 }
 

@@ -60,6 +60,7 @@ TEST_CASE("graph --json has exactly the documented keys and counts") {
         {"boosted", 1},
         {"cuts", 1},
         {"over_connections", 0},
+        {"segment_over_connections", 0},
         {"flag_edges", 1},
         {"data_flags_used", 1}}},
   };
@@ -91,7 +92,7 @@ TEST_CASE("the text summary gives sizes, strengths, kinds and statistics") {
         "edges by kind: flag 1 futex 1 split 1 wakeup 1\n"
         "rules: 2 candidates, 0 unclassified, 0 pruned, 1 boosted, 1 cuts, 1 flag edges from 1 "
         "data flags\n"
-        "over-connections: 0\n");
+        "over-connections: 0 (requests), 0 (segments)\n");
 }
 
 }  // namespace
