@@ -1258,7 +1258,8 @@ void Checker::check_test(const dsl::TestBlock& test) {
   for (const auto& clause : test.clauses)
     error_at(clause.loc, clause.keyword.size(),
              fmt::format("unknown clause '{}' in test", clause.keyword),
-             did_you_mean(clause.keyword, {"trace", "expect"}));
+             // An expectation's misspelt attribute ends it and reads as a clause.
+             did_you_mean(clause.keyword, {"trace", "expect", "kind", "strength", "rule", "at"}));
   if (!test.has_trace)
     error_at(test.loc, 4, fmt::format("test '{}' has no trace", test.name),
              {"add one: trace [[ causeway-trace 1 ... ]]"});

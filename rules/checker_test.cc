@@ -539,3 +539,81 @@ TEST_CASE("edge rules are sorted by priority, then later pack first, then file o
   for (const auto& e : r.rules.edges) order.push_back(e.origin.id);
   CHECK(order == std::vector<std::string>{"a/a2", "b/b1", "a/a1", "a/a3", "b/b2"});
 }
+
+TEST_CASE("a batch where belongs to the clause before it") {
+  auto r = load_pack("batch b {\n  where fn == \"x\"\n  within cal\n  item recv\n}\n");
+  CHECK(r.render() ==
+        "p.cw:3:3: error: in a batch rule, 'where' follows 'within SPAN' or 'item KIND'\n"
+        "    where fn == \"x\"\n"
+        "    ^~~~~\n"
+        "p.cw:4:10: error: unknown span 'cal' (expected syscall, irq, softirq, call or task)\n"
+        "    within cal\n"
+        "           ^~~\n"
+        "hint: did you mean 'call'?\n");
+}
+
+TEST_CASE("a name in a pair rule must say which end it is about") {
+  auto r =
+      load_pack(std::string(kWakeupLink) + "edge e { link wakeup where tid == 1 strength weak }\n");
+  CHECK(r.render() ==
+        "p.cw:7:28: error: unknown field 'tid'\n"
+        "  edge e { link wakeup where tid == 1 strength weak }\n"
+        "                             ^~~\n"
+        "hint: name the events' fields through `from.` or `to.`\n");
+}
+
+TEST_CASE("an overlap link needs range fields present on both kinds") {
+  auto missing =
+      load_pack("link l { from send to recv join from.object == to.object pick overlap }\n");
+  CHECK(missing.render() ==
+        "p.cw:2:6: error: missing clause 'range' in link rule 'l'\n"
+        "  link l { from send to recv join from.object == to.object pick overlap }\n"
+        "       ^\n"
+        "hint: pick overlap pairs byte ranges: say which fields hold them, `range offset, len`\n");
+  auto wrong = load_pack(
+      "link l { from send to ready join from.object == to.object pick overlap range offset, len "
+      "}\n");
+  CHECK(wrong.render() ==
+        "p.cw:2:78: error: unknown field 'offset' of event 'ready'\n"
+        "  link l { from send to ready join from.object == to.object pick overlap range offset, "
+        "len }\n"
+        "                                                                               ^~~~~~\n"
+        "p.cw:2:86: error: unknown field 'len' of event 'ready'\n"
+        "  link l { from send to ready join from.object == to.object pick overlap range offset, "
+        "len }\n"
+        "                                                                                       "
+        "^~~\n");
+}
+
+TEST_CASE("malformed expectations in a test say what is wrong") {
+  auto r = load_pack(
+      "test t {\n"
+      "  trace [[x]]\n"
+      "  expect edge 1 -> 2 knd futex\n"
+      "  expect edge 1 -> 2 strength strongest\n"
+      "  expect split 1 at 5\n"
+      "}\n"
+      "test t { trace [[y]] }\n"
+      "test u { expect segments 1 == 2 }\n");
+  CHECK(r.render() ==
+        "p.cw:4:22: error: unknown clause 'knd' in test\n"
+        "    expect edge 1 -> 2 knd futex\n"
+        "                       ^~~\n"
+        "hint: did you mean 'kind'?\n"
+        "p.cw:5:31: error: unknown strength 'strongest' (expected strong, weak or boosted)\n"
+        "    expect edge 1 -> 2 strength strongest\n"
+        "                                ^~~~~~~~~\n"
+        "p.cw:6:21: error: 'at' needs a time like 1.5ms\n"
+        "    expect split 1 at 5\n"
+        "                      ^\n"
+        "p.cw:8:1: error: duplicate test 't' in pack 'p'\n"
+        "  test t { trace [[y]] }\n"
+        "  ^~~~\n"
+        "p.cw:2:1: note: first defined here\n"
+        "  test t {\n"
+        "  ^~~~\n"
+        "p.cw:9:1: error: test 'u' has no trace\n"
+        "  test u { expect segments 1 == 2 }\n"
+        "  ^~~~\n"
+        "hint: add one: trace [[ causeway-trace 1 ... ]]\n");
+}
