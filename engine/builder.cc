@@ -503,6 +503,13 @@ class Builder {
     report("edges", 0, n);
     auto& edges = result_.graph.edges;
     edges.reserve(n);
+    // Kind labels as values for `edge.kind`, resolved against the trace's strings once.
+    const auto& kinds = result_.graph.kinds;
+    std::vector<Value> kind_values(kinds.size());
+    for (size_t k = 0; k < kinds.size(); ++k) {
+      StrId id = trace_.strings.find(kinds[k]);
+      kind_values[k] = {rules::ValueType::Str, id, kinds[k].c_str()};
+    }
     for (uint64_t ci = 0; ci < n; ++ci) {
       const Candidate& c = candidates_[ci];
       EvalScope scope{{}, c.from, c.to};
@@ -528,6 +535,7 @@ class Builder {
       e.link = c.link;
       e.strength = rule.strength == rules::Strength::Strong ? Strength::Strong : Strength::Weak;
       if (e.strength == Strength::Weak) {
+        scope.edge_kind = &kind_values[e.kind];
         uint32_t pruned = first_match(link_prune_[c.link], scope);
         if (pruned != kNoRule) {
           ++result_.counts.pruned[pruned];

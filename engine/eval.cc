@@ -163,6 +163,7 @@ Value Evaluator::string_value(std::string_view s) {
 
 Value Evaluator::field(const PreparedExpr& p, uint32_t n, const EvalScope& scope) {
   const rules::FieldRef& ref = p.expr->nodes[n].field;
+  if (ref.scope == FieldScope::EdgeKind) return scope.edge_kind ? *scope.edge_kind : Value::null();
   const EventCtx& ctx = ref.side == Side::From ? scope.from
                         : ref.side == Side::To ? scope.to
                                                : scope.self;
@@ -217,6 +218,7 @@ Value Evaluator::field(const PreparedExpr& p, uint32_t n, const EvalScope& scope
       StrId id = !pr ? 0 : ref.scope == FieldScope::ProcessComm ? pr->comm : pr->exe;
       return {ValueType::Str, id, nullptr};
     }
+    case FieldScope::EdgeKind: break;  // answered above: it needs no event
   }
   return Value::null();
 }

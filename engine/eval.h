@@ -26,8 +26,12 @@ struct EventCtx {
 };
 
 // The events an expression can name: Side::Self, Side::From, Side::To.
+struct Value;
+
 struct EvalScope {
   EventCtx self, from, to;
+  // Boost and prune rules run on a classified candidate: `edge.kind` is its kind.
+  const Value* edge_kind = nullptr;
 };
 
 // A value. Str: `i` is the StrId, or StringTable::kMissing when the text is not in the

@@ -32,6 +32,7 @@ enum class FieldScope : uint8_t {
   Stack,         // the event's stack, else the innermost open span's with one
   ThreadComm, ThreadKernel,
   ProcessComm, ProcessExe,
+  EdgeKind,      // `edge.kind`: the kind the classifying rule gave (boost/prune rules only)
 };
 
 struct FieldRef {
