@@ -242,6 +242,7 @@ struct Scope {
   bool pair = false;
   KindId self = kNoKind;
   KindId from = kNoKind, to = kNoKind;
+  bool classified = false;  // a boost/prune rule: `edge.kind` names the classified kind
 };
 
 struct NamedList {
@@ -702,6 +703,20 @@ std::optional<uint32_t> Checker::compile_name(const dsl::Expr& e, const Scope& s
   std::optional<FieldRef> ref;
   std::vector<std::string> candidates;
   std::span<const std::string> path(e.path);
+  if (scope.pair && path.size() == 2 && path[0] == "edge" && path[1] == "kind") {
+    if (!scope.classified) {
+      error(e, "'edge.kind' is known only to boost and prune rules",
+            {"a strong or weak rule decides the kind; a boost or prune rule sees it"});
+      return std::nullopt;
+    }
+    ExprNode node;
+    node.loc = e.loc;
+    node.op = Op::Field;
+    node.type = ValueType::Str;
+    node.field.scope = FieldScope::EdgeKind;
+    node.field.type = ValueType::Str;
+    return push(out, std::move(node));
+  }
   if (scope.pair) {
     if (path.size() >= 2 && (path[0] == "from" || path[0] == "to")) {
       bool from = path[0] == "from";
@@ -1079,7 +1094,8 @@ void Checker::check_edge(const dsl::Rule& rule) {
         edge.priority = static_cast<int>(*value);
     }
   const bool kinds_known = link && link->from != kNoKind && link->to != kNoKind;
-  Scope scope{true, kNoKind, link ? link->from : kNoKind, link ? link->to : kNoKind};
+  Scope scope{true, kNoKind, link ? link->from : kNoKind, link ? link->to : kNoKind,
+              edge.strength == Strength::Boost || edge.strength == Strength::Prune};
   if (c.count("where") && kinds_known)
     if (const dsl::Expr* e = single(*c["where"]))
       compile_root(*e, scope, ValueType::Bool, "where", edge.where);

@@ -617,3 +617,22 @@ TEST_CASE("malformed expectations in a test say what is wrong") {
         "  ^~~~\n"
         "hint: add one: trace [[ causeway-trace 1 ... ]]\n");
 }
+
+TEST_CASE("boost and prune rules may ask the classified edge's kind; others may not") {
+  auto r = load_pack(std::string(kWakeupLink) +
+                     "edge b {\n  link wakeup\n  where edge.kind == \"wakeup\"\n"
+                     "  strength boost\n}\n");
+  REQUIRE_MESSAGE(r.ok(), r.render());
+  const ExprNode& eq = root(r.rules.edges.at(0).where);
+  CHECK(eq.op == Op::Eq);
+  CHECK(kid(r.rules.edges[0].where, eq, 0).field.scope == FieldScope::EdgeKind);
+
+  auto bad = load_pack(std::string(kWakeupLink) +
+                       "edge s {\n  link wakeup\n  where edge.kind == \"wakeup\"\n"
+                       "  strength strong\n}\n");
+  CHECK(bad.render() ==
+        "p.cw:9:9: error: 'edge.kind' is known only to boost and prune rules\n"
+        "    where edge.kind == \"wakeup\"\n"
+        "          ^~~~~~~~~\n"
+        "hint: a strong or weak rule decides the kind; a boost or prune rule sees it\n");
+}

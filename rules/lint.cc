@@ -28,6 +28,7 @@ std::string field_display_name(const FieldRef& field) {
     case FieldScope::ThreadKernel: return prefix + "thread.kernel";
     case FieldScope::ProcessComm: return prefix + "process.comm";
     case FieldScope::ProcessExe: return prefix + "process.exe";
+    case FieldScope::EdgeKind: return "edge.kind";
   }
   return prefix + "?";
 }

@@ -172,9 +172,11 @@ edge wakeup.kworker {
   strength prune
 }
 
-# A wake-up between threads whose stacks share code is more likely causal (seed 002).
+# A wake-up of unknown purpose between threads whose stacks share code is more likely
+# causal (seed 002). Wake-ups another pack has classified (a mutex hand-off) keep the
+# strength that pack gave them.
 edge wakeup.shared-stack {
   link wakeup
-  where shared_symbols(from.stack, to.stack, ubiquitous_frames) > 0
+  where edge.kind == "wakeup" and shared_symbols(from.stack, to.stack, ubiquitous_frames) > 0
   strength boost
 }
