@@ -1,0 +1,57 @@
+The packs that ship are valid.
+
+  $ causeway rules check stdlib-rules
+  2 packs checked (glibc.pthread, linux.kernel), 0 warnings
+
+A user pack is checked with the stdlib packs it requires.
+
+  $ causeway rules check examples/server-loop.cw
+  1 pack checked (demo.server), 0 warnings
+
+An unknown field is an error at its place, with the nearest name.
+
+  $ causeway rules check tests/cli/data/unknown-field.cw
+  tests/cli/data/unknown-field.cw:9:9: error: unknown field 'from.stak'
+      where from.stak matches "*lock*"
+            ^~~~~~~~~
+  hint: did you mean 'from.stack'?
+  [1]
+
+A duplicate rule id names both places.
+
+  $ causeway rules check tests/cli/data/duplicate-id.cw
+  tests/cli/data/duplicate-id.cw:11:7: error: duplicate rule id 'wait' in pack 'bad.duplicate'
+    split wait {
+          ^~~~
+  tests/cli/data/duplicate-id.cw:6:7: note: first defined here
+    split wait {
+          ^~~~
+  [1]
+
+A missing file is the user's error.
+
+  $ causeway rules check no/such/pack.cw
+  PACK: Path does not exist: no/such/pack.cw
+  Run with --help for more information.
+  [1]
+
+A syntax error points at the place, not at the line after.
+
+  $ causeway rules check tests/cli/data/syntax-error.cw
+  tests/cli/data/syntax-error.cw:9:3: error: expected an expression after '=='
+      strength weak
+      ^~~~~~~~
+  [1]
+
+Pack tests run with the pack and what it requires.
+
+  $ causeway rules test examples/server-loop.cw
+  PASS demo.server "each turn of the loop is its own item"
+  1 passed, 0 failed
+
+Every command explains itself.
+
+  $ causeway rules --help | head -3
+  check, test and format rule packs
+  Usage: causeway rules [OPTIONS] SUBCOMMAND
+  
