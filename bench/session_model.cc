@@ -146,11 +146,22 @@ struct SessionModel::Stacks {
                             "g_input_stream_read", "pread64"})),
         shell_wait(ev.stack({"_start", "__libc_start_main", "main", "reader_loop",
                              "execute_command", "waitchld", "wait4"})),
-        reader(ev.stack({"clone3", "start_thread", "recvmsg"})) {}
+        reader(ev.stack({"clone3", "start_thread", "recvmsg"})),
+        chrome_post(ev.stack({"clone3", "start_thread", "base::Thread::ThreadMain",
+                              "base::RunLoop::Run", "base::TaskAnnotator::RunTaskImpl",
+                              "base::internal::TaskRunnerImpl::PostTask",
+                              "base::MessagePumpEpoll::ScheduleWork", "write"})),
+        chrome_send(
+            ev.stack({"clone3", "start_thread", "base::Thread::ThreadMain", "base::RunLoop::Run",
+                      "base::MessagePumpEpoll::Run", "mojo::core::Channel::Write", "sendmsg"})),
+        glib_send(ev.stack({"g_main_context_iterate", "g_main_dispatch",
+                            "g_dbus_connection_send_message", "g_socket_send_message", "sendmsg"})),
+        bus_send(ev.stack({"_dbus_loop_iterate", "_dbus_connection_do_iteration_unlocked",
+                           "_dbus_transport_do_iteration", "sendmsg"})) {}
   StackId chrome_main_loop, chrome_thread_loop, glib_main_loop, glib_thread_loop, bus_loop,
       chrome_pool_wait, glib_pool_wait, chrome_pool_signal, glib_pool_signal, mutex_lock,
       mutex_unlock, sync_wait, sync_signal, browser_timed_wait, sleeper, bus_client_wait, disk_read,
-      shell_wait, reader;
+      shell_wait, reader, chrome_post, chrome_send, glib_send, bus_send;
 };
 
 SessionModel::~SessionModel() = default;
@@ -394,6 +405,10 @@ SessionModel::Msg SessionModel::send_msg(Act& a, uint32_t to, uint64_t len, bool
   SyscallArgs args;
   args.fd = c.fd_src;
   args.count = len;
+  const SimThread& from = T(a.th);
+  args.stack = from.app == App::Bus ? s_->bus_send
+               : uses_glib(from)    ? s_->glib_send
+                                    : s_->chrome_send;
   ev_.syscall_enter(at(a), n_->sendmsg, args);
   tick(a);
   ev_.send(at(a), c.object, c.offset, len, T(to).pid, c.fd_src);
@@ -438,6 +453,7 @@ SessionModel::Msg SessionModel::post_eventfd(Act& a, uint32_t to, uint64_t block
   SyscallArgs args;
   args.fd = c.fd_dst;
   args.count = 8;
+  args.stack = s_->chrome_post;
   ev_.syscall_enter(at(a), n_->write, args);
   tick(a);
   ev_.send(at(a), c.object, c.offset, 8, T(to).pid, c.fd_dst);
@@ -552,12 +568,12 @@ void SessionModel::run_next_episode() {
     const uint32_t a = pick(chrome_processes_);
     uint32_t b = pick(chrome_processes_);
     if (a == b) b = browser_ == a ? renderers_.front() : browser_;
-    chrome_ipc(a, b, rng_.chance(0.6));
+    chrome_ipc(a, b, rng_.chance(0.45));
   } else if (roll < 395) {
     renderer_sync_call(false);
-  } else if (roll < 505) {
+  } else if (roll < 490) {
     bus_calls();
-  } else if (roll < 555) {
+  } else if (roll < 540) {
     bus_signal(pick(glib_loops_));
   } else if (roll < 645) {
     pool_contention(pick(pool_processes_));

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The benchmark (bench/README.md): builds Release, generates the Chromium-scale synthetic
+# trace once (cached by its parameters and the generator's sources), times reading it,
+# loading the packs and building the graph 3 times, and prints Markdown tables.
+#
+#   bench/run.sh [--events N] [--seed S] [--repeat R] [cw-bench-graph options...]
+#
+# Environment: CW_BENCH_BUILD (build dir, default build-release), CW_BENCH_CACHE (trace
+# cache, default ~/.cache/causeway-bench), CW_BENCH_JOBS (ninja -j, default 2).
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${CW_BENCH_BUILD:-$root/build-release}
+cache=${CW_BENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/causeway-bench}
+events=19000000
+seed=1
+repeat=3
+extra=()
+while (($#)); do
+  case $1 in
+    --events) events=$2; shift 2 ;;
+    --seed) seed=$2; shift 2 ;;
+    --repeat) repeat=$2; shift 2 ;;
+    -h|--help) sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) extra+=("$1"); shift ;;
+  esac
+done
+
+# Warnings are not the benchmark's business: -Werror stays with the development builds.
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCW_WERROR=OFF >/dev/null
+ninja -C "$build" -j"${CW_BENCH_JOBS:-2}" cw-gen-trace cw-bench-graph >/dev/null
+
+# A trace is reused only when made by the same generator with the same parameters.
+generator=$(cat "$root"/bench/{event_queue,event_builder,population,session_model}.{h,cc} \
+  "$root"/bench/rng.h "$root"/bench/gen_trace.cc "$root"/tracer/binary_format.cc \
+  | sha256sum | cut -c1-12)
+trace=$cache/chromium-$events-seed$seed-$generator.cwt
+if [[ ! -f $trace ]]; then
+  mkdir -p "$cache"
+  echo "generating $trace ..." >&2
+  "$build/bench/cw-gen-trace" -o "$trace.tmp" --events "$events" --seed "$seed"
+  mv "$trace.tmp" "$trace"
+fi
+
+echo "## causeway graph benchmark"
+echo
+echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')), $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo) RAM, commit $(git -C "$root" rev-parse --short HEAD)"
+echo
+echo "\`cw-bench-graph $trace --repeat $repeat ${extra[*]}\`"
+echo
+"$build/bench/cw-bench-graph" "$trace" --repeat "$repeat" --markdown "${extra[@]}"
