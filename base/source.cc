@@ -1,13 +1,13 @@
 #include "base/source.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
-
-#include <fmt/format.h>
 
 namespace cw {
 
@@ -59,7 +59,8 @@ std::string Diagnostic::render() const {
     out += "  ";
     out += line;
     out += "\n  ";
-    for (uint32_t i = 0; i + 1 < loc.col; ++i) out += (i < line.size() && line[i] == '\t') ? '\t' : ' ';
+    for (uint32_t i = 0; i + 1 < loc.col; ++i)
+      out += (i < line.size() && line[i] == '\t') ? '\t' : ' ';
     out += '^';
     out.append(length > 1 ? length - 1 : 0, '~');
     out += '\n';

@@ -19,7 +19,9 @@ Command add_convert(CLI::App& app) {
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("convert", "convert a trace between the binary and text forms");
-  cmd->add_option("TRACE", args->in, "input trace (either form)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("TRACE", args->in, "input trace (either form)")
+      ->required()
+      ->check(CLI::ExistingFile);
   cmd->add_option("-o,--output", args->out, "output file")->required();
   cmd->add_option("--to", args->to, "output form (default: the other one)")
       ->check(CLI::IsMember({"text", "binary"}));

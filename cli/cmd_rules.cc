@@ -25,12 +25,15 @@ struct PackArgs {
 };
 
 void add_pack_args(CLI::App* cmd, PackArgs& args) {
-  cmd->add_option("PACK", args.packs, "pack files or folders")->required()->check(CLI::ExistingPath);
+  cmd->add_option("PACK", args.packs, "pack files or folders")
+      ->required()
+      ->check(CLI::ExistingPath);
   cmd->add_flag("--no-stdlib", args.no_stdlib, "do not load stdlib-rules to resolve `requires`");
 }
 
 // Ids of the packs loaded from the user's paths (not the stdlib ones loaded beside them).
-std::vector<std::string> packs_from(const rules::RuleSet& rules, const std::vector<std::string>& paths) {
+std::vector<std::string> packs_from(const rules::RuleSet& rules,
+                                    const std::vector<std::string>& paths) {
   std::vector<std::string> roots;
   for (const auto& p : paths) {
     std::error_code ec;
@@ -44,7 +47,8 @@ std::vector<std::string> packs_from(const rules::RuleSet& rules, const std::vect
       auto c = fs::weakly_canonical(file, ec);
       const std::string f = ec ? file : c.string();
       bool inside = std::any_of(roots.begin(), roots.end(), [&](const std::string& r) {
-        return f == r || (f.size() > r.size() && f.compare(0, r.size(), r) == 0 && f[r.size()] == '/');
+        return f == r ||
+               (f.size() > r.size() && f.compare(0, r.size(), r) == 0 && f[r.size()] == '/');
       });
       if (inside) {
         ids.push_back(pack.id);
@@ -86,9 +90,12 @@ Command add_rules_test(CLI::App& rules) {
             auto loaded = rules::load_packs(pack_paths(args->packs, args->no_stdlib));
             std::cerr << loaded.render();
             if (!loaded.ok()) return kExitBadInput;
-            auto results = engine::run_pack_tests(loaded.rules, packs_from(loaded.rules, args->packs));
-            std::cout << engine::render_pack_test_results(results);
-            return engine::all_passed(results) ? kExitOk : kExitBadInput;
+            auto results =
+                engine::run_pack_tests(loaded.rules, packs_from(loaded.rules, args->packs));
+            std::cout << engine::render_pack_tests(results);
+            bool passed = std::all_of(results.begin(), results.end(),
+                                      [](const engine::PackTestResult& r) { return r.passed(); });
+            return passed ? kExitOk : kExitBadInput;
           }};
 }
 
@@ -100,7 +107,9 @@ Command add_rules_fmt(CLI::App& rules) {
   };
   auto args = std::make_shared<Args>();
   auto* cmd = rules.add_subcommand("fmt", "print packs in canonical layout");
-  cmd->add_option("PACK", args->files, ".cw files or folders")->required()->check(CLI::ExistingPath);
+  cmd->add_option("PACK", args->files, ".cw files or folders")
+      ->required()
+      ->check(CLI::ExistingPath);
   cmd->add_flag("-w,--write", args->write, "rewrite the files in place");
   cmd->add_flag("--check", args->check, "exit 1 if any file is not in canonical layout");
   return {cmd, [args] {

@@ -3,6 +3,6 @@
 
 namespace cw::cli {
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitBadInput = 1;    // the input was wrong; the message says where
+inline constexpr int kExitBadInput = 1;     // the input was wrong; the message says where
 inline constexpr int kExitEnvironment = 2;  // the environment cannot do it; says what is missing
 }  // namespace cw::cli

@@ -1,6 +1,5 @@
 // causeway: find why a Linux application hung or was slow.
 #include <CLI/CLI.hpp>
-
 #include <iostream>
 #include <vector>
 

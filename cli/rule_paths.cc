@@ -47,7 +47,8 @@ std::vector<std::string> pack_paths(const std::vector<std::string>& user_paths, 
     std::error_code ec;
     std::vector<std::string> packs;
     for (const auto& entry : fs::directory_iterator(root, ec))
-      if (entry.is_directory() || entry.path().extension() == ".cw") packs.push_back(entry.path().string());
+      if (entry.is_directory() || entry.path().extension() == ".cw")
+        packs.push_back(entry.path().string());
     std::sort(packs.begin(), packs.end());
     for (const auto& pack : packs) {
       bool covered = std::any_of(users.begin(), users.end(), [&](const std::string& u) {

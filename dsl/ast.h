@@ -51,7 +51,7 @@ struct Clause {
 
 struct PackHeader {
   std::string id;
-  SourceLoc loc;     // of `pack`
+  SourceLoc loc;  // of `pack`
   SourceLoc id_loc;
   std::vector<Clause> clauses;  // version, engine, requires, description
 };
@@ -63,8 +63,8 @@ struct ListDecl {
 };
 
 struct LuaBlock {
-  SourceLoc loc;     // of `lua`
-  std::string code;  // the long string's content
+  SourceLoc loc;            // of `lua`
+  std::string code;         // the long string's content
   uint32_t first_line = 1;  // source line of the code's first line
 };
 
@@ -72,7 +72,7 @@ struct LuaBlock {
 struct Rule {
   std::string kind;
   std::string id;
-  SourceLoc loc;     // of the kind keyword
+  SourceLoc loc;  // of the kind keyword
   SourceLoc id_loc;
   std::vector<Clause> clauses;
 };
@@ -101,7 +101,7 @@ struct TestBlock {
   std::string name;
   SourceLoc loc;  // of `test`
   std::string trace_text;
-  SourceLoc trace_loc;      // of the trace string's first content byte
+  SourceLoc trace_loc;  // of the trace string's first content byte
   bool has_trace = false;
   std::vector<Clause> clauses;  // other clauses (reserved for later subjects)
   std::vector<Expect> expects;

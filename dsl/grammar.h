@@ -171,12 +171,12 @@ struct clause_word
           TAO_PEGTL_KEYWORD("engine"), TAO_PEGTL_KEYWORD("requires"),
           TAO_PEGTL_KEYWORD("description"), TAO_PEGTL_KEYWORD("trace"),
           TAO_PEGTL_KEYWORD("expect")> {};
-struct continues_expression
-    : sor<cmp_symbol_start, kw_and, kw_or, kw_in, kw_matches, kw_not,
-          one<'.', '(', '*', '/', '%', '+'>> {};
+struct continues_expression : sor<cmp_symbol_start, kw_and, kw_or, kw_in, kw_matches, kw_not,
+                                  one<'.', '(', '*', '/', '%', '+'>> {};
 struct clause_at_line_start : seq<at_line_start, clause_word, sp, not_at<continues_expression>> {};
-struct primary : seq<not_at<clause_at_line_start>,
-                     sor<paren, string_literal, list_literal, number, kw_true, kw_false, call, name>> {};
+struct primary
+    : seq<not_at<clause_at_line_start>,
+          sor<paren, string_literal, list_literal, number, kw_true, kw_false, call, name>> {};
 
 struct unary;
 struct negate : seq<one<'-'>, sp, nested<must_<Err::ExprAfter, unary>>> {};

@@ -21,11 +21,36 @@ struct LuaValue {
   std::vector<LuaValue> list;
 
   static LuaValue nil() { return {}; }
-  static LuaValue boolean(bool v) { LuaValue x; x.type = Type::Bool; x.b = v; return x; }
-  static LuaValue integer(int64_t v) { LuaValue x; x.type = Type::Int; x.i = v; return x; }
-  static LuaValue string(std::string v) { LuaValue x; x.type = Type::Str; x.s = std::move(v); return x; }
-  static LuaValue number(double v) { LuaValue x; x.type = Type::Number; x.n = v; return x; }
-  static LuaValue from_list(std::vector<LuaValue> v) { LuaValue x; x.type = Type::List; x.list = std::move(v); return x; }
+  static LuaValue boolean(bool v) {
+    LuaValue x;
+    x.type = Type::Bool;
+    x.b = v;
+    return x;
+  }
+  static LuaValue integer(int64_t v) {
+    LuaValue x;
+    x.type = Type::Int;
+    x.i = v;
+    return x;
+  }
+  static LuaValue string(std::string v) {
+    LuaValue x;
+    x.type = Type::Str;
+    x.s = std::move(v);
+    return x;
+  }
+  static LuaValue number(double v) {
+    LuaValue x;
+    x.type = Type::Number;
+    x.n = v;
+    return x;
+  }
+  static LuaValue from_list(std::vector<LuaValue> v) {
+    LuaValue x;
+    x.type = Type::List;
+    x.list = std::move(v);
+    return x;
+  }
 
   friend bool operator==(const LuaValue&, const LuaValue&) = default;
 };
@@ -44,8 +69,8 @@ struct LuaError : std::runtime_error {
 };
 
 struct LuaLimits {
-  uint64_t instructions = 1'000'000;   // per call (and per chunk load)
-  size_t memory_bytes = 32u << 20;     // the state's whole heap
+  uint64_t instructions = 1'000'000;  // per call (and per chunk load)
+  size_t memory_bytes = 32u << 20;    // the state's whole heap
 };
 
 // One Lua state per pack: packs cannot see each other's globals. Not thread-safe: one

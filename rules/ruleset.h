@@ -25,14 +25,20 @@ enum class ValueType : uint8_t { Null, Bool, Int, Str, Stack, List };
 enum class Side : uint8_t { Self, From, To };
 
 enum class FieldScope : uint8_t {
-  EventField,    // a field of the event itself: `field` indexes its kind's fields
-  SpanOpen,      // bool: a span named `span` is open on the thread
-  SpanField,     // a field of the innermost open span's opening event (kind `kind`)
-  Ts, Tid, Pid, Cpu, KindName,  // the event's own attributes
-  Stack,         // the event's stack, else the innermost open span's with one
-  ThreadComm, ThreadKernel,
-  ProcessComm, ProcessExe,
-  EdgeKind,      // `edge.kind`: the kind the classifying rule gave (boost/prune rules only)
+  EventField,  // a field of the event itself: `field` indexes its kind's fields
+  SpanOpen,    // bool: a span named `span` is open on the thread
+  SpanField,   // a field of the innermost open span's opening event (kind `kind`)
+  Ts,
+  Tid,
+  Pid,
+  Cpu,
+  KindName,  // the event's own attributes
+  Stack,     // the event's stack, else the innermost open span's with one
+  ThreadComm,
+  ThreadKernel,
+  ProcessComm,
+  ProcessExe,
+  EdgeKind,  // `edge.kind`: the kind the classifying rule gave (boost/prune rules only)
 };
 
 struct FieldRef {
@@ -45,23 +51,36 @@ struct FieldRef {
 };
 
 enum class Op : uint8_t {
-  Const,     // ival / sval / list (kids = elements, all Const)
-  Field,     // field
-  Not, Neg,
-  And, Or,
-  Eq, Ne, Lt, Le, Gt, Ge,
-  In, NotIn, Matches,
-  Add, Sub, Mul, Div, Mod,
-  Call,      // callee: "shared_symbols", "len", or "lua.NAME"; kids = arguments
+  Const,  // ival / sval / list (kids = elements, all Const)
+  Field,  // field
+  Not,
+  Neg,
+  And,
+  Or,
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  In,
+  NotIn,
+  Matches,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Mod,
+  Call,  // callee: "shared_symbols", "len", or "lua.NAME"; kids = arguments
 };
 
 struct ExprNode {
   Op op = Op::Const;
   ValueType type = ValueType::Null;  // result type
   SourceLoc loc;
-  int64_t ival = 0;       // Const Int/Bool
-  std::string sval;       // Const Str; Call callee
-  FieldRef field;         // Field
+  int64_t ival = 0;            // Const Int/Bool
+  std::string sval;            // Const Str; Call callee
+  FieldRef field;              // Field
   std::vector<uint32_t> kids;  // indexes into CompiledExpr::nodes
 };
 
@@ -106,10 +125,10 @@ struct LinkRule {
 struct SplitRule {
   RuleOrigin origin;
   enum class Mode : uint8_t { AtEvent, Peers } mode = Mode::AtEvent;
-  KindId at = kNoKind;        // AtEvent
-  CompiledExpr where;         // AtEvent: over Side::Self; Peers: over Side::Self too
+  KindId at = kNoKind;  // AtEvent
+  CompiledExpr where;   // AtEvent: over Side::Self; Peers: over Side::Self too
   bool cut_after = false;
-  uint32_t link = kNoRule;    // Peers: index into RuleSet::links
+  uint32_t link = kNoRule;  // Peers: index into RuleSet::links
   Neighbour neighbour = Neighbour::Weak;
 };
 
@@ -119,7 +138,7 @@ struct BatchRule {
   KindId span_open = kNoKind;  // the kind that opens it
   CompiledExpr within_where;   // over the opening event (Side::Self)
   KindId item = kNoKind;
-  CompiledExpr item_where;     // over the item event (Side::Self)
+  CompiledExpr item_where;  // over the item event (Side::Self)
   Neighbour neighbour = Neighbour::None;
 };
 
@@ -128,9 +147,9 @@ struct EdgeRule {
   uint32_t link = kNoRule;  // index into RuleSet::links
   CompiledExpr where;       // over Side::From / Side::To
   Strength strength = Strength::Weak;
-  std::string kind;         // edge kind label
+  std::string kind;  // edge kind label
   int priority = 0;
-  CompiledExpr cost;        // empty = default cost
+  CompiledExpr cost;  // empty = default cost
 };
 
 struct FlagRule {
@@ -139,7 +158,7 @@ struct FlagRule {
   std::string binary;
   uint64_t address = 0;  // 0 = resolve symbol
   int size = 4;
-  CompiledExpr set;      // over a flag_write event (Side::Self); empty = value != 0
+  CompiledExpr set;  // over a flag_write event (Side::Self); empty = value != 0
   enum class Access : uint8_t { Read, Write, Both } access = Access::Both;
   Strength strength = Strength::Strong;  // Strong or Weak
   std::string kind = "flag";
@@ -161,8 +180,8 @@ struct Expectation {
   std::string kind, strength, rule;   // optional filters (rule as written)
   bool has_at = false;
   uint64_t at_ns = 0;
-  std::string stat;                   // Stat
-  std::string cmp;                    // Segments/Stat
+  std::string stat;  // Stat
+  std::string cmp;   // Segments/Stat
   int64_t value = 0;
 };
 
@@ -179,7 +198,7 @@ struct PackTest {
 struct PackInfo {
   std::string id;
   std::string version;
-  std::string engine;  // constraint as written
+  std::string engine;                  // constraint as written
   std::vector<std::string> requires_;  // pack ids
   std::string description;
   std::vector<std::string> files;

@@ -91,8 +91,8 @@ Schema make_builtin() {
   s.add(kind("irq_exit", "the interrupt handler returned", {{"irq", F::Int, "interrupt number"}},
              SpanRole::Close, "irq"));
   s.add(kind("softirq_enter", "a softirq ran on the thread",
-             {{"vec", F::Int, "softirq vector"}, {"name", F::Str, "vector name"}},
-             SpanRole::Open, "softirq"));
+             {{"vec", F::Int, "softirq vector"}, {"name", F::Str, "vector name"}}, SpanRole::Open,
+             "softirq"));
   s.add(kind("softirq_exit", "the softirq finished", {{"vec", F::Int, "softirq vector"}},
              SpanRole::Close, "softirq"));
 
@@ -118,8 +118,8 @@ Schema make_builtin() {
   s.add(kind("task_post", "work was queued for another thread",
              {{"task", F::Uint, "task identity"}, {"queue", F::Str, "queue name"}}));
   s.add(kind("task_begin", "a queued task started running",
-             {{"task", F::Uint, "task identity"}, {"queue", F::Str, "queue name"}},
-             SpanRole::Open, "task"));
+             {{"task", F::Uint, "task identity"}, {"queue", F::Str, "queue name"}}, SpanRole::Open,
+             "task"));
   s.add(kind("task_end", "a queued task finished", {{"task", F::Uint, "task identity"}},
              SpanRole::Close, "task"));
 

@@ -5,7 +5,9 @@
 
 namespace cw {
 
-StringTable::StringTable() { intern(""); }
+StringTable::StringTable() {
+  intern("");
+}
 
 StrId StringTable::intern(std::string_view s) {
   if (auto it = index_.find(s); it != index_.end()) return it->second;

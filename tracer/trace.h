@@ -22,9 +22,9 @@ using Tid = uint32_t;
 using Pid = uint32_t;
 
 struct Event {
-  uint64_t ts;      // ns, CLOCK_MONOTONIC (kernel and user streams share it)
-  Tid tid;          // the thread the event happened on
-  KindId kind;      // index into Trace::schema
+  uint64_t ts;  // ns, CLOCK_MONOTONIC (kernel and user streams share it)
+  Tid tid;      // the thread the event happened on
+  KindId kind;  // index into Trace::schema
   uint16_t cpu;
   uint32_t values;  // index of the first field value in Trace::values
   StackId stack;    // user call stack at the event, 0 if none
