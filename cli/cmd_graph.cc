@@ -1,0 +1,88 @@
+// `causeway graph TRACE [--rules PACK…] [--no-stdlib] [--json] [--dot FILE]`
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "cli/progress.h"
+#include "cli/rule_paths.h"
+#include "cli/trace_input.h"
+#include "engine/builder.h"
+#include "engine/report.h"
+#include "rules/loader.h"
+#include "rules/lua_sandbox.h"
+
+namespace cw::cli {
+
+Command add_graph(CLI::App& app) {
+  struct Args {
+    std::string trace;
+    std::vector<std::string> rules;
+    bool no_stdlib = false;
+    bool json = false;
+    std::string dot;
+  };
+  auto args = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand("graph", "build the event graph of a trace with rule packs");
+  cmd->add_option("TRACE", args->trace, "trace file (binary or text form)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--rules", args->rules, "add rule packs (files or folders), in order")
+      ->check(CLI::ExistingPath);
+  cmd->add_flag("--no-stdlib", args->no_stdlib, "do not load stdlib-rules");
+  cmd->add_flag("--json", args->json, "print the graph's counts as JSON (docs/json.md)");
+  cmd->add_option("--dot", args->dot, "also write the graph as Graphviz DOT to FILE");
+  return {cmd, [args] {
+            auto loaded = rules::load_packs(pack_paths(args->rules, args->no_stdlib));
+            std::cerr << loaded.render();
+            if (!loaded.ok()) return kExitBadInput;
+
+            Trace trace;
+            ReadReport report;
+            if (int rc = read_trace_input(args->trace, trace, report); rc != kExitOk) return rc;
+
+            engine::BuildOptions options;
+            ProgressLine progress("building graph");
+            if (progress.enabled()) options.progress = progress.callback();
+            engine::BuildResult result;
+            try {
+              result = engine::build_graph(trace, loaded.rules, options);
+            } catch (const DiagnosticError& e) {
+              progress.clear();
+              std::cerr << e.what();
+              return kExitBadInput;
+            } catch (const rules::LuaError& e) {
+              progress.clear();
+              std::cerr << e.what() << "\n";
+              return kExitBadInput;
+            }
+            progress.clear();
+
+            if (!args->dot.empty()) {
+              std::ofstream out(args->dot);
+              if (!out) {
+                std::cerr << fmt::format("causeway: {}: cannot write\n", args->dot);
+                return kExitEnvironment;
+              }
+              engine::write_dot(out, trace, result.graph);
+            }
+            if (args->json) {
+              auto json = engine::graph_json(trace, result);
+              json["trace"]["skipped_chunks"] = report.skipped.size();
+              json["trace"]["skipped"] = nlohmann::json::array();
+              for (const auto& s : report.skipped)
+                json["trace"]["skipped"].push_back(
+                    {{"offset", s.offset}, {"size", s.size}, {"reason", s.reason}});
+              std::cout << json.dump(2) << "\n";
+            } else {
+              std::cout << engine::text_summary(trace, result);
+            }
+            return kExitOk;
+          }};
+}
+
+}  // namespace cw::cli
