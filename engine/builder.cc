@@ -640,40 +640,66 @@ BuildResult build_graph(const Trace& trace, const rules::RuleSet& rules,
 
 namespace {
 
-// Σ over groups of max(0, distinct other processes − 1): `group[v]` is vertex v's group,
-// and an edge counts when `counts(edge)` says so.
-template <typename Counts>
-uint64_t count_peers_per_group(const Graph& g, const std::vector<uint32_t>& group, Counts counts) {
-  // One pass over the edges. Most vertices meet at most one other process: remember that
-  // one per vertex, and only list (vertex, process) pairs for vertices that meet several.
-  constexpr Pid kNone = 0xffffffffu;
-  std::vector<Pid> first(g.segments.size(), kNone);
-  std::vector<std::pair<uint32_t, Pid>> several;
-  auto note = [&](uint32_t v, Pid peer) {
-    v = group[v];
-    if (first[v] == kNone) {
-      first[v] = peer;
-    } else if (first[v] != peer) {
-      several.emplace_back(v, first[v]);
-      several.emplace_back(v, peer);
-    }
-  };
-  for (const Edge& e : g.edges) {
-    if (!counts(e)) continue;
-    Pid from = g.segments[e.from].pid, to = g.segments[e.to].pid;
-    if (from == to) continue;
-    note(e.from, to);
-    note(e.to, from);
+// Σ over groups of max(0, distinct other processes − 1). Groups are runs of consecutive
+// vertices (`group_start[v]`: v begins a new group); an edge counts when `counted[edge]`.
+// One sequential pass over the CSR with a per-process stamp, instead of listing and
+// sorting (group, process) pairs.
+uint64_t count_peers_per_group(const Graph& g, const std::vector<uint8_t>& group_start,
+                               const std::vector<uint8_t>& counted) {
+  CsrGraph rebuilt;
+  const CsrGraph* csr = &g.csr;
+  if (num_vertices(g.csr) != g.segments.size() || num_edges(g.csr) != g.edges.size()) {
+    Graph copy;  // a graph whose csr was not built (or is stale): build one for counting
+    copy.segments = g.segments;
+    copy.edges = g.edges;
+    copy.build_csr();
+    rebuilt = std::move(copy.csr);
+    csr = &rebuilt;
   }
-  std::sort(several.begin(), several.end());
-  several.erase(std::unique(several.begin(), several.end()), several.end());
+  const auto& forward = csr->m_forward;
+  const auto& backward = csr->m_backward;
+  // Dense process numbers: consecutive segments almost always share a process.
+  std::vector<Pid> pids;
+  for (const Segment& s : g.segments)
+    if (pids.empty() || pids.back() != s.pid) pids.push_back(s.pid);
+  std::sort(pids.begin(), pids.end());
+  pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
+  std::vector<uint32_t> process(g.segments.size());
+  for (size_t v = 0; v < process.size(); ++v) {
+    Pid pid = g.segments[v].pid;
+    process[v] =
+        v > 0 && g.segments[v - 1].pid == pid
+            ? process[v - 1]
+            : static_cast<uint32_t>(std::lower_bound(pids.begin(), pids.end(), pid) - pids.begin());
+  }
+  constexpr uint32_t kNever = 0xffffffffu;
+  std::vector<uint32_t> seen_in_group(pids.size(), kNever);
   uint64_t total = 0;
-  for (size_t i = 0; i < several.size();) {
-    size_t j = i;
-    while (j < several.size() && several[j].first == several[i].first) ++j;
-    total += j - i - 1;
-    i = j;
+  uint32_t group = 0, distinct = 0;
+  auto meet = [&](uint32_t peer_process) {
+    if (seen_in_group[peer_process] == group) return;
+    seen_in_group[peer_process] = group;
+    ++distinct;
+  };
+  const auto n = static_cast<uint32_t>(g.segments.size());
+  for (uint32_t v = 0; v < n; ++v) {
+    if (group_start[v]) {
+      if (distinct > 1) total += distinct - 1;
+      group = v;
+      distinct = 0;
+    }
+    const uint32_t own = process[v];
+    for (uint32_t k = forward.m_rowstart[v]; k < forward.m_rowstart[v + 1]; ++k) {
+      uint32_t peer = process[forward.m_column[k]];
+      if (peer != own && counted[forward.m_edge_properties[k]]) meet(peer);
+    }
+    for (uint32_t k = backward.m_rowstart[v]; k < backward.m_rowstart[v + 1]; ++k) {
+      uint32_t peer = process[backward.m_column[k]];
+      if (peer != own && counted[forward.m_edge_properties[backward.m_edge_properties[k]]])
+        meet(peer);
+    }
   }
+  if (distinct > 1) total += distinct - 1;
   return total;
 }
 
@@ -686,25 +712,23 @@ uint16_t split_kind(const Graph& g) {
 }  // namespace
 
 uint64_t count_segment_over_connections(const Graph& g) {
-  std::vector<uint32_t> self(g.segments.size());
-  for (uint32_t v = 0; v < self.size(); ++v) self[v] = v;
   const uint16_t split = split_kind(g);
-  return count_peers_per_group(g, self, [split](const Edge& e) { return e.kind != split; });
+  std::vector<uint8_t> every(g.segments.size(), 1), counted(g.edges.size());
+  for (size_t i = 0; i < counted.size(); ++i) counted[i] = g.edges[i].kind != split;
+  return count_peers_per_group(g, every, counted);
 }
 
 uint64_t count_over_connections(const Graph& g) {
   // A request is a run of a thread's segments joined by neighbour edges: a cut with a
   // neighbour edge may be wrong, so it does not separate what is on either side.
   const uint16_t split = split_kind(g);
-  std::vector<uint8_t> joined_to_previous(g.segments.size(), 0);
-  for (const Edge& e : g.edges)
-    if (e.kind == split && e.to == e.from + 1) joined_to_previous[e.to] = 1;
-  std::vector<uint32_t> request(g.segments.size());
-  for (uint32_t v = 0; v < request.size(); ++v)
-    request[v] = v > 0 && joined_to_previous[v] ? request[v - 1] : v;
-  return count_peers_per_group(g, request, [split](const Edge& e) {
-    return e.kind != split && e.strength == Strength::Strong;
-  });
+  std::vector<uint8_t> starts_request(g.segments.size(), 1), counted(g.edges.size());
+  for (size_t i = 0; i < counted.size(); ++i) {
+    const Edge& e = g.edges[i];
+    if (e.kind == split && e.to == e.from + 1) starts_request[e.to] = 0;
+    counted[i] = e.kind != split && e.strength == Strength::Strong;
+  }
+  return count_peers_per_group(g, starts_request, counted);
 }
 
 }  // namespace cw::engine

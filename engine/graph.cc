@@ -75,16 +75,44 @@ uint64_t Graph::cut_time(const Trace& trace, uint32_t s) const {
   return seg.start_ns;
 }
 
+// Fills Boost's CSR storage directly with two stable counting sorts instead of using its
+// unsorted-edge constructor, which copies the edges several times and sorts the backward
+// links through iterator adaptors. The order is the constructor's own: out-edges of a
+// vertex in edge order, in-edges in forward-CSR order, so traversals are unchanged.
 void Graph::build_csr() {
-  std::vector<std::pair<uint32_t, uint32_t>> ends;
-  ends.reserve(edges.size());
-  std::vector<uint32_t> index(edges.size());
-  for (uint32_t i = 0; i < edges.size(); ++i) {
-    ends.emplace_back(edges[i].from, edges[i].to);
-    index[i] = i;
+  const auto n = static_cast<uint32_t>(segments.size());
+  const auto m = static_cast<uint32_t>(edges.size());
+  csr = CsrGraph(n);
+  auto& forward = csr.m_forward;
+  auto& backward = csr.m_backward;
+  forward.m_rowstart.assign(static_cast<size_t>(n) + 1, 0);
+  backward.m_rowstart.assign(static_cast<size_t>(n) + 1, 0);
+  for (const Edge& e : edges) {
+    ++forward.m_rowstart[e.from + 1];
+    ++backward.m_rowstart[e.to + 1];
   }
-  csr = CsrGraph(boost::edges_are_unsorted_multi_pass, ends.begin(), ends.end(), index.begin(),
-                 static_cast<uint32_t>(segments.size()));
+  for (uint32_t v = 0; v < n; ++v) {
+    forward.m_rowstart[v + 1] += forward.m_rowstart[v];
+    backward.m_rowstart[v + 1] += backward.m_rowstart[v];
+  }
+  forward.m_column.resize(m);
+  forward.m_edge_properties.resize(m);
+  std::vector<uint32_t> next(forward.m_rowstart.begin(), forward.m_rowstart.end() - 1);
+  for (uint32_t i = 0; i < m; ++i) {
+    uint32_t slot = next[edges[i].from]++;
+    forward.m_column[slot] = edges[i].to;
+    forward.m_edge_properties[slot] = i;
+  }
+  backward.m_column.resize(m);
+  backward.m_edge_properties.resize(m);
+  next.assign(backward.m_rowstart.begin(), backward.m_rowstart.end() - 1);
+  for (uint32_t v = 0; v < n; ++v) {
+    for (uint32_t k = forward.m_rowstart[v]; k < forward.m_rowstart[v + 1]; ++k) {
+      uint32_t slot = next[forward.m_column[k]]++;
+      backward.m_column[slot] = v;
+      backward.m_edge_properties[slot] = k;
+    }
+  }
 }
 
 }  // namespace cw::engine
