@@ -296,8 +296,22 @@ bool Evaluator::matches(const PreparedExpr& p, uint32_t n, const Value& subject,
     return glob(p, n, cached, static_cast<StrId>(subject.i), pat);
   }
   if (subject.type == ValueType::Stack && subject.i != 0) {
+    // A few thousand stacks serve millions of wake-ups: remember each stack's answer.
+    int8_t* known = nullptr;
+    if (cached) {
+      auto& cache = p.extra[n].stack_cache;
+      if (cache.size() <= static_cast<size_t>(subject.i)) cache.resize(trace_.stacks.size(), -1);
+      known = &cache[subject.i];
+      if (*known >= 0) return *known == 1;
+    }
+    bool any = false;
     for (StrId sym : trace_.stacks[subject.i].symbols)
-      if (sym != 0 && glob(p, n, cached, sym, pat)) return true;
+      if (sym != 0 && glob(p, n, cached, sym, pat)) {
+        any = true;
+        break;
+      }
+    if (known) *known = any;
+    return any;
   }
   return false;
 }

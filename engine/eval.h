@@ -54,6 +54,7 @@ struct PreparedExpr {
     std::vector<StrId> strs;            // Const List: its strings (sorted)
     std::vector<int64_t> ints;          // Const List: its integers (sorted)
     std::vector<int8_t> glob_cache;     // Matches with a constant pattern: per StrId
+    std::vector<int8_t> stack_cache;    // ... and per StackId (any frame matches)
     rules::LuaSandbox* lua = nullptr;   // Call lua.NAME
     std::string lua_name;
   };

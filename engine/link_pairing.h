@@ -35,7 +35,10 @@ class LinkPairer {
  private:
   struct Key {
     std::array<uint64_t, kMaxJoin> v{};
-    bool operator==(const Key&) const = default;
+    // Spelled out: the defaulted comparison calls memcmp, a visible cost per event.
+    bool operator==(const Key& o) const {
+      return v[0] == o.v[0] && v[1] == o.v[1] && v[2] == o.v[2] && v[3] == o.v[3];
+    }
   };
   struct KeyHash {
     size_t operator()(const Key& k) const;
