@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <tuple>
 #include <unordered_map>
 
 #include "base/source.h"
@@ -95,6 +96,8 @@ struct FlagPair {
   uint32_t write, read, rule;
 };
 
+std::pair<uint64_t, uint64_t> count_both_over_connections(const Graph& g);
+
 class Builder {
  public:
   Builder(const Trace& trace, const RuleSet& rules, const BuildOptions& options)
@@ -120,8 +123,8 @@ class Builder {
     threads_.shrink_to_fit();
     report("graph", 0, 1);
     result_.graph.build_csr();
-    result_.stats.over_connections = count_over_connections(result_.graph);
-    result_.stats.segment_over_connections = count_segment_over_connections(result_.graph);
+    std::tie(result_.stats.over_connections, result_.stats.segment_over_connections) =
+        count_both_over_connections(result_.graph);
     report("graph", 1, 1);
     return std::move(result_);
   }
@@ -640,12 +643,14 @@ BuildResult build_graph(const Trace& trace, const rules::RuleSet& rules,
 
 namespace {
 
-// Σ over groups of max(0, distinct other processes − 1). Groups are runs of consecutive
-// vertices (`group_start[v]`: v begins a new group); an edge counts when `counted[edge]`.
-// One sequential pass over the CSR with a per-process stamp, instead of listing and
-// sorting (group, process) pairs.
-uint64_t count_peers_per_group(const Graph& g, const std::vector<uint8_t>& group_start,
-                               const std::vector<uint8_t>& counted) {
+uint16_t split_kind(const Graph& g);
+
+// Both over-connection counts (BuildStats) in one sequential walk of the CSR: per vertex,
+// the distinct other processes met through counted edges are stamped per segment and per
+// request (a run of segments joined by neighbour edges), instead of listing and sorting
+// (group, process) pairs. Random reads go to small arrays: a 2-byte process number per
+// vertex and one flag byte per CSR slot.
+std::pair<uint64_t, uint64_t> count_both_over_connections(const Graph& g) {
   CsrGraph rebuilt;
   const CsrGraph* csr = &g.csr;
   if (num_vertices(g.csr) != g.segments.size() || num_edges(g.csr) != g.edges.size()) {
@@ -658,49 +663,78 @@ uint64_t count_peers_per_group(const Graph& g, const std::vector<uint8_t>& group
   }
   const auto& forward = csr->m_forward;
   const auto& backward = csr->m_backward;
+  const auto n = static_cast<uint32_t>(g.segments.size());
+  const uint16_t split = split_kind(g);
+
   // Dense process numbers: consecutive segments almost always share a process.
   std::vector<Pid> pids;
   for (const Segment& s : g.segments)
     if (pids.empty() || pids.back() != s.pid) pids.push_back(s.pid);
   std::sort(pids.begin(), pids.end());
   pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
-  std::vector<uint32_t> process(g.segments.size());
-  for (size_t v = 0; v < process.size(); ++v) {
-    Pid pid = g.segments[v].pid;
-    process[v] =
-        v > 0 && g.segments[v - 1].pid == pid
-            ? process[v - 1]
-            : static_cast<uint32_t>(std::lower_bound(pids.begin(), pids.end(), pid) - pids.begin());
-  }
-  constexpr uint32_t kNever = 0xffffffffu;
-  std::vector<uint32_t> seen_in_group(pids.size(), kNever);
-  uint64_t total = 0;
-  uint32_t group = 0, distinct = 0;
-  auto meet = [&](uint32_t peer_process) {
-    if (seen_in_group[peer_process] == group) return;
-    seen_in_group[peer_process] = group;
-    ++distinct;
-  };
-  const auto n = static_cast<uint32_t>(g.segments.size());
+  std::vector<uint32_t> process32;
+  std::vector<uint16_t> process16;
+  const bool narrow = pids.size() <= 0xffff;
+  (narrow ? process16.resize(n) : process32.resize(n));
+  uint32_t p = 0;
   for (uint32_t v = 0; v < n; ++v) {
-    if (group_start[v]) {
-      if (distinct > 1) total += distinct - 1;
-      group = v;
-      distinct = 0;
-    }
-    const uint32_t own = process[v];
-    for (uint32_t k = forward.m_rowstart[v]; k < forward.m_rowstart[v + 1]; ++k) {
-      uint32_t peer = process[forward.m_column[k]];
-      if (peer != own && counted[forward.m_edge_properties[k]]) meet(peer);
-    }
-    for (uint32_t k = backward.m_rowstart[v]; k < backward.m_rowstart[v + 1]; ++k) {
-      uint32_t peer = process[backward.m_column[k]];
-      if (peer != own && counted[forward.m_edge_properties[backward.m_edge_properties[k]]])
-        meet(peer);
-    }
+    Pid pid = g.segments[v].pid;
+    if (v == 0 || g.segments[v - 1].pid != pid)
+      p = static_cast<uint32_t>(std::lower_bound(pids.begin(), pids.end(), pid) - pids.begin());
+    if (narrow)
+      process16[v] = static_cast<uint16_t>(p);
+    else
+      process32[v] = p;
   }
-  if (distinct > 1) total += distinct - 1;
-  return total;
+  auto process = [&](uint32_t v) -> uint32_t { return narrow ? process16[v] : process32[v]; };
+
+  // Per forward CSR slot: bit 0 counts for segments, bit 1 for requests.
+  constexpr uint8_t kSegment = 1, kRequest = 2;
+  std::vector<uint8_t> starts_request(n, 1), slot_flags(g.edges.size());
+  for (const Edge& e : g.edges)
+    if (e.kind == split && e.to == e.from + 1) starts_request[e.to] = 0;
+  for (size_t k = 0; k < slot_flags.size(); ++k) {
+    const Edge& e = g.edges[forward.m_edge_properties[k]];
+    if (e.kind == split) continue;
+    slot_flags[k] = kSegment | (e.strength == Strength::Strong ? kRequest : 0);
+  }
+
+  constexpr uint32_t kNever = 0xffffffffu;
+  std::vector<uint32_t> seen_by_segment(pids.size(), kNever), seen_by_request(pids.size(), kNever);
+  uint64_t segment_total = 0, request_total = 0;
+  uint32_t request = 0, segment_distinct = 0, request_distinct = 0;
+  auto meet = [&](uint32_t v, uint32_t peer, uint8_t flags) {
+    if ((flags & kSegment) && seen_by_segment[peer] != v) {
+      seen_by_segment[peer] = v;
+      ++segment_distinct;
+    }
+    if ((flags & kRequest) && seen_by_request[peer] != request) {
+      seen_by_request[peer] = request;
+      ++request_distinct;
+    }
+  };
+  for (uint32_t v = 0; v < n; ++v) {
+    if (starts_request[v]) {
+      if (request_distinct > 1) request_total += request_distinct - 1;
+      request = v;
+      request_distinct = 0;
+    }
+    segment_distinct = 0;
+    const uint32_t own = process(v);
+    for (uint32_t k = forward.m_rowstart[v]; k < forward.m_rowstart[v + 1]; ++k)
+      if (uint8_t flags = slot_flags[k]) {
+        uint32_t peer = process(forward.m_column[k]);
+        if (peer != own) meet(v, peer, flags);
+      }
+    for (uint32_t k = backward.m_rowstart[v]; k < backward.m_rowstart[v + 1]; ++k)
+      if (uint8_t flags = slot_flags[backward.m_edge_properties[k]]) {
+        uint32_t peer = process(backward.m_column[k]);
+        if (peer != own) meet(v, peer, flags);
+      }
+    if (segment_distinct > 1) segment_total += segment_distinct - 1;
+  }
+  if (request_distinct > 1) request_total += request_distinct - 1;
+  return {request_total, segment_total};
 }
 
 uint16_t split_kind(const Graph& g) {
@@ -712,23 +746,11 @@ uint16_t split_kind(const Graph& g) {
 }  // namespace
 
 uint64_t count_segment_over_connections(const Graph& g) {
-  const uint16_t split = split_kind(g);
-  std::vector<uint8_t> every(g.segments.size(), 1), counted(g.edges.size());
-  for (size_t i = 0; i < counted.size(); ++i) counted[i] = g.edges[i].kind != split;
-  return count_peers_per_group(g, every, counted);
+  return count_both_over_connections(g).second;
 }
 
 uint64_t count_over_connections(const Graph& g) {
-  // A request is a run of a thread's segments joined by neighbour edges: a cut with a
-  // neighbour edge may be wrong, so it does not separate what is on either side.
-  const uint16_t split = split_kind(g);
-  std::vector<uint8_t> starts_request(g.segments.size(), 1), counted(g.edges.size());
-  for (size_t i = 0; i < counted.size(); ++i) {
-    const Edge& e = g.edges[i];
-    if (e.kind == split && e.to == e.from + 1) starts_request[e.to] = 0;
-    counted[i] = e.kind != split && e.strength == Strength::Strong;
-  }
-  return count_peers_per_group(g, starts_request, counted);
+  return count_both_over_connections(g).first;
 }
 
 }  // namespace cw::engine
