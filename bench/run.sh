@@ -46,6 +46,6 @@ echo "## causeway graph benchmark"
 echo
 echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')), $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo) RAM, commit $(git -C "$root" rev-parse --short HEAD)"
 echo
-echo "\`cw-bench-graph $trace --repeat $repeat ${extra[*]}\`"
+echo "\`cw-bench-graph $trace --repeat $repeat${extra[*]:+ ${extra[*]}}\`"
 echo
 "$build/bench/cw-bench-graph" "$trace" --repeat "$repeat" --markdown "${extra[@]}"
