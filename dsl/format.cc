@@ -235,12 +235,21 @@ class Printer {
     s += e.subject;
     size_t end = e.subject_loc.byte + e.subject.size();
     for (size_t i = 0; i < e.operands.size(); ++i) {
-      if (i == 1) s += e.subject == "edge" ? " ->" : " " + e.cmp;
-      s += " " + expr(*e.operands[i], kOperandPrecedence);
+      // Appended piece by piece: GCC 12 at -O3 misreports `" " + temporary` here
+      // (-Wrestrict), which breaks a -Werror release build.
+      if (i == 1) {
+        s += ' ';
+        s += e.subject == "edge" ? std::string_view("->") : std::string_view(e.cmp);
+      }
+      s += ' ';
+      s += expr(*e.operands[i], kOperandPrecedence);
       end = end_of(*e.operands[i]);
     }
     for (const NamedArg& a : e.attrs) {
-      s += " " + a.name + " " + expr(*a.value);
+      s += ' ';
+      s += a.name;
+      s += ' ';
+      s += expr(*a.value);
       end = end_of(*a.value);
     }
     line(2, s, end);

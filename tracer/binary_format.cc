@@ -11,6 +11,7 @@
 #include <bit>
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -357,11 +358,15 @@ void prefer_huge_pages(void* data, size_t bytes) {
 
 class Reader {
  public:
-  Reader(std::string_view bytes, Trace& out, const std::string& name)
+  // `done_before(offset)` is told when no byte before `offset` will be needed again, so a
+  // mapped file can drop those pages instead of holding the whole file resident.
+  Reader(std::string_view bytes, Trace& out, const std::string& name,
+         std::function<void(uint64_t)> done_before = {})
       : data_(reinterpret_cast<const uint8_t*>(bytes.data())),
         size_(bytes.size()),
         out_(out),
-        name_(name) {}
+        name_(name),
+        done_before_(std::move(done_before)) {}
 
   ReadReport read() {
     read_header();
@@ -380,6 +385,7 @@ class Reader {
         uint64_t size = load<uint64_t>(data_ + pos + 8);
         read_chunk(pos, load<uint32_t>(data_ + pos + 4), data_ + pos + kChunkHeaderSize, size);
         pos += kChunkHeaderSize + size;
+        if (done_before_) done_before_(pos);
         continue;
       }
       uint64_t next = resynchronise(pos + 1);
@@ -813,6 +819,7 @@ class Reader {
   std::vector<StrId> str_map_;
   std::unordered_map<uint64_t, StrId> lost_strings_;
   std::vector<StackId> stack_map_;
+  std::function<void(uint64_t)> done_before_;
   bool strings_identity_ = true, stacks_identity_ = true;
   uint64_t placeholder_strings_ = 0, events_without_stack_ = 0;
 };
@@ -832,7 +839,7 @@ class MappedFile {
     }
     size_ = static_cast<size_t>(st.st_size);
     if (size_ > 0) {
-      void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+      void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
       if (p == MAP_FAILED) {
         int err = errno;
         ::close(fd);
@@ -850,9 +857,21 @@ class MappedFile {
   MappedFile& operator=(const MappedFile&) = delete;
   std::string_view bytes() const { return {data_ ? data_ : "", size_}; }
 
+  // Drops the pages before `offset` from memory (they are re-read from the file if
+  // touched again): a 19 M-event trace would otherwise hold the whole ~900 MB file
+  // resident beside the trace built from it. Done in steps of 64 MiB.
+  void release_before(uint64_t offset) {
+    constexpr uint64_t kStep = 64u << 20;
+    uint64_t upto = offset & ~(kStep - 1);
+    if (!data_ || upto <= released_) return;
+    ::madvise(const_cast<char*>(data_) + released_, upto - released_, MADV_DONTNEED);
+    released_ = upto;
+  }
+
  private:
   const char* data_ = nullptr;
   size_t size_ = 0;
+  uint64_t released_ = 0;
 };
 
 }  // namespace
@@ -863,13 +882,15 @@ ReadReport read_trace_bytes(std::string_view bytes, Trace& out, const std::strin
 
 ReadReport read_trace(const std::string& path, Trace& out) {
   MappedFile file(path);
-  return read_trace_bytes(file.bytes(), out, path);
+  return Reader(file.bytes(), out, path, [&file](uint64_t pos) { file.release_before(pos); })
+      .read();
 }
 
 ReadReport load_trace(const std::string& path, Trace& out) {
   MappedFile file(path);
   std::string_view bytes = file.bytes();
-  if (bytes.substr(0, 14) != "causeway-trace") return read_trace_bytes(bytes, out, path);
+  if (bytes.substr(0, 14) != "causeway-trace")
+    return Reader(bytes, out, path, [&file](uint64_t pos) { file.release_before(pos); }).read();
   out = parse_text_trace(make_source(path, std::string(bytes)));
   ReadReport report;
   report.major = Trace::kFormatMajor;
