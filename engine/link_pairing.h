@@ -52,6 +52,7 @@ class LinkPairer {
   Key key_of(const Event& e, Pid pid, bool from_side) const;
   bool close_enough(uint32_t a, uint32_t b) const;
   uint32_t key_id(const Key& k);
+  static void sort_by_key_offset(std::vector<RangeEnd>& ranges, size_t keys);
 
   const Trace& trace_;
   const rules::LinkRule& rule_;
