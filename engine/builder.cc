@@ -43,13 +43,27 @@ struct ThreadState {
   uint32_t segment_base = 0;
 };
 
+// What one pass over the events learns before the scan, to size its tables up front:
+// growing the span tree by doubling copies it and briefly holds it twice.
+struct Census {
+  Tid max_tid = 0;
+  uint64_t span_opens = 0;  // events whose kind opens a span
+};
+
+Census take_census(const Trace& trace, const SpanTree& spans) {
+  Census c;
+  for (const Event& e : trace.events) {
+    c.max_tid = std::max(c.max_tid, e.tid);
+    c.span_opens += spans.opens(e.kind) != kNoSpan;
+  }
+  return c;
+}
+
 // Dense thread indexes: a table by tid when tids are small (as on Linux), else a map.
 class ThreadIndex {
  public:
-  explicit ThreadIndex(const Trace& trace) {
-    Tid max_tid = 0;
-    for (const Event& e : trace.events) max_tid = std::max(max_tid, e.tid);
-    if (max_tid < (1u << 24)) table_.assign(static_cast<size_t>(max_tid) + 1, kNone);
+  explicit ThreadIndex(const Census& census) {
+    if (census.max_tid < (1u << 24)) table_.assign(static_cast<size_t>(census.max_tid) + 1, kNone);
   }
   static constexpr uint32_t kNone = 0xffffffffu;
   uint32_t get(Tid tid) const {
@@ -107,7 +121,10 @@ class Builder {
         spans_(trace.schema),
         lua_(rules, options.lua_limits),
         eval_(trace, spans_, &lua_),
-        threads_index_(trace) {}
+        census_(take_census(trace, spans_)),
+        threads_index_(census_) {
+    spans_.reserve(census_.span_opens);
+  }
 
   BuildResult run() {
     prepare();
@@ -614,6 +631,7 @@ class Builder {
   SpanTree spans_;
   LuaHost lua_;
   Evaluator eval_;
+  Census census_;
   ThreadIndex threads_index_;
   BuildResult result_;
 

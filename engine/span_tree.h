@@ -49,6 +49,8 @@ class SpanTree {
   // The innermost open node of `span` at `node`, or kRoot.
   uint32_t innermost(uint32_t node, SpanId span) const;
   const SpanNode& at(uint32_t node) const { return nodes_[node]; }
+  // Room for `opens` more pushes: a tree sized up front is never copied while it grows.
+  void reserve(uint64_t opens) { nodes_.reserve(nodes_.size() + opens); }
   // Drops every node but the root, once no event context refers to them any more.
   void release() {
     nodes_.resize(1);
