@@ -15,10 +15,11 @@ for file in "$@"; do
   for start in "${starts[@]}"; do
     rule=$(sed -n "${start}p" "$file" | awk '{print $1 " " $2}')
     end=$(awk -v s="$start" 'NR > s && /^}/ { print NR; exit }' "$file")
-    # A copy of the pack's folder with the rule deleted from this file.
-    rm -rf "$tmp/pack"; cp -r "$dir" "$tmp/pack"
+    # A copy of the pack (its folder, or the single file) with the rule deleted.
+    rm -rf "$tmp/pack"; mkdir "$tmp/pack"
+    if [ -f "$dir/pack.cw" ]; then cp -r "$dir"/. "$tmp/pack/"; target="$tmp/pack"
+    else target="$tmp/pack/$(basename "$file")"; fi
     sed "${start},${end}d" "$file" >"$tmp/pack/$(basename "$file")"
-    if [ -f "$dir/pack.cw" ]; then target="$tmp/pack"; else target="$tmp/pack/$(basename "$file")"; fi
     # The other stdlib packs resolve `requires`; they come through CAUSEWAY_RULES_PATH so
     # that only the mutated pack's tests run and no pack is loaded twice.
     deps=$(find "$stdlib" -mindepth 1 -maxdepth 1 -type d ! -path "$(cd "$dir" && pwd)" | sort | paste -sd:)
