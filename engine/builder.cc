@@ -522,7 +522,12 @@ class Builder {
     const uint64_t n = candidates_.size();
     report("edges", 0, n);
     auto& edges = result_.graph.edges;
-    edges.reserve(n);
+    // Room for every edge the build adds (neighbour and flag edges follow): growing the
+    // vector past its reservation would copy it while holding it twice.
+    uint64_t neighbour_cuts = 0;
+    for (const ThreadState& st : threads_)
+      for (const Cut& c : st.cuts) neighbour_cuts += c.neighbour != Neighbour::None;
+    edges.reserve(n + neighbour_cuts + flag_pairs_.size());
     // Kind labels as values for `edge.kind`, resolved against the trace's strings once.
     const auto& kinds = result_.graph.kinds;
     std::vector<Value> kind_values(kinds.size());
