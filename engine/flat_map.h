@@ -1,6 +1,6 @@
 // A small open-addressing hash map (linear probing) for the builder's hot lookups: join
 // keys of link pairing. std::unordered_map allocates a node per key and chases pointers;
-// this keeps keys and values in two arrays.
+// this keeps each key beside its value in one array.
 #pragma once
 
 #include <cstddef>
@@ -16,21 +16,23 @@ class FlatMap {
 
   Value* find(const Key& key) {
     for (size_t i = Hash{}(key)&mask_;; i = (i + 1) & mask_) {
-      if (!used_[i]) return nullptr;
-      if (keys_[i] == key) return &values_[i];
+      Slot& s = slots_[i];
+      if (!s.used) return nullptr;
+      if (s.key == key) return &s.value;
     }
   }
 
   // The value of `key`, default-constructed when new.
   Value& operator[](const Key& key) {
-    if ((size_ + 1) * 2 > keys_.size()) rehash(keys_.size() * 2);
+    if ((size_ + 1) * 2 > slots_.size()) rehash(slots_.size() * 2);
     size_t i = Hash{}(key)&mask_;
-    for (; used_[i]; i = (i + 1) & mask_)
-      if (keys_[i] == key) return values_[i];
-    used_[i] = 1;
-    keys_[i] = key;
+    for (; slots_[i].used; i = (i + 1) & mask_)
+      if (slots_[i].key == key) return slots_[i].value;
+    Slot& s = slots_[i];
+    s.used = true;
+    s.key = key;
     ++size_;
-    return values_[i];
+    return s.value;
   }
 
   size_t size() const { return size_; }
@@ -38,27 +40,26 @@ class FlatMap {
   void clear() { *this = FlatMap(); }
 
  private:
+  // Key, value and flag side by side: a probe of a large map touches one cache line.
+  struct Slot {
+    Key key{};
+    Value value{};
+    bool used = false;
+  };
+
   void rehash(size_t capacity) {
-    std::vector<Key> keys(capacity);
-    std::vector<Value> values(capacity);
-    std::vector<uint8_t> used(capacity, 0);
-    keys.swap(keys_);
-    values.swap(values_);
-    used.swap(used_);
+    std::vector<Slot> slots(capacity);
+    slots.swap(slots_);
     mask_ = capacity - 1;
-    for (size_t i = 0; i < used.size(); ++i) {
-      if (!used[i]) continue;
-      size_t j = Hash{}(keys[i]) & mask_;
-      while (used_[j]) j = (j + 1) & mask_;
-      used_[j] = 1;
-      keys_[j] = std::move(keys[i]);
-      values_[j] = std::move(values[i]);
+    for (Slot& old : slots) {
+      if (!old.used) continue;
+      size_t j = Hash{}(old.key) & mask_;
+      while (slots_[j].used) j = (j + 1) & mask_;
+      slots_[j] = std::move(old);
     }
   }
 
-  std::vector<Key> keys_;
-  std::vector<Value> values_;
-  std::vector<uint8_t> used_;
+  std::vector<Slot> slots_;
   size_t size_ = 0;
   size_t mask_ = 0;
 };

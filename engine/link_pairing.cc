@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <type_traits>
 
 #include "base/source.h"
 
@@ -18,6 +19,11 @@ size_t LinkPairer::KeyHash::operator()(const Key& k) const {
     h *= 0xff51afd7ed558ccdull;
   }
   return static_cast<size_t>(h ^ (h >> 33));
+}
+
+size_t LinkPairer::WordHash::operator()(uint64_t k) const {
+  uint64_t h = k * 0x9e3779b97f4a7c15ull;
+  return static_cast<size_t>(h ^ (h >> 32));
 }
 
 LinkPairer::LinkPairer(const Trace& trace, const LinkRule& rule, uint32_t link_index)
@@ -56,47 +62,63 @@ bool LinkPairer::close_enough(uint32_t a, uint32_t b) const {
   return (ta > tb ? ta - tb : tb - ta) <= rule_.within_ns;
 }
 
-uint32_t LinkPairer::key_id(const Key& k) {
-  uint32_t& id = key_ids_[k];
-  if (id == 0) id = static_cast<uint32_t>(key_ids_.size());
+template <class K, class H>
+uint32_t LinkPairer::Tables<K, H>::key_id(const K& k) {
+  uint32_t& id = key_ids[k];
+  if (id == 0) id = static_cast<uint32_t>(key_ids.size());
   return id - 1;
 }
 
 void LinkPairer::on_event(const EventCtx& ctx, Pid pid, std::vector<Candidate>& out) {
+  if (rule_.join.size() <= 1)
+    pair(narrow_, ctx, pid, out);
+  else
+    pair(wide_, ctx, pid, out);
+}
+
+template <class K, class H>
+void LinkPairer::pair(Tables<K, H>& tables, const EventCtx& ctx, Pid pid,
+                      std::vector<Candidate>& out) {
+  auto key = [&](const Event& e, bool from_side) -> K {
+    if constexpr (std::is_same_v<K, uint64_t>)
+      return key_of(e, pid, from_side).v[0];
+    else
+      return key_of(e, pid, from_side);
+  };
   const Event& e = trace_.events[ctx.event];
   // The `to` role first, so an event of a link from a kind to itself never pairs with
   // itself.
   if (e.kind == rule_.to) {
-    Key k = key_of(e, pid, false);
+    K k = key(e, false);
     switch (rule_.pick) {
       case LinkRule::Pick::Next:
-        if (auto* waiting = pending_.find(k)) {
+        if (auto* waiting = tables.pending.find(k)) {
           for (const EventCtx& from : *waiting)
             if (close_enough(from.event, ctx.event)) out.push_back({from, ctx, index_});
           waiting->clear();
         }
         break;
       case LinkRule::Pick::Latest:
-        if (auto* from = latest_.find(k); from && close_enough(from->event, ctx.event))
+        if (auto* from = tables.latest.find(k); from && close_enough(from->event, ctx.event))
           out.push_back({*from, ctx, index_});
         break;
       case LinkRule::Pick::Overlap: {
         uint64_t off = rule_.to_offset_field >= 0 ? trace_.value(e, rule_.to_offset_field) : 0;
         uint64_t len = rule_.to_len_field >= 0 ? trace_.value(e, rule_.to_len_field) : 0;
-        range_to_.push_back({key_id(k), ctx, off, off + len});
+        range_to_.push_back({tables.key_id(k), ctx, off, off + len});
         break;
       }
     }
   }
   if (e.kind == rule_.from) {
-    Key k = key_of(e, pid, true);
+    K k = key(e, true);
     switch (rule_.pick) {
-      case LinkRule::Pick::Next: pending_[k].push_back(ctx); break;
-      case LinkRule::Pick::Latest: latest_[k] = ctx; break;
+      case LinkRule::Pick::Next: tables.pending[k].push_back(ctx); break;
+      case LinkRule::Pick::Latest: tables.latest[k] = ctx; break;
       case LinkRule::Pick::Overlap: {
         uint64_t off = rule_.offset_field >= 0 ? trace_.value(e, rule_.offset_field) : 0;
         uint64_t len = rule_.len_field >= 0 ? trace_.value(e, rule_.len_field) : 0;
-        range_from_.push_back({key_id(k), ctx, off, off + len});
+        range_from_.push_back({tables.key_id(k), ctx, off, off + len});
         break;
       }
     }
@@ -134,8 +156,9 @@ void LinkPairer::finish(std::vector<Candidate>& out) {
   if (rule_.pick != LinkRule::Pick::Overlap) return;
   // Byte ranges pair regardless of time order (clocks of two CPUs may disagree); the
   // ranges of one key's `from` side are a stream's writes, which do not overlap each other.
-  sort_by_key_offset(range_from_, key_ids_.size());
-  sort_by_key_offset(range_to_, key_ids_.size());
+  size_t keys = wide_.key_ids.size() + narrow_.key_ids.size();  // one of them is used
+  sort_by_key_offset(range_from_, keys);
+  sort_by_key_offset(range_to_, keys);
   size_t lo = 0;
   for (const RangeEnd& to : range_to_) {
     while (lo < range_from_.size() &&
@@ -155,7 +178,8 @@ void LinkPairer::finish(std::vector<Candidate>& out) {
   range_from_.shrink_to_fit();
   range_to_.clear();
   range_to_.shrink_to_fit();
-  key_ids_.clear();
+  wide_.key_ids.clear();
+  narrow_.key_ids.clear();
 }
 
 }  // namespace cw::engine

@@ -43,6 +43,19 @@ class LinkPairer {
   struct KeyHash {
     size_t operator()(const Key& k) const;
   };
+  struct WordHash {
+    size_t operator()(uint64_t k) const;
+  };
+  // The pairing tables of one key type. A single-field join (every stdlib link) keys them
+  // by the field's value itself: a probe hashes and compares one word, and a slot of a
+  // large table (one per task id) is a quarter of the size.
+  template <class K, class H>
+  struct Tables {
+    FlatMap<K, std::vector<EventCtx>, H> pending;  // pick next
+    FlatMap<K, EventCtx, H> latest;                // pick latest
+    FlatMap<K, uint32_t, H> key_ids;               // pick overlap: key -> id + 1
+    uint32_t key_id(const K& k);
+  };
   struct RangeEnd {
     uint32_t key;
     EventCtx ctx;
@@ -51,15 +64,15 @@ class LinkPairer {
 
   Key key_of(const Event& e, Pid pid, bool from_side) const;
   bool close_enough(uint32_t a, uint32_t b) const;
-  uint32_t key_id(const Key& k);
+  template <class K, class H>
+  void pair(Tables<K, H>& tables, const EventCtx& ctx, Pid pid, std::vector<Candidate>& out);
   static void sort_by_key_offset(std::vector<RangeEnd>& ranges, size_t keys);
 
   const Trace& trace_;
   const rules::LinkRule& rule_;
   uint32_t index_;
-  FlatMap<Key, std::vector<EventCtx>, KeyHash> pending_;  // pick next
-  FlatMap<Key, EventCtx, KeyHash> latest_;                // pick latest
-  FlatMap<Key, uint32_t, KeyHash> key_ids_;               // pick overlap: key -> id + 1
+  Tables<Key, KeyHash> wide_;
+  Tables<uint64_t, WordHash> narrow_;
   std::vector<RangeEnd> range_from_, range_to_;
 };
 
