@@ -358,13 +358,13 @@ LintFacts Checker::run() {
 void Checker::compute_visibility() {
   for (size_t p = 0; p < units_.size(); ++p) {
     std::set<size_t> seen{p};
-    std::vector<size_t> todo{p};
-    while (!todo.empty()) {
-      size_t q = todo.back();
-      todo.pop_back();
+    std::vector<size_t> pending{p};
+    while (!pending.empty()) {
+      size_t q = pending.back();
+      pending.pop_back();
       for (const auto& req : units_[q].info.requires_) {
         auto it = pack_index_.find(req);
-        if (it != pack_index_.end() && seen.insert(it->second).second) todo.push_back(it->second);
+        if (it != pack_index_.end() && seen.insert(it->second).second) pending.push_back(it->second);
       }
     }
     packs_[p].visible.push_back(p);

@@ -241,7 +241,7 @@ LoadResult load(const std::vector<SourcePtr>& sources, Diagnostics diags) {
   return result;
 }
 
-SourcePtr placeholder(const std::string& path) {
+SourcePtr path_only_source(const std::string& path) {
   return make_source(path, "");
 }
 
@@ -258,7 +258,7 @@ LoadResult load_packs(const std::vector<std::string>& paths) {
     std::error_code ec;
     auto status = fs::status(path, ec);
     if (ec || !fs::exists(status)) {
-      diags.error(placeholder(path), {}, 1, "no such file or folder");
+      diags.error(path_only_source(path), {}, 1, "no such file or folder");
       continue;
     }
     if (!fs::is_directory(status)) {
@@ -271,9 +271,9 @@ LoadResult load_packs(const std::vector<std::string>& paths) {
     for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
       if (it->is_regular_file(ec) && it->path().extension() == ".cw")
         in_folder.push_back(it->path().generic_string());
-    if (ec) diags.error(placeholder(path), {}, 1, "cannot list folder: " + ec.message());
+    if (ec) diags.error(path_only_source(path), {}, 1, "cannot list folder: " + ec.message());
     if (in_folder.empty() && !ec)
-      diags.error(placeholder(path), {}, 1, "no rule files (*.cw) in this folder");
+      diags.error(path_only_source(path), {}, 1, "no rule files (*.cw) in this folder");
     std::sort(in_folder.begin(), in_folder.end());
     found.insert(found.end(), in_folder.begin(), in_folder.end());
   }
@@ -287,7 +287,7 @@ LoadResult load_packs(const std::vector<std::string>& paths) {
     std::ostringstream text;
     if (in) text << in.rdbuf();
     if (!in || in.bad()) {
-      diags.error(placeholder(path), {}, 1, "cannot read this file");
+      diags.error(path_only_source(path), {}, 1, "cannot read this file");
       continue;
     }
     sources.push_back(make_source(path, text.str()));

@@ -15,13 +15,13 @@ const PackInfo* RuleSet::pack(const std::string& id) const {
 
 RuleSet select_packs(const RuleSet& rules, const std::vector<std::string>& pack_ids) {
   std::set<std::string> chosen;
-  std::vector<std::string> todo = pack_ids;
-  while (!todo.empty()) {
-    std::string id = todo.back();
-    todo.pop_back();
+  std::vector<std::string> pending = pack_ids;
+  while (!pending.empty()) {
+    std::string id = pending.back();
+    pending.pop_back();
     const PackInfo* info = rules.pack(id);
     if (!info || !chosen.insert(id).second) continue;
-    todo.insert(todo.end(), info->requires_.begin(), info->requires_.end());
+    pending.insert(pending.end(), info->requires_.begin(), info->requires_.end());
   }
   auto keep = [&](const std::string& pack) { return chosen.count(pack) > 0; };
 

@@ -623,7 +623,7 @@ class Reader {
       str_map_[file_id] = id;
     else
       lost_strings_.emplace(file_id, id);
-    ++placeholder_strings_;
+    ++substituted_strings_;
     strings_identity_ = false;
     return id;
   }
@@ -796,9 +796,9 @@ class Reader {
 
   void finish() {
     if (!seen_end_) note("no end chunk: the recording did not finish, or the file was cut short");
-    if (placeholder_strings_)
+    if (substituted_strings_)
       note(fmt::format("{} strings were lost with their chunks; they read as ?str#ID",
-                       placeholder_strings_));
+                       substituted_strings_));
     if (events_without_stack_)
       note(fmt::format("{} events refer to stacks that were lost; they have no stack",
                        events_without_stack_));
@@ -821,7 +821,7 @@ class Reader {
   std::vector<StackId> stack_map_;
   std::function<void(uint64_t)> done_before_;
   bool strings_identity_ = true, stacks_identity_ = true;
-  uint64_t placeholder_strings_ = 0, events_without_stack_ = 0;
+  uint64_t substituted_strings_ = 0, events_without_stack_ = 0;
 };
 
 // A read-only mapping of a whole file, unmapped on scope exit.
