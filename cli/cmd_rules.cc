@@ -35,21 +35,13 @@ void add_pack_args(CLI::App* cmd, PackArgs& args) {
 std::vector<std::string> packs_from(const rules::RuleSet& rules,
                                     const std::vector<std::string>& paths) {
   std::vector<std::string> roots;
-  for (const auto& p : paths) {
-    std::error_code ec;
-    auto c = fs::weakly_canonical(p, ec);
-    roots.push_back(ec ? p : c.string());
-  }
+  for (const auto& p : paths) roots.push_back(canonical_path(p));
   std::vector<std::string> ids;
   for (const auto& pack : rules.packs) {
     for (const auto& file : pack.files) {
-      std::error_code ec;
-      auto c = fs::weakly_canonical(file, ec);
-      const std::string f = ec ? file : c.string();
-      bool inside = std::any_of(roots.begin(), roots.end(), [&](const std::string& r) {
-        return f == r ||
-               (f.size() > r.size() && f.compare(0, r.size(), r) == 0 && f[r.size()] == '/');
-      });
+      const std::string f = canonical_path(file);
+      bool inside = std::any_of(roots.begin(), roots.end(),
+                                [&](const std::string& r) { return path_within(r, f); });
       if (inside) {
         ids.push_back(pack.id);
         break;

@@ -9,22 +9,17 @@ namespace fs = std::filesystem;
 
 namespace cw::cli {
 
-namespace {
-
-std::string canonical_or_self(const std::string& p) {
+std::string canonical_path(const std::string& path) {
   std::error_code ec;
-  auto c = fs::weakly_canonical(p, ec);
-  return ec ? p : c.string();
+  auto c = fs::weakly_canonical(path, ec);
+  return ec ? path : c.string();
 }
 
-// True when `inner` is `outer` or lies inside it.
-bool contains(const std::string& outer, const std::string& inner) {
+bool path_within(const std::string& outer, const std::string& inner) {
   if (inner == outer) return true;
   return inner.size() > outer.size() && inner.compare(0, outer.size(), outer) == 0 &&
          inner[outer.size()] == '/';
 }
-
-}  // namespace
 
 std::string stdlib_dir() {
   if (const char* env = std::getenv("CAUSEWAY_STDLIB"); env && *env) return env;
@@ -39,11 +34,11 @@ std::string stdlib_dir() {
 
 std::vector<std::string> pack_paths(const std::vector<std::string>& user_paths, bool no_stdlib) {
   std::vector<std::string> users;
-  for (const auto& p : user_paths) users.push_back(canonical_or_self(p));
+  for (const auto& p : user_paths) users.push_back(canonical_path(p));
 
   std::vector<std::string> out;
   if (!no_stdlib) {
-    const std::string root = canonical_or_self(stdlib_dir());
+    const std::string root = canonical_path(stdlib_dir());
     std::error_code ec;
     std::vector<std::string> packs;
     for (const auto& entry : fs::directory_iterator(root, ec))
@@ -52,7 +47,7 @@ std::vector<std::string> pack_paths(const std::vector<std::string>& user_paths, 
     std::sort(packs.begin(), packs.end());
     for (const auto& pack : packs) {
       bool covered = std::any_of(users.begin(), users.end(), [&](const std::string& u) {
-        return contains(u, pack) || contains(pack, u);
+        return path_within(u, pack) || path_within(pack, u);
       });
       if (!covered) out.push_back(pack);
     }

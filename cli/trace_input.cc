@@ -7,14 +7,16 @@
 
 #include "base/source.h"
 #include "cli/exit_codes.h"
+#include "tracer/text_format.h"
 
 namespace cw::cli {
 
 bool is_text_trace_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  char buf[14] = {};
-  in.read(buf, sizeof buf);
-  return std::string_view(buf, static_cast<size_t>(in.gcount())) == "causeway-trace";
+  std::string start(kTextTraceHeader.size(), '\0');
+  in.read(start.data(), static_cast<std::streamsize>(start.size()));
+  start.resize(static_cast<size_t>(in.gcount()));
+  return start == kTextTraceHeader;
 }
 
 int read_trace_input(const std::string& path, Trace& trace, ReadReport& report) {

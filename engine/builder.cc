@@ -695,7 +695,11 @@ BuildResult build_graph(const Trace& trace, const rules::RuleSet& rules,
 
 namespace {
 
-uint16_t split_kind(const Graph& g);
+uint16_t split_kind(const Graph& g) {
+  for (uint32_t k = 0; k < g.kinds.size(); ++k)
+    if (g.kinds[k] == kSplitKind) return static_cast<uint16_t>(k);
+  return 0xffffu;
+}
 
 // Both over-connection counts (BuildStats) in one sequential walk of the CSR: per vertex,
 // the distinct other processes met through counted edges are stamped per segment and per
@@ -787,12 +791,6 @@ std::pair<uint64_t, uint64_t> count_both_over_connections(const Graph& g) {
   }
   if (request_distinct > 1) request_total += request_distinct - 1;
   return {request_total, segment_total};
-}
-
-uint16_t split_kind(const Graph& g) {
-  for (uint32_t k = 0; k < g.kinds.size(); ++k)
-    if (g.kinds[k] == kSplitKind) return static_cast<uint16_t>(k);
-  return 0xffffu;
 }
 
 }  // namespace

@@ -889,7 +889,7 @@ ReadReport read_trace(const std::string& path, Trace& out) {
 ReadReport load_trace(const std::string& path, Trace& out) {
   MappedFile file(path);
   std::string_view bytes = file.bytes();
-  if (bytes.substr(0, 14) != "causeway-trace")
+  if (!bytes.starts_with(kTextTraceHeader))
     return Reader(bytes, out, path, [&file](uint64_t pos) { file.release_before(pos); }).read();
   out = parse_text_trace(make_source(path, std::string(bytes)));
   ReadReport report;

@@ -13,8 +13,6 @@ namespace cw {
 
 namespace {
 
-constexpr std::string_view kHeader = "causeway-trace";
-
 // A whitespace-separated word of one line; `byte` is its offset in the whole source.
 struct Token {
   std::string_view text;
@@ -269,7 +267,7 @@ class TextParser {
     std::vector<Token> tokens = tokenize(pos, end);
     if (tokens.empty()) return;
     const Token& first = tokens[0];
-    if (first.text == kHeader) return parse_header(tokens);
+    if (first.text == kTextTraceHeader) return parse_header(tokens);
     if (!seen_header_) fail(first, "missing header: a trace starts with 'causeway-trace 1'");
     if (is_digit(first.text[0])) return parse_event(tokens);
     if (first.text == "process") return parse_process(tokens);
@@ -583,7 +581,7 @@ Trace parse_text_trace(const SourcePtr& source, size_t begin, size_t end) {
 }
 
 std::string write_text_trace(const Trace& trace) {
-  std::string out = fmt::format("{} {}\n", kHeader, Trace::kFormatMajor);
+  std::string out = fmt::format("{} {}\n", kTextTraceHeader, Trace::kFormatMajor);
   auto str = [&](StrId id) { return trace.strings.get(id); };
   for (const auto& p : trace.processes) {
     out += fmt::format("process {}", p.pid);

@@ -3,11 +3,15 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 #include "base/source.h"
 #include "tracer/trace.h"
 
 namespace cw {
+
+// The first word of every text trace; readers tell the two forms apart by it.
+inline constexpr std::string_view kTextTraceHeader = "causeway-trace";
 
 // Parses text[begin, end) of `source` (the whole text by default; pack tests embed a
 // trace in a .cw file, so positions are reported against the whole source). Throws
