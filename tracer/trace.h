@@ -51,6 +51,20 @@ struct ThreadInfo {
   bool kernel = false;  // a kernel worker thread (kthread)
 };
 
+// An executable mapping of a process, so its stacks can be symbolised after it has
+// exited: [start, end) maps file `path` from file offset `pgoff`; `build_id` (hex) finds
+// the same file, or its debug info, later. Valid from `ts` until the process execs,
+// exits or maps something else over it.
+struct MapRecord {
+  Pid pid = 0;
+  uint64_t ts = 0;
+  uint64_t start = 0;
+  uint64_t end = 0;
+  uint64_t pgoff = 0;
+  StrId path = 0;
+  StrId build_id = 0;  // 0 when unknown
+};
+
 // Events the recorder could not keep (ring buffer full), per CPU.
 struct LostRecord {
   uint16_t cpu = 0;
@@ -85,6 +99,7 @@ struct Trace {
   std::vector<Event> events;  // sorted by ts (stable)
   std::vector<uint64_t> values;
   std::vector<LostRecord> lost;
+  std::vector<MapRecord> maps;  // by pid, then ts
 
   // Appends an event; its field values are zero until set through value_ref.
   Event& add_event(uint64_t ts, Tid tid, KindId kind, uint16_t cpu = 0, StackId stack = 0);

@@ -1,0 +1,236 @@
+/* The records the eBPF programs write to the ring buffer and the recorder reads.
+ *
+ * Shared by kernel/causeway.bpf.c (C, compiled with clang -target bpf) and user space
+ * (C++), so it uses fixed-width types only and no padding the two compilers could lay
+ * out differently. Every record starts with cw_rec_header; `size` is the whole record
+ * in bytes, so a reader can skip types it does not know. Thread ids are the kernel's
+ * pid (a thread) and tgid (a process). Timestamps are bpf_ktime_get_ns(), i.e.
+ * CLOCK_MONOTONIC, the clock user-space markers use too.
+ *
+ * The kernel side knows *mechanisms* (this fd is a unix socket; these bytes moved at
+ * this stream offset); which syscalls matter for causality is said by rule packs.
+ */
+#ifndef CW_KERNEL_RECORDS_H
+#define CW_KERNEL_RECORDS_H
+
+#ifdef __BPF__
+/* vmlinux.h provides __u8 .. __u64 */
+#else
+#include <linux/types.h>
+#endif
+
+#define CW_COMM_LEN 16
+#define CW_PATH_LEN 256
+#define CW_MAX_STACK 64   /* user frames kept per stack record */
+#define CW_MAX_READY 16   /* ready descriptors reported per epoll/poll return */
+#define CW_MAX_SYSCALLS 512 /* syscall numbers the class table covers */
+
+enum cw_rec_type {
+  CW_REC_SWITCH = 1,     /* cw_rec_switch */
+  CW_REC_WAKING = 2,     /* cw_rec_wake: current thread made target runnable */
+  CW_REC_WAKEUP_NEW = 3, /* cw_rec_wake: a new task became runnable */
+  CW_REC_FORK = 4,       /* cw_rec_fork */
+  CW_REC_EXEC = 5,       /* cw_rec_exec */
+  CW_REC_EXIT = 6,       /* cw_rec_exit */
+  CW_REC_COMM = 7,       /* cw_rec_comm: the thread was renamed */
+  CW_REC_SYS_ENTER = 8,  /* cw_rec_sys_enter */
+  CW_REC_SYS_EXIT = 9,   /* cw_rec_sys_exit */
+  CW_REC_XFER = 10,      /* cw_rec_xfer: bytes moved on a stream */
+  CW_REC_READY = 11,     /* cw_rec_ready: descriptors an epoll/poll call returned */
+  CW_REC_TIMER = 12,     /* cw_rec_timer: arm, fire or cancel */
+  CW_REC_IRQ = 13,       /* cw_rec_irq: hard or soft interrupt entry or exit */
+  CW_REC_SIGNAL = 14,    /* cw_rec_signal: generate or deliver */
+  CW_REC_STACK = 15,     /* cw_rec_stack: user stack of the thread's open syscall */
+};
+
+/* Syscall classes: how the kernel side decodes a syscall's arguments. User space fills
+ * the class table (map `syscall_class`, indexed by syscall number) from
+ * kernel/syscalls.cc; number 0 in the table means "not recorded". */
+enum cw_sys_class {
+  CW_SYS_NONE = 0,
+  CW_SYS_PLAIN = 1,      /* recorded with its raw arguments only */
+  CW_SYS_READ = 2,       /* fd, buffer, count: a receive when the fd is a stream */
+  CW_SYS_WRITE = 3,      /* fd, buffer, count: a send when the fd is a stream */
+  CW_SYS_READV = 4,      /* fd, iovec, iovcnt: receive */
+  CW_SYS_WRITEV = 5,     /* fd, iovec, iovcnt: send */
+  CW_SYS_RECVMSG = 6,    /* fd, msghdr: receive */
+  CW_SYS_SENDMSG = 7,    /* fd, msghdr: send */
+  CW_SYS_FUTEX = 8,      /* uaddr, op, val, timeout */
+  CW_SYS_EPOLL_WAIT = 9, /* epfd, events, maxevents, timeout ms (pwait2: timespec) */
+  CW_SYS_POLL = 10,      /* pollfd array, nfds, timeout ms */
+  CW_SYS_PPOLL = 11,     /* pollfd array, nfds, timespec */
+  CW_SYS_SELECT = 12,    /* nfds, sets, timeval (select) or timespec (pselect6) */
+  CW_SYS_NANOSLEEP = 13, /* timespec */
+  CW_SYS_CLOCK_NANOSLEEP = 14, /* clock, flags, timespec */
+  CW_SYS_TIMERFD_SETTIME = 15, /* fd, flags, itimerspec */
+  CW_SYS_WAIT = 16,      /* wait4 (pid) / waitid (idtype, id) */
+  CW_SYS_FD = 17,        /* first argument is an fd: resource = its object (flock, fcntl, connect, accept) */
+  CW_SYS_KILL = 18,      /* kill(pid, sig), tkill(tid, sig), tgkill(tgid, tid, sig) */
+  CW_SYS_PSELECT = 19,   /* pselect6: timespec timeout */
+  CW_SYS_EPOLL_PWAIT2 = 20,
+};
+
+/* What kind of kernel object an fd refers to (cw_rec_xfer.obj_kind, cw_rec_sys_enter). */
+enum cw_obj_kind {
+  CW_OBJ_NONE = 0,
+  CW_OBJ_UNIX = 1,    /* unix socket; object = the receiving socket's struct sock */
+  CW_OBJ_TCP = 2,     /* TCP; object = hash of the directed 4-tuple, offset = sequence */
+  CW_OBJ_PIPE = 3,    /* pipe or FIFO; object = struct pipe_inode_info */
+  CW_OBJ_EVENTFD = 4, /* eventfd; object = eventfd_ctx, offset/len in counter units */
+  CW_OBJ_TIMERFD = 5, /* timerfd; object = timerfd_ctx */
+  CW_OBJ_OTHER_SOCK = 6,
+  CW_OBJ_FILE = 7,    /* anything else; object = inode number */
+};
+
+struct cw_rec_header {
+  __u32 type; /* enum cw_rec_type */
+  __u32 size; /* bytes in the whole record, header included */
+  __u64 ts;   /* CLOCK_MONOTONIC ns */
+  __u32 pid;  /* tgid of the current task */
+  __u32 tid;  /* pid of the current task */
+  __u32 cpu;
+  __u32 flags; /* per-type bits, below */
+};
+
+/* CW_REC_SWITCH: the header's task is `prev`. */
+struct cw_rec_switch {
+  struct cw_rec_header h;
+  __u32 next_pid, next_tid;
+  __u8 prev_state;  /* 'R' preempted or runnable, 'S', 'D', 'T', 't', 'X', 'Z', 'P', 'I' */
+  __u8 prev_kernel; /* prev is a kernel thread */
+  __u8 next_kernel;
+  __u8 pad[5];
+};
+
+/* CW_REC_WAKING / CW_REC_WAKEUP_NEW: the header's task woke `target`. */
+struct cw_rec_wake {
+  struct cw_rec_header h;
+  __u32 target_pid, target_tid;
+  __u32 in_irq; /* 1 when called from hard or soft interrupt context */
+  __u32 pad;
+};
+
+/* CW_REC_FORK: the header's task created child_tid (in process child_pid). */
+struct cw_rec_fork {
+  struct cw_rec_header h;
+  __u32 child_pid, child_tid;
+  __u32 is_thread; /* child shares the parent's address space (CLONE_THREAD) */
+  __u32 child_kernel;
+  char child_comm[CW_COMM_LEN];
+};
+
+/* CW_REC_EXEC: the header's process replaced its image. */
+struct cw_rec_exec {
+  struct cw_rec_header h;
+  char comm[CW_COMM_LEN]; /* name after exec */
+  char path[CW_PATH_LEN]; /* NUL-terminated, truncated */
+};
+
+/* CW_REC_EXIT: the header's thread ended. */
+struct cw_rec_exit {
+  struct cw_rec_header h;
+  __s32 code; /* exit status as wait4 reports it */
+  __u32 pad;
+};
+
+/* CW_REC_COMM: the header's thread was renamed to `comm`. */
+struct cw_rec_comm {
+  struct cw_rec_header h;
+  char comm[CW_COMM_LEN];
+};
+
+/* CW_REC_SYS_ENTER. `seq` numbers the thread's syscalls so an exit, a transfer or a
+ * stack can be tied to its entry. */
+struct cw_rec_sys_enter {
+  struct cw_rec_header h;
+  __u64 seq;
+  __u32 nr;
+  __u32 sys_class; /* enum cw_sys_class */
+  __u64 args[6];   /* raw arguments */
+  __s32 fd;        /* the fd argument, -1 when none */
+  __u32 obj_kind;  /* enum cw_obj_kind of fd, 0 when none */
+  __u64 resource;  /* futex address, object identity of fd, target pid, ... */
+  __u64 value;     /* futex val, signal number, ... */
+  __u64 count;     /* byte count, nfds, maxevents */
+  __s64 timeout_ns; /* -1 for none; relative unless flags & CW_ENTER_ABS_TIMEOUT */
+  __u32 op;        /* futex op without FUTEX_PRIVATE_FLAG/CLOCK_REALTIME; fcntl cmd; flock op */
+  __u32 pad;
+};
+#define CW_ENTER_ABS_TIMEOUT 1u
+
+/* CW_REC_SYS_EXIT */
+struct cw_rec_sys_exit {
+  struct cw_rec_header h;
+  __u64 seq;
+  __u32 nr;
+  __u32 pad;
+  __s64 ret;
+};
+
+/* CW_REC_XFER: written at the syscall's exit, when the byte count is known. Both ends
+ * of one stream give the same `object`; `offset` counts bytes (eventfd: counter units)
+ * since recording began, or is the TCP sequence number. */
+struct cw_rec_xfer {
+  struct cw_rec_header h;
+  __u64 seq;      /* the syscall it belongs to */
+  __u64 object;
+  __u64 offset;
+  __u64 len;
+  __s32 fd;
+  __s32 peer_pid; /* process at the other end, -1 when unknown */
+  __u32 obj_kind; /* enum cw_obj_kind */
+  __u32 is_send;  /* 1 send, 0 receive */
+};
+
+/* CW_REC_READY: up to CW_MAX_READY descriptors an epoll_wait/poll/ppoll returned. For
+ * epoll, `fds` holds the low 32 bits of epoll_event.data (an fd by convention). */
+struct cw_rec_ready {
+  struct cw_rec_header h;
+  __u64 seq;
+  __u32 n;
+  __u32 pad;
+  __s32 fds[CW_MAX_READY];
+  __u32 events[CW_MAX_READY];
+};
+
+/* CW_REC_TIMER */
+enum cw_timer_op { CW_TIMER_ARM = 1, CW_TIMER_FIRE = 2, CW_TIMER_CANCEL = 3 };
+struct cw_rec_timer {
+  struct cw_rec_header h;
+  __u64 timer;       /* timerfd_ctx address */
+  __u64 expires_ns;  /* absolute, CLOCK_MONOTONIC (arm only) */
+  __u64 interval_ns; /* period (arm only) */
+  __u32 op;          /* enum cw_timer_op */
+  __u32 pad;
+};
+
+/* CW_REC_IRQ */
+enum cw_irq_op { CW_HARDIRQ_ENTER = 1, CW_HARDIRQ_EXIT = 2, CW_SOFTIRQ_ENTER = 3, CW_SOFTIRQ_EXIT = 4 };
+struct cw_rec_irq {
+  struct cw_rec_header h;
+  __u32 op;   /* enum cw_irq_op */
+  __s32 irq;  /* irq number or softirq vector */
+  char name[CW_COMM_LEN]; /* handler name (hard irq entry only) */
+};
+
+/* CW_REC_SIGNAL */
+enum cw_signal_op { CW_SIGNAL_GENERATE = 1, CW_SIGNAL_DELIVER = 2 };
+struct cw_rec_signal {
+  struct cw_rec_header h;
+  __u32 op; /* enum cw_signal_op */
+  __s32 sig;
+  __u32 target_pid, target_tid; /* generate only */
+};
+
+/* CW_REC_STACK: the user stack of the header's thread, taken when its syscall `seq`
+ * blocked (or at entry with --stacks all). Frames are innermost first; `n` of them
+ * follow the fixed part, so the record's size is variable. */
+struct cw_rec_stack {
+  struct cw_rec_header h;
+  __u64 seq;
+  __u32 n;
+  __u32 pad;
+  __u64 ips[CW_MAX_STACK];
+};
+
+#endif /* CW_KERNEL_RECORDS_H */
