@@ -28,5 +28,8 @@ std::string_view syscall_name(uint32_t nr);
 std::string_view futex_op_name(uint32_t op);  // op already masked of PRIVATE/CLOCK_REALTIME
 std::string_view fcntl_cmd_name(uint32_t cmd);
 std::string_view flock_op_name(uint32_t op);  // LOCK_NB is stripped
+// The name of syscall `nr`'s recorded `op` (cw_rec_sys_enter.op), by whichever of the
+// tables above applies to that syscall; "" when it has no named operation.
+std::string_view syscall_op_name(uint32_t nr, uint32_t op);
 
 }  // namespace cw::kernel
