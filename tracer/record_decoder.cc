@@ -1,0 +1,362 @@
+#include "tracer/record_decoder.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+#include "kernel/records.h"
+
+namespace cw {
+
+namespace {
+
+// Softirq vector names as the kernel's softirq_to_name table spells them.
+constexpr std::string_view kSoftirqNames[] = {"HI",       "TIMER",   "NET_TX", "NET_RX",  "BLOCK",
+                                              "IRQ_POLL", "TASKLET", "SCHED",  "HRTIMER", "RCU"};
+
+std::string_view bounded(const char* s, size_t cap) {
+  return {s, strnlen(s, cap)};
+}
+
+std::string_view basename_of(std::string_view path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+template <typename T>
+const T* as(const void* record, size_t size) {
+  return size >= sizeof(T) ? static_cast<const T*>(record) : nullptr;
+}
+
+// Field positions of the builtin kinds, looked up once by name.
+struct Fields {
+  const Schema& s;
+  KindId kind(std::string_view k) const {
+    KindId id = s.find(k);
+    if (id == kNoKind) throw std::logic_error(fmt::format("schema has no kind {}", k));
+    return id;
+  }
+  int field(KindId k, std::string_view f) const {
+    int i = s.field_index(k, f);
+    if (i < 0) throw std::logic_error(fmt::format("schema kind has no field {}", f));
+    return i;
+  }
+};
+
+}  // namespace
+
+RecordDecoder::RecordDecoder(Trace& trace, SyscallNaming naming)
+    : trace_(trace), naming_(std::move(naming)) {}
+
+void RecordDecoder::add_process(Pid pid, Pid ppid, std::string_view comm, std::string_view exe) {
+  trace_.processes.push_back({pid, ppid, trace_.strings.intern(comm), trace_.strings.intern(exe)});
+}
+
+void RecordDecoder::add_thread(Tid tid, Pid pid, std::string_view comm, bool kernel) {
+  trace_.threads.push_back({tid, pid, trace_.strings.intern(comm), kernel});
+  known_threads_[tid] = pid;
+}
+
+void RecordDecoder::note_thread(Tid tid, Pid pid) {
+  if (tid == 0 || known_threads_.count(tid)) return;
+  // A thread first met in an event: it existed before the /proc snapshot ended, or its
+  // creation was not recorded (a filtered parent). Its name comes later, if at all.
+  known_threads_[tid] = pid;
+  trace_.threads.push_back({tid, pid, 0, false});
+}
+
+RecordDecoder::Held& RecordDecoder::hold(uint64_t ts, Tid tid, KindId kind, uint32_t cpu) {
+  Held& h = held_.emplace_back();
+  h.ts = ts;
+  h.order = order_++;
+  h.tid = tid;
+  h.kind = kind;
+  h.cpu = static_cast<uint16_t>(cpu);
+  h.stack = 0;
+  h.seq = 0;
+  h.nvalues = static_cast<uint8_t>(trace_.schema.kind(kind).fields.size());
+  std::fill(std::begin(h.values), std::end(h.values), 0);
+  newest_ts_ = std::max(newest_ts_, ts);
+  ++stats_.events;
+  return h;
+}
+
+void RecordDecoder::set(Held& h, int field, uint64_t v) {
+  h.values[field] = v;
+}
+
+void RecordDecoder::set_str(Held& h, int field, std::string_view s) {
+  h.values[field] = trace_.strings.intern(s);
+}
+
+StackId RecordDecoder::intern_stack(Pid pid, const uint64_t* ips, uint32_t n) {
+  std::string key(reinterpret_cast<const char*>(&pid), sizeof pid);
+  key.append(reinterpret_cast<const char*>(ips), n * sizeof(uint64_t));
+  auto [it, fresh] = stack_ids_.try_emplace(std::move(key), 0);
+  if (fresh) it->second = trace_.add_stack(Stack{{ips, ips + n}, {}});
+  return it->second;
+}
+
+void RecordDecoder::add_marker(uint64_t ts, Tid tid, Pid pid, std::string_view text) {
+  static const KindId marker = trace_.schema.find("marker");
+  note_thread(tid, pid);
+  Held& h = hold(ts, tid, marker, 0);
+  set_str(h, 0, text);
+}
+
+void RecordDecoder::decode(const void* record, size_t size) {
+  static const Fields F{Schema::builtin()};
+  static const KindId k_switch_out = F.kind("switch_out"), k_switch_in = F.kind("switch_in"),
+                      k_wakeup = F.kind("wakeup"), k_wakeup_new = F.kind("wakeup_new"),
+                      k_fork = F.kind("fork"), k_thread_start = F.kind("thread_start"),
+                      k_exec = F.kind("exec"), k_exit = F.kind("exit"), k_comm = F.kind("comm"),
+                      k_sys_enter = F.kind("syscall_enter"), k_sys_exit = F.kind("syscall_exit"),
+                      k_send = F.kind("send"), k_recv = F.kind("recv"), k_ready = F.kind("ready"),
+                      k_timer_arm = F.kind("timer_arm"), k_timer_fire = F.kind("timer_fire"),
+                      k_timer_cancel = F.kind("timer_cancel"), k_irq_enter = F.kind("irq_enter"),
+                      k_irq_exit = F.kind("irq_exit"), k_softirq_enter = F.kind("softirq_enter"),
+                      k_softirq_exit = F.kind("softirq_exit"),
+                      k_signal_send = F.kind("signal_send"),
+                      k_signal_deliver = F.kind("signal_deliver");
+
+  ++stats_.records;
+  const auto* hdr = as<cw_rec_header>(record, size);
+  if (!hdr || hdr->size > size) {
+    ++stats_.malformed;
+    return;
+  }
+  const uint64_t ts = hdr->ts;
+  const Tid tid = hdr->tid;
+  const uint32_t cpu = hdr->cpu;
+  note_thread(tid, hdr->pid);
+  auto bad = [&] { ++stats_.malformed; };
+
+  switch (hdr->type) {
+    case CW_REC_SWITCH: {
+      const auto* r = as<cw_rec_switch>(record, size);
+      if (!r) return bad();
+      if (tid != 0) {
+        char state[2] = {static_cast<char>(r->prev_state ? r->prev_state : '?'), 0};
+        set_str(hold(ts, tid, k_switch_out, cpu), 0, state);
+      }
+      if (r->next_tid != 0) {
+        note_thread(r->next_tid, r->next_pid);
+        hold(ts, r->next_tid, k_switch_in, cpu);
+      }
+      return;
+    }
+    case CW_REC_WAKING:
+    case CW_REC_WAKEUP_NEW: {
+      const auto* r = as<cw_rec_wake>(record, size);
+      if (!r) return bad();
+      if (tid == 0) return;  // woken from the idle task: no thread did it
+      note_thread(r->target_tid, r->target_pid);
+      Held& h = hold(ts, tid, hdr->type == CW_REC_WAKING ? k_wakeup : k_wakeup_new, cpu);
+      set(h, 0, r->target_tid);
+      return;
+    }
+    case CW_REC_FORK: {
+      const auto* r = as<cw_rec_fork>(record, size);
+      if (!r) return bad();
+      std::string_view comm = bounded(r->child_comm, CW_COMM_LEN);
+      if (!r->is_thread) {
+        const ProcessInfo* parent = trace_.process(hdr->pid);
+        trace_.processes.push_back(
+            {r->child_pid, hdr->pid, trace_.strings.intern(comm), parent ? parent->exe : 0});
+        trace_.rebuild_indexes();
+      }
+      trace_.threads.push_back(
+          {r->child_tid, r->child_pid, trace_.strings.intern(comm), r->child_kernel != 0});
+      trace_.rebuild_indexes();
+      known_threads_[r->child_tid] = r->child_pid;
+      Held& h = hold(ts, tid, k_fork, cpu);
+      set(h, 0, r->child_tid);
+      set(h, 1, r->child_pid);
+      set(h, 2, r->is_thread ? 1 : 0);
+      Held& start = hold(ts, r->child_tid, k_thread_start, cpu);
+      set(start, 0, tid);
+      return;
+    }
+    case CW_REC_EXEC: {
+      const auto* r = as<cw_rec_exec>(record, size);
+      if (!r) return bad();
+      std::string_view path = bounded(r->path, CW_PATH_LEN);
+      std::string_view comm = bounded(r->comm, CW_COMM_LEN);
+      if (comm.empty()) comm = basename_of(path);
+      const ProcessInfo* old = trace_.process(hdr->pid);
+      // Tables are append-only (a writer may have written the old entry); the last
+      // entry of an id wins when the trace is read.
+      trace_.processes.push_back({hdr->pid, old ? old->ppid : 0, trace_.strings.intern(comm),
+                                  trace_.strings.intern(path)});
+      trace_.threads.push_back({tid, hdr->pid, trace_.strings.intern(comm), false});
+      trace_.rebuild_indexes();
+      set_str(hold(ts, tid, k_exec, cpu), 0, path);
+      return;
+    }
+    case CW_REC_EXIT: {
+      const auto* r = as<cw_rec_exit>(record, size);
+      if (!r) return bad();
+      set(hold(ts, tid, k_exit, cpu), 0, static_cast<uint64_t>(static_cast<int64_t>(r->code)));
+      return;
+    }
+    case CW_REC_COMM: {
+      const auto* r = as<cw_rec_comm>(record, size);
+      if (!r) return bad();
+      std::string_view comm = bounded(r->comm, CW_COMM_LEN);
+      const ThreadInfo* t = trace_.thread(tid);
+      trace_.threads.push_back({tid, hdr->pid, trace_.strings.intern(comm), t && t->kernel});
+      trace_.rebuild_indexes();
+      set_str(hold(ts, tid, k_comm, cpu), 0, comm);
+      return;
+    }
+    case CW_REC_SYS_ENTER: {
+      const auto* r = as<cw_rec_sys_enter>(record, size);
+      if (!r) return bad();
+      std::string_view name = naming_.name(r->nr);
+      std::string fallback;
+      if (name.empty()) name = fallback = fmt::format("syscall_{}", r->nr);
+      Held& h = hold(ts, tid, k_sys_enter, cpu);
+      set_str(h, 0, name);
+      set(h, 1, static_cast<uint64_t>(static_cast<int64_t>(r->fd)));
+      set(h, 2, r->resource);
+      set_str(h, 3, naming_.op_name(r->nr, r->op));
+      set(h, 4, r->value);
+      set(h, 5, r->count);
+      set(h, 6, static_cast<uint64_t>(r->timeout_ns));
+      h.seq = r->seq;
+      open_syscall_[(static_cast<uint64_t>(tid) << 32) ^ r->seq] = held_.size() - 1;
+      return;
+    }
+    case CW_REC_SYS_EXIT: {
+      const auto* r = as<cw_rec_sys_exit>(record, size);
+      if (!r) return bad();
+      std::string_view name = naming_.name(r->nr);
+      std::string fallback;
+      if (name.empty()) name = fallback = fmt::format("syscall_{}", r->nr);
+      Held& h = hold(ts, tid, k_sys_exit, cpu);
+      set_str(h, 0, name);
+      set(h, 1, static_cast<uint64_t>(r->ret));
+      return;
+    }
+    case CW_REC_XFER: {
+      const auto* r = as<cw_rec_xfer>(record, size);
+      if (!r) return bad();
+      Held& h = hold(ts, tid, r->is_send ? k_send : k_recv, cpu);
+      set(h, 0, r->object);
+      set(h, 1, r->offset);
+      set(h, 2, r->len);
+      set(h, 3, static_cast<uint64_t>(static_cast<int64_t>(r->peer_pid)));
+      set(h, 4, static_cast<uint64_t>(static_cast<int64_t>(r->fd)));
+      return;
+    }
+    case CW_REC_READY: {
+      const auto* r = as<cw_rec_ready>(record, size);
+      if (!r) return bad();
+      for (uint32_t i = 0; i < std::min<uint32_t>(r->n, CW_MAX_READY); ++i) {
+        Held& h = hold(ts, tid, k_ready, cpu);
+        set(h, 0, static_cast<uint64_t>(static_cast<int64_t>(r->fds[i])));
+        set(h, 2, r->events[i]);
+      }
+      return;
+    }
+    case CW_REC_TIMER: {
+      const auto* r = as<cw_rec_timer>(record, size);
+      if (!r) return bad();
+      KindId k = r->op == CW_TIMER_ARM      ? k_timer_arm
+                 : r->op == CW_TIMER_FIRE   ? k_timer_fire
+                 : r->op == CW_TIMER_CANCEL ? k_timer_cancel
+                                            : kNoKind;
+      if (k == kNoKind) return bad();
+      Held& h = hold(ts, tid, k, cpu);
+      set(h, 0, r->timer);
+      if (k == k_timer_arm) {
+        set(h, 1, r->expires_ns);
+        set(h, 2, r->interval_ns);
+      }
+      return;
+    }
+    case CW_REC_IRQ: {
+      const auto* r = as<cw_rec_irq>(record, size);
+      if (!r) return bad();
+      auto irq = static_cast<uint64_t>(static_cast<int64_t>(r->irq));
+      switch (r->op) {
+        case CW_HARDIRQ_ENTER: {
+          Held& h = hold(ts, tid, k_irq_enter, cpu);
+          set(h, 0, irq);
+          set_str(h, 1, bounded(r->name, CW_COMM_LEN));
+          return;
+        }
+        case CW_HARDIRQ_EXIT: set(hold(ts, tid, k_irq_exit, cpu), 0, irq); return;
+        case CW_SOFTIRQ_ENTER: {
+          Held& h = hold(ts, tid, k_softirq_enter, cpu);
+          set(h, 0, irq);
+          if (r->irq >= 0 && static_cast<size_t>(r->irq) < std::size(kSoftirqNames))
+            set_str(h, 1, kSoftirqNames[r->irq]);
+          return;
+        }
+        case CW_SOFTIRQ_EXIT: set(hold(ts, tid, k_softirq_exit, cpu), 0, irq); return;
+      }
+      return bad();
+    }
+    case CW_REC_SIGNAL: {
+      const auto* r = as<cw_rec_signal>(record, size);
+      if (!r) return bad();
+      auto sig = static_cast<uint64_t>(static_cast<int64_t>(r->sig));
+      if (r->op == CW_SIGNAL_GENERATE) {
+        note_thread(r->target_tid, r->target_pid);
+        Held& h = hold(ts, tid, k_signal_send, cpu);
+        set(h, 0, r->target_tid);
+        set(h, 1, sig);
+      } else if (r->op == CW_SIGNAL_DELIVER) {
+        set(hold(ts, tid, k_signal_deliver, cpu), 0, sig);
+      } else {
+        bad();
+      }
+      return;
+    }
+    case CW_REC_STACK: {
+      constexpr size_t fixed = offsetof(cw_rec_stack, ips);
+      if (size < fixed) return bad();
+      const auto* r = static_cast<const cw_rec_stack*>(record);
+      uint32_t n = std::min<uint32_t>(r->n, CW_MAX_STACK);
+      if (fixed + n * sizeof(uint64_t) > size) return bad();
+      auto it = open_syscall_.find((static_cast<uint64_t>(tid) << 32) ^ r->seq);
+      if (it == open_syscall_.end()) {
+        ++stats_.stacks_late;
+        return;
+      }
+      uint64_t ips[CW_MAX_STACK];
+      std::memcpy(ips, r->ips, n * sizeof(uint64_t));
+      held_[it->second].stack = intern_stack(hdr->pid, ips, n);
+      ++stats_.stacks_attached;
+      return;
+    }
+    default: return bad();
+  }
+}
+
+size_t RecordDecoder::release(uint64_t horizon) {
+  auto ready_end =
+      std::partition(held_.begin(), held_.end(), [&](const Held& h) { return h.ts <= horizon; });
+  std::sort(held_.begin(), ready_end, [](const Held& a, const Held& b) {
+    return a.ts != b.ts ? a.ts < b.ts : a.order < b.order;
+  });
+  size_t n = static_cast<size_t>(ready_end - held_.begin());
+  for (auto it = held_.begin(); it != ready_end; ++it) {
+    Event& e = trace_.add_event(it->ts, it->tid, it->kind, it->cpu, it->stack);
+    for (uint8_t f = 0; f < it->nvalues; ++f) trace_.value_ref(e, f) = it->values[f];
+  }
+  held_.erase(held_.begin(), ready_end);
+  // partition() moved what is still held (it is sorted when released): re-index the
+  // syscall entries that may still receive their stack.
+  static const KindId k_sys_enter = Schema::builtin().find("syscall_enter");
+  open_syscall_.clear();
+  for (size_t i = 0; i < held_.size(); ++i)
+    if (held_[i].kind == k_sys_enter)
+      open_syscall_[(static_cast<uint64_t>(held_[i].tid) << 32) ^ held_[i].seq] = i;
+  return n;
+}
+
+}  // namespace cw

@@ -1,0 +1,87 @@
+// Turns the eBPF recorder's records (kernel/records.h) into trace events (docs/events.md).
+//
+// Records arrive from one ring buffer shared by all CPUs, so they are nearly but not
+// exactly in time order; the decoder holds events back until a horizon has passed, then
+// hands them over sorted. A thread's user stack arrives after its syscall entry (it is
+// taken when the call blocks) and is attached to that entry while it is still held.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "tracer/trace.h"
+
+namespace cw {
+
+// How syscall numbers and operation codes are named (kernel/syscalls.h on this machine);
+// a parameter so the decoder can be tested without the kernel library.
+struct SyscallNaming {
+  std::function<std::string_view(uint32_t nr)> name;
+  std::function<std::string_view(uint32_t nr, uint32_t op)> op_name;
+};
+
+struct DecoderStats {
+  uint64_t records = 0;
+  uint64_t events = 0;
+  uint64_t malformed = 0;  // records too short for their type, or of unknown type
+  uint64_t stacks_attached = 0;
+  uint64_t stacks_late = 0;  // arrived after their syscall's entry was handed over
+};
+
+class RecordDecoder {
+ public:
+  RecordDecoder(Trace& trace, SyscallNaming naming);
+
+  // Tasks that existed before recording began (from /proc).
+  void add_process(Pid pid, Pid ppid, std::string_view comm, std::string_view exe);
+  void add_thread(Tid tid, Pid pid, std::string_view comm, bool kernel);
+
+  // Decodes one record. A record that is too short or of an unknown type is counted in
+  // stats().malformed and skipped.
+  void decode(const void* record, size_t size);
+  // A marker from `causeway mark` (ts on CLOCK_MONOTONIC).
+  void add_marker(uint64_t ts, Tid tid, Pid pid, std::string_view text);
+
+  // Moves the held events with ts <= horizon into trace.events, sorted by time. Returns
+  // how many were moved.
+  size_t release(uint64_t horizon);
+  size_t release_all() { return release(UINT64_MAX); }
+  uint64_t newest_ts() const { return newest_ts_; }
+  const DecoderStats& stats() const { return stats_; }
+
+ private:
+  struct Held {
+    uint64_t ts;
+    uint64_t order;  // arrival order: keeps a thread's same-time events in sequence
+    Tid tid;
+    KindId kind;
+    uint16_t cpu;
+    StackId stack;
+    uint64_t seq;  // syscall_enter: the thread's syscall number in the kernel's count
+    uint8_t nvalues;
+    uint64_t values[7];
+  };
+  Held& hold(uint64_t ts, Tid tid, KindId kind, uint32_t cpu);
+  void set(Held& h, int field, uint64_t v);
+  void set_str(Held& h, int field, std::string_view s);
+  void note_thread(Tid tid, Pid pid);
+  StackId intern_stack(Pid pid, const uint64_t* ips, uint32_t n);
+
+  Trace& trace_;
+  SyscallNaming naming_;
+  DecoderStats stats_;
+  std::vector<Held> held_;
+  uint64_t order_ = 0;
+  uint64_t newest_ts_ = 0;
+  // The held syscall_enter of each thread's syscall, by (tid, seq), for its stack.
+  std::unordered_map<uint64_t, size_t> open_syscall_;   // tid<<32 ^ seq -> index in held_
+  std::unordered_map<std::string, StackId> stack_ids_;  // pid + ips -> id
+  std::unordered_map<Tid, Pid> known_threads_;
+};
+
+}  // namespace cw

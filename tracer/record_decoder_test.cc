@@ -1,0 +1,167 @@
+#include "tracer/record_decoder.h"
+
+#include <doctest/doctest.h>
+
+#include <cstring>
+
+#include "kernel/records.h"
+#include "tracer/text_format.h"
+
+namespace cw {
+namespace {
+
+SyscallNaming test_naming() {
+  return {[](uint32_t nr) -> std::string_view {
+            switch (nr) {
+              case 0: return "read";
+              case 1: return "write";
+              case 202: return "futex";
+              default: return "";
+            }
+          },
+          [](uint32_t nr, uint32_t op) -> std::string_view {
+            if (nr == 202) return op == 0 ? "wait" : op == 1 ? "wake" : "";
+            return "";
+          }};
+}
+
+template <typename R>
+R make(uint32_t type, uint64_t ts, uint32_t pid, uint32_t tid, uint32_t cpu = 0) {
+  R r;
+  std::memset(&r, 0, sizeof r);
+  r.h.type = type;
+  r.h.size = sizeof r;
+  r.h.ts = ts;
+  r.h.pid = pid;
+  r.h.tid = tid;
+  r.h.cpu = cpu;
+  return r;
+}
+
+// The decoded trace in its text form, events only, for exact comparison.
+std::string events_text(const Trace& t) {
+  std::string all = write_text_trace(t), out;
+  size_t pos = 0;
+  while (pos < all.size()) {
+    size_t nl = all.find('\n', pos);
+    std::string line = all.substr(pos, nl - pos);
+    pos = nl == std::string::npos ? all.size() : nl + 1;
+    if (!line.empty() && line[0] >= '0' && line[0] <= '9') out += line + "\n";
+  }
+  return out;
+}
+
+TEST_CASE("records from two CPUs come out as events sorted by time") {
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  d.add_process(100, 1, "app", "/usr/bin/app");
+  d.add_thread(101, 100, "app", false);
+  d.add_thread(102, 100, "worker", false);
+
+  auto enter = make<cw_rec_sys_enter>(CW_REC_SYS_ENTER, 1000, 100, 101, 0);
+  enter.seq = 7;
+  enter.nr = 202;
+  enter.fd = -1;
+  enter.resource = 0x1000;
+  enter.op = 0;
+  enter.timeout_ns = -1;
+  auto sw = make<cw_rec_switch>(CW_REC_SWITCH, 1100, 100, 101, 0);
+  sw.prev_state = 'S';
+  sw.next_tid = 0;
+  auto wake = make<cw_rec_wake>(CW_REC_WAKING, 3000, 100, 102, 1);
+  wake.target_pid = 100;
+  wake.target_tid = 101;
+  auto in = make<cw_rec_switch>(CW_REC_SWITCH, 3500, 0, 0, 0);
+  in.next_pid = 100;
+  in.next_tid = 101;
+  // The second CPU's wake-up is read before the first CPU's older records.
+  d.decode(&wake, sizeof wake);
+  d.decode(&enter, sizeof enter);
+  d.decode(&sw, sizeof sw);
+  d.decode(&in, sizeof in);
+  CHECK(d.release(2000) == 2);
+  CHECK(d.release_all() == 2);
+  CHECK(events_text(t) ==
+        "1us 101 syscall_enter name=futex fd=-1 resource=4096 op=wait timeout_ns=-1\n"
+        "1100 101 switch_out state=S\n"
+        "3us 102 wakeup cpu=1 target=101\n"
+        "3500 101 switch_in\n");
+  CHECK(d.stats().malformed == 0);
+}
+
+TEST_CASE("a stack taken when a syscall blocks is attached to that syscall's entry") {
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  auto enter = make<cw_rec_sys_enter>(CW_REC_SYS_ENTER, 1000, 100, 101);
+  enter.seq = 3;
+  enter.nr = 0;
+  enter.fd = 5;
+  d.decode(&enter, sizeof enter);
+  cw_rec_stack stack;
+  std::memset(&stack, 0, sizeof stack);
+  stack.h = {CW_REC_STACK, 0, 1200, 100, 101, 0, 0};
+  stack.seq = 3;
+  stack.n = 2;
+  stack.ips[0] = 0x401000;
+  stack.ips[1] = 0x402000;
+  size_t size = offsetof(cw_rec_stack, ips) + 2 * sizeof(uint64_t);
+  stack.h.size = static_cast<uint32_t>(size);
+  d.decode(&stack, size);
+  // A stack for a syscall already handed over is counted, not attached elsewhere.
+  d.release_all();
+  stack.seq = 4;
+  d.decode(&stack, size);
+  REQUIRE(t.events.size() == 1);
+  REQUIRE(t.events[0].stack != 0);
+  CHECK(t.stacks[t.events[0].stack].ips == std::vector<uint64_t>{0x401000, 0x402000});
+  CHECK(d.stats().stacks_attached == 1);
+  CHECK(d.stats().stacks_late == 1);
+}
+
+TEST_CASE("stream transfers, forks and exits become their trace events") {
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  d.add_process(100, 1, "parent", "/bin/p");
+  d.add_thread(100, 100, "parent", false);
+  auto fork = make<cw_rec_fork>(CW_REC_FORK, 10, 100, 100);
+  fork.child_pid = 200;
+  fork.child_tid = 200;
+  std::strcpy(fork.child_comm, "parent");
+  auto send = make<cw_rec_xfer>(CW_REC_XFER, 20, 100, 100);
+  send.object = 0xabc;
+  send.offset = 100;
+  send.len = 50;
+  send.is_send = 1;
+  send.fd = 4;
+  send.peer_pid = 200;
+  auto exit = make<cw_rec_exit>(CW_REC_EXIT, 30, 200, 200);
+  exit.code = 7 << 8;
+  for (const void* r : {static_cast<const void*>(&fork), static_cast<const void*>(&send),
+                        static_cast<const void*>(&exit)})
+    d.decode(r, static_cast<const cw_rec_header*>(r)->size);
+  d.release_all();
+  CHECK(events_text(t) ==
+        "10 100 fork child=200 child_pid=200\n"
+        "10 200 thread_start parent=100\n"
+        "20 100 send object=2748 offset=100 len=50 peer=200 fd=4\n"
+        "30 200 exit code=1792\n");
+  REQUIRE(t.process(200) != nullptr);
+  CHECK(t.process(200)->ppid == 100);
+  CHECK(t.strings.get(t.thread(200)->comm) == "parent");
+}
+
+TEST_CASE("short and unknown records are counted as malformed and skipped") {
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  auto sw = make<cw_rec_switch>(CW_REC_SWITCH, 1, 1, 1);
+  d.decode(&sw, sizeof(cw_rec_header));  // cut short
+  auto odd = make<cw_rec_exit>(99, 1, 1, 1);
+  d.decode(&odd, sizeof odd);
+  d.decode(&sw, 3);
+  d.release_all();
+  CHECK(t.events.empty());
+  CHECK(d.stats().malformed == 3);
+}
+
+}  // namespace
+}  // namespace cw
