@@ -1,0 +1,920 @@
+// causeway's kernel side: scheduler, syscall, interrupt and signal hooks that write the
+// records of kernel/records.h to one ring buffer. Loaded by kernel/probes.cc.
+// vmlinux.h first: it defines the types the libbpf headers use.
+// clang-format off
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+// clang-format on
+
+#include "kernel/records.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+// Set by the loader before load.
+const volatile __u32 self_tgid = 0;    // the recorder: never recorded
+const volatile __u32 stack_mode = 0;   // 0 none, 1 blocking, 2 all (ProbeOptions::stacks)
+const volatile __u32 filter_pids = 0;  // 1: only tgids in `traced_pids`
+// Object recognition: file_operations addresses, or (when the kernel does not list data
+// symbols) the address of the f_op->release function each kind uses.
+const volatile __u64 eventfd_fops = 0, timerfd_fops = 0, pipefifo_fops = 0, socket_fops = 0;
+const volatile __u64 eventfd_release = 0, timerfd_release = 0, pipe_release = 0, sock_release = 0;
+// Syscall numbers whose decoding differs within one class.
+const volatile __u32 nr_flock = 0, nr_fcntl = 0, nr_waitid = 0, nr_tgkill = 0;
+// CLOCK_REALTIME - CLOCK_MONOTONIC at load, to place absolute realtime timerfds.
+const volatile __s64 realtime_offset_ns = 0;
+
+__u64 next_seq = 0;
+
+extern bool CONFIG_KASAN __kconfig __weak;
+
+struct {
+  __uint(type, BPF_MAP_TYPE_RINGBUF);
+  __uint(max_entries, 1 << 24);  // resized by the loader
+} events SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, __u64);
+} lost SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, CW_MAX_SYSCALLS);
+  __type(key, __u32);
+  __type(value, __u32);
+} syscall_class SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 16384);
+  __type(key, __u32);
+  __type(value, __u8);
+} traced_pids SEC(".maps");
+
+// A recorded syscall between its entry and its exit, per thread.
+struct inflight {
+  __u64 seq;
+  __u64 enter_ts;
+  __u64 object;
+  __u64 user_buf;    // buffer or array read at exit (eventfd value, epoll/poll arrays)
+  __u64 value;       // eventfd write value
+  __u64 expires_ns;  // timerfd_settime: absolute expiry (0: cancel)
+  __u64 interval_ns;
+  __u32 nr;
+  __u32 cls;
+  __s32 fd;
+  __u32 obj_kind;
+  __u32 tcp_seq;
+  __s32 peer_pid;
+  __u32 count;
+  __u8 is_send;
+  __u8 stack_taken;
+  __u8 pad[2];
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 65536);
+  __type(key, __u32);
+  __type(value, struct inflight);
+} inflight SEC(".maps");
+
+// Bytes (eventfd: counter units) sent and received per stream object since recording
+// began: the n-th byte written and the n-th byte read get the same offset.
+struct stream_offsets {
+  __u64 sent;
+  __u64 received;
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, 65536);
+  __type(key, __u64);
+  __type(value, struct stream_offsets);
+} streams SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct cw_rec_stack);
+} stack_scratch SEC(".maps");
+
+#define PF_KTHREAD_FLAG 0x00200000
+#define S_IFMT_BITS 00170000
+#define S_IFSOCK_BITS 0140000
+#define S_IFIFO_BITS 0010000
+#define AF_UNIX_FAMILY 1
+#define AF_INET_FAMILY 2
+#define AF_INET6_FAMILY 10
+#define IPPROTO_TCP_NUM 6
+#define FUTEX_CMD_MASK_BITS 127  // ~(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME)
+#define MAX_POLL_SCAN 64
+
+static __always_inline void count_lost(void) {
+  __u32 zero = 0;
+  __u64* n = bpf_map_lookup_elem(&lost, &zero);
+  if (n) *n += 1;
+}
+
+static __always_inline void* reserve(__u64 size) {
+  void* rec = bpf_ringbuf_reserve(&events, size, 0);
+  if (!rec) count_lost();
+  return rec;
+}
+
+static __always_inline void fill_header(struct cw_rec_header* h, __u32 type, __u32 size) {
+  __u64 id = bpf_get_current_pid_tgid();
+  h->type = type;
+  h->size = size;
+  h->ts = bpf_ktime_get_ns();
+  h->pid = id >> 32;
+  h->tid = (__u32)id;
+  h->cpu = bpf_get_smp_processor_id();
+  h->flags = 0;
+}
+
+static __always_inline bool traced_tgid(__u32 tgid) {
+  if (tgid == self_tgid) return false;
+  if (!filter_pids) return true;
+  return bpf_map_lookup_elem(&traced_pids, &tgid) != NULL;
+}
+
+static __always_inline bool current_traced(void) {
+  return traced_tgid(bpf_get_current_pid_tgid() >> 32);
+}
+
+static __always_inline bool current_is_recorder(void) {
+  return (bpf_get_current_pid_tgid() >> 32) == self_tgid;
+}
+
+static __always_inline __u8 state_letter(bool preempt, unsigned int state) {
+  if (preempt || state == 0) return 'R';
+  if ((state & 0x402) == 0x402) return 'I';  // TASK_IDLE: uninterruptible, no load
+  if (state & 0x1) return 'S';
+  if (state & 0x2) return 'D';
+  if (state & 0x4) return 'T';
+  if (state & 0x8) return 't';
+  if (state & 0x10) return 'X';
+  if (state & 0x20) return 'Z';
+  if (state & 0x40) return 'P';
+  if (state & 0x80) return 'X';  // TASK_DEAD
+  return 'D';
+}
+
+static __always_inline int take_stack(void* ctx, __u32 tid, __u32 tgid, __u64 seq) {
+  __u32 zero = 0;
+  struct cw_rec_stack* rec = bpf_map_lookup_elem(&stack_scratch, &zero);
+  if (!rec) return 0;
+  long got = bpf_get_stack(ctx, rec->ips, sizeof(rec->ips), BPF_F_USER_STACK);
+  if (got < 0) return 0;
+  __u32 n = (__u64)got / sizeof(__u64);
+  if (n > CW_MAX_STACK) n = CW_MAX_STACK;
+  __u64 size = sizeof(*rec) - sizeof(rec->ips) + (__u64)n * sizeof(__u64);
+  if (size > sizeof(*rec)) return 0;
+  rec->h.type = CW_REC_STACK;
+  rec->h.size = size;
+  rec->h.ts = bpf_ktime_get_ns();
+  rec->h.pid = tgid;
+  rec->h.tid = tid;
+  rec->h.cpu = bpf_get_smp_processor_id();
+  rec->h.flags = 0;
+  rec->seq = seq;
+  rec->n = n;
+  rec->pad = 0;
+  if (bpf_ringbuf_output(&events, rec, size, 0) != 0) count_lost();
+  return 1;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_sched_switch, bool preempt, struct task_struct* prev, struct task_struct* next,
+             unsigned int prev_state) {
+  __u32 prev_tid = prev->pid, prev_tgid = prev->tgid;
+  __u32 next_tid = next->pid, next_tgid = next->tgid;
+  bool prev_recorded = prev_tid != 0 && traced_tgid(prev_tgid);
+  bool next_recorded = next_tid != 0 && traced_tgid(next_tgid);
+  if (!prev_recorded && !next_recorded) return 0;
+  // The idle task and the recorder itself never appear, whichever side they are on.
+  if (prev_tid == 0 || prev_tgid == self_tgid) prev_tid = prev_tgid = 0;
+  if (next_tid == 0 || next_tgid == self_tgid) next_tid = next_tgid = 0;
+
+  bool sleeps = !preempt && prev_state != 0;
+  if (prev_recorded && sleeps && stack_mode != 0) {
+    struct inflight* call = bpf_map_lookup_elem(&inflight, &prev_tid);
+    if (call && !call->stack_taken) {
+      call->stack_taken = 1;
+      take_stack(ctx, prev_tid, prev_tgid, call->seq);
+    }
+  }
+
+  struct cw_rec_switch* rec = reserve(sizeof(*rec));
+  if (!rec) return 0;
+  fill_header(&rec->h, CW_REC_SWITCH, sizeof(*rec));
+  rec->h.pid = prev_tgid;
+  rec->h.tid = prev_tid;
+  rec->next_pid = next_tgid;
+  rec->next_tid = next_tid;
+  rec->prev_state = state_letter(preempt, prev_state);
+  rec->prev_kernel = (prev->flags & PF_KTHREAD_FLAG) != 0;
+  rec->next_kernel = (next->flags & PF_KTHREAD_FLAG) != 0;
+  __builtin_memset(rec->pad, 0, sizeof(rec->pad));
+  bpf_ringbuf_submit(rec, 0);
+  return 0;
+}
+
+// Interrupt handlers (hard, and soft ones run at irq exit or bh enable) run on the CPU's
+// interrupt stack, not the task's: an address of this frame outside the task's stack
+// means interrupt context. (The preempt count is a per-CPU variable this kernel does not
+// list in kallsyms, so BPF cannot read it.)
+static __always_inline bool on_interrupt_stack(void) {
+  struct task_struct* task = bpf_get_current_task_btf();
+  __u64 stack_base = (__u64)task->stack;
+  __u64 thread_size = CONFIG_KASAN ? 32768 : 16384;
+  volatile __u64 frame_marker = 0;
+  __u64 here = (__u64)&frame_marker;
+  return here - stack_base >= thread_size;
+}
+
+static __always_inline int record_wake(__u32 type, struct task_struct* p) {
+  __u32 target_tgid = p->tgid;
+  if (current_is_recorder() || (!current_traced() && !traced_tgid(target_tgid))) return 0;
+  struct cw_rec_wake* rec = reserve(sizeof(*rec));
+  if (!rec) return 0;
+  fill_header(&rec->h, type, sizeof(*rec));
+  rec->target_pid = target_tgid;
+  rec->target_tid = p->pid;
+  rec->in_irq = on_interrupt_stack();
+  rec->pad = 0;
+  bpf_ringbuf_submit(rec, 0);
+  return 0;
+}
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(on_sched_waking, struct task_struct* p) {
+  return record_wake(CW_REC_WAKING, p);
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(on_sched_wakeup_new, struct task_struct* p) {
+  return record_wake(CW_REC_WAKEUP_NEW, p);
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_sched_process_fork, struct task_struct* parent, struct task_struct* child) {
+  __u32 parent_tgid = parent->tgid, child_tgid = child->tgid;
+  if (!traced_tgid(parent_tgid)) return 0;
+  if (filter_pids && child_tgid != parent_tgid) {
+    __u8 one = 1;
+    bpf_map_update_elem(&traced_pids, &child_tgid, &one, BPF_ANY);
+  }
+  struct cw_rec_fork* rec = reserve(sizeof(*rec));
+  if (!rec) return 0;
+  fill_header(&rec->h, CW_REC_FORK, sizeof(*rec));
+  rec->h.pid = parent_tgid;
+  rec->h.tid = parent->pid;
+  rec->child_pid = child_tgid;
+  rec->child_tid = child->pid;
+  rec->is_thread = child_tgid == parent_tgid;
+  rec->child_kernel = (child->flags & PF_KTHREAD_FLAG) != 0;
+  bpf_probe_read_kernel_str(rec->child_comm, sizeof(rec->child_comm), child->comm);
+  bpf_ringbuf_submit(rec, 0);
+  return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_sched_process_exec, struct task_struct* p, pid_t old_pid,
+             struct linux_binprm* bprm) {
+  if (!current_traced()) return 0;
+  struct cw_rec_exec* rec = reserve(sizeof(*rec));
+  if (!rec) return 0;
+  fill_header(&rec->h, CW_REC_EXEC, sizeof(*rec));
+  bpf_probe_read_kernel_str(rec->comm, sizeof(rec->comm), p->comm);
+  const char* filename = BPF_CORE_READ(bprm, filename);
+  if (bpf_probe_read_kernel_str(rec->path, sizeof(rec->path), filename) < 0) rec->path[0] = 0;
+  bpf_ringbuf_submit(rec, 0);
+  return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_sched_process_exit, struct task_struct* p, bool group_dead) {
+  __u32 tgid = p->tgid;
+  if (!traced_tgid(tgid)) return 0;
+  struct cw_rec_exit* rec = reserve(sizeof(*rec));
+  if (rec) {
+    fill_header(&rec->h, CW_REC_EXIT, sizeof(*rec));
+    rec->code = p->exit_code;
+    rec->pad = 0;
+    bpf_ringbuf_submit(rec, 0);
+  }
+  __u32 tid = p->pid;
+  bpf_map_delete_elem(&inflight, &tid);
+  // A later process given the same pid is not one of ours.
+  if (filter_pids && group_dead) bpf_map_delete_elem(&traced_pids, &tgid);
+  return 0;
+}
+
+SEC("tp_btf/task_rename")
+int BPF_PROG(on_task_rename, struct task_struct* task, const char* comm) {
+  __u32 tgid = task->tgid;
+  if (!traced_tgid(tgid)) return 0;
+  struct cw_rec_comm* rec = reserve(sizeof(*rec));
+  if (!rec) return 0;
+  fill_header(&rec->h, CW_REC_COMM, sizeof(*rec));
+  rec->h.pid = tgid;
+  rec->h.tid = task->pid;
+  bpf_probe_read_kernel_str(rec->comm, sizeof(rec->comm), comm);
+  bpf_ringbuf_submit(rec, 0);
+  return 0;
+}
+
+// ---- file descriptors -----------------------------------------------------------------
+
+struct object_info {
+  __u64 object;
+  __u32 kind;
+  __s32 peer_pid;
+  __u32 tcp_seq;
+};
+
+static __always_inline struct file* fd_file(int fd) {
+  if (fd < 0) return NULL;
+  struct task_struct* task = (struct task_struct*)bpf_get_current_task();
+  struct fdtable* fdt = BPF_CORE_READ(task, files, fdt);
+  if (!fdt) return NULL;
+  unsigned int max_fds = BPF_CORE_READ(fdt, max_fds);
+  if ((unsigned int)fd >= max_fds) return NULL;
+  struct file** table = BPF_CORE_READ(fdt, fd);
+  struct file* file = NULL;
+  bpf_probe_read_kernel(&file, sizeof(file), table + fd);
+  return file;
+}
+
+static __always_inline __u64 mix(__u64 hash, __u64 value) {
+  hash ^= value;
+  hash *= 0x100000001b3ULL;
+  hash ^= hash >> 29;
+  return hash;
+}
+
+// Hash of the directed 4-tuple source -> destination: a send hashes local -> remote, a
+// receive remote -> local, so both ends of one direction agree.
+static __always_inline __u64 tcp_flow_hash(struct sock* sk, bool is_send) {
+  __u16 family = BPF_CORE_READ(sk, __sk_common.skc_family);
+  __u32 local[4] = {}, remote[4] = {};
+  if (family == AF_INET6_FAMILY) {
+    BPF_CORE_READ_INTO(&local, sk, __sk_common.skc_v6_rcv_saddr.in6_u.u6_addr32);
+    BPF_CORE_READ_INTO(&remote, sk, __sk_common.skc_v6_daddr.in6_u.u6_addr32);
+    // A v4-mapped address hashes like the plain IPv4 address the other end may use.
+    if (local[0] == 0 && local[1] == 0 && local[2] == bpf_htonl(0xffff)) {
+      local[2] = 0;
+      remote[2] = 0;
+    }
+  } else {
+    local[3] = BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr);
+    remote[3] = BPF_CORE_READ(sk, __sk_common.skc_daddr);
+  }
+  __u64 local_port = BPF_CORE_READ(sk, __sk_common.skc_num);
+  __u64 remote_port = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+  __u32* src = is_send ? local : remote;
+  __u32* dst = is_send ? remote : local;
+  __u64 hash = 0xcbf29ce484222325ULL;
+#pragma unroll
+  for (int i = 0; i < 4; i++) hash = mix(hash, src[i]);
+  hash = mix(hash, is_send ? local_port : remote_port);
+#pragma unroll
+  for (int i = 0; i < 4; i++) hash = mix(hash, dst[i]);
+  hash = mix(hash, is_send ? remote_port : local_port);
+  return hash;
+}
+
+static __always_inline __s32 pid_number(struct pid* pid) {
+  if (!pid) return -1;
+  return BPF_CORE_READ(pid, numbers[0].nr);
+}
+
+static __always_inline bool is_kind(__u64 f_op, __u64 release, __u64 fops_addr,
+                                    __u64 release_addr) {
+  return (fops_addr && f_op == fops_addr) || (release_addr && release == release_addr);
+}
+
+static __always_inline void resolve_file(struct file* file, bool is_send, struct object_info* out) {
+  out->object = 0;
+  out->kind = CW_OBJ_NONE;
+  out->peer_pid = -1;
+  out->tcp_seq = 0;
+  if (!file) return;
+  const struct file_operations* fops = BPF_CORE_READ(file, f_op);
+  __u64 f_op = (__u64)fops;
+  __u64 release = (__u64)BPF_CORE_READ(fops, release);
+  __u32 mode = BPF_CORE_READ(file, f_inode, i_mode);
+  void* private_data = BPF_CORE_READ(file, private_data);
+  if (is_kind(f_op, release, eventfd_fops, eventfd_release)) {
+    out->kind = CW_OBJ_EVENTFD;
+    out->object = (__u64)private_data;
+    return;
+  }
+  if (is_kind(f_op, release, timerfd_fops, timerfd_release)) {
+    out->kind = CW_OBJ_TIMERFD;
+    out->object = (__u64)private_data;
+    return;
+  }
+  if (is_kind(f_op, release, socket_fops, sock_release) || (mode & S_IFMT_BITS) == S_IFSOCK_BITS) {
+    struct sock* sk = BPF_CORE_READ((struct socket*)private_data, sk);
+    if (!sk) {
+      out->kind = CW_OBJ_OTHER_SOCK;
+      return;
+    }
+    __u16 family = BPF_CORE_READ(sk, __sk_common.skc_family);
+    __u16 protocol = BPF_CORE_READ(sk, sk_protocol);
+    if (family == AF_UNIX_FAMILY) {
+      struct sock* receiver = is_send ? BPF_CORE_READ((struct unix_sock*)sk, peer) : sk;
+      out->kind = CW_OBJ_UNIX;
+      out->object = (__u64)receiver;
+      out->peer_pid = pid_number(BPF_CORE_READ(sk, sk_peer_pid));
+      return;
+    }
+    if ((family == AF_INET_FAMILY || family == AF_INET6_FAMILY) && protocol == IPPROTO_TCP_NUM) {
+      struct tcp_sock* tp = (struct tcp_sock*)sk;
+      out->kind = CW_OBJ_TCP;
+      out->object = tcp_flow_hash(sk, is_send);
+      out->tcp_seq = is_send ? BPF_CORE_READ(tp, write_seq) : BPF_CORE_READ(tp, copied_seq);
+      return;
+    }
+    out->kind = CW_OBJ_OTHER_SOCK;
+    out->object = (__u64)sk;
+    return;
+  }
+  if (is_kind(f_op, release, pipefifo_fops, pipe_release) || (mode & S_IFMT_BITS) == S_IFIFO_BITS) {
+    out->kind = CW_OBJ_PIPE;
+    out->object = (__u64)private_data;
+    return;
+  }
+  out->kind = CW_OBJ_FILE;
+  out->object = BPF_CORE_READ(file, f_inode, i_ino);
+}
+
+// ---- syscalls -------------------------------------------------------------------------
+
+struct user_timespec {
+  __s64 sec;
+  __s64 nsec;
+};
+
+// -1 when `ptr` is NULL or unreadable.
+static __always_inline __s64 read_timespec(__u64 ptr) {
+  struct user_timespec ts;
+  if (!ptr || bpf_probe_read_user(&ts, sizeof(ts), (void*)ptr) != 0) return -1;
+  return ts.sec * 1000000000LL + ts.nsec;
+}
+
+static __always_inline __s64 read_timeval(__u64 ptr) {
+  struct user_timespec tv;
+  if (!ptr || bpf_probe_read_user(&tv, sizeof(tv), (void*)ptr) != 0) return -1;
+  return tv.sec * 1000000000LL + tv.nsec * 1000;
+}
+
+static __always_inline __s64 millis_timeout(__s64 ms) {
+  return ms < 0 ? -1 : ms * 1000000LL;
+}
+
+struct user_iovec {
+  __u64 base;
+  __u64 len;
+};
+
+#define MAX_IOVECS 8
+
+// Bytes the first MAX_IOVECS entries of an iovec array describe.
+static __always_inline __u64 iovec_bytes(__u64 iov, __u64 iovcnt) {
+  __u64 total = 0;
+#pragma unroll
+  for (int i = 0; i < MAX_IOVECS; i++) {
+    if (i >= iovcnt) break;
+    struct user_iovec entry;
+    if (bpf_probe_read_user(&entry, sizeof(entry), (void*)(iov + i * sizeof(entry))) != 0) break;
+    total += entry.len;
+  }
+  return total;
+}
+
+struct user_msghdr_head {
+  __u64 name;
+  __u32 namelen;
+  __u32 pad;
+  __u64 iov;
+  __u64 iovlen;
+};
+
+static __always_inline bool stream_kind(__u32 kind) {
+  return kind == CW_OBJ_UNIX || kind == CW_OBJ_PIPE || kind == CW_OBJ_EVENTFD || kind == CW_OBJ_TCP;
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(on_sys_enter, struct pt_regs* regs, long id) {
+  // The hot path: every syscall on the machine comes here.
+  __u32 nr = id;
+  if ((unsigned long)id >= CW_MAX_SYSCALLS) return 0;
+  __u32* cls_slot = bpf_map_lookup_elem(&syscall_class, &nr);
+  if (!cls_slot || *cls_slot == CW_SYS_NONE) return 0;
+  __u32 cls = *cls_slot;
+  __u64 pid_tgid = bpf_get_current_pid_tgid();
+  __u32 tid = (__u32)pid_tgid, tgid = pid_tgid >> 32;
+  if (!traced_tgid(tgid)) return 0;
+
+  struct cw_rec_sys_enter* rec = reserve(sizeof(*rec));
+  if (!rec) return 0;
+  struct inflight call = {};
+  call.seq = __sync_fetch_and_add(&next_seq, 1) + 1;
+  call.enter_ts = bpf_ktime_get_ns();
+  call.nr = nr;
+  call.cls = cls;
+  call.fd = -1;
+  call.peer_pid = -1;
+
+  __u64 args[6];
+  args[0] = BPF_CORE_READ(regs, di);
+  args[1] = BPF_CORE_READ(regs, si);
+  args[2] = BPF_CORE_READ(regs, dx);
+  args[3] = BPF_CORE_READ(regs, r10);
+  args[4] = BPF_CORE_READ(regs, r8);
+  args[5] = BPF_CORE_READ(regs, r9);
+
+  fill_header(&rec->h, CW_REC_SYS_ENTER, sizeof(*rec));
+  rec->h.ts = call.enter_ts;
+  rec->seq = call.seq;
+  rec->nr = nr;
+  rec->sys_class = cls;
+#pragma unroll
+  for (int i = 0; i < 6; i++) rec->args[i] = args[i];
+  rec->resource = 0;
+  rec->value = 0;
+  rec->count = 0;
+  rec->timeout_ns = -1;
+  rec->op = 0;
+  rec->pad = 0;
+
+  bool is_send = cls == CW_SYS_WRITE || cls == CW_SYS_WRITEV || cls == CW_SYS_SENDMSG;
+  struct object_info object;
+  switch (cls) {
+    case CW_SYS_READ:
+    case CW_SYS_WRITE:
+    case CW_SYS_READV:
+    case CW_SYS_WRITEV:
+    case CW_SYS_RECVMSG:
+    case CW_SYS_SENDMSG:
+    case CW_SYS_FD:
+    case CW_SYS_TIMERFD_SETTIME:
+      call.fd = (__s32)args[0];
+      resolve_file(fd_file(call.fd), is_send, &object);
+      call.object = object.object;
+      call.obj_kind = object.kind;
+      call.peer_pid = object.peer_pid;
+      call.tcp_seq = object.tcp_seq;
+      rec->resource = object.object;
+      break;
+    default: break;
+  }
+  call.is_send = is_send;
+
+  switch (cls) {
+    case CW_SYS_READ:
+    case CW_SYS_WRITE:
+      rec->count = args[2];
+      call.user_buf = args[1];
+      if (call.obj_kind == CW_OBJ_EVENTFD && is_send && args[2] >= 8)
+        bpf_probe_read_user(&call.value, sizeof(call.value), (void*)args[1]);
+      break;
+    case CW_SYS_READV:
+    case CW_SYS_WRITEV: rec->count = iovec_bytes(args[1], args[2]); break;
+    case CW_SYS_RECVMSG:
+    case CW_SYS_SENDMSG: {
+      struct user_msghdr_head msg;
+      if (bpf_probe_read_user(&msg, sizeof(msg), (void*)args[1]) == 0)
+        rec->count = iovec_bytes(msg.iov, msg.iovlen);
+      break;
+    }
+    case CW_SYS_FUTEX: {
+      __u32 cmd = (__u32)args[1] & FUTEX_CMD_MASK_BITS;
+      rec->resource = args[0];
+      rec->op = cmd;
+      rec->value = (__u32)args[2];
+      // wait (relative), wait_bitset, lock_pi, wait_requeue_pi, lock_pi2 (absolute) take a
+      // timespec; the other commands use that argument as a number.
+      if (cmd == 0) {
+        rec->timeout_ns = read_timespec(args[3]);
+      } else if (cmd == 9 || cmd == 6 || cmd == 11 || cmd == 13) {
+        rec->timeout_ns = read_timespec(args[3]);
+        if (rec->timeout_ns >= 0) rec->h.flags |= CW_ENTER_ABS_TIMEOUT;
+      }
+      break;
+    }
+    case CW_SYS_EPOLL_WAIT:
+    case CW_SYS_EPOLL_PWAIT2:
+      call.fd = (__s32)args[0];
+      rec->count = (__u32)args[2];
+      call.user_buf = args[1];
+      rec->timeout_ns =
+          cls == CW_SYS_EPOLL_WAIT ? millis_timeout((__s32)args[3]) : read_timespec(args[3]);
+      break;
+    case CW_SYS_POLL:
+    case CW_SYS_PPOLL:
+      rec->count = (__u32)args[1];
+      call.user_buf = args[0];
+      call.count = (__u32)args[1];
+      rec->timeout_ns =
+          cls == CW_SYS_POLL ? millis_timeout((__s32)args[2]) : read_timespec(args[2]);
+      break;
+    case CW_SYS_SELECT:
+      rec->count = (__u32)args[0];
+      rec->timeout_ns = read_timeval(args[4]);
+      break;
+    case CW_SYS_PSELECT:
+      rec->count = (__u32)args[0];
+      rec->timeout_ns = read_timespec(args[4]);
+      break;
+    case CW_SYS_NANOSLEEP: rec->timeout_ns = read_timespec(args[0]); break;
+    case CW_SYS_CLOCK_NANOSLEEP:
+      rec->timeout_ns = read_timespec(args[2]);
+      if (args[1] & 1) rec->h.flags |= CW_ENTER_ABS_TIMEOUT;  // TIMER_ABSTIME
+      break;
+    case CW_SYS_TIMERFD_SETTIME: {
+      struct user_timespec spec[2];  // it_interval, it_value
+      if (call.obj_kind != CW_OBJ_TIMERFD ||
+          bpf_probe_read_user(&spec, sizeof(spec), (void*)args[2]) != 0)
+        break;
+      __s64 interval = spec[0].sec * 1000000000LL + spec[0].nsec;
+      __s64 value = spec[1].sec * 1000000000LL + spec[1].nsec;
+      call.interval_ns = interval;
+      if (value == 0) {
+        call.expires_ns = 0;
+      } else if (args[1] & 1) {  // TFD_TIMER_ABSTIME, in the timer's clock
+        struct timerfd_ctx* timer = (struct timerfd_ctx*)call.object;
+        int clockid = BPF_CORE_READ(timer, clockid);
+        if (clockid == 0 || clockid == 8)  // CLOCK_REALTIME(_ALARM)
+          value -= realtime_offset_ns;
+        else if (clockid == 7 || clockid == 9)  // CLOCK_BOOTTIME(_ALARM)
+          value -= bpf_ktime_get_boot_ns() - bpf_ktime_get_ns();
+        call.expires_ns = value;
+      } else {
+        call.expires_ns = call.enter_ts + value;
+      }
+      break;
+    }
+    case CW_SYS_WAIT:
+      if (nr == nr_waitid) {
+        rec->resource = args[1];
+        rec->op = (__u32)args[0];
+      } else {
+        rec->resource = (__s64)(__s32)args[0];
+      }
+      break;
+    case CW_SYS_FD:
+      if (nr == nr_flock || nr == nr_fcntl) rec->op = (__u32)args[1];
+      break;
+    case CW_SYS_KILL:
+      if (nr == nr_tgkill) {
+        rec->resource = (__s64)(__s32)args[1];
+        rec->value = (__u32)args[2];
+      } else {
+        rec->resource = (__s64)(__s32)args[0];
+        rec->value = (__u32)args[1];
+      }
+      break;
+    default: break;
+  }
+  rec->fd = call.fd;
+  rec->obj_kind = call.obj_kind;
+  bpf_ringbuf_submit(rec, 0);
+
+  if (stack_mode == 2) call.stack_taken = take_stack(ctx, tid, tgid, call.seq);
+  bpf_map_update_elem(&inflight, &tid, &call, BPF_ANY);
+  return 0;
+}
+
+static __always_inline __u64 advance_stream(__u64 object, bool is_send, __u64 len) {
+  struct stream_offsets* offsets = bpf_map_lookup_elem(&streams, &object);
+  if (!offsets) {
+    struct stream_offsets zero = {};
+    bpf_map_update_elem(&streams, &object, &zero, BPF_NOEXIST);
+    offsets = bpf_map_lookup_elem(&streams, &object);
+    if (!offsets) return 0;
+  }
+  return is_send ? __sync_fetch_and_add(&offsets->sent, len)
+                 : __sync_fetch_and_add(&offsets->received, len);
+}
+
+static __always_inline void emit_xfer(struct inflight* call, __u64 object, __s64 ret) {
+  __u64 len = ret;
+  if (call->obj_kind == CW_OBJ_EVENTFD) {
+    if (ret != 8) return;
+    if (call->is_send) {
+      len = call->value;
+    } else if (bpf_probe_read_user(&len, sizeof(len), (void*)call->user_buf) != 0) {
+      return;
+    }
+  }
+  if (object == 0) return;
+  struct cw_rec_xfer* rec = reserve(sizeof(*rec));
+  if (!rec) return;
+  fill_header(&rec->h, CW_REC_XFER, sizeof(*rec));
+  rec->seq = call->seq;
+  rec->object = object;
+  rec->offset =
+      call->obj_kind == CW_OBJ_TCP ? call->tcp_seq : advance_stream(object, call->is_send, len);
+  rec->len = len;
+  rec->fd = call->fd;
+  rec->peer_pid = call->peer_pid;
+  rec->obj_kind = call->obj_kind;
+  rec->is_send = call->is_send;
+  bpf_ringbuf_submit(rec, 0);
+}
+
+struct user_epoll_event {
+  __u32 events;
+  __u32 data_low;
+  __u32 data_high;
+} __attribute__((packed));
+
+struct user_pollfd {
+  __s32 fd;
+  __s16 events;
+  __s16 revents;
+};
+
+static __always_inline void emit_ready(struct inflight* call, __s64 ret) {
+  struct cw_rec_ready* rec = reserve(sizeof(*rec));
+  if (!rec) return;
+  fill_header(&rec->h, CW_REC_READY, sizeof(*rec));
+  rec->seq = call->seq;
+  rec->pad = 0;
+  __builtin_memset(rec->fds, 0, sizeof(rec->fds));
+  __builtin_memset(rec->events, 0, sizeof(rec->events));
+  rec->n = 0;
+  if (call->cls == CW_SYS_EPOLL_WAIT || call->cls == CW_SYS_EPOLL_PWAIT2) {
+    for (int i = 0; i < CW_MAX_READY; i++) {
+      if (i >= ret) break;
+      struct user_epoll_event event;
+      if (bpf_probe_read_user(&event, sizeof(event), (void*)(call->user_buf + i * sizeof(event))) !=
+          0)
+        break;
+      rec->fds[i] = event.data_low;
+      rec->events[i] = event.events;
+      rec->n = i + 1;
+    }
+  } else {
+    // The count lives in the record, not a register: the verifier then sees one state per
+    // iteration instead of one per (iteration, count) pair.
+    for (int i = 0; i < MAX_POLL_SCAN; i++) {
+      if (i >= call->count) break;
+      struct user_pollfd entry;
+      if (bpf_probe_read_user(&entry, sizeof(entry), (void*)(call->user_buf + i * sizeof(entry))) !=
+          0)
+        break;
+      if (entry.revents == 0) continue;
+      __u32 slot = rec->n;
+      if (slot >= CW_MAX_READY) break;
+      rec->fds[slot] = entry.fd;
+      rec->events[slot] = (__u16)entry.revents;
+      rec->n = slot + 1;
+    }
+  }
+  bpf_ringbuf_submit(rec, 0);
+}
+
+static __always_inline void emit_timer(__u32 op, __u64 timer, __u64 expires, __u64 interval) {
+  struct cw_rec_timer* rec = reserve(sizeof(*rec));
+  if (!rec) return;
+  fill_header(&rec->h, CW_REC_TIMER, sizeof(*rec));
+  rec->timer = timer;
+  rec->expires_ns = expires;
+  rec->interval_ns = interval;
+  rec->op = op;
+  rec->pad = 0;
+  bpf_ringbuf_submit(rec, 0);
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(on_sys_exit, struct pt_regs* regs, long ret) {
+  __u32 nr = BPF_CORE_READ(regs, orig_ax);
+  if (nr >= CW_MAX_SYSCALLS) return 0;
+  __u32* cls_slot = bpf_map_lookup_elem(&syscall_class, &nr);
+  if (!cls_slot || *cls_slot == CW_SYS_NONE) return 0;
+  __u32 tid = (__u32)bpf_get_current_pid_tgid();
+  struct inflight* call = bpf_map_lookup_elem(&inflight, &tid);
+  if (!call) return 0;
+  if (call->nr != nr) {
+    bpf_map_delete_elem(&inflight, &tid);
+    return 0;
+  }
+
+  struct cw_rec_sys_exit* rec = reserve(sizeof(*rec));
+  if (rec) {
+    fill_header(&rec->h, CW_REC_SYS_EXIT, sizeof(*rec));
+    rec->seq = call->seq;
+    rec->nr = nr;
+    rec->pad = 0;
+    rec->ret = ret;
+    bpf_ringbuf_submit(rec, 0);
+  }
+
+  switch (call->cls) {
+    case CW_SYS_READ:
+    case CW_SYS_WRITE:
+    case CW_SYS_READV:
+    case CW_SYS_WRITEV:
+    case CW_SYS_RECVMSG:
+    case CW_SYS_SENDMSG:
+      if (ret > 0 && stream_kind(call->obj_kind)) emit_xfer(call, call->object, ret);
+      if (ret == 8 && call->obj_kind == CW_OBJ_TIMERFD && call->cls == CW_SYS_READ)
+        emit_timer(CW_TIMER_FIRE, call->object, 0, 0);
+      break;
+    case CW_SYS_EPOLL_WAIT:
+    case CW_SYS_EPOLL_PWAIT2:
+    case CW_SYS_POLL:
+    case CW_SYS_PPOLL:
+      if (ret > 0) emit_ready(call, ret);
+      break;
+    case CW_SYS_TIMERFD_SETTIME:
+      if (ret == 0 && call->obj_kind == CW_OBJ_TIMERFD) {
+        if (call->expires_ns == 0)
+          emit_timer(CW_TIMER_CANCEL, call->object, 0, 0);
+        else
+          emit_timer(CW_TIMER_ARM, call->object, call->expires_ns, call->interval_ns);
+      }
+      break;
+    default: break;
+  }
+  bpf_map_delete_elem(&inflight, &tid);
+  return 0;
+}
+
+// ---- interrupts and signals -----------------------------------------------------------
+
+static __always_inline int record_irq(__u32 op, int irq, struct irqaction* action) {
+  __u64 id = bpf_get_current_pid_tgid();
+  if ((__u32)id == 0 || !traced_tgid(id >> 32)) return 0;
+  struct cw_rec_irq* rec = reserve(sizeof(*rec));
+  if (!rec) return 0;
+  fill_header(&rec->h, CW_REC_IRQ, sizeof(*rec));
+  rec->op = op;
+  rec->irq = irq;
+  __builtin_memset(rec->name, 0, sizeof(rec->name));
+  if (action) bpf_probe_read_kernel_str(rec->name, sizeof(rec->name), BPF_CORE_READ(action, name));
+  bpf_ringbuf_submit(rec, 0);
+  return 0;
+}
+
+SEC("tp_btf/irq_handler_entry")
+int BPF_PROG(on_irq_entry, int irq, struct irqaction* action) {
+  return record_irq(CW_HARDIRQ_ENTER, irq, action);
+}
+
+SEC("tp_btf/irq_handler_exit")
+int BPF_PROG(on_irq_exit, int irq, struct irqaction* action, int result) {
+  return record_irq(CW_HARDIRQ_EXIT, irq, NULL);
+}
+
+SEC("tp_btf/softirq_entry")
+int BPF_PROG(on_softirq_entry, unsigned int vec) {
+  return record_irq(CW_SOFTIRQ_ENTER, vec, NULL);
+}
+
+SEC("tp_btf/softirq_exit")
+int BPF_PROG(on_softirq_exit, unsigned int vec) {
+  return record_irq(CW_SOFTIRQ_EXIT, vec, NULL);
+}
+
+SEC("tp_btf/signal_generate")
+int BPF_PROG(on_signal_generate, int sig, struct kernel_siginfo* info, struct task_struct* task,
+             int group, int result) {
+  __u32 target_tgid = task->tgid;
+  if (current_is_recorder() || (!current_traced() && !traced_tgid(target_tgid))) return 0;
+  struct cw_rec_signal* rec = reserve(sizeof(*rec));
+  if (!rec) return 0;
+  fill_header(&rec->h, CW_REC_SIGNAL, sizeof(*rec));
+  rec->op = CW_SIGNAL_GENERATE;
+  rec->sig = sig;
+  rec->target_pid = target_tgid;
+  rec->target_tid = task->pid;
+  bpf_ringbuf_submit(rec, 0);
+  return 0;
+}
+
+SEC("tp_btf/signal_deliver")
+int BPF_PROG(on_signal_deliver, int sig, struct kernel_siginfo* info, struct k_sigaction* ka) {
+  if (!current_traced()) return 0;
+  struct cw_rec_signal* rec = reserve(sizeof(*rec));
+  if (!rec) return 0;
+  fill_header(&rec->h, CW_REC_SIGNAL, sizeof(*rec));
+  rec->op = CW_SIGNAL_DELIVER;
+  rec->sig = sig;
+  rec->target_pid = 0;
+  rec->target_tid = 0;
+  bpf_ringbuf_submit(rec, 0);
+  return 0;
+}

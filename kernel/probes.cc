@@ -1,0 +1,208 @@
+#include "kernel/probes.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include "causeway.skel.h"
+#include "kernel/records.h"
+#include "kernel/syscalls.h"
+
+namespace cw::kernel {
+namespace {
+
+// libbpf reports why a load failed (the verifier log, a missing BTF type) through its
+// print callback only; the last lines are kept to put into the ProbeError.
+std::mutex libbpf_log_mutex;
+std::deque<std::string> libbpf_log;
+constexpr size_t kLogLines = 12;
+
+int keep_libbpf_message(enum libbpf_print_level level, const char* format, va_list args) {
+  if (level == LIBBPF_DEBUG) return 0;
+  char line[1024];
+  int n = vsnprintf(line, sizeof(line), format, args);
+  std::string text(line, n < 0 ? 0 : std::min<size_t>(n, sizeof(line) - 1));
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  std::lock_guard lock(libbpf_log_mutex);
+  std::istringstream lines(text);
+  for (std::string l; std::getline(lines, l);) {
+    libbpf_log.push_back(l);
+    if (libbpf_log.size() > kLogLines) libbpf_log.pop_front();
+  }
+  return 0;
+}
+
+std::string take_libbpf_log() {
+  std::lock_guard lock(libbpf_log_mutex);
+  std::string joined;
+  for (const auto& line : libbpf_log) joined += "\n  " + line;
+  libbpf_log.clear();
+  return joined;
+}
+
+[[noreturn]] void fail(const std::string& what, int error) {
+  std::string message = what + ": " + std::strerror(error < 0 ? -error : error);
+  std::string log = take_libbpf_log();
+  if (!log.empty()) message += "; libbpf said:" + log;
+  throw ProbeError(message);
+}
+
+// Addresses of the kernel symbols the BPF side compares file->f_op with; data symbols are
+// missing from kallsyms without CONFIG_KALLSYMS_ALL, function symbols are always there.
+std::map<std::string, uint64_t> kernel_symbols(const std::vector<std::string>& names) {
+  std::map<std::string, uint64_t> found;
+  std::ifstream kallsyms("/proc/kallsyms");
+  std::string line;
+  while (std::getline(kallsyms, line) && found.size() < names.size()) {
+    std::istringstream fields(line);
+    std::string address, type, name;
+    if (!(fields >> address >> type >> name)) continue;
+    for (const auto& wanted : names) {
+      if (name == wanted && !found.contains(name)) found[name] = std::stoull(address, nullptr, 16);
+    }
+  }
+  return found;
+}
+
+size_t ring_buffer_size(size_t requested) {
+  size_t size = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  while (size < requested) size <<= 1;
+  return size;
+}
+
+int64_t realtime_minus_monotonic_ns() {
+  timespec real{}, mono{};
+  clock_gettime(CLOCK_REALTIME, &real);
+  clock_gettime(CLOCK_MONOTONIC, &mono);
+  return (int64_t{real.tv_sec} - mono.tv_sec) * 1000000000 + (real.tv_nsec - mono.tv_nsec);
+}
+
+}  // namespace
+
+struct Probes::State {
+  causeway* skeleton = nullptr;
+  ring_buffer* ring = nullptr;
+  const Sink* sink = nullptr;
+  bool filtered = false;
+
+  static int on_record(void* context, void* data, size_t size) {
+    auto* state = static_cast<State*>(context);
+    if (state->sink) (*state->sink)(data, size);
+    return 0;
+  }
+
+  ~State() {
+    if (ring) ring_buffer__free(ring);
+    if (skeleton) causeway__destroy(skeleton);
+  }
+};
+
+Probes::Probes(const ProbeOptions& options) : state_(new State) {
+  try {
+    if (std::string missing = missing_privileges(); !missing.empty()) throw ProbeError(missing);
+    libbpf_set_print(keep_libbpf_message);
+    take_libbpf_log();
+
+    state_->skeleton = causeway__open();
+    if (!state_->skeleton) fail("opening the eBPF object failed", errno);
+    auto* skel = state_->skeleton;
+    auto* rodata = skel->rodata;
+    rodata->self_tgid = options.exclude_pid;
+    rodata->stack_mode = options.stacks == StackMode::None       ? 0
+                         : options.stacks == StackMode::Blocking ? 1
+                                                                 : 2;
+    state_->filtered = !options.pids.empty();
+    rodata->filter_pids = state_->filtered;
+    auto symbols =
+        kernel_symbols({"eventfd_fops", "timerfd_fops", "pipefifo_fops", "socket_file_ops",
+                        "eventfd_release", "timerfd_release", "pipe_release", "sock_close"});
+    rodata->eventfd_fops = symbols["eventfd_fops"];
+    rodata->timerfd_fops = symbols["timerfd_fops"];
+    rodata->pipefifo_fops = symbols["pipefifo_fops"];
+    rodata->socket_fops = symbols["socket_file_ops"];
+    rodata->eventfd_release = symbols["eventfd_release"];
+    rodata->timerfd_release = symbols["timerfd_release"];
+    rodata->pipe_release = symbols["pipe_release"];
+    rodata->sock_release = symbols["sock_close"];
+    rodata->nr_flock = SYS_flock;
+    rodata->nr_fcntl = SYS_fcntl;
+    rodata->nr_waitid = SYS_waitid;
+    rodata->nr_tgkill = SYS_tgkill;
+    rodata->realtime_offset_ns = realtime_minus_monotonic_ns();
+
+    if (int err = bpf_map__set_max_entries(skel->maps.events,
+                                           ring_buffer_size(options.ring_buffer_bytes)))
+      fail("sizing the ring buffer failed", err);
+    if (int err = causeway__load(skel)) fail("loading the eBPF programs failed", err);
+
+    for (auto [nr, sys_class] : options.syscall_classes) {
+      if (nr >= CW_MAX_SYSCALLS)
+        throw ProbeError("syscall number " + std::to_string(nr) + " is beyond the class table (" +
+                         std::to_string(CW_MAX_SYSCALLS) + " entries)");
+      if (int err = bpf_map__update_elem(skel->maps.syscall_class, &nr, sizeof(nr), &sys_class,
+                                         sizeof(sys_class), BPF_ANY))
+        fail("filling the syscall class table failed", err);
+    }
+    for (uint32_t pid : options.pids) add_pid(pid);
+
+    if (int err = causeway__attach(skel)) fail("attaching the eBPF programs failed", err);
+    state_->ring =
+        ring_buffer__new(bpf_map__fd(skel->maps.events), &State::on_record, state_, nullptr);
+    if (!state_->ring) fail("opening the ring buffer failed", errno);
+  } catch (...) {
+    delete state_;
+    throw;
+  }
+}
+
+Probes::~Probes() {
+  delete state_;
+}
+
+void Probes::add_pid(uint32_t pid) {
+  uint8_t one = 1;
+  if (int err = bpf_map__update_elem(state_->skeleton->maps.traced_pids, &pid, sizeof(pid), &one,
+                                     sizeof(one), BPF_ANY))
+    fail("adding pid " + std::to_string(pid) + " to the recorded set failed", err);
+}
+
+int Probes::poll(int timeout_ms, const Sink& sink) {
+  state_->sink = &sink;
+  int consumed = ring_buffer__poll(state_->ring, timeout_ms);
+  state_->sink = nullptr;
+  if (consumed == -EINTR) return 0;
+  if (consumed < 0) fail("reading the ring buffer failed", consumed);
+  return consumed;
+}
+
+int Probes::drain(const Sink& sink) {
+  state_->sink = &sink;
+  int consumed = ring_buffer__consume(state_->ring);
+  state_->sink = nullptr;
+  if (consumed < 0) fail("reading the ring buffer failed", consumed);
+  return consumed;
+}
+
+std::vector<uint64_t> Probes::lost_per_cpu() const {
+  int cpus = libbpf_num_possible_cpus();
+  if (cpus <= 0) fail("counting the possible CPUs failed", cpus);
+  std::vector<uint64_t> lost(static_cast<size_t>(cpus));
+  uint32_t zero = 0;
+  if (int err = bpf_map__lookup_elem(state_->skeleton->maps.lost, &zero, sizeof(zero), lost.data(),
+                                     lost.size() * sizeof(uint64_t), 0))
+    fail("reading the lost-record counters failed", err);
+  return lost;
+}
+
+}  // namespace cw::kernel

@@ -1,0 +1,126 @@
+#include "kernel/syscalls.h"
+
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <sys/file.h>
+#include <sys/syscall.h>
+
+#include <algorithm>
+
+#include "kernel/records.h"
+
+namespace cw::kernel {
+namespace {
+
+std::vector<SyscallInfo> build_table() {
+  std::vector<SyscallInfo> table = {
+      {SYS_read, "read", CW_SYS_READ},
+      {SYS_write, "write", CW_SYS_WRITE},
+      {SYS_readv, "readv", CW_SYS_READV},
+      {SYS_writev, "writev", CW_SYS_WRITEV},
+      {SYS_pread64, "pread64", CW_SYS_READ},
+      {SYS_pwrite64, "pwrite64", CW_SYS_WRITE},
+      {SYS_preadv, "preadv", CW_SYS_READV},
+      {SYS_pwritev, "pwritev", CW_SYS_WRITEV},
+      {SYS_preadv2, "preadv2", CW_SYS_READV},
+      {SYS_pwritev2, "pwritev2", CW_SYS_WRITEV},
+      {SYS_recvfrom, "recvfrom", CW_SYS_READ},
+      {SYS_sendto, "sendto", CW_SYS_WRITE},
+      {SYS_recvmsg, "recvmsg", CW_SYS_RECVMSG},
+      {SYS_sendmsg, "sendmsg", CW_SYS_SENDMSG},
+      // Their return value counts messages, not bytes: recorded with the fd's object only.
+      {SYS_recvmmsg, "recvmmsg", CW_SYS_FD},
+      {SYS_sendmmsg, "sendmmsg", CW_SYS_FD},
+      {SYS_futex, "futex", CW_SYS_FUTEX},
+      {SYS_epoll_wait, "epoll_wait", CW_SYS_EPOLL_WAIT},
+      {SYS_epoll_pwait, "epoll_pwait", CW_SYS_EPOLL_WAIT},
+      {SYS_epoll_pwait2, "epoll_pwait2", CW_SYS_EPOLL_PWAIT2},
+      {SYS_poll, "poll", CW_SYS_POLL},
+      {SYS_ppoll, "ppoll", CW_SYS_PPOLL},
+      {SYS_select, "select", CW_SYS_SELECT},
+      {SYS_pselect6, "pselect6", CW_SYS_PSELECT},
+      {SYS_nanosleep, "nanosleep", CW_SYS_NANOSLEEP},
+      {SYS_clock_nanosleep, "clock_nanosleep", CW_SYS_CLOCK_NANOSLEEP},
+      {SYS_timerfd_settime, "timerfd_settime", CW_SYS_TIMERFD_SETTIME},
+      {SYS_wait4, "wait4", CW_SYS_WAIT},
+      {SYS_waitid, "waitid", CW_SYS_WAIT},
+      {SYS_flock, "flock", CW_SYS_FD},
+      {SYS_fcntl, "fcntl", CW_SYS_FD},
+      {SYS_connect, "connect", CW_SYS_FD},
+      {SYS_accept, "accept", CW_SYS_FD},
+      {SYS_accept4, "accept4", CW_SYS_FD},
+      {SYS_kill, "kill", CW_SYS_KILL},
+      {SYS_tkill, "tkill", CW_SYS_KILL},
+      {SYS_tgkill, "tgkill", CW_SYS_KILL},
+      {SYS_pause, "pause", CW_SYS_PLAIN},
+      {SYS_rt_sigsuspend, "rt_sigsuspend", CW_SYS_PLAIN},
+      {SYS_rt_sigtimedwait, "rt_sigtimedwait", CW_SYS_PLAIN},
+      {SYS_msgrcv, "msgrcv", CW_SYS_PLAIN},
+      {SYS_msgsnd, "msgsnd", CW_SYS_PLAIN},
+      {SYS_semop, "semop", CW_SYS_PLAIN},
+      {SYS_semtimedop, "semtimedop", CW_SYS_PLAIN},
+      {SYS_mq_timedreceive, "mq_timedreceive", CW_SYS_PLAIN},
+      {SYS_mq_timedsend, "mq_timedsend", CW_SYS_PLAIN},
+      {SYS_sched_yield, "sched_yield", CW_SYS_PLAIN},
+  };
+  std::sort(table.begin(), table.end(),
+            [](const SyscallInfo& a, const SyscallInfo& b) { return a.nr < b.nr; });
+  return table;
+}
+
+}  // namespace
+
+const std::vector<SyscallInfo>& recorded_syscalls() {
+  static const std::vector<SyscallInfo> table = build_table();
+  return table;
+}
+
+std::string_view syscall_name(uint32_t nr) {
+  const auto& table = recorded_syscalls();
+  auto it = std::lower_bound(table.begin(), table.end(), nr,
+                             [](const SyscallInfo& info, uint32_t n) { return info.nr < n; });
+  return it != table.end() && it->nr == nr ? it->name : std::string_view{};
+}
+
+std::string_view futex_op_name(uint32_t op) {
+  switch (op) {
+    case FUTEX_WAIT: return "wait";
+    case FUTEX_WAKE: return "wake";
+    case FUTEX_FD: return "fd";
+    case FUTEX_REQUEUE: return "requeue";
+    case FUTEX_CMP_REQUEUE: return "cmp_requeue";
+    case FUTEX_WAKE_OP: return "wake_op";
+    case FUTEX_LOCK_PI: return "lock_pi";
+    case FUTEX_UNLOCK_PI: return "unlock_pi";
+    case FUTEX_TRYLOCK_PI: return "trylock_pi";
+    case FUTEX_WAIT_BITSET: return "wait_bitset";
+    case FUTEX_WAKE_BITSET: return "wake_bitset";
+    case FUTEX_WAIT_REQUEUE_PI: return "wait_requeue_pi";
+    case FUTEX_CMP_REQUEUE_PI: return "cmp_requeue_pi";
+    case FUTEX_LOCK_PI2: return "lock_pi2";
+    default: return "";
+  }
+}
+
+std::string_view fcntl_cmd_name(uint32_t cmd) {
+  switch (cmd) {
+    case F_SETLK: return "setlk";
+    case F_SETLKW: return "setlkw";
+    case F_GETLK: return "getlk";
+    case F_OFD_SETLK: return "ofd_setlk";
+    case F_OFD_SETLKW: return "ofd_setlkw";
+    case F_OFD_GETLK: return "ofd_getlk";
+    default: return "";
+  }
+}
+
+std::string_view flock_op_name(uint32_t op) {
+  switch (op & ~static_cast<uint32_t>(LOCK_NB)) {
+    case LOCK_SH: return "sh";
+    case LOCK_EX: return "ex";
+    case LOCK_UN: return "un";
+    default: return "";
+  }
+}
+
+}  // namespace cw::kernel
