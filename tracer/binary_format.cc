@@ -48,6 +48,7 @@ std::string_view chunk_type_name(uint32_t type) {
     case ChunkType::Events: return "events";
     case ChunkType::Lost: return "lost";
     case ChunkType::End: return "end";
+    case ChunkType::Maps: return "maps";
   }
   return {};
 }
@@ -118,7 +119,7 @@ struct TraceWriter::State {
   size_t kinds_written = 0;
   size_t strings_written = 1;  // id 0, the empty string, is implicit
   size_t stacks_written = 1;   // id 0, no stack, is implicit
-  size_t processes_written = 0, threads_written = 0, lost_written = 0;
+  size_t processes_written = 0, threads_written = 0, lost_written = 0, maps_written = 0;
   Buffer payload;
 
   void write_all(const void* data, size_t n) {
@@ -244,6 +245,19 @@ void TraceWriter::append(const Trace& trace, size_t events_from) {
     }
     s.emit(ChunkType::Threads);
     s.threads_written = trace.threads.size();
+  }
+  // Maps: u32 count, u32 0, then per map u64 ts, start, end, pgoff, u32 pid, path,
+  // build id, 0 (48 bytes).
+  if (s.maps_written < trace.maps.size()) {
+    b.u32(static_cast<uint32_t>(trace.maps.size() - s.maps_written));
+    b.u32(0);
+    for (size_t i = s.maps_written; i < trace.maps.size(); ++i) {
+      const MapRecord& m = trace.maps[i];
+      b.u64(m.ts), b.u64(m.start), b.u64(m.end), b.u64(m.pgoff);
+      b.u32(m.pid), b.u32(m.path), b.u32(m.build_id), b.u32(0);
+    }
+    s.emit(ChunkType::Maps);
+    s.maps_written = trace.maps.size();
   }
   if (s.lost_written < trace.lost.size()) {
     b.u32(static_cast<uint32_t>(trace.lost.size() - s.lost_written));
@@ -494,6 +508,7 @@ class Reader {
         case ChunkType::Events: return read_events(payload, size);
         case ChunkType::Lost: return read_lost(c);
         case ChunkType::End: seen_end_ = true; return;
+        case ChunkType::Maps: return read_maps(c);
       }
       --report_.chunks_read;
       note(
@@ -708,6 +723,25 @@ class Reader {
     }
   }
 
+  void read_maps(Cursor& c) {
+    uint32_t n = c.get<uint32_t>();
+    c.get<uint32_t>();
+    if (n > c.remaining() / 48) throw Malformed{"map count exceeds the chunk"};
+    for (uint32_t i = 0; i < n; ++i) {
+      MapRecord m;
+      m.ts = c.get<uint64_t>();
+      m.start = c.get<uint64_t>();
+      m.end = c.get<uint64_t>();
+      m.pgoff = c.get<uint64_t>();
+      m.pid = c.get<uint32_t>();
+      m.path = map_string_cached(c.get<uint32_t>());
+      uint32_t build_id = c.get<uint32_t>();
+      m.build_id = build_id == 0 ? 0 : map_string_cached(build_id);
+      c.get<uint32_t>();
+      out_.maps.push_back(m);
+    }
+  }
+
   // ---- events ----
 
   void read_events(const uint8_t* payload, uint64_t size) {
@@ -803,6 +837,7 @@ class Reader {
       note(fmt::format("{} events refer to stacks that were lost; they have no stack",
                        events_without_stack_));
     out_.rebuild_indexes();
+    out_.sort_maps();
     auto by_time = [](const Event& a, const Event& b) { return a.ts < b.ts; };
     if (!std::is_sorted(out_.events.begin(), out_.events.end(), by_time)) out_.sort_events();
   }

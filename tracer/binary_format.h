@@ -48,6 +48,7 @@ enum class ChunkType : uint32_t {
   Events = 6,
   Lost = 7,
   End = 8,
+  Maps = 9,  // since format 1.1
 };
 }  // namespace binary_format
 

@@ -273,11 +273,12 @@ class TextParser {
     if (first.text == "process") return parse_process(tokens);
     if (first.text == "thread") return parse_thread(tokens);
     if (first.text == "lost") return parse_lost(tokens);
+    if (first.text == "map") return parse_map(tokens);
     fail(first,
-         fmt::format("unknown record '{}': a line starts with a time, 'process', 'thread' or "
-                     "'lost'",
+         fmt::format("unknown record '{}': a line starts with a time, 'process', 'thread', "
+                     "'lost' or 'map'",
                      first.text),
-         did_you_mean(first.text, {"process", "thread", "lost"}));
+         did_you_mean(first.text, {"process", "thread", "lost", "map"}));
   }
 
   void parse_header(const std::vector<Token>& tokens) {
@@ -378,6 +379,48 @@ class TextParser {
         l.ts = parse_time(kv.value);
     });
     trace_.lost.push_back(l);
+  }
+
+  // map PID START-END PGOFF PATH [build_id=HEX] [at=TIME]
+  void parse_map(const std::vector<Token>& tokens) {
+    MapRecord m;
+    m.pid = static_cast<Pid>(
+        parse_bounded(required(tokens, 1, "a process id after 'map'"), "pid", UINT32_MAX));
+    Token range = required(tokens, 2, "an address range START-END after the process id");
+    size_t dash = range.text.find('-');
+    std::optional<uint64_t> start, end;
+    if (dash != std::string_view::npos) {
+      start = parse_unsigned(range.text.substr(0, dash));
+      end = parse_unsigned(range.text.substr(dash + 1));
+    }
+    if (!start || !end)
+      fail(range, fmt::format("bad address range '{}': expected START-END, e.g. "
+                              "0x400000-0x401000",
+                              range.text));
+    if (*end <= *start)
+      fail(range, fmt::format("empty address range '{}': END must be above START", range.text));
+    m.start = *start;
+    m.end = *end;
+    m.pgoff = parse_int(required(tokens, 3, "the file offset after the address range"), "pgoff",
+                        FieldType::Uint);
+    Token path = required(tokens, 4, "the file path after the file offset");
+    if (path.text.find('=') != std::string_view::npos && path.text[0] != '"')
+      fail(path,
+           fmt::format("expected the file path, got '{}' (quote a path holding '=')", path.text));
+    m.path = trace_.strings.intern(unquote(path));
+    parse_record_fields(tokens, 5, "map", {"build_id", "at"}, [&](const KeyValue& kv) {
+      if (kv.key.text == "at") {
+        m.ts = parse_time(kv.value);
+        return;
+      }
+      std::string_view hex = kv.value.text;
+      if (!std::all_of(hex.begin(), hex.end(), [](char c) { return hex_digit(c) >= 0; }))
+        fail(kv.value, fmt::format("build_id needs hex digits, got '{}'", hex));
+      std::string lower(hex);
+      for (char& c : lower) c = static_cast<char>(c >= 'A' && c <= 'F' ? c - 'A' + 'a' : c);
+      m.build_id = trace_.strings.intern(lower);
+    });
+    trace_.maps.push_back(m);
   }
 
   // stack=FRAMES: outermost first, `;`-separated; stored innermost first.
@@ -496,6 +539,7 @@ class TextParser {
       if (!declared_tids_.count(tid)) trace_.threads.push_back(ThreadInfo{tid, tid, 0, false});
     trace_.rebuild_indexes();
     trace_.sort_events();
+    trace_.sort_maps();
   }
 
   SourcePtr source_;
@@ -598,6 +642,18 @@ std::string write_text_trace(const Trace& trace) {
   }
   for (const auto& l : trace.lost)
     out += fmt::format("lost cpu={} count={} at={}\n", l.cpu, l.count, format_time(l.ts));
+  for (const auto& m : trace.maps) {
+    out += fmt::format("map {} 0x{:x}-0x{:x} 0x{:x} ", m.pid, m.start, m.end, m.pgoff);
+    std::string_view path = str(m.path);
+    // A bare path holding '=' would read as a field, one starting with '#' as a comment.
+    if (path.find('=') != std::string_view::npos || path.starts_with('#'))
+      append_quoted(out, path);
+    else
+      append_value_string(out, path);
+    if (m.build_id) out += fmt::format(" build_id={}", str(m.build_id));
+    if (m.ts) out += fmt::format(" at={}", format_time(m.ts));
+    out += '\n';
+  }
   for (const auto& e : trace.events) {
     const KindDef& def = trace.schema.kind(e.kind);
     out += fmt::format("{} {} {}", format_time(e.ts), e.tid, def.name);

@@ -25,6 +25,7 @@ process 100 comm=server ppid=1 exe=/usr/bin/server
 thread 101 pid=100 comm=main
 thread 7 pid=0 comm=kworker/0:1 kernel
 lost cpu=1 count=12 at=3s
+map 100 0x400000-0x401000 0x0 /usr/bin/server build_id=ab12 at=1ms
 1000 101 switch_in cpu=0
 1.5ms 101 syscall_enter name=futex op=wait resource=0x7f00 stack=main;lock;futex_wait
 2ms 102 wakeup target=101
@@ -48,6 +49,8 @@ TEST_CASE("the example of docs/trace-format.md parses into tables and typed even
   REQUIRE(t.thread(7) != nullptr);
   CHECK(t.thread(7)->kernel);
   CHECK(t.strings.get(t.thread(7)->comm) == "kworker/0:1");
+  REQUIRE(t.maps.size() == 1);
+  CHECK(t.strings.get(t.maps[0].path) == "/usr/bin/server");
   CHECK(t.pid_of(101) == 100);
   REQUIRE(t.lost.size() == 1);
   CHECK(t.lost[0].cpu == 1);
@@ -151,6 +154,65 @@ TEST_CASE("text -> trace -> text -> trace reproduces the trace") {
     CHECK(first.events[i].ts == second.events[i].ts);
     CHECK(first.events[i].kind == second.events[i].kind);
   }
+}
+
+TEST_CASE("map lines give a process's executable mappings, sorted by pid then time") {
+  Trace t = parse(
+      "causeway-trace 1\n"
+      "map 200 0x7f0000001000-0x7f0000002000 0x1000 /lib/libc.so.6 at=2ms\n"
+      "map 100 0x400000-0x401000 0x0 /usr/bin/app build_id=AB12cd at=1ms\n"
+      "map 200 0x1000-0x2000 4096 \"/opt/my app/bin=x\"\n");
+  REQUIRE(t.maps.size() == 3);
+  const MapRecord& app = t.maps[0];
+  CHECK(app.pid == 100);
+  CHECK(app.start == 0x400000);
+  CHECK(app.end == 0x401000);
+  CHECK(app.pgoff == 0);
+  CHECK(t.strings.get(app.path) == "/usr/bin/app");
+  CHECK(t.strings.get(app.build_id) == "ab12cd");
+  CHECK(app.ts == 1000000);
+  CHECK(t.maps[1].pid == 200);
+  CHECK(t.maps[1].ts == 0);
+  CHECK(t.strings.get(t.maps[1].path) == "/opt/my app/bin=x");
+  CHECK(t.maps[1].build_id == 0);
+  CHECK(t.maps[1].pgoff == 4096);
+  CHECK(t.maps[2].ts == 2000000);
+  CHECK(write_text_trace(t) ==
+        "causeway-trace 1\n"
+        "map 100 0x400000-0x401000 0x0 /usr/bin/app build_id=ab12cd at=1ms\n"
+        "map 200 0x1000-0x2000 0x1000 \"/opt/my app/bin=x\"\n"
+        "map 200 0x7f0000001000-0x7f0000002000 0x1000 /lib/libc.so.6 at=2ms\n");
+  CHECK(write_text_trace(parse(write_text_trace(t))) == write_text_trace(t));
+}
+
+TEST_CASE("a bad map line points at what is wrong") {
+  CHECK(error_of("causeway-trace 1\nmap 100 0x400000:0x401000 0x0 /bin/a\n") ==
+        "t.trace:2:9: error: bad address range '0x400000:0x401000': expected START-END, e.g. "
+        "0x400000-0x401000\n"
+        "  map 100 0x400000:0x401000 0x0 /bin/a\n"
+        "          ^~~~~~~~~~~~~~~~~\n");
+  CHECK(error_of("causeway-trace 1\nmap 100 0x2000-0x1000 0x0 /bin/a\n") ==
+        "t.trace:2:9: error: empty address range '0x2000-0x1000': END must be above START\n"
+        "  map 100 0x2000-0x1000 0x0 /bin/a\n"
+        "          ^~~~~~~~~~~~~\n");
+  CHECK(error_of("causeway-trace 1\nmap 100 0x1000-0x2000 0x0\n") ==
+        "t.trace:2:26: error: expected the file path after the file offset\n"
+        "  map 100 0x1000-0x2000 0x0\n"
+        "                           ^\n");
+  CHECK(error_of("causeway-trace 1\nmap 100 0x1000-0x2000 0x0 /bin/a build_id=xyz\n") ==
+        "t.trace:2:43: error: build_id needs hex digits, got 'xyz'\n"
+        "  map 100 0x1000-0x2000 0x0 /bin/a build_id=xyz\n"
+        "                                            ^~~\n");
+  CHECK(error_of("causeway-trace 1\nmap 100 0x1000-0x2000 0x0 /bin/a buildid=ab\n") ==
+        "t.trace:2:34: error: unknown field 'buildid' of map record\n"
+        "  map 100 0x1000-0x2000 0x0 /bin/a buildid=ab\n"
+        "                                   ^~~~~~~\n"
+        "hint: did you mean 'build_id'?\n");
+  CHECK(error_of("causeway-trace 1\nmap 100 0x1000-0x2000 0x0 build_id=ab\n") ==
+        "t.trace:2:27: error: expected the file path, got 'build_id=ab' (quote a path holding "
+        "'=')\n"
+        "  map 100 0x1000-0x2000 0x0 build_id=ab\n"
+        "                            ^~~~~~~~~~~\n");
 }
 
 TEST_CASE("the writer uses the shortest exact time unit") {
@@ -267,7 +329,7 @@ TEST_CASE("bad times name the problem") {
 TEST_CASE("malformed lines say what was expected") {
   CHECK(error_of("causeway-trace 1\nproces 1\n") ==
         "t.trace:2:1: error: unknown record 'proces': a line starts with a time, 'process', "
-        "'thread' or 'lost'\n"
+        "'thread', 'lost' or 'map'\n"
         "  proces 1\n"
         "  ^~~~~~\n"
         "hint: did you mean 'process'?\n");

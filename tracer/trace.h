@@ -5,6 +5,7 @@
 // an Event is 24 bytes and its typed field values live in one shared array.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <string>
@@ -89,7 +90,7 @@ class StringTable {
 
 struct Trace {
   static constexpr uint32_t kFormatMajor = 1;
-  static constexpr uint32_t kFormatMinor = 0;
+  static constexpr uint32_t kFormatMinor = 1;  // 1: memory maps (the Maps chunk)
 
   Schema schema = Schema::builtin();
   StringTable strings;
@@ -116,6 +117,13 @@ struct Trace {
   void sort_events();         // stable sort by ts
   void rebuild_indexes();     // after threads/processes change
   uint64_t lost_events() const;
+  // Puts `maps` in (pid, ts) order, keeping the order of equal keys (readers and parsers
+  // call it; a recorder appends maps as they come and its writer streams them in that order).
+  void sort_maps() {
+    std::stable_sort(maps.begin(), maps.end(), [](const MapRecord& a, const MapRecord& b) {
+      return a.pid != b.pid ? a.pid < b.pid : a.ts < b.ts;
+    });
+  }
 
  private:
   std::unordered_map<Tid, uint32_t> thread_index_;
