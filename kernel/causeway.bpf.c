@@ -25,6 +25,9 @@ const volatile __u64 eventfd_release = 0, timerfd_release = 0, pipe_release = 0,
 const volatile __u32 nr_flock = 0, nr_fcntl = 0, nr_waitid = 0, nr_tgkill = 0;
 // CLOCK_REALTIME - CLOCK_MONOTONIC at load, to place absolute realtime timerfds.
 const volatile __s64 realtime_offset_ns = 0;
+// Waking the reader for every record costs more than writing it: the reader is woken once
+// this much is waiting, and otherwise finds the records when its poll times out.
+const volatile __u64 wakeup_bytes = 1 << 20;
 
 __u64 next_seq = 0;
 
@@ -128,6 +131,15 @@ static __always_inline void* reserve(__u64 size) {
   return rec;
 }
 
+static __always_inline __u64 wakeup_flag(void) {
+  return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP
+                                                                       : BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline void submit(void* rec) {
+  bpf_ringbuf_submit(rec, wakeup_flag());
+}
+
 static __always_inline void fill_header(struct cw_rec_header* h, __u32 type, __u32 size) {
   __u64 id = bpf_get_current_pid_tgid();
   h->type = type;
@@ -187,7 +199,7 @@ static __always_inline int take_stack(void* ctx, __u32 tid, __u32 tgid, __u64 se
   rec->seq = seq;
   rec->n = n;
   rec->pad = 0;
-  if (bpf_ringbuf_output(&events, rec, size, 0) != 0) count_lost();
+  if (bpf_ringbuf_output(&events, rec, size, wakeup_flag()) != 0) count_lost();
   return 1;
 }
 
@@ -223,21 +235,25 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct* prev, struct tas
   rec->prev_kernel = (prev->flags & PF_KTHREAD_FLAG) != 0;
   rec->next_kernel = (next->flags & PF_KTHREAD_FLAG) != 0;
   __builtin_memset(rec->pad, 0, sizeof(rec->pad));
-  bpf_ringbuf_submit(rec, 0);
+  submit(rec);
   return 0;
 }
 
-// Interrupt handlers (hard, and soft ones run at irq exit or bh enable) run on the CPU's
-// interrupt stack, not the task's: an address of this frame outside the task's stack
-// means interrupt context. (The preempt count is a per-CPU variable this kernel does not
-// list in kallsyms, so BPF cannot read it.)
-static __always_inline bool on_interrupt_stack(void) {
+// Interrupt context, without the preempt count (a per-CPU variable this kernel does not
+// list in kallsyms, so BPF cannot address it). An interrupt of kernel code runs on the
+// CPU's interrupt stack: this frame is then outside the task's stack. An interrupt of user
+// code runs on the task's (empty) stack, under a register frame whose orig_ax is negative
+// (the vector), where a syscall's holds its number and a kernel thread's is zero.
+static __always_inline bool in_interrupt_context(void) {
   struct task_struct* task = bpf_get_current_task_btf();
   __u64 stack_base = (__u64)task->stack;
   __u64 thread_size = CONFIG_KASAN ? 32768 : 16384;
   volatile __u64 frame_marker = 0;
   __u64 here = (__u64)&frame_marker;
-  return here - stack_base >= thread_size;
+  if (here - stack_base >= thread_size) return true;
+  if (task->flags & PF_KTHREAD_FLAG) return false;
+  struct pt_regs* user_regs = (struct pt_regs*)bpf_task_pt_regs(task);
+  return (long)BPF_CORE_READ(user_regs, orig_ax) < 0;
 }
 
 static __always_inline int record_wake(__u32 type, struct task_struct* p) {
@@ -248,9 +264,9 @@ static __always_inline int record_wake(__u32 type, struct task_struct* p) {
   fill_header(&rec->h, type, sizeof(*rec));
   rec->target_pid = target_tgid;
   rec->target_tid = p->pid;
-  rec->in_irq = on_interrupt_stack();
+  rec->in_irq = in_interrupt_context();
   rec->pad = 0;
-  bpf_ringbuf_submit(rec, 0);
+  submit(rec);
   return 0;
 }
 
@@ -282,7 +298,7 @@ int BPF_PROG(on_sched_process_fork, struct task_struct* parent, struct task_stru
   rec->is_thread = child_tgid == parent_tgid;
   rec->child_kernel = (child->flags & PF_KTHREAD_FLAG) != 0;
   bpf_probe_read_kernel_str(rec->child_comm, sizeof(rec->child_comm), child->comm);
-  bpf_ringbuf_submit(rec, 0);
+  submit(rec);
   return 0;
 }
 
@@ -296,7 +312,7 @@ int BPF_PROG(on_sched_process_exec, struct task_struct* p, pid_t old_pid,
   bpf_probe_read_kernel_str(rec->comm, sizeof(rec->comm), p->comm);
   const char* filename = BPF_CORE_READ(bprm, filename);
   if (bpf_probe_read_kernel_str(rec->path, sizeof(rec->path), filename) < 0) rec->path[0] = 0;
-  bpf_ringbuf_submit(rec, 0);
+  submit(rec);
   return 0;
 }
 
@@ -309,7 +325,7 @@ int BPF_PROG(on_sched_process_exit, struct task_struct* p, bool group_dead) {
     fill_header(&rec->h, CW_REC_EXIT, sizeof(*rec));
     rec->code = p->exit_code;
     rec->pad = 0;
-    bpf_ringbuf_submit(rec, 0);
+    submit(rec);
   }
   __u32 tid = p->pid;
   bpf_map_delete_elem(&inflight, &tid);
@@ -328,7 +344,7 @@ int BPF_PROG(on_task_rename, struct task_struct* task, const char* comm) {
   rec->h.pid = tgid;
   rec->h.tid = task->pid;
   bpf_probe_read_kernel_str(rec->comm, sizeof(rec->comm), comm);
-  bpf_ringbuf_submit(rec, 0);
+  submit(rec);
   return 0;
 }
 
@@ -689,7 +705,7 @@ int BPF_PROG(on_sys_enter, struct pt_regs* regs, long id) {
   }
   rec->fd = call.fd;
   rec->obj_kind = call.obj_kind;
-  bpf_ringbuf_submit(rec, 0);
+  submit(rec);
 
   if (stack_mode == 2) call.stack_taken = take_stack(ctx, tid, tgid, call.seq);
   bpf_map_update_elem(&inflight, &tid, &call, BPF_ANY);
@@ -731,7 +747,7 @@ static __always_inline void emit_xfer(struct inflight* call, __u64 object, __s64
   rec->peer_pid = call->peer_pid;
   rec->obj_kind = call->obj_kind;
   rec->is_send = call->is_send;
-  bpf_ringbuf_submit(rec, 0);
+  submit(rec);
 }
 
 struct user_epoll_event {
@@ -783,7 +799,7 @@ static __always_inline void emit_ready(struct inflight* call, __s64 ret) {
       rec->n = slot + 1;
     }
   }
-  bpf_ringbuf_submit(rec, 0);
+  submit(rec);
 }
 
 static __always_inline void emit_timer(__u32 op, __u64 timer, __u64 expires, __u64 interval) {
@@ -795,7 +811,7 @@ static __always_inline void emit_timer(__u32 op, __u64 timer, __u64 expires, __u
   rec->interval_ns = interval;
   rec->op = op;
   rec->pad = 0;
-  bpf_ringbuf_submit(rec, 0);
+  submit(rec);
 }
 
 SEC("tp_btf/sys_exit")
@@ -819,7 +835,7 @@ int BPF_PROG(on_sys_exit, struct pt_regs* regs, long ret) {
     rec->nr = nr;
     rec->pad = 0;
     rec->ret = ret;
-    bpf_ringbuf_submit(rec, 0);
+    submit(rec);
   }
 
   switch (call->cls) {
@@ -865,7 +881,7 @@ static __always_inline int record_irq(__u32 op, int irq, struct irqaction* actio
   rec->irq = irq;
   __builtin_memset(rec->name, 0, sizeof(rec->name));
   if (action) bpf_probe_read_kernel_str(rec->name, sizeof(rec->name), BPF_CORE_READ(action, name));
-  bpf_ringbuf_submit(rec, 0);
+  submit(rec);
   return 0;
 }
 
@@ -901,7 +917,7 @@ int BPF_PROG(on_signal_generate, int sig, struct kernel_siginfo* info, struct ta
   rec->sig = sig;
   rec->target_pid = target_tgid;
   rec->target_tid = task->pid;
-  bpf_ringbuf_submit(rec, 0);
+  submit(rec);
   return 0;
 }
 
@@ -915,6 +931,6 @@ int BPF_PROG(on_signal_deliver, int sig, struct kernel_siginfo* info, struct k_s
   rec->sig = sig;
   rec->target_pid = 0;
   rec->target_tid = 0;
-  bpf_ringbuf_submit(rec, 0);
+  submit(rec);
   return 0;
 }

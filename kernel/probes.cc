@@ -141,9 +141,10 @@ Probes::Probes(const ProbeOptions& options) : state_(new State) {
     rodata->nr_tgkill = SYS_tgkill;
     rodata->realtime_offset_ns = realtime_minus_monotonic_ns();
 
-    if (int err = bpf_map__set_max_entries(skel->maps.events,
-                                           ring_buffer_size(options.ring_buffer_bytes)))
+    size_t ring_bytes = ring_buffer_size(options.ring_buffer_bytes);
+    if (int err = bpf_map__set_max_entries(skel->maps.events, ring_bytes))
       fail("sizing the ring buffer failed", err);
+    rodata->wakeup_bytes = ring_bytes / 8;
     if (int err = causeway__load(skel)) fail("loading the eBPF programs failed", err);
 
     for (auto [nr, sys_class] : options.syscall_classes) {
@@ -179,9 +180,15 @@ void Probes::add_pid(uint32_t pid) {
 
 int Probes::poll(int timeout_ms, const Sink& sink) {
   state_->sink = &sink;
-  int consumed = ring_buffer__poll(state_->ring, timeout_ms);
+  // The kernel side wakes the reader only when the buffer fills up (see wakeup_bytes), so
+  // what came in while waiting is consumed after the wait too.
+  int woken = ring_buffer__poll(state_->ring, timeout_ms);
+  int consumed = woken == -EINTR ? 0 : woken;
+  if (consumed >= 0) {
+    int more = ring_buffer__consume(state_->ring);
+    consumed = more < 0 ? more : consumed + more;
+  }
   state_->sink = nullptr;
-  if (consumed == -EINTR) return 0;
   if (consumed < 0) fail("reading the ring buffer failed", consumed);
   return consumed;
 }

@@ -243,6 +243,20 @@ TEST_CASE("a futex wake names the address and wakes the waiting thread") {
   CHECK(woken);
 }
 
+TEST_CASE("the wakeups that end a sleep come from interrupt context") {
+  Recording recording = record_child([] {
+    for (int i = 0; i < 3; ++i) usleep(20 * 1000);
+  });
+  int timer_wakes = 0;
+  for (const auto& wake : of_type<cw_rec_wake>(recording.records, CW_REC_WAKING)) {
+    if (wake.target_tid != static_cast<uint32_t>(recording.child)) continue;
+    if (wake.h.pid == static_cast<uint32_t>(getpid())) continue;  // the test opening the gate
+    ++timer_wakes;
+    CHECK(wake.in_irq == 1);
+  }
+  CHECK(timer_wakes == 3);
+}
+
 TEST_CASE("fork, exit and wait4 are recorded with the child's pid and exit status") {
   Recording recording = record_child([] {
     pid_t grandchild = fork();
