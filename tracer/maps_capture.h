@@ -10,7 +10,7 @@
 // Order for a recorder, so no mapping falls between the two: construct MapsCapture (mmaps
 // are recorded from then on), then snapshot() the running processes, then attach the
 // eBPF probes (events stamped after both); poll() every ~100 ms (64 pages per CPU hold
-// ~2500 mmaps) and once more after detaching; add_maps() each batch to the trace before
+// ~2000 mmaps) and once more after detaching; add_maps() each batch to the trace before
 // the writer's next append.
 #pragma once
 
