@@ -24,6 +24,7 @@ Command add_graph(CLI::App& app) {
     std::vector<std::string> rules;
     bool no_stdlib = false;
     bool json = false;
+    bool edges = false;
     std::string dot;
   };
   auto args = std::make_shared<Args>();
@@ -35,6 +36,8 @@ Command add_graph(CLI::App& app) {
       ->check(CLI::ExistingPath);
   cmd->add_flag("--no-stdlib", args->no_stdlib, "do not load stdlib-rules");
   cmd->add_flag("--json", args->json, "print the graph's counts as JSON (docs/json.md)");
+  cmd->add_flag("--edges", args->edges,
+                "with --json: also list every cross-thread edge with its evidence events");
   cmd->add_option("--dot", args->dot, "also write the graph as Graphviz DOT to FILE");
   return {cmd, [args] {
             auto loaded = rules::load_packs(pack_paths(args->rules, args->no_stdlib));
@@ -77,6 +80,7 @@ Command add_graph(CLI::App& app) {
               for (const auto& s : report.skipped)
                 json["trace"]["skipped"].push_back(
                     {{"offset", s.offset}, {"size", s.size}, {"reason", s.reason}});
+              if (args->edges) json["edge_list"] = engine::edge_list_json(trace, result.graph);
               std::cout << json.dump(2) << "\n";
             } else {
               std::cout << engine::text_summary(trace, result);

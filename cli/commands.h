@@ -3,6 +3,8 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <functional>
+#include <vector>
 
 namespace cw::cli {
 
@@ -17,5 +19,7 @@ Command add_rules_test(CLI::App& rules);
 Command add_rules_fmt(CLI::App& rules);
 Command add_graph(CLI::App& app);
 Command add_convert(CLI::App& app);
+// `record` (with start, stop, status) and `mark`.
+std::vector<Command> add_record(CLI::App& app);
 
 }  // namespace cw::cli

@@ -1,12 +1,14 @@
 #include "cli/trace_input.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <fstream>
 #include <iostream>
 
 #include "base/source.h"
 #include "cli/exit_codes.h"
+#include "tracer/symbolize.h"
 #include "tracer/text_format.h"
 
 namespace cw::cli {
@@ -33,6 +35,14 @@ int read_trace_input(const std::string& path, Trace& trace, ReadReport& report) 
     std::cerr << fmt::format("{}: warning: skipped {} bytes at offset {}: {}\n", path, s.size,
                              s.offset, s.reason);
   for (const auto& n : report.notes) std::cerr << fmt::format("{}: note: {}\n", path, n);
+  // A recorded trace holds raw addresses and the memory maps to name them; rules match
+  // frames by symbol, so stacks are named here, from the files on this machine.
+  if (!trace.maps.empty()) {
+    SymbolizeReport sym = symbolize_stacks(trace);
+    if (!sym.files_not_found.empty())
+      std::cerr << fmt::format("{}: note: {} stack frames unnamed; not found: {}\n", path,
+                               sym.frames_unresolved, fmt::join(sym.files_not_found, ", "));
+  }
   return kExitOk;
 }
 

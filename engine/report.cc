@@ -4,6 +4,7 @@
 
 #include <map>
 #include <ostream>
+#include <set>
 
 namespace cw::engine {
 
@@ -43,6 +44,42 @@ json stats_json(const BuildStats& s) {
           {"data_flags_used", s.data_flags_used}};
 }
 
+json event_json(const Trace& trace, uint32_t index) {
+  const Event& e = trace.events[index];
+  const KindDef& kind = trace.schema.kind(e.kind);
+  json j = {{"index", index},
+            {"ts", e.ts},
+            {"tid", e.tid},
+            {"pid", trace.pid_of(e.tid)},
+            {"comm", thread_comm(trace, e.tid)},
+            {"kind", kind.name}};
+  for (size_t f = 0; f < kind.fields.size(); ++f) {
+    uint64_t v = trace.value(e, static_cast<int>(f));
+    switch (kind.fields[f].type) {
+      case FieldType::Str:
+        j[kind.fields[f].name] = std::string(trace.strings.get(static_cast<StrId>(v)));
+        break;
+      case FieldType::Int: j[kind.fields[f].name] = static_cast<int64_t>(v); break;
+      case FieldType::Uint:
+      case FieldType::Tid: j[kind.fields[f].name] = v; break;
+    }
+  }
+  return j;
+}
+
+json edge_list_json(const Trace& trace, const Graph& g) {
+  json out = json::array();
+  for (const Edge& e : g.edges) {
+    if (e.link == kNoRule) continue;  // splits join a thread's own segments
+    out.push_back({{"kind", g.kinds[e.kind]},
+                   {"strength", std::string(strength_name(e.strength))},
+                   {"rule", g.rule_names.id(e.rule)},
+                   {"from", event_json(trace, e.from_event)},
+                   {"to", event_json(trace, e.to_event)}});
+  }
+  return out;
+}
+
 json graph_json(const Trace& trace, const BuildResult& result) {
   const Graph& g = result.graph;
   uint64_t by_strength[3] = {0, 0, 0};
@@ -72,12 +109,23 @@ json graph_json(const Trace& trace, const BuildResult& result) {
   }
   for (size_t i = 0; i < names.flags.size(); ++i) flags[names.flags[i]] = counts.flags.at(i);
 
+  // Tables may name an id more than once (a recorder appends a renamed thread again).
+  std::set<Pid> pids;
+  std::set<Tid> tids;
+  for (const auto& p : trace.processes) pids.insert(p.pid);
+  for (const auto& t : trace.threads) tids.insert(t.tid);
+  std::map<uint16_t, uint64_t> lost_by_cpu;
+  for (const auto& l : trace.lost) lost_by_cpu[l.cpu] += l.count;
+  json lost_per_cpu = json::object();
+  for (auto [cpu, n] : lost_by_cpu) lost_per_cpu[std::to_string(cpu)] = n;
+
   return {
       {"trace",
        {{"events", trace.events.size()},
-        {"processes", trace.processes.size()},
-        {"threads", trace.threads.size()},
-        {"lost_events", trace.lost_events()}}},
+        {"processes", pids.size()},
+        {"threads", tids.size()},
+        {"lost_events", trace.lost_events()},
+        {"lost_per_cpu", lost_per_cpu}}},
       {"graph",
        {{"vertices", g.segments.size()},
         {"edges", g.edges.size()},

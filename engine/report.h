@@ -14,6 +14,9 @@ namespace cw::engine {
 
 // {"trace", "graph", "rules", "stats"} exactly as docs/json.md describes.
 nlohmann::json graph_json(const Trace& trace, const BuildResult& result);
+// Every cross-thread edge with the two events that are its evidence, all their fields
+// included (`graph --json --edges`, docs/json.md).
+nlohmann::json edge_list_json(const Trace& trace, const Graph& graph);
 // The "stats" object alone (pack tests compare against it).
 nlohmann::json stats_json(const BuildStats& stats);
 

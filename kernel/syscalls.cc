@@ -123,4 +123,13 @@ std::string_view flock_op_name(uint32_t op) {
   }
 }
 
+std::string_view syscall_op_name(uint32_t nr, uint32_t op) {
+  switch (nr) {
+    case SYS_futex: return futex_op_name(op);
+    case SYS_fcntl: return fcntl_cmd_name(op);
+    case SYS_flock: return flock_op_name(op);
+    default: return "";
+  }
+}
+
 }  // namespace cw::kernel

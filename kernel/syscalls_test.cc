@@ -82,3 +82,10 @@ TEST_CASE("fcntl lock commands and flock operations are named") {
   CHECK(flock_op_name(LOCK_UN) == "un");
   CHECK(flock_op_name(0).empty());
 }
+
+TEST_CASE("syscall_op_name uses the table of the syscall's own operations") {
+  CHECK(cw::kernel::syscall_op_name(SYS_futex, FUTEX_WAIT) == "wait");
+  CHECK(cw::kernel::syscall_op_name(SYS_fcntl, F_SETLKW) == "setlkw");
+  CHECK(cw::kernel::syscall_op_name(SYS_flock, LOCK_EX | LOCK_NB) == "ex");
+  CHECK(cw::kernel::syscall_op_name(SYS_read, 0) == "");
+}

@@ -226,7 +226,7 @@ void RecordDecoder::decode(const void* record, size_t size) {
       set(h, 5, r->count);
       set(h, 6, static_cast<uint64_t>(r->timeout_ns));
       h.seq = r->seq;
-      open_syscall_[(static_cast<uint64_t>(tid) << 32) ^ r->seq] = held_.size() - 1;
+      last_enter_[tid] = {r->seq, held_.size() - 1};
       return;
     }
     case CW_REC_SYS_EXIT: {
@@ -322,14 +322,14 @@ void RecordDecoder::decode(const void* record, size_t size) {
       const auto* r = static_cast<const cw_rec_stack*>(record);
       uint32_t n = std::min<uint32_t>(r->n, CW_MAX_STACK);
       if (fixed + n * sizeof(uint64_t) > size) return bad();
-      auto it = open_syscall_.find((static_cast<uint64_t>(tid) << 32) ^ r->seq);
-      if (it == open_syscall_.end()) {
+      auto it = last_enter_.find(tid);
+      if (it == last_enter_.end() || it->second.first != r->seq) {
         ++stats_.stacks_late;
         return;
       }
       uint64_t ips[CW_MAX_STACK];
       std::memcpy(ips, r->ips, n * sizeof(uint64_t));
-      held_[it->second].stack = intern_stack(hdr->pid, ips, n);
+      held_[it->second.second].stack = intern_stack(hdr->pid, ips, n);
       ++stats_.stacks_attached;
       return;
     }
@@ -352,10 +352,14 @@ size_t RecordDecoder::release(uint64_t horizon) {
   // partition() moved what is still held (it is sorted when released): re-index the
   // syscall entries that may still receive their stack.
   static const KindId k_sys_enter = Schema::builtin().find("syscall_enter");
-  open_syscall_.clear();
-  for (size_t i = 0; i < held_.size(); ++i)
-    if (held_[i].kind == k_sys_enter)
-      open_syscall_[(static_cast<uint64_t>(held_[i].tid) << 32) ^ held_[i].seq] = i;
+  for (auto& [tid, entry] : last_enter_) entry.second = SIZE_MAX;
+  for (size_t i = 0; i < held_.size(); ++i) {
+    const Held& h = held_[i];
+    if (h.kind != k_sys_enter) continue;
+    auto& entry = last_enter_[h.tid];
+    if (entry.second == SIZE_MAX || held_[entry.second].order < h.order) entry = {h.seq, i};
+  }
+  std::erase_if(last_enter_, [](const auto& kv) { return kv.second.second == SIZE_MAX; });
   return n;
 }
 

@@ -78,8 +78,9 @@ class RecordDecoder {
   std::vector<Held> held_;
   uint64_t order_ = 0;
   uint64_t newest_ts_ = 0;
-  // The held syscall_enter of each thread's syscall, by (tid, seq), for its stack.
-  std::unordered_map<uint64_t, size_t> open_syscall_;   // tid<<32 ^ seq -> index in held_
+  // Each thread's latest held syscall_enter (seq, index in held_): a stack arrives while
+  // its thread is blocked in that very syscall.
+  std::unordered_map<Tid, std::pair<uint64_t, size_t>> last_enter_;
   std::unordered_map<std::string, StackId> stack_ids_;  // pid + ips -> id
   std::unordered_map<Tid, Pid> known_threads_;
 };

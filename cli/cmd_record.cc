@@ -1,0 +1,499 @@
+// `causeway record [-o TRACE] [--pid P…] [--stacks MODE] [-- CMD…]`: a recording while
+// CMD runs (or until Ctrl-C); `record start|stop|status`: an always-on recording in a
+// ring of files; `causeway mark [TEXT]`: a marker in the running recording.
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "cli/recorder_dir.h"
+#include "tracer/binary_format.h"
+#include "tracer/ring.h"
+#include "tracer/session.h"
+
+namespace cw::cli {
+
+namespace {
+
+volatile std::sig_atomic_t g_stop = 0;
+void on_stop_signal(int) {
+  g_stop = 1;
+}
+
+void catch_stop_signals() {
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGHUP, &sa, nullptr);
+}
+
+// "2G", "512M", "10MiB", "4096" -> bytes; 0 when malformed.
+uint64_t parse_size(const std::string& text) {
+  size_t pos = 0;
+  uint64_t n = 0;
+  while (pos < text.size() && isdigit(static_cast<unsigned char>(text[pos])))
+    n = n * 10 + static_cast<uint64_t>(text[pos++] - '0');
+  if (pos == 0) return 0;
+  std::string unit = text.substr(pos);
+  if (unit.empty() || unit == "B") return n;
+  if (unit == "K" || unit == "KiB" || unit == "k") return n << 10;
+  if (unit == "M" || unit == "MiB") return n << 20;
+  if (unit == "G" || unit == "GiB") return n << 30;
+  return 0;
+}
+
+std::string human_bytes(uint64_t b) {
+  if (b >= (1ull << 30)) return fmt::format("{:.1f} GiB", double(b) / (1ull << 30));
+  if (b >= (1ull << 20)) return fmt::format("{:.1f} MiB", double(b) / (1ull << 20));
+  return fmt::format("{:.1f} KiB", double(b) / 1024);
+}
+
+std::string lost_text(const SessionStatus& s) {
+  if (s.lost_total == 0) return "no events lost";
+  std::string per_cpu;
+  for (size_t cpu = 0; cpu < s.lost_per_cpu.size(); ++cpu)
+    if (s.lost_per_cpu[cpu])
+      per_cpu += fmt::format("{}cpu{} {}", per_cpu.empty() ? "" : ", ", cpu, s.lost_per_cpu[cpu]);
+  return fmt::format("{} events LOST (kernel buffer full: {}); try --buffer larger or --pid",
+                     s.lost_total, per_cpu);
+}
+
+nlohmann::json status_json(const SessionStatus& s, const RecorderPaths& paths, uint64_t max_bytes) {
+  nlohmann::json j = {{"pid", getpid()},
+                      {"dir", paths.dir},
+                      {"records", s.records},
+                      {"events", s.events},
+                      {"first_ts", s.first_ts},
+                      {"newest_ts", s.newest_ts},
+                      {"lost_events", s.lost_total},
+                      {"lost_per_cpu", s.lost_per_cpu},
+                      {"maps_lost", s.maps_lost},
+                      {"malformed_records", s.malformed}};
+  if (s.ring)
+    j["ring"] = {{"files", s.ring->files},
+                 {"bytes", s.ring->bytes},
+                 {"max_bytes", max_bytes},
+                 {"events_written", s.ring->events_written},
+                 {"events_overwritten", s.ring->events_overwritten},
+                 {"oldest_ts", s.ring->oldest_ts},
+                 {"newest_ts", s.ring->newest_ts}};
+  return j;
+}
+
+kernel::StackMode stack_mode(const std::string& s) {
+  if (s == "none") return kernel::StackMode::None;
+  if (s == "all") return kernel::StackMode::All;
+  return kernel::StackMode::Blocking;
+}
+
+// Says why recording is impossible here and returns kExitEnvironment, or kExitOk.
+int check_privileges() {
+  std::string missing = kernel::missing_privileges();
+  if (missing.empty()) return kExitOk;
+  std::cerr << "causeway: cannot record: " << missing << "\n";
+  return kExitEnvironment;
+}
+
+struct RecordArgs {
+  std::string output = "causeway.cwt";
+  std::vector<uint32_t> pids;
+  std::string stacks = "blocking";
+  std::string buffer = "64M";
+  std::string dir;
+  double duration = 0;
+  std::vector<std::string> command;
+};
+
+int exit_status_of(int wstatus) {
+  if (WIFEXITED(wstatus)) return WEXITSTATUS(wstatus);
+  if (WIFSIGNALED(wstatus)) return 128 + WTERMSIG(wstatus);
+  return 1;
+}
+
+int record_foreground(const RecordArgs& args) {
+  if (int rc = check_privileges(); rc != kExitOk) return rc;
+  uint64_t buffer = parse_size(args.buffer);
+  if (buffer == 0) {
+    std::cerr << fmt::format("causeway: --buffer {}: expected a size like 64M or 1G\n",
+                             args.buffer);
+    return kExitBadInput;
+  }
+  SessionOptions options;
+  options.pids = args.pids;
+  options.stacks = stack_mode(args.stacks);
+  options.buffer_bytes = buffer;
+  options.output = args.output;
+
+  // The command waits at a gate until the probes are attached, so its start is recorded.
+  int gate[2] = {-1, -1};
+  pid_t child = -1;
+  if (!args.command.empty()) {
+    if (pipe2(gate, O_CLOEXEC) != 0) throw std::runtime_error(std::strerror(errno));
+    child = fork();
+    if (child < 0) throw std::runtime_error(fmt::format("fork: {}", std::strerror(errno)));
+    if (child == 0) {
+      close(gate[1]);
+      char go = 0;
+      if (read(gate[0], &go, 1) != 1) _exit(126);  // the recorder failed: do not run
+      std::vector<char*> argv;
+      for (const auto& a : args.command) argv.push_back(const_cast<char*>(a.c_str()));
+      argv.push_back(nullptr);
+      execvp(argv[0], argv.data());
+      std::fprintf(stderr, "causeway: cannot run %s: %s\n", argv[0], std::strerror(errno));
+      _exit(127);
+    }
+    close(gate[0]);
+    if (!options.pids.empty()) options.pids.push_back(static_cast<uint32_t>(child));
+  }
+
+  std::unique_ptr<Session> session;
+  try {
+    session = std::make_unique<Session>(options);
+  } catch (const kernel::ProbeError& e) {
+    if (child > 0) close(gate[1]), waitpid(child, nullptr, 0);
+    std::cerr << "causeway: cannot record: " << e.what() << "\n";
+    return kExitEnvironment;
+  } catch (const std::exception& e) {
+    if (child > 0) close(gate[1]), waitpid(child, nullptr, 0);
+    std::cerr << "causeway: " << e.what() << "\n";
+    return kExitEnvironment;
+  }
+
+  RecorderPaths paths(recorder_dir(args.dir));
+  std::filesystem::create_directories(paths.dir);
+  MarkerSocket markers(paths.socket);
+  catch_stop_signals();
+  if (child > 0) {
+    // Ctrl-C reaches the command too; the recording ends when the command does.
+    char go = 1;
+    if (write(gate[1], &go, 1) != 1) throw std::runtime_error("cannot start the command");
+    close(gate[1]);
+  } else {
+    std::cerr << "causeway: recording" << (args.pids.empty() ? " system-wide" : "")
+              << "; Ctrl-C stops\n";
+  }
+
+  auto started = std::chrono::steady_clock::now();
+  int status = kExitOk;
+  for (;;) {
+    session->step(100);
+    markers.drain([&](uint64_t ts, uint32_t pid, uint32_t tid, const std::string& text) {
+      session->mark(ts, pid, tid, text);
+    });
+    if (child > 0) {
+      int wstatus = 0;
+      if (waitpid(child, &wstatus, WNOHANG) == child) {
+        status = exit_status_of(wstatus);
+        break;
+      }
+    } else if (g_stop) {
+      break;
+    }
+    if (args.duration > 0 &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() >=
+            args.duration) {
+      if (child > 0) {
+        kill(child, SIGTERM);
+        int wstatus = 0;
+        waitpid(child, &wstatus, 0);
+        status = exit_status_of(wstatus);
+      }
+      break;
+    }
+  }
+  session->finish();
+  SessionStatus s = session->status();
+  std::cerr << fmt::format("causeway: wrote {}: {} events, {}\n", args.output, s.events,
+                           lost_text(s));
+  return status;
+}
+
+void write_status_file(const RecorderPaths& paths, const nlohmann::json& j) {
+  std::string tmp = paths.status_file + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << j.dump(2) << "\n";
+  }
+  std::rename(tmp.c_str(), paths.status_file.c_str());
+}
+
+// The always-on recorder, in its own session, detached from the terminal.
+[[noreturn]] void run_daemon(const RecordArgs& args, uint64_t size, const RecorderPaths& paths,
+                             int ready_fd) {
+  setsid();
+  int null = open("/dev/null", O_RDWR);
+  int log = open(paths.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  dup2(null, 0);
+  dup2(log >= 0 ? log : null, 1);
+  dup2(log >= 0 ? log : null, 2);
+  auto fail = [&](const std::string& why) {
+    std::string msg = "E" + why;
+    (void)!write(ready_fd, msg.data(), msg.size());
+    _exit(kExitEnvironment);
+  };
+  SessionOptions options;
+  options.pids = args.pids;
+  options.stacks = stack_mode(args.stacks);
+  options.buffer_bytes = parse_size(args.buffer);
+  options.ring = RingOptions{paths.ring, size};
+  std::unique_ptr<Session> session;
+  try {
+    session = std::make_unique<Session>(options);
+  } catch (const std::exception& e) {
+    fail(e.what());
+  }
+  {
+    std::ofstream pid_out(paths.pid_file);
+    pid_out << getpid() << "\n";
+  }
+  MarkerSocket markers(paths.socket);
+  catch_stop_signals();
+  (void)!write(ready_fd, "K", 1);
+  close(ready_fd);
+  auto last_status = std::chrono::steady_clock::now() - std::chrono::hours(1);
+  int rc = kExitOk;
+  try {
+    while (!g_stop) {
+      session->step(100);
+      markers.drain([&](uint64_t ts, uint32_t pid, uint32_t tid, const std::string& text) {
+        session->mark(ts, pid, tid, text);
+      });
+      auto now = std::chrono::steady_clock::now();
+      if (now - last_status >= std::chrono::seconds(1)) {
+        write_status_file(paths, status_json(session->status(), paths, size));
+        last_status = now;
+      }
+    }
+    session->finish();
+    auto j = status_json(session->status(), paths, size);
+    j["stopped"] = true;
+    write_status_file(paths, j);
+  } catch (const std::exception& e) {
+    std::cerr << "causeway: recorder stopped: " << e.what() << "\n";
+    rc = kExitEnvironment;
+  }
+  unlink(paths.pid_file.c_str());
+  _exit(rc);
+}
+
+int record_start(const RecordArgs& args, const std::string& size_text) {
+  if (int rc = check_privileges(); rc != kExitOk) return rc;
+  uint64_t size = parse_size(size_text);
+  if (size < (1u << 20)) {
+    std::cerr << fmt::format("causeway: --size {}: expected a size of at least 1M, like 2G\n",
+                             size_text);
+    return kExitBadInput;
+  }
+  RecorderPaths paths(recorder_dir(args.dir));
+  if (auto pid = running_recorder(paths)) {
+    std::cerr << fmt::format(
+        "causeway: a recording is already running in {} (pid {}); stop it with 'causeway record "
+        "stop'\n",
+        paths.dir, *pid);
+    return kExitEnvironment;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(paths.dir, ec);
+  if (ec) {
+    std::cerr << fmt::format("causeway: cannot create {}: {}\n", paths.dir, ec.message());
+    return kExitEnvironment;
+  }
+  chmod(paths.dir.c_str(), 0700);
+  std::filesystem::remove_all(paths.ring, ec);  // a new recording starts a new ring
+  int ready[2];
+  if (pipe2(ready, O_CLOEXEC) != 0) throw std::runtime_error(std::strerror(errno));
+  pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error(fmt::format("fork: {}", std::strerror(errno)));
+  if (pid == 0) {
+    close(ready[0]);
+    run_daemon(args, size, paths, ready[1]);
+  }
+  close(ready[1]);
+  std::string answer;
+  char buf[512];
+  ssize_t n;
+  while ((n = read(ready[0], buf, sizeof buf)) > 0) answer.append(buf, static_cast<size_t>(n));
+  close(ready[0]);
+  if (answer != "K") {
+    waitpid(pid, nullptr, 0);
+    std::cerr << "causeway: cannot record: "
+              << (answer.size() > 1 ? answer.substr(1) : "the recorder died while starting")
+              << "\n";
+    return kExitEnvironment;
+  }
+  std::cout << fmt::format(
+      "recording {} into {} (pid {}): at most {}, the newest events are kept\n"
+      "  causeway mark TEXT                 adds a marker\n"
+      "  causeway record status             shows what it holds\n"
+      "  causeway record stop -o TRACE      stops it and saves the trace\n",
+      args.pids.empty() ? "system-wide" : "the given processes", paths.ring, pid,
+      human_bytes(size));
+  return kExitOk;
+}
+
+int record_stop(const std::string& dir, const std::string& output) {
+  RecorderPaths paths(recorder_dir(dir));
+  auto pid = running_recorder(paths);
+  if (pid) {
+    kill(*pid, SIGTERM);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (running_recorder(paths) && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (running_recorder(paths)) {
+      std::cerr << fmt::format("causeway: the recorder (pid {}) did not stop within 60 s\n", *pid);
+      return kExitEnvironment;
+    }
+  } else if (!std::filesystem::exists(paths.ring)) {
+    std::cerr << fmt::format(
+        "causeway: no recording is running in {}; start one with 'causeway record start'\n",
+        paths.dir);
+    return kExitEnvironment;
+  }
+  if (output.empty()) {
+    std::cout << fmt::format("stopped; the ring stays in {}\n", paths.ring);
+    return kExitOk;
+  }
+  Trace trace;
+  ReadReport report;
+  try {
+    report = read_ring(paths.ring, trace);
+  } catch (const std::exception& e) {
+    std::cerr << "causeway: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+  for (const auto& s : report.skipped)
+    std::cerr << fmt::format("causeway: {}: skipped {} bytes at offset {}: {}\n", paths.ring,
+                             s.size, s.offset, s.reason);
+  for (const auto& note : report.notes) std::cerr << "causeway: " << note << "\n";
+  write_trace(trace, output);
+  uint64_t span = trace.events.empty() ? 0 : trace.events.back().ts - trace.events.front().ts;
+  std::cout << fmt::format("wrote {}: {} events over {:.3f} s, {} lost\n", output,
+                           trace.events.size(), double(span) / 1e9, trace.lost_events());
+  return kExitOk;
+}
+
+int record_status(const std::string& dir, bool json) {
+  RecorderPaths paths(recorder_dir(dir));
+  auto pid = running_recorder(paths);
+  nlohmann::json j;
+  if (std::ifstream in(paths.status_file); in) j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) j = nlohmann::json::object();
+  j["running"] = pid.has_value();
+  j["dir"] = paths.dir;
+  if (pid) j["pid"] = *pid;
+  if (json) {
+    std::cout << j.dump(2) << "\n";
+    return kExitOk;
+  }
+  if (!pid) {
+    std::cout << fmt::format("no recording is running in {}\n", paths.dir);
+    return kExitOk;
+  }
+  std::cout << fmt::format("recording in {} (pid {})\n", paths.dir, *pid);
+  if (j.contains("events")) {
+    uint64_t first = j.value("first_ts", uint64_t{0}), newest = j.value("newest_ts", uint64_t{0});
+    std::cout << fmt::format("  events written  {} over {:.1f} s\n", j.value("events", uint64_t{0}),
+                             newest > first ? double(newest - first) / 1e9 : 0.0);
+    std::cout << fmt::format("  events lost     {}\n", j.value("lost_events", uint64_t{0}));
+  }
+  if (j.contains("ring")) {
+    const auto& r = j["ring"];
+    std::cout << fmt::format("  ring            {} files, {} of {}\n", r.value("files", 0),
+                             human_bytes(r.value("bytes", uint64_t{0})),
+                             human_bytes(r.value("max_bytes", uint64_t{0})));
+    std::cout << fmt::format("  overwritten     {} older events\n",
+                             r.value("events_overwritten", uint64_t{0}));
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+std::vector<Command> add_record(CLI::App& app) {
+  auto args = std::make_shared<RecordArgs>();
+  auto* cmd = app.add_subcommand(
+      "record",
+      "record what every thread does (eBPF): while CMD runs, until Ctrl-C, or always-on with "
+      "'record start'");
+  cmd->add_option("-o,--output", args->output, "trace file to write (default causeway.cwt)");
+  cmd->add_option("--pid", args->pids, "record only these processes (and their children)");
+  cmd->add_option("--stacks", args->stacks,
+                  "user call stacks: 'blocking' when a syscall blocks (default), 'all' at every "
+                  "recorded syscall, 'none'")
+      ->check(CLI::IsMember({"none", "blocking", "all"}));
+  cmd->add_option("--buffer", args->buffer, "kernel ring buffer size (default 64M)");
+  cmd->add_option("--duration", args->duration, "stop after this many seconds");
+  cmd->add_option("CMD", args->command, "command to run and record (after --)");
+  cmd->footer(
+      "Needs root, or CAP_BPF and CAP_PERFMON; exits 2 saying what is missing.\n"
+      "With CMD, the exit status is CMD's. The trace file is created 0600.\n"
+      "Stacks are walked by frame pointers: code built without them gives short stacks "
+      "(docs/recording.md).");
+
+  auto dir_option = [&](CLI::App* sub) {
+    sub->add_option("--dir", args->dir,
+                    "the recorder's folder (default $CAUSEWAY_DIR or /var/lib/causeway)");
+  };
+  auto size = std::make_shared<std::string>("2G");
+  auto* start = cmd->add_subcommand("start", "start an always-on recording in a ring of files");
+  start->add_option("--size", *size, "bound of the ring on disk (default 2G)");
+  start->add_option("--pid", args->pids, "record only these processes (and their children)");
+  start->add_option("--stacks", args->stacks, "user call stacks: blocking, all or none")
+      ->check(CLI::IsMember({"none", "blocking", "all"}));
+  start->add_option("--buffer", args->buffer, "kernel ring buffer size (default 64M)");
+  dir_option(start);
+  auto stop_output = std::make_shared<std::string>();
+  auto* stop = cmd->add_subcommand("stop", "stop the always-on recording and save it");
+  stop->add_option("-o,--output", *stop_output, "save the ring's events as one trace file");
+  dir_option(stop);
+  auto json = std::make_shared<bool>(false);
+  auto* status = cmd->add_subcommand("status", "show the always-on recording's state");
+  status->add_flag("--json", *json, "as JSON");
+  dir_option(status);
+
+  // Sub-commands come first: main() runs the first parsed one, and `record` is parsed too.
+  std::vector<Command> out;
+  out.push_back({start, [args, size] { return record_start(*args, *size); }});
+  out.push_back({stop, [args, stop_output] { return record_stop(args->dir, *stop_output); }});
+  out.push_back({status, [args, json] { return record_status(args->dir, *json); }});
+
+  auto mark_text = std::make_shared<std::vector<std::string>>();
+  auto* mark = app.add_subcommand("mark", "write a marker into the running recording");
+  mark->add_option("TEXT", *mark_text, "the marker's text");
+  mark->add_option("--dir", args->dir,
+                   "the recorder's folder (default $CAUSEWAY_DIR or /var/lib/causeway)");
+  out.push_back({mark, [args, mark_text] {
+                   std::string text;
+                   for (const auto& w : *mark_text) text += (text.empty() ? "" : " ") + w;
+                   RecorderPaths paths(recorder_dir(args->dir));
+                   if (!send_marker(paths.socket, text)) {
+                     std::cerr << fmt::format(
+                         "causeway: no recording is listening on {} ({}); start one with "
+                         "'causeway record start' or 'causeway record -o TRACE -- CMD'\n",
+                         paths.socket, std::strerror(errno));
+                     return kExitEnvironment;
+                   }
+                   return kExitOk;
+                 }});
+  out.push_back({cmd, [args] { return record_foreground(*args); }});
+  return out;
+}
+
+}  // namespace cw::cli

@@ -1,0 +1,176 @@
+#include "tracer/session.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <ctime>
+
+#include "kernel/syscalls.h"
+#include "tracer/binary_format.h"
+#include "tracer/maps_capture.h"
+#include "tracer/proc_snapshot.h"
+
+namespace cw {
+
+namespace {
+
+// Records reach user space within a poll interval of being written; holding events this
+// long lets the ones from other CPUs and late stacks sort in before they are written.
+constexpr uint64_t kHoldNs = 200'000'000;
+constexpr uint64_t kLostCheckNs = 250'000'000;
+
+uint64_t now_ns() {
+  timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<uint64_t>(t.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(t.tv_nsec);
+}
+
+std::vector<std::pair<uint32_t, uint32_t>> syscall_classes() {
+  std::vector<std::pair<uint32_t, uint32_t>> out;
+  for (const auto& s : kernel::recorded_syscalls()) out.emplace_back(s.nr, s.sys_class);
+  return out;
+}
+
+}  // namespace
+
+struct MapsCaptureHolder {
+  explicit MapsCaptureHolder(MapsCaptureOptions options) : capture(std::move(options)) {}
+  MapsCapture capture;
+  std::vector<CapturedMap> pending;
+};
+
+Session::Session(SessionOptions options) : options_(std::move(options)) {
+  kernel::ProbeOptions probe_options;
+  probe_options.pids = options_.pids;
+  probe_options.stacks = options_.stacks;
+  probe_options.ring_buffer_bytes = options_.buffer_bytes;
+  probe_options.exclude_pid = static_cast<uint32_t>(getpid());
+  probe_options.syscall_classes = syscall_classes();
+
+  decoder_ = std::make_unique<RecordDecoder>(
+      trace_,
+      SyscallNaming{[](uint32_t nr) { return kernel::syscall_name(nr); },
+                    [](uint32_t nr, uint32_t op) { return kernel::syscall_op_name(nr, op); }});
+  // Map capture starts first, so every mapping an event's stack may need is recorded;
+  // the probes attach before /proc is read, so a task created in between is in both.
+  MapsCaptureOptions map_options;
+  map_options.pids.assign(options_.pids.begin(), options_.pids.end());
+  maps_ = std::make_unique<MapsCaptureHolder>(std::move(map_options));
+  add_maps(trace_, maps_->capture.snapshot());
+  probes_ = std::make_unique<kernel::Probes>(probe_options);
+  first_ts_ = now_ns();
+  for (const ProcProcess& p : snapshot_processes()) {
+    decoder_->add_process(p.pid, p.ppid, p.comm, p.exe);
+    for (const ProcThread& t : p.threads) decoder_->add_thread(t.tid, t.pid, t.comm, t.kernel);
+  }
+  trace_.rebuild_indexes();
+
+  if (options_.ring)
+    ring_ = std::make_unique<RingWriter>(*options_.ring);
+  else
+    file_ = std::make_unique<TraceWriter>(options_.output);
+  lost_seen_ = probes_->lost_per_cpu();
+  write_released();
+}
+
+Session::~Session() {
+  if (!finished_) {
+    try {
+      finish();
+    } catch (...) {
+      // A destructor must not throw; finish() is called explicitly where errors matter.
+    }
+  }
+}
+
+void Session::add_pid(uint32_t pid) {
+  probes_->add_pid(pid);
+}
+
+void Session::step(int timeout_ms) {
+  probes_->poll(timeout_ms, [&](const void* r, size_t n) { decoder_->decode(r, n); });
+  uint64_t now = now_ns();
+  maps_lost_ += maps_->capture.poll(maps_->pending);
+  if (!maps_->pending.empty()) {
+    add_maps(trace_, maps_->pending);
+    maps_->pending.clear();
+  }
+  if (now - last_lost_check_ >= kLostCheckNs) {
+    note_lost();
+    last_lost_check_ = now;
+  }
+  decoder_->release(now > kHoldNs ? now - kHoldNs : 0);
+  write_released();
+}
+
+void Session::mark(uint64_t ts, uint32_t pid, uint32_t tid, std::string_view text) {
+  decoder_->add_marker(ts, tid, pid, text);
+}
+
+void Session::note_lost() {
+  std::vector<uint64_t> now = probes_->lost_per_cpu();
+  if (lost_seen_.size() < now.size()) lost_seen_.resize(now.size(), 0);
+  for (size_t cpu = 0; cpu < now.size(); ++cpu)
+    if (now[cpu] > lost_seen_[cpu]) {
+      trace_.lost.push_back(
+          {static_cast<uint16_t>(cpu), now[cpu] - lost_seen_[cpu], decoder_->newest_ts()});
+      lost_seen_[cpu] = now[cpu];
+    }
+}
+
+void Session::write_released() {
+  if (ring_) {
+    // The ring rotates between appends, judging by the size of the last one: hand it
+    // slices, so that one busy interval cannot overshoot a file.
+    constexpr size_t kSlice = 16384;
+    std::vector<Event> all = std::move(trace_.events);
+    size_t at = 0;
+    do {
+      size_t n = std::min(kSlice, all.size() - at);
+      trace_.events.assign(all.begin() + static_cast<ptrdiff_t>(at),
+                           all.begin() + static_cast<ptrdiff_t>(at + n));
+      ring_->append(trace_, 0);
+      at += n;
+    } while (at < all.size());
+    trace_.events = std::move(all);
+  } else {
+    file_->append(trace_, 0);
+  }
+  events_written_ += trace_.events.size();
+  // Events are never kept once written; the tables (threads, strings, stacks) are.
+  trace_.events.clear();
+  trace_.values.clear();
+}
+
+void Session::finish() {
+  if (finished_) return;
+  finished_ = true;
+  probes_->drain([&](const void* r, size_t n) { decoder_->decode(r, n); });
+  maps_lost_ += maps_->capture.poll(maps_->pending);
+  add_maps(trace_, maps_->pending);
+  maps_->pending.clear();
+  note_lost();
+  decoder_->release_all();
+  write_released();
+  if (ring_)
+    ring_->close();
+  else
+    file_->close();
+}
+
+SessionStatus Session::status() const {
+  SessionStatus s;
+  s.records = decoder_->stats().records;
+  s.events = events_written_;
+  s.first_ts = first_ts_;
+  s.newest_ts = decoder_->newest_ts();
+  s.lost_per_cpu = lost_seen_;
+  for (uint64_t n : lost_seen_) s.lost_total += n;
+  s.maps_lost = maps_lost_;
+  s.malformed = decoder_->stats().malformed;
+  s.stacks = decoder_->stats().stacks_attached;
+  if (ring_) s.ring = ring_->stats();
+  return s;
+}
+
+}  // namespace cw

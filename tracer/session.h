@@ -1,0 +1,78 @@
+// A recording session: the kernel probes, memory-map capture and the /proc snapshot,
+// decoded into one trace that is written as it goes — to one file, or to a ring of files
+// that keeps only the newest events (always-on recording).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernel/probes.h"
+#include "tracer/record_decoder.h"
+#include "tracer/ring.h"
+#include "tracer/trace.h"
+
+namespace cw {
+
+struct SessionOptions {
+  std::vector<uint32_t> pids;  // empty: every process
+  kernel::StackMode stacks = kernel::StackMode::Blocking;
+  size_t buffer_bytes = 64u << 20;  // the kernel ring buffer
+  std::string output;               // one trace file, when `ring` is not set
+  std::optional<RingOptions> ring;
+};
+
+struct SessionStatus {
+  uint64_t records = 0;
+  uint64_t events = 0;    // written so far
+  uint64_t first_ts = 0;  // CLOCK_MONOTONIC of the session's start
+  uint64_t newest_ts = 0;
+  std::vector<uint64_t> lost_per_cpu;  // kernel ring buffer overflows
+  uint64_t lost_total = 0;
+  uint64_t maps_lost = 0;  // mmap records the kernel dropped
+  uint64_t malformed = 0;
+  uint64_t stacks = 0;
+  std::optional<RingStats> ring;
+};
+
+class Session {
+ public:
+  // Attaches everything; throws kernel::ProbeError when the machine cannot record and
+  // std::runtime_error when the output cannot be written.
+  explicit Session(SessionOptions options);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  void add_pid(uint32_t pid);
+  // Waits up to `timeout_ms` for records, decodes them, and writes what is old enough
+  // that no earlier record can still arrive.
+  void step(int timeout_ms);
+  void mark(uint64_t ts, uint32_t pid, uint32_t tid, std::string_view text);
+  // Reads what is left, writes everything and closes the output.
+  void finish();
+  SessionStatus status() const;
+
+ private:
+  void write_released();
+  void note_lost();
+
+  SessionOptions options_;
+  Trace trace_;
+  std::unique_ptr<kernel::Probes> probes_;
+  std::unique_ptr<struct MapsCaptureHolder> maps_;
+  std::unique_ptr<RecordDecoder> decoder_;
+  std::unique_ptr<class TraceWriter> file_;
+  std::unique_ptr<RingWriter> ring_;
+  std::vector<uint64_t> lost_seen_;
+  uint64_t events_written_ = 0;
+  uint64_t first_ts_ = 0;
+  uint64_t maps_lost_ = 0;
+  uint64_t last_lost_check_ = 0;
+  bool finished_ = false;
+};
+
+}  // namespace cw
