@@ -3,6 +3,7 @@
 # under `causeway record` and under `perf record` of the same tracepoints, alternated per
 # repetition in one run; prints medians and ratios (bench/README.md, "Recording overhead").
 set -euo pipefail
+trap 'echo "overhead.sh: line $LINENO failed: $BASH_COMMAND" >&2' ERR
 
 usage() {
   cat <<'EOF'
@@ -90,8 +91,8 @@ trap 'rm -rf "$work"' EXIT
 samples=$work/samples.tsv
 : >"$samples"
 
-# Runs one workload under one configuration; appends "rep workload config ms output_bytes
-# lost" to the samples. `lost` is what the tracer reported it dropped (perf: lost samples).
+# Runs one workload under one configuration; appends "rep workload config wall_us cpu_us
+# output_bytes lost" to the samples. `lost` is what the tracer reported it dropped (perf: lost samples).
 run_one() {
   local rep=$1 index=$2 config=$3
   local -a command
@@ -100,6 +101,9 @@ run_one() {
   local output=""
   # taskset execs the workload, so its start-up is outside the workload's own timing.
   [[ -n $pin ]] && command=(taskset -c "$pin" "${command[@]}")
+  # The workload's CPU time (its processes' user + system, in ms): unlike wall time, it
+  # does not count waiting for a CPU that other work on the machine holds.
+  command=(bash -c 'TIMEFORMAT="cw_cpu %3U %3S"; time "$@"' cpu-time "${command[@]}")
   case $config in
     causeway) output=$work/trace.cwt; wrapper=("$causeway" record -o "$output" --) ;;
     perf)
@@ -128,25 +132,31 @@ run_one() {
     cat "$work/stdout" "$work/stderr" >&2
     exit 1
   fi
+  local cpu_us
+  cpu_us=$(sed -n 's/^cw_cpu \([0-9.]*\) \([0-9.]*\)$/\1 \2/p' "$work/stderr" |
+    awk '{printf "%.0f", ($1 + $2) * 1e6}')
+  [[ -n $cpu_us ]] || { echo "overhead.sh: no CPU time from '${workload_names[$index]}' under $config" >&2; exit 1; }
   local bytes=0 lost=0
   if [[ -n $output && -f $output ]]; then bytes=$(stat -c %s "$output"); fi
   case $config in
     # "Processed 8132 events and lost 3 chunks!" / "[ perf record: ... (N samples) ]"
     perf) lost=$(sed -n 's/.*lost \([0-9]*\) chunks.*/\1/p; s/.*Lost \([0-9]*\) .*/\1/p' "$work/stderr" |
       awk '{sum += $1} END {print sum + 0}') ;;
-    causeway) lost=$(grep -oiE '[0-9]+ (events|records) (were )?lost|lost:? [0-9]+' "$work/stderr" |
-      grep -oE '[0-9]+' | awk '{sum += $1} END {print sum + 0}') ;;
+    # "wrote T: 3847193 events, 86062 events LOST (kernel buffer full: ...)"
+    causeway) lost=$(sed -n 's/.* \([0-9]*\) events LOST.*/\1/p' "$work/stderr" |
+      awk '{sum += $1} END {print sum + 0}') ;;
   esac
   cp "$work/stderr" "$work/stderr.$config.last"
   rm -f "$output"
-  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "${workload_names[$index]}" "$config" \
-    "$((ns / 1000))" "$bytes" "$lost" >>"$samples"
-  printf '  rep %d  %-28s %-9s %9.1f ms\n' "$rep" "${workload_names[$index]}" "$config" \
-    "$(awk "BEGIN {print $ns / 1e6}")" >&2
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "${workload_names[$index]}" "$config" \
+    "$((ns / 1000))" "$cpu_us" "$bytes" "$lost" >>"$samples"
+  printf '  rep %d  %-28s %-9s %9.1f ms wall %9.1f ms CPU\n' "$rep" "${workload_names[$index]}" \
+    "$config" "$(awk "BEGIN {print $ns / 1e6}")" "$(awk "BEGIN {print $cpu_us / 1e3}")" >&2
 }
 
 echo "# recording overhead: ${#workload_names[@]} workloads x ${configs[*]} x $repeat repetitions" >&2
-echo "# load before: $(cut -d' ' -f1-3 /proc/loadavg)${pin:+, workloads pinned to CPUs $pin}" >&2
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+echo "# load before: $load_before${pin:+, workloads pinned to CPUs $pin}" >&2
 # One unmeasured run of each workload: page cache, CPU frequency, lazy binding.
 for index in "${!workload_names[@]}"; do
   read -r -a command <<<"${workload_commands[$index]}"
@@ -165,55 +175,77 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "# load after: $load_after" >&2
 [[ -n $raw_out ]] && cp "$samples" "$raw_out"
 
-python3 - "$samples" "$json_out" "$repeat" <<'EOF'
+python3 - "$samples" "$json_out" "$repeat" "$load_before" "$load_after" <<'EOF'
 import json, statistics, sys
-samples_path, json_path, repeat = sys.argv[1], sys.argv[2], int(sys.argv[3])
-runs = {}  # (workload, config) -> list of (us, bytes, lost)
+samples_path, json_path = sys.argv[1], sys.argv[2]
+repeat, load_before, load_after = int(sys.argv[3]), sys.argv[4], sys.argv[5]
+configs = ("baseline", "causeway", "perf")
+runs = {}  # (workload, config) -> list of (wall ms, cpu ms, output bytes, lost)
 order = []
 for line in open(samples_path):
-    rep, workload, config, us, size, lost = line.rstrip("\n").split("\t")
+    rep, workload, config, wall_us, cpu_us, size, lost = line.rstrip("\n").split("\t")
     if workload not in order:
         order.append(workload)
-    runs.setdefault((workload, config), []).append((int(us), int(size), int(lost)))
+    runs.setdefault((workload, config), []).append(
+        (int(wall_us) / 1000, int(cpu_us) / 1000, int(size), int(lost)))
 
-def median_ms(workload, config):
+def median(workload, config, column):
     values = runs.get((workload, config))
-    return statistics.median(v[0] for v in values) / 1000 if values else None
+    return statistics.median(v[column] for v in values) if values else None
 
 def fmt(value, spec):
     return "–" if value is None else format(value, spec)
 
+def overhead(value, base):
+    return None if value is None or not base else (value / base - 1) * 100
+
 summary = []
-print("| workload | baseline ms | causeway ms | perf ms | causeway overhead % | perf overhead % | causeway/perf |")
-print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
 for workload in order:
-    base, cw, perf = (median_ms(workload, c) for c in ("baseline", "causeway", "perf"))
-    cw_over = (cw / base - 1) * 100 if cw is not None else None
-    perf_over = (perf / base - 1) * 100 if perf is not None else None
-    ratio = cw / perf if cw is not None and perf is not None else None
-    print(f"| {workload} | {fmt(base, '.1f')} | {fmt(cw, '.1f')} | {fmt(perf, '.1f')} | "
-          f"{fmt(cw_over, '+.1f')} | {fmt(perf_over, '+.1f')} | {fmt(ratio, '.3f')} |")
-    entry = {"workload": workload, "repetitions": repeat, "baseline_ms": base,
-             "causeway_ms": cw, "perf_ms": perf, "causeway_overhead_percent": cw_over,
-             "perf_overhead_percent": perf_over, "causeway_over_perf": ratio, "configs": {}}
-    for config in ("baseline", "causeway", "perf"):
-        values = runs.get((workload, config))
-        if values:
-            entry["configs"][config] = {
-                "ms": [v[0] / 1000 for v in values],
-                "output_mib_median": statistics.median(v[1] for v in values) / 2**20,
-                "lost_median": statistics.median(v[2] for v in values)}
+    entry = {"workload": workload, "repetitions": repeat}
+    for column, unit in ((0, "wall"), (1, "cpu")):
+        base, cw, perf = (median(workload, c, column) for c in configs)
+        entry[unit] = {
+            "baseline_ms": base, "causeway_ms": cw, "perf_ms": perf,
+            "causeway_overhead_percent": overhead(cw, base),
+            "perf_overhead_percent": overhead(perf, base),
+            "causeway_over_perf": cw / perf if cw is not None and perf else None}
+    entry["runs"] = {
+        config: [{"wall_ms": v[0], "cpu_ms": v[1], "output_bytes": v[2], "lost": v[3]}
+                 for v in runs[(workload, config)]]
+        for config in configs if (workload, config) in runs}
     summary.append(entry)
 
+for unit, title in (("wall", "wall time of the workload"),
+                    ("cpu", "CPU time of the workload (user + system)")):
+    print(f"Medians of {repeat} alternated runs, {title}:")
+    print()
+    print("| workload | baseline ms | causeway ms | perf ms | causeway overhead % "
+          "| perf overhead % | causeway/perf |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for entry in summary:
+        e = entry[unit]
+        print(f"| {entry['workload']} | {fmt(e['baseline_ms'], '.1f')} | "
+              f"{fmt(e['causeway_ms'], '.1f')} | {fmt(e['perf_ms'], '.1f')} | "
+              f"{fmt(e['causeway_overhead_percent'], '+.1f')} | "
+              f"{fmt(e['perf_overhead_percent'], '+.1f')} | {fmt(e['causeway_over_perf'], '.3f')} |")
+    print()
+
+print("Spread (wall ms), the tracer's output and what it reported lost (perf: chunks; "
+      "causeway: events):")
 print()
-print("| workload | config | min ms | median ms | max ms | output MiB (median) | lost (median) |")
+print("| workload | config | min | median | max | output MiB (median) | lost (median) |")
 print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
 for entry in summary:
-    for config, data in entry["configs"].items():
-        ms = data["ms"]
-        print(f"| {entry['workload']} | {config} | {min(ms):.1f} | {statistics.median(ms):.1f} | "
-              f"{max(ms):.1f} | {data['output_mib_median']:.1f} | {data['lost_median']:g} |")
+    for config, values in entry["runs"].items():
+        wall = [v["wall_ms"] for v in values]
+        size = statistics.median(v["output_bytes"] for v in values) / 2**20
+        lost = statistics.median(v["lost"] for v in values)
+        print(f"| {entry['workload']} | {config} | {min(wall):.1f} | "
+              f"{statistics.median(wall):.1f} | {max(wall):.1f} | {size:.1f} | {lost:g} |")
+print()
+print(f"Load average (1/5/15 min) before: {load_before}; after: {load_after}.")
 if json_path:
     with open(json_path, "w") as out:
-        json.dump(summary, out, indent=2)
+        json.dump({"load_before": load_before, "load_after": load_after,
+                   "workloads": summary}, out, indent=2)
 EOF
