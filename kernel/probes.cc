@@ -95,11 +95,16 @@ struct Probes::State {
   ring_buffer* ring = nullptr;
   const Sink* sink = nullptr;
   bool filtered = false;
+  // libbpf consumes for as long as records keep coming; under a steady flood that is
+  // forever. A call takes at most `budget` records, then returns so the caller can write.
+  size_t budget = 0, taken = 0;
+  static constexpr int kBudgetSpent = -ECANCELED;
 
   static int on_record(void* context, void* data, size_t size) {
     auto* state = static_cast<State*>(context);
     if (state->sink) (*state->sink)(data, size);
-    return 0;
+    // libbpf has already consumed a record whose callback fails: stop *after* it.
+    return ++state->taken >= state->budget ? kBudgetSpent : 0;
   }
 
   ~State() {
@@ -178,27 +183,32 @@ void Probes::add_pid(uint32_t pid) {
     fail("adding pid " + std::to_string(pid) + " to the recorded set failed", err);
 }
 
+namespace {
+constexpr size_t kRecordsPerCall = 1u << 18;
+}
+
 int Probes::poll(int timeout_ms, const Sink& sink) {
   state_->sink = &sink;
+  state_->budget = kRecordsPerCall;
+  state_->taken = 0;
   // The kernel side wakes the reader only when the buffer fills up (see wakeup_bytes), so
   // what came in while waiting is consumed after the wait too.
-  int woken = ring_buffer__poll(state_->ring, timeout_ms);
-  int consumed = woken == -EINTR ? 0 : woken;
-  if (consumed >= 0) {
-    int more = ring_buffer__consume(state_->ring);
-    consumed = more < 0 ? more : consumed + more;
-  }
+  int err = ring_buffer__poll(state_->ring, timeout_ms);
+  if (err >= 0 || err == -EINTR) err = ring_buffer__consume(state_->ring);
   state_->sink = nullptr;
-  if (consumed < 0) fail("reading the ring buffer failed", consumed);
-  return consumed;
+  if (err < 0 && err != State::kBudgetSpent && err != -EINTR)
+    fail("reading the ring buffer failed", err);
+  return static_cast<int>(state_->taken);
 }
 
 int Probes::drain(const Sink& sink) {
   state_->sink = &sink;
-  int consumed = ring_buffer__consume(state_->ring);
+  state_->budget = kRecordsPerCall * 8;
+  state_->taken = 0;
+  int err = ring_buffer__consume(state_->ring);
   state_->sink = nullptr;
-  if (consumed < 0) fail("reading the ring buffer failed", consumed);
-  return consumed;
+  if (err < 0 && err != State::kBudgetSpent) fail("reading the ring buffer failed", err);
+  return static_cast<int>(state_->taken);
 }
 
 std::vector<uint64_t> Probes::lost_per_cpu() const {

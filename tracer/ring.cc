@@ -412,7 +412,12 @@ void RingWriter::append(const Trace& trace, size_t events_from) {
   uint64_t before = current->bytes;
   s.writer->append(trace, events_from);
   current->bytes = s.current_size();
-  if (s.appends_in_file++ > 0) s.steady_append_bytes = current->bytes - before;
+  // A first append also carries the metadata, so it bounds the events' share from above:
+  // enough to shrink an estimate left large by a burst, so quiet appends share a file.
+  if (s.appends_in_file++ > 0)
+    s.steady_append_bytes = current->bytes - before;
+  else
+    s.steady_append_bytes = std::min(s.steady_append_bytes, current->bytes - before);
   current->add_events(trace.events, events_from);
   if (events_from < trace.events.size()) s.events_written += trace.events.size() - events_from;
   // The hard bound: an append larger than predicted is paid for with the oldest files.

@@ -18,6 +18,7 @@ namespace {
 // long lets the ones from other CPUs and late stacks sort in before they are written.
 constexpr uint64_t kHoldNs = 200'000'000;
 constexpr uint64_t kLostCheckNs = 250'000'000;
+constexpr uint64_t kReleaseEveryNs = 100'000'000;
 
 uint64_t now_ns() {
   timespec t;
@@ -99,8 +100,13 @@ void Session::step(int timeout_ms) {
     note_lost();
     last_lost_check_ = now;
   }
-  decoder_->release(now > kHoldNs ? now - kHoldNs : 0);
-  write_released();
+  // Releasing sorts and re-indexes what is held: do it a few times a second, not after
+  // every wake-up of a busy ring buffer.
+  if (now - last_release_ >= kReleaseEveryNs) {
+    decoder_->release(now > kHoldNs ? now - kHoldNs : 0);
+    write_released();
+    last_release_ = now;
+  }
 }
 
 void Session::mark(uint64_t ts, uint32_t pid, uint32_t tid, std::string_view text) {

@@ -72,6 +72,7 @@ class Session {
   uint64_t first_ts_ = 0;
   uint64_t maps_lost_ = 0;
   uint64_t last_lost_check_ = 0;
+  uint64_t last_release_ = 0;
   bool finished_ = false;
 };
 

@@ -1,0 +1,23 @@
+An always-on recording in a 10 MiB ring of files, over 30 s of a busy workload: the
+ring stays within its bound, keeps the newest events (a marker written just before
+stopping) and drops the oldest (a marker written at the start), and says how many
+events it dropped.
+
+  $ causeway record start --size 10M --dir $TMP_DIR/rec | head -1 | sed -E 's/pid [0-9]+/pid N/'
+  recording system-wide into .*/rec/ring \(pid N\): at most 10.0 MiB, the newest events are kept (re)
+  $ causeway mark --dir $TMP_DIR/rec first marker
+  $ cw-prog-busy 30
+  $ causeway mark --dir $TMP_DIR/rec last marker
+  $ sleep 1; causeway record status --dir $TMP_DIR/rec --json | jq -c '[.running, .ring.bytes <= 10485760, .ring.events_overwritten > 0, .events > 0]'
+  [true,true,true,true]
+  $ causeway record status --dir $TMP_DIR/rec | head -1 | sed -E 's/pid [0-9]+/pid N/'
+  recording in .*/rec \(pid N\) (re)
+  $ causeway record stop --dir $TMP_DIR/rec -o $TMP_DIR/ring.cwt 2>&1 | sed -E 's/[0-9.]+/N/g'
+  causeway: ring dropped N older events (up to N s) in N files to stay within N MiB
+  wrote .*ring.cwt: N events over N s, N lost (re)
+  $ causeway convert $TMP_DIR/ring.cwt -o $TMP_DIR/ring.txt --to text >/dev/null 2>&1; grep -o 'marker text="[a-z ]*"' $TMP_DIR/ring.txt
+  marker text="last marker"
+  $ causeway record status --dir $TMP_DIR/rec | sed -E 's#/[^ ]*/rec#DIR#'
+  no recording is running in DIR
+  $ causeway mark --dir $TMP_DIR/rec too late 2>&1 | sed -E 's#/[^ ]*/rec/#DIR/#'
+  causeway: no recording is listening on DIR/marker.sock (Connection refused); start one with 'causeway record start' or 'causeway record -o TRACE -- CMD'

@@ -1,0 +1,38 @@
+The recording session as a new user meets it.
+
+Any command can be recorded; its exit status is passed through, and the trace is
+created readable by its owner only.
+
+  $ causeway record -o $TMP_DIR/t.cwt -- sleep 1 2>&1 | sed -E 's/[0-9]+ events/N events/'
+  causeway: wrote .*/t.cwt: N events, no events lost (re)
+  $ stat -c %a $TMP_DIR/t.cwt
+  600
+  $ causeway graph $TMP_DIR/t.cwt --json 2>/dev/null | jq -c '[.trace.events > 100, .trace.processes > 1, .trace.lost_events, .graph.vertices > 0]'
+  [true,true,0,true]
+  $ causeway record -o $TMP_DIR/t2.cwt -- sh -c 'exit 3' 2>/dev/null
+  [3]
+  $ causeway record -o $TMP_DIR/t3.cwt -- /no/such/program 2>&1 | grep -v wrote
+  causeway: cannot run /no/such/program: No such file or directory
+
+Without privileges the recorder says what is missing and exits 2.
+
+  $ setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all causeway record -o /tmp/unprivileged.cwt -- true
+  causeway: cannot record: recording needs root, or the capabilities CAP_BPF and CAP_PERFMON (this process has neither); run with sudo
+  [2]
+
+A kernel buffer too small for the load loses events; the loss is counted per CPU and
+reported by the recorder and by `graph --json`.
+
+  $ causeway record --buffer 16K -o $TMP_DIR/lossy.cwt -- cw-prog-busy 2 2>&1 | grep -Eo 'events LOST \(kernel buffer full: cpu'
+  events LOST (kernel buffer full: cpu
+  $ causeway graph $TMP_DIR/lossy.cwt --json 2>/dev/null | jq -c '[.trace.lost_events > 0, (.trace.lost_per_cpu | length) > 0]'
+  [true,true]
+
+Stacks of blocked syscalls are symbolised from the recorded memory maps, also after
+the program has exited.
+
+  $ causeway record -o $TMP_DIR/stacks.cwt -- cw-prog-condvar 2>/dev/null
+  $ causeway convert $TMP_DIR/stacks.cwt -o $TMP_DIR/stacks.txt --to text 2>/dev/null >/dev/null; grep -c '^map ' $TMP_DIR/stacks.txt | awk '{print ($1 > 0)}'
+  1
+  $ grep -E '^[0-9]+ [0-9]+ syscall_enter .*name=clock_nanosleep.*stack=' $TMP_DIR/stacks.txt | grep -c 'clock_nanosleep@' | awk '{print ($1 > 0)}'
+  1

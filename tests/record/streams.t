@@ -1,0 +1,31 @@
+Recording real programs with the eBPF recorder (needs root, or CAP_BPF and CAP_PERFMON).
+The recording is system-wide; each check looks only at the program's own threads,
+whose names start with "cw-prog".
+
+A unix-socket exchange: the parent writes 100 then 50 bytes and the child reads all 150
+in one read; the child writes 200 bytes and the parent reads them as 120 and 80. Every
+piece of a read is joined to the write it came from by a strong message edge, by stream
+byte offset: [from offset, length] -> [to offset, length].
+
+  $ causeway record -o $TMP_DIR/split.cwt -- cw-prog-pingpong split 2>/dev/null
+  $ causeway graph $TMP_DIR/split.cwt --json --edges 2>/dev/null | jq -c '[.edge_list[] | select(.kind == "message" and (.from.comm | startswith("cw-prog"))) | [.strength, .from.offset, .from.len, .to.offset, .to.len]] | sort | .[]'
+  ["strong",0,100,0,150]
+  ["strong",0,200,0,120]
+  ["strong",0,200,120,80]
+  ["strong",100,50,0,150]
+
+Both ends of each stream name the same object, and the edges go between the two
+processes.
+
+  $ causeway graph $TMP_DIR/split.cwt --json --edges 2>/dev/null | jq -c '[.edge_list[] | select(.kind == "message" and (.from.comm | startswith("cw-prog"))) | (.from.object == .to.object) and (.from.pid != .to.pid)] | unique'
+  [true]
+
+The same ping-pong over a pipe and over loopback TCP: every round's request and reply
+is a strong message edge between the two processes (5 rounds, 10 messages).
+
+  $ causeway record -o $TMP_DIR/pipe.cwt -- cw-prog-pingpong pipe 5 2>/dev/null
+  $ causeway graph $TMP_DIR/pipe.cwt --json --edges 2>/dev/null | jq '[.edge_list[] | select(.kind == "message" and .strength == "strong" and (.from.comm | startswith("cw-prog")) and .from.pid != .to.pid)] | length'
+  10
+  $ causeway record -o $TMP_DIR/tcp.cwt -- cw-prog-pingpong tcp 5 2>/dev/null
+  $ causeway graph $TMP_DIR/tcp.cwt --json --edges 2>/dev/null | jq '[.edge_list[] | select(.kind == "message" and .strength == "strong" and (.from.comm | startswith("cw-prog")) and .from.pid != .to.pid)] | length'
+  10

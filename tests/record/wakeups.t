@@ -1,0 +1,22 @@
+Wake-ups with a known cause, recorded from real programs.
+
+A condition-variable hand-off: the signalling thread's futex wake and the waiter's
+futex wait use the same address, so the wake-up is a strong futex edge between the two
+threads of the program.
+
+  $ causeway record -o $TMP_DIR/condvar.cwt -- cw-prog-condvar 2>/dev/null
+  $ causeway graph $TMP_DIR/condvar.cwt --json --edges 2>/dev/null | jq -c '[.edge_list[] | select(.kind == "futex" and (.from.comm | startswith("cw-prog")) and .from.pid == .to.pid and .from.tid != .to.tid) | [.strength, .rule]] | unique'
+  [["strong","linux.kernel/futex.wake"]]
+
+A child's exit wakes the parent's wait4, which returns the child's pid.
+
+  $ causeway record -o $TMP_DIR/wait.cwt -- cw-prog-waitchild 2>/dev/null
+  $ causeway graph $TMP_DIR/wait.cwt --json --edges 2>/dev/null | jq -c '[.edge_list[] | select(.kind == "exit" and (.from.comm | startswith("cw-prog"))) | [.strength, .from.kind, .from.code, .to.name, .to.ret == .from.pid, .to.pid == .from.pid]] | .[]'
+  ["strong","exit",1792,"wait4",true,false]
+
+A timerfd armed by one thread and read by another: the arm and the expiry its reader
+took are joined by a strong timer edge.
+
+  $ causeway record -o $TMP_DIR/timer.cwt -- cw-prog-timerfd 2>/dev/null
+  $ causeway graph $TMP_DIR/timer.cwt --json --edges 2>/dev/null | jq -c '[.edge_list[] | select(.kind == "timer" and (.from.comm | startswith("cw-prog"))) | [.strength, .from.kind, .to.kind, .from.timer == .to.timer, .from.tid != .to.tid]] | .[]'
+  ["strong","timer_arm","timer_fire",true,true]
