@@ -52,7 +52,8 @@ done
 tracepoints=(sched:sched_switch sched:sched_waking sched:sched_wakeup_new
   sched:sched_process_fork sched:sched_process_exec sched:sched_process_exit
   raw_syscalls:sys_enter raw_syscalls:sys_exit irq:irq_handler_entry irq:irq_handler_exit
-  irq:softirq_entry irq:softirq_exit signal:signal_generate signal:signal_deliver)
+  irq:softirq_entry irq:softirq_exit signal:signal_generate signal:signal_deliver
+  task:task_rename)
 
 if [[ ! -x $programs/cw-prog-pingpong || ! -x $programs/cw-prog-mutex ]]; then
   echo "building the test programs in $repo/build-programs" >&2
