@@ -93,7 +93,8 @@ samples=$work/samples.tsv
 : >"$samples"
 
 # Runs one workload under one configuration; appends "rep workload config wall_us cpu_us
-# output_bytes lost" to the samples. `lost` is what the tracer reported it dropped (perf: lost samples).
+# output_bytes events lost" to the samples: the events the tracer wrote and those it
+# dropped because its buffers were full.
 run_one() {
   local rep=$1 index=$2 config=$3
   local -a command
@@ -139,20 +140,28 @@ run_one() {
   cpu_us=$(sed -n 's/^cw_cpu \([0-9.]*\) \([0-9.]*\)$/\1 \2/p' "$work/stderr" |
     awk '{printf "%.0f", ($1 + $2) * 1e6}')
   [[ -n $cpu_us ]] || { echo "overhead.sh: no CPU time from '${workload_names[$index]}' under $config" >&2; exit 1; }
-  local bytes=0 lost=0
+  local bytes=0 events=0 lost=0
   if [[ -n $output && -f $output ]]; then bytes=$(stat -c %s "$output"); fi
   case $config in
-    # "Processed 8132 events and lost 3 chunks!" / "[ perf record: ... (N samples) ]"
-    perf) lost=$(sed -n 's/.*lost \([0-9]*\) chunks.*/\1/p; s/.*Lost \([0-9]*\) .*/\1/p' "$work/stderr" |
-      awk '{sum += $1} END {print sum + 0}') ;;
-    # "wrote T: 3847193 events, 86062 events LOST (kernel buffer full: ...)"
-    causeway) lost=$(sed -n 's/.* \([0-9]*\) events LOST.*/\1/p' "$work/stderr" |
-      awk '{sum += $1} END {print sum + 0}') ;;
+    # perf's per-event stats: "raw_syscalls:sys_enter stats:" then "SAMPLE events: N" and
+    # "LOST_SAMPLES events: N" (the aggregated section before them counts records instead).
+    perf)
+      read -r events lost < <(perf report -i "$output" --stats 2>/dev/null | awk '
+        / stats:$/ { per_event = 1 }
+        per_event && $1 == "SAMPLE" { events += $3 }
+        per_event && $1 == "LOST_SAMPLES" { lost += $3 }
+        END { print events + 0, lost + 0 }')
+      ;;
+    # "causeway: wrote T: 3847193 events, 86062 events LOST (kernel buffer full: ...)"
+    causeway)
+      events=$(sed -n 's/.*: wrote .*: \([0-9]*\) events.*/\1/p' "$work/stderr" | head -1)
+      lost=$(sed -n 's/.* \([0-9]*\) events LOST.*/\1/p' "$work/stderr" | head -1)
+      ;;
   esac
   cp "$work/stderr" "$work/stderr.$config.last"
   rm -f "$output"
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "${workload_names[$index]}" "$config" \
-    "$((ns / 1000))" "$cpu_us" "$bytes" "$lost" >>"$samples"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "${workload_names[$index]}" "$config" \
+    "$((ns / 1000))" "$cpu_us" "$bytes" "${events:-0}" "${lost:-0}" >>"$samples"
   printf '  rep %d  %-28s %-9s %9.1f ms wall %9.1f ms CPU\n' "$rep" "${workload_names[$index]}" \
     "$config" "$(awk "BEGIN {print $ns / 1e6}")" "$(awk "BEGIN {print $cpu_us / 1e3}")" >&2
 }
@@ -183,14 +192,14 @@ import json, statistics, sys
 samples_path, json_path = sys.argv[1], sys.argv[2]
 repeat, load_before, load_after = int(sys.argv[3]), sys.argv[4], sys.argv[5]
 configs = ("baseline", "causeway", "perf")
-runs = {}  # (workload, config) -> list of (wall ms, cpu ms, output bytes, lost)
+runs = {}  # (workload, config) -> list of (wall ms, cpu ms, output bytes, events, lost)
 order = []
 for line in open(samples_path):
-    rep, workload, config, wall_us, cpu_us, size, lost = line.rstrip("\n").split("\t")
+    rep, workload, config, wall_us, cpu_us, size, events, lost = line.rstrip("\n").split("\t")
     if workload not in order:
         order.append(workload)
     runs.setdefault((workload, config), []).append(
-        (int(wall_us) / 1000, int(cpu_us) / 1000, int(size), int(lost)))
+        (int(wall_us) / 1000, int(cpu_us) / 1000, int(size), int(events), int(lost)))
 
 def median(workload, config, column):
     values = runs.get((workload, config))
@@ -213,7 +222,8 @@ for workload in order:
             "perf_overhead_percent": overhead(perf, base),
             "causeway_over_perf": cw / perf if cw is not None and perf else None}
     entry["runs"] = {
-        config: [{"wall_ms": v[0], "cpu_ms": v[1], "output_bytes": v[2], "lost": v[3]}
+        config: [{"wall_ms": v[0], "cpu_ms": v[1], "output_bytes": v[2], "events": v[3],
+                  "lost": v[4]}
                  for v in runs[(workload, config)]]
         for config in configs if (workload, config) in runs}
     summary.append(entry)
@@ -233,18 +243,21 @@ for unit, title in (("wall", "wall time of the workload"),
               f"{fmt(e['perf_overhead_percent'], '+.1f')} | {fmt(e['causeway_over_perf'], '.3f')} |")
     print()
 
-print("Spread (wall ms), the tracer's output and what it reported lost (perf: chunks; "
-      "causeway: events):")
+print("Spread of the wall time, and the tracer's output: events written and events lost "
+      "(buffers full), medians:")
 print()
-print("| workload | config | min | median | max | output MiB (median) | lost (median) |")
-print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+print("| workload | config | min ms | median ms | max ms | output MiB | events | lost | lost % |")
+print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 for entry in summary:
     for config, values in entry["runs"].items():
         wall = [v["wall_ms"] for v in values]
         size = statistics.median(v["output_bytes"] for v in values) / 2**20
+        events = statistics.median(v["events"] for v in values)
         lost = statistics.median(v["lost"] for v in values)
+        share = "–" if config == "baseline" else f"{100 * lost / max(1, events + lost):.1f}"
         print(f"| {entry['workload']} | {config} | {min(wall):.1f} | "
-              f"{statistics.median(wall):.1f} | {max(wall):.1f} | {size:.1f} | {lost:g} |")
+              f"{statistics.median(wall):.1f} | {max(wall):.1f} | {size:.1f} | {events:.0f} | "
+              f"{lost:.0f} | {share} |")
 print()
 print(f"Load average (1/5/15 min) before: {load_before}; after: {load_after}.")
 if json_path:
