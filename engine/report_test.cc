@@ -37,7 +37,12 @@ TEST_CASE("graph --json has exactly the documented keys and counts") {
   auto b = testing::build(kRules, kTrace);
   nlohmann::json j = graph_json(b.trace, b.result);
   nlohmann::json expected = {
-      {"trace", {{"events", 8}, {"processes", 2}, {"threads", 2}, {"lost_events", 5}}},
+      {"trace",
+       {{"events", 8},
+        {"processes", 2},
+        {"threads", 2},
+        {"lost_events", 5},
+        {"lost_per_cpu", {{"0", 5}}}}},
       {"graph",
        {{"vertices", 3},
         {"edges", 4},

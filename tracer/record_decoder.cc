@@ -78,7 +78,6 @@ RecordDecoder::Held& RecordDecoder::hold(uint64_t ts, Tid tid, KindId kind, uint
   h.seq = 0;
   h.nvalues = static_cast<uint8_t>(trace_.schema.kind(kind).fields.size());
   std::fill(std::begin(h.values), std::end(h.values), 0);
-  newest_ts_ = std::max(newest_ts_, ts);
   ++stats_.events;
   return h;
 }
@@ -127,6 +126,7 @@ void RecordDecoder::decode(const void* record, size_t size) {
     ++stats_.malformed;
     return;
   }
+  newest_ts_ = std::max<uint64_t>(newest_ts_, hdr->ts);
   const uint64_t ts = hdr->ts;
   const Tid tid = hdr->tid;
   const uint32_t cpu = hdr->cpu;
@@ -338,19 +338,25 @@ void RecordDecoder::decode(const void* record, size_t size) {
 }
 
 size_t RecordDecoder::release(uint64_t horizon) {
-  auto ready_end =
-      std::partition(held_.begin(), held_.end(), [&](const Held& h) { return h.ts <= horizon; });
-  std::sort(held_.begin(), ready_end, [](const Held& a, const Held& b) {
+  auto by_time = [](const Held& a, const Held& b) {
     return a.ts != b.ts ? a.ts < b.ts : a.order < b.order;
-  });
+  };
+  // What stayed held last time is sorted; the new part arrived nearly in time order.
+  // Sorting it alone and merging costs little more than a pass.
+  auto fresh = held_.begin() + static_cast<ptrdiff_t>(std::min(sorted_, held_.size()));
+  if (!std::is_sorted(fresh, held_.end(), by_time)) std::sort(fresh, held_.end(), by_time);
+  std::inplace_merge(held_.begin(), fresh, held_.end(), by_time);
+  auto ready_end = std::upper_bound(held_.begin(), held_.end(), horizon,
+                                    [](uint64_t h, const Held& e) { return h < e.ts; });
   size_t n = static_cast<size_t>(ready_end - held_.begin());
   for (auto it = held_.begin(); it != ready_end; ++it) {
     Event& e = trace_.add_event(it->ts, it->tid, it->kind, it->cpu, it->stack);
     for (uint8_t f = 0; f < it->nvalues; ++f) trace_.value_ref(e, f) = it->values[f];
   }
   held_.erase(held_.begin(), ready_end);
-  // partition() moved what is still held (it is sorted when released): re-index the
-  // syscall entries that may still receive their stack.
+  sorted_ = held_.size();
+  // Sorting moved what is still held: re-index the syscall entries that may still
+  // receive their stack.
   static const KindId k_sys_enter = Schema::builtin().find("syscall_enter");
   for (auto& [tid, entry] : last_enter_) entry.second = SIZE_MAX;
   for (size_t i = 0; i < held_.size(); ++i) {

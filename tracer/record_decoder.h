@@ -51,6 +51,8 @@ class RecordDecoder {
   // how many were moved.
   size_t release(uint64_t horizon);
   size_t release_all() { return release(UINT64_MAX); }
+  // The newest time of a kernel record decoded (markers do not count: they are stamped
+  // when sent, and may be ahead of records still queued in the kernel).
   uint64_t newest_ts() const { return newest_ts_; }
   const DecoderStats& stats() const { return stats_; }
 
@@ -76,6 +78,7 @@ class RecordDecoder {
   SyscallNaming naming_;
   DecoderStats stats_;
   std::vector<Held> held_;
+  size_t sorted_ = 0;  // held_[0, sorted_) is in time order
   uint64_t order_ = 0;
   uint64_t newest_ts_ = 0;
   // Each thread's latest held syscall_enter (seq, index in held_): a stack arrives while

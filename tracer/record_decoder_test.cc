@@ -165,3 +165,20 @@ TEST_CASE("short and unknown records are counted as malformed and skipped") {
 
 }  // namespace
 }  // namespace cw
+
+namespace cw {
+namespace {
+
+TEST_CASE("a marker does not move the decoder's notion of how far the kernel has got") {
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  auto exit = make<cw_rec_exit>(CW_REC_EXIT, 1000, 5, 5);
+  d.decode(&exit, sizeof exit);
+  d.add_marker(9000, 7, 7, "clicked");  // sent while older records were still queued
+  CHECK(d.newest_ts() == 1000);
+  CHECK(d.release(d.newest_ts()) == 1);  // the marker waits for the records before it
+  CHECK(d.release_all() == 1);
+}
+
+}  // namespace
+}  // namespace cw

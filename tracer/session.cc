@@ -103,7 +103,11 @@ void Session::step(int timeout_ms) {
   // Releasing sorts and re-indexes what is held: do it a few times a second, not after
   // every wake-up of a busy ring buffer.
   if (now - last_release_ >= kReleaseEveryNs) {
-    decoder_->release(now > kHoldNs ? now - kHoldNs : 0);
+    // Up to what the kernel has delivered, not up to now: when reading falls behind, a
+    // marker (stamped when sent) must wait for the older records still queued, or a ring
+    // would write it before them and drop it first.
+    uint64_t upto = std::min(now, decoder_->newest_ts());
+    decoder_->release(upto > kHoldNs ? upto - kHoldNs : 0);
     write_released();
     last_release_ = now;
   }
