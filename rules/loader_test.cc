@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "base/temp_dir.h"
 #include "rules/version.h"
 
 using namespace cw;
@@ -23,21 +24,6 @@ std::vector<std::string> pack_ids(const RuleSet& rules) {
 }
 
 // A folder of rule files that removes itself.
-struct TempDir {
-  fs::path root;
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "cw-rules-XXXXXX").string();
-    root = mkdtemp(pattern.data());
-  }
-  ~TempDir() { fs::remove_all(root); }
-  void write(const std::string& relative, const std::string& text) const {
-    fs::create_directories((root / relative).parent_path());
-    std::ofstream(root / relative) << text;
-  }
-  std::string path(const std::string& relative = "") const {
-    return relative.empty() ? root.string() : (root / relative).string();
-  }
-};
 
 const char* kWakeupLink = "link wakeup { from wakeup to switch_in join from.target == to.tid }\n";
 
@@ -140,7 +126,7 @@ TEST_CASE("header errors: missing requirement, cycle, engine, version") {
 }
 
 TEST_CASE("packs load from folders on disk in sorted order, sub-folders included") {
-  TempDir dir;
+  TempDir dir("cw-rules");
   dir.write("b/pack.cw", "pack b { version \"1.0.0\" requires a }\n");
   dir.write("b/z.cw", "split bz { at recv }\n");
   dir.write("b/m/y.cw", "split by { at recv }\n");
@@ -160,7 +146,7 @@ TEST_CASE("packs load from folders on disk in sorted order, sub-folders included
 }
 
 TEST_CASE("a path that does not exist or a folder without rules is an error") {
-  TempDir dir;
+  TempDir dir("cw-rules");
   dir.write("empty/readme.txt", "nothing");
   auto r = load_packs({dir.path("missing"), dir.path("empty")});
   CHECK(r.render() == dir.path("missing") + ": error: no such file or folder\n" +

@@ -13,6 +13,7 @@
 #include <map>
 #include <sstream>
 
+#include "base/temp_dir.h"
 #include "tracer/text_format.h"
 
 namespace cw {
@@ -20,20 +21,6 @@ namespace {
 
 namespace fs = std::filesystem;
 namespace bf = binary_format;
-
-class TempDir {
- public:
-  TempDir() {
-    static int counter = 0;
-    path_ = fs::temp_directory_path() / fmt::format("cw_tracer_test_{}_{}", getpid(), counter++);
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -129,7 +116,7 @@ Trace write_streamed(const std::string& path, size_t events_per_chunk, int round
 }
 
 TEST_CASE("a trace survives write_trace and read_trace unchanged") {
-  TempDir dir;
+  TempDir dir("cw-tracer-test");
   Trace t = parse(kSample);
   write_trace(t, dir.file("a.cwt"));
   Trace back;
@@ -144,7 +131,7 @@ TEST_CASE("a trace survives write_trace and read_trace unchanged") {
 }
 
 TEST_CASE("memory maps stream in their own chunks and read back sorted by pid then time") {
-  TempDir dir;
+  TempDir dir("cw-tracer-test");
   Trace t = parse(kSample);
   auto map = [&](Pid pid, uint64_t ts, uint64_t start, const char* path, const char* build_id) {
     t.maps.push_back(MapRecord{pid, ts, start, start + 0x1000, 0x2000, t.strings.intern(path),
@@ -178,7 +165,7 @@ TEST_CASE("memory maps stream in their own chunks and read back sorted by pid th
 }
 
 TEST_CASE("a damaged maps chunk is skipped and reported; the rest is kept") {
-  TempDir dir;
+  TempDir dir("cw-tracer-test");
   Trace t = parse(kSample);
   t.maps.push_back(MapRecord{100, 1, 0x400000, 0x401000, 0, t.strings.intern("/bin/x"), 0});
   write_trace(t, dir.file("d.cwt"));
@@ -199,7 +186,7 @@ TEST_CASE("a damaged maps chunk is skipped and reported; the rest is kept") {
 }
 
 TEST_CASE("trace files are created 0600, also over an existing file") {
-  TempDir dir;
+  TempDir dir("cw-tracer-test");
   const std::string path = dir.file("b.cwt");
   write_trace(parse(kSample), path);
   struct stat st;
@@ -218,7 +205,7 @@ TEST_CASE("an unwritable path is an error naming it") {
 }
 
 TEST_CASE("TraceWriter streams appends as chunks and the reader joins them") {
-  TempDir dir;
+  TempDir dir("cw-tracer-test");
   Trace t = write_streamed(dir.file("s.cwt"), 7, 5, 40);
   Trace back;
   ReadReport report = read_trace(dir.file("s.cwt"), back);
@@ -233,7 +220,7 @@ TEST_CASE("TraceWriter streams appends as chunks and the reader joins them") {
 }
 
 TEST_CASE("a trace in a misaligned buffer reads the same") {
-  TempDir dir;
+  TempDir dir("cw-tracer-test");
   Trace t = write_streamed(dir.file("a.cwt"), 5, 2, 12);
   std::string shifted = " " + slurp(dir.file("a.cwt"));
   Trace back;
@@ -243,7 +230,7 @@ TEST_CASE("a trace in a misaligned buffer reads the same") {
 }
 
 TEST_CASE("events written out of time order come back sorted") {
-  TempDir dir;
+  TempDir dir("cw-tracer-test");
   Trace t;
   KindId exit = t.schema.find("exit");
   t.value_ref(t.add_event(30, 1, exit), 0) = 3;
@@ -260,7 +247,7 @@ TEST_CASE("events written out of time order come back sorted") {
 }
 
 TEST_CASE("load_trace reads both forms, by content") {
-  TempDir dir;
+  TempDir dir("cw-tracer-test");
   spit(dir.file("t.txt"), kSample);
   write_trace(parse(kSample), dir.file("t.bin"));
   Trace text, binary;
@@ -274,7 +261,7 @@ TEST_CASE("load_trace reads both forms, by content") {
 }
 
 TEST_CASE("a newer major version is refused, naming both versions") {
-  TempDir dir;
+  TempDir dir("cw-tracer-test");
   write_trace(parse(kSample), dir.file("v2.cwt"));
   std::string bytes = slurp(dir.file("v2.cwt"));
   uint32_t version[2] = {2, 0};
@@ -292,7 +279,7 @@ TEST_CASE("a newer major version is refused, naming both versions") {
 TEST_CASE("a newer minor version is read, with a note") {
   std::string bytes;
   {
-    TempDir dir;
+    TempDir dir("cw-tracer-test");
     write_trace(parse(kSample), dir.file("m.cwt"));
     bytes = slurp(dir.file("m.cwt"));
   }
@@ -307,7 +294,7 @@ TEST_CASE("a newer minor version is read, with a note") {
 }
 
 TEST_CASE("a file that is not a trace is refused, naming the file") {
-  TempDir dir;
+  TempDir dir("cw-tracer-test");
   spit(dir.file("x.txt"), "hello world, this is not a trace at all");
   Trace out;
   CHECK_THROWS_WITH_AS(read_trace(dir.file("x.txt"), out),
@@ -333,7 +320,7 @@ TEST_CASE("kinds and fields are mapped by name; unknown kinds are kept, unknown 
   const Event& g = written.add_event(20, 1, 0);
   written.value_ref(g, 0) = 0xf00;
   written.value_ref(g, 1) = written.strings.intern("gfx");
-  TempDir dir;
+  TempDir dir("cw-tracer-test");
   write_trace(written, dir.file("k.cwt"));
 
   Trace back;
@@ -367,7 +354,7 @@ std::string with_chunk(std::string bytes, uint64_t at, uint32_t type, const std:
 }
 
 TEST_CASE("a chunk of an unknown type is skipped with a note giving its offset") {
-  TempDir dir;
+  TempDir dir("cw-tracer-test");
   write_trace(parse(kSample), dir.file("u.cwt"));
   std::string bytes = slurp(dir.file("u.cwt"));
   uint64_t at = walk_chunks(bytes).back().offset;  // before the end chunk
@@ -383,7 +370,7 @@ TEST_CASE("a chunk of an unknown type is skipped with a note giving its offset")
 }
 
 TEST_CASE("a lost strings chunk is reported and its strings read as ?str#ID") {
-  TempDir dir;
+  TempDir dir("cw-tracer-test");
   write_trace(parse(kSample), dir.file("l.cwt"));
   std::string bytes = slurp(dir.file("l.cwt"));
   std::vector<ChunkInfo> chunks = walk_chunks(bytes);
@@ -417,7 +404,7 @@ struct Robustness {
   std::map<uint64_t, size_t> by_ts;
 
   Robustness() {
-    TempDir dir;
+    TempDir dir("cw-tracer-test");
     original = write_streamed(dir.file("r.cwt"), 13, 12, 60);
     bytes = slurp(dir.file("r.cwt"));
     chunks = walk_chunks(bytes);

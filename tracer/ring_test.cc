@@ -11,26 +11,13 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/temp_dir.h"
+
 namespace cw {
 namespace {
 
 namespace fs = std::filesystem;
 namespace bf = binary_format;
-
-class TempDir {
- public:
-  TempDir() {
-    static int counter = 0;
-    path_ = fs::temp_directory_path() / fmt::format("cw_ring_test_{}_{}", getpid(), counter++);
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string path() const { return path_.string(); }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
 
 std::vector<std::string> ring_files(const std::string& dir) {
   std::vector<std::string> names;
@@ -106,7 +93,7 @@ constexpr uint64_t kMiB = 1 << 20;
 
 // 200 appends of 1000 events into a 1 MiB ring of 4 files.
 struct FilledRing {
-  TempDir tmp;
+  TempDir tmp{"cw-ring-test"};
   std::string dir = tmp.file("ring");
   Recorder recorder;
   RingStats stats;
@@ -195,7 +182,7 @@ TEST_CASE("reading only the newest ring file gives named threads") {
 }
 
 TEST_CASE("ring files are 0600 and a ring directory it creates is 0700") {
-  TempDir tmp;
+  TempDir tmp("cw-ring-test");
   std::string dir = tmp.file("nested/ring");
   RingWriter ring(RingOptions{dir, kMiB, 4});
   Recorder recorder;
@@ -266,7 +253,7 @@ TEST_CASE("a ring whose newest file was cut short reads the older files and repo
 }
 
 TEST_CASE("a reopened ring continues after its newest file and keeps counting what it drops") {
-  TempDir tmp;
+  TempDir tmp("cw-ring-test");
   std::string dir = tmp.file("ring");
   Recorder recorder;
   {
@@ -305,7 +292,7 @@ TEST_CASE("a reopened ring continues after its newest file and keeps counting wh
 }
 
 TEST_CASE("a second writer on the same ring is refused") {
-  TempDir tmp;
+  TempDir tmp("cw-ring-test");
   std::string dir = tmp.file("ring");
   RingWriter first(RingOptions{dir, kMiB, 4});
   try {
@@ -317,7 +304,7 @@ TEST_CASE("a second writer on the same ring is refused") {
 }
 
 TEST_CASE("a ring directory that cannot be created names its path") {
-  TempDir tmp;
+  TempDir tmp("cw-ring-test");
   std::ofstream(tmp.file("plain")) << "not a directory";
   std::string dir = tmp.file("plain/ring");
   try {
@@ -329,7 +316,7 @@ TEST_CASE("a ring directory that cannot be created names its path") {
 }
 
 TEST_CASE("read_ring refuses a directory without ring files, naming it") {
-  TempDir tmp;
+  TempDir tmp("cw-ring-test");
   std::ofstream(tmp.file("notes.txt")) << "hello";
   Trace out;
   CHECK_THROWS_WITH_AS(
@@ -344,7 +331,7 @@ TEST_CASE("read_ring refuses a directory without ring files, naming it") {
 }
 
 TEST_CASE("read_ring skips a ring file that is not a trace, naming it") {
-  TempDir tmp;
+  TempDir tmp("cw-ring-test");
   std::string dir = tmp.file("ring");
   {
     RingWriter ring(RingOptions{dir, kMiB, 4});
