@@ -77,13 +77,19 @@ struct inflight {
   __u32 count;
   __u8 is_send;
   __u8 stack_taken;
-  __u8 pad[2];
+  __u8 emitted;  // `rec` is in the ring buffer
+  __u8 active;   // the thread is inside this call
+  // The entry record, written out only once the call turns out to matter (see lazy_class).
+  struct cw_rec_sys_enter rec;
 };
 
+
+
+// Task-local storage: found through the task itself, no hashing, and freed with it.
 struct {
-  __uint(type, BPF_MAP_TYPE_HASH);
-  __uint(max_entries, 65536);
-  __type(key, __u32);
+  __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __type(key, int);
   __type(value, struct inflight);
 } inflight SEC(".maps");
 
@@ -203,6 +209,39 @@ static __always_inline int take_stack(void* ctx, __u32 tid, __u32 tgid, __u64 se
   return 1;
 }
 
+// Calls of these classes are recorded only when something happens in them: the thread
+// blocks, wakes another, moves bytes on a stream or is told of ready descriptors. A read
+// of a regular file that did not block, a futex wake with no waiter, a zero-timeout poll
+// that found nothing: their records would say nothing, and cost the most on the busiest
+// paths. Calls of other classes are recorded always.
+static __always_inline bool lazy_class(__u32 cls) {
+  switch (cls) {
+    case CW_SYS_READ:
+    case CW_SYS_WRITE:
+    case CW_SYS_READV:
+    case CW_SYS_WRITEV:
+    case CW_SYS_RECVMSG:
+    case CW_SYS_SENDMSG:
+    case CW_SYS_FUTEX:
+    case CW_SYS_EPOLL_WAIT:
+    case CW_SYS_EPOLL_PWAIT2:
+    case CW_SYS_POLL:
+    case CW_SYS_PPOLL:
+    case CW_SYS_SELECT:
+    case CW_SYS_PSELECT:
+    case CW_SYS_NANOSLEEP:
+    case CW_SYS_CLOCK_NANOSLEEP: return true;
+    default: return false;
+  }
+}
+
+static __always_inline void emit_enter(struct inflight* call) {
+  if (call->emitted) return;
+  call->emitted = 1;
+  if (bpf_ringbuf_output(&events, &call->rec, sizeof(call->rec), wakeup_flag()) != 0)
+    count_lost();
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(on_sched_switch, bool preempt, struct task_struct* prev, struct task_struct* next,
              unsigned int prev_state) {
@@ -216,11 +255,14 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct* prev, struct tas
   if (next_tid == 0 || next_tgid == self_tgid) next_tid = next_tgid = 0;
 
   bool sleeps = !preempt && prev_state != 0;
-  if (prev_recorded && sleeps && stack_mode != 0) {
-    struct inflight* call = bpf_map_lookup_elem(&inflight, &prev_tid);
-    if (call && !call->stack_taken) {
-      call->stack_taken = 1;
-      take_stack(ctx, prev_tid, prev_tgid, call->seq);
+  if (prev_recorded && sleeps) {
+    struct inflight* call = bpf_task_storage_get(&inflight, prev, 0, 0);
+    if (call && call->active) {
+      emit_enter(call);  // a call that blocks always matters
+      if (stack_mode != 0 && !call->stack_taken) {
+        call->stack_taken = 1;
+        take_stack(ctx, prev_tid, prev_tgid, call->seq);
+      }
     }
   }
 
@@ -259,6 +301,9 @@ static __always_inline bool in_interrupt_context(void) {
 static __always_inline int record_wake(__u32 type, struct task_struct* p) {
   __u32 target_tgid = p->tgid;
   if (current_is_recorder() || (!current_traced() && !traced_tgid(target_tgid))) return 0;
+  // The wake-up happened inside the waker's syscall: that call matters.
+  struct inflight* call = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0, 0);
+  if (call && call->active) emit_enter(call);
   struct cw_rec_wake* rec = reserve(sizeof(*rec));
   if (!rec) return 0;
   fill_header(&rec->h, type, sizeof(*rec));
@@ -327,8 +372,6 @@ int BPF_PROG(on_sched_process_exit, struct task_struct* p, bool group_dead) {
     rec->pad = 0;
     submit(rec);
   }
-  __u32 tid = p->pid;
-  bpf_map_delete_elem(&inflight, &tid);
   // A later process given the same pid is not one of ours.
   if (filter_pids && group_dead) bpf_map_delete_elem(&traced_pids, &tgid);
   return 0;
@@ -357,14 +400,20 @@ struct object_info {
   __u32 tcp_seq;
 };
 
+// Reads through typed kernel pointers are plain loads the verifier guards; a helper call
+// per field (BPF_CORE_READ) cost most of a syscall's recording time.
+extern void* bpf_rdonly_cast(void* obj, __u32 btf_id) __ksym;
+#define KERNEL_CAST(type, ptr) ((type*)bpf_rdonly_cast((void*)(ptr), bpf_core_type_id_kernel(type)))
+
 static __always_inline struct file* fd_file(int fd) {
   if (fd < 0) return NULL;
-  struct task_struct* task = (struct task_struct*)bpf_get_current_task();
-  struct fdtable* fdt = BPF_CORE_READ(task, files, fdt);
+  struct task_struct* task = bpf_get_current_task_btf();
+  struct files_struct* files = task->files;
+  if (!files) return NULL;
+  struct fdtable* fdt = files->fdt;
   if (!fdt) return NULL;
-  unsigned int max_fds = BPF_CORE_READ(fdt, max_fds);
-  if ((unsigned int)fd >= max_fds) return NULL;
-  struct file** table = BPF_CORE_READ(fdt, fd);
+  if ((unsigned int)fd >= fdt->max_fds) return NULL;
+  struct file** table = fdt->fd;
   struct file* file = NULL;
   bpf_probe_read_kernel(&file, sizeof(file), table + fd);
   return file;
@@ -424,11 +473,13 @@ static __always_inline void resolve_file(struct file* file, bool is_send, struct
   out->peer_pid = -1;
   out->tcp_seq = 0;
   if (!file) return;
-  const struct file_operations* fops = BPF_CORE_READ(file, f_op);
+  file = KERNEL_CAST(struct file, file);
+  const struct file_operations* fops = file->f_op;
   __u64 f_op = (__u64)fops;
-  __u64 release = (__u64)BPF_CORE_READ(fops, release);
-  __u32 mode = BPF_CORE_READ(file, f_inode, i_mode);
-  void* private_data = BPF_CORE_READ(file, private_data);
+  __u64 release = fops ? (__u64)fops->release : 0;
+  struct inode* inode = file->f_inode;
+  __u32 mode = inode ? inode->i_mode : 0;
+  void* private_data = file->private_data;
   if (is_kind(f_op, release, eventfd_fops, eventfd_release)) {
     out->kind = CW_OBJ_EVENTFD;
     out->object = (__u64)private_data;
@@ -440,18 +491,18 @@ static __always_inline void resolve_file(struct file* file, bool is_send, struct
     return;
   }
   if (is_kind(f_op, release, socket_fops, sock_release) || (mode & S_IFMT_BITS) == S_IFSOCK_BITS) {
-    struct sock* sk = BPF_CORE_READ((struct socket*)private_data, sk);
+    struct sock* sk = KERNEL_CAST(struct socket, private_data)->sk;
     if (!sk) {
       out->kind = CW_OBJ_OTHER_SOCK;
       return;
     }
-    __u16 family = BPF_CORE_READ(sk, __sk_common.skc_family);
-    __u16 protocol = BPF_CORE_READ(sk, sk_protocol);
+    __u16 family = sk->__sk_common.skc_family;
+    __u16 protocol = sk->sk_protocol;
     if (family == AF_UNIX_FAMILY) {
-      struct sock* receiver = is_send ? BPF_CORE_READ((struct unix_sock*)sk, peer) : sk;
+      struct sock* receiver = is_send ? KERNEL_CAST(struct unix_sock, sk)->peer : sk;
       out->kind = CW_OBJ_UNIX;
       out->object = (__u64)receiver;
-      out->peer_pid = pid_number(BPF_CORE_READ(sk, sk_peer_pid));
+      out->peer_pid = pid_number(sk->sk_peer_pid);
       return;
     }
     if ((family == AF_INET_FAMILY || family == AF_INET6_FAMILY) && protocol == IPPROTO_TCP_NUM) {
@@ -471,7 +522,7 @@ static __always_inline void resolve_file(struct file* file, bool is_send, struct
     return;
   }
   out->kind = CW_OBJ_FILE;
-  out->object = BPF_CORE_READ(file, f_inode, i_ino);
+  out->object = inode ? inode->i_ino : 0;
 }
 
 // ---- syscalls -------------------------------------------------------------------------
@@ -542,27 +593,33 @@ int BPF_PROG(on_sys_enter, struct pt_regs* regs, long id) {
   __u32 tid = (__u32)pid_tgid, tgid = pid_tgid >> 32;
   if (!traced_tgid(tgid)) return 0;
 
-  struct cw_rec_sys_enter* rec = reserve(sizeof(*rec));
-  if (!rec) return 0;
-  struct inflight call = {};
-  call.seq = __sync_fetch_and_add(&next_seq, 1) + 1;
-  call.enter_ts = bpf_ktime_get_ns();
-  call.nr = nr;
-  call.cls = cls;
-  call.fd = -1;
-  call.peer_pid = -1;
+  struct inflight* call = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0,
+                                               BPF_LOCAL_STORAGE_GET_F_CREATE);
+  if (!call) return 0;
+  // Every field is set below or here: no clearing of the whole entry on the hot path.
+  call->object = call->user_buf = call->value = call->expires_ns = call->interval_ns = 0;
+  call->obj_kind = call->tcp_seq = call->count = 0;
+  call->is_send = call->stack_taken = call->emitted = 0;
+  call->active = 1;
+  struct cw_rec_sys_enter* rec = &call->rec;
+  call->seq = __sync_fetch_and_add(&next_seq, 1) + 1;
+  call->enter_ts = bpf_ktime_get_ns();
+  call->nr = nr;
+  call->cls = cls;
+  call->fd = -1;
+  call->peer_pid = -1;
 
   __u64 args[6];
-  args[0] = BPF_CORE_READ(regs, di);
-  args[1] = BPF_CORE_READ(regs, si);
-  args[2] = BPF_CORE_READ(regs, dx);
-  args[3] = BPF_CORE_READ(regs, r10);
-  args[4] = BPF_CORE_READ(regs, r8);
-  args[5] = BPF_CORE_READ(regs, r9);
+  args[0] = regs->di;
+  args[1] = regs->si;
+  args[2] = regs->dx;
+  args[3] = regs->r10;
+  args[4] = regs->r8;
+  args[5] = regs->r9;
 
   fill_header(&rec->h, CW_REC_SYS_ENTER, sizeof(*rec));
-  rec->h.ts = call.enter_ts;
-  rec->seq = call.seq;
+  rec->h.ts = call->enter_ts;
+  rec->seq = call->seq;
   rec->nr = nr;
   rec->sys_class = cls;
 #pragma unroll
@@ -585,25 +642,25 @@ int BPF_PROG(on_sys_enter, struct pt_regs* regs, long id) {
     case CW_SYS_SENDMSG:
     case CW_SYS_FD:
     case CW_SYS_TIMERFD_SETTIME:
-      call.fd = (__s32)args[0];
-      resolve_file(fd_file(call.fd), is_send, &object);
-      call.object = object.object;
-      call.obj_kind = object.kind;
-      call.peer_pid = object.peer_pid;
-      call.tcp_seq = object.tcp_seq;
+      call->fd = (__s32)args[0];
+      resolve_file(fd_file(call->fd), is_send, &object);
+      call->object = object.object;
+      call->obj_kind = object.kind;
+      call->peer_pid = object.peer_pid;
+      call->tcp_seq = object.tcp_seq;
       rec->resource = object.object;
       break;
     default: break;
   }
-  call.is_send = is_send;
+  call->is_send = is_send;
 
   switch (cls) {
     case CW_SYS_READ:
     case CW_SYS_WRITE:
       rec->count = args[2];
-      call.user_buf = args[1];
-      if (call.obj_kind == CW_OBJ_EVENTFD && is_send && args[2] >= 8)
-        bpf_probe_read_user(&call.value, sizeof(call.value), (void*)args[1]);
+      call->user_buf = args[1];
+      if (call->obj_kind == CW_OBJ_EVENTFD && is_send && args[2] >= 8)
+        bpf_probe_read_user(&call->value, sizeof(call->value), (void*)args[1]);
       break;
     case CW_SYS_READV:
     case CW_SYS_WRITEV: rec->count = iovec_bytes(args[1], args[2]); break;
@@ -631,17 +688,17 @@ int BPF_PROG(on_sys_enter, struct pt_regs* regs, long id) {
     }
     case CW_SYS_EPOLL_WAIT:
     case CW_SYS_EPOLL_PWAIT2:
-      call.fd = (__s32)args[0];
+      call->fd = (__s32)args[0];
       rec->count = (__u32)args[2];
-      call.user_buf = args[1];
+      call->user_buf = args[1];
       rec->timeout_ns =
           cls == CW_SYS_EPOLL_WAIT ? millis_timeout((__s32)args[3]) : read_timespec(args[3]);
       break;
     case CW_SYS_POLL:
     case CW_SYS_PPOLL:
       rec->count = (__u32)args[1];
-      call.user_buf = args[0];
-      call.count = (__u32)args[1];
+      call->user_buf = args[0];
+      call->count = (__u32)args[1];
       rec->timeout_ns =
           cls == CW_SYS_POLL ? millis_timeout((__s32)args[2]) : read_timespec(args[2]);
       break;
@@ -660,24 +717,24 @@ int BPF_PROG(on_sys_enter, struct pt_regs* regs, long id) {
       break;
     case CW_SYS_TIMERFD_SETTIME: {
       struct user_timespec spec[2];  // it_interval, it_value
-      if (call.obj_kind != CW_OBJ_TIMERFD ||
+      if (call->obj_kind != CW_OBJ_TIMERFD ||
           bpf_probe_read_user(&spec, sizeof(spec), (void*)args[2]) != 0)
         break;
       __s64 interval = spec[0].sec * 1000000000LL + spec[0].nsec;
       __s64 value = spec[1].sec * 1000000000LL + spec[1].nsec;
-      call.interval_ns = interval;
+      call->interval_ns = interval;
       if (value == 0) {
-        call.expires_ns = 0;
+        call->expires_ns = 0;
       } else if (args[1] & 1) {  // TFD_TIMER_ABSTIME, in the timer's clock
-        struct timerfd_ctx* timer = (struct timerfd_ctx*)call.object;
+        struct timerfd_ctx* timer = (struct timerfd_ctx*)call->object;
         int clockid = BPF_CORE_READ(timer, clockid);
         if (clockid == 0 || clockid == 8)  // CLOCK_REALTIME(_ALARM)
           value -= realtime_offset_ns;
         else if (clockid == 7 || clockid == 9)  // CLOCK_BOOTTIME(_ALARM)
           value -= bpf_ktime_get_boot_ns() - bpf_ktime_get_ns();
-        call.expires_ns = value;
+        call->expires_ns = value;
       } else {
-        call.expires_ns = call.enter_ts + value;
+        call->expires_ns = call->enter_ts + value;
       }
       break;
     }
@@ -703,12 +760,11 @@ int BPF_PROG(on_sys_enter, struct pt_regs* regs, long id) {
       break;
     default: break;
   }
-  rec->fd = call.fd;
-  rec->obj_kind = call.obj_kind;
-  submit(rec);
+  rec->fd = call->fd;
+  rec->obj_kind = call->obj_kind;
+  if (!lazy_class(cls) || stack_mode == 2) emit_enter(call);
+  if (stack_mode == 2) call->stack_taken = take_stack(ctx, tid, tgid, call->seq);
 
-  if (stack_mode == 2) call.stack_taken = take_stack(ctx, tid, tgid, call.seq);
-  bpf_map_update_elem(&inflight, &tid, &call, BPF_ANY);
   return 0;
 }
 
@@ -814,19 +870,37 @@ static __always_inline void emit_timer(__u32 op, __u64 timer, __u64 expires, __u
   submit(rec);
 }
 
+// Whether the exit of a call reports something of its own (see the switch in on_sys_exit).
+static __always_inline bool exit_has_news(struct inflight* call, long ret) {
+  switch (call->cls) {
+    case CW_SYS_READ:
+    case CW_SYS_WRITE:
+    case CW_SYS_READV:
+    case CW_SYS_WRITEV:
+    case CW_SYS_RECVMSG:
+    case CW_SYS_SENDMSG:
+      return (ret > 0 && stream_kind(call->obj_kind)) ||
+             (ret == 8 && call->obj_kind == CW_OBJ_TIMERFD && call->cls == CW_SYS_READ);
+    case CW_SYS_EPOLL_WAIT:
+    case CW_SYS_EPOLL_PWAIT2:
+    case CW_SYS_POLL:
+    case CW_SYS_PPOLL: return ret > 0;
+    default: return false;
+  }
+}
+
 SEC("tp_btf/sys_exit")
 int BPF_PROG(on_sys_exit, struct pt_regs* regs, long ret) {
-  __u32 nr = BPF_CORE_READ(regs, orig_ax);
+  __u32 nr = regs->orig_ax;
   if (nr >= CW_MAX_SYSCALLS) return 0;
   __u32* cls_slot = bpf_map_lookup_elem(&syscall_class, &nr);
   if (!cls_slot || *cls_slot == CW_SYS_NONE) return 0;
-  __u32 tid = (__u32)bpf_get_current_pid_tgid();
-  struct inflight* call = bpf_map_lookup_elem(&inflight, &tid);
-  if (!call) return 0;
-  if (call->nr != nr) {
-    bpf_map_delete_elem(&inflight, &tid);
-    return 0;
-  }
+  struct inflight* call = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0, 0);
+  if (!call || !call->active) return 0;
+  call->active = 0;
+  if (call->nr != nr) return 0;
+  if (!call->emitted && !exit_has_news(call, ret)) return 0;  // it did nothing worth a record
+  emit_enter(call);
 
   struct cw_rec_sys_exit* rec = reserve(sizeof(*rec));
   if (rec) {
@@ -865,7 +939,6 @@ int BPF_PROG(on_sys_exit, struct pt_regs* regs, long ret) {
       break;
     default: break;
   }
-  bpf_map_delete_elem(&inflight, &tid);
   return 0;
 }
 
