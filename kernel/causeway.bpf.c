@@ -83,8 +83,6 @@ struct inflight {
   struct cw_rec_sys_enter rec;
 };
 
-
-
 // Task-local storage: found through the task itself, no hashing, and freed with it.
 struct {
   __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -238,8 +236,7 @@ static __always_inline bool lazy_class(__u32 cls) {
 static __always_inline void emit_enter(struct inflight* call) {
   if (call->emitted) return;
   call->emitted = 1;
-  if (bpf_ringbuf_output(&events, &call->rec, sizeof(call->rec), wakeup_flag()) != 0)
-    count_lost();
+  if (bpf_ringbuf_output(&events, &call->rec, sizeof(call->rec), wakeup_flag()) != 0) count_lost();
 }
 
 SEC("tp_btf/sched_switch")

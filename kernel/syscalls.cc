@@ -132,4 +132,11 @@ std::string_view syscall_op_name(uint32_t nr, uint32_t op) {
   }
 }
 
+std::string_view softirq_name(uint32_t vec) {
+  // The order of the kernel's softirq vectors (include/linux/interrupt.h).
+  static constexpr std::string_view kNames[] = {"HI",       "TIMER",   "NET_TX", "NET_RX",  "BLOCK",
+                                                "IRQ_POLL", "TASKLET", "SCHED",  "HRTIMER", "RCU"};
+  return vec < std::size(kNames) ? kNames[vec] : std::string_view{};
+}
+
 }  // namespace cw::kernel

@@ -31,5 +31,7 @@ std::string_view flock_op_name(uint32_t op);  // LOCK_NB is stripped
 // The name of syscall `nr`'s recorded `op` (cw_rec_sys_enter.op), by whichever of the
 // tables above applies to that syscall; "" when it has no named operation.
 std::string_view syscall_op_name(uint32_t nr, uint32_t op);
+// The kernel's name of softirq vector `vec` ("TIMER", "NET_RX", ...), "" when unknown.
+std::string_view softirq_name(uint32_t vec);
 
 }  // namespace cw::kernel

@@ -89,3 +89,10 @@ TEST_CASE("syscall_op_name uses the table of the syscall's own operations") {
   CHECK(cw::kernel::syscall_op_name(SYS_flock, LOCK_EX | LOCK_NB) == "ex");
   CHECK(cw::kernel::syscall_op_name(SYS_read, 0) == "");
 }
+
+TEST_CASE("softirq vectors are named as the kernel names them") {
+  CHECK(cw::kernel::softirq_name(1) == "TIMER");
+  CHECK(cw::kernel::softirq_name(3) == "NET_RX");
+  CHECK(cw::kernel::softirq_name(9) == "RCU");
+  CHECK(cw::kernel::softirq_name(10) == "");
+}

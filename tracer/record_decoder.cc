@@ -12,10 +12,6 @@ namespace cw {
 
 namespace {
 
-// Softirq vector names as the kernel's softirq_to_name table spells them.
-constexpr std::string_view kSoftirqNames[] = {"HI",       "TIMER",   "NET_TX", "NET_RX",  "BLOCK",
-                                              "IRQ_POLL", "TASKLET", "SCHED",  "HRTIMER", "RCU"};
-
 std::string_view bounded(const char* s, size_t cap) {
   return {s, strnlen(s, cap)};
 }
@@ -292,8 +288,7 @@ void RecordDecoder::decode(const void* record, size_t size) {
         case CW_SOFTIRQ_ENTER: {
           Held& h = hold(ts, tid, k_softirq_enter, cpu);
           set(h, 0, irq);
-          if (r->irq >= 0 && static_cast<size_t>(r->irq) < std::size(kSoftirqNames))
-            set_str(h, 1, kSoftirqNames[r->irq]);
+          if (r->irq >= 0) set_str(h, 1, naming_.softirq(static_cast<uint32_t>(r->irq)));
           return;
         }
         case CW_SOFTIRQ_EXIT: set(hold(ts, tid, k_softirq_exit, cpu), 0, irq); return;

@@ -18,11 +18,13 @@
 
 namespace cw {
 
-// How syscall numbers and operation codes are named (kernel/syscalls.h on this machine);
-// a parameter so the decoder can be tested without the kernel library.
+// How the kernel's numbers are named: syscalls, their operation codes and softirq vectors
+// (kernel/syscalls.h on this machine); a parameter so the decoder names nothing itself
+// and can be tested without the kernel library.
 struct SyscallNaming {
   std::function<std::string_view(uint32_t nr)> name;
   std::function<std::string_view(uint32_t nr, uint32_t op)> op_name;
+  std::function<std::string_view(uint32_t vec)> softirq;
 };
 
 struct DecoderStats {

@@ -22,7 +22,8 @@ SyscallNaming test_naming() {
           [](uint32_t nr, uint32_t op) -> std::string_view {
             if (nr == 202) return op == 0 ? "wait" : op == 1 ? "wake" : "";
             return "";
-          }};
+          },
+          [](uint32_t vec) -> std::string_view { return vec == 1 ? "TIMER" : ""; }};
 }
 
 template <typename R>
@@ -178,6 +179,29 @@ TEST_CASE("a marker does not move the decoder's notion of how far the kernel has
   CHECK(d.newest_ts() == 1000);
   CHECK(d.release(d.newest_ts()) == 1);  // the marker waits for the records before it
   CHECK(d.release_all() == 1);
+}
+
+}  // namespace
+}  // namespace cw
+
+namespace cw {
+namespace {
+
+TEST_CASE("interrupts on a thread become irq and softirq spans, named by the kernel's tables") {
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  auto hard = make<cw_rec_irq>(CW_REC_IRQ, 10, 5, 5);
+  hard.op = CW_HARDIRQ_ENTER;
+  hard.irq = 33;
+  std::strcpy(hard.name, "nvme0q1");
+  auto soft = make<cw_rec_irq>(CW_REC_IRQ, 20, 5, 5);
+  soft.op = CW_SOFTIRQ_ENTER;
+  soft.irq = 1;
+  for (const cw_rec_irq* r : {&hard, &soft}) d.decode(r, sizeof *r);
+  d.release_all();
+  CHECK(events_text(t) ==
+        "10 5 irq_enter irq=33 name=nvme0q1\n"
+        "20 5 softirq_enter vec=1 name=TIMER\n");
 }
 
 }  // namespace

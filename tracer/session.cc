@@ -51,7 +51,8 @@ Session::Session(SessionOptions options) : options_(std::move(options)) {
   decoder_ = std::make_unique<RecordDecoder>(
       trace_,
       SyscallNaming{[](uint32_t nr) { return kernel::syscall_name(nr); },
-                    [](uint32_t nr, uint32_t op) { return kernel::syscall_op_name(nr, op); }});
+                    [](uint32_t nr, uint32_t op) { return kernel::syscall_op_name(nr, op); },
+                    [](uint32_t vec) { return kernel::softirq_name(vec); }});
   // Map capture starts first, so every mapping an event's stack may need is recorded;
   // the probes attach before /proc is read, so a task created in between is in both.
   MapsCaptureOptions map_options;
