@@ -36,3 +36,10 @@ the program has exited.
   1
   $ grep -E '^[0-9]+ [0-9]+ syscall_enter .*name=clock_nanosleep.*stack=' $TMP_DIR/stacks.txt | grep -c 'clock_nanosleep@' | awk '{print ($1 > 0)}'
   1
+
+With --pid, only the named processes (and the children they create) are recorded: every
+system call in the trace is made by a thread of the busy program.
+
+  $ cw-prog-busy 3 & sleep 0.3; causeway record --pid $! --duration 1 -o $TMP_DIR/pid.cwt 2>/dev/null; wait
+  $ causeway convert $TMP_DIR/pid.cwt -o $TMP_DIR/pid.txt --to text >/dev/null 2>&1; pid=$(grep -m1 '^process .* comm=cw-prog-busy' $TMP_DIR/pid.txt | awk '{print $2}'); awk -v P="$pid" '$1 == "thread" && $3 == "pid="P {mine[$2] = 1} $3 == "syscall_enter" {if ($2 in mine) inside++; else outside++} END {print "inside:", (inside > 0), "outside:", outside + 0}' $TMP_DIR/pid.txt
+  inside: 1 outside: 0
