@@ -176,6 +176,10 @@ Probes::~Probes() {
   delete state_;
 }
 
+void Probes::detach() {
+  causeway__detach(state_->skeleton);
+}
+
 void Probes::add_pid(uint32_t pid) {
   uint8_t one = 1;
   if (int err = bpf_map__update_elem(state_->skeleton->maps.traced_pids, &pid, sizeof(pid), &one,

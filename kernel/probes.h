@@ -59,6 +59,9 @@ class Probes {
   // Consumes what is already in the ring buffer without waiting.
   int drain(const Sink& sink);
 
+  // Stops the kernel side writing records; what it wrote stays readable through drain().
+  void detach();
+
   // Records the kernel could not write because the ring buffer was full, per CPU,
   // counted since the probes were attached.
   std::vector<uint64_t> lost_per_cpu() const;

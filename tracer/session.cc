@@ -156,7 +156,11 @@ void Session::write_released() {
 void Session::finish() {
   if (finished_) return;
   finished_ = true;
-  probes_->drain([&](const void* r, size_t n) { decoder_->decode(r, n); });
+  // Detach first: on a busy machine the kernel would otherwise refill the buffer as fast
+  // as it is read, and what is left unread when the probes go would be lost uncounted.
+  probes_->detach();
+  while (probes_->drain([&](const void* r, size_t n) { decoder_->decode(r, n); }) > 0) {
+  }
   maps_lost_ += maps_->capture.poll(maps_->pending);
   add_maps(trace_, maps_->pending);
   maps_->pending.clear();
