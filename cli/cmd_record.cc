@@ -176,8 +176,10 @@ int record_foreground(const RecordArgs& args) {
     return kExitEnvironment;
   }
 
+  // Markers reach this recording through the recorder's folder, when it can be made.
   RecorderPaths paths(recorder_dir(args.dir));
-  std::filesystem::create_directories(paths.dir);
+  std::error_code ignored;
+  std::filesystem::create_directories(paths.dir, ignored);
   MarkerSocket markers(paths.socket);
   catch_stop_signals();
   if (child > 0) {
@@ -441,6 +443,9 @@ std::vector<Command> add_record(CLI::App& app) {
   cmd->add_option("--buffer", args->buffer, "kernel ring buffer size (default 64M)");
   cmd->add_option("--duration", args->duration, "stop after this many seconds");
   cmd->add_option("CMD", args->command, "command to run and record (after --)");
+  cmd->add_option("--dir", args->dir,
+                  "folder whose socket 'causeway mark' writes to (default $CAUSEWAY_DIR or "
+                  "/var/lib/causeway)");
   cmd->footer(
       "Needs root, or CAP_BPF and CAP_PERFMON; exits 2 saying what is missing.\n"
       "With CMD, the exit status is CMD's. The trace file is created 0600.\n"
