@@ -297,16 +297,24 @@ static __always_inline bool in_interrupt_context(void) {
 
 static __always_inline int record_wake(__u32 type, struct task_struct* p) {
   __u32 target_tgid = p->tgid;
-  if (current_is_recorder() || (!current_traced() && !traced_tgid(target_tgid))) return 0;
-  // The wake-up happened inside the waker's syscall: that call matters.
-  struct inflight* call = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0, 0);
-  if (call && call->active) emit_enter(call);
+  bool recorder = current_is_recorder();
+  if (!traced_tgid(target_tgid) && (recorder || !current_traced())) return 0;
+  bool in_irq = in_interrupt_context();
+  // The recorder's own wake-ups are left out; an interrupt that happened to land on it
+  // woke someone on nobody's behalf, and is kept as woken by no thread (tid 0).
+  if (recorder && !in_irq) return 0;
+  if (!recorder) {
+    // The wake-up happened inside the waker's syscall: that call matters.
+    struct inflight* call = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0, 0);
+    if (call && call->active) emit_enter(call);
+  }
   struct cw_rec_wake* rec = reserve(sizeof(*rec));
   if (!rec) return 0;
   fill_header(&rec->h, type, sizeof(*rec));
+  if (recorder) rec->h.pid = rec->h.tid = 0;
   rec->target_pid = target_tgid;
   rec->target_tid = p->pid;
-  rec->in_irq = in_interrupt_context();
+  rec->in_irq = in_irq;
   rec->pad = 0;
   submit(rec);
   return 0;
