@@ -35,13 +35,16 @@ void on_stop_signal(int) {
   g_stop = 1;
 }
 
-void catch_stop_signals() {
+// SIGTERM stops a recording; so do Ctrl-C and a closed terminal for one in the foreground.
+void catch_stop_signals(bool from_terminal) {
   struct sigaction sa {};
   sa.sa_handler = on_stop_signal;
   sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
-  sigaction(SIGHUP, &sa, nullptr);
+  if (from_terminal) {
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGHUP, &sa, nullptr);
+  }
 }
 
 // "2G", "512M", "10MiB", "4096" -> bytes; 0 when malformed.
@@ -181,7 +184,7 @@ int record_foreground(const RecordArgs& args) {
   std::error_code ignored;
   std::filesystem::create_directories(paths.dir, ignored);
   MarkerSocket markers(paths.socket);
-  catch_stop_signals();
+  catch_stop_signals(true);
   if (child > 0) {
     // Ctrl-C reaches the command too; the recording ends when the command does.
     char go = 1;
@@ -239,7 +242,12 @@ void write_status_file(const RecorderPaths& paths, const nlohmann::json& j) {
 // The always-on recorder, in its own session, detached from the terminal.
 [[noreturn]] void run_daemon(const RecordArgs& args, uint64_t size, const RecorderPaths& paths,
                              int ready_fd) {
-  setsid();
+  // A process group of its own, so the terminal's signals do not reach it; not a session
+  // of its own: the scheduler's autogroups would then weigh the recorder, alone, against
+  // the whole workload's session, and a busy workload starves it into losing events.
+  setpgid(0, 0);
+  signal(SIGHUP, SIG_IGN);
+  signal(SIGINT, SIG_IGN);
   int null = open("/dev/null", O_RDWR);
   int log = open(paths.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   dup2(null, 0);
@@ -266,7 +274,7 @@ void write_status_file(const RecorderPaths& paths, const nlohmann::json& j) {
     pid_out << getpid() << "\n";
   }
   MarkerSocket markers(paths.socket);
-  catch_stop_signals();
+  catch_stop_signals(false);
   (void)!write(ready_fd, "K", 1);
   close(ready_fd);
   auto last_status = std::chrono::steady_clock::now() - std::chrono::hours(1);

@@ -1,5 +1,6 @@
 #include "tracer/session.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +20,7 @@ namespace {
 constexpr uint64_t kHoldNs = 200'000'000;
 constexpr uint64_t kLostCheckNs = 250'000'000;
 constexpr uint64_t kReleaseEveryNs = 100'000'000;
+constexpr int kRecorderNice = -10;
 
 uint64_t now_ns() {
   timespec t;
@@ -41,6 +43,10 @@ struct MapsCaptureHolder {
 };
 
 Session::Session(SessionOptions options) : options_(std::move(options)) {
+  // The reader must keep up with the kernel or records are lost; a busy traced workload
+  // would otherwise starve it (worst when the recorder is alone in its own session's
+  // scheduling group). Best effort: without the privilege it keeps its priority.
+  setpriority(PRIO_PROCESS, 0, kRecorderNice);
   kernel::ProbeOptions probe_options;
   probe_options.pids = options_.pids;
   probe_options.stacks = options_.stacks;
