@@ -212,14 +212,15 @@ static __always_inline int take_stack(void* ctx, __u32 tid, __u32 tgid, __u64 se
 // of a regular file that did not block, a futex wake with no waiter, a zero-timeout poll
 // that found nothing: their records would say nothing, and cost the most on the busiest
 // paths. Calls of other classes are recorded always.
+// Reads and writes on an fd: a transfer when the fd is a stream.
+static __always_inline bool io_class(__u32 cls) {
+  return cls == CW_SYS_READ || cls == CW_SYS_WRITE || cls == CW_SYS_READV || cls == CW_SYS_WRITEV ||
+         cls == CW_SYS_RECVMSG || cls == CW_SYS_SENDMSG;
+}
+
 static __always_inline bool lazy_class(__u32 cls) {
+  if (io_class(cls)) return true;
   switch (cls) {
-    case CW_SYS_READ:
-    case CW_SYS_WRITE:
-    case CW_SYS_READV:
-    case CW_SYS_WRITEV:
-    case CW_SYS_RECVMSG:
-    case CW_SYS_SENDMSG:
     case CW_SYS_FUTEX:
     case CW_SYS_EPOLL_WAIT:
     case CW_SYS_EPOLL_PWAIT2:
@@ -638,24 +639,14 @@ int BPF_PROG(on_sys_enter, struct pt_regs* regs, long id) {
 
   bool is_send = cls == CW_SYS_WRITE || cls == CW_SYS_WRITEV || cls == CW_SYS_SENDMSG;
   struct object_info object;
-  switch (cls) {
-    case CW_SYS_READ:
-    case CW_SYS_WRITE:
-    case CW_SYS_READV:
-    case CW_SYS_WRITEV:
-    case CW_SYS_RECVMSG:
-    case CW_SYS_SENDMSG:
-    case CW_SYS_FD:
-    case CW_SYS_TIMERFD_SETTIME:
-      call->fd = (__s32)args[0];
-      resolve_file(fd_file(call->fd), is_send, &object);
-      call->object = object.object;
-      call->obj_kind = object.kind;
-      call->peer_pid = object.peer_pid;
-      call->tcp_seq = object.tcp_seq;
-      rec->resource = object.object;
-      break;
-    default: break;
+  if (io_class(cls) || cls == CW_SYS_FD || cls == CW_SYS_TIMERFD_SETTIME) {
+    call->fd = (__s32)args[0];
+    resolve_file(fd_file(call->fd), is_send, &object);
+    call->object = object.object;
+    call->obj_kind = object.kind;
+    call->peer_pid = object.peer_pid;
+    call->tcp_seq = object.tcp_seq;
+    rec->resource = object.object;
   }
   call->is_send = is_send;
 
@@ -877,15 +868,10 @@ static __always_inline void emit_timer(__u32 op, __u64 timer, __u64 expires, __u
 
 // Whether the exit of a call reports something of its own (see the switch in on_sys_exit).
 static __always_inline bool exit_has_news(struct inflight* call, long ret) {
+  if (io_class(call->cls))
+    return (ret > 0 && stream_kind(call->obj_kind)) ||
+           (ret == 8 && call->obj_kind == CW_OBJ_TIMERFD && call->cls == CW_SYS_READ);
   switch (call->cls) {
-    case CW_SYS_READ:
-    case CW_SYS_WRITE:
-    case CW_SYS_READV:
-    case CW_SYS_WRITEV:
-    case CW_SYS_RECVMSG:
-    case CW_SYS_SENDMSG:
-      return (ret > 0 && stream_kind(call->obj_kind)) ||
-             (ret == 8 && call->obj_kind == CW_OBJ_TIMERFD && call->cls == CW_SYS_READ);
     case CW_SYS_EPOLL_WAIT:
     case CW_SYS_EPOLL_PWAIT2:
     case CW_SYS_POLL:
