@@ -47,20 +47,31 @@ RecordDecoder::RecordDecoder(Trace& trace, SyscallNaming naming)
     : trace_(trace), naming_(std::move(naming)) {}
 
 void RecordDecoder::add_process(Pid pid, Pid ppid, std::string_view comm, std::string_view exe) {
-  trace_.processes.push_back({pid, ppid, trace_.strings.intern(comm), trace_.strings.intern(exe)});
+  put_process({pid, ppid, trace_.strings.intern(comm), trace_.strings.intern(exe)});
 }
 
 void RecordDecoder::add_thread(Tid tid, Pid pid, std::string_view comm, bool kernel) {
-  trace_.threads.push_back({tid, pid, trace_.strings.intern(comm), kernel});
-  known_threads_[tid] = pid;
+  put_thread({tid, pid, trace_.strings.intern(comm), kernel});
+}
+
+// Tables are append-only (a writer may have written the old entry); the last entry of an
+// id wins when the trace is read. The decoder keeps its own latest view, so it never has
+// to rebuild the trace's indexes per fork or exec.
+void RecordDecoder::put_process(const ProcessInfo& p) {
+  trace_.processes.push_back(p);
+  processes_[p.pid] = p;
+}
+
+void RecordDecoder::put_thread(const ThreadInfo& t) {
+  trace_.threads.push_back(t);
+  threads_[t.tid] = t;
 }
 
 void RecordDecoder::note_thread(Tid tid, Pid pid) {
-  if (tid == 0 || known_threads_.count(tid)) return;
+  if (tid == 0 || threads_.count(tid)) return;
   // A thread first met in an event: it existed before the /proc snapshot ended, or its
   // creation was not recorded (a filtered parent). Its name comes later, if at all.
-  known_threads_[tid] = pid;
-  trace_.threads.push_back({tid, pid, 0, false});
+  put_thread({tid, pid, 0, false});
 }
 
 RecordDecoder::Held& RecordDecoder::hold(uint64_t ts, Tid tid, KindId kind, uint32_t cpu) {
@@ -158,15 +169,11 @@ void RecordDecoder::decode(const void* record, size_t size) {
       if (!r) return bad();
       std::string_view comm = bounded(r->child_comm, CW_COMM_LEN);
       if (!r->is_thread) {
-        const ProcessInfo* parent = trace_.process(hdr->pid);
-        trace_.processes.push_back(
-            {r->child_pid, hdr->pid, trace_.strings.intern(comm), parent ? parent->exe : 0});
-        trace_.rebuild_indexes();
+        auto parent = processes_.find(hdr->pid);
+        put_process({r->child_pid, hdr->pid, trace_.strings.intern(comm),
+                     parent != processes_.end() ? parent->second.exe : 0});
       }
-      trace_.threads.push_back(
-          {r->child_tid, r->child_pid, trace_.strings.intern(comm), r->child_kernel != 0});
-      trace_.rebuild_indexes();
-      known_threads_[r->child_tid] = r->child_pid;
+      put_thread({r->child_tid, r->child_pid, trace_.strings.intern(comm), r->child_kernel != 0});
       Held& h = hold(ts, tid, k_fork, cpu);
       set(h, 0, r->child_tid);
       set(h, 1, r->child_pid);
@@ -181,13 +188,10 @@ void RecordDecoder::decode(const void* record, size_t size) {
       std::string_view path = bounded(r->path, CW_PATH_LEN);
       std::string_view comm = bounded(r->comm, CW_COMM_LEN);
       if (comm.empty()) comm = basename_of(path);
-      const ProcessInfo* old = trace_.process(hdr->pid);
-      // Tables are append-only (a writer may have written the old entry); the last
-      // entry of an id wins when the trace is read.
-      trace_.processes.push_back({hdr->pid, old ? old->ppid : 0, trace_.strings.intern(comm),
-                                  trace_.strings.intern(path)});
-      trace_.threads.push_back({tid, hdr->pid, trace_.strings.intern(comm), false});
-      trace_.rebuild_indexes();
+      auto old = processes_.find(hdr->pid);
+      put_process({hdr->pid, old != processes_.end() ? old->second.ppid : 0,
+                   trace_.strings.intern(comm), trace_.strings.intern(path)});
+      put_thread({tid, hdr->pid, trace_.strings.intern(comm), false});
       set_str(hold(ts, tid, k_exec, cpu), 0, path);
       return;
     }
@@ -201,9 +205,9 @@ void RecordDecoder::decode(const void* record, size_t size) {
       const auto* r = as<cw_rec_comm>(record, size);
       if (!r) return bad();
       std::string_view comm = bounded(r->comm, CW_COMM_LEN);
-      const ThreadInfo* t = trace_.thread(tid);
-      trace_.threads.push_back({tid, hdr->pid, trace_.strings.intern(comm), t && t->kernel});
-      trace_.rebuild_indexes();
+      auto t = threads_.find(tid);
+      put_thread(
+          {tid, hdr->pid, trace_.strings.intern(comm), t != threads_.end() && t->second.kernel});
       set_str(hold(ts, tid, k_comm, cpu), 0, comm);
       return;
     }

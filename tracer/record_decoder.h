@@ -39,7 +39,9 @@ class RecordDecoder {
  public:
   RecordDecoder(Trace& trace, SyscallNaming naming);
 
-  // Tasks that existed before recording began (from /proc).
+  // Tasks that existed before recording began (from /proc). The decoder appends to the
+  // trace's process and thread tables; their indexes (Trace::process, Trace::thread) are
+  // the caller's to rebuild when it needs them.
   void add_process(Pid pid, Pid ppid, std::string_view comm, std::string_view exe);
   void add_thread(Tid tid, Pid pid, std::string_view comm, bool kernel);
 
@@ -74,6 +76,8 @@ class RecordDecoder {
   void set(Held& h, int field, uint64_t v);
   void set_str(Held& h, int field, std::string_view s);
   void note_thread(Tid tid, Pid pid);
+  void put_process(const ProcessInfo& p);
+  void put_thread(const ThreadInfo& t);
   StackId intern_stack(Pid pid, const uint64_t* ips, uint32_t n);
 
   Trace& trace_;
@@ -87,7 +91,8 @@ class RecordDecoder {
   // its thread is blocked in that very syscall.
   std::unordered_map<Tid, std::pair<uint64_t, size_t>> last_enter_;
   std::unordered_map<std::string, StackId> stack_ids_;  // pid + ips -> id
-  std::unordered_map<Tid, Pid> known_threads_;
+  std::unordered_map<Pid, ProcessInfo> processes_;      // the latest entry of each process
+  std::unordered_map<Tid, ThreadInfo> threads_;         // ... and of each thread
 };
 
 }  // namespace cw

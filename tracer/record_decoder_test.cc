@@ -146,6 +146,7 @@ TEST_CASE("stream transfers, forks and exits become their trace events") {
         "10 200 thread_start parent=100\n"
         "20 100 send object=2748 offset=100 len=50 peer=200 fd=4\n"
         "30 200 exit code=1792\n");
+  t.rebuild_indexes();
   REQUIRE(t.process(200) != nullptr);
   CHECK(t.process(200)->ppid == 100);
   CHECK(t.strings.get(t.thread(200)->comm) == "parent");

@@ -71,7 +71,6 @@ Session::Session(SessionOptions options) : options_(std::move(options)) {
     decoder_->add_process(p.pid, p.ppid, p.comm, p.exe);
     for (const ProcThread& t : p.threads) decoder_->add_thread(t.tid, t.pid, t.comm, t.kernel);
   }
-  trace_.rebuild_indexes();
 
   if (options_.ring)
     ring_ = std::make_unique<RingWriter>(*options_.ring);
