@@ -486,30 +486,18 @@ class RingMerger {
       ProcessInfo q = p;
       q.comm = strings[p.comm];
       q.exe = strings[p.exe];
-      auto [it, added] = process_at_.emplace(q.pid, out_.processes.size());
-      if (added)
-        out_.processes.push_back(q);
-      else
-        out_.processes[it->second] = q;
+      upsert(process_at_, q.pid, out_.processes, q);
     }
     for (const ThreadInfo& th : t.threads) {
       ThreadInfo u = th;
       u.comm = strings[th.comm];
-      auto [it, added] = thread_at_.emplace(u.tid, out_.threads.size());
-      if (added)
-        out_.threads.push_back(u);
-      else
-        out_.threads[it->second] = u;
+      upsert(thread_at_, u.tid, out_.threads, u);
     }
     for (const MapRecord& m : t.maps) {
       MapRecord n = m;
       n.path = strings[m.path];
       n.build_id = strings[m.build_id];
-      auto [it, added] = map_at_.emplace(std::tuple{n.pid, n.ts, n.start}, out_.maps.size());
-      if (added)
-        out_.maps.push_back(n);
-      else
-        out_.maps[it->second] = n;
+      upsert(map_at_, std::tuple{n.pid, n.ts, n.start}, out_.maps, n);
     }
     for (const LostRecord& l : t.lost)
       if (lost_seen_.emplace(l.cpu, l.ts, l.count).second) out_.lost.push_back(l);
@@ -520,16 +508,23 @@ class RingMerger {
   }
 
   void finish() {
-    std::stable_sort(out_.maps.begin(), out_.maps.end(),
-                     [](const MapRecord& a, const MapRecord& b) {
-                       return std::tie(a.pid, a.ts) < std::tie(b.pid, b.ts);
-                     });
+    out_.sort_maps();
     auto by_time = [](const Event& a, const Event& b) { return a.ts < b.ts; };
     if (!std::is_sorted(out_.events.begin(), out_.events.end(), by_time)) out_.sort_events();
     out_.rebuild_indexes();
   }
 
  private:
+  // Adds `value` under `key`, or replaces the entry a previous file gave that key.
+  template <typename Index, typename Key, typename T>
+  static void upsert(Index& index, const Key& key, std::vector<T>& table, const T& value) {
+    auto [it, added] = index.emplace(key, table.size());
+    if (added)
+      table.push_back(value);
+    else
+      table[it->second] = value;
+  }
+
   // Each file's trace starts from the reader's schema, so known kinds keep their ids; the
   // kinds it added (unknown to this causeway) are added here in the same order.
   void map_kinds(const Trace& t) {
