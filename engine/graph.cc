@@ -19,6 +19,7 @@ RuleNames RuleNames::from(const rules::RuleSet& rules) {
   for (const auto& r : rules.splits) {
     n.splits.push_back(r.origin.id);
     n.split_cuts_after.push_back(r.cut_after);
+    n.split_loops.push_back(r.loop);
   }
   for (const auto& r : rules.batches) n.batches.push_back(r.origin.id);
   for (const auto& r : rules.edges) {

@@ -56,6 +56,10 @@ struct Edge {
   RuleRef rule;                   // edge rule (link edges), flag rule, or split/batch rule
   uint32_t boost_rule = kNoRule;  // edge rule that boosted a weak edge
   uint32_t link = kNoRule;        // the link whose candidate this is (link edges only)
+  // The search cost the classifying edge rule's `cost` clause gave, or kDefaultCost: the
+  // searches then cost it by strength.
+  static constexpr int32_t kDefaultCost = -1;
+  int32_t cost = kDefaultCost;
 };
 
 // Boost.Graph view: vertex i is segments[i]; an edge's bundle is its index in Graph::edges.
@@ -67,6 +71,7 @@ using CsrGraph =
 struct RuleNames {
   std::vector<std::string> splits, batches, edges, flags, links;
   std::vector<bool> split_cuts_after;           // per split rule: `cut after`
+  std::vector<bool> split_loops;                // per split rule: `loop`
   std::vector<rules::Strength> edge_strengths;  // per edge rule
 
   static RuleNames from(const rules::RuleSet& rules);

@@ -130,6 +130,9 @@ struct SplitRule {
   bool cut_after = false;
   uint32_t link = kNoRule;  // Peers: index into RuleSet::links
   Neighbour neighbour = Neighbour::Weak;
+  // `loop`: the cut is where the thread returns to its event loop, so the wait it starts
+  // is idle time, not a hang (diagnosis, engine/symptom.h).
+  bool loop = false;
 };
 
 struct BatchRule {
@@ -164,6 +167,21 @@ struct FlagRule {
   std::string kind = "flag";
 };
 
+// A saved answer to a diagnosis question (engine/questions.h): when the question of kind
+// `question` is asked about a segment whose first event satisfies `subject`, the option
+// that satisfies `choose` is taken without asking. Edge questions: `choose` is over
+// Side::From / Side::To (the edge's evidence events) and may name `edge.kind`. Baseline
+// questions: over Side::Self, the candidate segment's first event. `choose stop` (edge:
+// stop slicing; baseline: none of them; recurse: do not recurse) and `choose recurse`
+// (recurse questions) take no expression.
+struct AnswerRule {
+  RuleOrigin origin;
+  enum class Question : uint8_t { Edge, Baseline, Recurse } question = Question::Edge;
+  CompiledExpr subject;  // over Side::Self: the subject segment's first event
+  enum class Choice : uint8_t { Option, Stop, Recurse } choice = Choice::Option;
+  CompiledExpr choose;  // Choice::Option only
+};
+
 struct LuaChunk {
   std::string pack;
   SourcePtr source;
@@ -175,8 +193,18 @@ struct LuaChunk {
 struct Expectation {
   SourceLoc loc;
   bool negated = false;
-  enum class Subject : uint8_t { Edge, Split, Segments, Stat } subject = Subject::Edge;
-  uint32_t from_tid = 0, to_tid = 0;  // Edge; Split/Segments use from_tid
+  // Hang, RootCause: `expect hang TID [kind K]`, `expect root_cause TID [kind K]` (K as
+  // in hang_kind_name, kept in `kind`); Questions: `expect questions OP N` (cmp, value).
+  enum class Subject : uint8_t {
+    Edge,
+    Split,
+    Segments,
+    Stat,
+    Hang,
+    RootCause,
+    Questions
+  } subject = Subject::Edge;
+  uint32_t from_tid = 0, to_tid = 0;  // Edge; Split/Segments/Hang/RootCause use from_tid
   std::string kind, strength, rule;   // optional filters (rule as written)
   bool has_at = false;
   uint64_t at_ns = 0;
@@ -191,7 +219,10 @@ struct PackTest {
   SourcePtr source;
   SourceLoc loc;
   std::string trace_text;
-  SourceLoc trace_loc;  // where trace_text starts in `source` (for error positions)
+  SourceLoc trace_loc;     // where trace_text starts in `source` (for error positions)
+  std::string trace_file;  // `trace file "PATH"` instead of text: resolved against the
+                           // pack file's folder; a text or binary trace
+  std::string hang;        // `hang "auto"` or `hang "TID@SECONDS"` for diagnosis expectations
   std::vector<Expectation> expects;
 };
 
@@ -215,6 +246,7 @@ struct RuleSet {
   std::vector<BatchRule> batches;
   std::vector<EdgeRule> edges;
   std::vector<FlagRule> flags;
+  std::vector<AnswerRule> answers;  // load order
   std::vector<LuaChunk> lua;
   std::vector<PackTest> tests;
 

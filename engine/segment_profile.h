@@ -1,0 +1,62 @@
+// What a thread did over a stretch of time, from its scheduler and system-call events:
+// time on a CPU, runnable, blocked; its longest block and the call it was in; which
+// system calls it made. Diagnosis classifies hangs and compares segments with it.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/graph.h"
+#include "tracer/trace.h"
+
+namespace cw::engine {
+
+inline constexpr uint32_t kNoIndex = 0xffffffffu;
+
+struct SyscallCount {
+  StrId name = 0;
+  uint32_t count = 0;
+};
+
+struct SegmentProfile {
+  uint64_t start_ns = 0, end_ns = 0;  // the range profiled
+  uint64_t on_cpu_ns = 0;             // between switch_in and the next switch_out
+  uint64_t runnable_ns = 0;           // after a switch_out with state R, until switch_in
+  uint64_t blocked_ns = 0;            // after any other switch_out, until switch_in
+  // The longest blocked interval, and the system call open across it (its syscall_enter
+  // event), or kNoIndex when the thread blocked outside a recorded call.
+  uint64_t longest_block_ns = 0;
+  uint64_t longest_block_start = 0;
+  uint32_t longest_block_call = kNoIndex;
+  uint32_t longest_block_exit = kNoIndex;  // that call's syscall_exit, kNoIndex if none yet
+  uint32_t blocks = 0;                     // number of blocked intervals
+  uint32_t syscalls = 0;                   // system calls entered in the range
+  std::vector<SyscallCount> by_name;       // most frequent first
+  uint32_t flag_events = 0;                // flag_write / flag_read events
+  uint32_t events = 0;                     // the thread's events in the range
+};
+
+// Events of each thread, in time order (indexes into Trace::events). Built once per
+// trace for the threads diagnosis looks at.
+class ThreadEvents {
+ public:
+  // Indexes the given threads (all threads when `tids` is empty) in one pass.
+  ThreadEvents(const Trace& trace, const std::vector<Tid>& tids = {});
+  // The thread's events, empty when the thread was not indexed.
+  const std::vector<uint32_t>& of(Tid tid) const;
+
+ private:
+  std::vector<Tid> tids_;                     // sorted
+  std::vector<std::vector<uint32_t>> events_;  // parallel to tids_
+  std::vector<uint32_t> empty_;
+};
+
+// The thread's activity in [start_ns, end_ns). A thread that was off CPU when the range
+// starts counts as blocked (or runnable) from `start_ns` according to its last
+// switch_out before it.
+SegmentProfile profile_range(const Trace& trace, const ThreadEvents& events, Tid tid,
+                             uint64_t start_ns, uint64_t end_ns);
+SegmentProfile profile_segment(const Trace& trace, const ThreadEvents& events,
+                               const Graph& graph, uint32_t segment);
+
+}  // namespace cw::engine
