@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,8 +70,14 @@ struct Diagnosis {
   uint32_t search_steps = 0;       // beam-search expansions, for the benchmark
 };
 
-// Throws DiagnosticError when the symptom cannot be found (the message says why) and
-// rules::LuaError from a failing hook.
+// The symptom cannot be found (unknown thread, time outside the trace, no candidate):
+// what() says why. The command line reports it as bad input (exit 1).
+struct DiagnoseError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Throws DiagnoseError when the symptom cannot be found and rules::LuaError from a
+// failing hook (an answer rule's expression calling Lua).
 Diagnosis diagnose(const Trace& trace, const BuildResult& built, const rules::RuleSet& rules,
                    const DiagnoseOptions& options);
 
