@@ -1,14 +1,14 @@
-// A thread polling a global flag with sched_yield() or 1 ms sleeps until another thread sets
-// it with a plain store: repeated yields with no causal edge between the two threads (only a
-// data-flag rule on `ready_flag` could join them).
+// The main thread polling a global flag with sched_yield() or 1 ms sleeps until another
+// thread sets it with a plain store: repeated yields with no causal edge between the two
+// threads (only a data-flag rule on `ready_flag` could join them).
 //
 //   cw-prog-spin [-v] [-t] [yield|sleep] [SET_AFTER_MS]   mode default yield, SET_AFTER_MS
 //       default 300
 //
-// The main thread creates "cw-spinner", then "cw-setter", and joins both (so the only
-// thread-to-thread edges are the two creations and the two exits, all with the main thread).
-// cw-spinner loops `while (!ready_flag) sched_yield();` (or clock_nanosleep 1 ms);
-// cw-setter clock_nanosleeps SET_AFTER_MS, then stores ready_flag = 1 and exits.
+// The main thread renames itself "cw-spinner", creates "cw-setter", then loops
+// `while (!ready_flag) sched_yield();` (or clock_nanosleep 1 ms) and joins cw-setter (so the
+// only thread-to-thread edges are the creation and the exit). cw-setter clock_nanosleeps
+// SET_AFTER_MS, then stores ready_flag = 1 and exits.
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
@@ -30,10 +30,8 @@ static void set_thread_name(const char* name) {
   if (prctl(PR_SET_NAME, name, 0, 0, 0) != 0) fail_errno("prctl(PR_SET_NAME, %s)", name);
 }
 
-static void* spinner(void* unused) {
-  (void)unused;
-  set_thread_name("cw-spinner");
-  spinner_tid = (pid_t)syscall(SYS_gettid);
+// The main thread's loop: poll until cw-setter stores the flag.
+static void spin(void) {
   while (!ready_flag) {
     ++polls;
     if (spin_with_sleep)
@@ -41,7 +39,6 @@ static void* spinner(void* unused) {
     else
       sched_yield();
   }
-  return NULL;
 }
 
 static void* setter(void* unused) {
@@ -74,12 +71,13 @@ int main(int argc, char** argv) {
     fail("mode must be yield or sleep, got '%s'", mode);
   set_after_ms = count_argument(&options, 1, 300, "SET_AFTER_MS");
 
+  set_thread_name("cw-spinner");
+  spinner_tid = (pid_t)syscall(SYS_gettid);
   long long start_ns = monotonic_ns();
-  pthread_t spinner_thread, setter_thread;
-  start_thread(&spinner_thread, spinner, "cw-spinner");
+  pthread_t setter_thread;
   start_thread(&setter_thread, setter, "cw-setter");
+  spin();
   join_thread(setter_thread, "cw-setter");
-  join_thread(spinner_thread, "cw-spinner");
   report_elapsed(&options, start_ns);
   if (options.verbose)
     printf("spin: %s: cw-spinner %d polled %ld times; cw-setter %d set ready_flag at %p\n", mode,
