@@ -211,6 +211,7 @@ class Builder {
     for (uint32_t i = 0; i < r.edges.size(); ++i) {
       const auto& e = r.edges[i];
       edge_where_.push_back(eval_.prepare(e.where, e.origin));
+      edge_cost_.push_back(eval_.prepare(e.cost, e.origin));
       edge_kind_.push_back(e.kind.empty() ? uint16_t{0xffff} : result_.graph.intern_kind(e.kind));
       if (e.link >= r.links.size())
         rule_error(e.origin, fmt::format("edge {} names no link", e.origin.id));
@@ -600,16 +601,31 @@ class Builder {
         if (boosted != kNoRule) {
           e.strength = Strength::Boosted;
           e.boost_rule = boosted;
+          if (!edge_cost_[boosted].empty()) e.cost = search_cost(boosted, scope);
           ++result_.counts.boosted[boosted];
           ++result_.stats.boosted;
         }
       }
+      if (e.cost == Edge::kDefaultCost && !edge_cost_[decided].empty())
+        e.cost = search_cost(decided, scope);
       ++result_.counts.edges[decided];
       edges.push_back(e);
     }
     candidates_.clear();
     candidates_.shrink_to_fit();
     report("edges", n, n);
+  }
+
+  // An edge rule's `cost` clause for this candidate; negative costs are a rule error, since
+  // the searches add costs along a path and prefer the cheapest.
+  int32_t search_cost(uint32_t rule, const EvalScope& scope) {
+    Value v = eval_.eval(edge_cost_[rule], scope);
+    if (v.type != rules::ValueType::Int || v.i < 0 || v.i > 1000000)
+      rule_error(rules_.edges[rule].origin,
+                 fmt::format("edge {}: cost must be an integer from 0 to 1000000, got {}",
+                             rules_.edges[rule].origin.id,
+                             v.type == rules::ValueType::Int ? std::to_string(v.i) : "no integer"));
+    return static_cast<int32_t>(v.i);
   }
 
   uint32_t first_match(const std::vector<uint32_t>& rules, const EvalScope& scope) {
@@ -671,7 +687,7 @@ class Builder {
 
   std::vector<KindActions> by_kind_;
   std::vector<PreparedExpr> split_where_, batch_within_, batch_item_, link_where_, edge_where_,
-      flag_set_;
+      edge_cost_, flag_set_;
   std::vector<std::unique_ptr<LinkPairer>> pairers_;
   std::vector<std::vector<uint32_t>> link_decide_, link_prune_, link_boost_;
   std::vector<uint16_t> link_kind_, edge_kind_;

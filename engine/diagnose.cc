@@ -1,0 +1,656 @@
+#include "engine/diagnose.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "engine/beam_search.h"
+#include "engine/eval.h"
+#include "engine/lua_host.h"
+#include "engine/similar_segments.h"
+#include "engine/span_tree.h"
+
+namespace cw::engine {
+
+std::string_view question_kind_name(QuestionKind k) {
+  switch (k) {
+    case QuestionKind::Edge: return "edge";
+    case QuestionKind::Baseline: return "baseline";
+    case QuestionKind::Recurse: return "recurse";
+  }
+  return "?";
+}
+
+std::string_view answer_source_name(AnswerSource s) {
+  switch (s) {
+    case AnswerSource::User: return "user";
+    case AnswerSource::Answers: return "answers";
+    case AnswerSource::Rule: return "rule";
+    case AnswerSource::Auto: return "auto";
+  }
+  return "?";
+}
+
+namespace {
+
+// Two options closer than this in cost are a real choice: the user is asked. Further
+// apart, the cheaper one is taken without a question (a strong edge against stopping, a
+// boosted edge against a plain weak one).
+constexpr double kAmbiguityMargin = 2.0;
+// Of a culprit's window, the share it must have spent blocked, busy or yielding to be
+// called hung itself.
+constexpr double kAbnormalShare = 0.5;
+
+class Diagnoser {
+ public:
+  Diagnoser(const Trace& trace, const BuildResult& built, const rules::RuleSet& rules,
+            const DiagnoseOptions& options)
+      : trace_(trace),
+        g_(built.graph),
+        rules_(rules),
+        opt_(options),
+        events_(trace),
+        answerer_(options.answerer ? options.answerer : &auto_),
+        spans_(trace.schema),
+        lua_(rules),
+        eval_(trace, spans_, &lua_),
+        on_path_(g_.segments.size(), false),
+        t0_(trace_start_ns(trace)) {
+    beam_.width = options.beam_width;
+    beam_.lookback = options.lookback;
+    beam_.max_depth = options.max_depth;
+    for (const auto& a : rules.answers)
+      answer_rules_.push_back({&a, eval_.prepare(a.subject, a.origin),
+                               eval_.prepare(a.choose, a.origin)});
+  }
+
+  Diagnosis run() {
+    std::string why;
+    auto hang = find_hang(trace_, g_, events_, opt_.symptom, &why);
+    if (!hang) throw DiagnoseError(why);
+    d_.hang = *hang;
+    progress(0);
+    visited_threads_.insert(hang->tid);
+    const uint64_t block_end = hang->profile.longest_block_start + hang->profile.longest_block_ns;
+    Window window = hang->kind == HangKind::LongWait
+                        ? Window{hang->profile.longest_block_start, block_end}
+                        : Window{hang->start_ns, hang->end_ns};
+    diagnose_vertex(hang->segment, hang->kind, hang->profile, 0, window, hang->first_segment,
+                    hang->last_segment);
+    finish_path();
+    std::stable_sort(
+        d_.root_causes.begin(), d_.root_causes.end(),
+        [](const RootCause& a, const RootCause& b) { return a.depth > b.depth; });
+    return std::move(d_);
+  }
+
+ private:
+  struct Window {
+    uint64_t start = 0, end = 0;
+  };
+  struct AnswerRuleRef {
+    const rules::AnswerRule* rule;
+    PreparedExpr subject, choose;
+  };
+
+  // ---- describing segments and edges ----------------------------------------------
+
+  double secs(uint64_t ts) const { return static_cast<double>(ts - std::min(ts, t0_)) / 1e9; }
+  static std::string ms(uint64_t ns) { return fmt::format("{:.1f} ms", static_cast<double>(ns) / 1e6); }
+
+  std::string thread_name(Tid tid) const {
+    const ThreadInfo* t = trace_.thread(tid);
+    return t ? std::string(trace_.strings.get(t->comm)) : std::string("?");
+  }
+  std::string process_name(Pid pid) const {
+    const ProcessInfo* p = trace_.process(pid);
+    return p ? std::string(trace_.strings.get(p->comm)) : std::string("?");
+  }
+  std::string who(uint32_t s) const {
+    const Segment& seg = g_.segments[s];
+    std::string t = thread_name(seg.tid), p = process_name(seg.pid);
+    if (t == p) return fmt::format("{} {}", t, seg.tid);
+    return fmt::format("{} {} ({} {})", t, seg.tid, p, seg.pid);
+  }
+
+  // A field of an event, by name, as text; "" when the kind has no such field.
+  std::string field_text(uint32_t event, std::string_view name) const {
+    const Event& e = trace_.events[event];
+    int f = trace_.schema.field_index(e.kind, name);
+    if (f < 0) return {};
+    if (trace_.schema.kind(e.kind).fields[f].type == FieldType::Str)
+      return std::string(trace_.strings.get(static_cast<StrId>(trace_.value(e, f))));
+    return std::to_string(trace_.int_value(e, f));
+  }
+
+  std::string call_text(uint32_t call) const {
+    if (call == kNoIndex) return "outside a recorded system call";
+    std::string name = field_text(call, "name");
+    std::string fd = field_text(call, "fd");
+    if (!fd.empty() && fd != "-1") return fmt::format("in {} (fd {})", name, fd);
+    return fmt::format("in {}", name);
+  }
+
+  std::string syscall_summary(const SegmentProfile& p, size_t n = 3) const {
+    std::string out;
+    for (size_t k = 0; k < p.by_name.size() && k < n; ++k)
+      out += fmt::format("{}{} ×{}", out.empty() ? "" : ", ", trace_.strings.get(p.by_name[k].name),
+                         p.by_name[k].count);
+    if (p.by_name.size() > n) out += ", …";
+    return out.empty() ? "no system call" : out;
+  }
+
+  std::string behaviour(HangKind kind, const SegmentProfile& p) const {
+    switch (kind) {
+      case HangKind::LongWait:
+        return fmt::format("blocked {} {}", ms(p.longest_block_ns), call_text(p.longest_block_call));
+      case HangKind::LongRunning:
+        return fmt::format("ran {} on a CPU ({} runnable) with {}", ms(p.on_cpu_ns),
+                           ms(p.runnable_ns), syscall_summary(p));
+      case HangKind::RepeatedYield:
+        return fmt::format("looped for {}: {}", ms(p.end_ns - p.start_ns), syscall_summary(p));
+    }
+    return {};
+  }
+
+  std::string segment_line(uint32_t s) const {
+    const Segment& seg = g_.segments[s];
+    return fmt::format("{} at {:.6f} s for {}", who(s), secs(seg.start_ns),
+                       ms(seg.end_ns - seg.start_ns));
+  }
+
+  std::string segment_evidence(uint32_t s) const {
+    SegmentProfile p = profile_segment(trace_, events_, g_, s);
+    std::string out = fmt::format("{}: on CPU {}, runnable {}, blocked {}; {}", segment_line(s),
+                                  ms(p.on_cpu_ns), ms(p.runnable_ns), ms(p.blocked_ns),
+                                  syscall_summary(p, 6));
+    if (p.longest_block_ns > 0)
+      out += fmt::format("; longest block {} {}", ms(p.longest_block_ns),
+                         call_text(p.longest_block_call));
+    if (StackId st = stack_of_segment(s, p)) out += "; stack: " + stack_text(st);
+    return out;
+  }
+
+  std::string stack_text(StackId id) const {
+    const Stack& st = trace_.stacks[id];
+    std::string out;
+    for (size_t k = 0; k < st.ips.size() && k < 4; ++k) {
+      std::string_view sym =
+          k < st.symbols.size() && st.symbols[k] ? trace_.strings.get(st.symbols[k]) : "";
+      out += (k ? " ← " : "") + (sym.empty() ? fmt::format("{:#x}", st.ips[k]) : std::string(sym));
+    }
+    return out;
+  }
+
+  // The most telling stack of a segment: its longest block's, else its last one.
+  StackId stack_of_segment(uint32_t s, const SegmentProfile& p) const {
+    if (p.longest_block_call != kNoIndex && trace_.events[p.longest_block_call].stack)
+      return trace_.events[p.longest_block_call].stack;
+    const Segment& seg = g_.segments[s];
+    const auto& list = events_.of(seg.tid);
+    auto lo = std::lower_bound(list.begin(), list.end(), seg.first);
+    auto hi = std::upper_bound(lo, list.end(), seg.last);
+    for (auto it = hi; it != lo; --it)
+      if (StackId st = trace_.events[*(it - 1)].stack) return st;
+    return 0;
+  }
+
+  std::string edge_label(uint32_t ei) const {
+    const Edge& e = g_.edges[ei];
+    return fmt::format("{} → {}: {} ({}) at {:.6f} s", who(e.from), who(e.to), g_.kind_name(e),
+                       strength_name(e.strength), secs(trace_.events[e.to_event].ts));
+  }
+
+  // ---- questions ------------------------------------------------------------------
+
+  void progress(uint32_t step) {
+    if (opt_.progress) opt_.progress("search", step, 0);
+  }
+
+  Value kind_value(const Edge& e) {
+    const std::string& k = g_.kind_name(e);
+    return {rules::ValueType::Str, static_cast<int64_t>(trace_.strings.find(k)), k.c_str()};
+  }
+
+  // The option an answer rule picks, or kNoIndex.
+  uint32_t rule_choice(const Question& q, std::string* rule_id) {
+    const uint32_t first = g_.segments[q.subject].first;
+    for (auto& a : answer_rules_) {
+      if (static_cast<uint8_t>(a.rule->question) != static_cast<uint8_t>(q.kind)) continue;
+      if (!eval_.test(a.subject, EvalScope{{first, SpanTree::kRoot}, {}, {}})) continue;
+      for (uint32_t k = 0; k < q.options.size(); ++k) {
+        const Option& o = q.options[k];
+        bool hit = false;
+        switch (a.rule->choice) {
+          case rules::AnswerRule::Choice::Stop: hit = o.stop; break;
+          case rules::AnswerRule::Choice::Recurse: hit = !o.stop; break;
+          case rules::AnswerRule::Choice::Option:
+            if (o.stop) break;
+            if (q.kind == QuestionKind::Edge) {
+              const Edge& e = g_.edges[o.edge];
+              Value kind = kind_value(e);
+              EvalScope scope{{}, {e.from_event, SpanTree::kRoot}, {e.to_event, SpanTree::kRoot}};
+              scope.edge_kind = &kind;
+              hit = eval_.test(a.choose, scope);
+            } else {
+              hit = eval_.test(a.choose,
+                               EvalScope{{g_.segments[o.segment].first, SpanTree::kRoot}, {}, {}});
+            }
+            break;
+        }
+        if (hit) {
+          *rule_id = a.rule->origin.id;
+          return k;
+        }
+      }
+    }
+    return kNoIndex;
+  }
+
+  // Asks (rules first, then the answerer) unless the question was answered already for
+  // this subject; records it; returns the chosen option.
+  const Option& ask(Question q) {
+    auto key = std::make_pair(q.kind, q.subject);
+    if (auto it = asked_.find(key); it != asked_.end()) {
+      // The same question again (a slice reaching the same segment): same answer.
+      const Query& prev = d_.queries[it->second];
+      for (const Option& o : q.options)
+        if (o.label == prev.question.options[prev.answer.option].label) {
+          chosen_ = o;
+          return chosen_;
+        }
+    }
+    Answer a;
+    std::string rule;
+    uint32_t k = rule_choice(q, &rule);
+    if (k != kNoIndex) {
+      a = {k, AnswerSource::Rule, rule};
+    } else {
+      a = answerer_->ask(q);
+      if (a.option >= q.options.size()) a.option = 0;
+    }
+    asked_[key] = d_.queries.size();
+    d_.queries.push_back({std::move(q), a});
+    chosen_ = d_.queries.back().question.options[a.option];
+    return chosen_;
+  }
+
+  // ---- InteractiveSlicing ---------------------------------------------------------
+
+  // Backwards from `start` while one incoming edge clearly explains each segment; asks
+  // where the choice is close. Returns the path origin → … → start.
+  std::vector<PathStep> slice(uint32_t start) {
+    std::vector<uint32_t> segs{start}, edges;
+    on_path_[start] = true;
+    uint32_t v = start;
+    while (segs.size() < opt_.max_depth) {
+      progress(++d_.search_steps);
+      std::vector<uint32_t> in = incoming_by_source(g_, v, beam_.costs, on_path_);
+      if (in.empty()) break;  // the first segment of its thread, or nothing explains it
+      std::vector<Option> options;
+      for (uint32_t ei : in) {
+        Option o;
+        o.edge = ei;
+        o.segment = g_.edges[ei].from;
+        o.cost = edge_cost(g_.edges[ei], beam_.costs) + 0.1 * lookahead(o.segment);
+        o.label = edge_label(ei);
+        o.evidence = segment_evidence(o.segment);
+        options.push_back(std::move(o));
+        if (options.size() == 8) break;
+      }
+      Option stop;
+      stop.stop = true;
+      stop.cost = beam_.costs.stop;
+      stop.label = fmt::format("stop here: {} is where this began", who(v));
+      stop.evidence = segment_evidence(v);
+      options.push_back(stop);
+      std::stable_sort(options.begin(), options.end(),
+                       [](const Option& a, const Option& b) { return a.cost < b.cost; });
+      Option pick = options[0];
+      if (options[1].cost - options[0].cost < kAmbiguityMargin) {
+        Question q;
+        q.kind = QuestionKind::Edge;
+        q.subject = v;
+        q.text = fmt::format("Which event caused {}'s segment at {:.6f} s?", who(v),
+                             secs(g_.segments[v].start_ns));
+        q.help =
+            "The segment has several incoming edges, or only weak ones (a wake-up or a "
+            "split that may not be causal). Options are ranked by search cost: strong "
+            "edges cost 1, boosted weak 3, weak 6, rules may set others; stopping costs 5. "
+            "Pick the event that made this segment run, or stop the slice here.";
+        q.options = std::move(options);
+        pick = ask(std::move(q));
+      }
+      if (pick.stop) break;
+      v = pick.segment;
+      edges.push_back(pick.edge);
+      segs.push_back(v);
+      on_path_[v] = true;
+    }
+    for (uint32_t s : segs) on_path_[s] = false;
+    std::vector<PathStep> path;
+    for (size_t k = segs.size(); k-- > 0;)
+      path.push_back({segs[k], k > 0 ? edges[k - 1] : kNoIndex});
+    return path;
+  }
+
+  // The mean edge cost of the best path behind `segment` over `lookback` steps: how well
+  // the option continues.
+  double lookahead(uint32_t segment) {
+    BeamOptions o = beam_;
+    o.max_depth = std::max<uint32_t>(1, beam_.lookback);
+    BeamResult r = beam_search(g_, segment, o, on_path_);
+    d_.search_steps += r.steps;
+    if (r.paths.empty() || r.paths[0].edges.empty()) return 0;
+    return r.paths[0].cost / static_cast<double>(r.paths[0].edges.size());
+  }
+
+  // ---- Diagnose (seed 000 Algorithm 1) ---------------------------------------------
+
+  RootCause root(uint32_t s, HangKind kind, const SegmentProfile& p, uint32_t depth) const {
+    RootCause r;
+    r.segment = s;
+    r.kind = kind;
+    r.what = behaviour(kind, p);
+    r.stack = stack_of_segment(s, p);
+    r.depth = depth;
+    return r;
+  }
+
+  bool has_flag_edge_into(uint32_t first, uint32_t last, uint32_t* edge) const {
+    for (uint32_t s = first; s <= last && s < g_.segments.size(); ++s)
+      for (auto [it, end] = in_edges(s, g_.csr); it != end; ++it) {
+        const Edge& e = g_.edges[g_.csr[*it]];
+        if (e.rule.kind == RuleKind::Flag) {
+          *edge = g_.csr[*it];
+          return true;
+        }
+      }
+    return false;
+  }
+
+  void diagnose_vertex(uint32_t seg, HangKind kind, const SegmentProfile& prof, uint32_t depth,
+                       Window window, uint32_t first, uint32_t last) {
+    switch (kind) {
+      case HangKind::LongRunning: {
+        // Slice back to the event that started the work.
+        d_.root_causes.push_back(root(seg, kind, prof, depth));
+        std::vector<PathStep> path = slice(seg);
+        if (depth == 0) d_.path = std::move(path);
+        return;
+      }
+      case HangKind::RepeatedYield: {
+        uint32_t flag_edge = kNoIndex;
+        if (prof.flag_events == 0 || !has_flag_edge_into(first, last, &flag_edge)) {
+          if (prof.flag_events == 0) {
+            d_.root_causes.push_back(root(seg, kind, prof, depth));
+            if (depth == 0) {
+              d_.yield_without_flag = true;
+              d_.yield_loop.syscalls = prof.by_name;
+              collect_call_sites(first, last);
+              d_.path = {{seg, kNoIndex}};
+              d_.notes.push_back(fmt::format(
+                  "{} polled in a loop and no data-flag event explains when it stopped: "
+                  "declare the variable it waits for as a `flag` in a pack and record again",
+                  who(seg)));
+            }
+            return;
+          }
+          // Flag reads but no write that set it: the missing write is the question.
+          break;
+        }
+        // The write that set the flag is the wake-up; its thread is the culprit.
+        d_.root_causes.push_back(root(seg, kind, prof, depth));
+        examine_thread(g_.edges[flag_edge].from, window, depth);
+        return;
+      }
+      case HangKind::LongWait: break;
+    }
+    long_wait(seg, prof, depth, window);
+  }
+
+  void collect_call_sites(uint32_t first, uint32_t last) {
+    std::set<StackId> seen;
+    for (uint32_t s = first; s <= last && s < g_.segments.size(); ++s) {
+      const Segment& seg = g_.segments[s];
+      const auto& list = events_.of(seg.tid);
+      auto lo = std::lower_bound(list.begin(), list.end(), seg.first);
+      auto hi = std::upper_bound(lo, list.end(), seg.last);
+      for (auto it = lo; it != hi && seen.size() < 8; ++it)
+        if (StackId st = trace_.events[*it].stack; st && seen.insert(st).second)
+          d_.yield_loop.call_sites.push_back(st);
+    }
+  }
+
+  // LongWait: baseline, its causal path, and a thread-by-thread comparison.
+  void long_wait(uint32_t seg, const SegmentProfile& prof, uint32_t depth, Window window) {
+    size_t causes_before = d_.root_causes.size();
+    std::vector<SimilarSegment> similar = find_similar(trace_, events_, g_, seg, prof);
+    uint32_t baseline = choose_baseline(seg, similar);
+    std::vector<PathStep> path;
+    if (baseline != kNoIndex) {
+      path = slice(baseline);
+      if (depth == 0) {
+        d_.baseline = baseline;
+        d_.baseline_path = path;
+      }
+    } else {
+      // Without a baseline the hang's own wake-up path (if it came at all) is the guide.
+      path = slice(seg);
+      if (depth == 0)
+        d_.notes.push_back(fmt::format(
+            "no baseline: no other segment of {} did the same and waited briefly; "
+            "compared the threads on the hang's own causal path instead",
+            who(seg)));
+    }
+    // Threads on the path, nearest to the waiting segment first.
+    std::vector<Tid> threads;
+    for (size_t k = path.size(); k-- > 0;) {
+      Tid t = g_.segments[path[k].segment].tid;
+      if (t == g_.segments[seg].tid || visited_threads_.count(t)) continue;
+      if (std::find(threads.begin(), threads.end(), t) == threads.end()) threads.push_back(t);
+    }
+    for (Tid t : threads) {
+      if (visited_threads_.count(t)) continue;  // a recursion reached it already
+      uint32_t culprit = segment_at(t, window.start);
+      if (culprit == kNoIndex) continue;
+      examine_thread(culprit, window, depth);
+    }
+    if (d_.root_causes.size() == causes_before) {
+      // Nobody on the path was hung: the wake-up the baseline got never came. The thread
+      // that delivered it in the baseline is where to look.
+      RootCause r = root(seg, HangKind::LongWait, prof, depth);
+      if (baseline != kNoIndex && path.size() >= 2 && path[path.size() - 2].edge != kNoIndex) {
+        const Edge& e = g_.edges[path[path.size() - 2].edge];
+        uint32_t sender = segment_at(g_.segments[e.from].tid, window.start);
+        if (sender != kNoIndex && g_.segments[e.from].tid != g_.segments[seg].tid) {
+          SegmentProfile sp = profile_segment(trace_, events_, g_, sender);
+          r = root(sender, classify(sp), sp, depth + 1);
+          r.what = fmt::format("did not send the {} that woke {} in the baseline at {:.6f} s; "
+                               "meanwhile it {}",
+                               g_.kind_name(e), who(seg), secs(trace_.events[e.to_event].ts),
+                               behaviour(classify(sp), sp));
+        }
+      }
+      d_.root_causes.push_back(r);
+    }
+  }
+
+  uint32_t choose_baseline(uint32_t seg, const std::vector<SimilarSegment>& similar) {
+    if (similar.empty()) return kNoIndex;
+    // Candidates woken by the same peer are the same story: keep the most relevant of
+    // each; ask only when the stories differ.
+    std::vector<const SimilarSegment*> groups;
+    std::vector<std::string> group_keys;
+    for (const SimilarSegment& c : similar) {
+      std::string key = waker_name(c.segment);
+      if (std::find(group_keys.begin(), group_keys.end(), key) != group_keys.end()) continue;
+      group_keys.push_back(key);
+      groups.push_back(&c);
+    }
+    if (groups.size() == 1) return groups[0]->segment;
+    Question q;
+    q.kind = QuestionKind::Baseline;
+    q.subject = seg;
+    q.text = fmt::format("Which run is the normal one to compare {}'s wait with?", who(seg));
+    q.help =
+        "These segments did the same system calls and messages as the hang's, but their "
+        "wait ended quickly (or with another result). They were woken by different peers, so "
+        "their causal paths differ. Options: the latest before the hang first.";
+    for (size_t k = 0; k < groups.size() && k < 6; ++k) {
+      Option o;
+      o.segment = groups[k]->segment;
+      o.cost = static_cast<double>(k);
+      o.label = fmt::format("{} (waited {}, woken by {})", segment_line(o.segment),
+                            ms(groups[k]->wait_ns), group_keys[k]);
+      o.evidence = segment_evidence(o.segment);
+      q.options.push_back(std::move(o));
+    }
+    Option none;
+    none.stop = true;
+    none.cost = static_cast<double>(q.options.size());
+    none.label = "none of these: no baseline";
+    q.options.push_back(none);
+    const Option& pick = ask(std::move(q));
+    return pick.stop ? kNoIndex : pick.segment;
+  }
+
+  std::string waker_name(uint32_t s) const {
+    std::vector<uint32_t> in = incoming_by_source(g_, s, beam_.costs);
+    for (uint32_t ei : in)
+      if (g_.segments[g_.edges[ei].from].tid != g_.segments[s].tid)
+        return thread_name(g_.segments[g_.edges[ei].from].tid) + " (" + g_.kind_name(g_.edges[ei]) +
+               ")";
+    return "its own thread";
+  }
+
+  // The segment of `tid` running or waiting at time `ts`.
+  uint32_t segment_at(Tid tid, uint64_t ts) const {
+    const Graph::ThreadSegments* t = g_.thread_segments(tid);
+    if (!t || t->begin == t->end) return kNoIndex;
+    auto begin = g_.segments.begin() + t->begin, end = g_.segments.begin() + t->end;
+    auto it = std::upper_bound(begin, end, ts,
+                               [](uint64_t x, const Segment& s) { return x < s.start_ns; });
+    if (it == begin) return kNoIndex;  // the thread did not exist yet
+    return static_cast<uint32_t>(it - g_.segments.begin() - 1);
+  }
+
+  // What `culprit`'s thread did during `window`: hung too → a root cause, and maybe a
+  // recursion into it.
+  void examine_thread(uint32_t culprit, Window window, uint32_t depth) {
+    const Tid tid = g_.segments[culprit].tid;
+    if (visited_threads_.count(tid)) return;
+    const ThreadInfo* info = trace_.thread(tid);
+    if (info && info->kernel) return;
+    uint64_t len = window.end > window.start ? window.end - window.start : 0;
+    if (len == 0) return;
+    SegmentProfile p = profile_range(trace_, events_, tid, window.start, window.end);
+    HangKind kind = classify(p);
+    bool hung = false;
+    switch (kind) {
+      case HangKind::LongWait: hung = p.longest_block_ns >= kAbnormalShare * len; break;
+      case HangKind::LongRunning: hung = p.on_cpu_ns + p.runnable_ns >= kAbnormalShare * len; break;
+      case HangKind::RepeatedYield: hung = true; break;
+    }
+    if (!hung) return;
+    visited_threads_.insert(tid);
+    // Its own segment for that: where the block began, or the busiest one.
+    uint32_t seg = kind == HangKind::LongWait ? segment_at(tid, p.longest_block_start)
+                                               : segment_at(tid, window.start);
+    if (seg == kNoIndex) return;
+    SegmentProfile sp = profile_segment(trace_, events_, g_, seg);
+    d_.root_causes.push_back(root(seg, kind, sp, depth + 1));
+    if (depth + 1 >= opt_.max_recursion) return;
+    Question q;
+    q.kind = QuestionKind::Recurse;
+    q.subject = seg;
+    q.text = fmt::format("{} {} during the hang. Diagnose it too (the culprit of the culprit)?",
+                         who(seg), behaviour(kind, p));
+    q.help =
+        "A thread on the normal run's causal path was itself hung while the hang lasted. "
+        "Diagnosing it looks for what it was waiting for, recursively; stopping keeps it as "
+        "the root cause.";
+    Option yes;
+    yes.cost = 1;
+    yes.segment = seg;
+    yes.label = fmt::format("diagnose {}", who(seg));
+    yes.evidence = segment_evidence(seg);
+    Option no;
+    no.stop = true;
+    no.cost = 2;
+    no.label = "stop: it is the root cause";
+    q.options = {yes, no};
+    if (ask(std::move(q)).stop) return;
+    Window w = kind == HangKind::LongWait
+                   ? Window{sp.longest_block_start, sp.longest_block_start + sp.longest_block_ns}
+                   : Window{sp.start_ns, sp.end_ns};
+    diagnose_vertex(seg, kind, sp, depth + 1, w, seg, seg);
+  }
+
+  // The causal path from the deepest root cause to the hang: the best beam-search path
+  // back from the hang that passes through it, else the chain of culprits.
+  void finish_path() {
+    if (!d_.path.empty() || d_.root_causes.empty()) return;
+    const RootCause* deepest = &d_.root_causes[0];
+    for (const RootCause& r : d_.root_causes)
+      if (r.depth > deepest->depth) deepest = &r;
+    const uint32_t hang = d_.hang.segment;
+    if (deepest->segment == hang) {
+      d_.path = {{hang, kNoIndex}};
+      return;
+    }
+    BeamOptions o = beam_;
+    o.width = std::max<uint32_t>(beam_.width, 16);
+    BeamResult r = beam_search(g_, hang, o);
+    d_.search_steps += r.steps;
+    for (const BeamPath& p : r.paths) {
+      // p.edges[0] enters the hang; walk until the root cause.
+      for (size_t k = 0; k < p.edges.size(); ++k) {
+        if (g_.edges[p.edges[k]].from != deepest->segment) continue;
+        for (size_t j = k + 1; j-- > 0;)
+          d_.path.push_back({g_.edges[p.edges[j]].from, p.edges[j]});
+        d_.path.push_back({hang, kNoIndex});
+        return;
+      }
+    }
+    // No recorded path joins them (the wake-up never came): list the culprits in order.
+    std::vector<const RootCause*> chain;
+    for (const RootCause& rc : d_.root_causes) chain.push_back(&rc);
+    std::stable_sort(chain.begin(), chain.end(),
+                     [](const RootCause* a, const RootCause* b) { return a->depth > b->depth; });
+    for (const RootCause* rc : chain)
+      if (rc->segment != hang) d_.path.push_back({rc->segment, kNoIndex});
+    d_.path.push_back({hang, kNoIndex});
+  }
+
+  const Trace& trace_;
+  const Graph& g_;
+  const rules::RuleSet& rules_;
+  const DiagnoseOptions& opt_;
+  ThreadEvents events_;
+  AutoAnswerer auto_;
+  Answerer* answerer_;
+  SpanTree spans_;
+  LuaHost lua_;
+  Evaluator eval_;
+  std::vector<AnswerRuleRef> answer_rules_;
+  std::vector<bool> on_path_;
+  uint64_t t0_;
+  BeamOptions beam_;
+  Diagnosis d_;
+  std::map<std::pair<QuestionKind, uint32_t>, size_t> asked_;
+  std::set<Tid> visited_threads_;
+  Option chosen_;
+};
+
+}  // namespace
+
+Diagnosis diagnose(const Trace& trace, const BuildResult& built, const rules::RuleSet& rules,
+                   const DiagnoseOptions& options) {
+  return Diagnoser(trace, built, rules, options).run();
+}
+
+}  // namespace cw::engine

@@ -1,0 +1,48 @@
+// FindSimilarNode (seed 001; seed 000 §5.5): segments that do what the hang's segment
+// does — the same sequence of semantic events (system calls by name, messages by peer,
+// calls, tasks, flags, markers; not scheduling or interrupts) — but whose wait ended
+// quickly or with another result. Such a segment is a baseline: its causal path shows
+// what should have happened.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/graph.h"
+#include "engine/segment_profile.h"
+#include "tracer/trace.h"
+
+namespace cw::engine {
+
+// The semantic events of a segment (indexes into Trace::events), at most `limit`.
+std::vector<uint32_t> semantic_events(const Trace& trace, const ThreadEvents& events,
+                                      const Graph& graph, uint32_t segment, size_t limit = 32);
+
+// Whether two events mean the same thing: same kind, same text fields, and for stream
+// events the same peer process name.
+bool same_semantics(const Trace& trace, uint32_t a, uint32_t b);
+
+struct SimilarSegment {
+  uint32_t segment = kNoIndex;
+  uint64_t wait_ns = 0;  // its longest block
+  int64_t wait_result = 0;
+  bool result_differs = false;  // the wait returned something else than the hang's
+};
+
+struct SimilarOptions {
+  // A candidate is a baseline when its longest block is at most this fraction of the
+  // hang's, or its wait returned another result.
+  double quick_fraction = 0.25;
+  size_t compare_events = 32;
+  size_t max_candidates = 64;
+};
+
+// Baseline candidates for `hang_segment` (whose profile is `hang`), most relevant first:
+// segments of the same thread, then of threads with the same thread and process names in
+// other processes; the latest one before the hang first, then later ones.
+std::vector<SimilarSegment> find_similar(const Trace& trace, const ThreadEvents& events,
+                                         const Graph& graph, uint32_t hang_segment,
+                                         const SegmentProfile& hang,
+                                         const SimilarOptions& options = {});
+
+}  // namespace cw::engine
