@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -186,6 +187,14 @@ int record_foreground(const RecordArgs& args) {
   MarkerSocket markers(paths.socket);
   catch_stop_signals(true);
   if (child > 0) {
+    // Names the traced command for `debug --hang auto` (engine/symptom.h), on the child's
+    // own thread, before it runs.
+    std::string text = fmt::format("causeway: command {}", child);
+    for (const auto& a : args.command) text += " " + a;
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    session->mark(static_cast<uint64_t>(now.tv_sec) * 1000000000ull + now.tv_nsec,
+                  static_cast<uint32_t>(child), static_cast<uint32_t>(child), text);
     // Ctrl-C reaches the command too; the recording ends when the command does.
     char go = 1;
     if (write(gate[1], &go, 1) != 1) throw std::runtime_error("cannot start the command");
