@@ -618,14 +618,14 @@ class Builder {
 
   // An edge rule's `cost` clause for this candidate; negative costs are a rule error, since
   // the searches add costs along a path and prefer the cheapest.
-  int32_t search_cost(uint32_t rule, const EvalScope& scope) {
+  uint8_t search_cost(uint32_t rule, const EvalScope& scope) {
     Value v = eval_.eval(edge_cost_[rule], scope);
-    if (v.type != rules::ValueType::Int || v.i < 0 || v.i > 1000000)
+    if (v.type != rules::ValueType::Int || v.i < 0 || v.i >= Edge::kDefaultCost)
       rule_error(rules_.edges[rule].origin,
-                 fmt::format("edge {}: cost must be an integer from 0 to 1000000, got {}",
+                 fmt::format("edge {}: cost must be an integer from 0 to 254, got {}",
                              rules_.edges[rule].origin.id,
                              v.type == rules::ValueType::Int ? std::to_string(v.i) : "no integer"));
-    return static_cast<int32_t>(v.i);
+    return static_cast<uint8_t>(v.i);
   }
 
   uint32_t first_match(const std::vector<uint32_t>& rules, const EvalScope& scope) {

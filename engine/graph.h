@@ -51,16 +51,17 @@ struct Edge {
   uint32_t to = 0;          // segment
   uint32_t from_event = 0;  // the evidence: the cause event ...
   uint32_t to_event = 0;    // ... and the effect event
-  uint16_t kind = 0;        // index into Graph::kinds
-  Strength strength = Strength::Weak;
   RuleRef rule;                   // edge rule (link edges), flag rule, or split/batch rule
   uint32_t boost_rule = kNoRule;  // edge rule that boosted a weak edge
   uint32_t link = kNoRule;        // the link whose candidate this is (link edges only)
-  // The search cost the classifying edge rule's `cost` clause gave, or kDefaultCost: the
-  // searches then cost it by strength.
-  static constexpr int32_t kDefaultCost = -1;
-  int32_t cost = kDefaultCost;
+  uint16_t kind = 0;              // index into Graph::kinds
+  Strength strength = Strength::Weak;
+  // The search cost the classifying edge rule's `cost` clause gave (0–254), or
+  // kDefaultCost: the searches then cost it by strength. One byte keeps an Edge at 36.
+  static constexpr uint8_t kDefaultCost = 255;
+  uint8_t cost = kDefaultCost;
 };
+static_assert(sizeof(Edge) == 36, "Edge must stay compact: graphs hold millions");
 
 // Boost.Graph view: vertex i is segments[i]; an edge's bundle is its index in Graph::edges.
 using CsrGraph =
