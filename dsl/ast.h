@@ -68,7 +68,7 @@ struct LuaBlock {
   uint32_t first_line = 1;  // source line of the code's first line
 };
 
-// `split|batch|link|edge|flag ID { clauses }`
+// `split|batch|link|edge|flag|answer ID { clauses }`; a bare `loop` is a clause without args
 struct Rule {
   std::string kind;
   std::string id;
@@ -87,6 +87,9 @@ struct NamedArg {
 // expect [no] split T {attr value}       operands = {T}
 // expect segments T OP N                 operands = {T, N}, cmp = OP
 // expect stat NAME OP N                  operands = {Name, N}, cmp = OP
+// expect hang T {attr value}             operands = {T}
+// expect root_cause T {attr value}       operands = {T}
+// expect questions OP N                  operands = {N}, cmp = OP
 struct Expect {
   SourceLoc loc;  // of `expect`
   bool negated = false;
@@ -101,9 +104,12 @@ struct TestBlock {
   std::string name;
   SourceLoc loc;  // of `test`
   std::string trace_text;
-  SourceLoc trace_loc;  // of the trace string's first content byte
-  bool has_trace = false;
-  std::vector<Clause> clauses;  // other clauses (reserved for later subjects)
+  SourceLoc trace_loc;          // of the trace string's first content byte
+  bool has_trace = false;       // `trace STR` or `trace file STR` (a test has at most one)
+  bool trace_is_file = false;   // `trace file "PATH"`
+  std::string trace_file;       // its path as written; trace_text is empty
+  SourceLoc trace_file_loc;     // of the path string's opening quote or bracket
+  std::vector<Clause> clauses;  // other clauses: `hang STR`
   std::vector<Expect> expects;
 };
 

@@ -168,8 +168,14 @@ class Printer {
 
   static size_t end_of(const Expr& e) { return e.loc.byte + e.length; }
 
+  void clause(const Clause& c) {
+    if (c.args.empty())  // a bare keyword: `loop`
+      line(2, c.keyword, c.loc.byte + c.keyword.size());
+    else
+      line(2, c.keyword + " " + args(c.args), end_of(*c.args.back()));
+  }
   void clauses(const std::vector<Clause>& list) {
-    for (const Clause& c : list) line(2, c.keyword + " " + args(c.args), end_of(*c.args.back()));
+    for (const Clause& c : list) clause(c);
   }
 
   // `KIND ID {` ... `}` around the body printed by `body`.
@@ -215,14 +221,16 @@ class Printer {
       std::function<void()> print;
     };
     std::vector<Entry> entries;
-    if (t.has_trace) {
+    if (t.trace_is_file) {
+      const Token& path = tokens_[token_index_at(t.trace_file_loc.byte)];
+      entries.push_back(
+          {path.begin, [&, path] { line(2, "trace file " + token_text(path), path.end); }});
+    } else if (t.has_trace) {
       // The string token holding the trace's first byte, and the `trace` before it.
       const Token& str = tokens_[token_index_at(t.trace_loc.byte + 1) - 1];
       entries.push_back({str.begin, [&, str] { line(2, "trace " + token_text(str), str.end); }});
     }
-    for (const Clause& c : t.clauses)
-      entries.push_back(
-          {c.loc.byte, [&] { line(2, c.keyword + " " + args(c.args), end_of(*c.args.back())); }});
+    for (const Clause& c : t.clauses) entries.push_back({c.loc.byte, [&] { clause(c); }});
     for (const Expect& e : t.expects) entries.push_back({e.loc.byte, [&] { expect(e); }});
     std::sort(entries.begin(), entries.end(),
               [](const Entry& a, const Entry& b) { return a.byte < b.byte; });
@@ -234,6 +242,10 @@ class Printer {
     if (e.negated) s += "no ";
     s += e.subject;
     size_t end = e.subject_loc.byte + e.subject.size();
+    if (e.subject == "questions") {  // `expect questions OP N`: the comparison comes first
+      s += ' ';
+      s += e.cmp;
+    }
     for (size_t i = 0; i < e.operands.size(); ++i) {
       // Appended piece by piece: GCC 12 at -O3 misreports `" " + temporary` here
       // (-Wrestrict), which breaks a -Werror release build.

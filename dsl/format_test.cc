@@ -38,7 +38,8 @@ std::string shape(const std::string& text) {
   for (const auto& l : f.lua) s += "lua " + l.code + "\n";
   for (const auto& r : f.rules) s += r.kind + " " + r.id + shape(r.clauses) + "\n";
   for (const auto& t : f.tests) {
-    s += "test " + t.name + "|" + t.trace_text + "|" + shape(t.clauses);
+    s += "test " + t.name + "|" + t.trace_text + "|" + std::to_string(t.trace_is_file) +
+         t.trace_file + "|" + shape(t.clauses);
     for (const auto& e : t.expects) {
       s += fmt::format("expect {} {} {}", e.negated, e.subject, e.cmp);
       for (const auto& o : e.operands) s += shape(*o);
@@ -98,6 +99,35 @@ TEST_CASE("format lays a file out canonically, keeping comments and literals") {
         "# end\n");
 }
 
+const char* const kDiagnosis =
+    "split loop.wait { at syscall_enter\n loop   # idle\n cut before }\n"
+    "answer q2 { question recurse  subject tid==812 and ts==5  choose recurse }\n"
+    "test \"d\" { trace  file   \"traces/a.cwt\" hang \"811@1.5\"\n"
+    "expect hang 811 kind LongWait expect root_cause 812 expect questions<=2 }\n";
+
+TEST_CASE("format lays out loop clauses, answer rules, trace files and diagnosis expectations") {
+  CHECK(format(kDiagnosis) ==
+        "split loop.wait {\n"
+        "  at syscall_enter\n"
+        "  loop  # idle\n"
+        "  cut before\n"
+        "}\n"
+        "\n"
+        "answer q2 {\n"
+        "  question recurse\n"
+        "  subject tid == 812 and ts == 5\n"
+        "  choose recurse\n"
+        "}\n"
+        "\n"
+        "test \"d\" {\n"
+        "  trace file \"traces/a.cwt\"\n"
+        "  hang \"811@1.5\"\n"
+        "  expect hang 811 kind LongWait\n"
+        "  expect root_cause 812\n"
+        "  expect questions <= 2\n"
+        "}\n");
+}
+
 TEST_CASE("parentheses are printed only where precedence needs them") {
   const char* cases[][2] = {
       {"a - (b - c)", "a - (b - c)"},   {"(a - b) - c", "a - b - c"},
@@ -113,9 +143,12 @@ TEST_CASE("parentheses are printed only where precedence needs them") {
 }
 
 TEST_CASE("format is idempotent and keeps the tree, on the docs example and the stdlib packs") {
-  std::vector<std::string> inputs = {kMessy, "edge e { where a-(b-c) cost -(-x) kind --y }",
+  std::vector<std::string> inputs = {kMessy,
+                                     kDiagnosis,
+                                     "edge e { where a-(b-c) cost -(-x) kind --y }",
                                      "test t-1.x { expect split 5 at 1us link l }",
-                                     "list l = [ [[a]]]", "list l = [ [[a]], [\"b\"], [] ]"};
+                                     "list l = [ [[a]]]",
+                                     "list l = [ [[a]], [\"b\"], [] ]"};
   for (const char* dir : {"stdlib-rules", "examples"}) {
     if (!std::filesystem::exists(dir)) continue;
     for (const auto& entry : std::filesystem::recursive_directory_iterator(dir))

@@ -38,6 +38,7 @@ enum class Err : uint8_t {
   BadHexDigit,
   UnknownUnit,
   TraceString,
+  TraceFilePath,
   ExpectSubject,
   NoSubject,
   Arrow,
@@ -49,6 +50,7 @@ enum class Err : uint8_t {
   IntRange,
   FractionUnit,
   DuplicatePack,
+  DuplicateTrace,
 };
 
 // What the parse is in the middle of: nesting depth (bounded, so hostile input cannot
@@ -169,8 +171,9 @@ struct clause_word
           TAO_PEGTL_KEYWORD("binary"), TAO_PEGTL_KEYWORD("address"), TAO_PEGTL_KEYWORD("size"),
           TAO_PEGTL_KEYWORD("set"), TAO_PEGTL_KEYWORD("access"), TAO_PEGTL_KEYWORD("version"),
           TAO_PEGTL_KEYWORD("engine"), TAO_PEGTL_KEYWORD("requires"),
-          TAO_PEGTL_KEYWORD("description"), TAO_PEGTL_KEYWORD("trace"),
-          TAO_PEGTL_KEYWORD("expect")> {};
+          TAO_PEGTL_KEYWORD("description"), TAO_PEGTL_KEYWORD("trace"), TAO_PEGTL_KEYWORD("expect"),
+          TAO_PEGTL_KEYWORD("loop"), TAO_PEGTL_KEYWORD("question"), TAO_PEGTL_KEYWORD("subject"),
+          TAO_PEGTL_KEYWORD("choose"), TAO_PEGTL_KEYWORD("hang")> {};
 struct continues_expression : sor<cmp_symbol_start, kw_and, kw_or, kw_in, kw_matches, kw_not,
                                   one<'.', '(', '*', '/', '%', '+'>> {};
 struct clause_at_line_start : seq<at_line_start, clause_word, sp, not_at<continues_expression>> {};
@@ -206,7 +209,7 @@ struct kw_lua : TAO_PEGTL_KEYWORD("lua") {};
 struct kw_test : TAO_PEGTL_KEYWORD("test") {};
 struct rule_kind
     : sor<TAO_PEGTL_KEYWORD("split"), TAO_PEGTL_KEYWORD("batch"), TAO_PEGTL_KEYWORD("link"),
-          TAO_PEGTL_KEYWORD("edge"), TAO_PEGTL_KEYWORD("flag")> {};
+          TAO_PEGTL_KEYWORD("edge"), TAO_PEGTL_KEYWORD("flag"), TAO_PEGTL_KEYWORD("answer")> {};
 struct test_name : sor<short_string, rule_id> {};
 
 // The head of an item; a clause never looks like one, so a missing '}' is reported where
@@ -219,6 +222,13 @@ struct item_head
 struct clause_keyword : word {};
 struct clause
     : seq<not_at<item_head>, clause_keyword, sp, expr_after, star<sp, one<','>, sp, expr_after>> {};
+// A clause that takes no value (`loop` in a split rule): the keyword stands alone when what
+// follows on its line is the end of the rule, a comment, or the next clause.
+struct bare_keyword : TAO_PEGTL_KEYWORD("loop") {};
+struct blanks : star<one<' ', '\t'>> {};
+struct bare_clause
+    : seq<bare_keyword, at<blanks, sor<one<'}', '#', '\r', '\n'>, eof,
+                                       seq<clause_word, sp, not_at<continues_expression>>>>> {};
 struct open_brace : must_<Err::OpenBrace, one<'{'>> {};
 struct close_brace : must_<Err::CloseBrace, one<'}'>> {};
 
@@ -230,13 +240,16 @@ struct list_item
           must_<Err::ListValue, not_at<long_open>, list_literal>> {};
 struct lua_item : seq<kw_lua, sp, must_<Err::LuaString, long_string>> {};
 struct rule_item : seq<rule_kind, sp, must_<Err::RuleId, rule_id>, sp, open_brace, sp,
-                       star<clause, sp>, close_brace> {};
+                       star<sor<bare_clause, clause>, sp>, close_brace> {};
 
 // Test blocks: `trace STR` and `expect ...` lines (see dsl/ast.h Expect).
 struct kw_trace : TAO_PEGTL_KEYWORD("trace") {};
 struct kw_expect : TAO_PEGTL_KEYWORD("expect") {};
 struct kw_no : TAO_PEGTL_KEYWORD("no") {};
-struct trace_entry : seq<kw_trace, sp, must_<Err::TraceString, string_literal>> {};
+// `trace [[ ... ]]` holds the trace; `trace file "PATH"` names a text or binary trace file.
+struct kw_file : TAO_PEGTL_KEYWORD("file") {};
+struct trace_file : seq<kw_file, sp, must_<Err::TraceFilePath, string_literal>> {};
+struct trace_entry : seq<kw_trace, sp, must_<Err::TraceString, sor<trace_file, string_literal>>> {};
 
 struct attr_keyword : sor<TAO_PEGTL_KEYWORD("kind"), TAO_PEGTL_KEYWORD("strength"),
                           TAO_PEGTL_KEYWORD("at"), TAO_PEGTL_KEYWORD("link")> {};
@@ -250,6 +263,9 @@ struct subject_edge : TAO_PEGTL_KEYWORD("edge") {};
 struct subject_split : TAO_PEGTL_KEYWORD("split") {};
 struct subject_segments : TAO_PEGTL_KEYWORD("segments") {};
 struct subject_stat : TAO_PEGTL_KEYWORD("stat") {};
+struct subject_hang : TAO_PEGTL_KEYWORD("hang") {};
+struct subject_root_cause : TAO_PEGTL_KEYWORD("root_cause") {};
+struct subject_questions : TAO_PEGTL_KEYWORD("questions") {};
 struct expect_edge
     : seq<subject_edge, sp, operand, sp, must_<Err::Arrow, arrow>, sp, operand, attrs> {};
 struct expect_split : seq<subject_split, sp, operand, attrs> {};
@@ -257,12 +273,17 @@ struct comparison : must_<Err::Comparison, cmp_symbol> {};
 struct expect_segments : seq<subject_segments, sp, operand, sp, comparison, sp, operand> {};
 struct expect_stat
     : seq<subject_stat, sp, must_<Err::StatName, name>, sp, comparison, sp, operand> {};
+// Diagnosis: `expect hang T [kind K]`, `expect root_cause T [kind K]`, `expect questions OP N`.
+struct expect_hang : seq<subject_hang, sp, operand, attrs> {};
+struct expect_root_cause : seq<subject_root_cause, sp, operand, attrs> {};
+struct expect_questions : seq<subject_questions, sp, comparison, sp, operand> {};
 struct negated : kw_no {};
 struct expect_entry
     : seq<kw_expect, sp,
           must_<Err::ExpectSubject,
                 sor<seq<negated, sp, must_<Err::NoSubject, sor<expect_edge, expect_split>>>,
-                    expect_edge, expect_split, expect_segments, expect_stat>>> {};
+                    expect_edge, expect_split, expect_segments, expect_stat, expect_hang,
+                    expect_root_cause, expect_questions>>> {};
 struct test_entry : sor<trace_entry, expect_entry, clause> {};
 struct test_item : seq<kw_test, sp, must_<Err::TestName, test_name>, sp, open_brace, sp,
                        star<test_entry, sp>, close_brace> {};
@@ -283,8 +304,9 @@ using selector = parse_tree::selector<
         list_name, test_name, clause, clause_keyword, or_expr, and_expr, cmp_expr, add_expr,
         mul_expr, kw_or, kw_and, cmp_op, add_op, mul_op, negation, negate, number, short_string,
         long_string, lua_raw_string::content, kw_true, kw_false, name, call, list_literal, paren,
-        trace_entry, expect_entry, negated, subject_edge, subject_split, subject_segments,
-        subject_stat, cmp_symbol, attr, attr_keyword, rule_attr_keyword, rule_ref>>;
+        trace_entry, trace_file, expect_entry, negated, subject_edge, subject_split,
+        subject_segments, subject_stat, subject_hang, subject_root_cause, subject_questions,
+        bare_clause, cmp_symbol, attr, attr_keyword, rule_attr_keyword, rule_ref>>;
 
 // Control: must<> failures become SyntaxError with the Err of the failed need<>, and the
 // position of open brackets is remembered for "to close" messages.

@@ -165,8 +165,12 @@ class Builder {
 
   Clause clause(const Node& n) {
     Clause c;
-    c.keyword = std::string(n.children.at(0)->string_view());
     c.loc = loc(n);
+    if (n.is_type<g::bare_clause>()) {
+      c.keyword = std::string(n.string_view());
+      return c;
+    }
+    c.keyword = std::string(n.children.at(0)->string_view());
     for (size_t i = 1; i < n.children.size(); ++i) c.args.push_back(expr(*n.children[i], 1));
     return c;
   }
@@ -179,8 +183,18 @@ class Builder {
     for (size_t i = 1; i < n.children.size(); ++i) {
       const Node& entry = *n.children[i];
       if (entry.is_type<g::trace_entry>()) {
-        const Node& str = *entry.children.at(0);
+        if (t.has_trace) throw g::SyntaxError{g::Err::DuplicateTrace, entry.m_begin.data};
         t.has_trace = true;
+        if (entry.children.at(0)->is_type<g::trace_file>()) {
+          const Node& path = *entry.children[0]->children.at(0);
+          t.trace_is_file = true;
+          t.trace_file_loc = loc(path);
+          t.trace_file = path.is_type<g::long_string>()
+                             ? std::string(path.children.at(0)->string_view())
+                             : unescape(path);
+          continue;
+        }
+        const Node& str = *entry.children.at(0);
         if (str.is_type<g::long_string>()) {
           const Node& content = *str.children.at(0);
           t.trace_text = std::string(content.string_view());
@@ -206,7 +220,9 @@ class Builder {
       if (c.is_type<g::negated>()) {
         e.negated = true;
       } else if (c.is_type<g::subject_edge>() || c.is_type<g::subject_split>() ||
-                 c.is_type<g::subject_segments>() || c.is_type<g::subject_stat>()) {
+                 c.is_type<g::subject_segments>() || c.is_type<g::subject_stat>() ||
+                 c.is_type<g::subject_hang>() || c.is_type<g::subject_root_cause>() ||
+                 c.is_type<g::subject_questions>()) {
         e.subject = std::string(c.string_view());
         e.subject_loc = loc(c);
       } else if (c.is_type<g::cmp_symbol>()) {
@@ -408,9 +424,12 @@ class Builder {
 
 // ---------------------------------------------------------------- error messages
 
-constexpr std::string_view kItemList = "pack, list, lua, split, batch, link, edge, flag or test";
-const std::vector<std::string> kItemKeywords = {"pack", "list", "lua",  "split", "batch",
-                                                "link", "edge", "flag", "test"};
+constexpr std::string_view kItemList =
+    "pack, list, lua, split, batch, link, edge, flag, answer or test";
+const std::vector<std::string> kItemKeywords = {"pack", "list", "lua",  "split",  "batch",
+                                                "link", "edge", "flag", "answer", "test"};
+const std::vector<std::string> kExpectSubjects = {"edge", "split",      "segments", "stat",
+                                                  "hang", "root_cause", "questions"};
 
 class ErrorWriter {
  public:
@@ -516,13 +535,19 @@ class ErrorWriter {
           d.hints.push_back(fmt::format("did you mean '{}'?", m));
         break;
       }
-      case g::Err::TraceString: d.message = "expected a string after 'trace'"; break;
+      case g::Err::TraceString:
+        d.message = "expected a string or file \"PATH\" after 'trace'";
+        break;
+      case g::Err::TraceFilePath:
+        d.message = "expected a string (the trace file's path) after 'trace file'";
+        break;
       case g::Err::ExpectSubject: {
-        d.message = fmt::format("expected edge, split, segments or stat after 'expect', found {}",
-                                found_text);
+        d.message = fmt::format(
+            "expected edge, split, segments, stat, hang, root_cause or questions after 'expect', "
+            "found {}",
+            found_text);
         if (found && found->kind == Token::Kind::Ident) {
-          if (auto m = closest_match(token_text(*found), {"edge", "split", "segments", "stat"});
-              !m.empty())
+          if (auto m = closest_match(token_text(*found), kExpectSubjects); !m.empty())
             d.hints.push_back(fmt::format("did you mean '{}'?", m));
         }
         break;
@@ -553,6 +578,7 @@ class ErrorWriter {
       case g::Err::DuplicatePack:
         d.message = "a file has one pack header; this is a second one";
         break;
+      case g::Err::DuplicateTrace: d.message = "a test has one trace; this is a second one"; break;
     }
     return d;
   }

@@ -273,6 +273,88 @@ TEST_CASE("a test block has its trace and every form of expectation") {
   CHECK(f.tests[1].trace_loc.col == 26);
 }
 
+TEST_CASE("a split rule's `loop` is a clause with no value, on its own or before the next clause") {
+  const std::string text =
+      "split a {\n  at syscall_enter\n  loop  # the loop's wait\n  cut before\n}\n"
+      "split b { loop where x loop }\n"
+      "split c { loop x }\n";
+  File f = parse_ok(text);
+  REQUIRE(f.rules.size() == 3);
+  const Clause& loop = f.rules[0].clauses.at(1);
+  CHECK(loop.keyword == "loop");
+  CHECK(loop.args.empty());
+  CHECK(loop.loc.line == 3);
+  CHECK(loop.loc.col == 3);
+  CHECK(f.rules[0].clauses.at(2).keyword == "cut");
+  std::vector<std::string> b;
+  for (const auto& c : f.rules[1].clauses)
+    b.push_back(c.keyword + ":" + std::to_string(c.args.size()));
+  CHECK(b == std::vector<std::string>{"loop:0", "where:1", "loop:0"});
+  // A value after `loop` makes it an ordinary clause; the checker says it takes none.
+  REQUIRE(f.rules[2].clauses.size() == 1);
+  CHECK(show(*f.rules[2].clauses[0].args.at(0)) == "x");
+}
+
+TEST_CASE("an answer rule is a rule whose clauses are question, subject and choose") {
+  File f = parse_ok(
+      "answer q1 {\n"
+      "  question edge\n"
+      "  subject tid == 811 and ts == 1203456789\n"
+      "  choose from.tid == 812 and edge.kind == \"message\"\n"
+      "}\n"
+      "answer q2 { question recurse  subject tid == 812 and ts == 5  choose recurse }\n");
+  REQUIRE(f.rules.size() == 2);
+  CHECK(f.rules[0].kind == "answer");
+  CHECK(f.rules[0].id == "q1");
+  std::vector<std::string> clauses;
+  for (const auto& r : f.rules)
+    for (const auto& c : r.clauses) clauses.push_back(c.keyword + " " + show(*c.args.at(0)));
+  CHECK(clauses ==
+        std::vector<std::string>{"question edge", "subject (and (== tid 811) (== ts 1203456789))",
+                                 "choose (and (== from.tid 812) (== edge.kind \"message\"))",
+                                 "question recurse", "subject (and (== tid 812) (== ts 5))",
+                                 "choose recurse"});
+}
+
+TEST_CASE("a test may name a trace file, a hang, and expect a diagnosis") {
+  const std::string text =
+      "test t {\n"
+      "  trace file \"traces/one.cwt\"\n"
+      "  hang \"811@1.5\"\n"
+      "  expect hang 811 kind LongWait\n"
+      "  expect root_cause 812\n"
+      "  expect questions <= 2\n"
+      "}\n";
+  File f = parse_ok(text);
+  REQUIRE(f.tests.size() == 1);
+  const TestBlock& t = f.tests[0];
+  CHECK(t.has_trace);
+  CHECK(t.trace_is_file);
+  CHECK(t.trace_file == "traces/one.cwt");
+  CHECK(t.trace_text.empty());
+  CHECK(t.trace_file_loc.line == 2);
+  CHECK(t.trace_file_loc.col == 14);
+  REQUIRE(t.clauses.size() == 1);
+  CHECK(t.clauses[0].keyword == "hang");
+  CHECK(show(*t.clauses[0].args.at(0)) == "\"811@1.5\"");
+  REQUIRE(t.expects.size() == 3);
+  const Expect& hang = t.expects[0];
+  CHECK(hang.subject == "hang");
+  CHECK(hang.subject_loc.col == 10);
+  REQUIRE(hang.operands.size() == 1);
+  CHECK(show(*hang.operands[0]) == "811");
+  REQUIRE(hang.attrs.size() == 1);
+  CHECK(hang.attrs[0].name == "kind");
+  CHECK(show(*hang.attrs[0].value) == "LongWait");
+  CHECK(t.expects[1].subject == "root_cause");
+  CHECK(t.expects[1].attrs.empty());
+  const Expect& questions = t.expects[2];
+  CHECK(questions.subject == "questions");
+  CHECK(questions.cmp == "<=");
+  REQUIRE(questions.operands.size() == 1);
+  CHECK(show(*questions.operands[0]) == "2");
+}
+
 TEST_CASE("comments and blank lines may sit anywhere between tokens") {
   File f =
       parse_ok("#!\n# a\nedge # b\n e # c\n { # d\n where # e\n a # f\n == # g\n\n b # h\n } # i");
@@ -304,18 +386,18 @@ batch serve_loop.items {
 TEST_CASE("error: a misspelt item names the items and suggests the nearest") {
   CHECK(errors_of("edge a { link l }\n\nrulez x {\n}\n") ==
         "t.cw:3:1: error: unknown item 'rulez' (expected pack, list, lua, split, batch, link, "
-        "edge, flag or test)\n"
+        "edge, flag, answer or test)\n"
         "  rulez x {\n"
         "  ^~~~~\n");
   CHECK(errors_of("splt x {}\n") ==
         "t.cw:1:1: error: unknown item 'splt' (expected pack, list, lua, split, batch, link, "
-        "edge, flag or test)\n"
+        "edge, flag, answer or test)\n"
         "  splt x {}\n"
         "  ^~~~\n"
         "hint: did you mean 'split'?\n");
   CHECK(errors_of("{ }") ==
-        "t.cw:1:1: error: expected an item (pack, list, lua, split, batch, link, edge, flag or "
-        "test), found '{'\n"
+        "t.cw:1:1: error: expected an item (pack, list, lua, split, batch, link, edge, flag, "
+        "answer or test), found '{'\n"
         "  { }\n"
         "  ^\n");
 }
@@ -410,8 +492,8 @@ TEST_CASE("error: numbers with unknown units, bad hex digits or out of range") {
 
 TEST_CASE("error: malformed expectations in a test") {
   CHECK(errors_of("test t {\n  expect segment 1 == 2\n}\n") ==
-        "t.cw:2:10: error: expected edge, split, segments or stat after 'expect', found "
-        "'segment'\n"
+        "t.cw:2:10: error: expected edge, split, segments, stat, hang, root_cause or questions "
+        "after 'expect', found 'segment'\n"
         "    expect segment 1 == 2\n"
         "           ^~~~~~~\n"
         "hint: did you mean 'segments'?\n");
@@ -428,9 +510,25 @@ TEST_CASE("error: malformed expectations in a test") {
         "  test t { expect no stat x == 1 }\n"
         "                     ^~~~\n");
   CHECK(errors_of("test \"t t\" { trace 5 }") ==
-        "t.cw:1:20: error: expected a string after 'trace'\n"
+        "t.cw:1:20: error: expected a string or file \"PATH\" after 'trace'\n"
         "  test \"t t\" { trace 5 }\n"
         "                     ^\n");
+  CHECK(errors_of("test t { trace file traces/a.cwt }") ==
+        "t.cw:1:21: error: expected a string (the trace file's path) after 'trace file'\n"
+        "  test t { trace file traces/a.cwt }\n"
+        "                      ^~~~~~\n");
+  CHECK(errors_of("test t {\n  trace [[x]]\n  trace file \"a.cwt\"\n}\n") ==
+        "t.cw:3:3: error: a test has one trace; this is a second one\n"
+        "    trace file \"a.cwt\"\n"
+        "    ^~~~~\n");
+  CHECK(errors_of("test t { expect questions 3 }") ==
+        "t.cw:1:27: error: expected a comparison (==, !=, <, <=, >, >=), found '3'\n"
+        "  test t { expect questions 3 }\n"
+        "                            ^\n");
+  CHECK(errors_of("test t { expect no hang 5 }") ==
+        "t.cw:1:20: error: expected edge or split after 'expect no', found 'hang'\n"
+        "  test t { expect no hang 5 }\n"
+        "                     ^~~~\n");
 }
 
 TEST_CASE("error: item heads with a piece missing") {
