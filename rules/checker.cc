@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -243,7 +244,28 @@ struct Scope {
   KindId self = kNoKind;
   KindId from = kNoKind, to = kNoKind;
   bool classified = false;  // a boost/prune rule: `edge.kind` names the classified kind
+  // An answer rule's clause ("subject" or "choose"): its events are of no known kind, so
+  // only the names every event has are allowed (answer_names()).
+  const char* answer = nullptr;
 };
+
+// What an answer rule can name on an event of unknown kind: no event fields, and no span
+// (diagnosis evaluates answers on a segment's first event or an edge's evidence, outside
+// the span walk of the graph build).
+const std::vector<std::string>& answer_names() {
+  static const std::vector<std::string> names = {
+      "ts",    "tid",         "pid",           "cpu",          "kind",
+      "stack", "thread.comm", "thread.kernel", "process.comm", "process.exe"};
+  return names;
+}
+
+std::string answer_names_text() {
+  std::string out;
+  const auto& names = answer_names();
+  for (size_t i = 0; i < names.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  return out;
+}
 
 struct NamedList {
   std::vector<ExprNode> elements;  // Const nodes
@@ -282,6 +304,7 @@ class Checker {
   void check_split(const dsl::Rule& rule);
   void check_batch(const dsl::Rule& rule);
   void check_flag(const dsl::Rule& rule);
+  void check_answer(const dsl::Rule& rule);
   void check_test(const dsl::TestBlock& test);
   bool check_expect(const dsl::Expect& expect, Expectation& out);
 
@@ -364,7 +387,8 @@ void Checker::compute_visibility() {
       pending.pop_back();
       for (const auto& req : units_[q].info.requires_) {
         auto it = pack_index_.find(req);
-        if (it != pack_index_.end() && seen.insert(it->second).second) pending.push_back(it->second);
+        if (it != pack_index_.end() && seen.insert(it->second).second)
+          pending.push_back(it->second);
       }
     }
     packs_[p].visible.push_back(p);
@@ -717,17 +741,23 @@ std::optional<uint32_t> Checker::compile_name(const dsl::Expr& e, const Scope& s
     node.field.type = ValueType::Str;
     return push(out, std::move(node));
   }
+  // An answer's events have no span context: `syscall`, `call.fn` and the like are unknown.
+  auto allowed = [&](std::span<const std::string> p) {
+    return !scope.answer || p.empty() || schema().span_opener(p[0]) == kNoKind;
+  };
   if (scope.pair) {
-    if (path.size() >= 2 && (path[0] == "from" || path[0] == "to")) {
+    if (path.size() >= 2 && (path[0] == "from" || path[0] == "to") && allowed(path.subspan(1))) {
       bool from = path[0] == "from";
       ref = resolve_on(from ? scope.from : scope.to, path.subspan(1), from ? Side::From : Side::To);
     }
     for (const char* side : {"from", "to"})
-      for (const auto& n : names_on(side[0] == 'f' ? scope.from : scope.to))
+      for (const auto& n :
+           scope.answer ? answer_names() : names_on(side[0] == 'f' ? scope.from : scope.to))
         candidates.push_back(std::string(side) + "." + n);
+    if (scope.answer) candidates.push_back("edge.kind");
   } else {
-    if (!path.empty()) ref = resolve_on(scope.self, path, Side::Self);
-    candidates = names_on(scope.self);
+    if (!path.empty() && allowed(path)) ref = resolve_on(scope.self, path, Side::Self);
+    candidates = scope.answer ? answer_names() : names_on(scope.self);
   }
   if (ref) {
     ExprNode node;
@@ -751,7 +781,20 @@ std::optional<uint32_t> Checker::compile_name(const dsl::Expr& e, const Scope& s
   for (size_t q : packs_[pack_].visible)
     for (const auto& [list_name, list] : packs_[q].lists) candidates.push_back(list_name);
   auto hints = did_you_mean(name, candidates);
-  if (scope.pair) {
+  if (scope.answer) {
+    const bool subject = std::string_view(scope.answer) == "subject";
+    const std::string what = subject      ? "the subject is a segment's first event"
+                             : scope.pair ? "the edge's events are"
+                                          : "a baseline candidate is a segment's first event";
+    hints.push_back(scope.pair
+                        ? fmt::format("{} of no known kind: name from. or to. with {}; "
+                                      "or edge.kind",
+                                      what, answer_names_text())
+                        : fmt::format("{}, of no known kind: name {}", what, answer_names_text()));
+    error(e,
+          fmt::format("unknown field '{}' in an answer's {}", name, subject ? "subject" : "choice"),
+          std::move(hints));
+  } else if (scope.pair) {
     if (hints.empty() && !(path.size() >= 2 && (path[0] == "from" || path[0] == "to")))
       hints.push_back("name the events' fields through `from.` or `to.`");
     error(e, fmt::format("unknown field '{}'", name), std::move(hints));
@@ -966,9 +1009,11 @@ void Checker::check_rule(const dsl::Rule& rule) {
     check_batch(rule);
   else if (rule.kind == "flag")
     check_flag(rule);
+  else if (rule.kind == "answer")
+    check_answer(rule);
   else
     error_at(rule.loc, rule.kind.size(), fmt::format("unknown rule kind '{}'", rule.kind),
-             did_you_mean(rule.kind, {"split", "batch", "link", "edge", "flag"}));
+             did_you_mean(rule.kind, {"split", "batch", "link", "edge", "flag", "answer"}));
 }
 
 // `join from.F == to.G and ...`: each side a field, the tid or the pid of its event.
@@ -1106,7 +1151,7 @@ void Checker::check_edge(const dsl::Rule& rule) {
 }
 
 void Checker::check_split(const dsl::Rule& rule) {
-  auto c = collect(rule, {"at", "peers", "where", "cut", "neighbour"}, {});
+  auto c = collect(rule, {"at", "peers", "where", "cut", "neighbour", "loop"}, {});
   SplitRule split;
   split.origin = origin(rule);
   Scope scope;
@@ -1143,6 +1188,14 @@ void Checker::check_split(const dsl::Rule& rule) {
   if (c.count("neighbour"))
     if (auto n = choice(*c["neighbour"], "neighbour", {"weak", "strong", "none"}))
       split.neighbour = std::array{Neighbour::Weak, Neighbour::Strong, Neighbour::None}[*n];
+  if (c.count("loop")) {
+    const dsl::Clause& loop = *c["loop"];
+    if (loop.args.empty())
+      split.loop = true;
+    else
+      error(*loop.args[0], "clause 'loop' takes no value",
+            {"write `loop` alone on its line: the cut is where the thread returns to its loop"});
+  }
   out_.splits.push_back(std::move(split));
 }
 
@@ -1260,6 +1313,64 @@ void Checker::check_flag(const dsl::Rule& rule) {
   out_.flags.push_back(std::move(flag));
 }
 
+void Checker::check_answer(const dsl::Rule& rule) {
+  auto c = collect(rule, {"question", "subject", "choose"}, {"question", "subject", "choose"});
+  AnswerRule answer;
+  answer.origin = origin(rule);
+  static const std::vector<std::string> questions = {"edge", "baseline", "recurse"};
+  bool question_known = false;
+  if (c.count("question"))
+    if (const dsl::Expr* e = single(*c["question"]))
+      if (auto w = word(*e, "a question kind")) {
+        auto it = std::find(questions.begin(), questions.end(), *w);
+        if (it == questions.end()) {
+          error(
+              *e,
+              fmt::format("unknown question kind '{}' (expected {})", *w, alternatives(questions)),
+              did_you_mean(*w, questions));
+        } else {
+          answer.question = static_cast<AnswerRule::Question>(it - questions.begin());
+          question_known = true;
+        }
+      }
+  using Q = AnswerRule::Question;
+  if (c.count("subject"))
+    if (const dsl::Expr* e = single(*c["subject"])) {
+      Scope scope;
+      scope.answer = "subject";
+      compile_root(*e, scope, ValueType::Bool, "subject", answer.subject);
+    }
+  const dsl::Expr* choose = c.count("choose") ? single(*c["choose"]) : nullptr;
+  if (choose && question_known) {
+    const bool bare = choose->kind == dsl::ExprKind::Name && choose->path.size() == 1;
+    const std::string word = bare ? choose->path[0] : std::string();
+    if (word == "stop") {
+      answer.choice = AnswerRule::Choice::Stop;
+    } else if (word == "recurse") {
+      if (answer.question == Q::Recurse)
+        answer.choice = AnswerRule::Choice::Recurse;
+      else
+        error(*choose,
+              fmt::format("'choose recurse' answers a recurse question, not {} question",
+                          answer.question == Q::Edge ? "an edge" : "a baseline"),
+              {answer.question == Q::Edge
+                   ? "an edge question chooses an edge (over from., to. and edge.kind) or stop"
+                   : "a baseline question chooses a segment (over its first event) or stop"});
+    } else if (answer.question == Q::Recurse) {
+      error(*choose, "a recurse question is answered by 'choose recurse' or 'choose stop'");
+    } else {
+      Scope scope;
+      scope.answer = "choose";
+      if (answer.question == Q::Edge) {
+        scope.pair = true;
+        scope.classified = true;  // the edge exists: `edge.kind` is its kind
+      }
+      compile_root(*choose, scope, ValueType::Bool, "choose", answer.choose);
+    }
+  }
+  out_.answers.push_back(std::move(answer));
+}
+
 // ---- tests ----------------------------------------------------------------------------
 
 void Checker::check_test(const dsl::TestBlock& test) {
@@ -1271,30 +1382,68 @@ void Checker::check_test(const dsl::TestBlock& test) {
   } else {
     pack.test_names.emplace(test.name, std::pair(source_, test.loc));
   }
-  for (const auto& clause : test.clauses)
-    error_at(clause.loc, clause.keyword.size(),
-             fmt::format("unknown clause '{}' in test", clause.keyword),
-             // An expectation's misspelt attribute ends it and reads as a clause.
-             did_you_mean(clause.keyword, {"trace", "expect", "kind", "strength", "rule", "at"}));
+  PackTest out;
+  out.hang = "auto";
+  const dsl::Clause* hang = nullptr;
+  for (const auto& clause : test.clauses) {
+    if (clause.keyword != "hang") {
+      error_at(clause.loc, clause.keyword.size(),
+               fmt::format("unknown clause '{}' in test", clause.keyword),
+               // An expectation's misspelt attribute ends it and reads as a clause.
+               did_you_mean(clause.keyword,
+                            {"trace", "expect", "hang", "kind", "strength", "rule", "at"}));
+      continue;
+    }
+    if (hang) {
+      error_at(clause.loc, clause.keyword.size(), "clause 'hang' given twice");
+      continue;
+    }
+    hang = &clause;
+    const dsl::Expr* e = single(clause);
+    if (!e) continue;
+    if (e->kind == dsl::ExprKind::Str && parse_hang_spec(e->sval))
+      out.hang = e->sval;
+    else
+      error(*e, "'hang' needs \"auto\" or \"TID@SECONDS\"",
+            {"SECONDS count from the start of the trace, as in \"811@1.5\""});
+  }
   if (!test.has_trace)
     error_at(test.loc, 4, fmt::format("test '{}' has no trace", test.name),
-             {"add one: trace [[ causeway-trace 1 ... ]]"});
-  PackTest out;
+             {"add one: trace [[ causeway-trace 1 ... ]] or trace file \"PATH\""});
   out.pack = units_[pack_].info.id;
   out.name = test.name;
   out.source = source_;
   out.loc = test.loc;
   out.trace_text = test.trace_text;
   out.trace_loc = test.trace_loc;
+  if (test.trace_is_file) {
+    out.trace_loc = test.trace_file_loc;
+    if (test.trace_file.empty()) {
+      error_at(test.trace_file_loc, 2, "'trace file' needs a path");
+    } else {
+      // Relative to the folder of the file that holds the test.
+      std::filesystem::path path(test.trace_file);
+      if (path.is_relative()) path = std::filesystem::path(source_->path).parent_path() / path;
+      out.trace_file = path.lexically_normal().generic_string();
+    }
+  }
+  bool diagnoses = false;
   for (const auto& expect : test.expects) {
+    diagnoses = diagnoses || expect.subject == "hang" || expect.subject == "root_cause" ||
+                expect.subject == "questions";
     Expectation e;
     if (check_expect(expect, e)) out.expects.push_back(std::move(e));
   }
+  if (hang && !diagnoses)
+    error_at(hang->loc, hang->keyword.size(),
+             "'hang' names the symptom of a diagnosis, and this test expects none",
+             {"add `expect hang TID`, `expect root_cause TID` or `expect questions OP N`"});
   out_.tests.push_back(std::move(out));
 }
 
 bool Checker::check_expect(const dsl::Expect& expect, Expectation& out) {
-  static const std::vector<std::string> subjects = {"edge", "split", "segments", "stat"};
+  static const std::vector<std::string> subjects = {"edge", "split",      "segments", "stat",
+                                                    "hang", "root_cause", "questions"};
   auto subject = std::find(subjects.begin(), subjects.end(), expect.subject);
   if (subject == subjects.end()) {
     error_at(expect.subject_loc, expect.subject.size(),
@@ -1306,17 +1455,23 @@ bool Checker::check_expect(const dsl::Expect& expect, Expectation& out) {
   out.negated = expect.negated;
   out.subject = static_cast<Expectation::Subject>(subject - subjects.begin());
   using S = Expectation::Subject;
-  const bool counted = out.subject == S::Segments || out.subject == S::Stat;
+  const bool counted =
+      out.subject == S::Segments || out.subject == S::Stat || out.subject == S::Questions;
   if (expect.negated && counted) {
     error_at(expect.subject_loc, expect.subject.size(),
              "'expect no' works with edge and split only");
     return false;
   }
-  const size_t operands = out.subject == S::Split ? 1 : 2;
-  const char* usage = out.subject == S::Edge       ? "expect edge A -> B"
-                      : out.subject == S::Split    ? "expect split T"
-                      : out.subject == S::Segments ? "expect segments T OP N"
-                                                   : "expect stat NAME OP N";
+  const bool one_thread =
+      out.subject == S::Split || out.subject == S::Hang || out.subject == S::RootCause;
+  const size_t operands = one_thread || out.subject == S::Questions ? 1 : 2;
+  const char* usage = out.subject == S::Edge        ? "expect edge A -> B"
+                      : out.subject == S::Split     ? "expect split T"
+                      : out.subject == S::Segments  ? "expect segments T OP N"
+                      : out.subject == S::Stat      ? "expect stat NAME OP N"
+                      : out.subject == S::Hang      ? "expect hang T"
+                      : out.subject == S::RootCause ? "expect root_cause T"
+                                                    : "expect questions OP N";
   if (expect.operands.size() != operands || counted == expect.cmp.empty()) {
     error_at(expect.loc, 6, fmt::format("malformed expectation: the form is `{}`", usage));
     return false;
@@ -1338,22 +1493,24 @@ bool Checker::check_expect(const dsl::Expect& expect, Expectation& out) {
       error(*expect.operands[0], "expected a statistic name");
       ok = false;
     }
-  } else {
+  } else if (out.subject != S::Questions) {
     tid(*expect.operands[0], out.from_tid);
   }
   if (out.subject == S::Edge) tid(*expect.operands[1], out.to_tid);
   if (counted) {
-    auto value = const_int(*expect.operands[1]);
-    if (value && !expect.operands[1]->is_duration) {
+    const dsl::Expr& n = *expect.operands.back();
+    auto value = const_int(n);
+    if (value && !n.is_duration) {
       out.value = *value;
     } else {
-      error(*expect.operands[1], "expected an integer");
+      error(n, "expected an integer");
       ok = false;
     }
   }
   std::vector<std::string> attributes;
   if (out.subject == S::Edge) attributes = {"kind", "strength", "rule", "at"};
   if (out.subject == S::Split) attributes = {"at", "rule"};
+  if (out.subject == S::Hang || out.subject == S::RootCause) attributes = {"kind"};
   std::set<std::string> seen;
   for (const auto& attr : expect.attrs) {
     if (std::find(attributes.begin(), attributes.end(), attr.name) == attributes.end()) {
@@ -1383,6 +1540,17 @@ bool Checker::check_expect(const dsl::Expect& expect, Expectation& out) {
         out.rule = *id;
       else
         ok = false;
+    } else if (attr.name == "kind" && (out.subject == S::Hang || out.subject == S::RootCause)) {
+      static const std::vector<std::string> kinds = {"LongRunning", "RepeatedYield", "LongWait"};
+      auto kind = word(v, "a hang kind");
+      if (kind && std::find(kinds.begin(), kinds.end(), *kind) != kinds.end()) {
+        out.kind = *kind;
+      } else {
+        if (kind)
+          error(v, fmt::format("unknown hang kind '{}' (expected {})", *kind, alternatives(kinds)),
+                did_you_mean(*kind, kinds));
+        ok = false;
+      }
     } else if (attr.name == "kind") {
       if (auto kind = word(v, "an edge kind"))
         out.kind = *kind;

@@ -615,7 +615,217 @@ TEST_CASE("malformed expectations in a test say what is wrong") {
         "p.cw:9:1: error: test 'u' has no trace\n"
         "  test u { expect segments 1 == 2 }\n"
         "  ^~~~\n"
-        "hint: add one: trace [[ causeway-trace 1 ... ]]\n");
+        "hint: add one: trace [[ causeway-trace 1 ... ]] or trace file \"PATH\"\n");
+}
+
+TEST_CASE("a split rule's loop clause marks its cuts as loop returns, and takes no value") {
+  auto r = load_pack(
+      "split l { at syscall_enter where name == \"poll\" loop }\n"
+      "split w { at syscall_enter where name == \"read\" }\n");
+  REQUIRE_MESSAGE(r.ok(), r.render());
+  REQUIRE(r.rules.splits.size() == 2);
+  CHECK(r.rules.splits[0].loop);
+  CHECK_FALSE(r.rules.splits[1].loop);
+
+  CHECK(load_pack("split l { at syscall_enter loop yes }\n").render() ==
+        "p.cw:2:33: error: clause 'loop' takes no value\n"
+        "  split l { at syscall_enter loop yes }\n"
+        "                                  ^~~\n"
+        "hint: write `loop` alone on its line: the cut is where the thread returns to its loop\n");
+  CHECK(load_pack("flag f { symbol \"x\" loop }\n").render() ==
+        "p.cw:2:21: error: unknown clause 'loop' in flag rule\n"
+        "  flag f { symbol \"x\" loop }\n"
+        "                      ^~~~\n");
+}
+
+TEST_CASE("answer rules compile their question, subject and choice, in load order") {
+  auto r = load_pack(
+      "answer q1 {\n"
+      "  question edge\n"
+      "  subject tid == 811 and ts == 1203456789\n"
+      "  choose from.tid == 812 and from.ts == 1203000000 and edge.kind == \"message\"\n"
+      "}\n"
+      "answer q2 { question recurse  subject tid == 812 and ts == 5  choose recurse }\n"
+      "answer q3 { question baseline subject thread.comm == \"cw-client\" and ts == 7  "
+      "choose tid == 811 and ts == 9 }\n"
+      "answer q4 { question edge subject tid == 1 and ts == 2  choose stop }\n"
+      "answer q5 { question baseline subject stack matches \"*poll*\" and process.exe != \"x\""
+      "  choose stop }\n");
+  REQUIRE_MESSAGE(r.ok(), r.render());
+  const auto& a = r.rules.answers;
+  REQUIRE(a.size() == 5);
+  CHECK(a[0].origin.id == "p/q1");
+  CHECK(a[0].origin.loc.line == 2);
+  CHECK(a[0].question == AnswerRule::Question::Edge);
+  CHECK(a[0].choice == AnswerRule::Choice::Option);
+  // subject: (tid == 811) and (ts == 1203456789), over the segment's first event
+  const ExprNode& subject = root(a[0].subject);
+  CHECK(subject.op == Op::And);
+  const ExprNode& tid = kid(a[0].subject, kid(a[0].subject, subject, 0), 0);
+  CHECK(tid.field.side == Side::Self);
+  CHECK(tid.field.scope == FieldScope::Tid);
+  // choose: from.tid == 812 and from.ts == … and edge.kind == "message"
+  const ExprNode& choose = root(a[0].choose);
+  CHECK(choose.op == Op::And);
+  const ExprNode& kind_eq = kid(a[0].choose, choose, 1);
+  CHECK(kid(a[0].choose, kind_eq, 0).field.scope == FieldScope::EdgeKind);
+  const ExprNode& from_tid = kid(a[0].choose, kid(a[0].choose, kid(a[0].choose, choose, 0), 0), 0);
+  CHECK(from_tid.field.side == Side::From);
+  CHECK(from_tid.field.scope == FieldScope::Tid);
+
+  CHECK(a[1].question == AnswerRule::Question::Recurse);
+  CHECK(a[1].choice == AnswerRule::Choice::Recurse);
+  CHECK(a[1].choose.empty());
+  CHECK(a[2].question == AnswerRule::Question::Baseline);
+  CHECK(a[2].choice == AnswerRule::Choice::Option);
+  CHECK(kid(a[2].choose, kid(a[2].choose, root(a[2].choose), 0), 0).field.side == Side::Self);
+  CHECK(a[3].choice == AnswerRule::Choice::Stop);
+  CHECK(a[3].choose.empty());
+  CHECK(a[4].choice == AnswerRule::Choice::Stop);
+}
+
+TEST_CASE("an answer names only what every event has: its events are of no known kind") {
+  CHECK(load_pack("answer a { question edge subject name == \"read\" choose stop }\n").render() ==
+        "p.cw:2:34: error: unknown field 'name' in an answer's subject\n"
+        "  answer a { question edge subject name == \"read\" choose stop }\n"
+        "                                   ^~~~\n"
+        "hint: the subject is a segment's first event, of no known kind: name ts, tid, pid, "
+        "cpu, kind, stack, thread.comm, thread.kernel, process.comm and process.exe\n");
+  CHECK(load_pack("answer a { question baseline subject tid == 1 choose syscall.name == \"x\" }\n")
+            .render() ==
+        "p.cw:2:54: error: unknown field 'syscall.name' in an answer's choice\n"
+        "  answer a { question baseline subject tid == 1 choose syscall.name == \"x\" }\n"
+        "                                                       ^~~~~~~~~~~~\n"
+        "hint: a baseline candidate is a segment's first event, of no known kind: name ts, tid, "
+        "pid, cpu, kind, stack, thread.comm, thread.kernel, process.comm and process.exe\n");
+  CHECK(load_pack("answer a { question edge subject tid == 1 choose from.tiid == 2 }\n").render() ==
+        "p.cw:2:50: error: unknown field 'from.tiid' in an answer's choice\n"
+        "  answer a { question edge subject tid == 1 choose from.tiid == 2 }\n"
+        "                                                   ^~~~~~~~~\n"
+        "hint: did you mean 'from.tid'?\n"
+        "hint: the edge's events are of no known kind: name from. or to. with ts, tid, pid, "
+        "cpu, kind, stack, thread.comm, thread.kernel, process.comm and process.exe; or "
+        "edge.kind\n");
+}
+
+TEST_CASE("answer rules say what is wrong with their question and choice") {
+  auto r = load_pack(
+      "answer a {\n"
+      "  question edg\n"
+      "  subject tid == 1\n"
+      "  choose stop\n"
+      "}\n"
+      "answer b { question edge subject tid == 1 choose recurse }\n"
+      "answer c { question recurse subject tid == 1 choose tid == 2 }\n"
+      "answer d { question edge question edge subject tid == 1 }\n"
+      "answer a { question recurse subject tid == 1 choose stop }\n");
+  CHECK(r.render() ==
+        "p.cw:3:12: error: unknown question kind 'edg' (expected edge, baseline or recurse)\n"
+        "    question edg\n"
+        "             ^~~\n"
+        "hint: did you mean 'edge'?\n"
+        "p.cw:7:50: error: 'choose recurse' answers a recurse question, not an edge question\n"
+        "  answer b { question edge subject tid == 1 choose recurse }\n"
+        "                                                   ^~~~~~~\n"
+        "hint: an edge question chooses an edge (over from., to. and edge.kind) or stop\n"
+        "p.cw:8:53: error: a recurse question is answered by 'choose recurse' or 'choose stop'\n"
+        "  answer c { question recurse subject tid == 1 choose tid == 2 }\n"
+        "                                                      ^~~~~~~~\n"
+        "p.cw:9:8: error: missing clause 'choose' in answer rule 'd'\n"
+        "  answer d { question edge question edge subject tid == 1 }\n"
+        "         ^\n"
+        "p.cw:9:26: error: clause 'question' given twice\n"
+        "  answer d { question edge question edge subject tid == 1 }\n"
+        "                           ^~~~~~~~\n"
+        "p.cw:10:8: error: duplicate rule id 'a' in pack 'p'\n"
+        "  answer a { question recurse subject tid == 1 choose stop }\n"
+        "         ^\n"
+        "p.cw:2:8: note: first defined here\n"
+        "  answer a {\n"
+        "         ^\n");
+}
+
+TEST_CASE("a test's trace file is resolved against its file's folder; hang defaults to auto") {
+  auto r = load_sources({make_source("packs/p/pack.cw",
+                                     "pack p { version \"0.1.0\" }\n"
+                                     "test a { trace file \"traces/one.cwt\" expect hang 5 }\n"
+                                     "test b { trace file \"/abs/two.cwt\" hang \"5@1.25\"\n"
+                                     "  expect root_cause 6 kind LongRunning\n"
+                                     "  expect questions == 0 }\n")});
+  REQUIRE_MESSAGE(r.ok(), r.render());
+  REQUIRE(r.rules.tests.size() == 2);
+  const PackTest& a = r.rules.tests[0];
+  CHECK(a.trace_file == "packs/p/traces/one.cwt");
+  CHECK(a.trace_text.empty());
+  CHECK(a.trace_loc.line == 2);
+  CHECK(a.trace_loc.col == 21);
+  CHECK(a.hang == "auto");
+  REQUIRE(a.expects.size() == 1);
+  CHECK(a.expects[0].subject == Expectation::Subject::Hang);
+  CHECK(a.expects[0].from_tid == 5);
+  CHECK(a.expects[0].kind.empty());
+  const PackTest& b = r.rules.tests[1];
+  CHECK(b.trace_file == "/abs/two.cwt");
+  CHECK(b.hang == "5@1.25");
+  REQUIRE(b.expects.size() == 2);
+  CHECK(b.expects[0].subject == Expectation::Subject::RootCause);
+  CHECK(b.expects[0].from_tid == 6);
+  CHECK(b.expects[0].kind == "LongRunning");
+  CHECK(b.expects[1].subject == Expectation::Subject::Questions);
+  CHECK(b.expects[1].cmp == "==");
+  CHECK(b.expects[1].value == 0);
+}
+
+TEST_CASE("diagnosis expectations and hang say what is wrong") {
+  auto r = load_pack(
+      "test a {\n"
+      "  trace [[x]]\n"
+      "  hang \"811 at 1.5\"\n"
+      "  expect hang 811 kind LongWiat\n"
+      "  expect root_cause 0\n"
+      "  expect hang 1 at 5ms\n"
+      "}\n"
+      "test b { trace [[x]] hang \"auto\" expect segments 1 == 1 }\n"
+      "test c { trace file \"t.cwt\" hang \"1@2\" hang \"auto\" expect questions == 0 }\n");
+  CHECK(r.render() ==
+        "p.cw:4:8: error: 'hang' needs \"auto\" or \"TID@SECONDS\"\n"
+        "    hang \"811 at 1.5\"\n"
+        "         ^~~~~~~~~~~~\n"
+        "hint: SECONDS count from the start of the trace, as in \"811@1.5\"\n"
+        "p.cw:5:24: error: unknown hang kind 'LongWiat' (expected LongRunning, RepeatedYield or "
+        "LongWait)\n"
+        "    expect hang 811 kind LongWiat\n"
+        "                         ^~~~~~~~\n"
+        "hint: did you mean 'LongWait'?\n"
+        "p.cw:6:21: error: expected a thread id\n"
+        "    expect root_cause 0\n"
+        "                      ^\n"
+        "p.cw:7:17: error: unknown attribute 'at' of expect hang\n"
+        "    expect hang 1 at 5ms\n"
+        "                  ^~\n"
+        "p.cw:9:22: error: 'hang' names the symptom of a diagnosis, and this test expects none\n"
+        "  test b { trace [[x]] hang \"auto\" expect segments 1 == 1 }\n"
+        "                       ^~~~\n"
+        "hint: add `expect hang TID`, `expect root_cause TID` or `expect questions OP N`\n"
+        "p.cw:10:40: error: clause 'hang' given twice\n"
+        "  test c { trace file \"t.cwt\" hang \"1@2\" hang \"auto\" expect questions == 0 }\n"
+        "                                         ^~~~\n");
+}
+
+TEST_CASE("hang specs: auto, or a thread and seconds since the trace started") {
+  auto spec = parse_hang_spec("811@1.5");
+  REQUIRE(spec);
+  CHECK_FALSE(spec->automatic);
+  CHECK(spec->tid == 811);
+  CHECK(spec->offset_ns == 1500000000);
+  CHECK(parse_hang_spec("7@2")->offset_ns == 2000000000);
+  CHECK(parse_hang_spec("7@0.000000001")->offset_ns == 1);
+  CHECK(parse_hang_spec("auto")->automatic);
+  for (const char* bad : {"", "811", "@1", "811@", "0@1", "811@1.", "811@-1", "x@1", "811@1s",
+                          "4294967296@1", "Auto"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(parse_hang_spec(bad));
+  }
 }
 
 TEST_CASE("boost and prune rules may ask the classified edge's kind; others may not") {

@@ -200,6 +200,10 @@ std::vector<Diagnostic> lint(const RuleSet& rules, const LintFacts& facts) {
     lint_never_matches(r.origin, r.item_where, "where", out);
   }
   for (const auto& r : rules.flags) lint_never_matches(r.origin, r.set, "set", out);
+  for (const auto& r : rules.answers) {
+    lint_never_matches(r.origin, r.subject, "subject", out);
+    lint_never_matches(r.origin, r.choose, "choose", out);
+  }
 
   // The first strong/weak rule that matches classifies a candidate: once a rule of a link
   // always matches, the classifying rules after it never run.

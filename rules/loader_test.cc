@@ -174,7 +174,8 @@ TEST_CASE("select_packs keeps the requires closure in load order and renumbers l
       make_source("top.cw",
                   "pack top { version \"1.0.0\" requires base }\n"
                   "edge t { link wakeup strength strong priority 1 }\n"
-                  "split s { at recv }\n"),
+                  "split s { at recv }\n"
+                  "answer a { question recurse subject tid == 1 choose stop }\n"),
   });
   REQUIRE_MESSAGE(r.ok(), r.render());
   REQUIRE(r.rules.links.size() == 2);
@@ -188,10 +189,13 @@ TEST_CASE("select_packs keeps the requires closure in load order and renumbers l
   CHECK(top.edges[1].link == 0);
   CHECK(top.splits.size() == 1);
   CHECK(top.tests.size() == 1);
+  REQUIRE(top.answers.size() == 1);
+  CHECK(top.answers[0].origin.id == "top/a");
   RuleSet x = select_packs(r.rules, {"x"});
   CHECK(pack_ids(x) == std::vector<std::string>{"x"});
   CHECK(x.edges.at(0).link == 0);
   CHECK(x.tests.empty());
+  CHECK(x.answers.empty());
 }
 
 TEST_CASE("diagnostics come errors first, each group in file order") {

@@ -1,11 +1,40 @@
 #include "rules/ruleset.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
 #include "rules/loader.h"
 
 namespace cw::rules {
+
+std::optional<HangSpec> parse_hang_spec(std::string_view text) {
+  if (text == "auto") return HangSpec{};
+  const size_t at = text.find('@');
+  if (at == std::string_view::npos || at == 0 || at + 1 == text.size()) return std::nullopt;
+  auto digits = [](std::string_view s) {
+    return !s.empty() &&
+           std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  const std::string_view tid = text.substr(0, at);
+  std::string_view whole = text.substr(at + 1), fraction;
+  if (size_t dot = whole.find('.'); dot != std::string_view::npos) {
+    fraction = whole.substr(dot + 1);
+    whole = whole.substr(0, dot);
+    if (!digits(fraction)) return std::nullopt;
+  }
+  if (!digits(tid) || !digits(whole) || tid.size() > 10 || whole.size() > 9) return std::nullopt;
+  HangSpec spec;
+  spec.automatic = false;
+  const uint64_t t = std::stoull(std::string(tid));
+  if (t == 0 || t > UINT32_MAX) return std::nullopt;
+  spec.tid = static_cast<uint32_t>(t);
+  spec.offset_ns = std::stoull(std::string(whole)) * 1000000000ull;
+  uint64_t scale = 100000000;
+  for (size_t i = 0; i < fraction.size() && i < 9; ++i, scale /= 10)
+    spec.offset_ns += static_cast<uint64_t>(fraction[i] - '0') * scale;
+  return spec;
+}
 
 const PackInfo* RuleSet::pack(const std::string& id) const {
   for (const auto& p : packs)
@@ -52,6 +81,8 @@ RuleSet select_packs(const RuleSet& rules, const std::vector<std::string>& pack_
     if (keep(b.origin.pack)) out.batches.push_back(b);
   for (const auto& f : rules.flags)
     if (keep(f.origin.pack)) out.flags.push_back(f);
+  for (const auto& a : rules.answers)
+    if (keep(a.origin.pack)) out.answers.push_back(a);
   for (const auto& l : rules.lua)
     if (keep(l.pack)) out.lua.push_back(l);
   for (const auto& t : rules.tests)

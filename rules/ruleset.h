@@ -9,7 +9,9 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/source.h"
@@ -173,7 +175,10 @@ struct FlagRule {
 // Side::From / Side::To (the edge's evidence events) and may name `edge.kind`. Baseline
 // questions: over Side::Self, the candidate segment's first event. `choose stop` (edge:
 // stop slicing; baseline: none of them; recurse: do not recurse) and `choose recurse`
-// (recurse questions) take no expression.
+// (recurse questions) take no expression; a recurse question takes only those two.
+// The events these expressions see are of no kind known when the pack is checked, so they
+// name only what every event has: ts, tid, pid, cpu, kind, stack, thread.comm,
+// thread.kernel, process.comm, process.exe (through from./to. for edges), and no span.
 struct AnswerRule {
   RuleOrigin origin;
   enum class Question : uint8_t { Edge, Baseline, Recurse } question = Question::Edge;
@@ -181,6 +186,16 @@ struct AnswerRule {
   enum class Choice : uint8_t { Option, Stop, Recurse } choice = Choice::Option;
   CompiledExpr choose;  // Choice::Option only
 };
+
+// A diagnosis symptom as written in a pack test's `hang` (and on the command line, --hang):
+// "auto", or "TID@SECONDS", a thread and a time in seconds since the trace started
+// ("811@1.5", "811@2"). nullopt for anything else.
+struct HangSpec {
+  bool automatic = true;
+  uint32_t tid = 0;
+  uint64_t offset_ns = 0;  // SECONDS in ns (digits past the ninth decimal are dropped)
+};
+std::optional<HangSpec> parse_hang_spec(std::string_view text);
 
 struct LuaChunk {
   std::string pack;
