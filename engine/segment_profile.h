@@ -44,10 +44,19 @@ class ThreadEvents {
   ThreadEvents(const Trace& trace, const std::vector<Tid>& tids = {});
   // The thread's events, empty when the thread was not indexed.
   const std::vector<uint32_t>& of(Tid tid) const;
+  // The thread's switch_out / switch_in events, and its syscall_enter / syscall_exit
+  // events (subsets of of(tid)), so a profile finds the state at a range's start by
+  // binary search.
+  const std::vector<uint32_t>& switches_of(Tid tid) const;
+  const std::vector<uint32_t>& syscalls_of(Tid tid) const;
+  // The indexed threads, sorted.
+  const std::vector<Tid>& tids() const { return tids_; }
 
  private:
-  std::vector<Tid> tids_;                     // sorted
-  std::vector<std::vector<uint32_t>> events_;  // parallel to tids_
+  const std::vector<uint32_t>& list(const std::vector<std::vector<uint32_t>>& lists, Tid tid) const;
+  std::vector<Tid> tids_;                                   // sorted
+  std::vector<std::vector<uint32_t>> events_;               // parallel to tids_
+  std::vector<std::vector<uint32_t>> switches_, syscalls_;  // parallel to tids_
   std::vector<uint32_t> empty_;
 };
 
@@ -56,7 +65,9 @@ class ThreadEvents {
 // switch_out before it.
 SegmentProfile profile_range(const Trace& trace, const ThreadEvents& events, Tid tid,
                              uint64_t start_ns, uint64_t end_ns);
-SegmentProfile profile_segment(const Trace& trace, const ThreadEvents& events,
-                               const Graph& graph, uint32_t segment);
+// The segment's time range of its thread; the thread's last segment, which ends at its
+// last event's time, also counts the events at that time.
+SegmentProfile profile_segment(const Trace& trace, const ThreadEvents& events, const Graph& graph,
+                               uint32_t segment);
 
 }  // namespace cw::engine
