@@ -97,9 +97,8 @@ TEST_CASE("a wide beam keeps both paths, best first") {
 
 TEST_CASE("the depth limit leaves paths incomplete, and cycles are not walked") {
   // 1 and 2 feed each other and 0.
-  Graph g = make_graph(3, {{1, 0, Strength::Strong},
-                           {2, 1, Strength::Strong},
-                           {1, 2, Strength::Strong}});
+  Graph g =
+      make_graph(3, {{1, 0, Strength::Strong}, {2, 1, Strength::Strong}, {1, 2, Strength::Strong}});
   BeamOptions o;
   o.max_depth = 5;
   BeamResult r = beam_search(g, 0, o);
@@ -107,9 +106,8 @@ TEST_CASE("the depth limit leaves paths incomplete, and cycles are not walked") 
   CHECK(segments_of(g, r.paths[0]) == std::vector<uint32_t>{2, 1, 0});
   CHECK(r.paths[0].complete);
 
-  Graph chain = make_graph(4, {{1, 0, Strength::Strong},
-                               {2, 1, Strength::Strong},
-                               {3, 2, Strength::Strong}});
+  Graph chain =
+      make_graph(4, {{1, 0, Strength::Strong}, {2, 1, Strength::Strong}, {3, 2, Strength::Strong}});
   o.max_depth = 2;
   r = beam_search(chain, 0, o);
   REQUIRE(r.paths.size() == 1);
@@ -118,9 +116,8 @@ TEST_CASE("the depth limit leaves paths incomplete, and cycles are not walked") 
 }
 
 TEST_CASE("incoming edges: one per source, the cheapest, cheapest sources first") {
-  Graph g = make_graph(3, {{1, 0, Strength::Weak},
-                           {1, 0, Strength::Strong},
-                           {2, 0, Strength::Boosted}});
+  Graph g =
+      make_graph(3, {{1, 0, Strength::Weak}, {1, 0, Strength::Strong}, {2, 0, Strength::Boosted}});
   std::vector<uint32_t> in = incoming_by_source(g, 0, {});
   REQUIRE(in.size() == 2);
   CHECK(g.edges[in[0]].from == 1);

@@ -63,8 +63,8 @@ class Diagnoser {
     beam_.lookback = options.lookback;
     beam_.max_depth = options.max_depth;
     for (const auto& a : rules.answers)
-      answer_rules_.push_back({&a, eval_.prepare(a.subject, a.origin),
-                               eval_.prepare(a.choose, a.origin)});
+      answer_rules_.push_back(
+          {&a, eval_.prepare(a.subject, a.origin), eval_.prepare(a.choose, a.origin)});
   }
 
   Diagnosis run() {
@@ -81,9 +81,8 @@ class Diagnoser {
     diagnose_vertex(hang->segment, hang->kind, hang->profile, 0, window, hang->first_segment,
                     hang->last_segment);
     finish_path();
-    std::stable_sort(
-        d_.root_causes.begin(), d_.root_causes.end(),
-        [](const RootCause& a, const RootCause& b) { return a.depth > b.depth; });
+    std::stable_sort(d_.root_causes.begin(), d_.root_causes.end(),
+                     [](const RootCause& a, const RootCause& b) { return a.depth > b.depth; });
     return std::move(d_);
   }
 
@@ -99,7 +98,9 @@ class Diagnoser {
   // ---- describing segments and edges ----------------------------------------------
 
   double secs(uint64_t ts) const { return static_cast<double>(ts - std::min(ts, t0_)) / 1e9; }
-  static std::string ms(uint64_t ns) { return fmt::format("{:.1f} ms", static_cast<double>(ns) / 1e6); }
+  static std::string ms(uint64_t ns) {
+    return fmt::format("{:.1f} ms", static_cast<double>(ns) / 1e6);
+  }
 
   std::string thread_name(Tid tid) const {
     const ThreadInfo* t = trace_.thread(tid);
@@ -146,7 +147,8 @@ class Diagnoser {
   std::string behaviour(HangKind kind, const SegmentProfile& p) const {
     switch (kind) {
       case HangKind::LongWait:
-        return fmt::format("blocked {} {}", ms(p.longest_block_ns), call_text(p.longest_block_call));
+        return fmt::format("blocked {} {}", ms(p.longest_block_ns),
+                           call_text(p.longest_block_call));
       case HangKind::LongRunning:
         return fmt::format("ran {} on a CPU ({} runnable) with {}", ms(p.on_cpu_ns),
                            ms(p.runnable_ns), syscall_summary(p));
@@ -164,9 +166,9 @@ class Diagnoser {
 
   std::string segment_evidence(uint32_t s) const {
     SegmentProfile p = profile_segment(trace_, events_, g_, s);
-    std::string out = fmt::format("{}: on CPU {}, runnable {}, blocked {}; {}", segment_line(s),
-                                  ms(p.on_cpu_ns), ms(p.runnable_ns), ms(p.blocked_ns),
-                                  syscall_summary(p, 6));
+    std::string out =
+        fmt::format("{}: on CPU {}, runnable {}, blocked {}; {}", segment_line(s), ms(p.on_cpu_ns),
+                    ms(p.runnable_ns), ms(p.blocked_ns), syscall_summary(p, 6));
     if (p.longest_block_ns > 0)
       out += fmt::format("; longest block {} {}", ms(p.longest_block_ns),
                          call_text(p.longest_block_call));
@@ -360,8 +362,10 @@ class Diagnoser {
     return r;
   }
 
+  // A flag edge into segments [first, last] of one thread.
   bool has_flag_edge_into(uint32_t first, uint32_t last, uint32_t* edge) const {
-    for (uint32_t s = first; s <= last && s < g_.segments.size(); ++s)
+    const Tid tid = g_.segments[first].tid;
+    for (uint32_t s = first; s <= last && s < g_.segments.size() && g_.segments[s].tid == tid; ++s)
       for (auto [it, end] = in_edges(s, g_.csr); it != end; ++it) {
         const Edge& e = g_.edges[g_.csr[*it]];
         if (e.rule.kind == RuleKind::Flag) {
@@ -383,28 +387,34 @@ class Diagnoser {
         return;
       }
       case HangKind::RepeatedYield: {
+        // A flag write that ended the loop explains it: the writer is the culprit. The
+        // read that saw it is in the stretch or just after it.
         uint32_t flag_edge = kNoIndex;
-        if (prof.flag_events == 0 || !has_flag_edge_into(first, last, &flag_edge)) {
-          if (prof.flag_events == 0) {
-            d_.root_causes.push_back(root(seg, kind, prof, depth));
-            if (depth == 0) {
-              d_.yield_without_flag = true;
-              d_.yield_loop.syscalls = prof.by_name;
-              collect_call_sites(first, last);
-              d_.path = {{seg, kNoIndex}};
-              d_.notes.push_back(fmt::format(
-                  "{} polled in a loop and no data-flag event explains when it stopped: "
-                  "declare the variable it waits for as a `flag` in a pack and record again",
-                  who(seg)));
-            }
-            return;
-          }
-          // Flag reads but no write that set it: the missing write is the question.
+        if (has_flag_edge_into(first, last + 1, &flag_edge)) {
+          d_.root_causes.push_back(root(seg, kind, prof, depth));
+          examine_thread(g_.edges[flag_edge].from, window, depth);
+          return;
+        }
+        if (prof.flag_events > 0) {
+          // Flag reads but no write set it: the missing write is what to find.
+          if (depth == 0)
+            d_.notes.push_back(
+                fmt::format("{} read a data flag in its loop, but no write set it while it looped: "
+                            "looking for the thread that normally does",
+                            who(seg)));
           break;
         }
-        // The write that set the flag is the wake-up; its thread is the culprit.
         d_.root_causes.push_back(root(seg, kind, prof, depth));
-        examine_thread(g_.edges[flag_edge].from, window, depth);
+        if (depth == 0) {
+          d_.yield_without_flag = true;
+          d_.yield_loop.syscalls = prof.by_name;
+          collect_call_sites(first, last);
+          d_.path = {{seg, kNoIndex}};
+          d_.notes.push_back(fmt::format(
+              "{} polled in a loop and no data-flag event explains when it stopped: declare "
+              "the variable it waits for as a `flag` in a pack and record again",
+              who(seg)));
+        }
         return;
       }
       case HangKind::LongWait: break;
@@ -441,41 +451,51 @@ class Diagnoser {
       // Without a baseline the hang's own wake-up path (if it came at all) is the guide.
       path = slice(seg);
       if (depth == 0)
-        d_.notes.push_back(fmt::format(
-            "no baseline: no other segment of {} did the same and waited briefly; "
-            "compared the threads on the hang's own causal path instead",
-            who(seg)));
+        d_.notes.push_back(
+            fmt::format("no baseline: no other segment of {} did the same and waited briefly; "
+                        "compared the threads on the hang's own causal path instead",
+                        who(seg)));
     }
-    // Threads on the path, nearest to the waiting segment first.
+    // Threads on the path that acted after the wait began (those before it only started
+    // the request), nearest to the waiting segment first.
+    const uint64_t wait_began =
+        baseline != kNoIndex ? profile_segment(trace_, events_, g_, baseline).longest_block_start
+                             : prof.longest_block_start;
     std::vector<Tid> threads;
     for (size_t k = path.size(); k-- > 0;) {
+      if (g_.segments[path[k].segment].end_ns <= wait_began) continue;
       Tid t = g_.segments[path[k].segment].tid;
       if (t == g_.segments[seg].tid || visited_threads_.count(t)) continue;
       if (std::find(threads.begin(), threads.end(), t) == threads.end()) threads.push_back(t);
     }
     for (Tid t : threads) {
+      if (stopped_) return;
       if (visited_threads_.count(t)) continue;  // a recursion reached it already
       uint32_t culprit = segment_at(t, window.start);
       if (culprit == kNoIndex) continue;
       examine_thread(culprit, window, depth);
     }
-    if (d_.root_causes.size() == causes_before) {
+    if (d_.root_causes.size() == causes_before && !stopped_) {
       // Nobody on the path was hung: the wake-up the baseline got never came. The thread
-      // that delivered it in the baseline is where to look.
-      RootCause r = root(seg, HangKind::LongWait, prof, depth);
+      // that delivered it in the baseline is where to look. (Below the hang itself, `seg`
+      // is already a root cause: the culprit that recursion started from.)
       if (baseline != kNoIndex && path.size() >= 2 && path[path.size() - 2].edge != kNoIndex) {
         const Edge& e = g_.edges[path[path.size() - 2].edge];
-        uint32_t sender = segment_at(g_.segments[e.from].tid, window.start);
-        if (sender != kNoIndex && g_.segments[e.from].tid != g_.segments[seg].tid) {
+        Tid sender_tid = g_.segments[e.from].tid;
+        uint32_t sender = segment_at(sender_tid, window.start);
+        if (sender != kNoIndex && sender_tid != g_.segments[seg].tid &&
+            !visited_threads_.count(sender_tid)) {
           SegmentProfile sp = profile_segment(trace_, events_, g_, sender);
-          r = root(sender, classify(sp), sp, depth + 1);
-          r.what = fmt::format("did not send the {} that woke {} in the baseline at {:.6f} s; "
-                               "meanwhile it {}",
-                               g_.kind_name(e), who(seg), secs(trace_.events[e.to_event].ts),
-                               behaviour(classify(sp), sp));
+          RootCause r = root(sender, classify(sp), sp, depth + 1);
+          r.what = fmt::format(
+              "did not send the {} that woke {} in the baseline at {:.6f} s; meanwhile it {}",
+              g_.kind_name(e), who(seg), secs(trace_.events[e.to_event].ts),
+              behaviour(classify(sp), sp));
+          d_.root_causes.push_back(r);
+          return;
         }
       }
-      d_.root_causes.push_back(r);
+      if (depth == 0) d_.root_causes.push_back(root(seg, HangKind::LongWait, prof, depth));
     }
   }
 
@@ -559,7 +579,7 @@ class Diagnoser {
     visited_threads_.insert(tid);
     // Its own segment for that: where the block began, or the busiest one.
     uint32_t seg = kind == HangKind::LongWait ? segment_at(tid, p.longest_block_start)
-                                               : segment_at(tid, window.start);
+                                              : segment_at(tid, window.start);
     if (seg == kNoIndex) return;
     SegmentProfile sp = profile_segment(trace_, events_, g_, seg);
     d_.root_causes.push_back(root(seg, kind, sp, depth + 1));
@@ -583,7 +603,10 @@ class Diagnoser {
     no.cost = 2;
     no.label = "stop: it is the root cause";
     q.options = {yes, no};
-    if (ask(std::move(q)).stop) return;
+    if (ask(std::move(q)).stop) {
+      stopped_ = true;  // "it is the root cause": the diagnosis ends here
+      return;
+    }
     Window w = kind == HangKind::LongWait
                    ? Window{sp.longest_block_start, sp.longest_block_start + sp.longest_block_ns}
                    : Window{sp.start_ns, sp.end_ns};
@@ -610,8 +633,7 @@ class Diagnoser {
       // p.edges[0] enters the hang; walk until the root cause.
       for (size_t k = 0; k < p.edges.size(); ++k) {
         if (g_.edges[p.edges[k]].from != deepest->segment) continue;
-        for (size_t j = k + 1; j-- > 0;)
-          d_.path.push_back({g_.edges[p.edges[j]].from, p.edges[j]});
+        for (size_t j = k + 1; j-- > 0;) d_.path.push_back({g_.edges[p.edges[j]].from, p.edges[j]});
         d_.path.push_back({hang, kNoIndex});
         return;
       }
@@ -643,6 +665,7 @@ class Diagnoser {
   Diagnosis d_;
   std::map<std::pair<QuestionKind, uint32_t>, size_t> asked_;
   std::set<Tid> visited_threads_;
+  bool stopped_ = false;
   Option chosen_;
 };
 

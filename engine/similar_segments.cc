@@ -11,16 +11,15 @@ namespace {
 // Scheduling and interrupt events say how a thread ran, not what it did.
 bool is_semantic(const Trace& trace, KindId kind) {
   static constexpr std::array<std::string_view, 10> kMechanics = {
-      "switch_in",  "switch_out", "wakeup",        "wakeup_new",    "irq_enter",
-      "irq_exit",   "comm",       "softirq_enter", "softirq_exit",  "thread_start"};
+      "switch_in", "switch_out", "wakeup",        "wakeup_new",   "irq_enter",
+      "irq_exit",  "comm",       "softirq_enter", "softirq_exit", "thread_start"};
   const std::string& name = trace.schema.kind(kind).name;
   return std::find(kMechanics.begin(), kMechanics.end(), name) == kMechanics.end();
 }
 
 // The thread's events of `segment`: a slice of the thread's event list.
 std::pair<const uint32_t*, const uint32_t*> segment_range(const ThreadEvents& events,
-                                                          const Graph& graph,
-                                                          uint32_t segment) {
+                                                          const Graph& graph, uint32_t segment) {
   const Segment& s = graph.segments[segment];
   const auto& list = events.of(s.tid);
   auto lo = std::lower_bound(list.begin(), list.end(), s.first);
@@ -54,6 +53,9 @@ bool same_semantics(const Trace& trace, uint32_t a, uint32_t b) {
   for (size_t f = 0; f < fields.size(); ++f) {
     int fi = static_cast<int>(f);
     if (fields[f].type == FieldType::Str) {
+      if (trace.value(ea, fi) != trace.value(eb, fi)) return false;
+    } else if (fields[f].name == "fd") {
+      // The same descriptor number: the same channel, in this process or a re-run of it.
       if (trace.value(ea, fi) != trace.value(eb, fi)) return false;
     } else if (fields[f].name == "peer") {
       // Peers by name: the same program at the other end, whatever its pid this time.
@@ -103,8 +105,8 @@ std::vector<SimilarSegment> find_similar(const Trace& trace, const ThreadEvents&
       c.segment = s;
       c.wait_ns = p.longest_block_ns;
       c.wait_result = wait_result(trace, p);
-      c.result_differs = hang_returned && p.longest_block_exit != kNoIndex &&
-                         c.wait_result != hang_result;
+      c.result_differs =
+          hang_returned && p.longest_block_exit != kNoIndex && c.wait_result != hang_result;
       bool quick = static_cast<double>(p.longest_block_ns) <=
                    options.quick_fraction * static_cast<double>(hang.longest_block_ns);
       if (quick || c.result_differs) out.push_back(c);

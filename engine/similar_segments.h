@@ -18,8 +18,8 @@ namespace cw::engine {
 std::vector<uint32_t> semantic_events(const Trace& trace, const ThreadEvents& events,
                                       const Graph& graph, uint32_t segment, size_t limit = 32);
 
-// Whether two events mean the same thing: same kind, same text fields, and for stream
-// events the same peer process name.
+// Whether two events mean the same thing: same kind, same text fields, the same file
+// descriptor, and for stream events the same peer process name.
 bool same_semantics(const Trace& trace, uint32_t a, uint32_t b);
 
 struct SimilarSegment {
