@@ -16,6 +16,8 @@ constexpr size_t kMinMergedRun = 8;
 constexpr uint32_t kYieldCalls = 16;
 // Markers the recorder writes; not the user's.
 constexpr std::string_view kCommandMarker = "causeway: command ";
+// How many of a thread's last events are searched for its exit.
+constexpr size_t kExitWithin = 16;
 // How many thread names an error lists.
 constexpr size_t kThreadsListed = 5;
 
@@ -109,10 +111,14 @@ class Finder {
 
   // When the thread's life ends for diagnosis: its exit, or the end of the recording (a
   // thread still blocked or busy then is the hang still going on).
+  // The exit event is among the thread's last few (its final switch_out follows it).
   uint64_t thread_end(const Graph::ThreadSegments& t) const {
     const auto& list = ev_.of(t.tid);
-    if (!list.empty() && thread_exit_ != kNoKind && trace_.events[list.back()].kind == thread_exit_)
-      return trace_.events[list.back()].ts;
+    if (thread_exit_ != kNoKind) {
+      const size_t stop = list.size() - std::min(list.size(), kExitWithin);
+      for (size_t i = list.size(); i > stop; --i)
+        if (trace_.events[list[i - 1]].kind == thread_exit_) return trace_.events[list.back()].ts;
+    }
     return std::max(trace_end_, g_.segments[t.end - 1].end_ns);
   }
 

@@ -79,16 +79,19 @@ const std::string kWaitAndBusy =
     "thread 100 pid=100 comm=client\n"
     "process 200 comm=busy\n"
     "thread 200 pid=200 comm=busy\n"
+    "thread 7 pid=0 comm=kworker kernel\n"
     "0 100 switch_in\n"
     "1ms 100 syscall_enter name=read fd=3\n"
     "1.1ms 100 switch_out state=S\n"
     "901ms 100 switch_in\n"
     "901.1ms 100 syscall_exit name=read ret=1\n"
-    "902ms 100 exit\n"
+    "901.5ms 100 exit\n"
+    "902ms 100 switch_out state=X\n"
     "0 200 switch_in\n"
     "10ms 200 syscall_enter name=getpid\n"
     "10.1ms 200 syscall_exit name=getpid\n"
-    "510ms 200 exit\n";
+    "510ms 200 exit\n"
+    "2s 7 switch_in\n";  // a kernel worker: the recording goes on after both exited
 
 TEST_CASE("auto picks a main thread's long wait over a shorter computation") {
   const Built b = build(kWaitAndBusy);
@@ -99,7 +102,7 @@ TEST_CASE("auto picks a main thread's long wait over a shorter computation") {
   CHECK(h.pid == 100);
   CHECK(h.kind == HangKind::LongWait);
   CHECK(h.start_ns == 1 * kMs);
-  CHECK(h.end_ns == 902 * kMs);  // the thread's exit
+  CHECK(h.end_ns == 902 * kMs);  // the thread's last event, after its exit
   CHECK(h.segment == segment_at(b, 100, 1 * kMs));
   CHECK(h.first_segment == h.segment);
   CHECK(h.last_segment == h.segment);
