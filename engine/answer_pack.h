@@ -1,0 +1,48 @@
+// Answers are rules (DESIGN §5): a diagnosis's questions and the options chosen, written
+// as a pack of `answer` rules (docs/rules.md) with a test that replays the diagnosis, so
+// that re-running with `--rules PACK` asks nothing and reaches the same root cause.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "engine/diagnose.h"
+#include "engine/graph.h"
+#include "tracer/trace.h"
+
+namespace cw::engine {
+
+// The first line of every pack.cw written here: only such a file is ever overwritten.
+inline constexpr std::string_view kAnswerPackMarker =
+    "# Written by `causeway debug --save-answers`: the answers of one diagnosis as rules.";
+
+struct AnswerPackSpec {
+  std::string pack_id;     // "answers.NAME"
+  std::string trace_file;  // as the pack test's `trace file` names it
+  std::string hang;        // "auto" or "TID@SECONDS", as given on the command line
+};
+
+// "answers." + the folder's last name with everything but [A-Za-z0-9_] made `_` (and a
+// leading `_` before a digit): `--save-answers out/my-app` gives "answers.my_app".
+std::string answer_pack_id(const std::string& dir);
+
+// The text of PACK/pack.cw: the header, one `answer qN` rule per query that a rule did not
+// already answer (each after a comment with the question and the chosen option), and a
+// test that replays the diagnosis and expects its hang, its first root cause and no
+// question.
+std::string answer_pack_text(const Trace& trace, const Graph& graph, const Diagnosis& diagnosis,
+                             const AnswerPackSpec& spec);
+
+// Writes DIR/pack.cw (making DIR when needed) for the trace at `trace_path`; the test
+// names the trace relative to DIR when both are on one tree. Returns the file's path.
+// Throws std::invalid_argument, naming the file, when DIR/pack.cw exists and was not
+// written by causeway debug (the marker line), and std::runtime_error when it cannot be
+// written.
+std::string save_answer_pack(const std::string& dir, const std::string& trace_path,
+                             const std::string& hang, const Trace& trace, const Graph& graph,
+                             const Diagnosis& diagnosis);
+
+// How many `answer` rules answer_pack_text writes for `diagnosis`.
+size_t saved_answer_count(const Diagnosis& diagnosis);
+
+}  // namespace cw::engine
