@@ -208,6 +208,10 @@ void RecordDecoder::decode(const void* record, size_t size) {
       auto t = threads_.find(tid);
       put_thread(
           {tid, hdr->pid, trace_.strings.intern(comm), t != threads_.end() && t->second.kernel});
+      // A process is known by its main thread's name, as ps shows it.
+      if (tid == hdr->pid)
+        if (auto p = processes_.find(hdr->pid); p != processes_.end())
+          put_process({p->second.pid, p->second.ppid, trace_.strings.intern(comm), p->second.exe});
       set_str(hold(ts, tid, k_comm, cpu), 0, comm);
       return;
     }

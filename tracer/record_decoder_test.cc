@@ -152,6 +152,25 @@ TEST_CASE("stream transfers, forks and exits become their trace events") {
   CHECK(t.strings.get(t.thread(200)->comm) == "parent");
 }
 
+TEST_CASE("a main thread's rename renames its process; another thread's does not") {
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  d.add_process(100, 1, "prog", "/bin/prog");
+  d.add_thread(100, 100, "prog", false);
+  d.add_thread(101, 100, "prog", false);
+  auto main_rename = make<cw_rec_comm>(CW_REC_COMM, 10, 100, 100);
+  std::strcpy(main_rename.comm, "cw-client");
+  auto worker_rename = make<cw_rec_comm>(CW_REC_COMM, 20, 100, 101);
+  std::strcpy(worker_rename.comm, "cw-worker");
+  d.decode(&main_rename, sizeof main_rename);
+  d.decode(&worker_rename, sizeof worker_rename);
+  d.release_all();
+  t.rebuild_indexes();
+  CHECK(t.strings.get(t.process(100)->comm) == "cw-client");
+  CHECK(t.strings.get(t.thread(101)->comm) == "cw-worker");
+  CHECK(t.strings.get(t.process(100)->exe) == "/bin/prog");
+}
+
 TEST_CASE("short and unknown records are counted as malformed and skipped") {
   Trace t;
   RecordDecoder d(t, test_naming());
