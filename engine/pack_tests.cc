@@ -3,11 +3,16 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
+#include <stdexcept>
 
 #include "engine/builder.h"
+#include "engine/diagnose.h"
 #include "engine/report.h"
 #include "rules/loader.h"
 #include "rules/lua_sandbox.h"
+#include "tracer/binary_format.h"
+#include "tracer/symbolize.h"
 #include "tracer/text_format.h"
 
 namespace cw::engine {
@@ -63,17 +68,33 @@ std::string describe(const Expectation& x) {
       out += fmt::format("segments {} {} {}", x.from_tid, x.cmp, x.value);
       break;
     case Subject::Stat: out += fmt::format("stat {} {} {}", x.stat, x.cmp, x.value); break;
+    case Subject::Hang:
+    case Subject::RootCause:
+      out += fmt::format("{} {}", x.subject == Subject::Hang ? "hang" : "root_cause", x.from_tid);
+      if (!x.kind.empty()) out += " kind " + x.kind;
+      break;
+    case Subject::Questions: out += fmt::format("questions {} {}", x.cmp, x.value); break;
   }
   return out;
 }
 
+bool is_diagnosis(const Expectation& x) {
+  return x.subject == Subject::Hang || x.subject == Subject::RootCause ||
+         x.subject == Subject::Questions;
+}
+
 class Checker {
  public:
-  Checker(const Trace& trace, const BuildResult& result) : trace_(trace), result_(result) {}
+  // `diagnosis` may be null when the test has no diagnosis expectation.
+  Checker(const Trace& trace, const BuildResult& result, const Diagnosis* diagnosis)
+      : trace_(trace), result_(result), diagnosis_(diagnosis) {}
 
   // True when the expectation holds; else false with the message and hints.
   bool check(const Expectation& x, std::string& message, std::vector<std::string>& hints) {
     switch (x.subject) {
+      case Subject::Hang: return check_hang(x, message, hints);
+      case Subject::RootCause: return check_root_cause(x, message, hints);
+      case Subject::Questions: return check_questions(x, message, hints);
       case Subject::Edge: return check_edge(x, message, hints);
       case Subject::Split: return check_split(x, message, hints);
       case Subject::Segments: {
@@ -182,8 +203,61 @@ class Checker {
     return false;
   }
 
+  bool check_hang(const Expectation& x, std::string& message, std::vector<std::string>& hints) {
+    const Hang& h = diagnosis_->hang;
+    if (h.tid == x.from_tid && (x.kind.empty() || hang_kind_name(h.kind) == x.kind)) return true;
+    message = "expectation failed: " + describe(x);
+    hints.push_back(fmt::format("found: hang {} kind {} from {} to {} ({})", h.tid,
+                                hang_kind_name(h.kind), ns(h.start_ns), ns(h.end_ns), h.chosen_by));
+    return false;
+  }
+
+  bool check_root_cause(const Expectation& x, std::string& message,
+                        std::vector<std::string>& hints) {
+    const auto& causes = diagnosis_->root_causes;
+    auto tid_of = [&](const RootCause& c) {
+      return c.segment < result_.graph.segments.size() ? seg(c.segment).tid : Tid{0};
+    };
+    if (std::any_of(causes.begin(), causes.end(), [&](const RootCause& c) {
+          return tid_of(c) == x.from_tid && (x.kind.empty() || hang_kind_name(c.kind) == x.kind);
+        }))
+      return true;
+    message = "expectation failed: " + describe(x);
+    size_t shown = 0;
+    for (const RootCause& c : causes)
+      add_hint(hints, shown,
+               fmt::format("found: root_cause {} kind {}: {}", tid_of(c), hang_kind_name(c.kind),
+                           c.what));
+    close_hints(hints, shown);
+    if (shown == 0) hints.push_back("found: no root causes");
+    for (const std::string& note : diagnosis_->notes) add_hint(hints, shown, "diagnosis: " + note);
+    return false;
+  }
+
+  // Questions the test's `answer` rules did not answer: what a user would have been asked.
+  bool check_questions(const Expectation& x, std::string& message,
+                       std::vector<std::string>& hints) {
+    const auto& queries = diagnosis_->queries;
+    auto asked = [](const Query& q) { return q.answer.source != AnswerSource::Rule; };
+    const auto n = static_cast<int64_t>(std::count_if(queries.begin(), queries.end(), asked));
+    if (compare(n, x.cmp, x.value)) return true;
+    message = "expectation failed: " + describe(x);
+    hints.push_back(fmt::format("found: {} questions not answered by a rule, {} answered by one", n,
+                                static_cast<int64_t>(queries.size()) - n));
+    size_t shown = 0;
+    for (const Query& q : queries)
+      add_hint(
+          hints, shown,
+          fmt::format("{} question: {} (answered by {}{})", question_kind_name(q.question.kind),
+                      q.question.text, answer_source_name(q.answer.source),
+                      q.answer.rule.empty() ? "" : " " + q.answer.rule));
+    close_hints(hints, shown);
+    return false;
+  }
+
   const Trace& trace_;
   const BuildResult& result_;
+  const Diagnosis* diagnosis_;
 };
 
 Diagnostic failure_at(const rules::PackTest& test, SourceLoc loc, uint32_t length,
@@ -196,15 +270,79 @@ Diagnostic failure_at(const rules::PackTest& test, SourceLoc loc, uint32_t lengt
   return d;
 }
 
+// The test's trace: its text, or the file it names (text or binary, by content). A file
+// the reader could not read whole fails the test: a fixture with holes proves nothing.
+Trace read_test_trace(const rules::PackTest& test) {
+  if (test.trace_file.empty())
+    return parse_text_trace(test.source, test.trace_loc.byte,
+                            test.trace_loc.byte + test.trace_text.size());
+  // The caret spans the path's string, quotes included.
+  const std::string& text = test.source->text;
+  size_t end = test.trace_loc.byte + 1;
+  while (end < text.size() && text[end] != '"' && text[end] != '\n')
+    end += text[end] == '\\' ? 2 : 1;
+  const auto path_width =
+      static_cast<uint32_t>(std::min(end, text.size()) + 1 - test.trace_loc.byte);
+  Trace trace;
+  ReadReport report;
+  try {
+    report = load_trace(test.trace_file, trace);
+  } catch (const DiagnosticError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw DiagnosticError(failure_at(test, test.trace_loc, path_width,
+                                     fmt::format("cannot read the test's trace: {}", e.what())));
+  }
+  if (!report.skipped.empty()) {
+    const SkippedRange& s = report.skipped.front();
+    throw DiagnosticError(
+        failure_at(test, test.trace_loc, path_width,
+                   fmt::format("trace file {} is damaged: {} bytes at offset {} skipped: {}",
+                               test.trace_file, s.size, s.offset, s.reason)));
+  }
+  // As `causeway debug` does: rules match frames by symbol.
+  if (!trace.maps.empty()) symbolize_stacks(trace);
+  return trace;
+}
+
+SymptomRequest symptom_of(const rules::PackTest& test, const Trace& trace) {
+  SymptomRequest request;
+  auto spec = rules::parse_hang_spec(test.hang.empty() ? "auto" : test.hang);
+  if (!spec) throw std::invalid_argument(fmt::format("bad hang '{}'", test.hang));
+  if (!spec->automatic) {
+    request.mode = SymptomRequest::Mode::ThreadAt;
+    request.tid = spec->tid;
+    request.at_ns = trace_start_ns(trace) + spec->offset_ns;
+  }
+  return request;
+}
+
 PackTestResult run_one(const rules::RuleSet& all, const rules::PackTest& test) {
   PackTestResult out{test.pack, test.name, {}};
   try {
     rules::RuleSet rules = rules::select_packs(all, {test.pack});
-    Trace trace = parse_text_trace(test.source, test.trace_loc.byte,
-                                   test.trace_loc.byte + test.trace_text.size());
+    Trace trace = read_test_trace(test);
     BuildResult result = build_graph(trace, rules);
-    Checker checker(trace, result);
+    // Diagnosis expectations share one diagnosis, as `causeway debug --auto` would make it
+    // (the packs' answer rules, then the best-ranked option).
+    std::optional<Diagnosis> diagnosis;
+    auto first_diagnosis = std::find_if(test.expects.begin(), test.expects.end(), is_diagnosis);
+    if (first_diagnosis != test.expects.end()) {
+      AutoAnswerer answerer;
+      DiagnoseOptions options;
+      options.symptom = symptom_of(test, trace);
+      options.answerer = &answerer;
+      try {
+        diagnosis = diagnose(trace, result, rules, options);
+      } catch (const DiagnoseError& e) {
+        out.failures.push_back(failure_at(
+            test, first_diagnosis->loc, kExpectWidth,
+            fmt::format("expectation failed: the diagnosis found no hang: {}", e.what())));
+      }
+    }
+    Checker checker(trace, result, diagnosis ? &*diagnosis : nullptr);
     for (const Expectation& x : test.expects) {
+      if (is_diagnosis(x) && !diagnosis) continue;  // failed above
       std::string message;
       std::vector<std::string> hints;
       if (checker.check(x, message, hints)) continue;

@@ -19,6 +19,10 @@ list blocking_syscalls = [
   "msgrcv", "semop", "semtimedop", "mq_timedreceive", "flock"
 ]
 
+# The waits an event loop makes when it has nothing to do: it returns to them after
+# each event it handled.
+list loop_waits = ["epoll_wait", "epoll_pwait", "epoll_pwait2", "poll", "ppoll", "select", "pselect6"]
+
 list futex_waits = ["wait", "wait_bitset", "lock_pi", "lock_pi2", "wait_requeue_pi", "waitv"]
 
 # Frames every stack shares; they say nothing about a common purpose.
@@ -28,6 +32,18 @@ list ubiquitous_frames = [
 ]
 
 # ---- segments ------------------------------------------------------------------------
+
+# An event loop's wait for its next event: the thread has finished what it was doing and
+# is idle until something happens, so the wait is not a hang. It comes before wait.entry,
+# which would also cut here: of two split rules cutting at one event, the first in file
+# order names the cut.
+split loop.wait {
+  at syscall_enter
+  where name in loop_waits
+  cut before
+  neighbour weak
+  loop
+}
 
 # A blocking wait usually ends one step of event processing (seed 000 §4.2): the wait
 # starts the next segment.

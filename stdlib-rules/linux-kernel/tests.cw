@@ -133,6 +133,26 @@ test "a blocking wait starts a new segment" {
   expect segments 101 == 3
 }
 
+test "an event loop's poll is a loop return, a read inside a handler an ordinary wait" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=app
+    thread 101 pid=100 comm=main
+    1ms 101 syscall_enter name=getpid
+    1ms 101 syscall_exit name=getpid ret=100
+    2ms 101 syscall_enter name=poll
+    3ms 101 syscall_exit name=poll ret=1
+    4ms 101 syscall_enter name=read fd=4
+    5ms 101 syscall_exit name=read ret=8
+    6ms 101 syscall_enter name=epoll_wait
+  ]]
+  expect split 101 at 2ms rule loop.wait
+  expect no split 101 at 2ms rule wait.entry
+  expect split 101 at 4ms rule wait.entry
+  expect split 101 at 6ms rule loop.wait
+  expect segments 101 == 4
+}
+
 test "consecutive messages with disjoint peers are cut apart" {
   trace [[
     causeway-trace 1
