@@ -19,6 +19,8 @@ Command add_rules_test(CLI::App& rules);
 Command add_rules_fmt(CLI::App& rules);
 Command add_graph(CLI::App& app);
 Command add_convert(CLI::App& app);
+// `debug`: diagnose a hang (docs/diagnosis.md).
+Command add_debug(CLI::App& app);
 // `record` (with start, stop, status) and `mark`.
 std::vector<Command> add_record(CLI::App& app);
 

@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
 
   std::vector<Command> commands;
   commands.push_back(add_graph(app));
+  commands.push_back(add_debug(app));
   commands.push_back(add_convert(app));
   for (auto& c : add_record(app)) commands.push_back(std::move(c));
   auto* rules = app.add_subcommand("rules", "check, test and format rule packs");

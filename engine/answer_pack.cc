@@ -90,8 +90,13 @@ std::string answer_pack_text(const Trace& trace, const Graph& graph, const Diagn
   out +=
       "\n# Re-run the diagnosis with --rules on this folder: every question below is\n"
       "# answered without asking. Edit a `choose` to answer differently.\n\n";
-  out += fmt::format("pack {} {{\n  version \"1.0.0\"\n  engine \">= 0.1\"\n  description {}\n}}\n",
-                     spec.pack_id,
+  out += fmt::format("pack {} {{\n  version \"1.0.0\"\n  engine \">= 0.1\"\n", spec.pack_id);
+  if (!spec.requires_.empty()) {
+    out += "  requires ";
+    for (size_t i = 0; i < spec.requires_.size(); ++i) out += (i ? ", " : "") + spec.requires_[i];
+    out += "\n";
+  }
+  out += fmt::format("  description {}\n}}\n",
                      string_literal("Answers saved by causeway debug from " + spec.trace_file));
 
   size_t n = 0;
@@ -122,8 +127,8 @@ std::string answer_pack_text(const Trace& trace, const Graph& graph, const Diagn
 }
 
 std::string save_answer_pack(const std::string& dir, const std::string& trace_path,
-                             const std::string& hang, const Trace& trace, const Graph& graph,
-                             const Diagnosis& diagnosis) {
+                             const std::string& hang, const std::vector<std::string>& packs,
+                             const Trace& trace, const Graph& graph, const Diagnosis& diagnosis) {
   const fs::path folder(dir);
   const fs::path file = folder / "pack.cw";
   std::error_code ec;
@@ -142,14 +147,18 @@ std::string save_answer_pack(const std::string& dir, const std::string& trace_pa
     throw std::runtime_error(
         fmt::format("{}: cannot make the folder: {}", folder.string(), ec.message()));
 
-  // The test names the trace relative to the pack when one path leads to the other.
-  std::string trace_file = fs::absolute(trace_path).lexically_normal().string();
-  fs::path rel = fs::absolute(trace_path)
-                     .lexically_normal()
-                     .lexically_relative(fs::absolute(folder).lexically_normal());
-  if (!rel.empty()) trace_file = rel.string();
+  // The test names the trace relative to the pack when the two share a folder below `/`.
+  const fs::path trace_abs = fs::absolute(trace_path).lexically_normal();
+  const fs::path folder_abs = fs::absolute(folder).lexically_normal();
+  std::string trace_file = trace_abs.string();
+  auto t = trace_abs.begin(), f = folder_abs.begin();
+  if (t != trace_abs.end() && f != folder_abs.end() && *t == *f && ++t != trace_abs.end() &&
+      ++f != folder_abs.end() && *t == *f)
+    trace_file = trace_abs.lexically_relative(folder_abs).string();
 
-  AnswerPackSpec spec{answer_pack_id(dir), trace_file, hang};
+  AnswerPackSpec spec{answer_pack_id(dir), trace_file, hang, {}};
+  for (const auto& p : packs)
+    if (p != spec.pack_id) spec.requires_.push_back(p);
   std::string text = answer_pack_text(trace, graph, diagnosis, spec);
   std::ofstream out(file, std::ios::trunc);
   out << text;

@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "engine/diagnose.h"
 #include "engine/graph.h"
@@ -20,6 +21,9 @@ struct AnswerPackSpec {
   std::string pack_id;     // "answers.NAME"
   std::string trace_file;  // as the pack test's `trace file` names it
   std::string hang;        // "auto" or "TID@SECONDS", as given on the command line
+  // The packs the diagnosis ran with: the pack requires them, so that its test (run with
+  // the pack and what it requires, nothing else) builds the same graph.
+  std::vector<std::string> requires_;
 };
 
 // "answers." + the folder's last name with everything but [A-Za-z0-9_] made `_` (and a
@@ -33,14 +37,16 @@ std::string answer_pack_id(const std::string& dir);
 std::string answer_pack_text(const Trace& trace, const Graph& graph, const Diagnosis& diagnosis,
                              const AnswerPackSpec& spec);
 
-// Writes DIR/pack.cw (making DIR when needed) for the trace at `trace_path`; the test
-// names the trace relative to DIR when both are on one tree. Returns the file's path.
+// Writes DIR/pack.cw (making DIR when needed) for the trace at `trace_path`, requiring
+// `packs` (its own id, when DIR held an earlier answer pack, is left out); the test names
+// the trace relative to DIR when the two share a folder other than `/`, else by its
+// absolute path. Returns the file's path.
 // Throws std::invalid_argument, naming the file, when DIR/pack.cw exists and was not
 // written by causeway debug (the marker line), and std::runtime_error when it cannot be
 // written.
 std::string save_answer_pack(const std::string& dir, const std::string& trace_path,
-                             const std::string& hang, const Trace& trace, const Graph& graph,
-                             const Diagnosis& diagnosis);
+                             const std::string& hang, const std::vector<std::string>& packs,
+                             const Trace& trace, const Graph& graph, const Diagnosis& diagnosis);
 
 // How many `answer` rules answer_pack_text writes for `diagnosis`.
 size_t saved_answer_count(const Diagnosis& diagnosis);

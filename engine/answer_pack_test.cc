@@ -107,6 +107,7 @@ const char* const kExpected =
 pack answers.my_app {
   version "1.0.0"
   engine ">= 0.1"
+  requires t
   description "Answers saved by causeway debug from ../traces/hang \"1\".trace"
 }
 
@@ -163,16 +164,19 @@ TEST_CASE("answer_pack_text: one answer rule per question not already a rule's, 
   auto b = testing::build(kRules, kTrace);
   Diagnosis d = diagnosis(b);
   CHECK(saved_answer_count(d) == 5);
-  std::string text = answer_pack_text(
-      b.trace, b.graph(), d, {"answers.my_app", "../traces/hang \"1\".trace", "811@0.000007"});
+  std::string text =
+      answer_pack_text(b.trace, b.graph(), d,
+                       {"answers.my_app", "../traces/hang \"1\".trace", "811@0.000007", {"t"}});
   CHECK(text == kExpected);
 }
 
 TEST_CASE("the written pack loads: its answer rules and its test compile") {
   auto b = testing::build(kRules, kTrace);
   std::string text = answer_pack_text(b.trace, b.graph(), diagnosis(b),
-                                      {"answers.my_app", "hang.trace", "811@0.000007"});
-  auto loaded = rules::load_sources({make_source("pack.cw", text)});
+                                      {"answers.my_app", "hang.trace", "811@0.000007", {"t"}});
+  auto loaded = rules::load_sources(
+      {make_source("t.cw", std::string("pack t { version \"0.1.0\" }\n") + kRules),
+       make_source("pack.cw", text)});
   REQUIRE_MESSAGE(loaded.ok(), loaded.render());
   CHECK(loaded.diagnostics.empty());
   REQUIRE(loaded.rules.answers.size() == 5);
@@ -247,16 +251,24 @@ TEST_CASE(
   const std::string trace = (tmp.path / "traces" / "t.trace").string();
   const std::string pack = (tmp.path / "packs" / "replay").string();
 
-  std::string file = save_answer_pack(pack, trace, "auto", b.trace, b.graph(), d);
+  std::string file = save_answer_pack(pack, trace, "auto", {"linux.kernel", "answers.replay"},
+                                      b.trace, b.graph(), d);
   CHECK(file == pack + "/pack.cw");
   std::string text = read(file);
   CHECK(text.rfind(kAnswerPackMarker, 0) == 0);
-  CHECK(text.find("pack answers.replay {") != std::string::npos);
+  CHECK(text.find("pack answers.replay {\n  version \"1.0.0\"\n  engine \">= 0.1\"\n  requires "
+                  "linux.kernel\n") != std::string::npos);
   CHECK(text.find("  trace file \"../../traces/t.trace\"\n  hang \"auto\"\n") != std::string::npos);
 
   d.queries.clear();
-  save_answer_pack(pack, trace, "auto", b.trace, b.graph(), d);
+  save_answer_pack(pack, trace, "auto", {}, b.trace, b.graph(), d);
   CHECK(read(file).find("answer q1") == std::string::npos);
+
+  // A pack elsewhere names the trace by its absolute path.
+  const std::string other = (tmp.path / "other").string();
+  std::string far =
+      save_answer_pack(other, "/usr/share/t.trace", "auto", {}, b.trace, b.graph(), d);
+  CHECK(read(far).find("  trace file \"/usr/share/t.trace\"\n") != std::string::npos);
 }
 
 TEST_CASE("save_answer_pack refuses to overwrite a pack it did not write") {
@@ -265,7 +277,7 @@ TEST_CASE("save_answer_pack refuses to overwrite a pack it did not write") {
   const fs::path file = tmp.path / "pack.cw";
   std::ofstream(file) << "pack mine { version \"1\" }\n";
   CHECK_THROWS_WITH_AS(
-      save_answer_pack(tmp.path.string(), "t.trace", "auto", b.trace, b.graph(), diagnosis(b)),
+      save_answer_pack(tmp.path.string(), "t.trace", "auto", {}, b.trace, b.graph(), diagnosis(b)),
       doctest::Contains("not written by causeway debug"), std::invalid_argument);
   CHECK(read(file) == "pack mine { version \"1\" }\n");
 }

@@ -252,8 +252,10 @@ std::string debug_text(const Trace& trace, const Graph& graph, const Diagnosis& 
 
   if (d.yield_without_flag) yield_text(out, trace, d);
 
-  size_t automatic = 0;
-  out += fmt::format("\nquestions: {}\n", d.queries.size());
+  size_t automatic = 0, by_rules = 0;
+  for (const Query& q : d.queries) by_rules += q.answer.source == AnswerSource::Rule;
+  out += fmt::format("\nquestions: {} asked", d.queries.size() - by_rules);
+  out += by_rules ? fmt::format(", {} answered by rules\n", by_rules) : "\n";
   for (size_t i = 0; i < d.queries.size(); ++i) {
     const Query& q = d.queries[i];
     if (q.answer.source == AnswerSource::Auto) ++automatic;

@@ -101,7 +101,7 @@ TEST_CASE("debug text: root cause first, then the hang, the path, the questions,
         "    0.300001 s  cw-client 811         recv object=7 len=64 peer=812 fd=3  (the "
         "hang)\n"
         "\n"
-        "questions: 2\n"
+        "questions: 1 asked, 1 answered by rules\n"
         "  1. [edge] Which event caused cw-client 811's segment at 1.000 s?\n"
         "     -> cw-srv-worker 813 send -> recv (message, strong) (AUTOMATIC: the "
         "best-scored of 2 options, nobody was asked)\n"
@@ -215,7 +215,7 @@ TEST_CASE("a yield loop without a flag says so and proposes a flag declaration")
                   "      set value != 0\n"
                   "    }\n") != std::string::npos);
   CHECK(text.find("`causeway flags suggest --pid 810`") != std::string::npos);
-  CHECK(text.find("questions: 0\n") != std::string::npos);
+  CHECK(text.find("questions: 0 asked\n") != std::string::npos);
   CHECK(text.find("automatically") == std::string::npos);
   auto j = debug_json(b.trace, b.graph(), d);
   CHECK(j["yield_loop"] == nlohmann::json{{"syscalls", {{{"name", "read"}, {"count", 2}}}},

@@ -1,0 +1,365 @@
+// `causeway debug TRACE [--rules PACK…] [--no-stdlib] [--hang auto|TID@SECONDS]
+//                       [--answers FILE] [--save-answers PACK] [--auto] [--json]
+//                       [--beam-width N] [--lookback N]`
+//
+// Finds the hang, walks the event graph back to its root cause and reports it
+// (docs/diagnosis.md). Questions at ambiguous points go to the user at a terminal, to an
+// answers file, to the packs' `answer` rules, or to the best-scored option.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <charconv>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "cli/progress.h"
+#include "cli/rule_paths.h"
+#include "cli/trace_input.h"
+#include "engine/answer_pack.h"
+#include "engine/builder.h"
+#include "engine/debug_report.h"
+#include "engine/diagnose.h"
+#include "rules/loader.h"
+#include "rules/lua_sandbox.h"
+
+namespace cw::cli {
+namespace {
+
+using engine::Answer;
+using engine::AnswerSource;
+using engine::Question;
+
+std::string trim(std::string_view s) {
+  size_t b = s.find_first_not_of(" \t\r");
+  if (b == std::string_view::npos) return {};
+  size_t e = s.find_last_not_of(" \t\r");
+  return std::string(s.substr(b, e - b + 1));
+}
+
+// An option number 1..n as typed, or nullopt.
+std::optional<uint32_t> option_number(const std::string& s, size_t n) {
+  uint32_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || v < 1 || v > n) return std::nullopt;
+  return v - 1;
+}
+
+std::optional<uint32_t> stop_option(const Question& q) {
+  for (size_t i = 0; i < q.options.size(); ++i)
+    if (q.options[i].stop) return static_cast<uint32_t>(i);
+  return std::nullopt;
+}
+
+std::string first_line(const std::string& s) {
+  return s.substr(0, s.find('\n'));
+}
+
+// The prompt at a terminal: the question, the options best first with a line of evidence
+// each; a number picks, Enter picks the first, `?` explains, `s` stops. At the end of
+// input the remaining questions take the best-scored option.
+class TerminalAnswerer : public engine::Answerer {
+ public:
+  TerminalAnswerer(std::istream& in, std::ostream& out, ProgressLine* progress)
+      : in_(in), out_(out), progress_(progress) {}
+
+  Answer ask(const Question& q) override {
+    if (closed_) return {0, AnswerSource::Auto, {}};
+    if (progress_) progress_->clear();
+    ++asked_;
+    out_ << fmt::format("\nquestion {} ({}): {}\n", asked_, engine::question_kind_name(q.kind),
+                        q.text);
+    for (size_t i = 0; i < q.options.size(); ++i) {
+      out_ << fmt::format("  {}) {}\n", i + 1, q.options[i].label);
+      std::string ev = first_line(q.options[i].evidence);
+      if (!ev.empty()) out_ << fmt::format("       {}\n", ev);
+    }
+    for (;;) {
+      out_ << fmt::format("answer [1-{}, Enter = 1, ? = explain, s = stop]: ", q.options.size());
+      out_.flush();
+      std::string line;
+      if (!std::getline(in_, line)) {
+        closed_ = true;
+        out_ << "\nend of input: the remaining questions take the best-scored option\n";
+        return {0, AnswerSource::Auto, {}};
+      }
+      line = trim(line);
+      if (line.empty()) return {0, AnswerSource::User, {}};
+      if (line == "?") {
+        out_ << "\n" << q.help << "\n";
+        for (size_t i = 0; i < q.options.size(); ++i)
+          out_ << fmt::format("\n  {}) {}\n{}\n", i + 1, q.options[i].label, q.options[i].evidence);
+        out_ << "\n";
+        continue;
+      }
+      if (line == "s") {
+        if (auto s = stop_option(q)) return {*s, AnswerSource::User, {}};
+        out_ << "this question has no option to stop at; pick one of the options\n";
+        continue;
+      }
+      if (auto n = option_number(line, q.options.size())) return {*n, AnswerSource::User, {}};
+      out_ << fmt::format(
+          "'{}' is not an answer: type a number from 1 to {}, Enter for 1, ? to "
+          "explain, s to stop\n",
+          line, q.options.size());
+    }
+  }
+
+ private:
+  std::istream& in_;
+  std::ostream& out_;
+  ProgressLine* progress_;
+  bool closed_ = false;
+  size_t asked_ = 0;
+};
+
+struct AnswersFileError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// `--answers FILE`: each line that is not blank and not a `#` comment answers the next
+// question, with an option number or `s`; then `fallback` answers.
+class FileAnswerer : public engine::Answerer {
+ public:
+  FileAnswerer(std::string path, std::vector<std::string> lines, engine::Answerer& fallback)
+      : path_(std::move(path)), lines_(std::move(lines)), fallback_(fallback) {}
+
+  Answer ask(const Question& q) override {
+    while (next_ < lines_.size()) {
+      const size_t line_no = ++next_;
+      std::string line = lines_[line_no - 1];
+      if (size_t hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+      line = trim(line);
+      if (line.empty()) continue;
+      ++used_;
+      if (line == "s") {
+        if (auto s = stop_option(q)) return {*s, AnswerSource::Answers, {}};
+        throw AnswersFileError(fmt::format(
+            "{}:{}: 's' but question \"{}\" has no option to stop at", path_, line_no, q.text));
+      }
+      if (auto n = option_number(line, q.options.size())) return {*n, AnswerSource::Answers, {}};
+      throw AnswersFileError(fmt::format(
+          "{}:{}: expected an option number from 1 to {} or 's' for question \"{}\", got '{}'",
+          path_, line_no, q.options.size(), q.text, line));
+    }
+    return fallback_.ask(q);
+  }
+
+  // Answers left over once the diagnosis is done.
+  size_t unused() const {
+    size_t n = 0;
+    for (size_t i = next_; i < lines_.size(); ++i) {
+      std::string line = lines_[i];
+      if (size_t hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+      if (!trim(line).empty()) ++n;
+    }
+    return n;
+  }
+
+ private:
+  std::string path_;
+  std::vector<std::string> lines_;
+  engine::Answerer& fallback_;
+  size_t next_ = 0;
+  size_t used_ = 0;
+};
+
+// `--hang`: "auto" or TID@SECONDS (seconds since the trace started), read as pack tests
+// read their `hang` (rules::parse_hang_spec) so that saved answers replay the same symptom.
+std::optional<rules::HangSpec> parse_hang(const std::string& s, std::string* why) {
+  if (auto spec = rules::parse_hang_spec(s)) return spec;
+  std::string detail;
+  if (size_t at = s.find('@'); at != std::string::npos) {
+    const std::string tid = s.substr(0, at), secs = s.substr(at + 1);
+    if (!rules::parse_hang_spec(tid + "@0"))
+      detail = fmt::format(" ('{}' is not a thread id)", tid);
+    else
+      detail = fmt::format(" ('{}' is not a number of seconds, like 1.5)", secs);
+  }
+  *why = fmt::format("--hang: expected auto or TID@SECONDS, got '{}'{}", s, detail);
+  return std::nullopt;
+}
+
+}  // namespace
+
+Command add_debug(CLI::App& app) {
+  struct Args {
+    std::string trace;
+    std::vector<std::string> rules;
+    bool no_stdlib = false;
+    std::string hang = "auto";
+    std::string answers;
+    std::string save_answers;
+    bool automatic = false;
+    bool json = false;
+    uint32_t beam_width = 8;
+    uint32_t lookback = 3;
+  };
+  auto args = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand("debug",
+                                 "find why a thread hung: walk the graph back to the "
+                                 "root cause, asking where the trace is ambiguous");
+  cmd->add_option("TRACE", args->trace, "trace file (binary or text form)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--rules", args->rules, "add rule packs (files or folders), in order")
+      ->type_name("PACK")
+      ->check(CLI::ExistingPath);
+  cmd->add_flag("--no-stdlib", args->no_stdlib, "do not load stdlib-rules");
+  cmd->add_option("--hang", args->hang,
+                  "the symptom: auto (the longest stretch a main thread or loop thread did "
+                  "not return to its loop), or TID@SECONDS (thread TID at SECONDS since the "
+                  "trace started)")
+      ->type_name("auto|TID@SECONDS")
+      ->default_str("auto");
+  cmd->add_option("--answers", args->answers,
+                  "answer the questions from FILE: one option number or 's' (stop) per "
+                  "line, '#' comments; then ask (terminal) or choose the best (otherwise)")
+      ->type_name("FILE")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--save-answers", args->save_answers,
+                  "write every answer as an `answer` rule in folder PACK (PACK/pack.cw, with "
+                  "a test): --rules PACK then asks nothing")
+      ->type_name("PACK");
+  cmd->add_flag("--auto", args->automatic,
+                "never ask: take the best-scored option (also without a terminal); the "
+                "report lists each such choice");
+  cmd->add_flag("--json", args->json, "print the diagnosis as JSON (docs/json.md)");
+  cmd->add_option("--beam-width", args->beam_width, "paths kept by the beam search")
+      ->type_name("N")
+      ->default_val(8)
+      ->check(CLI::Range(1u, 4096u));
+  cmd->add_option("--lookback", args->lookback, "steps between prunings of the beam to its width")
+      ->type_name("N")
+      ->default_val(3)
+      ->check(CLI::Range(1u, 1024u));
+  cmd->footer(
+      "Questions: at a terminal, type an option's number, Enter for the first (best), ? to "
+      "explain, s to stop. See docs/diagnosis.md.\nExit status: 0 done, 1 the input was "
+      "wrong (bad trace, pack, --hang, answers file, or no such hang), 2 the environment "
+      "cannot do it.");
+  return {
+      cmd, [args] {
+        std::string why;
+        auto hang = parse_hang(args->hang, &why);
+        if (!hang) {
+          std::cerr << "causeway: " << why << "\n";
+          return kExitBadInput;
+        }
+        std::vector<std::string> answer_lines;
+        if (!args->answers.empty()) {
+          std::ifstream in(args->answers);
+          if (!in) {
+            std::cerr << fmt::format("causeway: {}: cannot read\n", args->answers);
+            return kExitBadInput;
+          }
+          for (std::string line; std::getline(in, line);) answer_lines.push_back(line);
+        }
+
+        auto loaded = rules::load_packs(pack_paths(args->rules, args->no_stdlib));
+        std::cerr << loaded.render();
+        if (!loaded.ok()) return kExitBadInput;
+
+        Trace trace;
+        ReadReport report;
+        if (int rc = read_trace_input(args->trace, trace, report); rc != kExitOk) return rc;
+
+        engine::BuildResult built;
+        {
+          engine::BuildOptions options;
+          ProgressLine progress("building graph");
+          if (progress.enabled()) options.progress = progress.callback();
+          try {
+            built = engine::build_graph(trace, loaded.rules, options);
+          } catch (const DiagnosticError& e) {
+            progress.clear();
+            std::cerr << e.what();
+            return kExitBadInput;
+          } catch (const rules::LuaError& e) {
+            progress.clear();
+            std::cerr << e.what() << "\n";
+            return kExitBadInput;
+          }
+          progress.clear();
+        }
+
+        engine::DiagnoseOptions options;
+        if (!hang->automatic) {
+          options.symptom.mode = engine::SymptomRequest::Mode::ThreadAt;
+          options.symptom.tid = hang->tid;
+          options.symptom.at_ns = engine::trace_start_ns(trace) + hang->offset_ns;
+        }
+        options.beam_width = args->beam_width;
+        options.lookback = args->lookback;
+
+        ProgressLine progress("diagnosing");
+        if (progress.enabled()) options.progress = progress.callback();
+        const bool interactive =
+            !args->automatic && isatty(STDIN_FILENO) != 0 && isatty(STDERR_FILENO) != 0;
+        engine::AutoAnswerer automatic;
+        TerminalAnswerer terminal(std::cin, std::cerr, &progress);
+        engine::Answerer& fallback =
+            interactive ? static_cast<engine::Answerer&>(terminal) : automatic;
+        std::optional<FileAnswerer> from_file;
+        if (!args->answers.empty())
+          from_file.emplace(args->answers, std::move(answer_lines), fallback);
+        options.answerer = from_file ? &*from_file : &fallback;
+
+        engine::Diagnosis diagnosis;
+        try {
+          diagnosis = engine::diagnose(trace, built, loaded.rules, options);
+        } catch (const engine::DiagnoseError& e) {
+          progress.clear();
+          std::cerr << "causeway: " << e.what() << "\n";
+          return kExitBadInput;
+        } catch (const AnswersFileError& e) {
+          progress.clear();
+          std::cerr << e.what() << "\n";
+          return kExitBadInput;
+        } catch (const DiagnosticError& e) {
+          progress.clear();
+          std::cerr << e.what();
+          return kExitBadInput;
+        } catch (const rules::LuaError& e) {
+          progress.clear();
+          std::cerr << e.what() << "\n";
+          return kExitBadInput;
+        }
+        progress.clear();
+        if (from_file && from_file->unused() > 0)
+          std::cerr << fmt::format(
+              "{}: note: {} answer{} not used: the diagnosis asked fewer questions\n",
+              args->answers, from_file->unused(), from_file->unused() == 1 ? "" : "s");
+
+        if (!args->save_answers.empty()) {
+          std::vector<std::string> pack_ids;
+          for (const auto& p : loaded.rules.packs) pack_ids.push_back(p.id);
+          try {
+            std::string file = engine::save_answer_pack(args->save_answers, args->trace, args->hang,
+                                                        pack_ids, trace, built.graph, diagnosis);
+            std::cerr << fmt::format(
+                "saved {} answer{} as rules in {}; re-run with --rules {} to ask nothing\n",
+                engine::saved_answer_count(diagnosis),
+                engine::saved_answer_count(diagnosis) == 1 ? "" : "s", file, args->save_answers);
+          } catch (const std::invalid_argument& e) {
+            std::cerr << "causeway: " << e.what() << "\n";
+            return kExitBadInput;
+          } catch (const std::exception& e) {
+            std::cerr << "causeway: " << e.what() << "\n";
+            return kExitEnvironment;
+          }
+        }
+
+        if (args->json)
+          std::cout << engine::debug_json(trace, built.graph, diagnosis).dump(2) << "\n";
+        else
+          std::cout << engine::debug_text(trace, built.graph, diagnosis);
+        return kExitOk;
+      }};
+}
+
+}  // namespace cw::cli

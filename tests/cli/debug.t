@@ -1,0 +1,172 @@
+`causeway debug` finds the hang and walks the event graph back to its root cause
+(docs/diagnosis.md). The fixture: a client asks a server's worker twice over a socket;
+the second answer takes 300 ms of computing, so the client's second read waits.
+
+  $ causeway debug --help
+  find why a thread hung: walk the graph back to the root cause, asking where the trace is ambiguous
+  Usage: causeway debug [OPTIONS] TRACE
+  
+  Positionals:
+    TRACE TEXT:FILE REQUIRED    trace file (binary or text form)
+  
+  Options:
+    -h,--help                   Print this help message and exit
+    --rules PACK:PATH(existing) ...
+                                add rule packs (files or folders), in order
+    --no-stdlib                 do not load stdlib-rules
+    --hang auto|TID@SECONDS=auto
+                                the symptom: auto (the longest stretch a main thread or loop thread did not return to its loop), or TID@SECONDS (thread TID at SECONDS since the trace started)
+    --answers FILE:FILE         answer the questions from FILE: one option number or 's' (stop) per line, '#' comments; then ask (terminal) or choose the best (otherwise)
+    --save-answers PACK         write every answer as an `answer` rule in folder PACK (PACK/pack.cw, with a test): --rules PACK then asks nothing
+    --auto                      never ask: take the best-scored option (also without a terminal); the report lists each such choice
+    --json                      print the diagnosis as JSON (docs/json.md)
+    --beam-width N:UINT in [1 - 4096]=8
+                                paths kept by the beam search
+    --lookback N:UINT in [1 - 1024]=3
+                                steps between prunings of the beam to its width
+  
+  Questions: at a terminal, type an option's number, Enter for the first (best), ? to explain, s to stop. See docs/diagnosis.md.
+  Exit status: 0 done, 1 the input was wrong (bad trace, pack, --hang, answers file, or no such hang), 2 the environment cannot do it.
+
+A bad symptom is an input error that says what is wrong.
+
+  $ causeway debug tests/cli/data/debug-longwait.trace --hang 811
+  causeway: --hang: expected auto or TID@SECONDS, got '811'
+  [1]
+
+  $ causeway debug tests/cli/data/debug-longwait.trace --hang client@1
+  causeway: --hang: expected auto or TID@SECONDS, got 'client@1' ('client' is not a thread id)
+  [1]
+
+  $ causeway debug tests/cli/data/debug-longwait.trace --hang 811@soon
+  causeway: --hang: expected auto or TID@SECONDS, got '811@soon' ('soon' is not a number of seconds, like 1.5)
+  [1]
+
+  $ causeway debug tests/cli/data/debug-longwait.trace --hang 999@0.1
+  causeway: no thread 999 in the trace (threads: 811 cw-client, 813 cw-srv-worker)
+  [1]
+
+Without a terminal every question takes the best-scored option, and the report says so.
+The root cause comes first, then the hang, the causal path, the questions.
+
+  $ causeway debug tests/cli/data/debug-longwait.trace
+  root cause: process cw-server 812, thread cw-srv-worker 813
+    when: 0.009600 s to 0.319100 s (309.5 ms)
+    kind: LongRunning (culprit at depth 1)
+    what: ran 299.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1
+    stack:
+      recvfrom
+      serve
+      main
+  
+  also blamed (2 of 2): process cw-server 812, thread cw-srv-worker 813
+    when: 0.009600 s to 0.319100 s (309.5 ms)
+    kind: LongRunning (culprit at depth 1)
+    what: ran 299.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1
+    stack:
+      recvfrom
+      serve
+      main
+  
+  hang: LongWait of thread cw-client 811 (process cw-client 811)
+    when: 0.019100 s to 0.320000 s (300.9 ms)
+    found by: auto: longest stretch of 1 main thread and 0 loop threads (cw-client 811: 0.301 s)
+  
+  causal path, from the root cause to the hang:
+      0.319000 s  cw-srv-worker 813     send object=2 offset=64 len=64 peer=811 fd=4  --message, strong-->
+      0.319200 s  cw-client 811         recv object=2 offset=64 len=64 peer=812 fd=3  (the hang)
+  
+  questions: 2 asked
+    1. [edge] Which event caused cw-client 811's segment at 0.019100 s?
+       -> cw-srv-worker 813 (cw-server 812) → cw-client 811: message (strong) at 0.319200 s (AUTOMATIC: the best-scored of 3 options, nobody was asked)
+    2. [recurse] cw-srv-worker 813 (cw-server 812) ran 299.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 during the hang. Diagnose it too (the culprit of the culprit)?
+       -> diagnose cw-srv-worker 813 (cw-server 812) (AUTOMATIC: the best-scored of 2 options, nobody was asked)
+    2 of 2 choices were made automatically; answer them in a terminal, or with --answers FILE.
+  
+  notes:
+    - no baseline: no other segment of cw-client 811 did the same and waited briefly; compared the threads on the hang's own causal path instead
+
+The same as JSON (docs/json.md): the hang, the root causes, the path, the questions.
+
+  $ causeway debug tests/cli/data/debug-longwait.trace --hang 811@0.1 --json | jq -c '.hang, .root_causes[0], .path[], (.queries[] | {kind, options, chosen, source}), (keys)'
+  {"comm":"cw-client","end_ns":321000000,"kind":"LongWait","pid":811,"start_ns":20100000,"tid":811}
+  {"comm":"cw-srv-worker","end_ns":320100000,"kind":"LongRunning","pid":812,"stack":["recvfrom","serve","main"],"start_ns":10600000,"tid":813,"what":"ran 299.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1"}
+  {"comm":"cw-srv-worker","edge_kind":"message","end_ns":320100000,"pid":812,"start_ns":10600000,"strength":"strong","tid":813}
+  {"comm":"cw-client","edge_kind":null,"end_ns":321000000,"pid":811,"start_ns":20100000,"strength":null,"tid":811}
+  {"kind":"edge","options":["cw-srv-worker 813 (cw-server 812) → cw-client 811: message (strong) at 0.319200 s","cw-client 811 → cw-client 811: split (weak) at 0.019100 s","stop here: cw-client 811 is where this began"],"chosen":"cw-srv-worker 813 (cw-server 812) → cw-client 811: message (strong) at 0.319200 s","source":"auto"}
+  {"kind":"recurse","options":["diagnose cw-srv-worker 813 (cw-server 812)","stop: it is the root cause"],"chosen":"diagnose cw-srv-worker 813 (cw-server 812)","source":"auto"}
+  ["hang","notes","path","queries","root_causes"]
+
+An answers file replays answers: `1` takes the server's message as the cause, `s` stops
+at the worker instead of diagnosing it too.
+
+  $ printf '# the message from the server\n1\n\ns   # the worker is the culprit; stop there\n' > $TMP_DIR/answers && causeway debug tests/cli/data/debug-longwait.trace --answers $TMP_DIR/answers | sed -n '/^questions/,/^$/p'
+  questions: 2 asked
+    1. [edge] Which event caused cw-client 811's segment at 0.019100 s?
+       -> cw-srv-worker 813 (cw-server 812) → cw-client 811: message (strong) at 0.319200 s (from the answers file)
+    2. [recurse] cw-srv-worker 813 (cw-server 812) ran 299.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 during the hang. Diagnose it too (the culprit of the culprit)?
+       -> stop: it is the root cause (from the answers file)
+  
+
+A line that answers nothing is an error at its line.
+
+  $ printf '# the first answer\nmaybe\n' > $TMP_DIR/bad-answers && causeway debug tests/cli/data/debug-longwait.trace --answers $TMP_DIR/bad-answers 2>&1 | sed "s|$TMP_DIR/||"
+  bad-answers:2: expected an option number from 1 to 3 or 's' for question "Which event caused cw-client 811's segment at 0.019100 s?", got 'maybe'
+
+  $ causeway debug tests/cli/data/debug-longwait.trace --answers $TMP_DIR/bad-answers >/dev/null 2>&1
+  [1]
+
+More answers than questions is not an error, but it is said.
+
+  $ printf '1\n2\n1\n' > $TMP_DIR/long-answers && causeway debug tests/cli/data/debug-longwait.trace --answers $TMP_DIR/long-answers 2>&1 >/dev/null | sed "s|$TMP_DIR/||"
+  long-answers: note: 1 answer not used: the diagnosis asked fewer questions
+
+Answers are rules: --save-answers writes them as a pack with a test that replays the
+diagnosis. The pack checks, its test passes, and a re-run with it asks nothing and blames
+the same thread.
+
+  $ causeway debug tests/cli/data/debug-longwait.trace --save-answers $TMP_DIR/replay 2>&1 >/dev/null | sed "s|$TMP_DIR/||g"
+  saved 2 answers as rules in replay/pack.cw; re-run with --rules replay to ask nothing
+
+  $ sed -n '/^answer/,$p' $TMP_DIR/replay/pack.cw | sed "s|$PWD/||"
+  answer q1 {
+    question edge
+    subject tid == 811 and ts == 20100000
+    choose from.tid == 813 and from.ts == 320000000 and to.tid == 811 and to.ts == 320200000 and edge.kind == "message"
+  }
+  
+  # cw-srv-worker 813 (cw-server 812) ran 299.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 during the hang. Diagnose it too (the culprit of the culprit)?
+  # chosen: diagnose cw-srv-worker 813 (cw-server 812) (auto)
+  answer q2 {
+    question recurse
+    subject tid == 813 and ts == 10600000
+    choose recurse
+  }
+  
+  test "replays the saved diagnosis" {
+    trace file "tests/cli/data/debug-longwait.trace"
+    hang "auto"
+    expect hang 811 kind LongWait
+    expect root_cause 813 kind LongRunning
+    expect questions == 0
+  }
+
+  $ causeway rules check $TMP_DIR/replay && causeway rules test $TMP_DIR/replay
+  1 pack checked (answers.replay), 0 warnings
+  PASS answers.replay "replays the saved diagnosis"
+  1 passed, 0 failed
+
+  $ causeway debug tests/cli/data/debug-longwait.trace --rules $TMP_DIR/replay | sed -n '1,2p;/^questions/,/^$/p'
+  root cause: process cw-server 812, thread cw-srv-worker 813
+    when: 0.009600 s to 0.319100 s (309.5 ms)
+  questions: 0 asked, 2 answered by rules
+    1. [edge] Which event caused cw-client 811's segment at 0.019100 s?
+       -> cw-srv-worker 813 (cw-server 812) → cw-client 811: message (strong) at 0.319200 s (by rule answers.replay/q1)
+    2. [recurse] cw-srv-worker 813 (cw-server 812) ran 299.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 during the hang. Diagnose it too (the culprit of the culprit)?
+       -> diagnose cw-srv-worker 813 (cw-server 812) (by rule answers.replay/q2)
+  
+
+A pack that causeway did not write is not overwritten.
+
+  $ mkdir -p $TMP_DIR/mine && echo 'pack mine { version "1.0.0" }' > $TMP_DIR/mine/pack.cw && causeway debug tests/cli/data/debug-longwait.trace --save-answers $TMP_DIR/mine 2>&1 >/dev/null | sed "s|$TMP_DIR/||"
+  causeway: mine/pack.cw: not overwritten: this pack was not written by causeway debug --save-answers (its first line is not the marker comment); choose another folder
