@@ -297,7 +297,7 @@ class Diagnoser {
         Option o;
         o.edge = ei;
         o.segment = g_.edges[ei].from;
-        o.cost = edge_cost(g_.edges[ei], beam_.costs) + 0.1 * lookahead(o.segment);
+        o.cost = path_cost(ei);
         o.label = edge_label(ei);
         o.evidence = segment_evidence(o.segment);
         options.push_back(std::move(o));
@@ -320,8 +320,9 @@ class Diagnoser {
                              secs(g_.segments[v].start_ns));
         q.help =
             "The segment has several incoming edges, or only weak ones (a wake-up or a "
-            "split that may not be causal). Options are ranked by search cost: strong "
-            "edges cost 1, boosted weak 3, weak 6, rules may set others; stopping costs 5. "
+            "split that may not be causal). Options are ranked by the mean edge cost of the "
+            "best path behind them (strong edges cost 1, boosted weak 3, weak 6, rules may "
+            "set others); stopping costs 5. "
             "Pick the event that made this segment run, or stop the slice here.";
         q.options = std::move(options);
         pick = ask(std::move(q));
@@ -339,15 +340,20 @@ class Diagnoser {
     return path;
   }
 
-  // The mean edge cost of the best path behind `segment` over `lookback` steps: how well
-  // the option continues.
-  double lookahead(uint32_t segment) {
+  // An option's cost: the mean edge cost of the best path that starts with edge `ei` and
+  // goes back `lookback` edges in all (the beam's lookback). A weak edge followed by
+  // strong ones is worth following; a weak edge leading only to weak ones is not.
+  double path_cost(uint32_t ei) {
+    const double first = edge_cost(g_.edges[ei], beam_.costs);
+    if (beam_.lookback <= 1) return first;
     BeamOptions o = beam_;
-    o.max_depth = std::max<uint32_t>(1, beam_.lookback);
-    BeamResult r = beam_search(g_, segment, o, on_path_);
+    o.max_depth = beam_.lookback - 1;
+    BeamResult r = beam_search(g_, g_.edges[ei].from, o, on_path_);
     d_.search_steps += r.steps;
-    if (r.paths.empty() || r.paths[0].edges.empty()) return 0;
-    return r.paths[0].cost / static_cast<double>(r.paths[0].edges.size());
+    double best = first;
+    for (const BeamPath& p : r.paths)
+      best = std::min(best, (first + p.cost) / static_cast<double>(1 + p.edges.size()));
+    return best;
   }
 
   // ---- Diagnose (seed 000 Algorithm 1) ---------------------------------------------
@@ -357,6 +363,18 @@ class Diagnoser {
     r.segment = s;
     r.kind = kind;
     r.what = behaviour(kind, p);
+    if (kind == HangKind::LongWait && p.longest_block_ns > 0) {
+      // What ended the wait, when the graph knows: a timer, a message, a flag …
+      for (uint32_t ei : incoming_by_source(g_, s, beam_.costs)) {
+        const Edge& e = g_.edges[ei];
+        if (e.rule.kind == RuleKind::Split || e.rule.kind == RuleKind::Batch) continue;
+        if (trace_.events[e.to_event].ts < p.longest_block_start) continue;
+        r.what += fmt::format("; ended by a {} edge ({}) from {} at {:.6f} s", g_.kind_name(e),
+                              strength_name(e.strength), who(e.from),
+                              secs(trace_.events[e.from_event].ts));
+        break;
+      }
+    }
     r.stack = stack_of_segment(s, p);
     r.depth = depth;
     return r;
@@ -629,14 +647,30 @@ class Diagnoser {
     o.width = std::max<uint32_t>(beam_.width, 16);
     BeamResult r = beam_search(g_, hang, o);
     d_.search_steps += r.steps;
+    // Of the paths through the root cause, the one cheapest up to it (what lies behind
+    // the root cause does not matter here).
+    const BeamPath* best = nullptr;
+    size_t best_k = 0;
+    double best_cost = 0;
     for (const BeamPath& p : r.paths) {
-      // p.edges[0] enters the hang; walk until the root cause.
+      double cost = 0;
       for (size_t k = 0; k < p.edges.size(); ++k) {
+        cost += edge_cost(g_.edges[p.edges[k]], beam_.costs);
         if (g_.edges[p.edges[k]].from != deepest->segment) continue;
-        for (size_t j = k + 1; j-- > 0;) d_.path.push_back({g_.edges[p.edges[j]].from, p.edges[j]});
-        d_.path.push_back({hang, kNoIndex});
-        return;
+        if (!best || cost < best_cost) {
+          best = &p;
+          best_k = k;
+          best_cost = cost;
+        }
+        break;
       }
+    }
+    if (best) {
+      // edges[0] enters the hang; edges[best_k] leaves the root cause.
+      for (size_t j = best_k + 1; j-- > 0;)
+        d_.path.push_back({g_.edges[best->edges[j]].from, best->edges[j]});
+      d_.path.push_back({hang, kNoIndex});
+      return;
     }
     // No recorded path joins them (the wake-up never came): list the culprits in order.
     std::vector<const RootCause*> chain;

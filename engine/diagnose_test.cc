@@ -298,7 +298,9 @@ TEST_CASE("LongWait through three processes: the timekeeper's timer wait is the 
         "100@10 message, 200@1 message, 300@1 timer, 300@12 message, 200@11 message, 100@10 -");
   // The server was blocked too, then the timekeeper: the culprit of the culprit.
   CHECK(causes(b, d) == "300 LongWait depth 2, 200 LongWait depth 1");
-  CHECK(d.root_causes[0].what == "blocked 500.0 ms in read (fd 3)");
+  CHECK(d.root_causes[0].what ==
+        "blocked 500.0 ms in read (fd 3); ended by a timer edge (strong) from cw-timekeeper 300 "
+        "at 0.101000 s");
   CHECK(path(b, d.path) == "300@102 message, 200@101 message, 100@100 -");
   // Two questions, both whether to recurse, both taken automatically.
   REQUIRE(d.queries.size() == 2);

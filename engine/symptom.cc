@@ -319,12 +319,26 @@ class Finder {
       }
       if (!marked.empty()) all = std::move(marked);
     }
-    const Stretch* best = &all.front();
+    // The longest time without a response: a blocked stretch counts its longest wait (a
+    // client waiting on a server encloses the server's own wait, and wins over it; the
+    // time a thread spent finishing up or exiting after its wait does not count), any
+    // other its length. A score never exceeds the length, so the longest come first.
+    std::stable_sort(all.begin(), all.end(), [](const Stretch& a, const Stretch& b) {
+      const uint64_t da = a.end_ns - a.start_ns, db = b.end_ns - b.start_ns;
+      if (da != db) return da > db;
+      return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.tid < b.tid;
+    });
+    const Stretch* best = nullptr;
+    uint64_t best_score = 0;
     for (const Stretch& s : all) {
-      const uint64_t d = s.end_ns - s.start_ns, bd = best->end_ns - best->start_ns;
-      if (d > bd || (d == bd && (s.start_ns < best->start_ns ||
-                                 (s.start_ns == best->start_ns && s.tid < best->tid))))
+      if (best && s.end_ns - s.start_ns <= best_score) break;
+      SegmentProfile p = profile_range(trace_, ev_, s.tid, s.start_ns, s.end_ns);
+      uint64_t score =
+          classify(p) == HangKind::LongWait ? p.longest_block_ns : s.end_ns - s.start_ns;
+      if (!best || score > best_score) {
         best = &s;
+        best_score = score;
+      }
     }
     for (const Marker& m : markers_) {
       if (m.ts >= best->start_ns && m.ts <= best->end_ns) {
