@@ -43,26 +43,22 @@ std::string thread_name(const Trace& trace, Tid tid) {
   return fmt::format("{} {}", or_unknown(thread_comm(trace, tid)), tid);
 }
 
-// An event as in the text trace form, without the fields that say nothing (empty
-// strings, zero identities): "send fd=5 len=64 peer=200".
+// An event as in the text trace form, without the fields that are 0 or empty (the text
+// form's default, mostly "not recorded"): "send object=7 len=64 peer=200 fd=5".
 std::string describe_event(const Trace& trace, uint32_t index) {
   const Event& e = trace.events[index];
   const KindDef& kind = trace.schema.kind(e.kind);
   std::string out = kind.name;
   for (size_t f = 0; f < kind.fields.size(); ++f) {
     const FieldDef& field = kind.fields[f];
-    uint64_t v = trace.value(e, static_cast<int>(f));
-    switch (field.type) {
-      case FieldType::Str:
-        if (v != 0)
-          out += fmt::format(" {}={}", field.name, trace.strings.get(static_cast<StrId>(v)));
-        break;
-      case FieldType::Uint:
-        if (v != 0) out += fmt::format(" {}={}", field.name, v);
-        break;
-      case FieldType::Int: out += fmt::format(" {}={}", field.name, static_cast<int64_t>(v)); break;
-      case FieldType::Tid: out += fmt::format(" {}={}", field.name, v); break;
-    }
+    const uint64_t v = trace.value(e, static_cast<int>(f));
+    if (v == 0) continue;
+    if (field.type == FieldType::Str)
+      out += fmt::format(" {}={}", field.name, trace.strings.get(static_cast<StrId>(v)));
+    else if (field.type == FieldType::Int)
+      out += fmt::format(" {}={}", field.name, static_cast<int64_t>(v));
+    else
+      out += fmt::format(" {}={}", field.name, v);
   }
   return out;
 }
