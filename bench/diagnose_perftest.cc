@@ -600,15 +600,19 @@ int main(int argc, char** argv) {
   }
   std::printf("| deep beam search from the hang (depth %u) | %.3f | | %.3f | %.3f | ms |\n",
               dopt.max_depth, median(r.deep_ms), maximum(r.deep_ms), median(r.deep_cpu_ms));
+  std::string hubs_text;
+  if (r.hubs)
+    hubs_text = "; hubs: the " + std::to_string(r.hubs) +
+                " segments with the most incoming edges (" + std::to_string(r.hub_degree_min) +
+                " to " + std::to_string(r.hub_degree_max) + ": " + r.hub_names + ")";
   std::printf(
       "\n%d runs; steps over %zu segments per run (every %zu-th of %zu with an incoming edge, "
-      "plus the hang's), pooled; hubs: the %zu segments with the most incoming edges (%u to %u: %s). Slowest slice step: segment %u (%llu paths expanded). Deep "
+      "plus the hang's), pooled%s. Slowest slice step: segment %u (%llu paths expanded). Deep "
       "search: %u steps, %llu paths expanded, %zu paths%s. Diagnosis peak RSS %.0f MiB (%.0f MiB "
       "over the trace and graph); whole run %.0f MiB.\n\n",
       repeat, r.sample, std::max<size_t>(1, r.with_incoming / std::max<size_t>(1, samples)),
-      r.with_incoming, r.hubs,
-      r.hub_degree_min, r.hub_degree_max, r.hub_names.c_str(),
-      r.sample_steps.slice.worst_segment, static_cast<unsigned long long>(r.sample_steps.slice.worst_work), r.deep_steps,
+      r.with_incoming, hubs_text.c_str(), r.sample_steps.slice.worst_segment,
+      static_cast<unsigned long long>(r.sample_steps.slice.worst_work), r.deep_steps,
       static_cast<unsigned long long>(r.deep_expanded), r.deep_paths,
       r.deep_capped ? ", capped" : "", median(dpeak), median(dgrew), peak_kib / 1024);
 
