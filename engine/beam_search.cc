@@ -16,18 +16,25 @@ double edge_cost(const Edge& e, const EdgeCosts& costs) {
 
 std::vector<uint32_t> incoming_by_source(const Graph& graph, uint32_t segment,
                                          const EdgeCosts& costs, const std::vector<bool>& skip) {
-  std::vector<uint32_t> best;  // edge indexes, one per source
+  std::vector<uint32_t> in;
   for (auto [it, end] = in_edges(segment, graph.csr); it != end; ++it) {
     uint32_t ei = graph.csr[*it];
     const Edge& e = graph.edges[ei];
     if (e.from == segment || (!skip.empty() && skip[e.from])) continue;
-    auto same = std::find_if(best.begin(), best.end(),
-                             [&](uint32_t b) { return graph.edges[b].from == e.from; });
-    if (same == best.end())
-      best.push_back(ei);
-    else if (edge_cost(e, costs) < edge_cost(graph.edges[*same], costs))
-      *same = ei;
+    in.push_back(ei);
   }
+  // The cheapest edge of each source: sorted by (source, cost), the first of each run.
+  // (A segment of an idle task can have tens of thousands of incoming edges.)
+  std::sort(in.begin(), in.end(), [&](uint32_t a, uint32_t b) {
+    const Edge& ea = graph.edges[a];
+    const Edge& eb = graph.edges[b];
+    if (ea.from != eb.from) return ea.from < eb.from;
+    double ca = edge_cost(ea, costs), cb = edge_cost(eb, costs);
+    return ca != cb ? ca < cb : a < b;
+  });
+  std::vector<uint32_t> best;
+  for (uint32_t ei : in)
+    if (best.empty() || graph.edges[best.back()].from != graph.edges[ei].from) best.push_back(ei);
   std::stable_sort(best.begin(), best.end(), [&](uint32_t a, uint32_t b) {
     double ca = edge_cost(graph.edges[a], costs), cb = edge_cost(graph.edges[b], costs);
     if (ca != cb) return ca < cb;

@@ -138,58 +138,47 @@ SegmentProfile profile(const Trace& trace, const ThreadEvents& events, Tid tid, 
 
 ThreadEvents::ThreadEvents(const Trace& trace, const std::vector<Tid>& tids) {
   const ProfileKinds k(trace.schema);
-  const bool all = tids.empty();
-  std::unordered_map<Tid, uint32_t> slot;
-  for (Tid t : tids) {
-    if (slot.emplace(t, static_cast<uint32_t>(tids_.size())).second) tids_.push_back(t);
+  // Threads get slots in tid order, through a table indexed by tid (a hash lookup per
+  // event costs more than the whole rest of the pass on a large trace).
+  Tid max_tid = 0;
+  for (const Event& e : trace.events) max_tid = std::max(max_tid, e.tid);
+  std::vector<uint32_t> slot(static_cast<size_t>(max_tid) + 1, kNoIndex);
+  if (tids.empty()) {
+    for (const Event& e : trace.events) slot[e.tid] = 0;
+  } else {
+    for (Tid t : tids)
+      if (t <= max_tid) slot[t] = 0;
+  }
+  for (Tid t = 0; t <= max_tid; ++t)
+    if (slot[t] != kNoIndex) {
+      slot[t] = static_cast<uint32_t>(tids_.size());
+      tids_.push_back(t);
+    }
+  // Count first, so each list is allocated once at its final size.
+  std::vector<uint32_t> n_events(tids_.size()), n_switches(tids_.size()), n_syscalls(tids_.size());
+  for (const Event& e : trace.events) {
+    uint32_t s = slot[e.tid];
+    if (s == kNoIndex) continue;
+    ++n_events[s];
+    n_switches[s] += k.is_switch(e.kind);
+    n_syscalls[s] += k.is_syscall(e.kind);
   }
   events_.resize(tids_.size());
   switches_.resize(tids_.size());
   syscalls_.resize(tids_.size());
-
-  Tid last_tid = 0;
-  uint32_t last_slot = kNoIndex;
+  for (size_t s = 0; s < tids_.size(); ++s) {
+    events_[s].reserve(n_events[s]);
+    switches_[s].reserve(n_switches[s]);
+    syscalls_[s].reserve(n_syscalls[s]);
+  }
   for (uint32_t i = 0; i < trace.events.size(); ++i) {
     const Event& e = trace.events[i];
-    if (e.tid != last_tid || i == 0) {
-      last_tid = e.tid;
-      auto it = slot.find(e.tid);
-      if (it != slot.end()) {
-        last_slot = it->second;
-      } else if (all) {
-        last_slot = static_cast<uint32_t>(tids_.size());
-        slot.emplace(e.tid, last_slot);
-        tids_.push_back(e.tid);
-        events_.emplace_back();
-        switches_.emplace_back();
-        syscalls_.emplace_back();
-      } else {
-        last_slot = kNoIndex;
-      }
-    }
-    if (last_slot == kNoIndex) continue;
-    events_[last_slot].push_back(i);
-    if (k.is_switch(e.kind)) switches_[last_slot].push_back(i);
-    if (k.is_syscall(e.kind)) syscalls_[last_slot].push_back(i);
+    uint32_t s = slot[e.tid];
+    if (s == kNoIndex) continue;
+    events_[s].push_back(i);
+    if (k.is_switch(e.kind)) switches_[s].push_back(i);
+    if (k.is_syscall(e.kind)) syscalls_[s].push_back(i);
   }
-
-  // Sort the threads by tid, moving their lists along.
-  std::vector<uint32_t> order(tids_.size());
-  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(),
-            [&](uint32_t a, uint32_t b) { return tids_[a] < tids_[b]; });
-  std::vector<Tid> tids_sorted;
-  std::vector<std::vector<uint32_t>> ev, sw, sc;
-  for (uint32_t o : order) {
-    tids_sorted.push_back(tids_[o]);
-    ev.push_back(std::move(events_[o]));
-    sw.push_back(std::move(switches_[o]));
-    sc.push_back(std::move(syscalls_[o]));
-  }
-  tids_ = std::move(tids_sorted);
-  events_ = std::move(ev);
-  switches_ = std::move(sw);
-  syscalls_ = std::move(sc);
 }
 
 const std::vector<uint32_t>& ThreadEvents::list(const std::vector<std::vector<uint32_t>>& lists,

@@ -8,14 +8,57 @@ namespace cw::engine {
 
 namespace {
 
-// Scheduling and interrupt events say how a thread ran, not what it did.
-bool is_semantic(const Trace& trace, KindId kind) {
-  static constexpr std::array<std::string_view, 10> kMechanics = {
-      "switch_in", "switch_out", "wakeup",        "wakeup_new",   "irq_enter",
-      "irq_exit",  "comm",       "softirq_enter", "softirq_exit", "thread_start"};
-  const std::string& name = trace.schema.kind(kind).name;
-  return std::find(kMechanics.begin(), kMechanics.end(), name) == kMechanics.end();
-}
+// What each event kind contributes to a comparison, looked up once per kind: whether it
+// is semantic at all (scheduling and interrupts say how a thread ran, not what it did),
+// and which of its fields are compared.
+struct KindRoles {
+  bool semantic = false;
+  std::vector<int> text_fields;  // compared by value
+  int fd = -1;                   // the same descriptor number
+  int peer = -1;                 // the peer process, by name
+};
+
+class Semantics {
+ public:
+  explicit Semantics(const Trace& trace) : trace_(trace), roles_(trace.schema.size()) {
+    static constexpr std::array<std::string_view, 10> kMechanics = {
+        "switch_in", "switch_out", "wakeup",        "wakeup_new",   "irq_enter",
+        "irq_exit",  "comm",       "softirq_enter", "softirq_exit", "thread_start"};
+    for (KindId k = 0; k < roles_.size(); ++k) {
+      const KindDef& def = trace.schema.kind(k);
+      KindRoles& r = roles_[k];
+      r.semantic = std::find(kMechanics.begin(), kMechanics.end(), def.name) == kMechanics.end();
+      for (size_t f = 0; f < def.fields.size(); ++f) {
+        if (def.fields[f].type == FieldType::Str) r.text_fields.push_back(static_cast<int>(f));
+        if (def.fields[f].name == "fd") r.fd = static_cast<int>(f);
+        if (def.fields[f].name == "peer") r.peer = static_cast<int>(f);
+      }
+    }
+  }
+
+  bool semantic(uint32_t event) const { return roles_[trace_.events[event].kind].semantic; }
+
+  bool same(uint32_t a, uint32_t b) const {
+    const Event& ea = trace_.events[a];
+    const Event& eb = trace_.events[b];
+    if (ea.kind != eb.kind) return false;
+    const KindRoles& r = roles_[ea.kind];
+    for (int f : r.text_fields)
+      if (trace_.value(ea, f) != trace_.value(eb, f)) return false;
+    if (r.fd >= 0 && trace_.value(ea, r.fd) != trace_.value(eb, r.fd)) return false;
+    if (r.peer >= 0) {
+      // Peers by name: the same program at the other end, whatever its pid this time.
+      const ProcessInfo* pa = trace_.process(static_cast<Pid>(trace_.value(ea, r.peer)));
+      const ProcessInfo* pb = trace_.process(static_cast<Pid>(trace_.value(eb, r.peer)));
+      if ((pa ? pa->comm : 0) != (pb ? pb->comm : 0)) return false;
+    }
+    return true;
+  }
+
+ private:
+  const Trace& trace_;
+  std::vector<KindRoles> roles_;
+};
 
 // The thread's events of `segment`: a slice of the thread's event list.
 std::pair<const uint32_t*, const uint32_t*> segment_range(const ThreadEvents& events,
@@ -25,6 +68,29 @@ std::pair<const uint32_t*, const uint32_t*> segment_range(const ThreadEvents& ev
   auto lo = std::lower_bound(list.begin(), list.end(), s.first);
   auto hi = std::upper_bound(lo, list.end(), s.last);
   return {list.data() + (lo - list.begin()), list.data() + (hi - list.begin())};
+}
+
+std::vector<uint32_t> semantic_of(const Semantics& sem, const ThreadEvents& events,
+                                  const Graph& graph, uint32_t segment, size_t limit) {
+  std::vector<uint32_t> out;
+  auto [it, end] = segment_range(events, graph, segment);
+  for (; it != end && out.size() < limit; ++it)
+    if (sem.semantic(*it)) out.push_back(*it);
+  return out;
+}
+
+// Whether the first min(|mine|, n) semantic events of `segment` match `mine`; stops at
+// the first difference without collecting anything.
+bool same_prefix(const Semantics& sem, const ThreadEvents& events, const Graph& graph,
+                 uint32_t segment, const std::vector<uint32_t>& mine) {
+  auto [it, end] = segment_range(events, graph, segment);
+  size_t k = 0;
+  for (; it != end && k < mine.size(); ++it) {
+    if (!sem.semantic(*it)) continue;
+    if (!sem.same(mine[k], *it)) return false;
+    ++k;
+  }
+  return k > 0;
 }
 
 int64_t wait_result(const Trace& trace, const SegmentProfile& p) {
@@ -38,33 +104,11 @@ int64_t wait_result(const Trace& trace, const SegmentProfile& p) {
 
 std::vector<uint32_t> semantic_events(const Trace& trace, const ThreadEvents& events,
                                       const Graph& graph, uint32_t segment, size_t limit) {
-  std::vector<uint32_t> out;
-  auto [it, end] = segment_range(events, graph, segment);
-  for (; it != end && out.size() < limit; ++it)
-    if (is_semantic(trace, trace.events[*it].kind)) out.push_back(*it);
-  return out;
+  return semantic_of(Semantics(trace), events, graph, segment, limit);
 }
 
 bool same_semantics(const Trace& trace, uint32_t a, uint32_t b) {
-  const Event& ea = trace.events[a];
-  const Event& eb = trace.events[b];
-  if (ea.kind != eb.kind) return false;
-  const auto& fields = trace.schema.kind(ea.kind).fields;
-  for (size_t f = 0; f < fields.size(); ++f) {
-    int fi = static_cast<int>(f);
-    if (fields[f].type == FieldType::Str) {
-      if (trace.value(ea, fi) != trace.value(eb, fi)) return false;
-    } else if (fields[f].name == "fd") {
-      // The same descriptor number: the same channel, in this process or a re-run of it.
-      if (trace.value(ea, fi) != trace.value(eb, fi)) return false;
-    } else if (fields[f].name == "peer") {
-      // Peers by name: the same program at the other end, whatever its pid this time.
-      const ProcessInfo* pa = trace.process(static_cast<Pid>(trace.value(ea, fi)));
-      const ProcessInfo* pb = trace.process(static_cast<Pid>(trace.value(eb, fi)));
-      if ((pa ? pa->comm : 0) != (pb ? pb->comm : 0)) return false;
-    }
-  }
-  return true;
+  return Semantics(trace).same(a, b);
 }
 
 std::vector<SimilarSegment> find_similar(const Trace& trace, const ThreadEvents& events,
@@ -72,8 +116,9 @@ std::vector<SimilarSegment> find_similar(const Trace& trace, const ThreadEvents&
                                          const SegmentProfile& hang,
                                          const SimilarOptions& options) {
   const Segment& h = graph.segments[hang_segment];
+  const Semantics sem(trace);
   const std::vector<uint32_t> mine =
-      semantic_events(trace, events, graph, hang_segment, options.compare_events);
+      semantic_of(sem, events, graph, hang_segment, options.compare_events);
   std::vector<SimilarSegment> out;
   if (mine.empty()) return out;
   const int64_t hang_result = wait_result(trace, hang);
@@ -92,14 +137,7 @@ std::vector<SimilarSegment> find_similar(const Trace& trace, const ThreadEvents&
   for (const auto& ts : graph.threads) {
     if (!same_names(ts.tid) || events.of(ts.tid).empty()) continue;
     for (uint32_t s = ts.begin; s < ts.end; ++s) {
-      if (s == hang_segment) continue;
-      std::vector<uint32_t> theirs =
-          semantic_events(trace, events, graph, s, options.compare_events);
-      size_t n = std::min(mine.size(), theirs.size());
-      if (n == 0) continue;
-      bool same = true;
-      for (size_t k = 0; k < n && same; ++k) same = same_semantics(trace, mine[k], theirs[k]);
-      if (!same) continue;
+      if (s == hang_segment || !same_prefix(sem, events, graph, s, mine)) continue;
       SegmentProfile p = profile_segment(trace, events, graph, s);
       SimilarSegment c;
       c.segment = s;

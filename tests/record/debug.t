@@ -1,0 +1,62 @@
+Diagnoses of hangs recorded from real programs (tests/programs/README.md describes
+each one and its expected diagnosis). Thread ids change from run to run, so the checks
+name threads by comm.
+
+A long wait through three processes: cw-client waits for cw-server, which waits for
+cw-timekeeper, whose timerfd runs 300 ms. The run has a fast round first (the baseline)
+and the slow round second. The hang is the client's wait; the root cause, found by
+recursing through the server, is the timekeeper's wait on its timer.
+
+  $ causeway record -o $TMP_DIR/chain.cwt -- cw-prog-chain both 300 2>/dev/null
+  $ causeway debug $TMP_DIR/chain.cwt --auto --json 2>/dev/null > $TMP_DIR/chain.json
+  $ jq -c '.hang | [.comm, .kind, (.end_ns - .start_ns) >= 290000000]' $TMP_DIR/chain.json
+  ["cw-client","LongWait",true]
+  $ jq -c '[.root_causes[] | [.comm, .kind]]' $TMP_DIR/chain.json
+  [["cw-timekeeper","LongWait"],["cw-server","LongWait"]]
+  $ jq -r '.root_causes[0].what | test("^blocked 3[0-9][0-9]\\.[0-9] ms in read \\(fd 3\\); ended by a timer edge \\(strong\\) from cw-timekeeper")' $TMP_DIR/chain.json
+  true
+  $ jq -c '[.path[0].comm, .path[-1].comm, .baseline.comm]' $TMP_DIR/chain.json
+  ["cw-timekeeper","cw-client","cw-client"]
+  $ jq -c '[.queries[] | select(.kind == "recurse") | .source] ' $TMP_DIR/chain.json
+  ["auto","auto"]
+
+Every answer saved as a rule in a pack: re-running with the pack asks nothing (every
+query is decided by a rule) and reaches the same root cause; the pack's own test replays
+the diagnosis on the trace.
+
+  $ causeway debug $TMP_DIR/chain.cwt --auto --save-answers $TMP_DIR/answers >/dev/null 2>&1
+  $ causeway rules check $TMP_DIR/answers 2>&1 | tail -1
+  1 pack checked (answers.answers), 0 warnings
+  $ causeway rules test $TMP_DIR/answers 2>/dev/null
+  PASS answers.answers "replays the saved diagnosis"
+  1 passed, 0 failed
+  $ causeway debug $TMP_DIR/chain.cwt --rules $TMP_DIR/answers --json 2>/dev/null > $TMP_DIR/replay.json
+  $ jq -c '[([.queries[] | select(.source != "rule")] | length), (.queries | length > 0), [.root_causes[] | .comm]]' $TMP_DIR/replay.json
+  [0,true,["cw-timekeeper","cw-server"]]
+
+A long computation on cw-ui's main thread, started by cw-sender's "work" message: the
+hang is the computation itself, and the causal path comes from cw-sender's message.
+
+  $ causeway record -o $TMP_DIR/busy.cwt -- cw-prog-busymain 300 2>/dev/null
+  $ causeway debug $TMP_DIR/busy.cwt --auto --json 2>/dev/null > $TMP_DIR/busy.json
+  $ jq -c '[.hang.comm, .hang.kind, [.root_causes[] | [.comm, .kind]]]' $TMP_DIR/busy.json
+  ["cw-ui","LongRunning",[["cw-ui","LongRunning"]]]
+  $ jq -c '[.path[-2].comm, .path[-2].edge_kind, .path[-2].strength, .path[-1].comm]' $TMP_DIR/busy.json
+  ["cw-sender","message","strong","cw-ui"]
+
+A main thread polling a global flag with sched_yield: a RepeatedYield, and nothing in a
+kernel trace says what ended it, so the report says so, lists the loop's calls and
+proposes a flag declaration. (Tracing the flag itself comes with the instrumentation.)
+
+  $ causeway record -o $TMP_DIR/spin.cwt -- cw-prog-spin yield 300 2>/dev/null
+  $ causeway debug $TMP_DIR/spin.cwt --auto --json 2>/dev/null > $TMP_DIR/spin.json
+  $ jq -c '[.hang.comm, .hang.kind, .yield_loop.syscalls[0].name, .yield_loop.syscalls[0].count > 100]' $TMP_DIR/spin.json
+  ["cw-spinner","RepeatedYield","sched_yield",true]
+  $ causeway debug $TMP_DIR/spin.cwt --auto 2>/dev/null | grep -c 'flag SYMBOL {'
+  1
+
+The same loop with 1 ms sleeps: many short segments, merged into one RepeatedYield.
+
+  $ causeway record -o $TMP_DIR/spin-sleep.cwt -- cw-prog-spin sleep 300 2>/dev/null
+  $ causeway debug $TMP_DIR/spin-sleep.cwt --auto --json 2>/dev/null | jq -c '[.hang.comm, .hang.kind, .yield_loop.syscalls[0].name]'
+  ["cw-spinner","RepeatedYield","clock_nanosleep"]
