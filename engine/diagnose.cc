@@ -381,6 +381,14 @@ class Diagnoser {
   }
 
   // A flag edge into segments [first, last] of one thread.
+  // A segment is blamed once: a culprit found by comparison and then diagnosed itself
+  // keeps its first entry.
+  void add_root(RootCause r) {
+    for (const RootCause& have : d_.root_causes)
+      if (have.segment == r.segment) return;
+    d_.root_causes.push_back(std::move(r));
+  }
+
   bool has_flag_edge_into(uint32_t first, uint32_t last, uint32_t* edge) const {
     const Tid tid = g_.segments[first].tid;
     for (uint32_t s = first; s <= last && s < g_.segments.size() && g_.segments[s].tid == tid; ++s)
@@ -399,7 +407,7 @@ class Diagnoser {
     switch (kind) {
       case HangKind::LongRunning: {
         // Slice back to the event that started the work.
-        d_.root_causes.push_back(root(seg, kind, prof, depth));
+        add_root(root(seg, kind, prof, depth));
         std::vector<PathStep> path = slice(seg);
         if (depth == 0) d_.path = std::move(path);
         return;
@@ -409,7 +417,7 @@ class Diagnoser {
         // read that saw it is in the stretch or just after it.
         uint32_t flag_edge = kNoIndex;
         if (has_flag_edge_into(first, last + 1, &flag_edge)) {
-          d_.root_causes.push_back(root(seg, kind, prof, depth));
+          add_root(root(seg, kind, prof, depth));
           examine_thread(g_.edges[flag_edge].from, window, depth);
           return;
         }
@@ -422,7 +430,7 @@ class Diagnoser {
                             who(seg)));
           break;
         }
-        d_.root_causes.push_back(root(seg, kind, prof, depth));
+        add_root(root(seg, kind, prof, depth));
         if (depth == 0) {
           d_.yield_without_flag = true;
           d_.yield_loop.syscalls = prof.by_name;
@@ -509,11 +517,11 @@ class Diagnoser {
               "did not send the {} that woke {} in the baseline at {:.6f} s; meanwhile it {}",
               g_.kind_name(e), who(seg), secs(trace_.events[e.to_event].ts),
               behaviour(classify(sp), sp));
-          d_.root_causes.push_back(r);
+          add_root(r);
           return;
         }
       }
-      if (depth == 0) d_.root_causes.push_back(root(seg, HangKind::LongWait, prof, depth));
+      if (depth == 0) add_root(root(seg, HangKind::LongWait, prof, depth));
     }
   }
 
@@ -600,7 +608,7 @@ class Diagnoser {
                                               : segment_at(tid, window.start);
     if (seg == kNoIndex) return;
     SegmentProfile sp = profile_segment(trace_, events_, g_, seg);
-    d_.root_causes.push_back(root(seg, kind, sp, depth + 1));
+    add_root(root(seg, kind, sp, depth + 1));
     if (depth + 1 >= opt_.max_recursion) return;
     Question q;
     q.kind = QuestionKind::Recurse;

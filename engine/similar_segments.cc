@@ -117,8 +117,12 @@ std::vector<SimilarSegment> find_similar(const Trace& trace, const ThreadEvents&
                                          const SimilarOptions& options) {
   const Segment& h = graph.segments[hang_segment];
   const Semantics sem(trace);
-  const std::vector<uint32_t> mine =
+  std::vector<uint32_t> mine =
       semantic_of(sem, events, graph, hang_segment, options.compare_events);
+  // What the segment did up to the return of its wait (and what that delivered, recorded
+  // before the return): what came after — the next request, an exit — is another story.
+  if (hang.longest_block_exit != kNoIndex)
+    mine.erase(std::upper_bound(mine.begin(), mine.end(), hang.longest_block_exit), mine.end());
   std::vector<SimilarSegment> out;
   if (mine.empty()) return out;
   const int64_t hang_result = wait_result(trace, hang);

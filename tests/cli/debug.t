@@ -59,15 +59,6 @@ The root cause comes first, then the hang, the causal path, the questions.
       serve
       main
   
-  also blamed (2 of 2): process cw-server 812, thread cw-srv-worker 813
-    when: 0.009600 s to 0.319100 s (309.5 ms)
-    kind: LongRunning (culprit at depth 1)
-    what: ran 299.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1
-    stack:
-      recvfrom
-      serve
-      main
-  
   hang: LongWait of thread cw-client 811 (process cw-client 811)
     when: 0.019100 s to 0.320000 s (300.9 ms)
     found by: auto: longest stretch of 1 main thread and 0 loop threads (cw-client 811: 0.301 s)
@@ -76,15 +67,15 @@ The root cause comes first, then the hang, the causal path, the questions.
       0.319000 s  cw-srv-worker 813     send object=2 offset=64 len=64 peer=811 fd=4  --message, strong-->
       0.319200 s  cw-client 811         recv object=2 offset=64 len=64 peer=812 fd=3  (the hang)
   
-  questions: 2 asked
-    1. [edge] Which event caused cw-client 811's segment at 0.019100 s?
-       -> cw-srv-worker 813 (cw-server 812) → cw-client 811: message (strong) at 0.319200 s (AUTOMATIC: the best-scored of 3 options, nobody was asked)
-    2. [recurse] cw-srv-worker 813 (cw-server 812) ran 299.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 during the hang. Diagnose it too (the culprit of the culprit)?
-       -> diagnose cw-srv-worker 813 (cw-server 812) (AUTOMATIC: the best-scored of 2 options, nobody was asked)
-    2 of 2 choices were made automatically; answer them in a terminal, or with --answers FILE.
+  baseline: thread cw-client 811 at 0.009100 s (10.0 ms), a similar segment whose wait ended quickly
+      0.009000 s  cw-client 811         send object=1 len=16 peer=812 fd=3  --message, strong-->
+      0.009500 s  cw-srv-worker 813     send object=2 len=64 peer=811 fd=4  --message, strong-->
+      0.009700 s  cw-client 811         recv object=2 len=64 peer=812 fd=3  (baseline)
   
-  notes:
-    - no baseline: no other segment of cw-client 811 did the same and waited briefly; compared the threads on the hang's own causal path instead
+  questions: 1 asked
+    1. [recurse] cw-srv-worker 813 (cw-server 812) ran 299.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 during the hang. Diagnose it too (the culprit of the culprit)?
+       -> diagnose cw-srv-worker 813 (cw-server 812) (AUTOMATIC: the best-scored of 2 options, nobody was asked)
+    1 of 1 choices were made automatically; answer them in a terminal, or with --answers FILE.
 
 The same as JSON (docs/json.md): the hang, the root causes, the path, the questions.
 
@@ -93,32 +84,28 @@ The same as JSON (docs/json.md): the hang, the root causes, the path, the questi
   {"comm":"cw-srv-worker","end_ns":320100000,"kind":"LongRunning","pid":812,"stack":["recvfrom","serve","main"],"start_ns":10600000,"tid":813,"what":"ran 299.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1"}
   {"comm":"cw-srv-worker","edge_kind":"message","end_ns":320100000,"pid":812,"start_ns":10600000,"strength":"strong","tid":813}
   {"comm":"cw-client","edge_kind":null,"end_ns":321000000,"pid":811,"start_ns":20100000,"strength":null,"tid":811}
-  {"kind":"edge","options":["cw-srv-worker 813 (cw-server 812) → cw-client 811: message (strong) at 0.319200 s","cw-client 811 → cw-client 811: split (weak) at 0.019100 s","stop here: cw-client 811 is where this began"],"chosen":"cw-srv-worker 813 (cw-server 812) → cw-client 811: message (strong) at 0.319200 s","source":"auto"}
   {"kind":"recurse","options":["diagnose cw-srv-worker 813 (cw-server 812)","stop: it is the root cause"],"chosen":"diagnose cw-srv-worker 813 (cw-server 812)","source":"auto"}
-  ["hang","notes","path","queries","root_causes"]
+  ["baseline","hang","notes","path","queries","root_causes"]
 
-An answers file replays answers: `1` takes the server's message as the cause, `s` stops
-at the worker instead of diagnosing it too.
+An answers file replays answers, one per question asked: `s` stops at the worker instead
+of diagnosing it too (the only question here: whether to recurse into the culprit).
 
-  $ printf '# the message from the server\n1\n\ns   # the worker is the culprit; stop there\n' > $TMP_DIR/answers && causeway debug tests/cli/data/debug-longwait.trace --answers $TMP_DIR/answers | sed -n '/^questions/,/^$/p'
-  questions: 2 asked
-    1. [edge] Which event caused cw-client 811's segment at 0.019100 s?
-       -> cw-srv-worker 813 (cw-server 812) → cw-client 811: message (strong) at 0.319200 s (from the answers file)
-    2. [recurse] cw-srv-worker 813 (cw-server 812) ran 299.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 during the hang. Diagnose it too (the culprit of the culprit)?
+  $ printf '# the worker is the culprit; stop there\ns\n' > $TMP_DIR/answers && causeway debug tests/cli/data/debug-longwait.trace --answers $TMP_DIR/answers | sed -n '/^questions/,/^$/p'
+  questions: 1 asked
+    1. [recurse] cw-srv-worker 813 (cw-server 812) ran 299.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 during the hang. Diagnose it too (the culprit of the culprit)?
        -> stop: it is the root cause (from the answers file)
-  
 
 A line that answers nothing is an error at its line.
 
   $ printf '# the first answer\nmaybe\n' > $TMP_DIR/bad-answers && causeway debug tests/cli/data/debug-longwait.trace --answers $TMP_DIR/bad-answers 2>&1 | sed "s|$TMP_DIR/||"
-  bad-answers:2: expected an option number from 1 to 3 or 's' for question "Which event caused cw-client 811's segment at 0.019100 s?", got 'maybe'
+  bad-answers:2: expected an option number from 1 to 2 or 's' for question "cw-srv-worker 813 (cw-server 812) ran 299.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 during the hang. Diagnose it too (the culprit of the culprit)?", got 'maybe'
 
   $ causeway debug tests/cli/data/debug-longwait.trace --answers $TMP_DIR/bad-answers >/dev/null 2>&1
   [1]
 
 More answers than questions is not an error, but it is said.
 
-  $ printf '1\n2\n1\n' > $TMP_DIR/long-answers && causeway debug tests/cli/data/debug-longwait.trace --answers $TMP_DIR/long-answers 2>&1 >/dev/null | sed "s|$TMP_DIR/||"
+  $ printf '1\n2\n' > $TMP_DIR/long-answers && causeway debug tests/cli/data/debug-longwait.trace --answers $TMP_DIR/long-answers 2>&1 >/dev/null | sed "s|$TMP_DIR/||"
   long-answers: note: 1 answer not used: the diagnosis asked fewer questions
 
 Answers are rules: --save-answers writes them as a pack with a test that replays the
@@ -126,18 +113,10 @@ diagnosis. The pack checks, its test passes, and a re-run with it asks nothing a
 the same thread.
 
   $ causeway debug tests/cli/data/debug-longwait.trace --save-answers $TMP_DIR/replay 2>&1 >/dev/null | sed "s|$TMP_DIR/||g"
-  saved 2 answers as rules in replay/pack.cw; re-run with --rules replay to ask nothing
+  saved 1 answer as rules in replay/pack.cw; re-run with --rules replay to ask nothing
 
   $ sed -n '/^answer/,$p' $TMP_DIR/replay/pack.cw | sed "s|$PWD/||"
   answer q1 {
-    question edge
-    subject tid == 811 and ts == 20100000
-    choose from.tid == 813 and from.ts == 320000000 and to.tid == 811 and to.ts == 320200000 and edge.kind == "message"
-  }
-  
-  # cw-srv-worker 813 (cw-server 812) ran 299.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 during the hang. Diagnose it too (the culprit of the culprit)?
-  # chosen: diagnose cw-srv-worker 813 (cw-server 812) (auto)
-  answer q2 {
     question recurse
     subject tid == 813 and ts == 10600000
     choose recurse
@@ -159,12 +138,9 @@ the same thread.
   $ causeway debug tests/cli/data/debug-longwait.trace --rules $TMP_DIR/replay | sed -n '1,2p;/^questions/,/^$/p'
   root cause: process cw-server 812, thread cw-srv-worker 813
     when: 0.009600 s to 0.319100 s (309.5 ms)
-  questions: 0 asked, 2 answered by rules
-    1. [edge] Which event caused cw-client 811's segment at 0.019100 s?
-       -> cw-srv-worker 813 (cw-server 812) → cw-client 811: message (strong) at 0.319200 s (by rule answers.replay/q1)
-    2. [recurse] cw-srv-worker 813 (cw-server 812) ran 299.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 during the hang. Diagnose it too (the culprit of the culprit)?
-       -> diagnose cw-srv-worker 813 (cw-server 812) (by rule answers.replay/q2)
-  
+  questions: 0 asked, 1 answered by rules
+    1. [recurse] cw-srv-worker 813 (cw-server 812) ran 299.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 during the hang. Diagnose it too (the culprit of the culprit)?
+       -> diagnose cw-srv-worker 813 (cw-server 812) (by rule answers.replay/q1)
 
 A pack that causeway did not write is not overwritten.
 

@@ -23,10 +23,11 @@ Without the pack, the graph is as before.
 
 Every split and edge names its rule.
 
-  $ causeway graph examples/server-loop.trace --json | grep -A3 '"splits"'
+  $ causeway graph examples/server-loop.trace --json | grep -A4 '"splits"'
       "splits": {
+        "linux.kernel/loop.wait": 2,
         "linux.kernel/peers.disjoint": 1,
-        "linux.kernel/wait.entry": 6
+        "linux.kernel/wait.entry": 4
       }
 
 Without the stdlib, nothing is cut or joined: the engine knows no Linux by itself.
