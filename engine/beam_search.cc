@@ -93,10 +93,22 @@ BeamResult beam_search(const Graph& graph, uint32_t start, const BeamOptions& op
   };
 
   // Expands one path (or the start, parent == kNoParent) by every incoming edge.
+  std::vector<uint32_t> fan;
   auto expand = [&](uint32_t parent, uint32_t segment, double cost, uint32_t depth) {
     bool any = false;
-    for (auto [it, end] = in_edges(segment, graph.csr); it != end; ++it) {
-      uint32_t ei = graph.csr[*it];
+    fan.clear();
+    for (auto [it, end] = in_edges(segment, graph.csr); it != end; ++it)
+      fan.push_back(graph.csr[*it]);
+    if (fan.size() > options.max_fanout) {
+      std::nth_element(fan.begin(), fan.begin() + options.max_fanout, fan.end(),
+                       [&](uint32_t a, uint32_t b) {
+                         return edge_cost(graph.edges[a], options.costs) <
+                                edge_cost(graph.edges[b], options.costs);
+                       });
+      fan.resize(options.max_fanout);
+      result.capped = true;
+    }
+    for (uint32_t ei : fan) {
       const Edge& e = graph.edges[ei];
       if (e.from == start || e.from == segment || (!skip.empty() && skip[e.from])) continue;
       if (parent != kNoParent && on_path(nodes, parent, e.from)) continue;

@@ -29,6 +29,9 @@ struct BeamOptions {
   // Between prunes the frontier can grow as width × in-degree^lookback; past this many
   // live paths it is pruned early (and BeamResult::capped says so).
   uint32_t max_frontier = 1u << 16;
+  // A path is extended by at most this many of a segment's incoming edges, the cheapest
+  // (an idle task's segment can have tens of thousands).
+  uint32_t max_fanout = 256;
   EdgeCosts costs;
 };
 
@@ -43,7 +46,7 @@ struct BeamResult {
   std::vector<BeamPath> paths;  // best first: complete and live paths by cost
   uint32_t steps = 0;           // expansion steps taken
   uint64_t expanded = 0;        // paths created
-  bool capped = false;
+  bool capped = false;  // the frontier or a fan-out was cut to its limit
 };
 
 // Paths backwards from `start`. `skip` (may be empty) marks segments no path may enter,

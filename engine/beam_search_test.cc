@@ -115,6 +115,21 @@ TEST_CASE("the depth limit leaves paths incomplete, and cycles are not walked") 
   CHECK(!r.paths[0].complete);
 }
 
+TEST_CASE("a hub's incoming edges are cut to the cheapest few per expansion") {
+  // Segment 0 has 300 weak incoming edges and one strong one.
+  std::vector<std::tuple<uint32_t, uint32_t, Strength>> edges;
+  for (uint32_t s = 1; s <= 300; ++s) edges.emplace_back(s, 0, Strength::Weak);
+  edges.emplace_back(301, 0, Strength::Strong);
+  Graph g = make_graph(302, edges);
+  BeamOptions o;
+  o.max_fanout = 4;
+  BeamResult r = beam_search(g, 0, o);
+  CHECK(r.capped);
+  CHECK(r.expanded == 4);
+  REQUIRE(!r.paths.empty());
+  CHECK(r.paths[0].origin == 301);
+}
+
 TEST_CASE("incoming edges: one per source, the cheapest, cheapest sources first") {
   Graph g =
       make_graph(3, {{1, 0, Strength::Weak}, {1, 0, Strength::Strong}, {2, 0, Strength::Boosted}});

@@ -79,20 +79,6 @@ std::vector<uint32_t> semantic_of(const Semantics& sem, const ThreadEvents& even
   return out;
 }
 
-// Whether the first min(|mine|, n) semantic events of `segment` match `mine`; stops at
-// the first difference without collecting anything.
-bool same_prefix(const Semantics& sem, const ThreadEvents& events, const Graph& graph,
-                 uint32_t segment, const std::vector<uint32_t>& mine) {
-  auto [it, end] = segment_range(events, graph, segment);
-  size_t k = 0;
-  for (; it != end && k < mine.size(); ++it) {
-    if (!sem.semantic(*it)) continue;
-    if (!sem.same(mine[k], *it)) return false;
-    ++k;
-  }
-  return k > 0;
-}
-
 int64_t wait_result(const Trace& trace, const SegmentProfile& p) {
   if (p.longest_block_exit == kNoIndex) return 0;
   const Event& e = trace.events[p.longest_block_exit];
@@ -140,8 +126,24 @@ std::vector<SimilarSegment> find_similar(const Trace& trace, const ThreadEvents&
 
   for (const auto& ts : graph.threads) {
     if (!same_names(ts.tid) || events.of(ts.tid).empty()) continue;
+    // One walk over the thread's events: segments are consecutive runs of them.
+    const auto& list = events.of(ts.tid);
+    size_t at = 0;
     for (uint32_t s = ts.begin; s < ts.end; ++s) {
-      if (s == hang_segment || !same_prefix(sem, events, graph, s, mine)) continue;
+      const Segment& seg = graph.segments[s];
+      while (at < list.size() && list[at] < seg.first) ++at;
+      if (s == hang_segment) continue;
+      size_t k = 0;
+      bool same = true;
+      for (size_t i = at; i < list.size() && list[i] <= seg.last && k < mine.size(); ++i) {
+        if (!sem.semantic(list[i])) continue;
+        if (!sem.same(mine[k], list[i])) {
+          same = false;
+          break;
+        }
+        ++k;
+      }
+      if (!same || k == 0) continue;
       SegmentProfile p = profile_segment(trace, events, graph, s);
       SimilarSegment c;
       c.segment = s;
