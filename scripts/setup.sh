@@ -48,13 +48,30 @@ run_demo() {
   echo
   echo "\$ causeway graph examples/server-loop.trace --rules examples/server-loop.cw"
   "$cw" graph examples/server-loop.trace --rules examples/server-loop.cw
+  echo
+  if [ "$(id -u)" = 0 ]; then
+    # A real recording: cw-client waits on cw-server, which waits on cw-timekeeper's
+    # 300 ms timer; a fast round first gives the diagnosis its baseline.
+    local trace
+    trace=$(mktemp /tmp/causeway-demo.XXXXXX.cwt)
+    echo "== diagnosing a hang recorded just now (tests/programs/README.md, chain)"
+    echo "\$ causeway record -o $trace -- cw-prog-chain both 300"
+    "$cw" record -o "$trace" -- "$build/tests/programs/cw-prog-chain" both 300
+    echo "\$ causeway debug $trace --auto"
+    "$cw" debug "$trace" --auto
+    rm -f "$trace"
+  else
+    echo "== diagnosing a hang (a bundled trace; run as root to record one instead)"
+    echo "\$ causeway debug examples/slow-server.trace --auto"
+    "$cw" debug examples/slow-server.trace --auto
+  fi
 }
 
 case "$mode" in
   demo)
     install_missing
     configure "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo
-    ninja -C "$build" -j "$jobs" causeway
+    ninja -C "$build" -j "$jobs" causeway cw-prog-chain
     run_demo
     ;;
   test)

@@ -30,26 +30,26 @@ the second answer takes 300 ms of computing, so the client's second read waits.
 
 A bad symptom is an input error that says what is wrong.
 
-  $ causeway debug tests/cli/data/debug-longwait.trace --hang 811
+  $ causeway debug examples/slow-server.trace --hang 811
   causeway: --hang: expected auto or TID@SECONDS, got '811'
   [1]
 
-  $ causeway debug tests/cli/data/debug-longwait.trace --hang client@1
+  $ causeway debug examples/slow-server.trace --hang client@1
   causeway: --hang: expected auto or TID@SECONDS, got 'client@1' ('client' is not a thread id)
   [1]
 
-  $ causeway debug tests/cli/data/debug-longwait.trace --hang 811@soon
+  $ causeway debug examples/slow-server.trace --hang 811@soon
   causeway: --hang: expected auto or TID@SECONDS, got '811@soon' ('soon' is not a number of seconds, like 1.5)
   [1]
 
-  $ causeway debug tests/cli/data/debug-longwait.trace --hang 999@0.1
+  $ causeway debug examples/slow-server.trace --hang 999@0.1
   causeway: no thread 999 in the trace (threads: 811 cw-client, 813 cw-srv-worker)
   [1]
 
 Without a terminal every question takes the best-scored option, and the report says so.
 The root cause comes first, then the hang, the causal path, the questions.
 
-  $ causeway debug tests/cli/data/debug-longwait.trace
+  $ causeway debug examples/slow-server.trace
   root cause: process cw-server 812, thread cw-srv-worker 813
     when: 0.009600 s to 0.319100 s (309.5 ms)
     kind: LongRunning (culprit at depth 1)
@@ -79,7 +79,7 @@ The root cause comes first, then the hang, the causal path, the questions.
 
 The same as JSON (docs/json.md): the hang, the root causes, the path, the questions.
 
-  $ causeway debug tests/cli/data/debug-longwait.trace --hang 811@0.1 --json | jq -c '.hang, .root_causes[0], .path[], (.queries[] | {kind, options, chosen, source}), (keys)'
+  $ causeway debug examples/slow-server.trace --hang 811@0.1 --json | jq -c '.hang, .root_causes[0], .path[], (.queries[] | {kind, options, chosen, source}), (keys)'
   {"comm":"cw-client","end_ns":321000000,"kind":"LongWait","pid":811,"start_ns":20100000,"tid":811}
   {"comm":"cw-srv-worker","end_ns":320100000,"kind":"LongRunning","pid":812,"stack":["recvfrom","serve","main"],"start_ns":10600000,"tid":813,"what":"ran 299.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1"}
   {"comm":"cw-srv-worker","edge_kind":"message","end_ns":320100000,"pid":812,"start_ns":10600000,"strength":"strong","tid":813}
@@ -90,29 +90,29 @@ The same as JSON (docs/json.md): the hang, the root causes, the path, the questi
 An answers file replays answers, one per question asked: `s` stops at the worker instead
 of diagnosing it too (the only question here: whether to recurse into the culprit).
 
-  $ printf '# the worker is the culprit; stop there\ns\n' > $TMP_DIR/answers && causeway debug tests/cli/data/debug-longwait.trace --answers $TMP_DIR/answers | sed -n '/^questions/,/^$/p'
+  $ printf '# the worker is the culprit; stop there\ns\n' > $TMP_DIR/answers && causeway debug examples/slow-server.trace --answers $TMP_DIR/answers | sed -n '/^questions/,/^$/p'
   questions: 1 asked
     1. [recurse] cw-srv-worker 813 (cw-server 812) ran 299.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 during the hang. Diagnose it too (the culprit of the culprit)?
        -> stop: it is the root cause (from the answers file)
 
 A line that answers nothing is an error at its line.
 
-  $ printf '# the first answer\nmaybe\n' > $TMP_DIR/bad-answers && causeway debug tests/cli/data/debug-longwait.trace --answers $TMP_DIR/bad-answers 2>&1 | sed "s|$TMP_DIR/||"
+  $ printf '# the first answer\nmaybe\n' > $TMP_DIR/bad-answers && causeway debug examples/slow-server.trace --answers $TMP_DIR/bad-answers 2>&1 | sed "s|$TMP_DIR/||"
   bad-answers:2: expected an option number from 1 to 2 or 's' for question "cw-srv-worker 813 (cw-server 812) ran 299.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 during the hang. Diagnose it too (the culprit of the culprit)?", got 'maybe'
 
-  $ causeway debug tests/cli/data/debug-longwait.trace --answers $TMP_DIR/bad-answers >/dev/null 2>&1
+  $ causeway debug examples/slow-server.trace --answers $TMP_DIR/bad-answers >/dev/null 2>&1
   [1]
 
 More answers than questions is not an error, but it is said.
 
-  $ printf '1\n2\n' > $TMP_DIR/long-answers && causeway debug tests/cli/data/debug-longwait.trace --answers $TMP_DIR/long-answers 2>&1 >/dev/null | sed "s|$TMP_DIR/||"
+  $ printf '1\n2\n' > $TMP_DIR/long-answers && causeway debug examples/slow-server.trace --answers $TMP_DIR/long-answers 2>&1 >/dev/null | sed "s|$TMP_DIR/||"
   long-answers: note: 1 answer not used: the diagnosis asked fewer questions
 
 Answers are rules: --save-answers writes them as a pack with a test that replays the
 diagnosis. The pack checks, its test passes, and a re-run with it asks nothing and blames
 the same thread.
 
-  $ causeway debug tests/cli/data/debug-longwait.trace --save-answers $TMP_DIR/replay 2>&1 >/dev/null | sed "s|$TMP_DIR/||g"
+  $ causeway debug examples/slow-server.trace --save-answers $TMP_DIR/replay 2>&1 >/dev/null | sed "s|$TMP_DIR/||g"
   saved 1 answer as rules in replay/pack.cw; re-run with --rules replay to ask nothing
 
   $ sed -n '/^answer/,$p' $TMP_DIR/replay/pack.cw | sed "s|$PWD/||"
@@ -123,7 +123,7 @@ the same thread.
   }
   
   test "replays the saved diagnosis" {
-    trace file "tests/cli/data/debug-longwait.trace"
+    trace file "examples/slow-server.trace"
     hang "auto"
     expect hang 811 kind LongWait
     expect root_cause 813 kind LongRunning
@@ -135,7 +135,7 @@ the same thread.
   PASS answers.replay "replays the saved diagnosis"
   1 passed, 0 failed
 
-  $ causeway debug tests/cli/data/debug-longwait.trace --rules $TMP_DIR/replay | sed -n '1,2p;/^questions/,/^$/p'
+  $ causeway debug examples/slow-server.trace --rules $TMP_DIR/replay | sed -n '1,2p;/^questions/,/^$/p'
   root cause: process cw-server 812, thread cw-srv-worker 813
     when: 0.009600 s to 0.319100 s (309.5 ms)
   questions: 0 asked, 1 answered by rules
@@ -144,5 +144,5 @@ the same thread.
 
 A pack that causeway did not write is not overwritten.
 
-  $ mkdir -p $TMP_DIR/mine && echo 'pack mine { version "1.0.0" }' > $TMP_DIR/mine/pack.cw && causeway debug tests/cli/data/debug-longwait.trace --save-answers $TMP_DIR/mine 2>&1 >/dev/null | sed "s|$TMP_DIR/||"
+  $ mkdir -p $TMP_DIR/mine && echo 'pack mine { version "1.0.0" }' > $TMP_DIR/mine/pack.cw && causeway debug examples/slow-server.trace --save-answers $TMP_DIR/mine 2>&1 >/dev/null | sed "s|$TMP_DIR/||"
   causeway: mine/pack.cw: not overwritten: this pack was not written by causeway debug --save-answers (its first line is not the marker comment); choose another folder
