@@ -146,3 +146,18 @@ A pack that causeway did not write is not overwritten.
 
   $ mkdir -p $TMP_DIR/mine && echo 'pack mine { version "1.0.0" }' > $TMP_DIR/mine/pack.cw && causeway debug examples/slow-server.trace --save-answers $TMP_DIR/mine 2>&1 >/dev/null | sed "s|$TMP_DIR/||"
   causeway: mine/pack.cw: not overwritten: this pack was not written by causeway debug --save-answers (its first line is not the marker comment); choose another folder
+
+In a terminal (here a pseudo-terminal made by `script`), each question shows its options
+ranked, each with its evidence; `?` explains the question and shows all the evidence
+again; `s` takes the option that stops.
+
+  $ printf '?\ns\n' | script -qec "causeway debug examples/slow-server.trace" /dev/null | tr -d '\r' | grep -E '^(question 1|  [12]\)|A thread on|answer \[|     -> )' | sed 's/answer \[\([^]]*\)\]: .*/answer [\1]:/'
+  question 1 (recurse): cw-srv-worker 813 (cw-server 812) ran 299.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 during the hang. Diagnose it too (the culprit of the culprit)?
+    1) diagnose cw-srv-worker 813 (cw-server 812)
+    2) stop: it is the root cause
+  answer [1-2, Enter = 1, ? = explain, s = stop]:
+  A thread on the normal run's causal path was itself hung while the hang lasted. Diagnosing it looks for what it was waiting for, recursively; stopping keeps it as the root cause.
+    1) diagnose cw-srv-worker 813 (cw-server 812)
+    2) stop: it is the root cause
+  answer [1-2, Enter = 1, ? = explain, s = stop]:
+       -> stop: it is the root cause (answered by you)
