@@ -299,7 +299,7 @@ class Diagnoser {
         o.segment = g_.edges[ei].from;
         o.cost = path_cost(ei);
         o.label = edge_label(ei);
-        o.evidence = segment_evidence(o.segment);
+        if (evidence_) o.evidence = segment_evidence(o.segment);
         options.push_back(std::move(o));
         if (options.size() == 8) break;
       }
@@ -307,7 +307,7 @@ class Diagnoser {
       stop.stop = true;
       stop.cost = beam_.costs.stop;
       stop.label = fmt::format("stop here: {} is where this began", who(v));
-      stop.evidence = segment_evidence(v);
+      if (evidence_) stop.evidence = segment_evidence(v);
       options.push_back(stop);
       std::stable_sort(options.begin(), options.end(),
                        [](const Option& a, const Option& b) { return a.cost < b.cost; });
@@ -552,7 +552,7 @@ class Diagnoser {
       o.cost = static_cast<double>(k);
       o.label = fmt::format("{} (waited {}, woken by {})", segment_line(o.segment),
                             ms(groups[k]->wait_ns), group_keys[k]);
-      o.evidence = segment_evidence(o.segment);
+      if (evidence_) o.evidence = segment_evidence(o.segment);
       q.options.push_back(std::move(o));
     }
     Option none;
@@ -623,7 +623,7 @@ class Diagnoser {
     yes.cost = 1;
     yes.segment = seg;
     yes.label = fmt::format("diagnose {}", who(seg));
-    yes.evidence = segment_evidence(seg);
+    if (evidence_) yes.evidence = segment_evidence(seg);
     Option no;
     no.stop = true;
     no.cost = 2;
@@ -697,6 +697,7 @@ class Diagnoser {
   ThreadEvents events_;
   AutoAnswerer auto_;
   Answerer* answerer_;
+  bool evidence_ = answerer_->wants_evidence();
   SpanTree spans_;
   LuaHost lua_;
   Evaluator eval_;

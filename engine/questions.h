@@ -21,7 +21,8 @@ std::string_view question_kind_name(QuestionKind k);  // "edge", "baseline", "re
 
 struct Option {
   std::string label;     // one line: "cw-server 812 send → recv (message, strong)"
-  std::string evidence;  // more lines: names, syscalls, stack, times (shown on `?`)
+  std::string evidence;  // names, syscalls, stack, times (shown on `?`); empty when the
+                         // answerer does not want it (Answerer::wants_evidence)
   double cost = 0;       // lower is better; options are sorted by it
   // What choosing it means. Edge: `edge` (index into Graph::edges) or `stop`.
   // Baseline: `segment`, or `stop` for "none of these". Recurse: `stop` = no.
@@ -53,12 +54,16 @@ class Answerer {
  public:
   virtual ~Answerer() = default;
   virtual Answer ask(const Question& q) = 0;
+  // Whether options need their Option::evidence (people read it; the best-scored choice
+  // does not): gathering it profiles every option's segment.
+  virtual bool wants_evidence() const { return true; }
 };
 
 // Takes the best-scored option.
 class AutoAnswerer : public Answerer {
  public:
   Answer ask(const Question&) override { return {0, AnswerSource::Auto, {}}; }
+  bool wants_evidence() const override { return false; }
 };
 
 struct Query {
