@@ -319,6 +319,44 @@ TEST_CASE("a Lua predicate classifies edges") {
   CHECK(edges(b, 102, 103) == Strings{"even strong t/even 2000->3000"});
 }
 
+TEST_CASE("an edge rule's cost, constant or from a Lua hook, is the edge's search cost") {
+  auto b = build(std::string(kWakeupLink) +
+                     "lua [[\n"
+                     "function by_waker(tid) return tid - 100 end\n"
+                     "]]\n"
+                     "edge hooked { link wakeup where from.tid == 102 strength weak cost "
+                     "lua.by_waker(from.tid) }\n"
+                     "edge fixed { link wakeup where from.tid == 101 strength strong cost 7 }\n"
+                     "edge plain { link wakeup strength weak priority -1 }\n",
+                 std::string(kThreeThreads) +
+                     "1000 101 wakeup target=103\n"
+                     "1500 103 switch_in\n"
+                     "2000 102 wakeup target=103\n"
+                     "2500 103 switch_in\n"
+                     "3000 103 wakeup target=101\n"
+                     "3500 101 switch_in\n");
+  std::vector<int> costs;
+  for (const Edge& e : b.graph().edges)
+    if (e.rule.kind == RuleKind::Edge) costs.push_back(e.cost);
+  CHECK(costs == std::vector<int>{7, 2, Edge::kDefaultCost});
+}
+
+TEST_CASE("a cost outside 0..254 is an error at the rule") {
+  auto rules = testing::load_rules(std::string(kWakeupLink) +
+                                   "edge e { link wakeup strength weak cost 0 - 1 }\n");
+  Trace trace = testing::load_trace(std::string(kThreeThreads) +
+                                    "1000 101 wakeup target=103\n"
+                                    "2000 103 switch_in\n");
+  std::string message;
+  try {
+    build_graph(trace, rules);
+  } catch (const DiagnosticError& e) {
+    message = e.diagnostic.render();
+  }
+  CHECK(message.find("edge t/e: cost must be an integer from 0 to 254, got -1") !=
+        std::string::npos);
+}
+
 TEST_CASE("a failing Lua hook stops the build with its message") {
   auto rules =
       testing::load_rules(std::string(kWakeupLink) +
