@@ -141,10 +141,17 @@ ThreadEvents::ThreadEvents(const Trace& trace, const std::vector<Tid>& tids) {
   // Threads get slots in tid order, through a table indexed by tid (a hash lookup per
   // event costs more than the whole rest of the pass on a large trace).
   Tid max_tid = 0;
-  for (const Event& e : trace.events) max_tid = std::max(max_tid, e.tid);
+  for (const ThreadInfo& t : trace.threads) max_tid = std::max(max_tid, t.tid);
+  for (Tid t : tids) max_tid = std::max(max_tid, t);
   std::vector<uint32_t> slot(static_cast<size_t>(max_tid) + 1, kNoIndex);
   if (tids.empty()) {
-    for (const Event& e : trace.events) slot[e.tid] = 0;
+    // Every thread with events; the thread table normally names them all, but an event
+    // of an unnamed thread still counts.
+    for (const Event& e : trace.events) {
+      if (e.tid >= slot.size()) slot.resize(static_cast<size_t>(e.tid) + 1, kNoIndex);
+      slot[e.tid] = 0;
+    }
+    max_tid = static_cast<Tid>(slot.size() - 1);
   } else {
     for (Tid t : tids)
       if (t <= max_tid) slot[t] = 0;
@@ -157,7 +164,7 @@ ThreadEvents::ThreadEvents(const Trace& trace, const std::vector<Tid>& tids) {
   // Count first, so each list is allocated once at its final size.
   std::vector<uint32_t> n_events(tids_.size()), n_switches(tids_.size()), n_syscalls(tids_.size());
   for (const Event& e : trace.events) {
-    uint32_t s = slot[e.tid];
+    uint32_t s = e.tid < slot.size() ? slot[e.tid] : kNoIndex;
     if (s == kNoIndex) continue;
     ++n_events[s];
     n_switches[s] += k.is_switch(e.kind);
@@ -173,7 +180,7 @@ ThreadEvents::ThreadEvents(const Trace& trace, const std::vector<Tid>& tids) {
   }
   for (uint32_t i = 0; i < trace.events.size(); ++i) {
     const Event& e = trace.events[i];
-    uint32_t s = slot[e.tid];
+    uint32_t s = e.tid < slot.size() ? slot[e.tid] : kNoIndex;
     if (s == kNoIndex) continue;
     events_[s].push_back(i);
     if (k.is_switch(e.kind)) switches_[s].push_back(i);

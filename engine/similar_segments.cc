@@ -126,13 +126,15 @@ std::vector<SimilarSegment> find_similar(const Trace& trace, const ThreadEvents&
 
   for (const auto& ts : graph.threads) {
     if (!same_names(ts.tid) || events.of(ts.tid).empty()) continue;
-    // One walk over the thread's events: segments are consecutive runs of them.
     const auto& list = events.of(ts.tid);
-    size_t at = 0;
     for (uint32_t s = ts.begin; s < ts.end; ++s) {
       const Segment& seg = graph.segments[s];
-      while (at < list.size() && list[at] < seg.first) ++at;
       if (s == hang_segment) continue;
+      // Most segments start with a semantic event (a cut before a call): one look at it
+      // rules most of them out without walking the thread's events.
+      if (sem.semantic(seg.first) && !sem.same(mine[0], seg.first)) continue;
+      size_t at =
+          static_cast<size_t>(std::lower_bound(list.begin(), list.end(), seg.first) - list.begin());
       size_t k = 0;
       bool same = true;
       for (size_t i = at; i < list.size() && list[i] <= seg.last && k < mine.size(); ++i) {
