@@ -92,15 +92,24 @@ nlohmann::json path_json(const Trace& trace, const Graph& graph,
   return out;
 }
 
+// The segment's first event that the thread did: markers written for it (the recorded
+// command's, `causeway mark`'s) say nothing about what it was doing.
+uint32_t first_action(const Trace& trace, const Segment& s) {
+  const KindId marker = trace.schema.find("marker");
+  for (uint32_t i = s.first; i <= s.last && i < trace.events.size(); ++i)
+    if (trace.events[i].tid == s.tid && trace.events[i].kind != marker) return i;
+  return s.first;
+}
+
 // One line per step: who, and when and what: the event that is the evidence of the edge to
 // the next step (on the last step, the event that took the previous step's cause; on a
-// lone step, the segment's first event), then that edge.
+// lone step, the segment's first event other than a marker), then that edge.
 void path_text(std::string& out, const Trace& trace, const Graph& graph, uint64_t start,
                const std::vector<PathStep>& path, std::string_view last_label) {
   for (size_t i = 0; i < path.size(); ++i) {
     const PathStep& step = path[i];
     const Segment& s = graph.segments[step.segment];
-    uint32_t event = s.first;
+    uint32_t event = first_action(trace, s);
     if (step.edge != kNoIndex)
       event = graph.edges[step.edge].from_event;
     else if (i > 0 && path[i - 1].edge != kNoIndex)
