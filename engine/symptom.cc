@@ -176,10 +176,16 @@ class Finder {
     const uint32_t n = t.end - t.begin;
     std::vector<StrId> key(n, kNone);
     std::vector<bool> yielding(n, false);
+    const auto& calls = ev_.syscalls_of(t.tid);  // enters and exits, in order
     for (uint32_t i = 0; i < n; ++i) {
       const uint32_t s = t.begin + i;
-      const SegmentProfile p = profile_segment(trace_, ev_, g_, s);
-      if (p.syscalls >= kYieldCalls && !p.by_name.empty() &&
+      // Only a segment with enough calls can be a yield loop by itself: count them (two
+      // binary searches) before profiling it.
+      const auto lo = std::lower_bound(calls.begin(), calls.end(), g_.segments[s].first);
+      const auto hi = std::upper_bound(lo, calls.end(), g_.segments[s].last);
+      const bool many = static_cast<uint32_t>(hi - lo) >= kYieldCalls;
+      const SegmentProfile p = many ? profile_segment(trace_, ev_, g_, s) : SegmentProfile{};
+      if (many && p.syscalls >= kYieldCalls && !p.by_name.empty() &&
           2 * p.by_name.front().count >= p.syscalls) {
         yielding[i] = true;
         key[i] = p.by_name.front().name;
