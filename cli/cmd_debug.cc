@@ -17,6 +17,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/graph_input.h"
 #include "cli/progress.h"
 #include "cli/rule_paths.h"
 #include "cli/trace_input.h"
@@ -269,23 +270,7 @@ Command add_debug(CLI::App& app) {
         if (int rc = read_trace_input(args->trace, trace, report); rc != kExitOk) return rc;
 
         engine::BuildResult built;
-        {
-          engine::BuildOptions options;
-          ProgressLine progress("building graph");
-          if (progress.enabled()) options.progress = progress.callback();
-          try {
-            built = engine::build_graph(trace, loaded.rules, options);
-          } catch (const DiagnosticError& e) {
-            progress.clear();
-            std::cerr << e.what();
-            return kExitBadInput;
-          } catch (const rules::LuaError& e) {
-            progress.clear();
-            std::cerr << e.what() << "\n";
-            return kExitBadInput;
-          }
-          progress.clear();
-        }
+        if (int rc = build_graph_input(trace, loaded.rules, built); rc != kExitOk) return rc;
 
         engine::DiagnoseOptions options;
         if (!hang->automatic) {

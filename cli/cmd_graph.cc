@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/graph_input.h"
 #include "cli/progress.h"
 #include "cli/rule_paths.h"
 #include "cli/trace_input.h"
@@ -48,22 +49,8 @@ Command add_graph(CLI::App& app) {
             ReadReport report;
             if (int rc = read_trace_input(args->trace, trace, report); rc != kExitOk) return rc;
 
-            engine::BuildOptions options;
-            ProgressLine progress("building graph");
-            if (progress.enabled()) options.progress = progress.callback();
             engine::BuildResult result;
-            try {
-              result = engine::build_graph(trace, loaded.rules, options);
-            } catch (const DiagnosticError& e) {
-              progress.clear();
-              std::cerr << e.what();
-              return kExitBadInput;
-            } catch (const rules::LuaError& e) {
-              progress.clear();
-              std::cerr << e.what() << "\n";
-              return kExitBadInput;
-            }
-            progress.clear();
+            if (int rc = build_graph_input(trace, loaded.rules, result); rc != kExitOk) return rc;
 
             if (!args->dot.empty()) {
               std::ofstream out(args->dot);

@@ -1,0 +1,15 @@
+// Building the graph of a trace named on the command line, with a progress line in a
+// terminal and a rule's error shown to the user.
+#pragma once
+
+#include "engine/builder.h"
+#include "rules/ruleset.h"
+#include "tracer/trace.h"
+
+namespace cw::cli {
+
+// Returns kExitOk with the graph in `out`, or kExitBadInput after printing the error of
+// the rule (or Lua hook) that could not be applied.
+int build_graph_input(const Trace& trace, const rules::RuleSet& rules, engine::BuildResult& out);
+
+}  // namespace cw::cli
