@@ -9,13 +9,11 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/graph_input.h"
-#include "cli/progress.h"
 #include "cli/rule_paths.h"
 #include "cli/trace_input.h"
 #include "engine/builder.h"
 #include "engine/report.h"
 #include "rules/loader.h"
-#include "rules/lua_sandbox.h"
 
 namespace cw::cli {
 
