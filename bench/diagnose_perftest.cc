@@ -282,14 +282,16 @@ int main(int argc, char** argv) {
         if (t.begin == t.end || trace.pid_of(t.tid) != t.tid) continue;
         const cw::ThreadInfo* info = trace.thread(t.tid);
         if (info && info->kernel) continue;
-        waits.push_back({t.tid, engine::profile_range(trace, thread_events, t.tid,
-                                                      g.segments[t.begin].start_ns,
-                                                      g.segments[t.end - 1].end_ns + 1)});
+        waits.push_back(
+            {t.tid, engine::profile_range(trace, thread_events, t.tid, g.segments[t.begin].start_ns,
+                                          g.segments[t.end - 1].end_ns + 1)});
       }
       std::sort(waits.begin(), waits.end(), [](const Wait& a, const Wait& b) {
         return a.p.longest_block_ns > b.p.longest_block_ns;
       });
-      std::printf("| --hang | thread | process | longest block ms | in |\n| --- | --- | --- | ---: | --- |\n");
+      std::printf(
+          "| --hang | thread | process | longest block ms | in |\n| --- | --- | --- | ---: | --- "
+          "|\n");
       for (size_t k = 0; k < waits.size() && k < list_waits; ++k) {
         const Wait& w = waits[k];
         const cw::ThreadInfo* ti = trace.thread(w.tid);
@@ -298,7 +300,8 @@ int main(int argc, char** argv) {
         if (w.p.longest_block_call != engine::kNoIndex) {
           const cw::Event& e = trace.events[w.p.longest_block_call];
           int f = trace.schema.field_index(e.kind, "name");
-          if (f >= 0) call = std::string(trace.strings.get(static_cast<cw::StrId>(trace.value(e, f))));
+          if (f >= 0)
+            call = std::string(trace.strings.get(static_cast<cw::StrId>(trace.value(e, f))));
         }
         // The middle of the block: inside the stretch that holds it.
         const uint64_t mid = w.p.longest_block_start + w.p.longest_block_ns / 2;
@@ -505,9 +508,9 @@ int main(int argc, char** argv) {
     out["threads"] = r.threads;
     out["vertices"] = r.vertices;
     out["edges"] = r.edges;
-    out["setup"] = {{"read_s", r.read.wall},       {"rules_s", r.rules.wall},
-                    {"build_s", r.build.wall},     {"build_cpu_s", r.build.cpu},
-                    {"index_s", r.index.wall},     {"build_peak_rss_mib", r.build_peak_kib / 1024}};
+    out["setup"] = {{"read_s", r.read.wall},   {"rules_s", r.rules.wall},
+                    {"build_s", r.build.wall}, {"build_cpu_s", r.build.cpu},
+                    {"index_s", r.index.wall}, {"build_peak_rss_mib", r.build_peak_kib / 1024}};
     out["hang"] = {{"kind", kind},
                    {"tid", r.hang.tid},
                    {"pid", r.hang.pid},
@@ -536,18 +539,16 @@ int main(int argc, char** argv) {
                     {"incoming", steps_json(r.sample_steps.incoming)},
                     {"slice", steps_json(r.sample_steps.slice)},
                     {"beam_capped", r.sample_capped},
-                    {"hubs", {{"segments", r.hubs},
-                              {"in_degree_min", r.hub_degree_min},
-                              {"in_degree_max", r.hub_degree_max},
-                              {"threads", r.hub_names},
-                              {"beam", steps_json(r.hub_steps.beam)},
-                              {"slice", steps_json(r.hub_steps.slice)}}}};
-    out["deep"] = {{"median_ms", median(r.deep_ms)},
-                   {"median_cpu_ms", median(r.deep_cpu_ms)},
-                   {"steps", r.deep_steps},
-                   {"expanded", r.deep_expanded},
-                   {"paths", r.deep_paths},
-                   {"capped", r.deep_capped}};
+                    {"hubs",
+                     {{"segments", r.hubs},
+                      {"in_degree_min", r.hub_degree_min},
+                      {"in_degree_max", r.hub_degree_max},
+                      {"threads", r.hub_names},
+                      {"beam", steps_json(r.hub_steps.beam)},
+                      {"slice", steps_json(r.hub_steps.slice)}}}};
+    out["deep"] = {{"median_ms", median(r.deep_ms)}, {"median_cpu_ms", median(r.deep_cpu_ms)},
+                   {"steps", r.deep_steps},          {"expanded", r.deep_expanded},
+                   {"paths", r.deep_paths},          {"capped", r.deep_capped}};
     out["max_rss_mib"] = peak_kib / 1024;
     out["targets"] = {{"step_ms", kStepMs},
                       {"step_met", maximum(r.sample_steps.slice.ms) <= kStepMs},
@@ -571,8 +572,7 @@ int main(int argc, char** argv) {
       "Diagnosis: %zu root causes, %zu queries (auto-answered), %u search steps, path of %zu "
       "segments, baseline %s.\n\n",
       hang_arg.c_str(), kind.c_str(), r.hang_thread.c_str(), static_cast<unsigned>(r.hang.tid),
-      r.hang_process.c_str(), static_cast<unsigned>(r.hang.pid),
-      r.hang_start_s,
+      r.hang_process.c_str(), static_cast<unsigned>(r.hang.pid), r.hang_start_s,
       static_cast<double>(r.hang.end_ns - r.hang.start_ns) / 1e6, r.hang.segment,
       r.hang.chosen_by.c_str(), r.root_causes, r.queries, r.search_steps, r.path,
       r.baseline ? "found" : "none");
@@ -618,9 +618,11 @@ int main(int argc, char** argv) {
 
   std::printf("| target | wanted | measured | |\n| --- | ---: | ---: | --- |\n");
   std::printf("| search step (slice step, max) | <= %.0f ms | %.3f ms | %s |\n", kStepMs,
-              maximum(r.sample_steps.slice.ms), verdict(maximum(r.sample_steps.slice.ms), kStepMs).c_str());
+              maximum(r.sample_steps.slice.ms),
+              verdict(maximum(r.sample_steps.slice.ms), kStepMs).c_str());
   std::printf("| search step (slice step, p90) | <= %.0f ms | %.3f ms | %s |\n", kStepMs,
-              quantile(r.sample_steps.slice.ms, 0.9), verdict(quantile(r.sample_steps.slice.ms, 0.9), kStepMs).c_str());
+              quantile(r.sample_steps.slice.ms, 0.9),
+              verdict(quantile(r.sample_steps.slice.ms, 0.9), kStepMs).c_str());
   std::printf("| whole diagnosis (median) | <= %.0f s | %.3f s | %s |\n", kDiagnoseS, median(dwall),
               verdict(median(dwall), kDiagnoseS).c_str());
   return 0;

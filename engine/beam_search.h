@@ -46,7 +46,7 @@ struct BeamResult {
   std::vector<BeamPath> paths;  // best first: complete and live paths by cost
   uint32_t steps = 0;           // expansion steps taken
   uint64_t expanded = 0;        // paths created
-  bool capped = false;  // the frontier or a fan-out was cut to its limit
+  bool capped = false;          // the frontier or a fan-out was cut to its limit
 };
 
 // Paths backwards from `start`. `skip` (may be empty) marks segments no path may enter,

@@ -28,7 +28,7 @@ namespace cw::engine {
 struct DiagnoseOptions {
   SymptomRequest symptom;
   uint32_t beam_width = 8;
-  uint32_t lookback = 3;   // the beam is pruned to its width only every `lookback` steps
+  uint32_t lookback = 3;    // the beam is pruned to its width only every `lookback` steps
   uint32_t max_depth = 64;  // slicing never walks more segments than this
   uint32_t max_recursion = 8;
   Answerer* answerer = nullptr;  // null: AutoAnswerer

@@ -47,10 +47,10 @@ std::string_view strength_name(Strength s);
 inline constexpr std::string_view kSplitKind = "split";
 
 struct Edge {
-  uint32_t from = 0;        // segment
-  uint32_t to = 0;          // segment
-  uint32_t from_event = 0;  // the evidence: the cause event ...
-  uint32_t to_event = 0;    // ... and the effect event
+  uint32_t from = 0;              // segment
+  uint32_t to = 0;                // segment
+  uint32_t from_event = 0;        // the evidence: the cause event ...
+  uint32_t to_event = 0;          // ... and the effect event
   RuleRef rule;                   // edge rule (link edges), flag rule, or split/batch rule
   uint32_t boost_rule = kNoRule;  // edge rule that boosted a weak edge
   uint32_t link = kNoRule;        // the link whose candidate this is (link edges only)

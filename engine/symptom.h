@@ -37,7 +37,7 @@ struct Hang {
 
 struct SymptomRequest {
   enum class Mode : uint8_t { Auto, ThreadAt } mode = Mode::Auto;
-  Tid tid = 0;        // ThreadAt
+  Tid tid = 0;         // ThreadAt
   uint64_t at_ns = 0;  // ThreadAt: absolute trace time
 };
 
