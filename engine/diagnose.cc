@@ -50,7 +50,6 @@ class Diagnoser {
             const DiagnoseOptions& options)
       : trace_(trace),
         g_(built.graph),
-        rules_(rules),
         opt_(options),
         events_(trace),
         answerer_(options.answerer ? options.answerer : &auto_),
@@ -692,7 +691,6 @@ class Diagnoser {
 
   const Trace& trace_;
   const Graph& g_;
-  const rules::RuleSet& rules_;
   const DiagnoseOptions& opt_;
   ThreadEvents events_;
   AutoAnswerer auto_;
