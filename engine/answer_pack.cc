@@ -7,6 +7,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "base/quoted.h"
 #include "engine/questions.h"
 #include "engine/symptom.h"
 
@@ -14,22 +15,6 @@ namespace fs = std::filesystem;
 
 namespace cw::engine {
 namespace {
-
-// A string literal of the rule language: quotes, backslashes and control characters
-// escaped.
-std::string string_literal(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default: out += c;
-    }
-  }
-  return out + "\"";
-}
 
 // Text for a `#` comment: one line.
 std::string comment_text(std::string_view s) {
@@ -56,7 +41,7 @@ std::string choose_clause(const Trace& trace, const Graph& graph, const Question
     case QuestionKind::Edge: {
       const Edge& e = graph.edges.at(o.edge);
       return fmt::format("{} and {} and edge.kind == {}", event_match(trace, e.from_event, "from."),
-                         event_match(trace, e.to_event, "to."), string_literal(graph.kind_name(e)));
+                         event_match(trace, e.to_event, "to."), cw::quoted(graph.kind_name(e)));
     }
     case QuestionKind::Baseline: return event_match(trace, graph.segments.at(o.segment).first, "");
     case QuestionKind::Recurse: break;
@@ -97,7 +82,7 @@ std::string answer_pack_text(const Trace& trace, const Graph& graph, const Diagn
     out += "\n";
   }
   out += fmt::format("  description {}\n}}\n",
-                     string_literal("Answers saved by causeway debug from " + spec.trace_file));
+                     cw::quoted("Answers saved by causeway debug from " + spec.trace_file));
 
   size_t n = 0;
   for (size_t i = 0; i < d.queries.size(); ++i) {
@@ -115,7 +100,7 @@ std::string answer_pack_text(const Trace& trace, const Graph& graph, const Diagn
   }
 
   out += fmt::format("\ntest \"replays the saved diagnosis\" {{\n  trace file {}\n  hang {}\n",
-                     string_literal(spec.trace_file), string_literal(spec.hang));
+                     cw::quoted(spec.trace_file), cw::quoted(spec.hang));
   out += fmt::format("  expect hang {} kind {}\n", d.hang.tid, hang_kind_name(d.hang.kind));
   if (!d.root_causes.empty()) {
     const RootCause& rc = d.root_causes.front();

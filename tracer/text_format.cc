@@ -9,6 +9,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "base/quoted.h"
+
 namespace cw {
 
 namespace {
@@ -564,20 +566,6 @@ bool needs_quotes(std::string_view s) {
   for (unsigned char c : s)
     if (c <= ' ' || c == '"' || c == '\\' || c == 0x7f) return true;
   return false;
-}
-
-void append_quoted(std::string& out, std::string_view s) {
-  out += '"';
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default: out += c;
-    }
-  }
-  out += '"';
 }
 
 void append_value_string(std::string& out, std::string_view s) {
