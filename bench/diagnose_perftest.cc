@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/measure.h"
 #include "engine/beam_search.h"
 #include "engine/builder.h"
 #include "engine/diagnose.h"
@@ -38,46 +39,15 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
 namespace engine = cw::engine;
 
-double cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
-struct Stamp {
-  Clock::time_point wall = Clock::now();
-  double cpu = cpu_seconds();
-};
-
-struct Elapsed {
-  double wall = 0, cpu = 0;
-};
-
-Elapsed since(const Stamp& start, const Stamp& now = Stamp{}) {
-  return {std::chrono::duration<double>(now.wall - start.wall).count(), now.cpu - start.cpu};
-}
-
-uint64_t status_kib(const std::string& field) {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line))
-    if (line.rfind(field + ":", 0) == 0) return std::stoull(line.substr(field.size() + 1));
-  return 0;
-}
-
-void reset_peak_rss() {
-  std::ofstream clear("/proc/self/clear_refs");
-  clear << "5";
-}
-
-uint64_t max_rss_kib() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<uint64_t>(usage.ru_maxrss);
-}
+using cw::bench::Elapsed;
+using cw::bench::max_rss_kib;
+using cw::bench::median;
+using cw::bench::reset_peak_rss;
+using cw::bench::since;
+using cw::bench::Stamp;
+using cw::bench::status_kib;
 
 // The q-quantile (0..1) by nearest rank; median() averages the middle two.
 double quantile(std::vector<double> v, double q) {
@@ -85,12 +55,6 @@ double quantile(std::vector<double> v, double q) {
   std::sort(v.begin(), v.end());
   size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(v.size())));
   return v[std::min(v.size() - 1, rank == 0 ? 0 : rank - 1)];
-}
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 double maximum(const std::vector<double>& v) {
   return v.empty() ? 0 : *std::max_element(v.begin(), v.end());
