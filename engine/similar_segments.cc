@@ -88,15 +88,6 @@ int64_t wait_result(const Trace& trace, const SegmentProfile& p) {
 
 }  // namespace
 
-std::vector<uint32_t> semantic_events(const Trace& trace, const ThreadEvents& events,
-                                      const Graph& graph, uint32_t segment, size_t limit) {
-  return semantic_of(Semantics(trace), events, graph, segment, limit);
-}
-
-bool same_semantics(const Trace& trace, uint32_t a, uint32_t b) {
-  return Semantics(trace).same(a, b);
-}
-
 std::vector<SimilarSegment> find_similar(const Trace& trace, const ThreadEvents& events,
                                          const Graph& graph, uint32_t hang_segment,
                                          const SegmentProfile& hang,

@@ -1,6 +1,6 @@
 // FindSimilarNode (seed 001; seed 000 §5.5): segments that do what the hang's segment
-// does — the same sequence of semantic events (system calls by name, messages by peer,
-// calls, tasks, flags, markers; not scheduling or interrupts) — but whose wait ended
+// does — the same sequence of semantic events (same kind, same text fields, the same file
+// descriptor, stream peers by process name; not scheduling or interrupts) — but whose wait ended
 // quickly or with another result. Such a segment is a baseline: its causal path shows
 // what should have happened.
 #pragma once
@@ -13,14 +13,6 @@
 #include "tracer/trace.h"
 
 namespace cw::engine {
-
-// The semantic events of a segment (indexes into Trace::events), at most `limit`.
-std::vector<uint32_t> semantic_events(const Trace& trace, const ThreadEvents& events,
-                                      const Graph& graph, uint32_t segment, size_t limit = 32);
-
-// Whether two events mean the same thing: same kind, same text fields, the same file
-// descriptor, and for stream events the same peer process name.
-bool same_semantics(const Trace& trace, uint32_t a, uint32_t b);
 
 struct SimilarSegment {
   uint32_t segment = kNoIndex;
