@@ -8,16 +8,19 @@
 
 #include <cerrno>
 #include <cstdarg>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <fstream>
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <utility>
 
 #include "causeway.skel.h"
 #include "kernel/records.h"
 #include "kernel/syscalls.h"
+#include "kernel/watchpoints.h"
 
 namespace cw::kernel {
 namespace {
@@ -107,7 +110,20 @@ struct Probes::State {
     return ++state->taken >= state->budget ? kBudgetSpent : 0;
   }
 
+  // Uprobes, uretprobes and watchpoint events (libbpf owns the events' fds).
+  std::vector<bpf_link*> instrumentation;
+  // Watches by (process, address), as the watch program finds them (map `watched`), and
+  // the debug registers causeway holds per thread.
+  std::map<std::pair<uint32_t, uint64_t>, cw_watch_info> watches;
+  std::map<uint32_t, int> registers_held;
+
+  void destroy_instrumentation() {
+    for (bpf_link* link : instrumentation) bpf_link__destroy(link);
+    instrumentation.clear();
+  }
+
   ~State() {
+    destroy_instrumentation();
     if (ring) ring_buffer__free(ring);
     if (skeleton) causeway__destroy(skeleton);
   }
@@ -177,6 +193,7 @@ Probes::~Probes() {
 }
 
 void Probes::detach() {
+  state_->destroy_instrumentation();
   causeway__detach(state_->skeleton);
 }
 
@@ -188,7 +205,153 @@ void Probes::add_pid(uint32_t pid) {
 }
 
 namespace {
+
 constexpr size_t kRecordsPerCall = 1u << 18;
+
+std::string hex(uint64_t value) {
+  char text[24];
+  std::snprintf(text, sizeof(text), "0x%llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+bpf_link* attach_uprobe(bpf_program* program, const std::string& path, uint64_t offset,
+                        uint64_t cookie, bool retprobe, const std::string& what) {
+  LIBBPF_OPTS(bpf_uprobe_opts, options, .bpf_cookie = cookie, .retprobe = retprobe);
+  // pid -1: every process mapping the file; the BPF side filters by process.
+  bpf_link* link = bpf_program__attach_uprobe_opts(program, -1, path.c_str(), offset, &options);
+  if (!link)
+    fail(std::string(retprobe ? "uretprobe" : "uprobe") + " at " + path + "+" + hex(offset) + " (" +
+             what + ") failed",
+         errno);
+  return link;
+}
+
+int size_log2(uint8_t size) {
+  switch (size) {
+    case 1: return 0;
+    case 2: return 1;
+    case 4: return 2;
+    case 8: return 3;
+    default: return -1;
+  }
+}
+
+}  // namespace
+
+void Probes::attach_function(const FunctionProbe& probe) {
+  auto* progs = &state_->skeleton->progs;
+  std::string what = "function " + std::to_string(probe.fn_index);
+  bpf_link* entry = attach_uprobe(progs->on_function_entry, probe.path, probe.file_offset,
+                                  probe.fn_index, false, what);
+  if (probe.exit) {
+    try {
+      state_->instrumentation.push_back(attach_uprobe(
+          progs->on_function_exit, probe.path, probe.file_offset, probe.fn_index, true, what));
+    } catch (...) {
+      bpf_link__destroy(entry);
+      throw;
+    }
+  }
+  state_->instrumentation.push_back(entry);
+}
+
+void Probes::attach_flag_site(const FlagSiteProbe& site) {
+  std::string where =
+      site.path + "+" + hex(site.file_offset) + " (flag " + std::to_string(site.flag_index) + ")";
+  int log2 = size_log2(site.size);
+  if (log2 < 0)
+    throw ProbeError("flag site " + where + ": a flag has 1, 2, 4 or 8 bytes, not " +
+                     std::to_string(site.size));
+  if (site.flag_index >= CW_SITE_MAX_FLAGS)
+    throw ProbeError("flag site " + where + ": flag indexes stop at " +
+                     std::to_string(CW_SITE_MAX_FLAGS - 1));
+  if (site.delta < INT32_MIN || site.delta > INT32_MAX)
+    throw ProbeError("flag site " + where + ": the flag is " + std::to_string(site.delta) +
+                     " bytes away, beyond the ±2 GiB an instruction can reach");
+  if (site.kind == FlagSiteKind::WriteArm && (site.length == 0 || site.length > 15))
+    throw ProbeError("flag site " + where + ": a store's instruction length must be 1..15, not " +
+                     std::to_string(site.length));
+  uint32_t kind = site.kind == FlagSiteKind::Read       ? CW_SITE_READ
+                  : site.kind == FlagSiteKind::WriteArm ? CW_SITE_WRITE_ARM
+                                                        : CW_SITE_WRITE_AFTER;
+  uint64_t cookie = cw_site_cookie(static_cast<int32_t>(site.delta), site.flag_index, kind,
+                                   site.via_got, static_cast<uint32_t>(log2), site.length);
+  state_->instrumentation.push_back(attach_uprobe(state_->skeleton->progs.on_flag_site, site.path,
+                                                  site.file_offset, cookie, false,
+                                                  "flag " + std::to_string(site.flag_index)));
+}
+
+void Probes::attach_watchpoint(const Watchpoint& watch) {
+  std::string where = "watchpoint on " + hex(watch.address) + " (flag " +
+                      std::to_string(watch.flag_index) + ") in process " +
+                      std::to_string(watch.pid);
+  if (std::string problem = watch_address_problem(watch.address, watch.size); !problem.empty())
+    throw ProbeError(where + ": " + problem);
+  auto* skel = state_->skeleton;
+  cw_watch_info info{};
+  info.flag_index = watch.flag_index;
+  info.size = watch.size;
+  info.writes_only = watch.writes_only;
+  auto key = std::make_pair(watch.pid, watch.address);
+  auto known = state_->watches.find(key);
+  bool fresh = known == state_->watches.end();
+  if (!fresh && std::memcmp(&known->second, &info, sizeof(info)) != 0)
+    throw ProbeError(where + ": the address is already watched for flag " +
+                     std::to_string(known->second.flag_index) +
+                     " with another size or access; a hit could not tell which");
+
+  std::vector<bpf_link*> links;
+  std::vector<uint32_t> done;
+  auto undo = [&] {
+    for (bpf_link* link : links) bpf_link__destroy(link);
+    for (uint32_t tid : done) --state_->registers_held[tid];
+  };
+  // Thread `tid`; false when it ended before it could be watched (only for tid == 0).
+  auto watch_thread = [&](uint32_t tid, bool may_be_gone) {
+    int fd = open_watchpoint_event(tid, watch.address, watch.size, watch.writes_only);
+    if (fd == -ESRCH && may_be_gone) return;
+    if (fd == -ENOSPC)
+      throw ProbeError(where + ": thread " + std::to_string(tid) +
+                       " has no free debug register (x86 has " + std::to_string(kDebugRegisters) +
+                       " per thread; causeway holds " +
+                       std::to_string(state_->registers_held[tid]) + " of them there)");
+    if (fd < 0) fail(where + ": perf_event_open on thread " + std::to_string(tid) + " failed", fd);
+    bpf_link* link = bpf_program__attach_perf_event(skel->progs.on_watch_hit, fd);
+    if (!link) {
+      int error = errno;
+      close(fd);
+      fail(where + ": attaching the watch program to thread " + std::to_string(tid) + " failed",
+           error);
+    }
+    links.push_back(link);
+    done.push_back(tid);
+    ++state_->registers_held[tid];
+  };
+  try {
+    if (watch.tid != 0) {
+      watch_thread(watch.tid, false);
+    } else {
+      // One walk: a second would find the threads that inherited the watch meanwhile and
+      // watch them twice. (A thread created during the walk by one not yet watched is missed.)
+      for (uint32_t tid : threads_of(watch.pid)) watch_thread(tid, true);
+      if (done.empty()) throw ProbeError(where + ": the process has no thread left to watch");
+    }
+    if (fresh) {
+      cw_watch_key map_key{watch.pid, 0, watch.address};
+      if (int err = bpf_map__update_elem(skel->maps.watched, &map_key, sizeof(map_key), &info,
+                                         sizeof(info), BPF_ANY))
+        fail(where + ": filling the watch table failed", err);
+    }
+  } catch (...) {
+    undo();
+    throw;
+  }
+  state_->watches.emplace(key, info);
+  state_->instrumentation.insert(state_->instrumentation.end(), links.begin(), links.end());
+}
+
+size_t Probes::attached_instrumentation() const {
+  return state_->instrumentation.size();
 }
 
 int Probes::poll(int timeout_ms, const Sink& sink) {

@@ -36,6 +36,49 @@ struct ProbeOptions {
   std::vector<std::pair<uint32_t, uint32_t>> syscall_classes;
 };
 
+// Instrumentation the packs ask for (kernel/README.md, "Instrumentation"). Offsets are
+// file offsets in `path` (where a uprobe goes); the records carry the indexes, which the
+// recorder maps back to names.
+
+// A uprobe at a function's entry and, when `exit`, a uretprobe at its returns: CW_REC_CALL
+// records with fn_index.
+struct FunctionProbe {
+  std::string path;
+  uint64_t file_offset = 0;
+  uint32_t fn_index = 0;
+  bool exit = true;
+};
+
+// Read: the instruction reads the flag. WriteArm: it stores to the flag (probe it with
+// `length`); WriteAfter: the instruction that follows that store, where the value written
+// is read.
+enum class FlagSiteKind : uint8_t { Read, WriteArm, WriteAfter };
+
+// A uprobe on one instruction that accesses a flag: CW_REC_FLAG records (source PROBE).
+struct FlagSiteProbe {
+  std::string path;
+  uint64_t file_offset = 0;  // where the uprobe goes
+  uint32_t flag_index = 0;   // < CW_SITE_MAX_FLAGS
+  FlagSiteKind kind = FlagSiteKind::Read;
+  bool via_got = false;  // delta leads to a slot holding the flag's address
+  int64_t delta = 0;     // flag (or GOT slot) vaddr - site vaddr; fits in 32 bits
+  uint8_t size = 4;      // flag bytes: 1, 2, 4 or 8
+  uint8_t length = 0;    // instruction length (WriteArm): the next one is at site + length
+};
+
+// A hardware watchpoint on `size` bytes at `address` (aligned to size) in process `pid`:
+// CW_REC_FLAG records (source WATCH), access WRITE when `writes_only`, else UNKNOWN (x86
+// has no read-only watch; the recorded instruction bytes tell). On thread `tid`, or on
+// every thread of the process now when tid == 0; threads they create later inherit it.
+struct Watchpoint {
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  uint64_t address = 0;
+  uint8_t size = 4;
+  bool writes_only = false;
+  uint32_t flag_index = 0;
+};
+
 // Says what this process lacks to record, or "" when it has what it needs: root, or
 // CAP_BPF and CAP_PERFMON (and CAP_SYS_RESOURCE where the memlock limit is low).
 std::string missing_privileges();
@@ -58,6 +101,17 @@ class Probes {
   int poll(int timeout_ms, const Sink& sink);
   // Consumes what is already in the ring buffer without waiting.
   int drain(const Sink& sink);
+
+  // Instrumentation (the structs above). Each throws ProbeError saying what failed, and
+  // leaves nothing of a failed request attached. Uprobes fire in every process mapping
+  // the file; only recorded processes make records.
+  void attach_function(const FunctionProbe& probe);
+  void attach_flag_site(const FlagSiteProbe& site);
+  // A thread has four debug registers: a fifth watch on one thread is refused.
+  void attach_watchpoint(const Watchpoint& watch);
+  // Kernel attachments made by the three calls above: uprobes, uretprobes, and one
+  // watchpoint per thread (threads that inherited one not counted).
+  size_t attached_instrumentation() const;
 
   // Stops the kernel side writing records; what it wrote stays readable through drain().
   void detach();

@@ -21,12 +21,12 @@
 
 #include "kernel/records.h"
 #include "kernel/syscalls.h"
+#include "kernel/test_records.h"
 
 using namespace cw::kernel;
+using namespace cw::kernel::testing;
 
 namespace {
-
-using Record = std::vector<uint8_t>;
 
 ProbeOptions options_recording(pid_t pid) {
   ProbeOptions options;
@@ -35,32 +35,6 @@ ProbeOptions options_recording(pid_t pid) {
   for (const auto& info : recorded_syscalls())
     options.syscall_classes.emplace_back(info.nr, info.sys_class);
   return options;
-}
-
-std::vector<Record> drain_all(Probes& probes) {
-  std::vector<Record> records;
-  auto keep = [&](const void* data, size_t size) {
-    auto* bytes = static_cast<const uint8_t*>(data);
-    records.emplace_back(bytes, bytes + size);
-  };
-  while (probes.drain(keep) > 0) {
-  }
-  return records;
-}
-
-template <typename T>
-std::vector<T> of_type(const std::vector<Record>& records, uint32_t type) {
-  std::vector<T> out;
-  for (const auto& record : records) {
-    cw_rec_header header;
-    std::memcpy(&header, record.data(), sizeof(header));
-    if (header.type != type) continue;
-    REQUIRE(record.size() >= sizeof(T));
-    T value;
-    std::memcpy(&value, record.data(), sizeof(T));
-    out.push_back(value);
-  }
-  return out;
 }
 
 void write_all(int fd, size_t bytes) {

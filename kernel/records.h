@@ -41,6 +41,8 @@ enum cw_rec_type {
   CW_REC_IRQ = 13,       /* cw_rec_irq: hard or soft interrupt entry or exit */
   CW_REC_SIGNAL = 14,    /* cw_rec_signal: generate or deliver */
   CW_REC_STACK = 15,     /* cw_rec_stack: user stack of the thread's open syscall */
+  CW_REC_CALL = 16,      /* cw_rec_call: an instrumented function was entered or returned */
+  CW_REC_FLAG = 17,      /* cw_rec_flag: a data flag was read or written */
 };
 
 /* Syscall classes: how the kernel side decodes a syscall's arguments. User space fills
@@ -231,6 +233,91 @@ struct cw_rec_stack {
   __u32 n;
   __u32 pad;
   __u64 ips[CW_MAX_STACK];
+};
+
+/* CW_REC_CALL: a uprobe at a function's entry (is_exit 0) or a uretprobe at its return
+ * (is_exit 1) fired in the header's thread. fn_index is the attachment's cookie: the
+ * recorder's index into its list of probed functions. */
+struct cw_rec_call {
+  struct cw_rec_header h;
+  __u32 fn_index;
+  __u32 is_exit;
+  __u64 address; /* entry: the function's runtime address; exit: 0 (not known there) */
+};
+
+/* CW_REC_FLAG: a data flag was accessed, seen by an instruction probe or a hardware
+ * watchpoint. */
+enum cw_flag_access {
+  CW_FLAG_UNKNOWN = 0, /* a read/write watch: the instruction in insn says which */
+  CW_FLAG_READ = 1,
+  CW_FLAG_WRITE = 2,
+};
+enum cw_flag_source {
+  CW_FLAG_PROBE = 1, /* a uprobe on an instruction that accesses the flag */
+  CW_FLAG_WATCH = 2, /* a hardware watchpoint: the trap comes after the instruction */
+};
+#define CW_INSN_BEFORE 15 /* bytes kept before a watch hit's ip: the longest x86 insn */
+struct cw_rec_flag {
+  struct cw_rec_header h;
+  __u32 flag_index;
+  __u8 access;   /* enum cw_flag_access */
+  __u8 source;   /* enum cw_flag_source */
+  __u8 size;     /* the flag's bytes: 1, 2, 4 or 8 */
+  __u8 insn_len; /* watch: bytes of insn that are valid (fewer near an unmapped page) */
+  __u64 addr;    /* the flag's runtime address */
+  __u64 value;   /* probe read: the value about to be read; probe write: the value just
+                    written; watch: the value in memory after the access */
+  __u64 ip;      /* probe: the accessing instruction's address; watch: the address after
+                    it (where the trap left the thread) */
+  __u8 insn[16]; /* watch: the insn_len bytes that end at ip, oldest first */
+};
+
+/* The cookie of a flag-site uprobe (bpf_cookie, 64 bits):
+ *
+ *   bits  0..31  delta, signed: the flag's (RIP-relative) or its GOT slot's (GOT) link-time
+ *                address minus the probed instruction's, so that at run time
+ *                RIP-relative: addr = ip + delta, GOT: addr = *(u64 *)(ip + delta)
+ *   bits 32..51  flag index (the recorder's list of flags)
+ *   bits 52..53  site kind, enum cw_site_kind
+ *   bit  54      GOT: delta points at a slot holding the flag's address
+ *   bits 55..56  log2 of the flag's size (1, 2, 4, 8 bytes)
+ *   bits 57..60  instruction length (WRITE_ARM: the next instruction is at ip + length)
+ *   bits 61..63  zero
+ *
+ * READ: read the flag now (the instruction has not run yet) and record a read.
+ * WRITE_ARM (on a store): remember, for the thread, the flag's address and where the next
+ * instruction is. WRITE_AFTER (on that next instruction): when this thread armed for
+ * this very ip, read the value the store left and record a write. */
+enum cw_site_kind { CW_SITE_READ = 0, CW_SITE_WRITE_ARM = 1, CW_SITE_WRITE_AFTER = 2 };
+#define CW_SITE_MAX_FLAGS (1u << 20)
+
+static inline __u64 cw_site_cookie(__s32 delta, __u32 flag_index, __u32 kind, __u32 via_got,
+                                   __u32 size_log2, __u32 length) {
+  return (__u64)(__u32)delta | (__u64)(flag_index & 0xfffff) << 32 | (__u64)(kind & 3) << 52 |
+         (__u64)(via_got & 1) << 54 | (__u64)(size_log2 & 3) << 55 | (__u64)(length & 15) << 57;
+}
+static inline __s64 cw_site_delta(__u64 cookie) { return (__s32)(__u32)cookie; }
+static inline __u32 cw_site_flag(__u64 cookie) { return (cookie >> 32) & 0xfffff; }
+static inline __u32 cw_site_kind(__u64 cookie) { return (cookie >> 52) & 3; }
+static inline __u32 cw_site_via_got(__u64 cookie) { return (cookie >> 54) & 1; }
+static inline __u32 cw_site_size(__u64 cookie) { return 1u << ((cookie >> 55) & 3); }
+static inline __u32 cw_site_length(__u64 cookie) { return (cookie >> 57) & 15; }
+
+/* A hardware watchpoint, as the watch program finds it: by the process and the watched
+ * address (map `watched`). Inherited watchpoints of threads created later are copies
+ * whose attach cookie the kernel does not carry over, and perf swaps the events of a
+ * process's threads at context switches, so neither the cookie nor the event says which
+ * watch fired. */
+struct cw_watch_key {
+  __u32 tgid;
+  __u32 pad;
+  __u64 addr;
+};
+struct cw_watch_info {
+  __u32 flag_index;
+  __u8 size;
+  __u8 writes_only;
+  __u8 pad[2];
 };
 
 #endif /* CW_KERNEL_RECORDS_H */
