@@ -125,7 +125,9 @@ void RecordDecoder::decode(const void* record, size_t size) {
                       k_irq_exit = F.kind("irq_exit"), k_softirq_enter = F.kind("softirq_enter"),
                       k_softirq_exit = F.kind("softirq_exit"),
                       k_signal_send = F.kind("signal_send"),
-                      k_signal_deliver = F.kind("signal_deliver");
+                      k_signal_deliver = F.kind("signal_deliver"),
+                      k_call_enter = F.kind("call_enter"), k_call_exit = F.kind("call_exit"),
+                      k_flag_write = F.kind("flag_write"), k_flag_read = F.kind("flag_read");
 
   ++stats_.records;
   const auto* hdr = as<cw_rec_header>(record, size);
@@ -334,6 +336,43 @@ void RecordDecoder::decode(const void* record, size_t size) {
       std::memcpy(ips, r->ips, n * sizeof(uint64_t));
       held_[it->second.second].stack = intern_stack(hdr->pid, ips, n);
       ++stats_.stacks_attached;
+      return;
+    }
+    case CW_REC_CALL: {
+      const auto* r = as<cw_rec_call>(record, size);
+      if (!r || r->fn_index >= instrument_.functions.size()) return bad();
+      const std::string& fn = instrument_.functions[r->fn_index];
+      if (r->is_exit) {
+        set_str(hold(ts, tid, k_call_exit, cpu), 0, fn);
+      } else {
+        Held& h = hold(ts, tid, k_call_enter, cpu);
+        set_str(h, 0, fn);
+        set(h, 1, r->address);
+      }
+      return;
+    }
+    case CW_REC_FLAG: {
+      const auto* r = as<cw_rec_flag>(record, size);
+      if (!r || r->flag_index >= instrument_.flags.size() || r->insn_len > CW_INSN_BEFORE)
+        return bad();
+      bool write = false;
+      switch (r->access) {
+        case CW_FLAG_READ: break;
+        case CW_FLAG_WRITE: write = true; break;
+        case CW_FLAG_UNKNOWN: {
+          int how = instrument_.classify_watch_hit
+                        ? instrument_.classify_watch_hit({r->insn, r->insn_len}, r->ip, r->addr)
+                        : 0;
+          write = how == 2 || how == 3;
+          if (!write && how != 1) ++stats_.watch_hits_unclassified;
+          break;
+        }
+        default: return bad();
+      }
+      Held& h = hold(ts, tid, write ? k_flag_write : k_flag_read, cpu);
+      set_str(h, 0, instrument_.flags[r->flag_index]);
+      set(h, 1, r->addr);
+      set(h, 2, r->value);
       return;
     }
     default: return bad();

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -27,12 +28,30 @@ struct SyscallNaming {
   std::function<std::string_view(uint32_t vec)> softirq;
 };
 
+// How the recorder's instrumentation indexes are named: the functions it probed
+// (CW_REC_CALL fn_index) and the flags it traced (CW_REC_FLAG flag_index), in the order it
+// attached them. An index beyond these lists makes the record malformed.
+struct InstrumentNaming {
+  std::vector<std::string> functions;
+  std::vector<std::string> flags;
+  // A read/write watchpoint cannot say which access trapped: given the bytes that end at
+  // the trap's ip (the accessing instruction is their tail), the ip and the flag's
+  // address, returns 1 read, 2 write, 3 read and write, 0 unknown. 3 gives flag_write
+  // (the value may have changed); 0, or no function, gives flag_read, counted in
+  // DecoderStats::watch_hits_unclassified.
+  std::function<int(std::span<const uint8_t> before, uint64_t ip, uint64_t addr)>
+      classify_watch_hit;
+};
+
 struct DecoderStats {
   uint64_t records = 0;
   uint64_t events = 0;
-  uint64_t malformed = 0;  // records too short for their type, or of unknown type
+  // Records too short for their type, of an unknown type, or naming a function or flag
+  // index beyond InstrumentNaming.
+  uint64_t malformed = 0;
   uint64_t stacks_attached = 0;
-  uint64_t stacks_late = 0;  // arrived after their syscall's entry was handed over
+  uint64_t stacks_late = 0;              // arrived after their syscall's entry was handed over
+  uint64_t watch_hits_unclassified = 0;  // read/write watch hits decoded as reads
 };
 
 class RecordDecoder {
@@ -44,6 +63,9 @@ class RecordDecoder {
   // the caller's to rebuild when it needs them.
   void add_process(Pid pid, Pid ppid, std::string_view comm, std::string_view exe);
   void add_thread(Tid tid, Pid pid, std::string_view comm, bool kernel);
+
+  // Names for CW_REC_CALL and CW_REC_FLAG records decoded from now on.
+  void set_instrument_naming(InstrumentNaming naming) { instrument_ = std::move(naming); }
 
   // Decodes one record. A record that is too short or of an unknown type is counted in
   // stats().malformed and skipped.
@@ -82,6 +104,7 @@ class RecordDecoder {
 
   Trace& trace_;
   SyscallNaming naming_;
+  InstrumentNaming instrument_;
   DecoderStats stats_;
   std::vector<Held> held_;
   size_t sorted_ = 0;  // held_[0, sorted_) is in time order

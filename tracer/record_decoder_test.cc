@@ -226,3 +226,120 @@ TEST_CASE("interrupts on a thread become irq and softirq spans, named by the ker
 
 }  // namespace
 }  // namespace cw
+
+namespace cw {
+namespace {
+
+InstrumentNaming test_instrument_naming() {
+  InstrumentNaming naming;
+  naming.functions = {"dispatch", "poll_once"};
+  naming.flags = {"ready", "quit"};
+  return naming;
+}
+
+cw_rec_flag flag_record(uint64_t ts, uint32_t flag, uint8_t access, uint8_t source,
+                        uint64_t value) {
+  auto r = make<cw_rec_flag>(CW_REC_FLAG, ts, 100, 101);
+  r.flag_index = flag;
+  r.access = access;
+  r.source = source;
+  r.size = 4;
+  r.addr = 0x4000;
+  r.value = value;
+  r.ip = 0x1746;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("function probe records become call_enter and call_exit named by their index") {
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  d.set_instrument_naming(test_instrument_naming());
+  auto enter = make<cw_rec_call>(CW_REC_CALL, 1000, 100, 101);
+  enter.fn_index = 1;
+  enter.address = 0x5555000;
+  auto exit = make<cw_rec_call>(CW_REC_CALL, 2000, 100, 101);
+  exit.fn_index = 1;
+  exit.is_exit = 1;
+  auto unknown = make<cw_rec_call>(CW_REC_CALL, 3000, 100, 101);
+  unknown.fn_index = 2;
+  d.decode(&enter, sizeof enter);
+  d.decode(&exit, sizeof exit);
+  d.decode(&unknown, sizeof unknown);
+  d.decode(&enter, sizeof enter - 1);
+  d.release_all();
+  CHECK(events_text(t) ==
+        "1us 101 call_enter fn=poll_once addr=0x5555000\n"
+        "2us 101 call_exit fn=poll_once\n");
+  CHECK(d.stats().malformed == 2);
+}
+
+TEST_CASE("flag records become flag_read and flag_write; read/write watch hits are classified") {
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  InstrumentNaming naming = test_instrument_naming();
+  std::vector<std::vector<uint8_t>> seen_bytes;
+  // The instruction is the tail of the bytes: here its last byte says what it did.
+  naming.classify_watch_hit = [&](std::span<const uint8_t> before, uint64_t ip, uint64_t addr) {
+    CHECK(ip == 0x1746);
+    CHECK(addr == 0x4000);
+    seen_bytes.emplace_back(before.begin(), before.end());
+    return before.empty() ? 0 : before.back();
+  };
+  d.set_instrument_naming(naming);
+
+  auto probed_read = flag_record(1000, 0, CW_FLAG_READ, CW_FLAG_PROBE, 0);
+  auto probed_write = flag_record(2000, 0, CW_FLAG_WRITE, CW_FLAG_PROBE, 1);
+  auto watched_write = flag_record(3000, 1, CW_FLAG_WRITE, CW_FLAG_WATCH, 7);
+  for (const auto* r : {&probed_read, &probed_write, &watched_write}) d.decode(r, sizeof *r);
+  for (uint8_t how : {1, 2, 3, 0}) {
+    auto hit = flag_record(4000 + how, 0, CW_FLAG_UNKNOWN, CW_FLAG_WATCH, how);
+    hit.insn_len = 3;
+    hit.insn[0] = 0x8b;
+    hit.insn[1] = 0x05;
+    hit.insn[2] = how;
+    d.decode(&hit, sizeof hit);
+  }
+  auto empty = flag_record(5000, 0, CW_FLAG_UNKNOWN, CW_FLAG_WATCH, 9);  // no bytes readable
+  d.decode(&empty, sizeof empty);
+  d.release_all();
+  CHECK(events_text(t) ==
+        "1us 101 flag_read flag=ready addr=16384\n"  // zero values are not written
+        "2us 101 flag_write flag=ready addr=16384 value=1\n"
+        "3us 101 flag_write flag=quit addr=16384 value=7\n"
+        "4us 101 flag_read flag=ready addr=16384\n"
+        "4001 101 flag_read flag=ready addr=16384 value=1\n"
+        "4002 101 flag_write flag=ready addr=16384 value=2\n"
+        "4003 101 flag_write flag=ready addr=16384 value=3\n"
+        "5us 101 flag_read flag=ready addr=16384 value=9\n");
+  REQUIRE(seen_bytes.size() == 5);
+  CHECK(seen_bytes[0] == std::vector<uint8_t>{0x8b, 0x05, 1});
+  CHECK(seen_bytes[4].empty());
+  CHECK(d.stats().watch_hits_unclassified == 2);
+  CHECK(d.stats().malformed == 0);
+}
+
+TEST_CASE("flag records with unknown indexes, accesses or byte counts are malformed") {
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  auto hit = flag_record(1000, 0, CW_FLAG_UNKNOWN, CW_FLAG_WATCH, 1);
+  // No classifier and no names yet: the flag index is unknown.
+  d.decode(&hit, sizeof hit);
+  CHECK(d.stats().malformed == 1);
+  d.set_instrument_naming(test_instrument_naming());
+  d.decode(&hit, sizeof hit);  // now a read, unclassified
+  CHECK(d.stats().watch_hits_unclassified == 1);
+  auto far = flag_record(1000, 2, CW_FLAG_READ, CW_FLAG_PROBE, 1);
+  auto odd = flag_record(1000, 0, 9, CW_FLAG_PROBE, 1);
+  auto long_insn = flag_record(1000, 0, CW_FLAG_UNKNOWN, CW_FLAG_WATCH, 1);
+  long_insn.insn_len = 16;
+  d.decode(&far, sizeof far);
+  d.decode(&odd, sizeof odd);
+  d.decode(&long_insn, sizeof long_insn);
+  d.decode(&hit, sizeof hit - 8);
+  CHECK(d.stats().malformed == 5);
+  CHECK(d.release_all() == 1);
+}
+
+}  // namespace cw
