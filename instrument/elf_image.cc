@@ -191,6 +191,14 @@ const ElfSymbol* ElfImage::symbol_at(uint64_t vaddr) const {
   return best;
 }
 
+std::optional<uint64_t> ElfImage::next_function(uint64_t vaddr) const {
+  auto it = std::upper_bound(symbols_.begin(), symbols_.end(), vaddr,
+                             [](uint64_t v, const ElfSymbol& s) { return v < s.vaddr; });
+  for (; it != symbols_.end(); ++it)
+    if (it->function) return it->vaddr;
+  return std::nullopt;
+}
+
 std::optional<uint64_t> ElfImage::file_offset(uint64_t vaddr) const {
   for (const Segment& s : segments_)
     if (vaddr >= s.vaddr && vaddr - s.vaddr < s.filesz) return s.offset + (vaddr - s.vaddr);

@@ -37,6 +37,8 @@ class ElfImage {
   std::optional<ElfSymbol> find_symbol(std::string_view name) const;
   // The function or object covering vaddr (a global name before a local alias), or null.
   const ElfSymbol* symbol_at(uint64_t vaddr) const;
+  // The start of the first function symbol after vaddr, or nullopt.
+  std::optional<uint64_t> next_function(uint64_t vaddr) const;
   // Via the PT_LOAD whose file bytes hold vaddr.
   std::optional<uint64_t> file_offset(uint64_t vaddr) const;
   // The file's bytes at [vaddr, vaddr+size); empty when not all of them are in the file.
