@@ -443,6 +443,8 @@ TEST_CASE("a thread's fifth watchpoint is refused, and bad watches say why") {
                        doctest::Contains("aligned"), ProbeError);
   CHECK_THROWS_WITH_AS(probes.attach_watchpoint({pid, pid, program.at(t.ready), 3, true, 5}),
                        doctest::Contains("1, 2, 4 or 8"), ProbeError);
+  CHECK_THROWS_WITH_AS(probes.attach_watchpoint({pid, 1, program.at(t.ready) + 40, 4, true, 5}),
+                       doctest::Contains("thread 1 is not in the process"), ProbeError);
   // The same address for another flag: a hit could not say which.
   CHECK_THROWS_WITH_AS(probes.attach_watchpoint({pid, pid, program.at(t.ready), 4, false, 9}),
                        doctest::Contains("already watched"), ProbeError);

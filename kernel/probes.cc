@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
@@ -300,13 +301,29 @@ void Probes::attach_watchpoint(const Watchpoint& watch) {
                      std::to_string(known->second.flag_index) +
                      " with another size or access; a hit could not tell which");
 
+  std::vector<uint32_t> threads = threads_of(watch.pid);
+  if (threads.empty()) throw ProbeError(where + ": no such process");
+  if (watch.tid != 0) {
+    if (std::find(threads.begin(), threads.end(), watch.tid) == threads.end())
+      throw ProbeError(where + ": thread " + std::to_string(watch.tid) + " is not in the process");
+    threads = {watch.tid};
+  }
+
+  // In the table first: the first hit may come as soon as a thread is watched.
+  cw_watch_key map_key{watch.pid, 0, watch.address};
+  if (fresh) {
+    if (int err = bpf_map__update_elem(skel->maps.watched, &map_key, sizeof(map_key), &info,
+                                       sizeof(info), BPF_ANY))
+      fail(where + ": filling the watch table failed", err);
+  }
   std::vector<bpf_link*> links;
   std::vector<uint32_t> done;
   auto undo = [&] {
     for (bpf_link* link : links) bpf_link__destroy(link);
     for (uint32_t tid : done) --state_->registers_held[tid];
+    if (fresh) bpf_map__delete_elem(skel->maps.watched, &map_key, sizeof(map_key), 0);
   };
-  // Thread `tid`; false when it ended before it could be watched (only for tid == 0).
+  // A thread listed for tid == 0 may end before it is watched: then it is skipped.
   auto watch_thread = [&](uint32_t tid, bool may_be_gone) {
     int fd = open_watchpoint_event(tid, watch.address, watch.size, watch.writes_only);
     if (fd == -ESRCH && may_be_gone) return;
@@ -328,20 +345,10 @@ void Probes::attach_watchpoint(const Watchpoint& watch) {
     ++state_->registers_held[tid];
   };
   try {
-    if (watch.tid != 0) {
-      watch_thread(watch.tid, false);
-    } else {
-      // One walk: a second would find the threads that inherited the watch meanwhile and
-      // watch them twice. (A thread created during the walk by one not yet watched is missed.)
-      for (uint32_t tid : threads_of(watch.pid)) watch_thread(tid, true);
-      if (done.empty()) throw ProbeError(where + ": the process has no thread left to watch");
-    }
-    if (fresh) {
-      cw_watch_key map_key{watch.pid, 0, watch.address};
-      if (int err = bpf_map__update_elem(skel->maps.watched, &map_key, sizeof(map_key), &info,
-                                         sizeof(info), BPF_ANY))
-        fail(where + ": filling the watch table failed", err);
-    }
+    // One walk: a second would find the threads that inherited the watch meanwhile and
+    // watch them twice. (A thread created during the walk by one not yet watched is missed.)
+    for (uint32_t tid : threads) watch_thread(tid, watch.tid == 0);
+    if (done.empty()) throw ProbeError(where + ": the process has no thread left to watch");
   } catch (...) {
     undo();
     throw;
