@@ -1,0 +1,188 @@
+// The event log written by this process's hooks, read back by HookLogReader: events with
+// CLOCK_MONOTONIC times, per thread and in order, read while being written; notes; lost
+// events when the file is full; bad files reported.
+#include "instrument/hook/event_log.h"
+
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <thread>
+#include <vector>
+
+#include "base/temp_dir.h"
+#include "instrument/hook/elf_symbols.h"
+#include "instrument/hook/hook_log_reader.h"
+#include "instrument/hook/inline_hook.h"
+#include "instrument/hook/log_format.h"
+
+extern "C" int shape_frame(int);
+
+using namespace cw::hook;
+
+namespace {
+
+uint64_t monotonic_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+Hooked hook_shape_frame(uint32_t index) {
+  FoundFunction found;
+  REQUIRE(find_function("shape_frame", nullptr, &found) == Lookup::kFound);
+  std::string refusal;
+  auto hooked = install_hook({reinterpret_cast<void*>(found.address), found.size, index}, &refusal);
+  REQUIRE_MESSAGE(hooked, refusal);
+  return *hooked;
+}
+
+void open_log(const cw::TempDir& dir, uint64_t file_bytes = uint64_t{64} << 20,
+              uint32_t chunk_bytes = 64 << 10) {
+  EventLogOptions options;
+  options.file_bytes = file_bytes;
+  options.chunk_bytes = chunk_bytes;
+  char reason[256] = {};
+  REQUIRE_MESSAGE(open_event_log(dir.path().c_str(), options, reason, sizeof reason), reason);
+}
+
+}  // namespace
+
+TEST_CASE("the machine's TSC is usable as the hook clock") {
+  char reason[256] = {};
+  CHECK_MESSAGE(tsc_usable(reason, sizeof reason), reason);
+}
+
+TEST_CASE("events round-trip with CLOCK_MONOTONIC times, per thread, while being written") {
+  cw::TempDir dir("cw-hook-log");
+  open_log(dir);
+  struct stat info {};
+  const std::string path = dir.path("hooks." + std::to_string(getpid()));
+  REQUIRE(stat(path.c_str(), &info) == 0);
+  CHECK((info.st_mode & 0777) == 0600);
+
+  Hooked hooked = hook_shape_frame(21);
+  HookLogReader reader(dir.path());
+  std::vector<HookEvent> events;
+  auto sink = [&](const HookEvent& e) { events.push_back(e); };
+
+  const uint64_t before = monotonic_ns();
+  CHECK(shape_frame(1) == 5);
+  const uint64_t between = monotonic_ns();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const uint64_t later = monotonic_ns();
+  CHECK(shape_frame(2) == 10);
+  const uint64_t after = monotonic_ns();
+  // The first poll sees the four events already published.
+  CHECK(reader.poll(sink) == 4);
+  REQUIRE(events.size() == 4);
+  const uint32_t tid = static_cast<uint32_t>(gettid());
+  for (const HookEvent& e : events) {
+    CHECK(e.pid == static_cast<uint32_t>(getpid()));
+    CHECK(e.tid == tid);
+    CHECK(e.fn_index == 21);
+    CHECK(e.address == reinterpret_cast<uint64_t>(&shape_frame));
+  }
+  CHECK_FALSE(events[0].exit);
+  CHECK(events[1].exit);
+  // Times convert to CLOCK_MONOTONIC: within the clock readings around the calls (a few
+  // microseconds of calibration error allowed).
+  const uint64_t slack = 20000;
+  CHECK(events[0].ts + slack >= before);
+  CHECK(events[1].ts <= between + slack);
+  CHECK(events[2].ts + slack >= later);
+  CHECK(events[3].ts <= after + slack);
+  CHECK(events[2].ts - events[1].ts >= 20000000);
+
+  // Only what was appended since.
+  std::thread other([] { CHECK(shape_frame(3) == 15); });
+  other.join();
+  events.clear();
+  CHECK(reader.poll(sink) == 2);
+  REQUIRE(events.size() == 2);
+  CHECK(events[0].tid != tid);
+  CHECK(events[0].tid == events[1].tid);
+  CHECK(reader.poll(sink) == 0);
+  CHECK(reader.lost() == 0);
+  std::string error;
+  CHECK(remove_hook(hooked, &error));
+}
+
+TEST_CASE("a thread's events stay in order across chunks") {
+  cw::TempDir dir("cw-hook-log");
+  open_log(dir, uint64_t{64} << 20, 4096);  // 170 events per chunk
+  Hooked hooked = hook_shape_frame(22);
+  HookLogReader reader(dir.path());
+  std::vector<HookEvent> events;
+  auto sink = [&](const HookEvent& e) { events.push_back(e); };
+  std::thread a([] {
+    for (int i = 0; i < 1000; ++i) shape_frame(i);
+  });
+  for (int round = 0; round < 5; ++round) {
+    for (int i = 0; i < 200; ++i) shape_frame(i);
+    reader.poll(sink);  // while the other thread writes
+  }
+  a.join();
+  reader.poll(sink);
+  std::string error;
+  CHECK(remove_hook(hooked, &error));
+  std::map<uint32_t, std::vector<const HookEvent*>> by_tid;
+  for (const HookEvent& e : events) by_tid[e.tid].push_back(&e);
+  REQUIRE(by_tid.size() == 2);
+  for (const auto& [tid, list] : by_tid) {
+    REQUIRE(list.size() == 2000);
+    for (size_t i = 0; i < list.size(); ++i) {
+      CHECK(list[i]->exit == (i % 2 == 1));
+      if (i) CHECK(list[i]->ts >= list[i - 1]->ts);
+    }
+  }
+}
+
+TEST_CASE("notes come back once; a full file counts the events it lost") {
+  cw::TempDir dir("cw-hook-log");
+  const uint64_t one_chunk =
+      cw::hook::log::kHeaderBytes + cw::hook::log::kNoteBytes * cw::hook::log::kNoteCapacity + 4096;
+  open_log(dir, one_chunk, 4096);
+  CHECK(add_note(3, "hooked at 0x1234 (f in /bin/x)"));
+  CHECK(add_note(0xffffffff, "bad entry"));
+  HookLogReader reader(dir.path());
+  auto notes = reader.take_notes();
+  REQUIRE(notes.size() == 2);
+  CHECK(notes[0].pid == static_cast<uint32_t>(getpid()));
+  CHECK(notes[0].fn_index == 3);
+  CHECK(notes[0].text == "hooked at 0x1234 (f in /bin/x)");
+  CHECK(notes[1].fn_index == 0xffffffff);
+  CHECK(reader.take_notes().empty());
+
+  Hooked hooked = hook_shape_frame(23);
+  for (int i = 0; i < 100; ++i) shape_frame(i);  // 200 events, room for 170
+  std::string error;
+  CHECK(remove_hook(hooked, &error));
+  size_t count = reader.poll([](const HookEvent&) {});
+  CHECK(count == 170);
+  CHECK(reader.lost() == 30);
+}
+
+TEST_CASE("malformed logs are reported as notes, not read") {
+  cw::TempDir dir("cw-hook-log");
+  dir.write("hooks.1", std::string(8192, 'x'));
+  dir.write("hooks.2", "short");
+  std::string wrong_version(8192, '\0');
+  memcpy(wrong_version.data(), cw::hook::log::kMagic, 8);
+  wrong_version[8] = 9;
+  dir.write("hooks.3", wrong_version);
+  dir.write("other-file", "ignored");
+  HookLogReader reader(dir.path());
+  CHECK(reader.poll([](const HookEvent&) {}) == 0);
+  auto notes = reader.take_notes();
+  REQUIRE(notes.size() == 3);
+  CHECK(notes[0].text == "bad hook log " + dir.path("hooks.1") + ": no CWHOOKS magic at byte 0");
+  CHECK(notes[1].text == "bad hook log " + dir.path("hooks.2") +
+                             ": shorter than its header (5 bytes) or unmappable");
+  CHECK(notes[2].text ==
+        "bad hook log " + dir.path("hooks.3") + ": version 9 at byte 8, this reader reads 1");
+}

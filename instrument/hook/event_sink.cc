@@ -1,0 +1,170 @@
+#include "instrument/hook/event_sink.h"
+
+#include <sys/mman.h>
+#include <time.h>
+
+#include "instrument/hook/raw_syscall.h"
+
+extern "C" {
+__thread cw::hook::ThreadState cw_hook_thread;
+uint64_t cw_hook_log_generation = 0;
+// Never, until a log is opened.
+uint64_t cw_hook_recalibrate_at = ~uint64_t{0};
+}
+
+namespace cw::hook {
+namespace {
+
+// Logs stay valid forever once published (a thread may still be appending to an old
+// one); a ring of slots bounds the storage, and a slot is reused only 64 logs later.
+constexpr unsigned kLogSlots = 64;
+ActiveLog log_slots[kLogSlots];
+unsigned next_log_slot = 0;
+const ActiveLog* current = nullptr;
+uint64_t without_log = 0;
+// Calibration refresh interval in ms: short at first, so early events convert well.
+uint64_t refresh_ms = 1;
+constexpr uint64_t kMaxRefreshMs = 100;
+
+template <typename T>
+T load_acquire(const T* p) {
+  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+template <typename T>
+void store_release(T* p, T v) {
+  __atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
+// Takes a fresh chunk for `thread` in `log`; false when the file is full.
+bool claim_chunk(ThreadState* thread, const ActiveLog& log) {
+  log::Header* header = log.header;
+  if (__atomic_load_n(&header->chunks_claimed, __ATOMIC_RELAXED) >= log.chunk_count) return false;
+  uint32_t index = __atomic_fetch_add(&header->chunks_claimed, 1, __ATOMIC_ACQ_REL);
+  if (index >= log.chunk_count) return false;
+  uint8_t* chunk = log.chunks + static_cast<uint64_t>(index) * log.chunk_size;
+  // Fault the chunk's pages in with one call rather than one fault per page while
+  // recording; an older kernel without MADV_POPULATE_WRITE (23) faults them one by one.
+  sys::call(SYS_madvise, reinterpret_cast<long>(chunk), log.chunk_size, 23);
+  if (thread->tid == 0) thread->tid = static_cast<uint32_t>(sys::gettid());
+  auto* chunk_header = reinterpret_cast<log::ChunkHeader*>(chunk);
+  store_release(&chunk_header->tid, thread->tid);
+  thread->events = reinterpret_cast<log::Event*>(chunk + log::kChunkHeaderBytes);
+  thread->published = &chunk_header->used;
+  thread->used = 0;
+  thread->capacity = log.events_per_chunk;
+  return true;
+}
+
+}  // namespace
+
+void publish_active_log(const ActiveLog& log) {
+  ActiveLog* slot = &log_slots[next_log_slot++ % kLogSlots];
+  *slot = log;
+  refresh_ms = 1;
+  __atomic_store_n(&current, slot, __ATOMIC_RELEASE);
+  __atomic_store_n(&cw_hook_log_generation, log.generation, __ATOMIC_RELEASE);
+  __atomic_store_n(&cw_hook_recalibrate_at, log.header->latest.tsc + log.ticks_per_ms,
+                   __ATOMIC_RELAXED);
+}
+
+void close_active_log() {
+  static uint64_t closes = 0;
+  __atomic_store_n(&current, static_cast<const ActiveLog*>(nullptr), __ATOMIC_RELEASE);
+  // A generation no log has: every thread drops its chunk at its next event.
+  __atomic_store_n(&cw_hook_log_generation, (uint64_t{1} << 63) | ++closes, __ATOMIC_RELEASE);
+  __atomic_store_n(&cw_hook_recalibrate_at, ~uint64_t{0}, __ATOMIC_RELAXED);
+}
+
+const ActiveLog* active_log() {
+  return load_acquire(&current);
+}
+
+uint64_t events_without_log() {
+  return __atomic_load_n(&without_log, __ATOMIC_RELAXED);
+}
+
+log::ClockPair read_clock_pair() {
+  log::ClockPair best{0, 0};
+  uint64_t best_width = ~uint64_t{0};
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    timespec now{};
+    uint64_t before = __builtin_ia32_rdtsc();
+    sys::call(SYS_clock_gettime, CLOCK_MONOTONIC, reinterpret_cast<long>(&now));
+    uint64_t after = __builtin_ia32_rdtsc();
+    if (after - before < best_width) {
+      best_width = after - before;
+      best.tsc = before + (after - before) / 2;
+      best.ns =
+          static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec);
+    }
+  }
+  return best;
+}
+
+void refresh_calibration(const ActiveLog& log) {
+  log::Header* header = log.header;
+  uint32_t sequence = __atomic_load_n(&header->latest_sequence, __ATOMIC_RELAXED);
+  if (sequence & 1) return;
+  if (!__atomic_compare_exchange_n(&header->latest_sequence, &sequence, sequence + 1, false,
+                                   __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+    return;
+  log::ClockPair pair = read_clock_pair();
+  __atomic_store_n(&header->latest.tsc, pair.tsc, __ATOMIC_RELAXED);
+  __atomic_store_n(&header->latest.ns, pair.ns, __ATOMIC_RELAXED);
+  __atomic_store_n(&header->latest_sequence, sequence + 2, __ATOMIC_RELEASE);
+  if (refresh_ms < kMaxRefreshMs) refresh_ms *= 2;
+  __atomic_store_n(&cw_hook_recalibrate_at, pair.tsc + refresh_ms * log.ticks_per_ms,
+                   __ATOMIC_RELAXED);
+}
+
+}  // namespace cw::hook
+
+using cw::hook::ActiveLog;
+using cw::hook::ThreadState;
+
+extern "C" void cw_hook_record_slow(ThreadState* thread, const cw::hook::HookDesc* desc,
+                                    uint64_t tsc, uint32_t kind) {
+  const ActiveLog* log = cw::hook::active_log();
+  if (!log) {
+    __atomic_fetch_add(&cw::hook::without_log, 1, __ATOMIC_RELAXED);
+    return;
+  }
+  if (thread->generation != log->generation) {
+    thread->generation = log->generation;
+    thread->events = nullptr;
+    thread->published = nullptr;
+    thread->used = thread->capacity = 0;
+  }
+  if (thread->used >= thread->capacity && !cw::hook::claim_chunk(thread, *log)) {
+    __atomic_fetch_add(&log->header->lost_events, 1, __ATOMIC_RELAXED);
+    return;
+  }
+  cw::hook::log::Event* event = thread->events + thread->used;
+  event->tsc = tsc;
+  event->fn_index = desc->index;
+  event->kind = kind;
+  event->address = desc->address;
+  ++thread->used;
+  __atomic_store_n(thread->published, thread->used, __ATOMIC_RELEASE);
+  if (tsc >= __atomic_load_n(&cw_hook_recalibrate_at, __ATOMIC_RELAXED))
+    cw::hook::refresh_calibration(*log);
+}
+
+extern "C" void cw_hook_lost_return(uint64_t slot) {
+  // No return address to go back to: say so on stderr and stop, rather than jump anywhere.
+  static const char prefix[] =
+      "causeway hook: a hooked function returned to a frame the shadow stack does not know "
+      "(slot 0x";
+  char text[sizeof(prefix) + 32];
+  unsigned length = 0;
+  for (char c : prefix)
+    if (c) text[length++] = c;
+  for (int shift = 60; shift >= 0; shift -= 4)
+    text[length++] = "0123456789abcdef"[(slot >> shift) & 15];
+  text[length++] = ')';
+  text[length++] = '\n';
+  namespace sys = cw::hook::sys;
+  sys::call(SYS_write, 2, reinterpret_cast<long>(text), length);
+  sys::call(SYS_kill, sys::getpid(), 6 /* SIGABRT */);
+  for (;;) sys::call(SYS_exit_group, 134);
+}

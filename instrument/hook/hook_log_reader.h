@@ -1,0 +1,51 @@
+// The recorder's side of the hook event logs (log_format.h): every DIR/hooks.* file the
+// preload library writes, read through a read-only shared mapping while the programs run.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cw::hook {
+
+struct HookEvent {
+  uint64_t ts;  // CLOCK_MONOTONIC ns
+  uint32_t pid, tid, fn_index;
+  bool exit;
+  uint64_t address;
+};
+
+struct HookNote {
+  uint32_t pid;
+  uint32_t fn_index;  // 0xffffffff for notes about no one function (a bad entry, a bad log)
+  std::string text;   // "hooked at 0x…" / "refused: …" / "not found: …"
+};
+
+class HookLogReader {
+ public:
+  explicit HookLogReader(std::string dir);
+  ~HookLogReader();
+  HookLogReader(const HookLogReader&) = delete;
+  HookLogReader& operator=(const HookLogReader&) = delete;
+
+  // Reads what was appended since the last call, in every log in the directory (also logs
+  // created since); events of one thread arrive in order. Returns the events delivered.
+  size_t poll(const std::function<void(const HookEvent&)>& sink);
+  // Notes published since the last call, including one per unreadable or malformed log.
+  std::vector<HookNote> take_notes();
+  // Events the programs could not store because their log was full.
+  uint64_t lost() const;
+
+ private:
+  struct Log;
+  void open_new_logs();
+
+  std::string dir_;
+  std::vector<std::unique_ptr<Log>> logs_;
+  std::vector<std::string> seen_;  // file names opened or rejected
+  std::vector<HookNote> notes_;
+};
+
+}  // namespace cw::hook
