@@ -1,9 +1,11 @@
-// `causeway record [-o TRACE] [--pid P…] [--stacks MODE] [-- CMD…]`: a recording while
-// CMD runs (or until Ctrl-C); `record start|stop|status`: an always-on recording in a
-// ring of files; `causeway mark [TEXT]`: a marker in the running recording.
+// `causeway record [-o TRACE] [--pid P…] [--stacks MODE] [--rules PACK…] [-- CMD…]`: a
+// recording while CMD runs (or until Ctrl-C), instrumented as the packs say; `record
+// start|stop|status`: an always-on recording in a ring of files; `causeway mark [TEXT]`: a marker
+// in the running recording.
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
+#include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -22,7 +24,10 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/record_instrumentation.h"
 #include "cli/recorder_dir.h"
+#include "cli/rule_paths.h"
+#include "rules/loader.h"
 #include "tracer/binary_format.h"
 #include "tracer/ring.h"
 #include "tracer/session.h"
@@ -123,12 +128,69 @@ struct RecordArgs {
   std::string dir;
   double duration = 0;
   std::vector<std::string> command;
+  std::vector<std::string> rules;
+  bool no_stdlib = false;
+  std::string flags = "auto";
+  std::string hooks = "auto";
 };
+
+void print_messages(RecordInstrumentation& instrumentation) {
+  for (const std::string& m : instrumentation.take_messages())
+    std::cerr << "causeway: " << m << "\n";
+}
+
+// The flags and functions the packs name; nullptr when they name none.
+std::unique_ptr<RecordInstrumentation> plan_from_packs(const RecordArgs& args, int& rc) {
+  rc = kExitOk;
+  auto loaded = rules::load_packs(pack_paths(args.rules, args.no_stdlib));
+  std::cerr << loaded.render();
+  if (!loaded.ok()) {
+    rc = kExitBadInput;
+    return nullptr;
+  }
+  instrument::InstrumentationPlan plan = instrument::plan_instrumentation(loaded.rules);
+  if (plan.empty()) {
+    for (const std::string& w : plan.warnings) std::cerr << "causeway: warning: " << w << "\n";
+    return nullptr;
+  }
+  if (args.command.empty() && args.pids.empty()) {
+    std::cerr << "causeway: the packs declare flags or functions to instrument, which needs the "
+                 "processes: give --pid P or a command after --\n";
+    rc = kExitBadInput;
+    return nullptr;
+  }
+  FlagMethod flags = args.flags == "watch"   ? FlagMethod::Watch
+                     : args.flags == "probe" ? FlagMethod::Probe
+                                             : FlagMethod::Auto;
+  HookMethod hooks = args.hooks == "inline"   ? HookMethod::Inline
+                     : args.hooks == "uprobe" ? HookMethod::Uprobe
+                                              : HookMethod::Auto;
+  return std::make_unique<RecordInstrumentation>(std::move(plan), flags, hooks);
+}
 
 int exit_status_of(int wstatus) {
   if (WIFEXITED(wstatus)) return WEXITSTATUS(wstatus);
   if (WIFSIGNALED(wstatus)) return 128 + WTERMSIG(wstatus);
   return 1;
+}
+
+// The command is stopped at its exec: resolve and attach the instrumentation in its fresh
+// image, then let it run. A command that failed to exec is left to report that itself.
+int instrument_command(Session& session, RecordInstrumentation& instrumentation, pid_t child) {
+  int wstatus = 0;
+  if (waitpid(child, &wstatus, 0) != child || !WIFSTOPPED(wstatus)) return kExitOk;
+  int rc = kExitOk;
+  try {
+    instrumentation.attach(session.probes(), static_cast<uint32_t>(child), true);
+  } catch (const kernel::ProbeError& e) {
+    print_messages(instrumentation);
+    std::cerr << "causeway: cannot instrument: " << e.what() << "\n";
+    kill(child, SIGKILL);
+    rc = kExitEnvironment;
+  }
+  ptrace(PTRACE_DETACH, child, nullptr, nullptr);
+  if (rc != kExitOk) waitpid(child, &wstatus, 0);
+  return rc;
 }
 
 int record_foreground(const RecordArgs& args) {
@@ -145,6 +207,22 @@ int record_foreground(const RecordArgs& args) {
   options.buffer_bytes = buffer;
   options.output = args.output;
 
+  int plan_rc = kExitOk;
+  std::unique_ptr<RecordInstrumentation> instrumentation = plan_from_packs(args, plan_rc);
+  if (plan_rc != kExitOk) return plan_rc;
+  std::vector<std::pair<std::string, std::string>> command_env;
+  if (instrumentation && !args.command.empty()) {
+    try {
+      command_env = instrumentation->command_environment();
+    } catch (const kernel::ProbeError& e) {
+      std::cerr << "causeway: cannot instrument: " << e.what() << "\n";
+      return kExitEnvironment;
+    }
+  }
+  // An instrumented command stops at its exec (ptrace), so flags and functions are
+  // resolved in its maps and attached before its first instruction runs.
+  bool stop_at_exec = instrumentation != nullptr && !args.command.empty();
+
   // The command waits at a gate until the probes are attached, so its start is recorded.
   int gate[2] = {-1, -1};
   pid_t child = -1;
@@ -156,6 +234,8 @@ int record_foreground(const RecordArgs& args) {
       close(gate[1]);
       char go = 0;
       if (read(gate[0], &go, 1) != 1) _exit(126);  // the recorder failed: do not run
+      for (const auto& [name, value] : command_env) setenv(name.c_str(), value.c_str(), 1);
+      if (stop_at_exec && ptrace(PTRACE_TRACEME, 0, nullptr, nullptr) != 0) _exit(126);
       std::vector<char*> argv;
       for (const auto& a : args.command) argv.push_back(const_cast<char*>(a.c_str()));
       argv.push_back(nullptr);
@@ -199,15 +279,35 @@ int record_foreground(const RecordArgs& args) {
     char go = 1;
     if (write(gate[1], &go, 1) != 1) throw std::runtime_error("cannot start the command");
     close(gate[1]);
+    if (stop_at_exec) {
+      int rc = instrument_command(*session, *instrumentation, child);
+      if (rc != kExitOk) return rc;
+    }
   } else {
+    if (instrumentation) {
+      try {
+        for (uint32_t pid : args.pids) instrumentation->attach(session->probes(), pid, false);
+      } catch (const kernel::ProbeError& e) {
+        print_messages(*instrumentation);
+        std::cerr << "causeway: cannot instrument: " << e.what() << "\n";
+        return kExitEnvironment;
+      }
+    }
     std::cerr << "causeway: recording" << (args.pids.empty() ? " system-wide" : "")
               << "; Ctrl-C stops\n";
+  }
+  if (instrumentation) {
+    session->decoder().set_instrument_naming(instrumentation->naming());
+    RecordInstrumentation* hooks = instrumentation.get();
+    session->add_source([hooks](RecordDecoder& decoder) { hooks->poll_hooks(decoder); });
+    print_messages(*instrumentation);
   }
 
   auto started = std::chrono::steady_clock::now();
   int status = kExitOk;
   for (;;) {
     session->step(100);
+    if (instrumentation) print_messages(*instrumentation);
     markers.drain([&](uint64_t ts, uint32_t pid, uint32_t tid, const std::string& text) {
       session->mark(ts, pid, tid, text);
     });
@@ -233,6 +333,7 @@ int record_foreground(const RecordArgs& args) {
     }
   }
   session->finish();
+  if (instrumentation) print_messages(*instrumentation);
   SessionStatus s = session->status();
   std::cerr << fmt::format("causeway: wrote {}: {} events, {}\n", args.output, s.events,
                            lost_text(s));
@@ -460,6 +561,20 @@ std::vector<Command> add_record(CLI::App& app) {
   cmd->add_option("--buffer", args->buffer, "kernel ring buffer size (default 64M)");
   cmd->add_option("--duration", args->duration, "stop after this many seconds");
   cmd->add_option("CMD", args->command, "command to run and record (after --)");
+  cmd->add_option("--rules", args->rules,
+                  "packs (files or folders) whose data flags and named functions are traced "
+                  "(stdlib-rules and $CAUSEWAY_RULES_PATH are loaded too)");
+  cmd->add_flag("--no-stdlib", args->no_stdlib, "do not load stdlib-rules");
+  cmd->add_option("--flags", args->flags,
+                  "how data flags are traced: 'watch' (hardware watchpoints, 4 per thread), "
+                  "'probe' (uprobes on the instructions that access them), 'auto' (default: "
+                  "watch up to 4 per process, probe the rest)")
+      ->check(CLI::IsMember({"auto", "watch", "probe"}));
+  cmd->add_option("--hooks", args->hooks,
+                  "how named functions are traced: 'inline' (hooks in the command's process, "
+                  "through LD_PRELOAD), 'uprobe', 'auto' (default: inline for a command, "
+                  "uprobes for --pid)")
+      ->check(CLI::IsMember({"auto", "inline", "uprobe"}));
   cmd->add_option("--dir", args->dir,
                   "folder whose socket 'causeway mark' writes to (default $CAUSEWAY_DIR or "
                   "/var/lib/causeway)");

@@ -70,7 +70,9 @@ json event_json(const Trace& trace, uint32_t index) {
 json edge_list_json(const Trace& trace, const Graph& g) {
   json out = json::array();
   for (const Edge& e : g.edges) {
-    if (e.link == kNoRule) continue;  // splits join a thread's own segments
+    // Neighbour edges of splits and batches join a thread's own segments; link and flag
+    // edges join threads.
+    if (e.link == kNoRule && e.rule.kind != RuleKind::Flag) continue;
     out.push_back({{"kind", g.kinds[e.kind]},
                    {"strength", std::string(strength_name(e.strength))},
                    {"rule", g.rule_names.id(e.rule)},

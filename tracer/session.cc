@@ -96,6 +96,7 @@ void Session::add_pid(uint32_t pid) {
 
 void Session::step(int timeout_ms) {
   probes_->poll(timeout_ms, [&](const void* r, size_t n) { decoder_->decode(r, n); });
+  for (auto& source : sources_) source(*decoder_);
   uint64_t now = now_ns();
   maps_lost_ += maps_->capture.poll(maps_->pending);
   if (!maps_->pending.empty()) {
@@ -166,6 +167,7 @@ void Session::finish() {
   probes_->detach();
   while (probes_->drain([&](const void* r, size_t n) { decoder_->decode(r, n); }) > 0) {
   }
+  for (auto& source : sources_) source(*decoder_);
   maps_lost_ += maps_->capture.poll(maps_->pending);
   add_maps(trace_, maps_->pending);
   maps_->pending.clear();

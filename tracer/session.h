@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -48,6 +49,13 @@ class Session {
   Session& operator=(const Session&) = delete;
 
   void add_pid(uint32_t pid);
+  // Instrumentation (cli/record_instrumentation.h) attaches through the session's probes,
+  // names what it attached in the decoder, and feeds events from in-process hooks.
+  kernel::Probes& probes() { return *probes_; }
+  RecordDecoder& decoder() { return *decoder_; }
+  // Called at every step before events are released, and once more when finishing:
+  // a source of events other than the kernel (they must be visible within the hold time).
+  void add_source(std::function<void(RecordDecoder&)> poll) { sources_.push_back(std::move(poll)); }
   // Waits up to `timeout_ms` for records, decodes them, and writes what is old enough
   // that no earlier record can still arrive.
   void step(int timeout_ms);
@@ -67,6 +75,7 @@ class Session {
   std::unique_ptr<RecordDecoder> decoder_;
   std::unique_ptr<class TraceWriter> file_;
   std::unique_ptr<RingWriter> ring_;
+  std::vector<std::function<void(RecordDecoder&)>> sources_;
   std::vector<uint64_t> lost_seen_;
   uint64_t events_written_ = 0;
   uint64_t first_ts_ = 0;

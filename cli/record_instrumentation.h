@@ -1,0 +1,54 @@
+// What `record --rules` instruments: the data flags and the functions the packs name
+// (instrument/plan.h), resolved against a traced process's memory maps and attached as
+// hardware watchpoints, instruction uprobes, function uprobes or inline hooks.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "instrument/plan.h"
+#include "kernel/probes.h"
+#include "tracer/record_decoder.h"
+
+namespace cw::cli {
+
+enum class FlagMethod { Auto, Watch, Probe };
+enum class HookMethod { Auto, Inline, Uprobe };
+
+class RecordInstrumentation {
+ public:
+  RecordInstrumentation(instrument::InstrumentationPlan plan, FlagMethod flags, HookMethod hooks);
+  ~RecordInstrumentation();
+  RecordInstrumentation(const RecordInstrumentation&) = delete;
+  RecordInstrumentation& operator=(const RecordInstrumentation&) = delete;
+
+  bool empty() const { return plan_.empty(); }
+  // How the decoder names the indexes in instrumentation records, and tells a watched
+  // read from a write.
+  InstrumentNaming naming() const;
+
+  // For `record -- CMD`: variables to add to the command's environment (the inline-hook
+  // library, when functions are hooked in-process), made once.
+  std::vector<std::pair<std::string, std::string>> command_environment();
+  // Resolves the plan in process `pid` as it is mapped now and attaches through `probes`.
+  // `command`: the process is the command started under causeway (hooked in-process).
+  // Throws kernel::ProbeError when the kernel refuses; a flag or function the process
+  // does not have is a message, not an error.
+  void attach(kernel::Probes& probes, uint32_t pid, bool command);
+  // Moves the events the in-process hooks logged since the last call into the decoder.
+  void poll_hooks(RecordDecoder& decoder);
+  // What was attached where, refused or not found, one line each, since the last call.
+  std::vector<std::string> take_messages();
+
+ private:
+  struct State;
+  instrument::InstrumentationPlan plan_;
+  FlagMethod flags_;
+  HookMethod hooks_;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace cw::cli
