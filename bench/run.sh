@@ -2,10 +2,11 @@
 # The benchmark (bench/README.md): builds Release, generates the Chromium-scale synthetic
 # trace once (cached by its parameters and the generator's sources), times reading it,
 # loading the packs and building the graph 3 times, then a whole non-interactive
-# diagnosis and single search steps on that graph 3 times, and prints Markdown tables.
+# diagnosis and single search steps on that graph 3 times, then the cost per call of an
+# inline hook, a uprobe and a watchpoint, and prints Markdown tables.
 #
 #   bench/run.sh [--events N] [--seed S] [--repeat R] [--hang auto|TID@SECONDS]
-#                [--only graph|debug] [--hubs N] [--samples K] [options for both tools...]
+#                [--only graph|debug|hooks] [--hubs N] [--samples K] [options for both tools...]
 #
 # Environment: CW_BENCH_BUILD (build dir, default build-release), CW_BENCH_CACHE (trace
 # cache, default ~/.cache/causeway-bench), CW_BENCH_JOBS (ninja -j, default 2).
@@ -36,14 +37,15 @@ done
 
 # Warnings are not the benchmark's business: -Werror stays with the development builds.
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCW_WERROR=OFF >/dev/null
-ninja -C "$build" -j"${CW_BENCH_JOBS:-2}" cw-gen-trace cw-bench-graph cw-bench-debug >/dev/null
+ninja -C "$build" -j"${CW_BENCH_JOBS:-2}" cw-gen-trace cw-bench-graph cw-bench-debug \
+  cw-bench-hooks >/dev/null
 
 # A trace is reused only when made by the same generator with the same parameters.
 generator=$(cat "$root"/bench/{event_queue,event_builder,population,session_model}.{h,cc} \
   "$root"/bench/rng.h "$root"/bench/gen_trace.cc "$root"/tracer/binary_format.cc \
   | sha256sum | cut -c1-12)
 trace=$cache/chromium-$events-seed$seed-$generator.cwt
-if [[ ! -f $trace ]]; then
+if [[ $only != hooks && ! -f $trace ]]; then
   mkdir -p "$cache"
   echo "generating $trace ..." >&2
   "$build/bench/cw-gen-trace" -o "$trace.tmp" --events "$events" --seed "$seed"
@@ -54,7 +56,7 @@ machine() {
   echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')), $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo) RAM, commit $(git -C "$root" rev-parse --short HEAD), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 }
 
-if [[ $only != debug ]]; then
+if [[ -z $only || $only == graph ]]; then
   echo "## causeway graph benchmark"
   echo
   machine
@@ -65,7 +67,7 @@ if [[ $only != debug ]]; then
   echo
 fi
 
-if [[ $only != graph ]]; then
+if [[ -z $only || $only == debug ]]; then
   echo "## causeway diagnosis benchmark"
   echo
   machine
@@ -74,6 +76,19 @@ if [[ $only != graph ]]; then
   echo
   "$build/bench/cw-bench-debug" "$trace" --repeat "$repeat" --hang "$hang" "${extra[@]}" \
     "${debug_extra[@]}"
+  echo
+  echo "(load average after: $(cut -d' ' -f1-3 /proc/loadavg))"
+fi
+
+if [[ -z $only || $only == hooks ]]; then
+  echo
+  echo "## causeway hook benchmark"
+  echo
+  machine
+  echo
+  echo "\`cw-bench-hooks\`"
+  echo
+  "$build/bench/cw-bench-hooks"
   echo
   echo "(load average after: $(cut -d' ' -f1-3 /proc/loadavg))"
 fi

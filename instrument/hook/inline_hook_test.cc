@@ -44,6 +44,7 @@ int shape_xor_ret();
 int shape_loop(int, int);
 int shape_int3();
 int shape_jrcxz();
+int shape_register_keeper();
 extern int shape_last;
 }
 
@@ -195,6 +196,18 @@ TEST_CASE("stack arguments and vector registers reach the hooked function untouc
   const auto entries = check_nesting(recording.events(), static_cast<uint32_t>(gettid_now()));
   CHECK(entries.at(1) == 2);
   CHECK(entries.at(2) == 2);
+}
+
+TEST_CASE("a hooked call leaves every register as the function leaves it") {
+  CHECK(shape_register_keeper() == 1);
+  Recording recording;  // fresh: the first event takes the slow path (a chunk claim)
+  Hooked hooked = install_or_fail(target("shape_leaf", 12));
+  for (int i = 0; i < 1000; ++i) REQUIRE(shape_register_keeper() == 1);
+  cw_hook_thread.busy = 1;  // the pass-through path too
+  CHECK(shape_register_keeper() == 1);
+  cw_hook_thread.busy = 0;
+  remove_or_fail(hooked);
+  CHECK(check_nesting(recording.events(), static_cast<uint32_t>(gettid_now())).at(12) == 1000);
 }
 
 TEST_CASE("unhookable shapes are refused with a message") {

@@ -146,6 +146,55 @@ FUNCTION(shape_call_through)
         ret
 END(shape_call_through)
 
+// Returns 42 and touches nothing else.
+FUNCTION(shape_leaf)
+        mov     $42, %eax
+        ret
+END(shape_leaf)
+
+// Calls shape_leaf with every other register set to a known value, and returns 1 if all
+// of them survive the call, as a compiler that knows shape_leaf's code (GCC's -fipa-ra)
+// assumes; else 0.
+#define SET(value, reg) mov $value, reg
+#define KEPT(value, reg) cmp $value, reg; jne 1f
+FUNCTION(shape_register_keeper)
+        push    %rbx
+        push    %rbp
+        push    %r12
+        push    %r13
+        push    %r14
+        push    %r15
+        sub     $8, %rsp
+        SET(0x1001, %rcx); SET(0x1002, %rdx); SET(0x1003, %rsi); SET(0x1004, %rdi)
+        SET(0x1005, %r8); SET(0x1006, %r9); SET(0x1007, %r10); SET(0x1008, %r11)
+        SET(0x1009, %rbx); SET(0x100a, %rbp); SET(0x100b, %r12); SET(0x100c, %r13)
+        SET(0x100d, %r14); SET(0x100e, %r15)
+        SET(0x100f, %rax); movq %rax, %xmm2
+        SET(0x1010, %rax); movq %rax, %xmm15
+        call    shape_leaf
+        cmp     $42, %eax
+        jne     1f
+        KEPT(0x1001, %rcx); KEPT(0x1002, %rdx); KEPT(0x1003, %rsi); KEPT(0x1004, %rdi)
+        KEPT(0x1005, %r8); KEPT(0x1006, %r9); KEPT(0x1007, %r10); KEPT(0x1008, %r11)
+        KEPT(0x1009, %rbx); KEPT(0x100a, %rbp); KEPT(0x100b, %r12); KEPT(0x100c, %r13)
+        KEPT(0x100d, %r14); KEPT(0x100e, %r15)
+        movq    %xmm2, %rax
+        KEPT(0x100f, %rax)
+        movq    %xmm15, %rax
+        KEPT(0x1010, %rax)
+        mov     $1, %eax
+        jmp     2f
+1:      xor     %eax, %eax
+2:      add     $8, %rsp
+        pop     %r15
+        pop     %r14
+        pop     %r13
+        pop     %r12
+        pop     %rbp
+        pop     %rbx
+        ret
+END(shape_register_keeper)
+
 // Refused shapes.
 
 FUNCTION(shape_ret)
