@@ -30,6 +30,7 @@ LoopExitRead exit_read(const Instruction& insn, const MemOperand& m, const Regis
       }
     }
   }
+  if (r.address == 0 && r.pointer_slot == 0) r.base_register = m.base;
   return r;
 }
 

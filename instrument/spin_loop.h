@@ -22,6 +22,7 @@ struct LoopExitRead {
   // global pointer): the data is at *pointer_slot + pointer_offset in the running process.
   uint64_t pointer_slot = 0;
   int64_t pointer_offset = 0;
+  unsigned base_register = 0;  // neither known: the register the address is in (capstone id)
 };
 
 struct SpinLoop {

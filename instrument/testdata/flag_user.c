@@ -1,7 +1,8 @@
 // A test fixture for the scans of instrument/: a global flag that one function stores,
 // another loads and a third polls, built as a PIE and as a fixed-address executable.
 //
-//   cw-instr-flag-{pie,nopie} [N]   sets the flag to N (default 1) and prints what it reads
+//   cw-instr-flag-{pie,nopie} [N]   sets the flag to N (default 1) and prints what it reads;
+//                                   with N = 0 it polls forever
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
