@@ -54,7 +54,7 @@ TEST_CASE("compares and tests read; read-modify-write arithmetic reads and write
   // test byte ptr [rdi], 1: Capstone 4 says read+write.
   CHECK(access_of({0xf6, 0x07, 0x01}) == MemAccess::Read);
   CHECK(access_of({0x01, 0x05, 0x00, 0x01, 0x00, 0x00}) == MemAccess::ReadWrite);  // add m, eax
-  CHECK(access_of({0x03, 0x07}) == MemAccess::Read);                     // add eax, [rdi]
+  CHECK(access_of({0x03, 0x07}) == MemAccess::Read);                               // add eax, [rdi]
   CHECK(access_of({0xff, 0x05, 0x00, 0x01, 0x00, 0x00}) == MemAccess::ReadWrite);  // inc m
   Instruction add = decode_one({0x48, 0x01, 0x44, 0xcb, 0x10});  // add [rbx+rcx*8+0x10], rax
   CHECK(add.memory[0].base == X86_REG_RBX);
@@ -68,30 +68,30 @@ TEST_CASE("compares and tests read; read-modify-write arithmetic reads and write
 TEST_CASE("atomics and exchanges read and write") {
   CHECK(access_of({0xf0, 0x0f, 0xb1, 0x0f}) == MemAccess::ReadWrite);  // lock cmpxchg [rdi], ecx
   CHECK(access_of({0xf0, 0x0f, 0xc1, 0x05, 0x00, 0x01, 0x00, 0x00}) ==
-        MemAccess::ReadWrite);                                    // lock xadd [rip+x], eax
-  CHECK(access_of({0x87, 0x07}) == MemAccess::ReadWrite);         // xchg [rdi], eax
+        MemAccess::ReadWrite);                                         // lock xadd [rip+x], eax
+  CHECK(access_of({0x87, 0x07}) == MemAccess::ReadWrite);              // xchg [rdi], eax
   CHECK(access_of({0xf0, 0x0f, 0xc7, 0x0f}) == MemAccess::ReadWrite);  // lock cmpxchg8b [rdi]
   Instruction cmpxchg = decode_one({0xf0, 0x0f, 0xb1, 0x0f});
   CHECK(cmpxchg.writes_register(X86_REG_RAX));  // the accumulator Capstone leaves out
 }
 
 TEST_CASE("vector moves: stores write and loads read, whatever Capstone 4 says") {
-  CHECK(access_of({0x0f, 0x11, 0x07}) == MemAccess::Write);              // movups [rdi], xmm0
-  CHECK(access_of({0x0f, 0x10, 0x07}) == MemAccess::Read);               // movups xmm0, [rdi]
-  CHECK(access_of({0x0f, 0x29, 0x0f}) == MemAccess::Write);              // movaps [rdi], xmm1
-  CHECK(access_of({0x0f, 0x28, 0x0f}) == MemAccess::Read);               // movaps xmm1, [rdi]
-  CHECK(access_of({0x66, 0x0f, 0x7f, 0x17}) == MemAccess::Write);        // movdqa [rdi], xmm2
-  CHECK(access_of({0x66, 0x0f, 0x6f, 0x17}) == MemAccess::Read);         // movdqa xmm2, [rdi]
-  CHECK(access_of({0xf3, 0x0f, 0x7f, 0x1f}) == MemAccess::Write);        // movdqu [rdi], xmm3
-  CHECK(access_of({0xf3, 0x0f, 0x6f, 0x1f}) == MemAccess::Read);         // movdqu xmm3, [rdi]
-  CHECK(access_of({0x66, 0x0f, 0xd6, 0x07}) == MemAccess::Write);        // movq [rdi], xmm0
-  CHECK(access_of({0xf3, 0x0f, 0x7e, 0x07}) == MemAccess::Read);         // movq xmm0, [rdi]
-  CHECK(access_of({0x0f, 0xc3, 0x07}) == MemAccess::Write);              // movnti [rdi], eax
-  CHECK(access_of({0x48, 0x0f, 0xc3, 0x07}) == MemAccess::Write);        // movnti [rdi], rax
-  CHECK(access_of({0xf3, 0x0f, 0x11, 0x07}) == MemAccess::Write);        // movss [rdi], xmm0
-  CHECK(access_of({0xf3, 0x0f, 0x10, 0x07}) == MemAccess::Read);         // movss xmm0, [rdi]
-  CHECK(access_of({0xc5, 0xfe, 0x7f, 0x07}) == MemAccess::Write);        // vmovdqu [rdi], ymm0
-  CHECK(access_of({0x66, 0x0f, 0xe7, 0x07}) == MemAccess::Write);        // movntdq [rdi], xmm0
+  CHECK(access_of({0x0f, 0x11, 0x07}) == MemAccess::Write);        // movups [rdi], xmm0
+  CHECK(access_of({0x0f, 0x10, 0x07}) == MemAccess::Read);         // movups xmm0, [rdi]
+  CHECK(access_of({0x0f, 0x29, 0x0f}) == MemAccess::Write);        // movaps [rdi], xmm1
+  CHECK(access_of({0x0f, 0x28, 0x0f}) == MemAccess::Read);         // movaps xmm1, [rdi]
+  CHECK(access_of({0x66, 0x0f, 0x7f, 0x17}) == MemAccess::Write);  // movdqa [rdi], xmm2
+  CHECK(access_of({0x66, 0x0f, 0x6f, 0x17}) == MemAccess::Read);   // movdqa xmm2, [rdi]
+  CHECK(access_of({0xf3, 0x0f, 0x7f, 0x1f}) == MemAccess::Write);  // movdqu [rdi], xmm3
+  CHECK(access_of({0xf3, 0x0f, 0x6f, 0x1f}) == MemAccess::Read);   // movdqu xmm3, [rdi]
+  CHECK(access_of({0x66, 0x0f, 0xd6, 0x07}) == MemAccess::Write);  // movq [rdi], xmm0
+  CHECK(access_of({0xf3, 0x0f, 0x7e, 0x07}) == MemAccess::Read);   // movq xmm0, [rdi]
+  CHECK(access_of({0x0f, 0xc3, 0x07}) == MemAccess::Write);        // movnti [rdi], eax
+  CHECK(access_of({0x48, 0x0f, 0xc3, 0x07}) == MemAccess::Write);  // movnti [rdi], rax
+  CHECK(access_of({0xf3, 0x0f, 0x11, 0x07}) == MemAccess::Write);  // movss [rdi], xmm0
+  CHECK(access_of({0xf3, 0x0f, 0x10, 0x07}) == MemAccess::Read);   // movss xmm0, [rdi]
+  CHECK(access_of({0xc5, 0xfe, 0x7f, 0x07}) == MemAccess::Write);  // vmovdqu [rdi], ymm0
+  CHECK(access_of({0x66, 0x0f, 0xe7, 0x07}) == MemAccess::Write);  // movntdq [rdi], xmm0
   CHECK(access_of({0x66, 0x0f, 0x3a, 0x16, 0x07, 0x01}) == MemAccess::Write);  // pextrd m, xmm0, 1
   CHECK(decode_one({0x0f, 0x11, 0x07}).memory[0].size == 16);
 }
