@@ -207,6 +207,11 @@ int record_foreground(const RecordArgs& args) {
   options.buffer_bytes = buffer;
   options.output = args.output;
 
+  for (uint32_t pid : args.pids)
+    if (kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+      std::cerr << fmt::format("causeway: --pid {}: no such process\n", pid);
+      return kExitBadInput;
+    }
   int plan_rc = kExitOk;
   std::unique_ptr<RecordInstrumentation> instrumentation = plan_from_packs(args, plan_rc);
   if (plan_rc != kExitOk) return plan_rc;

@@ -39,6 +39,14 @@ Without the declaration nothing is traced, and the pack alone cannot make the ed
   $ causeway graph $TMP_DIR/plain.cwt --rules tests/record/packs/spin-flag.cw --json 2>/dev/null | jq -c '[.stats.flag_edges, (.graph.edges_by_kind | has("flag"))]'
   [0,false]
 
+A process already running, named by --pid: the watchpoint goes on each of its threads
+(cw-setter exists, asleep, when the recording starts; it stores the flag after 3 s, time
+enough for the recorder to start on a loaded machine).
+
+  $ cw-prog-spin sleep 3000 >/dev/null & sleep 0.3; causeway record --rules tests/record/packs/spin-flag.cw --pid $! -o $TMP_DIR/pid.cwt --duration 4 2>/dev/null; wait
+  $ causeway graph $TMP_DIR/pid.cwt --rules tests/record/packs/spin-flag.cw --json --edges 2>/dev/null | jq -c '[.edge_list[] | select(.kind == "flag") | [.from.comm, .to.comm, .from.value]]'
+  [["cw-setter","cw-spinner",1]]
+
 The RepeatedYield is then solved: the diagnosis follows the flag edge to cw-setter, whose
 300 ms sleep is the root cause.
 
@@ -85,4 +93,7 @@ Errors: flags and functions need the processes they are in.
 
   $ causeway record --rules tests/record/packs/spin-flag.cw -o $TMP_DIR/x.cwt --duration 1
   causeway: the packs declare flags or functions to instrument, which needs the processes: give --pid P or a command after --
+  [1]
+  $ causeway record --rules tests/record/packs/spin-flag.cw -o $TMP_DIR/x.cwt --pid 999999 --duration 1
+  causeway: --pid 999999: no such process
   [1]
