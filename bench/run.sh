@@ -37,8 +37,12 @@ done
 
 # Warnings are not the benchmark's business: -Werror stays with the development builds.
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCW_WERROR=OFF >/dev/null
-ninja -C "$build" -j"${CW_BENCH_JOBS:-2}" cw-gen-trace cw-bench-graph cw-bench-debug \
-  cw-bench-hooks >/dev/null
+case $only in
+  hooks) targets=(cw-bench-hooks) ;;
+  graph|debug) targets=(cw-gen-trace cw-bench-graph cw-bench-debug) ;;
+  *) targets=(cw-gen-trace cw-bench-graph cw-bench-debug cw-bench-hooks) ;;
+esac
+ninja -C "$build" -j"${CW_BENCH_JOBS:-2}" "${targets[@]}" >/dev/null
 
 # A trace is reused only when made by the same generator with the same parameters.
 generator=$(cat "$root"/bench/{event_queue,event_builder,population,session_model}.{h,cc} \

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <thread>
@@ -185,4 +186,21 @@ TEST_CASE("malformed logs are reported as notes, not read") {
                              ": shorter than its header (5 bytes) or unmappable");
   CHECK(notes[2].text ==
         "bad hook log " + dir.path("hooks.3") + ": version 9 at byte 8, this reader reads 1");
+}
+
+TEST_CASE("a log truncated while being read is given up, not read past its end") {
+  cw::TempDir written("cw-hook-log"), copied("cw-hook-log");
+  open_log(written, uint64_t{1} << 20, 4096);
+  const std::string name = "hooks." + std::to_string(getpid());
+  std::filesystem::copy_file(written.path(name), copied.path(name));
+  HookLogReader reader(copied.path());
+  CHECK(reader.poll([](const HookEvent&) {}) == 0);
+  CHECK(reader.take_notes().empty());
+  REQUIRE(truncate(copied.path(name).c_str(), 100) == 0);
+  CHECK(reader.poll([](const HookEvent&) {}) == 0);
+  const auto notes = reader.take_notes();
+  REQUIRE(notes.size() == 1);
+  CHECK(notes[0].text == "bad hook log " + copied.path(name) +
+                             ": truncated to 100 bytes (from 1048576) while being read; no more "
+                             "is read from it");
 }

@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "instrument/hook/atomic_word.h"
 #include "instrument/hook/raw_syscall.h"
 
 extern "C" {
@@ -25,15 +26,6 @@ uint64_t without_log = 0;
 // Calibration refresh interval in ms: short at first, so early events convert well.
 uint64_t refresh_ms = 1;
 constexpr uint64_t kMaxRefreshMs = 100;
-
-template <typename T>
-T load_acquire(const T* p) {
-  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
-}
-template <typename T>
-void store_release(T* p, T v) {
-  __atomic_store_n(p, v, __ATOMIC_RELEASE);
-}
 
 // Takes a fresh chunk for `thread` in `log`; false when the file is full.
 bool claim_chunk(ThreadState* thread, const ActiveLog& log) {

@@ -10,16 +10,12 @@
 #include <filesystem>
 #include <utility>
 
+#include "instrument/hook/atomic_word.h"
 #include "instrument/hook/log_format.h"
 
 namespace cw::hook {
 
 namespace {
-
-template <typename T>
-T load(const T* p) {
-  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
-}
 
 // `first` and `latest`, `latest` read under its sequence lock. A writer killed while
 // holding the lock leaves it odd forever: after many tries the pair is taken as it is
@@ -27,7 +23,7 @@ T load(const T* p) {
 void calibration(const log::Header* header, log::ClockPair* first, log::ClockPair* latest) {
   *first = header->first;
   for (int attempt = 0;; ++attempt) {
-    const uint32_t before = load(&header->latest_sequence);
+    const uint32_t before = load_acquire(&header->latest_sequence);
     latest->tsc = __atomic_load_n(&header->latest.tsc, __ATOMIC_RELAXED);
     latest->ns = __atomic_load_n(&header->latest.ns, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
@@ -48,6 +44,22 @@ struct HookLogReader::Log {
   uint32_t notes_taken = 0;
   uint32_t first_open_chunk = 0;    // chunks below are full and delivered
   std::vector<uint32_t> delivered;  // per chunk
+  bool truncated = false;
+
+  // Whether the file still covers the mapping: reading a page past its end would raise
+  // SIGBUS, so a log something truncated is given up (noted once). A removed file is
+  // still whole behind the mapping.
+  bool intact(std::vector<HookNote>* notes) {
+    if (truncated) return false;
+    struct stat info {};
+    if (stat(path.c_str(), &info) != 0 || static_cast<size_t>(info.st_size) >= size) return true;
+    truncated = true;
+    notes->push_back({header->pid, 0xffffffff,
+                      "bad hook log " + path + ": truncated to " + std::to_string(info.st_size) +
+                          " bytes (from " + std::to_string(size) +
+                          ") while being read; no more is read from it"});
+    return false;
+  }
 
   ~Log() {
     if (base) munmap(const_cast<uint8_t*>(base), size);
@@ -124,6 +136,7 @@ size_t HookLogReader::poll(const std::function<void(const HookEvent&)>& sink) {
   open_new_logs();
   size_t count = 0;
   for (auto& log : logs_) {
+    if (!log->intact(&notes_)) continue;
     const log::Header* header = log->header;
     log::ClockPair first, latest;
     calibration(header, &first, &latest);
@@ -131,15 +144,15 @@ size_t HookLogReader::poll(const std::function<void(const HookEvent&)>& sink) {
         latest.tsc > first.tsc
             ? static_cast<long double>(latest.ns - first.ns) / (latest.tsc - first.tsc)
             : 0;
-    const uint32_t claimed = std::min(load(&header->chunks_claimed), header->chunk_count);
+    const uint32_t claimed = std::min(load_acquire(&header->chunks_claimed), header->chunk_count);
     bool all_full_so_far = true;
     for (uint32_t c = log->first_open_chunk; c < claimed; ++c) {
       const uint8_t* chunk = log->base + header->chunks_offset + uint64_t{c} * header->chunk_size;
       const auto* chunk_header = reinterpret_cast<const log::ChunkHeader*>(chunk);
-      const uint32_t tid = load(&chunk_header->tid);
+      const uint32_t tid = load_acquire(&chunk_header->tid);
       // tid 0: claimed but not yet labelled; no later chunk of that thread can be visible.
       const uint64_t used =
-          tid ? std::min<uint64_t>(load(&chunk_header->used), log->events_per_chunk) : 0;
+          tid ? std::min<uint64_t>(load_acquire(&chunk_header->used), log->events_per_chunk) : 0;
       const auto* events = reinterpret_cast<const log::Event*>(chunk + log::kChunkHeaderBytes);
       for (uint64_t e = log->delivered[c]; e < used; ++e) {
         const log::Event& event = events[e];
@@ -168,8 +181,9 @@ size_t HookLogReader::poll(const std::function<void(const HookEvent&)>& sink) {
 std::vector<HookNote> HookLogReader::take_notes() {
   open_new_logs();
   for (auto& log : logs_) {
+    if (!log->intact(&notes_)) continue;
     const log::Header* header = log->header;
-    const uint32_t used = std::min(load(&header->notes_used), header->notes_capacity);
+    const uint32_t used = std::min(load_acquire(&header->notes_used), header->notes_capacity);
     for (; log->notes_taken < used; ++log->notes_taken) {
       const auto* note = reinterpret_cast<const log::Note*>(
           log->base + header->notes_offset + uint64_t{log->notes_taken} * log::kNoteBytes);

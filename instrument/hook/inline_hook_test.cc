@@ -45,6 +45,8 @@ int shape_loop(int, int);
 int shape_int3();
 int shape_jrcxz();
 int shape_register_keeper();
+int shape_tail_call(int);
+int shape_loop_to_entry(int);
 extern int shape_last;
 }
 
@@ -95,10 +97,16 @@ std::string refusal_of(const HookTarget& t) {
   return refusal;
 }
 
-std::string format_address(const char* format, const void* address) {
-  char text[512];
-  snprintf(text, sizeof text, format, reinterpret_cast<unsigned long>(address));
-  return text;
+// printf into a std::string; addresses as unsigned long for %lx.
+template <typename... Args>
+std::string text(const char* format, Args... args) {
+  char out[512];
+  snprintf(out, sizeof out, format, args...);
+  return out;
+}
+
+unsigned long at(const void* address) {
+  return reinterpret_cast<unsigned long>(address);
 }
 
 int gettid_now() {
@@ -212,42 +220,38 @@ TEST_CASE("a hooked call leaves every register as the function leaves it") {
 
 TEST_CASE("unhookable shapes are refused with a message") {
   CHECK(refusal_of(target("shape_ret", 1)) ==
-        format_address("the function at 0x%lx is 1 bytes long, shorter than the 5-byte jump",
-                       reinterpret_cast<void*>(shape_ret)));
+        text("the function at 0x%lx is 1 bytes long, shorter than the 5-byte jump",
+             at(reinterpret_cast<void*>(shape_ret))));
   CHECK(refusal_of(target("shape_xor_ret", 1)) ==
-        format_address("the function at 0x%lx is 3 bytes long, shorter than the 5-byte jump",
-                       reinterpret_cast<void*>(shape_xor_ret)));
+        text("the function at 0x%lx is 3 bytes long, shorter than the 5-byte jump",
+             at(reinterpret_cast<void*>(shape_xor_ret))));
   HookTarget unknown_size = target("shape_xor_ret", 1);
   unknown_size.size_hint = 0;
   CHECK(refusal_of(unknown_size) ==
-        format_address("the function at 0x%lx returns at +2, within the 5 bytes the jump needs",
-                       reinterpret_cast<void*>(shape_xor_ret)));
-  const auto loop = reinterpret_cast<uintptr_t>(shape_loop);
-  char expected_loop[256];
-  snprintf(expected_loop, sizeof expected_loop,
-           "'jne 0x%lx' at 0x%lx (+6) jumps back to +2, inside the 6 bytes the jump replaces",
-           loop + 2, loop + 6);
-  CHECK(refusal_of(target("shape_loop", 1)) == expected_loop);
+        text("the function at 0x%lx returns at +2, within the 5 bytes the jump needs",
+             at(reinterpret_cast<void*>(shape_xor_ret))));
+  const unsigned long loop = at(reinterpret_cast<void*>(shape_loop));
+  CHECK(refusal_of(target("shape_loop", 1)) ==
+        text("'jne 0x%lx' at 0x%lx (+6) jumps back to +2, inside the 6 bytes the jump replaces",
+             loop + 2, loop + 6));
   CHECK(shape_loop(3, 4) == 12);  // untouched
   CHECK(refusal_of(target("shape_int3", 1)) ==
-        format_address("int3 at 0x%lx (+0) cannot be relocated: a breakpoint or probe is there",
-                       reinterpret_cast<void*>(shape_int3)));
-  const auto jrcxz = reinterpret_cast<uintptr_t>(shape_jrcxz);
-  char expected_jrcxz[256];
-  snprintf(expected_jrcxz, sizeof expected_jrcxz,
-           "'jrcxz 0x%lx' at 0x%lx (+0) cannot be relocated: it has no 32-bit displacement form",
-           jrcxz + 8, jrcxz);
-  CHECK(refusal_of(target("shape_jrcxz", 1)) == expected_jrcxz);
+        text("int3 at 0x%lx (+0) cannot be relocated: a breakpoint or probe is there",
+             at(reinterpret_cast<void*>(shape_int3))));
+  const unsigned long jrcxz = at(reinterpret_cast<void*>(shape_jrcxz));
+  CHECK(refusal_of(target("shape_jrcxz", 1)) ==
+        text("'jrcxz 0x%lx' at 0x%lx (+0) cannot be relocated: it has no 32-bit displacement "
+             "form",
+             jrcxz + 8, jrcxz));
   static const int data = 0;
   CHECK(refusal_of({const_cast<int*>(&data), 0, 1}) ==
-        format_address("0x%lx is not in executable memory", &data));
+        text("0x%lx is not in executable memory", at(&data)));
 }
 
 TEST_CASE("a hooked function cannot be hooked twice; a removed hook cannot be removed again") {
   Hooked hooked = install_or_fail(target("shape_frame", 7));
-  CHECK(refusal_of(target("shape_frame", 8)) ==
-        format_address("0x%lx is already hooked (function index 7)",
-                       reinterpret_cast<void*>(shape_frame)));
+  CHECK(refusal_of(target("shape_frame", 8)) == text("0x%lx is already hooked (function index 7)",
+                                                     at(reinterpret_cast<void*>(shape_frame))));
   remove_or_fail(hooked);
   std::string error;
   CHECK_FALSE(remove_hook(hooked, &error));
@@ -255,6 +259,8 @@ TEST_CASE("a hooked function cannot be hooked twice; a removed hook cannot be re
 }
 
 TEST_CASE("8 threads calling the function while its hook is installed and removed") {
+  // Generous: 8 busy threads on a loaded machine may wait for a CPU to take the signal.
+  set_park_timeout_ms(5000);
   struct Case {
     const char* name;
     int (*call)(int);
@@ -304,6 +310,7 @@ TEST_CASE("8 threads calling the function while its hook is installed and remove
     }
     CHECK(hooked_calls > 0);
   }
+  set_park_timeout_ms(1000);
 }
 
 TEST_CASE("a thread stopped inside the patched bytes continues in the trampoline") {
@@ -383,6 +390,40 @@ TEST_CASE("longjmp out of a hooked frame: the outer hooked frame still returns c
     if (e.tid == static_cast<uint32_t>(gettid_now())) kinds.push_back(e.exit);
   // outer entry, inner entry, outer exit: the skipped frame has no exit.
   CHECK(kinds == std::vector<bool>{false, false, true});
+}
+
+namespace {
+// (function index, exit) of this thread's events.
+std::vector<std::pair<uint32_t, bool>> sequence(const std::vector<HookEvent>& events) {
+  std::vector<std::pair<uint32_t, bool>> out;
+  for (const HookEvent& e : events)
+    if (e.tid == static_cast<uint32_t>(gettid_now())) out.emplace_back(e.fn_index, e.exit);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("a tail call from a hooked function into another records both exits, in order") {
+  Recording recording;
+  Hooked caller = install_or_fail(target("shape_tail_call", 13));
+  Hooked callee = install_or_fail(target("shape_frame", 14));
+  CHECK(shape_tail_call(2) == 15);
+  remove_or_fail(caller);
+  remove_or_fail(callee);
+  using Step = std::pair<uint32_t, bool>;
+  CHECK(sequence(recording.events()) ==
+        std::vector<Step>{{13, false}, {14, false}, {14, true}, {13, true}});
+}
+
+TEST_CASE("a loop back to the function's first byte records each pass as a call") {
+  Recording recording;
+  Hooked hooked = install_or_fail(target("shape_loop_to_entry", 15));
+  CHECK(shape_loop_to_entry(3) == 7);
+  remove_or_fail(hooked);
+  using Step = std::pair<uint32_t, bool>;
+  CHECK(
+      sequence(recording.events()) ==
+      std::vector<Step>{{15, false}, {15, false}, {15, false}, {15, true}, {15, true}, {15, true}});
+  CHECK(cw_hook_thread.depth == 0);
 }
 
 TEST_CASE("a call while the thread is inside hook code passes straight through") {

@@ -4,14 +4,13 @@
 #include <pthread.h>
 #include <sys/mman.h>
 
-#include <cstdarg>
-#include <cstdio>
 #include <cstring>
 
 #include "instrument/hook/branch_scan.h"
 #include "instrument/hook/near_memory.h"
 #include "instrument/hook/proc_maps.h"
 #include "instrument/hook/raw_syscall.h"
+#include "instrument/hook/reason.h"
 #include "instrument/hook/relocate.h"
 #include "instrument/hook/thread_park.h"
 #include "instrument/hook/thread_state.h"
@@ -42,16 +41,6 @@ class Locked {
   Locked() { pthread_mutex_lock(&patching); }
   ~Locked() { pthread_mutex_unlock(&patching); }
 };
-
-bool refuse(char* reason, size_t size, const char* format, ...)
-    __attribute__((format(printf, 3, 4)));
-bool refuse(char* reason, size_t size, const char* format, ...) {
-  va_list args;
-  va_start(args, format);
-  if (size) vsnprintf(reason, size, format, args);
-  va_end(args);
-  return false;
-}
 
 bool ensure_membarrier(char* reason, size_t reason_size) {
   const int pid = sys::getpid();

@@ -195,6 +195,22 @@ FUNCTION(shape_register_keeper)
         ret
 END(shape_register_keeper)
 
+// shape_frame(x + 1) through a tail call.
+FUNCTION(shape_tail_call)
+        add     $1, %edi
+        nop
+        nop
+        jmp     shape_frame
+END(shape_tail_call)
+
+// Counts x down to 0 by jumping back to its own first byte; returns 7.
+FUNCTION(shape_loop_to_entry)
+        dec     %edi
+        jnz     shape_loop_to_entry
+        mov     $7, %eax
+        ret
+END(shape_loop_to_entry)
+
 // Refused shapes.
 
 FUNCTION(shape_ret)

@@ -1,23 +1,12 @@
 #include "instrument/hook/relocate.h"
 
-#include <cstdarg>
-#include <cstdio>
 #include <cstring>
 
 #include "instrument/hook/decoder.h"
+#include "instrument/hook/reason.h"
 
 namespace cw::hook {
 namespace {
-
-bool refuse(char* reason, size_t size, const char* format, ...)
-    __attribute__((format(printf, 3, 4)));
-bool refuse(char* reason, size_t size, const char* format, ...) {
-  va_list args;
-  va_start(args, format);
-  if (size) vsnprintf(reason, size, format, args);
-  va_end(args);
-  return false;
-}
 
 bool fits_rel32(int64_t value) {
   return value >= INT32_MIN && value <= INT32_MAX;
@@ -40,30 +29,30 @@ class Emitter {
   RelocatedPrologue* out_;
 };
 
-// jmp to `to` from trampoline + emitter offset: rel32 if in reach, else jmp [rip+0] + .quad.
-void emit_jump(Emitter& e, uint64_t trampoline, uint64_t to) {
-  int64_t rel = static_cast<int64_t>(to - (trampoline + e.offset() + 5));
+// A jmp or call to `to` from trampoline + the emitter's offset: `opcode` rel32 when in
+// reach, else the absolute form `far` followed by the address.
+template <size_t N>
+void emit_direct(Emitter& e, uint64_t trampoline, uint8_t opcode, const uint8_t (&far)[N],
+                 uint64_t to) {
+  const int64_t rel = static_cast<int64_t>(to - (trampoline + e.offset() + 5));
   if (fits_rel32(rel)) {
-    e.byte(0xe9);
+    e.byte(opcode);
     e.u32(static_cast<uint32_t>(rel));
   } else {
-    const uint8_t jmp_indirect[] = {0xff, 0x25, 0, 0, 0, 0};
-    e.bytes(jmp_indirect, sizeof jmp_indirect);
+    e.bytes(far, N);
     e.u64(to);
   }
 }
 
+constexpr uint8_t kJmpAbsolute[] = {0xff, 0x25, 0, 0, 0, 0};  // jmp [rip+0]; .quad to
+// call [rip+2]; jmp over the address; .quad to
+constexpr uint8_t kCallAbsolute[] = {0xff, 0x15, 2, 0, 0, 0, 0xeb, 8};
+
+void emit_jump(Emitter& e, uint64_t trampoline, uint64_t to) {
+  emit_direct(e, trampoline, 0xe9, kJmpAbsolute, to);
+}
 void emit_call(Emitter& e, uint64_t trampoline, uint64_t to) {
-  int64_t rel = static_cast<int64_t>(to - (trampoline + e.offset() + 5));
-  if (fits_rel32(rel)) {
-    e.byte(0xe8);
-    e.u32(static_cast<uint32_t>(rel));
-  } else {
-    // call [rip+2]; jmp over the address; .quad to
-    const uint8_t call_indirect[] = {0xff, 0x15, 2, 0, 0, 0, 0xeb, 8};
-    e.bytes(call_indirect, sizeof call_indirect);
-    e.u64(to);
-  }
+  emit_direct(e, trampoline, 0xe8, kCallAbsolute, to);
 }
 
 void emit_conditional(Emitter& e, uint64_t trampoline, uint8_t condition, uint64_t to) {

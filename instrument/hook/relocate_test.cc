@@ -62,14 +62,18 @@ Bytes concat(std::initializer_list<Bytes> parts) {
 
 }  // namespace
 
-TEST_CASE("push rbp; mov rbp,rsp is copied as is, then a jump back") {
-  const Bytes code{0x55, 0x48, 0x89, 0xe5, 0x53, 0x89, 0xfb, 0xc3};
-  Result r = relocate(code, kNear);
-  REQUIRE_MESSAGE(r.ok, r.reason);
-  CHECK(r.prologue.patched == 5);
-  CHECK(code_of(r.prologue) ==
-        concat({{0x55, 0x48, 0x89, 0xe5, 0x53}, jmp_rel32(kNear + 5, kAddress + 5)}));
-  CHECK(r.prologue.instructions == 3);
+TEST_CASE("a prologue with nothing relative is copied as is, then a jump back") {
+  // push rbp; mov rbp, rsp; push rbx | endbr64; push rbp
+  const Bytes frame{0x55, 0x48, 0x89, 0xe5, 0x53, 0x89, 0xfb, 0xc3};
+  const Bytes endbr{0xf3, 0x0f, 0x1e, 0xfa, 0x55, 0x48, 0x89, 0xe5};
+  for (const auto& [code, instructions] : {std::pair{frame, 3}, std::pair{endbr, 2}}) {
+    Result r = relocate(code, kNear);
+    REQUIRE_MESSAGE(r.ok, r.reason);
+    CHECK(r.prologue.patched == 5);
+    CHECK(code_of(r.prologue) ==
+          concat({Bytes(code.begin(), code.begin() + 5), jmp_rel32(kNear + 5, kAddress + 5)}));
+    CHECK(r.prologue.instructions == static_cast<size_t>(instructions));
+  }
 }
 
 TEST_CASE("a rip-relative load gets its displacement re-aimed from the trampoline") {
@@ -162,15 +166,6 @@ TEST_CASE("out of rel32 reach, branches become absolute and rip-relative is refu
   CHECK(load.reason ==
         "'mov eax, dword ptr [rip + 0x10]' at 0x400000 (+0) addresses 0x400016, out of reach "
         "(±2 GB) of the trampoline at 0x7f0000000000");
-}
-
-TEST_CASE("endbr64 first is copied") {
-  const Bytes code{0xf3, 0x0f, 0x1e, 0xfa, 0x55, 0x48, 0x89, 0xe5};
-  Result r = relocate(code, kNear);
-  REQUIRE_MESSAGE(r.ok, r.reason);
-  CHECK(r.prologue.patched == 5);
-  CHECK(code_of(r.prologue) ==
-        concat({{0xf3, 0x0f, 0x1e, 0xfa, 0x55}, jmp_rel32(kNear + 5, kAddress + 5)}));
 }
 
 TEST_CASE("refusals say what and where") {

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "instrument/hook/atomic_word.h"
 #include "instrument/hook/raw_syscall.h"
 
 namespace cw::hook {
@@ -33,30 +34,21 @@ Session session;
 int park_signal = 0;
 unsigned timeout_ms = 1000;
 
-template <typename T>
-T load(const T* p) {
-  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
-}
-template <typename T>
-void store(T* p, T v) {
-  __atomic_store_n(p, v, __ATOMIC_RELEASE);
-}
-
 void park_handler(int, siginfo_t* info, void* context) {
   const uint32_t generation = static_cast<uint32_t>(info->si_value.sival_int);
-  if (info->si_code != SI_QUEUE || generation != load(&session.generation) ||
-      !load(&session.active))
+  if (info->si_code != SI_QUEUE || generation != load_acquire(&session.generation) ||
+      !load_acquire(&session.active))
     return;  // a late answer to a park that gave up
   const uint32_t index = __atomic_fetch_add(&session.arrived, 1, __ATOMIC_ACQ_REL);
   if (index < kMaxParked) {
     Slot& slot = session.slots[index];
     slot.tid = sys::gettid();
     slot.context = static_cast<ucontext_t*>(context);
-    store(&slot.generation, generation);
+    store_release(&slot.generation, generation);
   }
   sys::futex_wake(&session.arrived, 1);
   for (;;) {
-    const uint32_t released = load(&session.released);
+    const uint32_t released = load_acquire(&session.released);
     if (static_cast<int32_t>(released - generation) >= 0) break;
     sys::futex_wait(&session.released, released, nullptr);
   }
@@ -89,9 +81,9 @@ uint64_t now_ms() {
 }
 
 bool has_arrived(int tid, uint32_t generation) {
-  const uint32_t arrived = load(&session.arrived);
+  const uint32_t arrived = load_acquire(&session.arrived);
   for (uint32_t i = 0; i < arrived && i < kMaxParked; ++i)
-    if (load(&session.slots[i].generation) == generation && session.slots[i].tid == tid)
+    if (load_acquire(&session.slots[i].generation) == generation && session.slots[i].tid == tid)
       return true;
   return false;
 }
@@ -202,9 +194,9 @@ unsigned park_timeout_ms() {
 bool ThreadPark::stop_all(char* reason, size_t reason_size) {
   if (!install_handler(reason, reason_size)) return false;
   const uint32_t generation = session.generation + 1;
-  store(&session.arrived, 0u);
-  store(&session.generation, generation);
-  store(&session.active, 1u);
+  store_release(&session.arrived, 0u);
+  store_release(&session.generation, generation);
+  store_release(&session.active, 1u);
   stopped_ = true;
   signaled.count = 0;
   const int self = sys::gettid();
@@ -240,7 +232,7 @@ bool ThreadPark::stop_all(char* reason, size_t reason_size) {
                    timeout_ms, park_signal);
         return false;
       }
-      const uint32_t arrived = load(&session.arrived);
+      const uint32_t arrived = load_acquire(&session.arrived);
       timespec wait{0, 5 * 1000000};  // recheck for exited threads every 5 ms
       sys::futex_wait(&session.arrived, arrived, &wait);
     }
@@ -249,7 +241,7 @@ bool ThreadPark::stop_all(char* reason, size_t reason_size) {
 }
 
 size_t ThreadPark::size() const {
-  const uint32_t arrived = load(&session.arrived);
+  const uint32_t arrived = load_acquire(&session.arrived);
   return arrived < kMaxParked ? arrived : kMaxParked;
 }
 
@@ -260,8 +252,8 @@ ParkedThread ThreadPark::operator[](size_t i) const {
 void ThreadPark::release() {
   if (!stopped_) return;
   stopped_ = false;
-  store(&session.active, 0u);
-  store(&session.released, load(&session.generation));
+  store_release(&session.active, 0u);
+  store_release(&session.released, load_acquire(&session.generation));
   sys::futex_wake(&session.released, 0x7fffffff);
 }
 
