@@ -23,8 +23,10 @@ EventLogOptions log_options;
 uint64_t next_generation = 1;
 uint8_t notes_lock = 0;
 
+// strerrordesc_np, not strerror: no locale lookup (and lock) in a forked child.
 bool fail(char* reason, size_t size, const char* what, const char* path) {
-  snprintf(reason, size, "%s %s: %s", what, path, strerror(errno));
+  const char* description = strerrordesc_np(errno);
+  snprintf(reason, size, "%s %s: %s", what, path, description ? description : "unknown error");
   return false;
 }
 

@@ -58,6 +58,18 @@ TEST_CASE("the machine's TSC is usable as the hook clock") {
   CHECK_MESSAGE(tsc_usable(reason, sizeof reason), reason);
 }
 
+TEST_CASE("a log that cannot be created says where and why") {
+  EventLogOptions options;
+  char reason[256] = {};
+  CHECK_FALSE(open_event_log("/nonexistent-dir", options, reason, sizeof reason));
+  CHECK(std::string(reason) == "cannot create /nonexistent-dir/.hooks." + std::to_string(getpid()) +
+                                   ".tmp: No such file or directory");
+  options.file_bytes = 4096;
+  cw::TempDir dir("cw-hook-log");
+  CHECK_FALSE(open_event_log(dir.path().c_str(), options, reason, sizeof reason));
+  CHECK(std::string(reason) == "bad hook log size: 4096 bytes in chunks of 65536");
+}
+
 TEST_CASE("events round-trip with CLOCK_MONOTONIC times, per thread, while being written") {
   cw::TempDir dir("cw-hook-log");
   open_log(dir);

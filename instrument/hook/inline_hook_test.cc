@@ -476,3 +476,35 @@ TEST_CASE("hooked calls from a signal handler interrupting hooked calls stay nes
   CHECK(entries.count(10));
   CHECK(entries.count(11));
 }
+
+namespace {
+void call_two_from_handler(int) {
+  const int saved = errno;
+  if (shape_frame(3) != 15 || shape_jcc(41) != 42) ++handler_wrong;
+  ++handler_calls;
+  errno = saved;
+}
+}  // namespace
+
+TEST_CASE("signals arriving while a hook is installed and removed wait for the patch") {
+  Recording recording;
+  // shape_frame stays hooked; its stub shares a page with shape_jcc's, which each install
+  // makes writable for a moment: a handler must not run then.
+  const HookTarget jcc = target("shape_jcc", 16);
+  Hooked frame = install_or_fail(target("shape_frame", 17));
+  handler_calls = 0;
+  handler_wrong = 0;
+  struct sigaction action {};
+  action.sa_handler = call_two_from_handler;
+  sigaction(SIGALRM, &action, nullptr);
+  itimerval every{{0, 20}, {0, 20}};
+  setitimer(ITIMER_REAL, &every, nullptr);
+  for (int cycle = 0; cycle < 500; ++cycle) remove_or_fail(install_or_fail(jcc));
+  itimerval off{};
+  setitimer(ITIMER_REAL, &off, nullptr);
+  signal(SIGALRM, SIG_DFL);
+  remove_or_fail(frame);
+  CHECK(handler_wrong == 0);
+  CHECK(handler_calls > 0);
+  MESSAGE(handler_calls.load() << " signals handled during 500 install/remove cycles");
+}

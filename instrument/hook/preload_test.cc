@@ -27,10 +27,19 @@ namespace {
 struct Run {
   int status = -1;
   pid_t pid = 0;
-  std::string out;
+  std::string out, err;
 };
 
-// Runs `args` with the test's environment plus `extra` ("NAME=VALUE"), capturing stdout.
+std::string read_all(int fd) {
+  std::string text;
+  char buffer[4096];
+  for (ssize_t n; (n = read(fd, buffer, sizeof buffer)) > 0;) text.append(buffer, n);
+  close(fd);
+  return text;
+}
+
+// Runs `args` with the test's environment plus `extra` ("NAME=VALUE"), capturing stdout
+// and stderr (small outputs: read one after the other).
 Run run(const std::vector<std::string>& args, const std::vector<std::string>& extra) {
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e)
@@ -42,22 +51,23 @@ Run run(const std::vector<std::string>& args, const std::vector<std::string>& ex
   argv.push_back(nullptr);
   for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
-  int out[2];
+  int out[2], err[2];
   REQUIRE(pipe(out) == 0);
+  REQUIRE(pipe(err) == 0);
   Run result;
   result.pid = fork();
   REQUIRE(result.pid >= 0);
   if (result.pid == 0) {
     dup2(out[1], 1);
-    close(out[0]);
-    close(out[1]);
+    dup2(err[1], 2);
+    for (int fd : {out[0], out[1], err[0], err[1]}) close(fd);
     execve(argv[0], argv.data(), envp.data());
     _exit(127);
   }
   close(out[1]);
-  char buffer[4096];
-  for (ssize_t n; (n = read(out[0], buffer, sizeof buffer)) > 0;) result.out.append(buffer, n);
-  close(out[0]);
+  close(err[1]);
+  result.out = read_all(out[0]);
+  result.err = read_all(err[0]);
   waitpid(result.pid, &result.status, 0);
   return result;
 }
@@ -124,6 +134,7 @@ TEST_CASE("threads: same output, notes, every call's entry and exit per thread")
   const Run hooked = run(args, hook_env(dir));
   REQUIRE(hooked.status == 0);
   CHECK(hooked.out == plain.out);
+  CHECK(hooked.err.empty());
 
   const std::string log = dir.path("hooks." + std::to_string(hooked.pid));
   struct stat info {};
@@ -184,6 +195,19 @@ TEST_CASE("fork and exec: the child writes its own log and the exec'd image is h
   size_t child_notes = 0;
   for (const HookNote& n : notes) child_notes += n.pid == child;
   CHECK(child_notes == 10);
+}
+
+TEST_CASE("without a usable log directory the program runs as it would, unhooked") {
+  const std::vector<std::string> args{CW_HOOKED_PROGRAM, "threads", "2", "10"};
+  const Run plain = run(args, {});
+  const Run hooked = run(
+      args, {std::string("LD_PRELOAD=") + CW_PRELOAD_LIBRARY, "CAUSEWAY_HOOK_DIR=/nonexistent-dir",
+             std::string("CAUSEWAY_HOOK_FUNCTIONS=") + kFunctions});
+  CHECK(hooked.status == 0);
+  CHECK(hooked.out == plain.out);
+  CHECK(hooked.err == "causeway-preload[" + std::to_string(hooked.pid) +
+                          "]: cannot create /nonexistent-dir/.hooks." + std::to_string(hooked.pid) +
+                          ".tmp: No such file or directory\n");
 }
 
 TEST_CASE("the preload library is found next to the executable or from CAUSEWAY_PRELOAD") {

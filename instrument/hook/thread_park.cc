@@ -198,6 +198,11 @@ bool ThreadPark::stop_all(char* reason, size_t reason_size) {
   store_release(&session.generation, generation);
   store_release(&session.active, 1u);
   stopped_ = true;
+  // No signal handler may run on this thread while the others are stopped: it could wait
+  // for a lock a stopped thread holds, or run code the patch has made non-executable.
+  uint64_t all = ~uint64_t{0};
+  sys::call(SYS_rt_sigprocmask, SIG_BLOCK, reinterpret_cast<long>(&all),
+            reinterpret_cast<long>(&saved_mask_), sizeof all);
   signaled.count = 0;
   const int self = sys::gettid();
   const uint64_t deadline = now_ms() + timeout_ms;
@@ -255,6 +260,8 @@ void ThreadPark::release() {
   store_release(&session.active, 0u);
   store_release(&session.released, load_acquire(&session.generation));
   sys::futex_wake(&session.released, 0x7fffffff);
+  sys::call(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&saved_mask_), 0,
+            sizeof saved_mask_);
 }
 
 }  // namespace cw::hook

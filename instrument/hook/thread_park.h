@@ -9,6 +9,7 @@
 #include <ucontext.h>
 
 #include <cstddef>
+#include <cstdint>
 
 namespace cw::hook {
 
@@ -32,7 +33,8 @@ class ThreadPark {
   // answered from the handler, and enumerates again until no new thread appears (stopped
   // threads cannot make new ones). Returns false with `reason` set, every thread already
   // released, when a thread blocks the signal or does not answer in time (naming its tid),
-  // or the signal cannot be set up. One park at a time per process (the caller locks).
+  // or the signal cannot be set up. The calling thread blocks every signal until release().
+  // One park at a time per process (the caller locks).
   bool stop_all(char* reason, size_t reason_size);
   size_t size() const;
   ParkedThread operator[](size_t i) const;
@@ -41,6 +43,7 @@ class ThreadPark {
 
  private:
   bool stopped_ = false;
+  uint64_t saved_mask_ = 0;  // this thread's signal mask, every signal blocked meanwhile
 };
 
 }  // namespace cw::hook
