@@ -33,6 +33,7 @@
 #include "base/temp_dir.h"
 #include "bench/measure.h"
 #include "instrument/hook/event_log.h"
+#include "instrument/hook/event_sink.h"
 #include "instrument/hook/hook_log_reader.h"
 #include "instrument/hook/inline_hook.h"
 
@@ -186,15 +187,12 @@ class FreshPages {
   uint64_t bytes_, used_ = 0, populated_ = 0;
 };
 
-// Writes every page of the file at `path` once, through a mapping of its own.
-void prefault(const std::string& path, uint64_t bytes) {
-  const int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
-  if (fd < 0) die("cannot open " + path);
-  void* memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  close(fd);
-  if (memory == MAP_FAILED) die("cannot map " + path);
-  madvise(memory, bytes, 23 /* MADV_POPULATE_WRITE */);
-  munmap(memory, bytes);
+// Faults in, writable, every page of the active log's own mapping: the hooked calls then
+// write into memory that is already there.
+void prefault_active_log() {
+  const cw::hook::ActiveLog* log = cw::hook::active_log();
+  if (madvise(log->header, log->header->file_size, 23 /* MADV_POPULATE_WRITE */) != 0)
+    die(std::string("cannot fault the log in: ") + strerror(errno));
 }
 
 struct Measure {
@@ -218,14 +216,22 @@ int main(int argc, char** argv) {
                  "directory)");
   CLI11_PARSE(app, argc, argv);
 
-  // The hook's log holds every event, so each one takes the path a recording takes.
+  // Two logs, each big enough for every event, so each event takes the path a recording
+  // takes: `fresh` as a recording has it (pages first touched by the events), `resident`
+  // with every page of its mapping faulted in beforehand. The rounds switch
+  // between them (a switch abandons the thread's chunk, one slow path per round).
   std::optional<cw::TempDir> temporary;
   if (log_dir.empty()) log_dir = temporary.emplace("cw-bench-hooks").path();
   cw::hook::EventLogOptions options;
-  options.file_bytes = (rounds * calls * 2 * 24) + (uint64_t{64} << 20);
+  // Room for every event, plus a chunk abandoned per switch.
+  options.file_bytes = rounds * calls * 48 + rounds * 2 * options.chunk_bytes + (4 << 20);
   char reason[256] = {};
   if (!cw::hook::tsc_usable(reason, sizeof reason)) die(reason);
   if (!cw::hook::open_event_log(log_dir.c_str(), options, reason, sizeof reason)) die(reason);
+  prefault_active_log();
+  const cw::hook::ActiveLog resident_log = *cw::hook::active_log();
+  if (!cw::hook::open_event_log(log_dir.c_str(), options, reason, sizeof reason)) die(reason);
+  const cw::hook::ActiveLog fresh_log = *cw::hook::active_log();
   std::string refusal;
   auto hooked = cw::hook::install_hook({reinterpret_cast<void*>(cw_bench_hooked), 6, 1}, &refusal);
   if (!hooked) die("cannot hook the benchmark function: " + refusal);
@@ -252,8 +258,7 @@ int main(int argc, char** argv) {
   measures[kHooked] = {
       "**inline hook**", "same code, entry and exit recorded to the event log", calls, {}};
   measures[kResident] = {"inline hook, log pages resident",
-                         "the same, into a log whose pages were faulted in beforehand "
-                         "(separate rounds, after the others)",
+                         "the same, into a log whose pages were all faulted in beforehand",
                          calls,
                          {}};
   measures[kUprobe] = {"uprobe", "same code, uprobe PMU, counting", slow_calls, {}};
@@ -272,7 +277,10 @@ int main(int argc, char** argv) {
                         {}};
   for (uint64_t round = 0; round < rounds; ++round) {
     measures[kPlain].ns.push_back(time_calls(cw_bench_plain, calls));
+    cw::hook::publish_active_log(fresh_log);
     measures[kHooked].ns.push_back(time_calls(cw_bench_hooked, calls));
+    cw::hook::publish_active_log(resident_log);
+    measures[kResident].ns.push_back(time_calls(cw_bench_hooked, calls));
     measures[kUprobe].ns.push_back(time_calls(cw_bench_uprobed, slow_calls));
     measures[kUretprobe].ns.push_back(time_calls(cw_bench_uretprobed, slow_calls));
     measures[kRdtsc].ns.push_back(time_calls([](uint64_t) { return __rdtsc(); }, calls));
@@ -291,19 +299,8 @@ int main(int argc, char** argv) {
         slow_calls));
   }
 
-  // The hook alone, without the page faults of a fresh log: a second log, every page of it
-  // written once through a mapping of our own before the hooked calls write into it.
-  if (!cw::hook::remove_hook(*hooked, &refusal)) die("cannot remove the hook: " + refusal);
-  options.file_bytes = rounds * calls * 48 + (uint64_t{4} << 20);
-  if (!cw::hook::open_event_log(log_dir.c_str(), options, reason, sizeof reason)) die(reason);
-  prefault(cw::hook::event_log_path(), options.file_bytes);
-  hooked = cw::hook::install_hook({reinterpret_cast<void*>(cw_bench_hooked), 6, 1}, &refusal);
-  if (!hooked) die("cannot hook the benchmark function again: " + refusal);
-  for (uint64_t round = 0; round < rounds; ++round)
-    measures[kResident].ns.push_back(time_calls(cw_bench_hooked, calls));
-  if (!cw::hook::remove_hook(*hooked, &refusal)) die("cannot remove the hook: " + refusal);
-
   // Every instrument fired as often as it should have.
+  if (!cw::hook::remove_hook(*hooked, &refusal)) die("cannot remove the hook: " + refusal);
   cw::hook::HookLogReader reader(log_dir);
   uint64_t hook_events = 0;
   reader.poll([&](const cw::hook::HookEvent& e) { hook_events += e.fn_index == 1; });
