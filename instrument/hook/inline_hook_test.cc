@@ -248,10 +248,16 @@ TEST_CASE("unhookable shapes are refused with a message") {
         text("0x%lx is not in executable memory", at(&data)));
 }
 
-TEST_CASE("a hooked function cannot be hooked twice; a removed hook cannot be removed again") {
+TEST_CASE(
+    "a hooked function cannot be hooked twice, nor inside its jump; a removed hook cannot be "
+    "removed again") {
   Hooked hooked = install_or_fail(target("shape_frame", 7));
   CHECK(refusal_of(target("shape_frame", 8)) == text("0x%lx is already hooked (function index 7)",
                                                      at(reinterpret_cast<void*>(shape_frame))));
+  CHECK(refusal_of({reinterpret_cast<uint8_t*>(shape_frame) + 2, 0, 9}) ==
+        text("0x%lx is inside the bytes the hook at 0x%lx replaced",
+             at(reinterpret_cast<uint8_t*>(shape_frame) + 2),
+             at(reinterpret_cast<void*>(shape_frame))));
   remove_or_fail(hooked);
   std::string error;
   CHECK_FALSE(remove_hook(hooked, &error));

@@ -59,6 +59,14 @@ bool within_rel32(uint64_t a, uint64_t b) {
   return distance(a, b) < (uint64_t{1} << 31) - 2 * kPage;
 }
 
+void release_slot(uint64_t slot) {
+  for (unsigned i = 0; i < page_count; ++i)
+    if (pages[i].used && slot == pages[i].base + kSlotBytes * (pages[i].used - 1)) {
+      --pages[i].used;
+      return;
+    }
+}
+
 uint64_t allocate_slot(uint64_t near, const ProcMaps& maps, char* reason, size_t reason_size) {
   for (unsigned i = 0; i < page_count; ++i)
     if (pages[i].used < kSlotsPerPage && within_rel32(pages[i].base, near))

@@ -23,6 +23,9 @@ bool within_rel32(uint64_t a, uint64_t b);
 // a page writable to fill a slot (while every other thread is parked).
 uint64_t allocate_slot(uint64_t near, const ProcMaps& maps, char* reason, size_t reason_size);
 
+// Gives back the slot allocate_slot() returned last (a hook refused after all).
+void release_slot(uint64_t slot);
+
 // The page holding `slot`.
 inline uint64_t slot_page(uint64_t slot) {
   return slot & ~uint64_t{4095};

@@ -173,6 +173,17 @@ Record* find_record(uint64_t address) {
   return nullptr;
 }
 
+// An installed hook whose patched bytes share a byte with [address, address + 5).
+const Record* overlapping_hook(uint64_t address) {
+  for (uint32_t i = 0; i < record_count; ++i) {
+    const Record& r = records[i];
+    if (r.installed && r.address != address && address < r.address + r.prologue.patched &&
+        r.address < address + kJumpBytes)
+      return &r;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 uint32_t install(uint64_t address, size_t size_hint, uint32_t index, char* reason,
@@ -183,6 +194,11 @@ uint32_t install(uint64_t address, size_t size_hint, uint32_t index, char* reaso
   if (record && record->installed) {
     refuse(reason, reason_size, "0x%lx is already hooked (function index %u)", address,
            record->index);
+    return 0;
+  }
+  if (const Record* other = overlapping_hook(address)) {
+    refuse(reason, reason_size, "0x%lx is inside the bytes the hook at 0x%lx replaced", address,
+           other->address);
     return 0;
   }
   ProcMaps maps;
@@ -213,11 +229,12 @@ uint32_t install(uint64_t address, size_t size_hint, uint32_t index, char* reaso
     target.slot = allocate_slot(address, maps, reason, reason_size);
     if (!target.slot) return 0;
     if (!relocate_prologue(code, available, address, size_hint, target.slot + kSlotTrampolineOffset,
-                           &target.prologue, reason, reason_size))
+                           &target.prologue, reason, reason_size) ||
+        find_branch_into_patch(code, available, address, size_hint, target.prologue.patched, reason,
+                               reason_size)) {
+      release_slot(target.slot);
       return 0;
-    if (find_branch_into_patch(code, available, address, size_hint, target.prologue.patched, reason,
-                               reason_size))
-      return 0;
+    }
     const int32_t rel =
         static_cast<int32_t>(target.slot + kSlotStubOffset - (address + kJumpBytes));
     target.jump[0] = 0xe9;
