@@ -1028,6 +1028,7 @@ int on_function_exit(struct pt_regs* ctx) {
 
 // What a thread's last flag store will have written once it has run (see cw_site_kind).
 struct flag_arm {
+  __u64 ts;  // just before the store: the write's time (see emit_probed_access)
   __u64 addr;
   __u64 site_ip;
   __u64 next_ip;
@@ -1076,12 +1077,16 @@ static __always_inline struct cw_rec_flag* start_flag_record(__u32 flag_index, _
   return rec;
 }
 
+// `ts`: 0 for now; a write passes the time its store was armed. The value is read after
+// the store, a trap later, and a thread on another CPU may have read it in between: stamped
+// with the arm's time, the write still comes before every read that saw it.
 static __always_inline void emit_probed_access(__u32 flag_index, __u8 access, __u32 size,
-                                               __u64 addr, __u64 ip) {
+                                               __u64 addr, __u64 ip, __u64 ts) {
   __u64 value;
   if (!read_flag(addr, size, &value)) return;
   struct cw_rec_flag* rec = start_flag_record(flag_index, access, CW_FLAG_PROBE, size);
   if (!rec) return;
+  if (ts) rec->h.ts = ts;
   rec->addr = addr;
   rec->value = value;
   rec->ip = ip;
@@ -1099,7 +1104,8 @@ int on_flag_site(struct pt_regs* ctx) {
   if (kind == CW_SITE_WRITE_AFTER) {
     struct flag_arm* arm = bpf_map_lookup_elem(&flag_arms, &tid);
     if (!arm || arm->next_ip != ip) return 0;  // reached by a jump, not after the store
-    emit_probed_access(arm->flag_index, CW_FLAG_WRITE, arm->size, arm->addr, arm->site_ip);
+    emit_probed_access(arm->flag_index, CW_FLAG_WRITE, arm->size, arm->addr, arm->site_ip,
+                       arm->ts);
     bpf_map_delete_elem(&flag_arms, &tid);
     return 0;
   }
@@ -1108,7 +1114,7 @@ int on_flag_site(struct pt_regs* ctx) {
   if (cw_site_via_got(cookie) && bpf_probe_read_user(&addr, sizeof(addr), (void*)addr) != 0)
     return 0;
   if (kind == CW_SITE_READ) {
-    emit_probed_access(cw_site_flag(cookie), CW_FLAG_READ, cw_site_size(cookie), addr, ip);
+    emit_probed_access(cw_site_flag(cookie), CW_FLAG_READ, cw_site_size(cookie), addr, ip, 0);
     return 0;
   }
   if (kind != CW_SITE_WRITE_ARM) return 0;
@@ -1117,8 +1123,9 @@ int on_flag_site(struct pt_regs* ctx) {
   struct flag_arm* pending = bpf_map_lookup_elem(&flag_arms, &tid);
   if (pending && pending->next_ip == ip)
     emit_probed_access(pending->flag_index, CW_FLAG_WRITE, pending->size, pending->addr,
-                       pending->site_ip);
+                       pending->site_ip, pending->ts);
   struct flag_arm arm = {
+      .ts = bpf_ktime_get_ns(),
       .addr = addr,
       .site_ip = ip,
       .next_ip = ip + cw_site_length(cookie),
