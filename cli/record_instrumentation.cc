@@ -208,15 +208,19 @@ void RecordInstrumentation::attach(kernel::Probes& probes, uint32_t pid, bool co
           if (s.uprobes.insert({p.path, offset, static_cast<int>(kind)}).second)
             probes.attach_flag_site(p);
         };
-        if (instrument::reads(site.access) && flag.reads) {
-          probe(kernel::FlagSiteKind::Read, site.file_offset);
+        bool read = instrument::reads(site.access) && flag.reads;
+        bool write = instrument::writes(site.access) && flag.writes;
+        // A load is recorded after it ran (ReadArm, then the next instruction), with the
+        // value it could have seen; a load that also stores keeps its arm for the write
+        // and is read before it runs.
+        if (read) {
+          probe(write ? kernel::FlagSiteKind::Read : kernel::FlagSiteKind::ReadArm,
+                site.file_offset);
           ++reads;
         }
-        if (instrument::writes(site.access) && flag.writes) {
-          probe(kernel::FlagSiteKind::WriteArm, site.file_offset);
-          probe(kernel::FlagSiteKind::WriteAfter, site.file_offset + site.length);
-          ++writes;
-        }
+        if (write) probe(kernel::FlagSiteKind::WriteArm, site.file_offset);
+        if (write || read) probe(kernel::FlagSiteKind::WriteAfter, site.file_offset + site.length);
+        if (write) ++writes;
         where.insert(file_name(m->path));
       }
     }

@@ -1034,6 +1034,8 @@ struct flag_arm {
   __u64 next_ip;
   __u32 flag_index;
   __u32 size;
+  __u32 access;  // CW_FLAG_WRITE or CW_FLAG_READ
+  __u32 pad;
 };
 
 struct {
@@ -1104,8 +1106,8 @@ int on_flag_site(struct pt_regs* ctx) {
   if (kind == CW_SITE_WRITE_AFTER) {
     struct flag_arm* arm = bpf_map_lookup_elem(&flag_arms, &tid);
     if (!arm || arm->next_ip != ip) return 0;  // reached by a jump, not after the store
-    emit_probed_access(arm->flag_index, CW_FLAG_WRITE, arm->size, arm->addr, arm->site_ip,
-                       arm->ts);
+    emit_probed_access(arm->flag_index, arm->access, arm->size, arm->addr, arm->site_ip,
+                       arm->access == CW_FLAG_WRITE ? arm->ts : 0);
     bpf_map_delete_elem(&flag_arms, &tid);
     return 0;
   }
@@ -1117,13 +1119,13 @@ int on_flag_site(struct pt_regs* ctx) {
     emit_probed_access(cw_site_flag(cookie), CW_FLAG_READ, cw_site_size(cookie), addr, ip, 0);
     return 0;
   }
-  if (kind != CW_SITE_WRITE_ARM) return 0;
+  if (kind != CW_SITE_WRITE_ARM && kind != CW_SITE_READ_ARM) return 0;
   // A store right after another flag store is also the first one's WRITE_AFTER site, and
   // the two uprobes run in either order: finish the pending write before arming anew.
   struct flag_arm* pending = bpf_map_lookup_elem(&flag_arms, &tid);
   if (pending && pending->next_ip == ip)
-    emit_probed_access(pending->flag_index, CW_FLAG_WRITE, pending->size, pending->addr,
-                       pending->site_ip, pending->ts);
+    emit_probed_access(pending->flag_index, pending->access, pending->size, pending->addr,
+                       pending->site_ip, pending->access == CW_FLAG_WRITE ? pending->ts : 0);
   struct flag_arm arm = {
       .ts = bpf_ktime_get_ns(),
       .addr = addr,
@@ -1131,6 +1133,8 @@ int on_flag_site(struct pt_regs* ctx) {
       .next_ip = ip + cw_site_length(cookie),
       .flag_index = cw_site_flag(cookie),
       .size = cw_site_size(cookie),
+      .access = kind == CW_SITE_WRITE_ARM ? CW_FLAG_WRITE : CW_FLAG_READ,
+      .pad = 0,
   };
   bpf_map_update_elem(&flag_arms, &tid, &arm, BPF_ANY);
   return 0;

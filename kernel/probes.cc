@@ -269,11 +269,13 @@ void Probes::attach_flag_site(const FlagSiteProbe& site) {
   if (site.delta < INT32_MIN || site.delta > INT32_MAX)
     throw ProbeError("flag site " + where + ": the flag is " + std::to_string(site.delta) +
                      " bytes away, beyond the ±2 GiB an instruction can reach");
-  if (site.kind == FlagSiteKind::WriteArm && (site.length == 0 || site.length > 15))
+  bool arms = site.kind == FlagSiteKind::WriteArm || site.kind == FlagSiteKind::ReadArm;
+  if (arms && (site.length == 0 || site.length > 15))
     throw ProbeError("flag site " + where + ": a store's instruction length must be 1..15, not " +
                      std::to_string(site.length));
   uint32_t kind = site.kind == FlagSiteKind::Read       ? CW_SITE_READ
                   : site.kind == FlagSiteKind::WriteArm ? CW_SITE_WRITE_ARM
+                  : site.kind == FlagSiteKind::ReadArm  ? CW_SITE_READ_ARM
                                                         : CW_SITE_WRITE_AFTER;
   uint64_t cookie = cw_site_cookie(static_cast<int32_t>(site.delta), site.flag_index, kind,
                                    site.via_got, static_cast<uint32_t>(log2), site.length);

@@ -52,7 +52,9 @@ struct FunctionProbe {
 // Read: the instruction reads the flag. WriteArm: it stores to the flag (probe it with
 // `length`); WriteAfter: the instruction that follows that store, where the value written
 // is read.
-enum class FlagSiteKind : uint8_t { Read, WriteArm, WriteAfter };
+// ReadArm: a load recorded at the next instruction (a WriteAfter site) with the value then
+// in memory, so a store that lands between the uprobe and the load is not missed.
+enum class FlagSiteKind : uint8_t { Read, WriteArm, WriteAfter, ReadArm };
 
 // A uprobe on one instruction that accesses a flag: CW_REC_FLAG records (source PROBE).
 struct FlagSiteProbe {

@@ -281,14 +281,22 @@ struct cw_rec_flag {
  *   bits 52..53  site kind, enum cw_site_kind
  *   bit  54      GOT: delta points at a slot holding the flag's address
  *   bits 55..56  log2 of the flag's size (1, 2, 4, 8 bytes)
- *   bits 57..60  instruction length (WRITE_ARM: the next instruction is at ip + length)
+ *   bits 57..60  instruction length (WRITE_ARM, READ_ARM: the next instruction is at ip + length)
  *   bits 61..63  zero
  *
  * READ: read the flag now (the instruction has not run yet) and record a read.
  * WRITE_ARM (on a store): remember, for the thread, the flag's address and where the next
  * instruction is. WRITE_AFTER (on that next instruction): when this thread armed for
- * this very ip, read the value the store left and record a write. */
-enum cw_site_kind { CW_SITE_READ = 0, CW_SITE_WRITE_ARM = 1, CW_SITE_WRITE_AFTER = 2 };
+ * this very ip, read the value the store left and record a write. READ_ARM (on a load):
+ * the same, recording a read at the next instruction with the value then in memory: a
+ * READ reads just before the load and misses a store that lands in between, so a poll that
+ * ends a loop would be recorded with the old value. */
+enum cw_site_kind {
+  CW_SITE_READ = 0,
+  CW_SITE_WRITE_ARM = 1,
+  CW_SITE_WRITE_AFTER = 2, /* the site after a WRITE_ARM or a READ_ARM */
+  CW_SITE_READ_ARM = 3,
+};
 #define CW_SITE_MAX_FLAGS (1u << 20)
 
 static inline __u64 cw_site_cookie(__s32 delta, __u32 flag_index, __u32 kind, __u32 via_got,
