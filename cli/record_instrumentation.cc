@@ -15,9 +15,9 @@
 #include "instrument/flag_scan.h"
 #include "instrument/hook/hook_log_reader.h"
 #include "instrument/hook/preload_path.h"
+#include "instrument/proc_maps.h"
 #include "instrument/x86_decoder.h"
 #include "kernel/records.h"
-#include "tracer/maps_capture.h"
 
 namespace cw::cli {
 
@@ -119,27 +119,35 @@ std::vector<std::pair<std::string, std::string>> RecordInstrumentation::command_
 
 void RecordInstrumentation::attach(kernel::Probes& probes, uint32_t pid, bool command) {
   State& s = *state_;
-  BuildIdCache build_ids;
-  std::vector<CapturedMap> maps = snapshot_maps({static_cast<Pid>(pid)}, build_ids);
+  // Only the executable mappings of files: one of each file places it (its load bias).
+  std::string error;
+  auto read = instrument::read_proc_maps(static_cast<pid_t>(pid), &error);
+  if (!read) {
+    s.messages.push_back(fmt::format("pid {}: {}; nothing instrumented", pid, error));
+    return;
+  }
+  std::vector<instrument::ProcMap> maps;
+  for (instrument::ProcMap& m : *read)
+    if (m.executable && m.file_backed()) maps.push_back(std::move(m));
   // The executable first: a symbol it defines wins over a library's of the same name.
   std::string exe = exe_of(pid);
   std::stable_partition(maps.begin(), maps.end(),
-                        [&](const CapturedMap& m) { return m.path == exe; });
-  std::vector<const CapturedMap*> files;  // one mapping per file
+                        [&](const instrument::ProcMap& m) { return m.path == exe; });
+  std::vector<const instrument::ProcMap*> files;  // one mapping per file
   std::set<std::string> seen;
-  for (const CapturedMap& m : maps)
-    if (!m.path.empty() && m.path[0] == '/' && seen.insert(m.path).second) files.push_back(&m);
+  for (const instrument::ProcMap& m : maps)
+    if (seen.insert(m.path).second) files.push_back(&m);
   std::string process = fmt::format("{} (pid {})", file_name(exe), pid);
 
   for (uint32_t i = 0; i < plan_.flags.size(); ++i) {
     const instrument::PlannedFlag& flag = plan_.flags[i];
-    const CapturedMap* home = nullptr;
+    const instrument::ProcMap* home = nullptr;
     const instrument::ElfImage* home_image = nullptr;
     uint64_t vaddr = 0;
     if (flag.symbol.empty()) {
       vaddr = flag.address;
     } else {
-      for (const CapturedMap* m : files) {
+      for (const instrument::ProcMap* m : files) {
         if (!flag.binary.empty() && !names_file(flag.binary, m->path)) continue;
         const instrument::ElfImage* img = s.image(m->path);
         if (!img) continue;
@@ -160,7 +168,7 @@ void RecordInstrumentation::attach(kernel::Probes& probes, uint32_t pid, bool co
     if (watch) {
       uint64_t runtime = vaddr;
       if (home) {
-        auto bias = home_image->load_bias(home->start, home->pgoff);
+        auto bias = home_image->load_bias(home->start, home->offset);
         if (!bias) {
           s.messages.push_back(fmt::format("flag {}: cannot place {} in {}", flag.id,
                                            file_name(home->path), process));
@@ -186,7 +194,7 @@ void RecordInstrumentation::attach(kernel::Probes& probes, uint32_t pid, bool co
     // in the file defining it or through a GOT slot in any file.
     size_t reads = 0, writes = 0;
     std::set<std::string> where;
-    for (const CapturedMap* m : files) {
+    for (const instrument::ProcMap* m : files) {
       const instrument::ElfImage* img = s.image(m->path);
       if (!img) continue;
       std::vector<uint64_t> slots = img->got_slots(flag.symbol);
@@ -238,7 +246,7 @@ void RecordInstrumentation::attach(kernel::Probes& probes, uint32_t pid, bool co
   for (uint32_t j = 0; j < plan_.functions.size(); ++j) {
     const std::string& name = plan_.functions[j].name;
     std::vector<std::string> found;
-    for (const CapturedMap* m : files) {
+    for (const instrument::ProcMap* m : files) {
       const instrument::ElfImage* img = s.image(m->path);
       if (!img) continue;
       auto sym = img->find_symbol(name);
