@@ -25,6 +25,15 @@ list loop_waits = ["epoll_wait", "epoll_pwait", "epoll_pwait2", "poll", "ppoll",
 
 list futex_waits = ["wait", "wait_bitset", "lock_pi", "lock_pi2", "wait_requeue_pi", "waitv"]
 
+# Writes to a file descriptor, whose changes file notifications report.
+list file_writes = ["write", "pwrite64", "writev", "pwritev", "pwritev2"]
+
+# Waits that a file notification or a device's data ends.
+list file_change_waits = [
+  "read", "readv", "poll", "ppoll", "select", "pselect6",
+  "epoll_wait", "epoll_pwait", "epoll_pwait2"
+]
+
 # Frames every stack shares; they say nothing about a common purpose.
 list ubiquitous_frames = [
   "_start", "__libc_start_main", "__libc_start_call_main", "main",
@@ -162,6 +171,23 @@ edge futex.wake {
     and from.syscall.resource == to.syscall.resource
   strength strong
   kind futex
+  priority 10
+}
+
+# A write to a file that wakes a thread waiting in a read or a poll: the kernel's file
+# notifications (inotify, fanotify) wake the watcher from inside the writer's system call,
+# and a reader of a device file (a terminal) is woken by the data it waited for. The
+# write's resource is then the file's inode number; pipes, sockets and eventfds are named
+# by kernel addresses (negative as integers) or hashes and have message edges of their
+# own. A reader of the same inode woken by the write is waiting for a lock the writer
+# held, not for the write: it is left to the other rules.
+edge file.change {
+  link wakeup
+  where from.syscall.name in file_writes and to.syscall.name in file_change_waits
+    and from.syscall.resource > 0 and from.syscall.resource < 0x100000000
+    and to.syscall.resource != from.syscall.resource
+  strength strong
+  kind file_change
   priority 10
 }
 

@@ -238,3 +238,48 @@ test "a posted task joins the thread that runs it" {
   ]]
   expect edge 101 -> 102 kind task strength strong rule task.run
 }
+
+test "a write to a file that wakes a poller is a strong file-change edge" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=editor
+    thread 100 pid=100 comm=editor
+    process 200 comm=vim
+    thread 200 pid=200 comm=vim
+    1ms 100 syscall_enter name=poll fd=-1 count=2
+    1ms 100 switch_out state=S
+    5ms 200 syscall_enter name=write fd=3 resource=0xa8e164 count=4096
+    5ms 200 wakeup target=100
+    5ms 200 syscall_exit name=write ret=4096
+    6ms 100 switch_in
+    6ms 100 syscall_exit name=poll ret=1
+  ]]
+  expect edge 200 -> 100 kind file_change strength strong rule file.change at 6ms
+}
+
+test "a write to a pipe that wakes a poller, or to the file its reader reads, is no file change" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=reader
+    thread 100 pid=100 comm=reader
+    thread 101 pid=100 comm=filereader
+    process 200 comm=writer
+    thread 200 pid=200 comm=writer
+    1ms 100 syscall_enter name=poll fd=-1 count=1
+    1ms 100 switch_out state=S
+    1ms 101 syscall_enter name=read fd=5 resource=0xa8e164 count=4096
+    1ms 101 switch_out state=S
+    5ms 200 syscall_enter name=write fd=3 resource=0xffff888104ede400 count=8
+    5ms 200 wakeup target=100
+    5ms 200 syscall_exit name=write ret=8
+    6ms 100 switch_in
+    7ms 200 syscall_enter name=write fd=6 resource=0xa8e164 count=4096
+    7ms 200 wakeup target=101
+    7ms 200 syscall_exit name=write ret=4096
+    8ms 101 switch_in
+  ]]
+  expect edge 200 -> 100 kind wakeup strength weak
+  expect no edge 200 -> 100 kind file_change
+  expect edge 200 -> 101 kind wakeup strength weak
+  expect no edge 200 -> 101 kind file_change
+}
