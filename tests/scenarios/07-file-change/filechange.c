@@ -6,9 +6,9 @@
 //
 // The story. "cw-editor" (the parent's main thread) writes a bibliography (refs.bib) to a
 // temporary folder, watches it with inotify (IN_MODIFY) and forks "cw-vim". Its event loop
-// is poll() on the inotify descriptor and on a socket to cw-vim. cw-vim arms a 100 ms timerfd
-// and blocks reading it (so the editor is blocked in poll when the timer fires), then saves
-// the document: open(O_WRONLY), one write() of the whole text, close, and exits. The write's
+// is poll() on the inotify descriptor and on a socket to cw-vim. cw-vim waits until the
+// editor is asleep in poll (it watches /proc/PID/stat, yielding the CPU), then saves the
+// document: open(O_WRONLY), one write() of the whole text, close, and exits. The write's
 // fsnotify event wakes the editor from poll (the kernel wakes the inotify reader from inside
 // cw-vim's write). The editor reads the inotify event, reads the file back and re-parses it
 // in parse_document() for WORK_MS on the CPU with no system call (the hang), and returns to
@@ -18,11 +18,12 @@
 // Expected diagnosis: LongRunning on cw-editor's main thread (the re-parse, ≈ WORK_MS); the
 // root cause is that long segment itself. Slicing back from it follows a strong
 // file_change edge (linux.kernel/file.change: a wake-up from inside a write to a regular
-// file) to cw-vim's write(), then cw-vim's timer edge and the fork: no question is asked.
+// file) to cw-vim's write(), then the fork that started cw-vim: no question is asked.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -31,7 +32,6 @@
 #include <sys/inotify.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/timerfd.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -89,17 +89,31 @@ static void write_file(const char* who, int flags, int version) {
   if (close(fd) != 0) fail_errno("%s: close", who);
 }
 
-// cw-vim: saves the document when its 100 ms timer fires (the editor is blocked in poll
-// by then) and exits.
-static void run_vim(void) {
+// Returns once process `pid`'s main thread is asleep (state S in /proc/PID/stat): the
+// editor's only sleep after the fork is its poll. Yields the CPU between looks. (No timer:
+// a timer's expiry would wake this thread from whatever thread its interrupt landed on.)
+static void wait_until_asleep(pid_t pid, const char* who) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  for (;;) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) fail_errno("%s: open %s", who, path);
+    char text[512];
+    ssize_t got = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (got <= 0) fail_errno("%s: read %s", who, path);
+    text[got] = '\0';
+    const char* paren = strrchr(text, ')');  // the state follows "(comm) "
+    if (!paren || paren[1] != ' ') fail("%s: unexpected %s: %s", who, path, text);
+    if (paren[2] == 'S') return;
+    sched_yield();
+  }
+}
+
+// cw-vim: saves the document once the editor waits in poll, and exits.
+static void run_vim(pid_t editor) {
   set_name("cw-vim");
-  int timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
-  if (timer_fd < 0) fail_errno("cw-vim: timerfd_create");
-  struct itimerspec delay = {{0, 0}, {0, 100 * 1000000L}};
-  if (timerfd_settime(timer_fd, 0, &delay, NULL) != 0) fail_errno("cw-vim: timerfd_settime");
-  uint64_t expirations = 0;
-  if (read(timer_fd, &expirations, sizeof expirations) != (ssize_t)sizeof expirations)
-    fail_errno("cw-vim: read of the timer");
+  wait_until_asleep(editor, "cw-vim");
   write_file("cw-vim", O_WRONLY, 1);
   exit(0);  // closes the socket: the editor's end reads end-of-stream
 }
@@ -151,12 +165,13 @@ int main(int argc, char** argv) {
   int pair[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) fail_errno("socketpair");
 
+  pid_t editor = getpid();
   pid_t vim = fork();
   if (vim < 0) fail_errno("fork");
   if (vim == 0) {
     close(pair[0]);
     close(watch_fd);
-    run_vim();
+    run_vim(editor);
   }
   close(pair[1]);
 
