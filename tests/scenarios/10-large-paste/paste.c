@@ -6,14 +6,15 @@
 //
 // The story. "cw-textedit" (the parent's main thread) has an event loop, poll() on a unix
 // socket from "cw-windowsrv" (the child, standing for the window server), and a thread
-// "cw-anim" that draws the progress animation when a timerfd fires. cw-windowsrv's 50 ms
-// timerfd fires, it sends the key event "cmd-v" and exits. The editor's handler,
-// handle_paste(), arms the animation timer (100 ms, one shot), converts the 16 MiB of
-// pasted text to RTF in convert_to_rtf() (pass after pass over the text, for WORK_MS on the
-// CPU, no system call), then saves the document: write() of the RTF in 1 MiB pieces and
-// fsync() (kernel I/O, tens of ms here), and returns to poll, which reports the end of
-// cw-windowsrv's socket. cw-anim, woken by the timer during the conversion, draws one frame
-// and ends; the editor joins it and removes the document.
+// "cw-anim" that draws the progress animation when a timerfd fires. cw-windowsrv waits
+// until the editor is asleep in poll (it watches /proc/PID/stat, yielding the CPU), sends
+// the key event "cmd-v" and exits. The editor's handler, handle_paste(), arms the
+// animation timer (100 ms, one shot), converts the 16 MiB of pasted text to RTF in
+// convert_to_rtf() (pass after pass over the text, for WORK_MS on the CPU, no system
+// call), then saves the document: write() of the RTF in 1 MiB pieces and fsync() (kernel
+// I/O, tens of ms here), and returns to poll, which reports the end of cw-windowsrv's
+// socket. cw-anim, woken by the timer during the conversion, draws one frame and ends; the
+// editor joins it and removes the document.
 //
 // Expected diagnosis (measured: ~600 ms on a CPU or runnable against ~10-40 ms blocked in
 // the fsync, so LongRunning): LongRunning on cw-textedit's main thread, the paste handler;
@@ -25,6 +26,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -78,12 +80,31 @@ static void wait_timer(int timer_fd, const char* who) {
 
 // ---- cw-windowsrv: the key event -------------------------------------------------------
 
-static void run_window_server(int editor_fd) {
+// Returns once process `pid`'s main thread is asleep (state S in /proc/PID/stat): the
+// editor's only sleep after the fork is its poll. Yields the CPU between looks. (No timer:
+// a timer's expiry would wake this thread from whatever thread its interrupt landed on.)
+static void wait_until_asleep(pid_t pid, const char* who) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  for (;;) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) fail_errno("%s: open %s", who, path);
+    char text[512];
+    ssize_t got = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (got <= 0) fail_errno("%s: read %s", who, path);
+    text[got] = '\0';
+    const char* paren = strrchr(text, ')');  // the state follows "(comm) "
+    if (!paren || paren[1] != ' ') fail("%s: unexpected %s: %s", who, path, text);
+    if (paren[2] == 'S') return;
+    sched_yield();
+  }
+}
+
+// The user presses cmd-v while the editor is idle in its event loop.
+static void run_window_server(pid_t editor, int editor_fd) {
   set_name("cw-windowsrv");
-  int timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
-  if (timer_fd < 0) fail_errno("cw-windowsrv: timerfd_create");
-  arm_timer(timer_fd, 50 * 1000000LL, "cw-windowsrv");  // the editor is in poll by then
-  wait_timer(timer_fd, "cw-windowsrv");
+  wait_until_asleep(editor, "cw-windowsrv");
   char event[kEventBytes] = "key cmd-v";
   if (write(editor_fd, event, sizeof event) != (ssize_t)sizeof event)
     fail_errno("cw-windowsrv: write");
@@ -201,11 +222,12 @@ int main(int argc, char** argv) {
 
   int pair[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) fail_errno("socketpair");
+  pid_t editor = getpid();
   pid_t window_server = fork();
   if (window_server < 0) fail_errno("fork");
   if (window_server == 0) {
     close(pair[0]);
-    run_window_server(pair[1]);
+    run_window_server(editor, pair[1]);
   }
   close(pair[1]);
 
