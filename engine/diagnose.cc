@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <map>
 #include <memory>
 #include <set>
@@ -114,6 +115,16 @@ class Diagnoser {
     std::string t = thread_name(seg.tid), p = process_name(seg.pid);
     if (t == p) return fmt::format("{} {}", t, seg.tid);
     return fmt::format("{} {} ({} {})", t, seg.tid, p, seg.pid);
+  }
+
+  // How the hang's longest block ended, in words.
+  std::string hang_end_reason() const {
+    const SegmentProfile& p = d_.hang.profile;
+    if (p.longest_block_exit == kNoIndex) return "it had not ended when the trace stopped";
+    std::string ret = field_text(p.longest_block_exit, "ret");
+    if (ret == std::to_string(-ETIMEDOUT))
+      return fmt::format("it timed out after {}", ms(p.longest_block_ns));
+    return fmt::format("it returned {} after {}", ret.empty() ? "?" : ret, ms(p.longest_block_ns));
   }
 
   // A field of an event, by name, as text; "" when the kind has no such field.
@@ -311,7 +322,7 @@ class Diagnoser {
       std::stable_sort(options.begin(), options.end(),
                        [](const Option& a, const Option& b) { return a.cost < b.cost; });
       Option pick = options[0];
-      if (options[1].cost - options[0].cost < kAmbiguityMargin) {
+      if (options[1].cost - options[0].cost < kAmbiguityMargin && ambiguous(options)) {
         Question q;
         q.kind = QuestionKind::Edge;
         q.subject = v;
@@ -337,6 +348,23 @@ class Diagnoser {
     for (size_t k = segs.size(); k-- > 0;)
       path.push_back({segs[k], k > 0 ? edges[k - 1] : kNoIndex});
     return path;
+  }
+
+  // Whether close costs are worth a question (seed 000 asks at several incoming edges or
+  // weak ones): not when the best option is the only strong edge from another thread, nor
+  // when the only alternatives to stopping are the thread's own neighbour edges.
+  bool ambiguous(const std::vector<Option>& options) const {
+    auto from_other_thread = [&](const Option& o) {
+      if (o.stop) return false;
+      const Edge& e = g_.edges[o.edge];
+      return g_.segments[e.from].tid != g_.segments[e.to].tid;
+    };
+    auto strong = [&](const Option& o) {
+      return from_other_thread(o) && g_.edges[o.edge].strength == Strength::Strong;
+    };
+    if (strong(options[0]) && std::count_if(options.begin(), options.end(), strong) == 1)
+      return false;
+    return std::any_of(options.begin(), options.end(), from_other_thread);
   }
 
   // An option's cost: the mean edge cost of the best path that starts with edge `ei` and
@@ -486,21 +514,53 @@ class Diagnoser {
     const uint64_t wait_began =
         baseline != kNoIndex ? profile_segment(trace_, events_, g_, baseline).longest_block_start
                              : prof.longest_block_start;
-    std::vector<Tid> threads;
+    struct PathThread {
+      Tid tid;
+      uint32_t wait_call;  // the call it was woken in on the path (kNoIndex if none)
+      Tid upstream;        // the thread that woke it on the path, 0 if none
+    };
+    std::vector<PathThread> threads;
     for (size_t k = path.size(); k-- > 0;) {
       if (g_.segments[path[k].segment].end_ns <= wait_began) continue;
       Tid t = g_.segments[path[k].segment].tid;
       if (t == g_.segments[seg].tid || visited_threads_.count(t)) continue;
-      if (std::find(threads.begin(), threads.end(), t) == threads.end()) threads.push_back(t);
+      if (std::any_of(threads.begin(), threads.end(),
+                      [&](const PathThread& p) { return p.tid == t; }))
+        continue;
+      // Who woke it on the path: the thread of the step before its run of steps (none
+      // when the path starts with it), and the call it was woken in there.
+      size_t j = k;
+      while (j > 0 && g_.segments[path[j - 1].segment].tid == t) --j;
+      Tid upstream = j > 0 ? g_.segments[path[j - 1].segment].tid : 0;
+      uint32_t woken_in = j > 0 ? call_in_flight(t, g_.edges[path[j - 1].edge].to_event) : kNoIndex;
+      threads.push_back({t, woken_in, upstream});
     }
-    for (Tid t : threads) {
+    bool passed = false;
+    Tid circle_via = 0;  // a thread that waited for the hang's own thread
+    for (const PathThread& t : threads) {
       if (stopped_) return;
-      if (visited_threads_.count(t)) continue;  // a recursion reached it already
-      uint32_t culprit = segment_at(t, window.start);
+      if (visited_threads_.count(t.tid)) continue;  // a recursion reached it already
+      if (passes_through(t.tid, t.wait_call, t.upstream, g_.segments[seg].tid, window)) {
+        passed = true;
+        visited_threads_.insert(t.tid);  // judged: it waited for its upstream
+        if (depth > 0 && t.upstream == d_.hang.tid) circle_via = t.tid;
+        continue;
+      }
+      uint32_t culprit = segment_at(t.tid, window.start);
       if (culprit == kNoIndex) continue;
       examine_thread(culprit, window, depth);
     }
-    if (d_.root_causes.size() == causes_before && !stopped_) {
+    if (circle_via != 0 && d_.root_causes.size() == causes_before) {
+      // The culprit waited (through `circle_via`) for the hang's own thread, which was
+      // waiting for it: a circular wait, which only the hang's wait ending could break.
+      d_.notes.push_back(fmt::format(
+          "circular wait: {} waited for {}, which waited for {}, the hang's own thread, "
+          "blocked in turn on {}: the circle lasted until the hang's wait ended ({})",
+          who(seg), thread_name(circle_via), thread_name(d_.hang.tid), who(seg),
+          hang_end_reason()));
+      return;
+    }
+    if (d_.root_causes.size() == causes_before && !stopped_ && !passed) {
       // Nobody on the path was hung: the wake-up the baseline got never came. The thread
       // that delivered it in the baseline is where to look. (Below the hang itself, `seg`
       // is already a root cause: the culprit that recursion started from.)
@@ -583,6 +643,68 @@ class Diagnoser {
     return static_cast<uint32_t>(it - g_.segments.begin() - 1);
   }
 
+  // Whether `tid` spent most of `window` blocked, busy or yielding; `p` and `kind` say how.
+  bool hung_in(Tid tid, Window window, SegmentProfile* p, HangKind* kind) const {
+    uint64_t len = window.end > window.start ? window.end - window.start : 0;
+    if (len == 0) return false;
+    *p = profile_range(trace_, events_, tid, window.start, window.end);
+    *kind = classify(*p);
+    switch (*kind) {
+      case HangKind::LongWait: return p->longest_block_ns >= kAbnormalShare * len;
+      case HangKind::LongRunning: return p->on_cpu_ns + p->runnable_ns >= kAbnormalShare * len;
+      case HangKind::RepeatedYield: return true;
+    }
+    return false;
+  }
+
+  // The system call `tid` was woken in at `event`: the last one it entered before (a recv
+  // is recorded as its read returns, after the syscall_exit), kNoIndex if none.
+  uint32_t call_in_flight(Tid tid, uint32_t event) const {
+    const std::vector<uint32_t>& calls = events_.syscalls_of(tid);
+    auto it = std::upper_bound(calls.begin(), calls.end(), event);
+    while (it != calls.begin()) {
+      uint32_t e = *--it;
+      if (trace_.events[e].kind == syscall_enter_) return e;
+    }
+    return kNoIndex;
+  }
+
+  // Two blocking calls wait for the same thing: the same call on the same descriptor and
+  // object (the same socket, the same futex word).
+  bool same_wait(uint32_t a, uint32_t b) const {
+    if (a == kNoIndex || b == kNoIndex) return false;
+    const Event& ea = trace_.events[a];
+    const Event& eb = trace_.events[b];
+    if (ea.kind != eb.kind) return false;
+    // A call on no object (a sleep) waits for time, not for another thread.
+    int resource = trace_.schema.field_index(ea.kind, "resource");
+    int fd = trace_.schema.field_index(ea.kind, "fd");
+    bool has_object = (resource >= 0 && trace_.value(ea, resource) != 0) ||
+                      (fd >= 0 && trace_.int_value(ea, fd) >= 0);
+    if (!has_object) return false;
+    for (const char* field : {"name", "fd", "resource"}) {
+      int f = trace_.schema.field_index(ea.kind, field);
+      if (f >= 0 && trace_.value(ea, f) != trace_.value(eb, f)) return false;
+    }
+    return true;
+  }
+
+  // A thread on the baseline's path that, during the hang, blocked in the very wait it
+  // was woken from in the baseline, while the thread that woke it there was hung too (or
+  // is the hang's own thread): it waits for its upstream, as it should; the culprit is
+  // further up. (An I/O thread idle in `read` is not the cause of a reply that never
+  // came.)
+  bool passes_through(Tid tid, uint32_t baseline_wait, Tid upstream, Tid hang_tid,
+                      Window window) const {
+    SegmentProfile p, up;
+    HangKind kind, up_kind;
+    if (upstream == 0 || !hung_in(tid, window, &p, &kind) || kind != HangKind::LongWait)
+      return false;
+    if (!same_wait(p.longest_block_call, baseline_wait)) return false;
+    return upstream == hang_tid || visited_threads_.count(upstream) ||
+           hung_in(upstream, window, &up, &up_kind);
+  }
+
   // What `culprit`'s thread did during `window`: hung too → a root cause, and maybe a
   // recursion into it.
   void examine_thread(uint32_t culprit, Window window, uint32_t depth) {
@@ -590,17 +712,9 @@ class Diagnoser {
     if (visited_threads_.count(tid)) return;
     const ThreadInfo* info = trace_.thread(tid);
     if (info && info->kernel) return;
-    uint64_t len = window.end > window.start ? window.end - window.start : 0;
-    if (len == 0) return;
-    SegmentProfile p = profile_range(trace_, events_, tid, window.start, window.end);
-    HangKind kind = classify(p);
-    bool hung = false;
-    switch (kind) {
-      case HangKind::LongWait: hung = p.longest_block_ns >= kAbnormalShare * len; break;
-      case HangKind::LongRunning: hung = p.on_cpu_ns + p.runnable_ns >= kAbnormalShare * len; break;
-      case HangKind::RepeatedYield: hung = true; break;
-    }
-    if (!hung) return;
+    SegmentProfile p;
+    HangKind kind;
+    if (!hung_in(tid, window, &p, &kind)) return;
     visited_threads_.insert(tid);
     // Its own segment for that: where the block began, or the busiest one.
     uint32_t seg = kind == HangKind::LongWait ? segment_at(tid, p.longest_block_start)
@@ -693,6 +807,7 @@ class Diagnoser {
   const Graph& g_;
   const DiagnoseOptions& opt_;
   ThreadEvents events_;
+  const KindId syscall_enter_ = trace_.schema.find("syscall_enter");
   AutoAnswerer auto_;
   Answerer* answerer_;
   bool evidence_ = answerer_->wants_evidence();

@@ -296,38 +296,40 @@ TEST_CASE("LongWait through three processes: the timekeeper's timer wait is the 
   CHECK(d.baseline == segment_at(b, 100, 10));
   CHECK(path(b, d.baseline_path) ==
         "100@10 message, 200@1 message, 300@1 timer, 300@12 message, 200@11 message, 100@10 -");
-  // The server was blocked too, then the timekeeper: the culprit of the culprit.
-  CHECK(causes(b, d) == "300 LongWait depth 2, 200 LongWait depth 1");
+  // The server was blocked in the read the timekeeper's answer ended in the baseline, while
+  // the timekeeper was blocked too: it only passed the wait on. The timekeeper is the
+  // culprit.
+  CHECK(causes(b, d) == "300 LongWait depth 1");
   CHECK(d.root_causes[0].what ==
         "blocked 500.0 ms in read (fd 3); ended by a timer edge (strong) from cw-timekeeper 300 "
         "at 0.101000 s");
   CHECK(path(b, d.path) == "300@102 message, 200@101 message, 100@100 -");
-  // Two questions, both whether to recurse, both taken automatically.
-  REQUIRE(d.queries.size() == 2);
+  // One question, whether to recurse into the timekeeper, taken automatically.
+  REQUIRE(d.queries.size() == 1);
   CHECK(d.queries[0].question.kind == QuestionKind::Recurse);
   CHECK(d.queries[0].answer.source == AnswerSource::Auto);
   CHECK(d.queries[0].question.text ==
-        "cw-server 200 blocked 502.0 ms in read (fd 5) during the hang. Diagnose it too (the "
-        "culprit of the culprit)?");
+        "cw-timekeeper 300 blocked 500.0 ms in read (fd 3) during the hang. Diagnose it too "
+        "(the culprit of the culprit)?");
 }
 
-TEST_CASE("answering stop at the first recursion keeps the server as the root cause") {
+TEST_CASE("answering stop at the recursion keeps the timekeeper as the root cause") {
   Built b = build(kRules, kChain);
   ScriptedAnswerer user({1});  // option 1 of the recurse question: stop
   DiagnoseOptions o;
   o.answerer = &user;
   Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
-  CHECK(causes(b, d) == "200 LongWait depth 1");
+  CHECK(causes(b, d) == "300 LongWait depth 1");
   REQUIRE(d.queries.size() == 1);
   CHECK(d.queries[0].answer.source == AnswerSource::User);
   CHECK(d.queries[0].question.options[1].stop);
-  CHECK(path(b, d.path) == "200@101 message, 100@100 -");
+  CHECK(path(b, d.path) == "300@102 message, 200@101 message, 100@100 -");
 }
 
 TEST_CASE("answer rules decide questions without asking, and name themselves") {
   Built b = build(std::string(kRules) + R"(
-answer server { question recurse subject thread.comm == "cw-server" choose recurse }
-answer keeper { question recurse subject tid == 300 choose stop }
+answer server { question recurse subject thread.comm == "cw-server" choose stop }
+answer keeper { question recurse subject tid == 300 choose recurse }
 )",
                   kChain);
   ScriptedAnswerer user({});
@@ -335,11 +337,11 @@ answer keeper { question recurse subject tid == 300 choose stop }
   o.answerer = &user;
   Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
   CHECK(user.asked.empty());
-  REQUIRE(d.queries.size() == 2);
+  // The server only passed the wait on: nobody asks about it, so its rule never decides.
+  REQUIRE(d.queries.size() == 1);
   CHECK(d.queries[0].answer.source == AnswerSource::Rule);
-  CHECK(d.queries[0].answer.rule == "t/server");
-  CHECK(d.queries[1].answer.rule == "t/keeper");
-  CHECK(causes(b, d) == "300 LongWait depth 2, 200 LongWait depth 1");
+  CHECK(d.queries[0].answer.rule == "t/keeper");
+  CHECK(causes(b, d) == "300 LongWait depth 1");
 }
 
 TEST_CASE("--hang TID@TIME names the hang; an unknown thread is an error that says so") {

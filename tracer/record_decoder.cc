@@ -164,6 +164,7 @@ void RecordDecoder::decode(const void* record, size_t size) {
       note_thread(r->target_tid, r->target_pid);
       Held& h = hold(ts, tid, hdr->type == CW_REC_WAKING ? k_wakeup : k_wakeup_new, cpu);
       set(h, 0, r->target_tid);
+      if (hdr->type == CW_REC_WAKING && r->in_irq) set(h, 1, 1);
       return;
     }
     case CW_REC_FORK: {

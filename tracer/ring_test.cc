@@ -258,7 +258,7 @@ TEST_CASE("a reopened ring continues after its newest file and keeps counting wh
   Recorder recorder;
   {
     RingWriter ring(RingOptions{dir, kMiB, 4});
-    for (int batch = 0; batch < 30; ++batch) {
+    for (int batch = 0; batch < 20; ++batch) {
       recorder.add_batch(1000);
       recorder.append_to(ring);
     }
@@ -285,7 +285,7 @@ TEST_CASE("a reopened ring continues after its newest file and keeps counting wh
   CHECK(report.clean());
   CHECK(out.events.back().ts == recorder.last_ts());
   // Everything written by both writers is either kept or counted as dropped.
-  CHECK(out.events.size() + stats.events_overwritten == 30000 + stats.events_written);
+  CHECK(out.events.size() + stats.events_overwritten == 20000 + stats.events_written);
   REQUIRE(report.notes.size() == 1);
   CHECK(report.notes[0].starts_with(
       fmt::format("ring dropped {} older events", stats.events_overwritten)));

@@ -30,7 +30,10 @@ Schema make_builtin() {
              {{"state", F::Str, "task state when leaving: R (preempted), S, D, T, X..."}}));
   s.add(kind("switch_in", "the thread got a CPU", {}));
   s.add(kind("wakeup", "the current thread made `target` runnable (sched_waking)",
-             {{"target", F::Tid, "the woken thread"}}));
+             {{"target", F::Tid, "the woken thread"},
+              {"interrupt", F::Int,
+               "1: an interrupt handler that happened to run on this thread's CPU did it (a "
+               "timer's expiry, a device), not the thread"}}));
   s.add(kind("wakeup_new", "the current thread made a new thread runnable",
              {{"target", F::Tid, "the new thread"}}));
 

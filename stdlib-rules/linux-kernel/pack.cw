@@ -199,11 +199,12 @@ edge wakeup.default {
   priority -100
 }
 
-# Interrupt handlers wake whoever their device was serving, not on behalf of the
-# thread they happened to interrupt.
+# Interrupt handlers wake whoever their device or timer was serving, not on behalf of
+# the thread they happened to interrupt. Device handlers show as irq spans; a local
+# timer's expiry (a timed wait running out) only as the wake-up's `interrupt` mark.
 edge wakeup.from-irq {
   link wakeup
-  where from.irq or from.softirq
+  where from.irq or from.softirq or from.interrupt == 1
   strength prune
 }
 

@@ -52,6 +52,23 @@ test "an interrupt handler's wake-up is pruned" {
   expect stat pruned == 1
 }
 
+test "a timer interrupt's wake-up is pruned" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=app
+    thread 101 pid=100 comm=waiter
+    process 200 comm=other
+    thread 201 pid=200 comm=busy
+    1ms 101 syscall_enter name=futex resource=0x10
+    1ms 101 switch_out state=S
+    4ms 201 wakeup target=101 interrupt=1
+    5ms 101 switch_in
+    5ms 101 syscall_exit name=futex ret=-110
+  ]]
+  expect no edge 201 -> 101
+  expect stat pruned == 1
+}
+
 test "wake-ups between kernel workers are pruned" {
   trace [[
     causeway-trace 1

@@ -13,7 +13,7 @@ depend on what the test runner left open, so they are not compared.)
   $ jq -c '.hang | [.comm, .kind, (.end_ns - .start_ns) >= 290000000]' $TMP_DIR/chain.json
   ["cw-client","LongWait",true]
   $ jq -c '[.root_causes[] | [.comm, .kind]]' $TMP_DIR/chain.json
-  [["cw-timekeeper","LongWait"],["cw-server","LongWait"]]
+  [["cw-timekeeper","LongWait"]]
   $ jq -r '.root_causes[0].what' $TMP_DIR/chain.json | sed -E 's/[0-9]+\.[0-9] ms/N ms/; s/\(fd [0-9]+\)/(fd N)/; s/ [0-9]+ at [0-9.]+ s$//'
   blocked N ms in read (fd N); ended by a timer edge (strong) from cw-timekeeper
   $ jq -r '.root_causes[0].what | capture("^blocked (?<ms>[0-9.]+) ms").ms | tonumber | . > 250 and . < 400' $TMP_DIR/chain.json
@@ -21,7 +21,7 @@ depend on what the test runner left open, so they are not compared.)
   $ jq -c '[.path[0].comm, .path[-1].comm, .baseline.comm]' $TMP_DIR/chain.json
   ["cw-timekeeper","cw-client","cw-client"]
   $ jq -c '[.queries[] | select(.kind == "recurse") | .source] ' $TMP_DIR/chain.json
-  ["auto","auto"]
+  ["auto"]
 
 Every answer saved as a rule in a pack: re-running with the pack asks nothing (every
 query is decided by a rule) and reaches the same root cause; the pack's own test replays
@@ -35,7 +35,7 @@ the diagnosis on the trace.
   1 passed, 0 failed
   $ causeway debug $TMP_DIR/chain.cwt --rules $TMP_DIR/answers --json 2>/dev/null > $TMP_DIR/replay.json
   $ jq -c '[([.queries[] | select(.source != "rule")] | length), (.queries | length > 0), [.root_causes[] | .comm]]' $TMP_DIR/replay.json
-  [0,true,["cw-timekeeper","cw-server"]]
+  [0,true,["cw-timekeeper"]]
 
 A long computation on cw-ui's main thread, started by cw-sender's "work" message: the
 hang is the computation itself, and the causal path comes from cw-sender's message.
