@@ -3,7 +3,9 @@
 //   plain      a small function (four identical copies, written in assembly so the code
 //              measured is the same byte for byte);
 //   hooked     the same function with an inline hook (instrument/hook), entry and exit
-//              recorded into the event log;
+//              recorded into the event log, which a reader thread drains as the recorder
+//              does (so chunks are handed back and filled again); and the same into a
+//              log no event has touched yet (a recording's first pass through its log);
 //   uprobe     the same function with a uprobe, uretprobe: with a return probe (the uprobe
 //              PMU of perf_event_open, counting: no BPF program, the bare trap);
 //   write      a store to a variable, and to one watched by a hardware watchpoint
@@ -16,18 +18,24 @@
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <x86intrin.h>
 
 #include <CLI/CLI.hpp>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "base/temp_dir.h"
@@ -187,12 +195,55 @@ class FreshPages {
   uint64_t bytes_, used_ = 0, populated_ = 0;
 };
 
-// Faults in, writable, every page of the active log's own mapping: the hooked calls then
-// write into memory that is already there.
-void prefault_active_log() {
-  const cw::hook::ActiveLog* log = cw::hook::active_log();
-  if (madvise(log->header, log->header->file_size, 23 /* MADV_POPULATE_WRITE */) != 0)
-    die(std::string("cannot fault the log in: ") + strerror(errno));
+// The recorder's side, as `causeway record` has it (cli/record_instrumentation.cc, from
+// the session loop, which waits up to 100 ms for kernel events between polls): a thread
+// polling a HookLogReader on the directory every `period`, counting the benchmark
+// function's events. Polling is what hands full chunks back to the writers.
+class Drain {
+ public:
+  Drain(const std::string& dir, std::chrono::milliseconds period)
+      : reader_(dir), thread_([this, period] { run(period); }) {}
+  ~Drain() { stop(); }
+  // Stops after a last poll: every event published by then is counted.
+  void stop() {
+    if (!thread_.joinable()) return;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+  uint64_t events() const { return events_; }
+  uint64_t lost() const { return reader_.lost(); }  // after stop()
+
+ private:
+  void run(std::chrono::milliseconds period) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!stop_) {
+      lock.unlock();
+      poll();
+      lock.lock();
+      wake_.wait_for(lock, period, [this] { return stop_; });
+    }
+    lock.unlock();
+    poll();
+  }
+  void poll() {
+    reader_.poll([this](const cw::hook::HookEvent& e) { events_ += e.fn_index == 1; });
+  }
+
+  cw::hook::HookLogReader reader_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::atomic<uint64_t> events_{0};
+  std::thread thread_;
+};
+
+void make_directory(const std::string& path) {
+  if (mkdir(path.c_str(), 0700) != 0 && errno != EEXIST)
+    die("cannot create " + path + ": " + strerror(errno));
 }
 
 struct Measure {
@@ -206,35 +257,49 @@ struct Measure {
 
 int main(int argc, char** argv) {
   CLI::App app{"Cost per call of an inline hook, a uprobe, a uretprobe and a watchpoint"};
-  uint64_t rounds = 21, calls = 200000, slow_calls = 20000;
+  uint64_t rounds = 21, calls = 200000, slow_calls = 20000, poll_ms = 100;
   std::string log_dir;
   app.add_option("--rounds", rounds, "rounds, each timing every measure once (median taken)");
   app.add_option("--calls", calls, "calls per round of the fast measures");
   app.add_option("--slow-calls", slow_calls, "calls per round of the trapping ones");
+  app.add_option("--poll-ms", poll_ms,
+                 "how often the reader thread drains the hook logs (the recorder: at most "
+                 "100 ms apart)");
   app.add_option("--log-dir", log_dir,
-                 "where the hook event log goes (default: a temporary "
+                 "where the hook event logs go (default: a temporary "
                  "directory)");
   CLI11_PARSE(app, argc, argv);
 
-  // Two logs, each big enough for every event, so each event takes the path a recording
-  // takes: `fresh` as a recording has it (pages first touched by the events), `resident`
-  // with every page of its mapping faulted in beforehand. The rounds switch
-  // between them (a switch abandons the thread's chunk, one slow path per round).
+  // The recording's log (the preload library's default size), which a reader thread
+  // drains: the hooked calls fill chunks it has handed back. And one log per round, big
+  // enough for the round's events, whose pages no event has touched yet: what a
+  // recording pays until its log has been filled once. The rounds switch between them (a
+  // switch abandons the thread's chunk, one slow path per round).
   std::optional<cw::TempDir> temporary;
   if (log_dir.empty()) log_dir = temporary.emplace("cw-bench-hooks").path();
-  cw::hook::EventLogOptions options;
-  // Room for every event, plus a chunk abandoned per switch.
-  options.file_bytes = rounds * calls * 48 + rounds * 2 * options.chunk_bytes + (4 << 20);
+  const std::string recording_dir = log_dir + "/recording", first_pass_dir = log_dir + "/first";
+  make_directory(recording_dir);
+  make_directory(first_pass_dir);
   char reason[256] = {};
   if (!cw::hook::tsc_usable(reason, sizeof reason)) die(reason);
-  if (!cw::hook::open_event_log(log_dir.c_str(), options, reason, sizeof reason)) die(reason);
-  prefault_active_log();
-  const cw::hook::ActiveLog resident_log = *cw::hook::active_log();
-  if (!cw::hook::open_event_log(log_dir.c_str(), options, reason, sizeof reason)) die(reason);
-  const cw::hook::ActiveLog fresh_log = *cw::hook::active_log();
+  cw::hook::EventLogOptions options;
+  if (!cw::hook::open_event_log(recording_dir.c_str(), options, reason, sizeof reason)) die(reason);
+  const cw::hook::ActiveLog recording_log = *cw::hook::active_log();
+  cw::hook::EventLogOptions first_pass_options;
+  first_pass_options.file_bytes =
+      calls * 2 * sizeof(cw::hook::log::Event) + 2 * first_pass_options.chunk_bytes + (1 << 20);
+  std::vector<cw::hook::ActiveLog> first_pass_logs;
+  for (uint64_t round = 0; round < rounds; ++round) {
+    if (!cw::hook::open_event_log(first_pass_dir.c_str(), first_pass_options, reason,
+                                  sizeof reason))
+      die(reason);
+    first_pass_logs.push_back(*cw::hook::active_log());
+  }
   std::string refusal;
   auto hooked = cw::hook::install_hook({reinterpret_cast<void*>(cw_bench_hooked), 6, 1}, &refusal);
   if (!hooked) die("cannot hook the benchmark function: " + refusal);
+  Drain recording_drain(recording_dir, std::chrono::milliseconds(poll_ms));
+  Drain first_pass_drain(first_pass_dir, std::chrono::milliseconds(poll_ms));
   const int uprobe = open_uprobe(reinterpret_cast<void*>(cw_bench_uprobed), false);
   const int uretprobe = open_uprobe(reinterpret_cast<void*>(cw_bench_uretprobed), true);
   const int watchpoint = open_watchpoint(&watched_variable);
@@ -244,7 +309,7 @@ int main(int argc, char** argv) {
   enum {
     kPlain,
     kHooked,
-    kResident,
+    kFirstPass,
     kUprobe,
     kUretprobe,
     kRdtsc,
@@ -255,12 +320,15 @@ int main(int argc, char** argv) {
   };
   std::vector<Measure> measures(kCount);
   measures[kPlain] = {"plain call", "`lea rax, [rdi+2*rdi+1]; ret`, not inlined", calls, {}};
-  measures[kHooked] = {
-      "**inline hook**", "same code, entry and exit recorded to the event log", calls, {}};
-  measures[kResident] = {"inline hook, log pages resident",
-                         "the same, into a log whose pages were all faulted in beforehand",
-                         calls,
-                         {}};
+  measures[kHooked] = {"**inline hook**",
+                       "same code, entry and exit recorded to the event log, which a reader "
+                       "thread drains as the recorder does",
+                       calls,
+                       {}};
+  measures[kFirstPass] = {"inline hook, first pass",
+                          "the same, into a log no event has touched yet (a new one per round)",
+                          calls,
+                          {}};
   measures[kUprobe] = {"uprobe", "same code, uprobe PMU, counting", slow_calls, {}};
   measures[kUretprobe] = {
       "uretprobe", "same code, uprobe PMU with the retprobe bit, counting", slow_calls, {}};
@@ -277,10 +345,10 @@ int main(int argc, char** argv) {
                         {}};
   for (uint64_t round = 0; round < rounds; ++round) {
     measures[kPlain].ns.push_back(time_calls(cw_bench_plain, calls));
-    cw::hook::publish_active_log(fresh_log);
+    cw::hook::publish_active_log(recording_log);
     measures[kHooked].ns.push_back(time_calls(cw_bench_hooked, calls));
-    cw::hook::publish_active_log(resident_log);
-    measures[kResident].ns.push_back(time_calls(cw_bench_hooked, calls));
+    cw::hook::publish_active_log(first_pass_logs[round]);
+    measures[kFirstPass].ns.push_back(time_calls(cw_bench_hooked, calls));
     measures[kUprobe].ns.push_back(time_calls(cw_bench_uprobed, slow_calls));
     measures[kUretprobe].ns.push_back(time_calls(cw_bench_uretprobed, slow_calls));
     measures[kRdtsc].ns.push_back(time_calls([](uint64_t) { return __rdtsc(); }, calls));
@@ -301,13 +369,14 @@ int main(int argc, char** argv) {
 
   // Every instrument fired as often as it should have.
   if (!cw::hook::remove_hook(*hooked, &refusal)) die("cannot remove the hook: " + refusal);
-  cw::hook::HookLogReader reader(log_dir);
-  uint64_t hook_events = 0;
-  reader.poll([&](const cw::hook::HookEvent& e) { hook_events += e.fn_index == 1; });
+  recording_drain.stop();
+  first_pass_drain.stop();
+  const uint64_t hook_events = recording_drain.events() + first_pass_drain.events();
+  const uint64_t hook_lost = recording_drain.lost() + first_pass_drain.lost();
   const uint64_t uprobe_hits = read_count(uprobe), uretprobe_hits = read_count(uretprobe),
                  watch_hits = read_count(watchpoint);
   const uint64_t slow_total = rounds * slow_calls;
-  const bool counts_right = hook_events == 4 * rounds * calls && reader.lost() == 0 &&
+  const bool counts_right = hook_events == 4 * rounds * calls && hook_lost == 0 &&
                             uprobe_hits == slow_total && uretprobe_hits == slow_total &&
                             watch_hits == slow_total;
 
@@ -322,7 +391,7 @@ int main(int argc, char** argv) {
     const Measure& m = measures[i];
     const double ns = median(m.ns);
     char extra[32] = "";
-    if (i == kHooked || i == kResident || i == kUprobe || i == kUretprobe)
+    if (i == kHooked || i == kFirstPass || i == kUprobe || i == kUretprobe)
       snprintf(extra, sizeof extra, "%+.1f", ns - plain);
     if (i == kWatched) snprintf(extra, sizeof extra, "%+.1f", ns - plain_write);
     printf("| %s | %s | %.1f | %s | %lu |\n", m.name, m.what, ns, extra,
@@ -333,7 +402,7 @@ int main(int argc, char** argv) {
       "\nChecks: %lu hook events for %lu hooked calls, %lu lost; uprobe %lu, uretprobe "
       "%lu, watchpoint %lu hits for %lu each.\n",
       static_cast<unsigned long>(hook_events), static_cast<unsigned long>(2 * rounds * calls),
-      static_cast<unsigned long>(reader.lost()), static_cast<unsigned long>(uprobe_hits),
+      static_cast<unsigned long>(hook_lost), static_cast<unsigned long>(uprobe_hits),
       static_cast<unsigned long>(uretprobe_hits), static_cast<unsigned long>(watch_hits),
       static_cast<unsigned long>(slow_total));
   if (!counts_right) {

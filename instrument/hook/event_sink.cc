@@ -27,23 +27,62 @@ uint64_t without_log = 0;
 uint64_t refresh_ms = 1;
 constexpr uint64_t kMaxRefreshMs = 100;
 
-// Takes a fresh chunk for `thread` in `log`; false when the file is full.
+log::ChunkHeader* chunk_header(const ActiveLog& log, uint32_t index) {
+  return reinterpret_cast<log::ChunkHeader*>(log.chunks + uint64_t{index} * log.chunk_size);
+}
+
+// Pops a chunk the reader handed back; false when the free list is empty. The tag in the
+// head's high half changes with every push and pop, so a head read before another thread
+// popped and the reader pushed the same chunk again does not match (ABA).
+bool pop_free_chunk(const ActiveLog& log, uint32_t* index) {
+  uint64_t* head = &log.header->free_head;
+  uint64_t old = __atomic_load_n(head, __ATOMIC_ACQUIRE);
+  for (;;) {
+    const uint32_t top = static_cast<uint32_t>(old);
+    if (top == 0 || top > log.chunk_count) return false;
+    // May read a chunk another thread has just popped and is filling: the exchange then
+    // fails, the head having changed.
+    const uint32_t next = __atomic_load_n(&chunk_header(log, top - 1)->next_free, __ATOMIC_RELAXED);
+    const uint64_t tag = (old >> 32) + 1;
+    if (__atomic_compare_exchange_n(head, &old, (tag << 32) | next, false, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE)) {
+      *index = top - 1;
+      return true;
+    }
+  }
+}
+
+// Takes a chunk for `thread` in `log`: one the reader has handed back (resident, and
+// likely still in cache), else a fresh one; false when neither is left.
 bool claim_chunk(ThreadState* thread, const ActiveLog& log) {
   log::Header* header = log.header;
-  if (__atomic_load_n(&header->chunks_claimed, __ATOMIC_RELAXED) >= log.chunk_count) return false;
-  uint32_t index = __atomic_fetch_add(&header->chunks_claimed, 1, __ATOMIC_ACQ_REL);
-  if (index >= log.chunk_count) return false;
-  uint8_t* chunk = log.chunks + static_cast<uint64_t>(index) * log.chunk_size;
-  // Fault the chunk's pages in with one call rather than one fault per page while
-  // recording; an older kernel without MADV_POPULATE_WRITE (23) faults them one by one.
-  sys::call(SYS_madvise, reinterpret_cast<long>(chunk), log.chunk_size, 23);
+  uint32_t index;
+  if (!pop_free_chunk(log, &index)) {
+    if (__atomic_load_n(&header->chunks_claimed, __ATOMIC_RELAXED) >= log.chunk_count) return false;
+    index = __atomic_fetch_add(&header->chunks_claimed, 1, __ATOMIC_ACQ_REL);
+    if (index >= log.chunk_count) return false;
+    // Fault the chunk's pages in with one call rather than one fault per page while
+    // recording; an older kernel without MADV_POPULATE_WRITE (23) faults them one by one.
+    sys::call(SYS_madvise, reinterpret_cast<long>(chunk_header(log, index)), log.chunk_size, 23);
+  }
   if (thread->tid == 0) thread->tid = static_cast<uint32_t>(sys::gettid());
-  auto* chunk_header = reinterpret_cast<log::ChunkHeader*>(chunk);
-  store_release(&chunk_header->tid, thread->tid);
-  thread->events = reinterpret_cast<log::Event*>(chunk + log::kChunkHeaderBytes);
-  thread->published = &chunk_header->used;
+  log::ChunkHeader* chunk = chunk_header(log, index);
+  chunk->tid = thread->tid;
+  __atomic_store_n(&chunk->used, 0u, __ATOMIC_RELAXED);
+  chunk->prev_chunk = thread->chunk;
+  chunk->prev_claim = thread->chunk_claim;
+  const uint64_t claim = __atomic_add_fetch(&header->claims, 1, __ATOMIC_RELAXED);
+  store_release(&chunk->claim, claim);
+  // The events come after the new claim: a reader that copied some and then still sees
+  // the claim it started with knows they are that fill's (hook_log_reader.cc).
+  __atomic_thread_fence(__ATOMIC_RELEASE);
+  thread->events =
+      reinterpret_cast<log::Event*>(reinterpret_cast<uint8_t*>(chunk) + log::kChunkHeaderBytes);
+  thread->published = &chunk->used;
   thread->used = 0;
   thread->capacity = log.events_per_chunk;
+  thread->chunk = index + 1;
+  thread->chunk_claim = claim;
   return true;
 }
 
@@ -126,6 +165,8 @@ extern "C" void cw_hook_record_slow(ThreadState* thread, const cw::hook::HookDes
     thread->events = nullptr;
     thread->published = nullptr;
     thread->used = thread->capacity = 0;
+    thread->chunk = 0;
+    thread->chunk_claim = 0;
   }
   if (thread->used >= thread->capacity && !cw::hook::claim_chunk(thread, *log)) {
     __atomic_fetch_add(&log->header->lost_events, 1, __ATOMIC_RELAXED);

@@ -35,16 +35,30 @@ void calibration(const log::Header* header, log::ClockPair* first, log::ClockPai
 
 }  // namespace
 
+// What the reader knows of one chunk: the fill it last saw (its claim number) and how much
+// of it was delivered.
+struct ChunkState {
+  uint64_t claim = 0;  // 0: no fill seen yet
+  uint32_t tid = 0;
+  uint32_t delivered = 0;
+  bool handed_back = false;  // full, delivered, and pushed on the free list
+};
+
 struct HookLogReader::Log {
   std::string path;
-  const uint8_t* base = nullptr;
+  uint8_t* base = nullptr;
   size_t size = 0;
-  const log::Header* header = nullptr;
+  log::Header* header = nullptr;
+  bool writable = false;  // mapped read-write: full chunks can be handed back
   uint32_t events_per_chunk = 0;
   uint32_t notes_taken = 0;
-  uint32_t first_open_chunk = 0;    // chunks below are full and delivered
-  std::vector<uint32_t> delivered;  // per chunk
+  std::vector<ChunkState> chunks;
   bool truncated = false;
+
+  log::ChunkHeader* chunk_header(uint32_t index) const {
+    return reinterpret_cast<log::ChunkHeader*>(base + header->chunks_offset +
+                                               uint64_t{index} * header->chunk_size);
+  }
 
   // Whether the file still covers the mapping: reading a page past its end would raise
   // SIGBUS, so a log something truncated is given up (noted once). A removed file is
@@ -61,8 +75,36 @@ struct HookLogReader::Log {
     return false;
   }
 
+  // Starts following `index`'s fill `claim` (its label read after the claim, acquire).
+  // A fill some other reader already handed back is skipped: its events may be gone.
+  void follow(uint32_t index, uint64_t claim) {
+    const log::ChunkHeader* chunk = chunk_header(index);
+    chunks[index] = {claim, chunk->tid, 0, load_acquire(&chunk->returned) == claim};
+  }
+
+  // Pushes a full, delivered chunk on the free list for the writers to fill again. The
+  // release orders every read of its events before a writer's pop (acquire) and rewrite.
+  // `returned` goes from an older claim to this one once, so the fill is pushed once even
+  // if another reader delivered it too.
+  void hand_back(uint32_t index) {
+    ChunkState& state = chunks[index];
+    state.handed_back = true;
+    if (!writable) return;
+    log::ChunkHeader* chunk = chunk_header(index);
+    uint64_t returned = load_acquire(&chunk->returned);
+    if (returned == state.claim ||
+        !__atomic_compare_exchange_n(&chunk->returned, &returned, state.claim, false,
+                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+      return;
+    uint64_t old = __atomic_load_n(&header->free_head, __ATOMIC_RELAXED);
+    do __atomic_store_n(&chunk->next_free, static_cast<uint32_t>(old), __ATOMIC_RELAXED);
+    while (!__atomic_compare_exchange_n(&header->free_head, &old,
+                                        (((old >> 32) + 1) << 32) | (index + 1), false,
+                                        __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+  }
+
   ~Log() {
-    if (base) munmap(const_cast<uint8_t*>(base), size);
+    if (base) munmap(base, size);
   }
 };
 
@@ -84,7 +126,14 @@ void HookLogReader::open_new_logs() {
     auto reject = [&](const std::string& why) {
       notes_.push_back({0, 0xffffffff, "bad hook log " + path + ": " + why});
     };
-    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // Read-write to hand chunks back; read-only (nothing recycled: the log fills up) when
+    // this reader may not write the file.
+    bool writable = true;
+    int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0 && (errno == EACCES || errno == EPERM || errno == EROFS)) {
+      writable = false;
+      fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    }
     if (fd < 0) {
       reject(std::string("cannot open: ") + strerror(errno));
       continue;
@@ -93,7 +142,9 @@ void HookLogReader::open_new_logs() {
     fstat(fd, &info);
     const size_t size = static_cast<size_t>(info.st_size);
     void* memory =
-        size >= log::kHeaderBytes ? mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
+        size >= log::kHeaderBytes
+            ? mmap(nullptr, size, PROT_READ | (writable ? PROT_WRITE : 0), MAP_SHARED, fd, 0)
+            : MAP_FAILED;
     close(fd);
     if (memory == MAP_FAILED) {
       reject("shorter than its header (" + std::to_string(size) + " bytes) or unmappable");
@@ -101,9 +152,10 @@ void HookLogReader::open_new_logs() {
     }
     auto log = std::make_unique<Log>();
     log->path = path;
-    log->base = static_cast<const uint8_t*>(memory);
+    log->base = static_cast<uint8_t*>(memory);
     log->size = size;
-    const auto* header = reinterpret_cast<const log::Header*>(memory);
+    log->writable = writable;
+    auto* header = reinterpret_cast<log::Header*>(memory);
     if (memcmp(header->magic, log::kMagic, sizeof log::kMagic) != 0) {
       reject("no CWHOOKS magic at byte 0");
       continue;
@@ -120,6 +172,7 @@ void HookLogReader::open_new_logs() {
     if (header->event_size != sizeof(log::Event) || header->file_size > size ||
         notes_end > header->chunks_offset || chunks_end > header->file_size ||
         header->chunk_size < log::kChunkHeaderBytes + sizeof(log::Event) ||
+        header->chunk_size % 64 != 0 || header->chunks_offset % 64 != 0 ||
         header->notes_offset < log::kHeaderBytes) {
       reject("inconsistent layout in the header (sizes and offsets at bytes 16-48)");
       continue;
@@ -127,7 +180,7 @@ void HookLogReader::open_new_logs() {
     log->header = header;
     log->events_per_chunk =
         static_cast<uint32_t>((header->chunk_size - log::kChunkHeaderBytes) / sizeof(log::Event));
-    log->delivered.assign(header->chunk_count, 0);
+    log->chunks.assign(header->chunk_count, {});
     logs_.push_back(std::move(log));
   }
 }
@@ -135,45 +188,80 @@ void HookLogReader::open_new_logs() {
 size_t HookLogReader::poll(const std::function<void(const HookEvent&)>& sink) {
   open_new_logs();
   size_t count = 0;
-  for (auto& log : logs_) {
-    if (!log->intact(&notes_)) continue;
-    const log::Header* header = log->header;
+  for (auto& log_ptr : logs_) {
+    Log& log = *log_ptr;
+    if (!log.intact(&notes_)) continue;
+    const log::Header* header = log.header;
     log::ClockPair first, latest;
     calibration(header, &first, &latest);
     const long double ns_per_tick =
         latest.tsc > first.tsc
             ? static_cast<long double>(latest.ns - first.ns) / (latest.tsc - first.tsc)
             : 0;
-    const uint32_t claimed = std::min(load_acquire(&header->chunks_claimed), header->chunk_count);
-    bool all_full_so_far = true;
-    for (uint32_t c = log->first_open_chunk; c < claimed; ++c) {
-      const uint8_t* chunk = log->base + header->chunks_offset + uint64_t{c} * header->chunk_size;
-      const auto* chunk_header = reinterpret_cast<const log::ChunkHeader*>(chunk);
-      const uint32_t tid = load_acquire(&chunk_header->tid);
-      // tid 0: claimed but not yet labelled; no later chunk of that thread can be visible.
-      const uint64_t used =
-          tid ? std::min<uint64_t>(load_acquire(&chunk_header->used), log->events_per_chunk) : 0;
-      const auto* events = reinterpret_cast<const log::Event*>(chunk + log::kChunkHeaderBytes);
-      for (uint64_t e = log->delivered[c]; e < used; ++e) {
-        const log::Event& event = events[e];
+    const uint32_t capacity = log.events_per_chunk;
+
+    // Delivers what is published in `index`'s current fill, after the rest of the fill
+    // the same thread had before it: that one may have been seen with fewer events (or,
+    // reused, not at all) earlier in this poll, and it came first.
+    std::vector<log::Event> copied;
+    auto deliver = [&](auto& self, uint32_t index, int depth) -> void {
+      ChunkState& state = log.chunks[index];
+      if (state.handed_back || state.delivered >= capacity) return;
+      const log::ChunkHeader* chunk = log.chunk_header(index);
+      const uint32_t prev = chunk->prev_chunk;
+      if (prev != 0 && prev <= log.chunks.size() && depth < 64) {
+        const uint64_t prev_claim = chunk->prev_claim;
+        if (log.chunks[prev - 1].claim != prev_claim &&
+            load_acquire(&log.chunk_header(prev - 1)->claim) == prev_claim)
+          log.follow(prev - 1, prev_claim);
+        // Otherwise that fill was delivered and handed back already (the reader hands back
+        // only what it has delivered, so it cannot have been refilled before).
+        if (log.chunks[prev - 1].claim == prev_claim) self(self, prev - 1, depth + 1);
+      }
+      const uint32_t used = std::min(load_acquire(&chunk->used), capacity);
+      if (used <= state.delivered) return;
+      const auto* events = reinterpret_cast<const log::Event*>(
+          reinterpret_cast<const uint8_t*>(chunk) + log::kChunkHeaderBytes);
+      copied.assign(events + state.delivered, events + used);
+      // Still the same fill? Only if another reader handed it back could a writer have
+      // reused it; what was copied is then not this fill's, and dropped.
+      __atomic_thread_fence(__ATOMIC_ACQUIRE);
+      if (__atomic_load_n(&chunk->claim, __ATOMIC_RELAXED) != state.claim) {
+        state.handed_back = true;
+        return;
+      }
+      for (const log::Event& event : copied) {
         const long double since =
             static_cast<long double>(static_cast<int64_t>(event.tsc - first.tsc));
         HookEvent out;
         out.ts = static_cast<uint64_t>(static_cast<long double>(first.ns) + since * ns_per_tick);
         out.pid = header->pid;
-        out.tid = tid;
+        out.tid = state.tid;
         out.fn_index = event.fn_index;
         out.exit = event.kind == log::kExit;
         out.address = event.address;
         sink(out);
         ++count;
       }
-      log->delivered[c] = static_cast<uint32_t>(used);
-      if (all_full_so_far && used == log->events_per_chunk)
-        log->first_open_chunk = c + 1;
-      else
-        all_full_so_far = false;
+      state.delivered = used;
+      // Full: its thread has moved on and will not write it again.
+      if (state.delivered == capacity) log.hand_back(index);
+    };
+
+    // Every chunk with a fill not yet delivered, in claim order (a thread's fills come in
+    // claim order).
+    std::vector<uint32_t> open;
+    const uint32_t claimed = std::min(load_acquire(&header->chunks_claimed), header->chunk_count);
+    for (uint32_t c = 0; c < claimed; ++c) {
+      const uint64_t claim = load_acquire(&log.chunk_header(c)->claim);
+      if (claim == 0) continue;  // fresh, its label not written yet
+      if (claim != log.chunks[c].claim) log.follow(c, claim);
+      const ChunkState& state = log.chunks[c];
+      if (!state.handed_back && state.delivered < capacity) open.push_back(c);
     }
+    std::sort(open.begin(), open.end(),
+              [&](uint32_t a, uint32_t b) { return log.chunks[a].claim < log.chunks[b].claim; });
+    for (uint32_t c : open) deliver(deliver, c, 0);
   }
   return count;
 }

@@ -156,7 +156,7 @@ cw_hook_exit:
         movl    %eax, CW_TS_USED(%rcx)
         // Publish: x86 stores are not reordered with older stores, so this is a release.
         movq    CW_TS_PUBLISHED(%rcx), %rdx
-        movq    %rax, (%rdx)
+        movl    %eax, (%rdx)
         ret
 .Lrecord_slow:
         pushq   %rbp

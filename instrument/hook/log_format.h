@@ -7,8 +7,13 @@
 //   [notes_offset, +notes)   notes: one fixed-size record per hook request's outcome
 //   [chunks_offset, end)     chunk_count chunks of chunk_size bytes, one thread each
 //
-// A thread claims a whole chunk (fetch-add on chunks_claimed), writes its tid, then
-// appends events and publishes each with a release store of `used`.
+// A thread fills one chunk at a time: it takes one the reader has handed back (a pop from
+// the free list at `free_head`) or else a fresh one (fetch-add on chunks_claimed), labels
+// it (tid, its previous chunk, a claim number; the claim number last, release), then
+// appends events and publishes each with a release store of `used`. A chunk is filled
+// once per claim. The reader pushes a chunk back on the free list once it has delivered
+// every event of a full chunk, and never before: an unread event is never overwritten;
+// when no chunk is free the writer counts its events in lost_events.
 #pragma once
 
 #include <cstdint>
@@ -16,11 +21,11 @@
 namespace cw::hook::log {
 
 inline constexpr char kMagic[8] = {'C', 'W', 'H', 'O', 'O', 'K', 'S', '\0'};
-inline constexpr uint32_t kVersion = 1;
+inline constexpr uint32_t kVersion = 2;
 inline constexpr uint32_t kHeaderBytes = 4096;
 inline constexpr uint32_t kNoteBytes = 256;
 inline constexpr uint32_t kNoteCapacity = 256;
-inline constexpr uint32_t kChunkHeaderBytes = 16;
+inline constexpr uint32_t kChunkHeaderBytes = 64;
 
 // Event kinds.
 inline constexpr uint32_t kEnter = 0;
@@ -43,9 +48,14 @@ struct Header {
   uint32_t chunk_count;
   uint32_t event_size;
   uint64_t file_size;
-  uint32_t chunks_claimed;  // atomic; may run past chunk_count once the file is full
+  uint32_t chunks_claimed;  // atomic; fresh chunks handed out, may run past chunk_count
   uint32_t notes_used;      // atomic; notes published
-  uint64_t lost_events;     // atomic; events dropped because no chunk was left
+  uint64_t lost_events;     // atomic; events dropped because no chunk was free
+  uint64_t claims;          // atomic; chunk claims so far (fresh and reused)
+  // atomic; the free list, a stack of chunks handed back by the reader: the top chunk's
+  // index + 1 (0 = empty) in the low 32 bits, a tag bumped by every push and pop (ABA) in
+  // the high 32. Pushed by the reader, popped by the writers, both with compare-exchange.
+  uint64_t free_head;
   // TSC -> CLOCK_MONOTONIC: linear through `first` and `latest`. `latest` is refreshed
   // while the program runs under a sequence lock (odd `latest_sequence` = being written).
   ClockPair first;
@@ -62,10 +72,20 @@ struct Note {
 };
 static_assert(sizeof(Note) == kNoteBytes);
 
+// Chunk numbers in links are index + 1, so that 0 means none.
 struct ChunkHeader {
-  uint32_t tid;  // atomic; 0 until the claiming thread has written it
-  uint32_t reserved;
-  uint64_t used;  // atomic; events published in this chunk
+  // atomic; the claim this fill belongs to (1, 2, ... in claim order, per log); 0 until
+  // first claimed. Stored last (release) when claimed: the fields below are then valid.
+  uint64_t claim;
+  // atomic; the claim of the fill last handed back (a reader sets it with
+  // compare-exchange before pushing the chunk, so a fill is pushed once).
+  uint64_t returned;
+  uint64_t prev_claim;  // the claim of the thread's fill before this one (prev_chunk)
+  uint32_t tid;         // the claiming thread
+  uint32_t used;        // atomic; events published in this fill
+  uint32_t prev_chunk;  // the thread's chunk before this one in this log, or 0
+  uint32_t next_free;   // atomic; on the free list: the next free chunk, or 0
+  uint64_t reserved[3];
 };
 static_assert(sizeof(ChunkHeader) == kChunkHeaderBytes);
 

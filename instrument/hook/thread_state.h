@@ -12,7 +12,7 @@
 #define CW_TS_USED 32
 #define CW_TS_CAPACITY 36
 #define CW_TS_TID 40
-#define CW_TS_SHADOW 48
+#define CW_TS_SHADOW 64
 #define CW_TS_SHADOW_CAPACITY 128
 #define CW_SHADOW_ENTRY_SHIFT 5  // 32-byte entries
 
@@ -49,11 +49,13 @@ struct ThreadState {
   uint32_t depth;       // shadow entries in use
   uint64_t generation;  // the event log `events` belongs to (see event_sink.h)
   log::Event* events;   // the claimed chunk's events, or null
-  uint64_t* published;  // the claimed chunk's `used`
+  uint32_t* published;  // the claimed chunk's `used`
   uint32_t used;
   uint32_t capacity;
-  uint32_t tid;  // cached; 0 until the first claim
-  uint32_t pad2;
+  uint32_t tid;          // cached; 0 until the first claim
+  uint32_t chunk;        // the claimed chunk, index + 1, or 0 (the slow path's)
+  uint64_t chunk_claim;  // its claim number
+  uint64_t pad2;
   ShadowEntry shadow[CW_TS_SHADOW_CAPACITY];
 };
 
