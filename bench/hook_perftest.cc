@@ -44,6 +44,7 @@
 #include "instrument/hook/event_sink.h"
 #include "instrument/hook/hook_log_reader.h"
 #include "instrument/hook/inline_hook.h"
+#include "instrument/hook/log_format.h"
 
 // The function measured, four times: x * 3 + 1 in 6 bytes (lea, ret).
 #define CW_BENCH_FUNCTION(name)    \
@@ -164,8 +165,9 @@ int open_watchpoint(const volatile void* variable) {
   return static_cast<int>(fd);
 }
 
-// Appends 48 bytes per call to fresh pages of a shared file mapping, populating 64 KiB at
-// a time as the event log's chunks are: what the hook's two events cost in memory.
+// Appends two events' bytes per call to fresh pages of a shared file mapping, populating
+// 64 KiB at a time as the event log's chunks are: what the hook's two events cost in
+// memory on a log's first pass.
 class FreshPages {
  public:
   FreshPages(const std::string& path, uint64_t bytes) : bytes_(bytes) {
@@ -179,15 +181,16 @@ class FreshPages {
   }
   ~FreshPages() { munmap(base_, bytes_); }
   uint64_t append(uint64_t value) {
-    if (used_ + 48 > populated_) {
+    if (used_ + kBytes > populated_) {
       madvise(base_ + populated_, kChunk, 23 /* MADV_POPULATE_WRITE */);
       populated_ += kChunk;
     }
     auto* words = reinterpret_cast<volatile uint64_t*>(base_ + used_);
-    for (int i = 0; i < 6; ++i) words[i] = value;
-    used_ += 48;
+    for (size_t i = 0; i < kBytes / 8; ++i) words[i] = value;
+    used_ += kBytes;
     return 0;
   }
+  static constexpr uint64_t kBytes = 2 * sizeof(cw::hook::log::Event);
 
  private:
   static constexpr uint64_t kChunk = 64 << 10;
@@ -304,7 +307,7 @@ int main(int argc, char** argv) {
   const int uretprobe = open_uprobe(reinterpret_cast<void*>(cw_bench_uretprobed), true);
   const int watchpoint = open_watchpoint(&watched_variable);
 
-  FreshPages pages(log_dir + "/pages.bench", rounds * calls * 48 + (1 << 20));
+  FreshPages pages(log_dir + "/pages.bench", rounds * calls * FreshPages::kBytes + (1 << 20));
 
   enum {
     kPlain,
@@ -334,7 +337,7 @@ int main(int argc, char** argv) {
       "uretprobe", "same code, uprobe PMU with the retprobe bit, counting", slow_calls, {}};
   measures[kRdtsc] = {"of the hook: rdtsc", "one `rdtsc`; the hook takes two per call", calls, {}};
   measures[kPages] = {"of the hook: fresh log pages",
-                      "48 bytes per call (two events) into new pages of a shared file mapping "
+                      "32 bytes per call (two events) into new pages of a shared file mapping "
                       "beside the log, populated per 64 KiB as its chunks are",
                       calls,
                       {}};

@@ -22,6 +22,12 @@ char log_path[PATH_MAX];
 EventLogOptions log_options;
 uint64_t next_generation = 1;
 uint8_t notes_lock = 0;
+// Every hook's address by id - 1, copied into each new log.
+uint64_t hook_addresses[log::kHookCapacity];
+
+uint64_t* hook_table(log::Header* header) {
+  return reinterpret_cast<uint64_t*>(reinterpret_cast<uint8_t*>(header) + header->hooks_offset);
+}
 
 // strerrordesc_np, not strerror: no locale lookup (and lock) in a forked child.
 bool fail(char* reason, size_t size, const char* what, const char* path) {
@@ -61,7 +67,7 @@ uint64_t ticks_per_ms(const log::ClockPair& a, const log::ClockPair& b) {
 // take one now.
 bool create_log(const log::ClockPair* carried, char* reason, size_t reason_size) {
   const uint64_t chunk = log_options.chunk_bytes;
-  const uint64_t chunks_offset = log::kHeaderBytes + log::kNoteBytes * log::kNoteCapacity;
+  const uint64_t chunks_offset = log::kChunksOffset;
   if (chunk < 4096 || chunk % 4096 || log_options.file_bytes < chunks_offset + chunk) {
     snprintf(reason, reason_size, "bad hook log size: %lu bytes in chunks of %lu",
              log_options.file_bytes, chunk);
@@ -97,6 +103,9 @@ bool create_log(const log::ClockPair* carried, char* reason, size_t reason_size)
   header->chunk_count = static_cast<uint32_t>(chunk_count);
   header->event_size = sizeof(log::Event);
   header->file_size = file_bytes;
+  header->hooks_offset = log::kHeaderBytes + log::kNoteBytes * log::kNoteCapacity;
+  header->hooks_capacity = log::kHookCapacity;
+  memcpy(hook_table(header), hook_addresses, sizeof hook_addresses);
   if (carried) {
     header->first = carried[0];
     header->latest = carried[1];
@@ -214,6 +223,13 @@ bool add_note(uint32_t fn_index, const char* text) {
   }
   __atomic_clear(&notes_lock, __ATOMIC_RELEASE);
   return room;
+}
+
+void set_hook_address(uint32_t hook, uint64_t address) {
+  if (hook == 0 || hook > log::kHookCapacity) return;
+  __atomic_store_n(&hook_addresses[hook - 1], address, __ATOMIC_RELAXED);
+  if (const ActiveLog* active = active_log())
+    __atomic_store_n(&hook_table(active->header)[hook - 1], address, __ATOMIC_RELEASE);
 }
 
 const char* event_log_path() {

@@ -28,6 +28,10 @@ bool reopen_event_log_after_fork(char* reason, size_t reason_size);
 // Appends a note (the outcome of one hook request) to the current log; false if there is
 // no log or the note area is full. The text is cut at log::Note's size.
 bool add_note(uint32_t fn_index, const char* text);
+// Hook `hook` (an id from patcher.cc's install, 1 .. log::kHookCapacity) is at `address`:
+// written into the current log's hook table and into every log opened later, before the
+// hook's first event (install() calls it before patching). Async-signal-safe.
+void set_hook_address(uint32_t hook, uint64_t address);
 // The current log's path, or "" if none.
 const char* event_log_path();
 

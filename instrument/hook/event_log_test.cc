@@ -132,7 +132,7 @@ TEST_CASE("events round-trip with CLOCK_MONOTONIC times, per thread, while being
 
 TEST_CASE("a thread's events stay in order across chunks") {
   cw::TempDir dir("cw-hook-log");
-  open_log(dir, uint64_t{64} << 20, 4096);  // 168 events per chunk
+  open_log(dir, uint64_t{64} << 20, 4096);  // 252 events per chunk
   Hooked hooked = hook_shape_frame(22);
   HookLogReader reader(dir.path());
   std::vector<HookEvent> events;
@@ -162,8 +162,7 @@ TEST_CASE("a thread's events stay in order across chunks") {
 
 TEST_CASE("notes come back once; a full file counts the events it lost") {
   cw::TempDir dir("cw-hook-log");
-  const uint64_t one_chunk =
-      cw::hook::log::kHeaderBytes + cw::hook::log::kNoteBytes * cw::hook::log::kNoteCapacity + 4096;
+  const uint64_t one_chunk = cw::hook::log::kChunksOffset + 4096;
   open_log(dir, one_chunk, 4096);
   CHECK(add_note(3, "hooked at 0x1234 (f in /bin/x)"));
   CHECK(add_note(0xffffffff, "bad entry"));
@@ -177,12 +176,12 @@ TEST_CASE("notes come back once; a full file counts the events it lost") {
   CHECK(reader.take_notes().empty());
 
   Hooked hooked = hook_shape_frame(23);
-  for (int i = 0; i < 100; ++i) shape_frame(i);  // 200 events, room for 168
+  for (int i = 0; i < 200; ++i) shape_frame(i);  // 400 events, room for 252
   std::string error;
   CHECK(remove_hook(hooked, &error));
   size_t count = reader.poll([](const HookEvent&) {});
   CHECK(count == kPerChunk);
-  CHECK(reader.lost() == 200 - kPerChunk);
+  CHECK(reader.lost() == 400 - kPerChunk);
 }
 
 TEST_CASE("malformed logs are reported as notes, not read") {
@@ -234,8 +233,7 @@ namespace {
 using Step = std::pair<uint32_t, bool>;  // function index, exit
 
 uint64_t log_bytes(uint64_t chunks) {
-  return cw::hook::log::kHeaderBytes + cw::hook::log::kNoteBytes * cw::hook::log::kNoteCapacity +
-         chunks * 4096;
+  return cw::hook::log::kChunksOffset + chunks * 4096;
 }
 
 cw::hook::log::Header read_header(const std::string& path) {
@@ -307,13 +305,13 @@ struct ThreadSteps {
 
 TEST_CASE("chunks the reader handed back are filled again, many times over, nothing lost") {
   cw::TempDir dir("cw-hook-log");
-  open_log(dir, log_bytes(2), 4096);  // two chunks of 168 events
+  open_log(dir, log_bytes(2), 4096);  // two chunks of 252 events
   const std::string path = dir.path("hooks." + std::to_string(getpid()));
   PatternHooks hooks;
   HookLogReader reader(dir.path());
   ThreadSteps got(static_cast<uint32_t>(gettid()));
   auto sink = [&](const HookEvent& e) { got(e); };
-  // 60,000 events through 2 chunks: each is filled about 180 times.
+  // 60,000 events through 2 chunks: each is filled about 120 times.
   constexpr uint64_t kCalls = 30000;
   for (uint64_t i = 0; i < kCalls; ++i) {
     PatternHooks::call(i);
@@ -339,7 +337,7 @@ TEST_CASE(
   ThreadSteps got(static_cast<uint32_t>(gettid()));
   auto sink = [&](const HookEvent& e) { got(e); };
   CHECK(reader.poll(sink) == 0);
-  // 2,000 events, room for 336 until the reader comes back.
+  // 2,000 events, room for 504 until the reader comes back.
   for (uint64_t i = 0; i < 1000; ++i) PatternHooks::call(i);
   reader.poll(sink);
   auto first = PatternHooks::expected(0, 1000);
@@ -362,19 +360,19 @@ TEST_CASE("a later reader skips the fills an earlier one handed back, and hands 
   const uint32_t tid = static_cast<uint32_t>(gettid());
   HookLogReader early(dir.path());
   ThreadSteps early_got(tid);
-  for (uint64_t i = 0; i < 200; ++i) PatternHooks::call(i);  // 400 events: 2 full chunks
+  for (uint64_t i = 0; i < 300; ++i) PatternHooks::call(i);  // 600 events: 2 full chunks
   early.poll([&](const HookEvent& e) { early_got(e); });
-  CHECK((early_got.steps == PatternHooks::expected(0, 200)));
-  // The later reader starts at the fill still open: the first 2 * 168 events are gone.
+  CHECK((early_got.steps == PatternHooks::expected(0, 300)));
+  // The later reader starts at the fill still open: the first 2 * 252 events are gone.
   HookLogReader later(dir.path());
   ThreadSteps later_got(tid);
   auto sink = [&](const HookEvent& e) { later_got(e); };
   later.poll(sink);
   const auto all = PatternHooks::expected(0, 5000);
-  CHECK((later_got.steps == std::vector<Step>(all.begin() + 2 * kPerChunk, all.begin() + 400)));
+  CHECK((later_got.steps == std::vector<Step>(all.begin() + 2 * kPerChunk, all.begin() + 600)));
   // Both read on; the free list stays sound (a chunk pushed twice would be filled by two
   // threads, or lose a fill): the later reader, polled often, sees everything else.
-  for (uint64_t i = 200; i < 5000; ++i) {
+  for (uint64_t i = 300; i < 5000; ++i) {
     PatternHooks::call(i);
     if (i % 50 == 0) later.poll(sink);
     if (i % 70 == 0) early.poll([&](const HookEvent& e) { early_got(e); });

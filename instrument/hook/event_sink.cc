@@ -154,7 +154,7 @@ using cw::hook::ActiveLog;
 using cw::hook::ThreadState;
 
 extern "C" void cw_hook_record_slow(ThreadState* thread, const cw::hook::HookDesc* desc,
-                                    uint64_t tsc, uint32_t kind) {
+                                    uint64_t tsc, uint64_t exit_bit) {
   const ActiveLog* log = cw::hook::active_log();
   if (!log) {
     __atomic_fetch_add(&cw::hook::without_log, 1, __ATOMIC_RELAXED);
@@ -175,8 +175,7 @@ extern "C" void cw_hook_record_slow(ThreadState* thread, const cw::hook::HookDes
   cw::hook::log::Event* event = thread->events + thread->used;
   event->tsc = tsc;
   event->fn_index = desc->index;
-  event->kind = kind;
-  event->address = desc->address;
+  event->hook = desc->hook | static_cast<uint32_t>(exit_bit >> 32);
   ++thread->used;
   __atomic_store_n(thread->published, thread->used, __ATOMIC_RELEASE);
   if (tsc >= __atomic_load_n(&cw_hook_recalibrate_at, __ATOMIC_RELAXED))

@@ -46,9 +46,10 @@ extern "C" {
 extern uint64_t cw_hook_log_generation __attribute__((visibility("hidden")));
 // The TSC at or after which the next event refreshes the calibration.
 extern uint64_t cw_hook_recalibrate_at __attribute__((visibility("hidden")));
-// Appends one event for `thread`, claiming a chunk if needed (called by the stubs).
+// Appends one event for `thread`, claiming a chunk if needed (called by the stubs);
+// `exit_bit` is 0 for an entry, log::kExitBit << 32 for an exit.
 void cw_hook_record_slow(cw::hook::ThreadState* thread, const cw::hook::HookDesc* desc,
-                         uint64_t tsc, uint32_t kind) __attribute__((visibility("hidden")));
+                         uint64_t tsc, uint64_t exit_bit) __attribute__((visibility("hidden")));
 // The exit stub found no shadow entry for its frame: the return address is lost.
 [[noreturn]] void cw_hook_lost_return(uint64_t slot) __attribute__((visibility("hidden")));
 }

@@ -169,12 +169,16 @@ void HookLogReader::open_new_logs() {
         uint64_t{header->notes_offset} + uint64_t{header->notes_capacity} * log::kNoteBytes;
     const uint64_t chunks_end =
         uint64_t{header->chunks_offset} + uint64_t{header->chunk_count} * header->chunk_size;
+    const uint64_t hooks_end =
+        uint64_t{header->hooks_offset} + uint64_t{header->hooks_capacity} * sizeof(uint64_t);
     if (header->event_size != sizeof(log::Event) || header->file_size > size ||
         notes_end > header->chunks_offset || chunks_end > header->file_size ||
+        header->hooks_offset < notes_end || hooks_end > header->chunks_offset ||
+        header->hooks_offset % 8 != 0 ||
         header->chunk_size < log::kChunkHeaderBytes + sizeof(log::Event) ||
         header->chunk_size % 64 != 0 || header->chunks_offset % 64 != 0 ||
         header->notes_offset < log::kHeaderBytes) {
-      reject("inconsistent layout in the header (sizes and offsets at bytes 16-48)");
+      reject("inconsistent layout in the header (sizes and offsets at bytes 16-56)");
       continue;
     }
     log->header = header;
@@ -199,6 +203,7 @@ size_t HookLogReader::poll(const std::function<void(const HookEvent&)>& sink) {
             ? static_cast<long double>(latest.ns - first.ns) / (latest.tsc - first.tsc)
             : 0;
     const uint32_t capacity = log.events_per_chunk;
+    const auto* hooks = reinterpret_cast<const uint64_t*>(log.base + header->hooks_offset);
 
     // Delivers what is published in `index`'s current fill, after the rest of the fill
     // the same thread had before it: that one may have been seen with fewer events (or,
@@ -238,8 +243,11 @@ size_t HookLogReader::poll(const std::function<void(const HookEvent&)>& sink) {
         out.pid = header->pid;
         out.tid = state.tid;
         out.fn_index = event.fn_index;
-        out.exit = event.kind == log::kExit;
-        out.address = event.address;
+        out.exit = (event.hook & log::kExitBit) != 0;
+        const uint32_t hook = event.hook & ~log::kExitBit;
+        out.address = hook != 0 && hook <= header->hooks_capacity
+                          ? __atomic_load_n(&hooks[hook - 1], __ATOMIC_RELAXED)
+                          : 0;
         sink(out);
         ++count;
       }

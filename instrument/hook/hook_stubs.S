@@ -19,8 +19,6 @@
 // around the call what C may clobber, so vector and x87 registers are never touched.
 #include "instrument/hook/thread_state.h"
 
-#define KIND_ENTER 0
-#define KIND_EXIT 1
 
         .text
         .p2align 4
@@ -54,7 +52,7 @@ cw_hook_enter:
         movq    %rsi, 24(%rdx)
         incl    %eax
         movl    %eax, CW_TS_DEPTH(%rcx)
-        movl    $KIND_ENTER, %esi
+        xorl    %esi, %esi
         call    .Lrecord
         movb    $0, CW_TS_BUSY(%rcx)
         popq    %rsi
@@ -99,7 +97,7 @@ cw_hook_exit:
         movq    %rsi, 40(%rsp)
         movq    16(%rdx), %r11
         pushq   24(%rdx)
-        movl    $KIND_EXIT, %esi
+        movabsq $0x8000000000000000, %rsi  // log::kExitBit, in the event's second word
         call    .Lrecord
         movb    $0, CW_TS_BUSY(%rcx)
         popq    %r11
@@ -128,7 +126,8 @@ cw_hook_exit:
         movq    8(%rsp), %r11
         ret     $8
 
-// Appends one event. In: rcx = thread state, r11 = HookDesc, esi = kind.
+// Appends one event. In: rcx = thread state, r11 = HookDesc, rsi = 0 (entry) or the exit
+// bit of the event's second word (exit).
 // Clobbers rax, rdx, rsi; keeps every other register (the slow path saves what C may use).
 .Lrecord:
         rdtsc
@@ -142,15 +141,13 @@ cw_hook_exit:
         movl    CW_TS_USED(%rcx), %edx
         cmpl    CW_TS_CAPACITY(%rcx), %edx
         jae     .Lrecord_slow
-        leal    (%rdx,%rdx,2), %edx
-        shlq    $3, %rdx
+        shlq    $4, %rdx
         addq    CW_TS_EVENTS(%rcx), %rdx
         movq    %rax, 0(%rdx)
-        movl    CW_DESC_INDEX(%r11), %eax
-        movl    %eax, 8(%rdx)
-        movl    %esi, 12(%rdx)
-        movq    CW_DESC_ADDRESS(%r11), %rax
-        movq    %rax, 16(%rdx)
+        // fn_index and hook id, adjacent in HookDesc as in log::Event.
+        movq    CW_DESC_INDEX(%r11), %rax
+        orq     %rsi, %rax
+        movq    %rax, 8(%rdx)
         movl    CW_TS_USED(%rcx), %eax
         incl    %eax
         movl    %eax, CW_TS_USED(%rcx)
@@ -168,7 +165,7 @@ cw_hook_exit:
         pushq   %r11
         pushq   %rcx
         andq    $-16, %rsp
-        movl    %esi, %ecx
+        movq    %rsi, %rcx
         movq    %rax, %rdx
         movq    %r11, %rsi
         movq    -48(%rbp), %rdi

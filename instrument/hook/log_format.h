@@ -5,6 +5,7 @@
 //
 //   [0, 4096)                header: magic, version, pid, clock calibration, counters
 //   [notes_offset, +notes)   notes: one fixed-size record per hook request's outcome
+//   [hooks_offset, +hooks)   the address of each hook id (events carry the id)
 //   [chunks_offset, end)     chunk_count chunks of chunk_size bytes, one thread each
 //
 // A thread fills one chunk at a time: it takes one the reader has handed back (a pop from
@@ -21,15 +22,20 @@
 namespace cw::hook::log {
 
 inline constexpr char kMagic[8] = {'C', 'W', 'H', 'O', 'O', 'K', 'S', '\0'};
-inline constexpr uint32_t kVersion = 2;
+inline constexpr uint32_t kVersion = 3;
 inline constexpr uint32_t kHeaderBytes = 4096;
 inline constexpr uint32_t kNoteBytes = 256;
 inline constexpr uint32_t kNoteCapacity = 256;
+// Hook ids are 1 .. kHookCapacity (patcher.cc's limit); the table holds the address of
+// id N at index N - 1.
+inline constexpr uint32_t kHookCapacity = 1024;
 inline constexpr uint32_t kChunkHeaderBytes = 64;
+// Where the chunks start in a log this library writes.
+inline constexpr uint32_t kChunksOffset =
+    kHeaderBytes + kNoteBytes * kNoteCapacity + 8 * kHookCapacity;
 
-// Event kinds.
-inline constexpr uint32_t kEnter = 0;
-inline constexpr uint32_t kExit = 1;
+// An event's `hook` word: the hook id in the low 31 bits, this bit set for an exit.
+inline constexpr uint32_t kExitBit = 0x80000000u;
 
 // A TSC reading and CLOCK_MONOTONIC read at the same moment (bracketed, best of several).
 struct ClockPair {
@@ -48,6 +54,8 @@ struct Header {
   uint32_t chunk_count;
   uint32_t event_size;
   uint64_t file_size;
+  uint32_t hooks_offset;  // hooks_capacity addresses (uint64, atomic), by hook id - 1
+  uint32_t hooks_capacity;
   uint32_t chunks_claimed;  // atomic; fresh chunks handed out, may run past chunk_count
   uint32_t notes_used;      // atomic; notes published
   uint64_t lost_events;     // atomic; events dropped because no chunk was free
@@ -89,12 +97,13 @@ struct ChunkHeader {
 };
 static_assert(sizeof(ChunkHeader) == kChunkHeaderBytes);
 
+// The function's address is not in the event: the hook id says where to find it (the
+// table at hooks_offset, written before the hook is patched in).
 struct Event {
   uint64_t tsc;
   uint32_t fn_index;
-  uint32_t kind;  // kEnter or kExit
-  uint64_t address;
+  uint32_t hook;  // the hook id, | kExitBit for an exit
 };
-static_assert(sizeof(Event) == 24);
+static_assert(sizeof(Event) == 16);
 
 }  // namespace cw::hook::log

@@ -7,6 +7,8 @@
 #include <cstring>
 
 #include "instrument/hook/branch_scan.h"
+#include "instrument/hook/event_log.h"
+#include "instrument/hook/log_format.h"
 #include "instrument/hook/near_memory.h"
 #include "instrument/hook/proc_maps.h"
 #include "instrument/hook/raw_syscall.h"
@@ -18,7 +20,7 @@
 namespace cw::hook {
 namespace {
 
-constexpr uint32_t kMaxHooks = 1024;
+constexpr uint32_t kMaxHooks = log::kHookCapacity;  // ids 1 .. kMaxHooks, in the log's table
 constexpr uint64_t kPage = 4096;
 
 struct Record {
@@ -114,9 +116,9 @@ struct SlotImage {
   uint8_t bytes[kSlotBytes];
 };
 
-void build_slot(const Record& record, SlotImage* image) {
+void build_slot(const Record& record, uint32_t id, SlotImage* image) {
   memset(image->bytes, 0xcc, sizeof image->bytes);
-  HookDesc desc{record.slot + kSlotTrampolineOffset, record.address, record.index, 0};
+  HookDesc desc{record.slot + kSlotTrampolineOffset, record.address, record.index, id};
   memcpy(image->bytes, &desc, sizeof desc);
   uint8_t* stub = image->bytes + kSlotStubOffset;
   const uint64_t stub_at = record.slot + kSlotStubOffset;
@@ -241,8 +243,11 @@ uint32_t install(uint64_t address, size_t size_hint, uint32_t index, char* reaso
     memcpy(target.jump + 1, &rel, 4);
   }
   target.index = index;
+  const uint32_t id = static_cast<uint32_t>((reuse ? record - records : record_count) + 1);
   SlotImage image;
-  build_slot(target, &image);
+  build_slot(target, id, &image);
+  // Before the first event: the log's readers find the address of the hook's events there.
+  set_hook_address(id, address);
 
   ThreadPark park;
   if (!park.stop_all(reason, reason_size)) return 0;
@@ -260,7 +265,7 @@ uint32_t install(uint64_t address, size_t size_hint, uint32_t index, char* reaso
   serialize_cores();
   target.installed = true;
   if (!reuse) records[record_count++] = target;
-  return static_cast<uint32_t>((reuse ? record - records : record_count - 1) + 1);
+  return id;
 }
 
 bool remove(uint32_t id, char* reason, size_t reason_size) {

@@ -102,6 +102,30 @@ void check_outer_calls(const std::vector<HookEvent>& events, size_t calls) {
   }
 }
 
+// The addresses "hooked at 0x…" notes give for (pid, function index); a pid's images
+// (before and after an exec) each add theirs.
+std::multimap<std::pair<uint32_t, uint32_t>, uint64_t> hooked_addresses(
+    const std::vector<HookNote>& notes) {
+  std::multimap<std::pair<uint32_t, uint32_t>, uint64_t> addresses;
+  for (const HookNote& n : notes)
+    if (n.text.rfind("hooked at 0x", 0) == 0)
+      addresses.emplace(std::make_pair(n.pid, n.fn_index),
+                        std::stoull(n.text.substr(12), nullptr, 16));
+  return addresses;
+}
+
+// Every event carries the address of the function it was hooked at (the log's hook table).
+void check_addresses(const PerThread& threads, const std::vector<HookNote>& notes) {
+  const auto addresses = hooked_addresses(notes);
+  for (const auto& [id, events] : threads)
+    for (const HookEvent& e : events) {
+      auto [from, to] = addresses.equal_range({id.first, e.fn_index});
+      bool known = false;
+      for (auto it = from; it != to; ++it) known = known || it->second == e.address;
+      CHECK_MESSAGE(known, "pid " << id.first << " fn " << e.fn_index << " address " << e.address);
+    }
+}
+
 void check_notes(const std::vector<HookNote>& notes, uint32_t pid) {
   std::vector<const HookNote*> mine;
   for (const HookNote& n : notes)
@@ -142,9 +166,11 @@ TEST_CASE("threads: same output, notes, every call's entry and exit per thread")
   CHECK((info.st_mode & 0777) == 0600);
 
   HookLogReader reader(dir.path());
-  check_notes(reader.take_notes(), static_cast<uint32_t>(hooked.pid));
+  const auto notes = reader.take_notes();
+  check_notes(notes, static_cast<uint32_t>(hooked.pid));
   const PerThread threads = read_events(reader);
   CHECK(reader.lost() == 0);
+  check_addresses(threads, notes);
   REQUIRE(threads.size() == 5);
   for (const auto& [id, events] : threads) {
     CAPTURE(id.second);
@@ -186,6 +212,7 @@ TEST_CASE("fork and exec: the child writes its own log and the exec'd image is h
     }
   }
   REQUIRE(child != 0);
+  check_addresses(threads, notes);
   // The child's logs: hooks.CHILD after the fork, hooks.CHILD.2 after exec.
   CHECK(std::find(files.begin(), files.end(), "hooks." + std::to_string(child)) != files.end());
   CHECK(std::find(files.begin(), files.end(), "hooks." + std::to_string(child) + ".2") !=

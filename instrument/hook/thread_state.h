@@ -20,6 +20,7 @@
 #define CW_DESC_TRAMPOLINE 0
 #define CW_DESC_ADDRESS 8
 #define CW_DESC_INDEX 16
+#define CW_DESC_HOOK 20
 
 #ifndef __ASSEMBLER__
 #include <cstddef>
@@ -32,8 +33,9 @@ namespace cw::hook {
 struct HookDesc {
   uint64_t trampoline;  // relocated prologue, then a jump back to address + patched bytes
   uint64_t address;     // the hooked function
-  uint32_t index;       // the function index events carry
-  uint32_t reserved;
+  // The second half of its events, in this order (log::Event): one 8-byte load.
+  uint32_t index;  // the function index events carry
+  uint32_t hook;   // the hook id (patcher.cc); its address is in the log's hook table
 };
 
 struct ShadowEntry {
@@ -72,6 +74,8 @@ static_assert(sizeof(ShadowEntry) == 1 << CW_SHADOW_ENTRY_SHIFT);
 static_assert(offsetof(HookDesc, trampoline) == CW_DESC_TRAMPOLINE);
 static_assert(offsetof(HookDesc, address) == CW_DESC_ADDRESS);
 static_assert(offsetof(HookDesc, index) == CW_DESC_INDEX);
+static_assert(offsetof(HookDesc, hook) == CW_DESC_HOOK);
+static_assert(offsetof(log::Event, fn_index) + 4 == offsetof(log::Event, hook));
 
 }  // namespace cw::hook
 
