@@ -23,6 +23,8 @@ Command add_convert(CLI::App& app);
 Command add_debug(CLI::App& app);
 // `record` (with start, stop, status) and `mark`.
 std::vector<Command> add_record(CLI::App& app);
+// `eval`: the scenario suite against its ground truth (docs/scenarios.md).
+Command add_eval(CLI::App& app);
 // `flags suggest`: the flags a spinning thread waits on (docs/flags.md).
 Command add_flags_suggest(CLI::App& flags);
 

@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   commands.push_back(add_graph(app));
   commands.push_back(add_debug(app));
   commands.push_back(add_convert(app));
+  commands.push_back(add_eval(app));
   for (auto& c : add_record(app)) commands.push_back(std::move(c));
   auto* rules = app.add_subcommand("rules", "check, test and format rule packs");
   rules->require_subcommand(1);

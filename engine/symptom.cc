@@ -58,8 +58,8 @@ class Finder {
 
   std::optional<Hang> find(const SymptomRequest& request, std::string* why) {
     std::string error;
-    auto hang =
-        request.mode == SymptomRequest::Mode::Auto ? find_auto(&error) : find_at(request, &error);
+    auto hang = request.mode == SymptomRequest::Mode::Auto ? find_auto(request.thread_name, &error)
+                                                           : find_at(request, &error);
     if (!hang && why) *why = std::move(error);
     return hang;
   }
@@ -282,7 +282,8 @@ class Finder {
     return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s");
   }
 
-  std::optional<Hang> find_auto(std::string* why) {
+  // `thread_name` non-empty: only threads of that name are candidates, main or not.
+  std::optional<Hang> find_auto(const std::string& thread_name, std::string* why) {
     size_t mains = 0, loops = 0;
     std::vector<Stretch> all;
     for (const Graph::ThreadSegments& t : g_.threads) {
@@ -291,7 +292,11 @@ class Finder {
       const Pid pid = info ? info->pid : g_.segments[t.begin].pid;
       const bool loop = has_loop_cut(t);
       const bool main = t.tid == pid && !(info && info->kernel);
-      if (!(main || loop) || !in_command(pid)) continue;
+      if (!thread_name.empty()) {
+        if (comm(t.tid) != thread_name || !in_command(pid)) continue;
+      } else if (!(main || loop) || !in_command(pid)) {
+        continue;
+      }
       ++(loop ? loops : mains);
       auto s = stretches(t);
       all.insert(all.end(), s.begin(), s.end());
@@ -302,7 +307,9 @@ class Finder {
                                                  command_pid_)
                                            : std::string();
     if (mains + loops == 0) {
-      *why = "no main thread or loop thread" + whose + " in the trace";
+      *why = thread_name.empty()
+                 ? "no main thread or loop thread" + whose + " in the trace"
+                 : "no thread named '" + thread_name + "'" + whose + " in the trace";
       return std::nullopt;
     }
     if (all.empty()) {
@@ -355,6 +362,11 @@ class Finder {
     std::string how = marker ? fmt::format("marker \"{}\" at {}: longest stretch holding it",
                                            marker->text, seconds(marker->ts, t0_))
                              : std::string("auto: longest stretch");
+    if (!thread_name.empty())
+      return make_hang(*best,
+                       fmt::format("{} of {} named {}{} ({}: {:.3f} s)", how,
+                                   count_of(mains + loops, "thread"), thread_name, whose, best->tid,
+                                   static_cast<double>(best->end_ns - best->start_ns) / 1e9));
     return make_hang(
         *best,
         fmt::format("{} of {} and {}{} ({} {}: {:.3f} s)", how, count_of(mains, "main thread"),

@@ -39,6 +39,8 @@ struct SymptomRequest {
   enum class Mode : uint8_t { Auto, ThreadAt } mode = Mode::Auto;
   Tid tid = 0;         // ThreadAt
   uint64_t at_ns = 0;  // ThreadAt: absolute trace time
+  // Auto: when set, the candidates are the threads of this name (main or not) instead.
+  std::string thread_name;
 };
 
 // The trace's start time, for TID@SECONDS (seconds since the recording started).
@@ -53,8 +55,8 @@ HangKind classify(const SegmentProfile& p);
 // only stretches that contain a marker's time are considered (if any does). When the
 // trace holds a `causeway: command PID …` marker (written by `record -- CMD`), only that
 // process and its descendants are candidates. ThreadAt: the stretch of `tid` holding
-// `at_ns`. Returns nullopt and sets `why` when there is none (unknown thread, time
-// outside the trace, no candidate thread).
+// `at_ns`. Auto with a thread name: the longest stretch of the threads so named. Returns nullopt
+// and sets `why` when there is none (unknown thread, time outside the trace, no candidate thread).
 std::optional<Hang> find_hang(const Trace& trace, const Graph& graph, const ThreadEvents& events,
                               const SymptomRequest& request, std::string* why);
 

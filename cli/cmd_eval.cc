@@ -1,0 +1,298 @@
+// `causeway eval [NAME…] [--suite DIR] [--programs DIR] [--keep DIR | --from DIR] [--json]`
+//
+// Runs the scenario suite (tests/scenarios/README.md): records each scenario's programs
+// with the real recorder (`causeway record`, as a child process), diagnoses the recording
+// with the scenario's scripted answers, and prints the seed 000 Table 2 columns and
+// whether each root cause matches the ground truth (docs/scenarios.md).
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <thread>
+
+#include "base/temp_dir.h"
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "cli/rule_paths.h"
+#include "cli/trace_input.h"
+#include "engine/diagnose.h"
+#include "eval/evaluate.h"
+#include "eval/report.h"
+#include "eval/scenario.h"
+#include "rules/loader.h"
+#include "rules/lua_sandbox.h"
+
+namespace cw::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using eval::Scenario;
+using eval::ScenarioResult;
+
+// How long one scenario's recording may take before it is stopped.
+constexpr auto kRecordTimeout = std::chrono::seconds(120);
+
+std::string self_exe() {
+  std::error_code ec;
+  fs::path p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("causeway") : p.string();
+}
+
+std::string default_suite() {
+  if (const char* env = std::getenv("CAUSEWAY_SCENARIOS"); env && *env) return env;
+  return CW_SCENARIOS_DIR;
+}
+
+// BUILD/tests/scenarios beside BUILD/cli/causeway.
+std::string default_programs() {
+  return (fs::path(self_exe()).parent_path().parent_path() / "tests" / "scenarios").string();
+}
+
+std::string last_line(const std::string& file) {
+  std::ifstream in(file);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (!line.empty()) last = line;
+  return last;
+}
+
+// `causeway record -o TRACE [--rules PACK] RECORD... -- COMMAND`, its stderr in LOG.
+// Returns "" or why it failed.
+std::string record(const Scenario& s, const std::string& programs, const std::string& trace,
+                   const std::string& log) {
+  std::vector<std::string> argv = {self_exe(), "record", "-o", trace};
+  if (!s.pack.empty()) argv.insert(argv.end(), {"--rules", s.pack});
+  argv.insert(argv.end(), s.record.begin(), s.record.end());
+  argv.push_back("--");
+  std::string program = s.command[0];
+  if (program.find('/') == std::string::npos && fs::exists(fs::path(programs) / program))
+    program = (fs::path(programs) / program).string();
+  argv.push_back(program);
+  argv.insert(argv.end(), s.command.begin() + 1, s.command.end());
+
+  pid_t pid = fork();
+  if (pid < 0) return "fork failed";
+  if (pid == 0) {
+    int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      dup2(fd, STDERR_FILENO);
+      dup2(fd, STDOUT_FILENO);
+    }
+    std::string path = programs + ":" + (std::getenv("PATH") ? std::getenv("PATH") : "");
+    setenv("PATH", path.c_str(), 1);
+    std::vector<char*> args;
+    for (std::string& a : argv) args.push_back(a.data());
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  auto deadline = std::chrono::steady_clock::now() + kRecordTimeout;
+  int status = 0;
+  for (;;) {
+    pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) break;
+    if (r < 0) return "waitpid failed";
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGINT);  // record stops its command and writes what it has
+      waitpid(pid, &status, 0);
+      return fmt::format("recording took longer than {} s: stopped (log: {})",
+                         kRecordTimeout.count(), log);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return {};
+  return fmt::format("causeway record failed ({}): {} (log: {})",
+                     WIFEXITED(status) ? fmt::format("exit {}", WEXITSTATUS(status))
+                                       : fmt::format("signal {}", WTERMSIG(status)),
+                     last_line(log), log);
+}
+
+// The id of the pack loaded from `path` (a file or a folder), "" if none.
+std::string pack_id_of(const rules::RuleSet& rules, const std::string& path) {
+  std::error_code ec;
+  const fs::path want = fs::weakly_canonical(path, ec);
+  for (const rules::PackInfo& p : rules.packs)
+    for (const std::string& f : p.files) {
+      fs::path have = fs::weakly_canonical(f, ec);
+      if (have == want || have.parent_path() == want) return p.id;
+    }
+  return {};
+}
+
+// Diagnoses one recording under the rules at `paths`; the error goes into `r.error`.
+std::optional<eval::Outcome> diagnose(const Scenario& s, const Trace& trace,
+                                      const std::vector<std::string>& paths, ScenarioResult& r) {
+  auto loaded = rules::load_packs(paths);
+  if (!loaded.ok()) {
+    r.error = "rules: " + loaded.render();
+    return std::nullopt;
+  }
+  try {
+    return eval::evaluate(s, trace, loaded.rules,
+                          s.pack.empty() ? "" : pack_id_of(loaded.rules, s.pack));
+  } catch (const engine::DiagnoseError& e) {
+    r.error = std::string("no hang: ") + e.what();
+  } catch (const std::exception& e) {
+    r.error = e.what();
+  }
+  return std::nullopt;
+}
+
+// NAME as given: a folder name, or a unique part of one ("01", "livelock").
+std::optional<std::string> find_scenario(const std::vector<std::string>& dirs,
+                                         const std::string& name, std::string* why) {
+  std::vector<std::string> hits;
+  for (const std::string& d : dirs) {
+    std::string folder = fs::path(d).filename().string();
+    if (folder == name) return d;
+    if (folder.find(name) != std::string::npos) hits.push_back(d);
+  }
+  if (hits.size() == 1) return hits[0];
+  std::string list;
+  for (const std::string& d : (hits.empty() ? dirs : hits))
+    list += (list.empty() ? "" : ", ") + fs::path(d).filename().string();
+  *why = hits.empty() ? fmt::format("no scenario '{}' (there are: {})", name, list)
+                      : fmt::format("'{}' names several scenarios: {}", name, list);
+  return std::nullopt;
+}
+
+}  // namespace
+
+Command add_eval(CLI::App& app) {
+  struct Args {
+    std::vector<std::string> names;
+    std::string suite = default_suite();
+    std::string programs = default_programs();
+    std::string keep, from;
+    bool json = false;
+    bool show = false;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* cmd = app.add_subcommand(
+      "eval",
+      "run the scenario suite: record each hang pattern, diagnose it, compare with its "
+      "ground truth, print seed 000's Table 2 columns");
+  cmd->add_option("NAME", args->names,
+                  "scenarios to run (a folder name or a unique part of one); default: all");
+  cmd->add_option("--suite", args->suite, "the scenario folders' parent")
+      ->capture_default_str()
+      ->check(CLI::ExistingDirectory);
+  cmd->add_option("--programs", args->programs, "where the cw-scn-* programs are built")
+      ->capture_default_str();
+  auto* keep = cmd->add_option("--keep", args->keep,
+                               "record into DIR and keep the recordings (DIR/NAME.cwt) and "
+                               "the recorder's logs");
+  cmd->add_option("--from", args->from,
+                  "do not record: diagnose the recordings a --keep run left in DIR again "
+                  "(after changing a rule)")
+      ->check(CLI::ExistingDirectory)
+      ->excludes(keep);
+  cmd->add_flag("--json", args->json, "print the results as JSON (docs/scenarios.md)");
+  cmd->add_flag("--show", args->show,
+                "after the table, print each scenario's diagnosis as `causeway debug` does");
+  cmd->footer(
+      "Recording needs root (or CAP_BPF and CAP_PERFMON). Progress goes to stderr.\nExit "
+      "status: 0 every scenario matched its ground truth (and each rule-dependent one missed "
+      "without its rule), 1 the input was wrong (unknown scenario, bad scenario.json), 2 the "
+      "environment cannot do it, 3 a scenario did not match.");
+  return {cmd, [args] {
+            std::vector<std::string> dirs = eval::scenario_dirs(args->suite);
+            if (dirs.empty()) {
+              std::cerr << fmt::format("causeway: eval: no scenario folders in {}\n", args->suite);
+              return kExitBadInput;
+            }
+            if (!args->names.empty()) {
+              std::vector<std::string> chosen;
+              for (const std::string& n : args->names) {
+                std::string why;
+                auto d = find_scenario(dirs, n, &why);
+                if (!d) {
+                  std::cerr << "causeway: eval: " << why << "\n";
+                  return kExitBadInput;
+                }
+                chosen.push_back(*d);
+              }
+              dirs = std::move(chosen);
+            }
+            std::vector<Scenario> scenarios;
+            for (const std::string& d : dirs) {
+              try {
+                scenarios.push_back(eval::load_scenario(d));
+              } catch (const eval::ScenarioError& e) {
+                std::cerr << "causeway: " << e.what() << "\n";
+                return kExitBadInput;
+              }
+            }
+            std::optional<TempDir> temp;
+            std::string out_dir = !args->from.empty() ? args->from : args->keep;
+            if (out_dir.empty()) {
+              temp.emplace("causeway-eval");
+              out_dir = temp->path();
+            }
+            std::error_code ec;
+            fs::create_directories(out_dir, ec);
+
+            std::vector<ScenarioResult> results;
+            for (size_t i = 0; i < scenarios.size(); ++i) {
+              const Scenario& s = scenarios[i];
+              ScenarioResult r;
+              r.scenario = s;
+              r.trace = (fs::path(out_dir) / (s.name + ".cwt")).string();
+              std::cerr << fmt::format("eval [{}/{}] {}: ", i + 1, scenarios.size(), s.name)
+                        << std::flush;
+              if (args->from.empty()) {
+                std::cerr << "recording… " << std::flush;
+                auto t0 = std::chrono::steady_clock::now();
+                r.error = record(s, args->programs, r.trace,
+                                 (fs::path(out_dir) / (s.name + ".record.log")).string());
+                r.record_seconds =
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+              }
+              Trace trace;
+              ReadReport report;
+              if (r.error.empty()) {
+                std::cerr << "diagnosing… " << std::flush;
+                if (read_trace_input(r.trace, trace, report) != kExitOk)
+                  r.error = "cannot read the recording " + r.trace;
+              }
+              if (r.error.empty()) {
+                std::vector<std::string> with;
+                if (!s.pack.empty()) with.push_back(s.pack);
+                r.with_rules = diagnose(s, trace, pack_paths(with, false), r);
+                if (r.error.empty() && s.needs_pack)
+                  r.without_pack = diagnose(s, trace, pack_paths({}, false), r);
+              }
+              if (!r.error.empty())
+                std::cerr << "error: " << r.error << "\n";
+              else
+                std::cerr << fmt::format("{} ({} questions{})\n", r.passed() ? "match" : "MISMATCH",
+                                         r.with_rules->columns.questions,
+                                         s.needs_pack ? (r.without_pack && !r.without_pack->match
+                                                             ? "; misses without its pack"
+                                                             : "; MATCHES WITHOUT ITS PACK")
+                                                      : "");
+              results.push_back(std::move(r));
+            }
+            if (args->json)
+              std::cout << eval::render_json(results).dump(2) << "\n";
+            else
+              std::cout << eval::render_markdown(results);
+            if (args->show && !args->json)
+              for (const ScenarioResult& r : results)
+                if (r.with_rules)
+                  std::cout << fmt::format("\n## {}: {}\n\n{}", r.scenario.name, r.scenario.title,
+                                           r.with_rules->report);
+            eval::Summary sum = eval::summarize(results);
+            return sum.passed == sum.scenarios ? kExitOk : kExitMismatch;
+          }};
+}
+
+}  // namespace cw::cli

@@ -1,0 +1,37 @@
+// The suite's results: the Table 2 columns per scenario, whether each matched its ground
+// truth, and the summary (docs/scenarios.md), as Markdown or JSON.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "eval/evaluate.h"
+#include "eval/scenario.h"
+
+namespace cw::eval {
+
+struct ScenarioResult {
+  Scenario scenario;
+  std::string trace;                    // the recording
+  std::string error;                    // could not record or diagnose: why ("" = it ran)
+  std::optional<Outcome> with_rules;    // stdlib-rules + the scenario's pack
+  std::optional<Outcome> without_pack;  // stdlib-rules alone (needs_pack scenarios)
+  double record_seconds = 0;
+
+  // Matched its truth, and (needs_pack) did not without the pack.
+  bool passed() const;
+};
+
+struct Summary {
+  size_t scenarios = 0, passed = 0;
+  double median_questions = 0;
+  size_t rule_dependent = 0, failing_without_rule = 0;
+};
+Summary summarize(const std::vector<ScenarioResult>& results);
+
+std::string render_markdown(const std::vector<ScenarioResult>& results);
+nlohmann::json render_json(const std::vector<ScenarioResult>& results);
+
+}  // namespace cw::eval
