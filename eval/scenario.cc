@@ -97,10 +97,15 @@ Scenario load_scenario(const std::string& dir) {
   try {
     j = json::parse(buffer.str());
   } catch (const json::parse_error& e) {
-    // nlohmann names the byte; say it plainly.
-    throw ScenarioError(
-        fmt::format("{}: byte {}: not valid JSON ({})", file, e.byte,
-                    std::string(e.what()).substr(std::string(e.what()).find(':') + 2)));
+    // nlohmann names the byte just past the offending token: say where that is.
+    const std::string text = buffer.str();
+    const size_t at = std::min<size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
+    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<long>(at), '\n');
+    const size_t line_start = at == 0 ? std::string::npos : text.rfind('\n', at - 1);
+    const size_t col = line_start == std::string::npos ? at + 1 : at - line_start;
+    std::string what = e.what();
+    what = what.substr(what.rfind(": ") + 2);
+    throw ScenarioError(fmt::format("{}:{}:{}: not valid JSON: {}", file, line, col, what));
   }
   Reader r(file);
   r.only(j, "",

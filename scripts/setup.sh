@@ -50,18 +50,13 @@ run_demo() {
   "$cw" graph examples/server-loop.trace --rules examples/server-loop.cw
   echo
   if [ "$(id -u)" = 0 ]; then
-    # A real recording: cw-client waits on cw-server, which waits on cw-timekeeper's
-    # 300 ms timer; a fast round first gives the diagnosis its baseline.
-    local trace
-    trace=$(mktemp /tmp/causeway-demo.XXXXXX.cwt)
-    echo "== diagnosing a hang recorded just now (tests/programs/README.md, chain)"
-    echo "\$ causeway record -o $trace -- cw-prog-chain both 300"
-    "$cw" record -o "$trace" -- "$build/tests/programs/cw-prog-chain" both 300
-    echo "\$ causeway debug $trace --auto"
-    "$cw" debug "$trace" --auto
-    rm -f "$trace"
+    # Scenario 1 of the suite (tests/scenarios/01-livelock): the Chromium input-method
+    # livelock, recorded now with the real recorder, diagnosed, checked against its truth.
+    echo "== scenario 1, recorded just now: a circular wait broken by a timeout"
+    echo "\$ causeway eval 01-livelock --show"
+    "$cw" eval 01-livelock --show
   else
-    echo "== diagnosing a hang (a bundled trace; run as root to record one instead)"
+    echo "== diagnosing a hang (a bundled trace; run as root to record scenario 1 instead)"
     echo "\$ causeway debug examples/slow-server.trace --auto"
     "$cw" debug examples/slow-server.trace --auto
   fi
