@@ -44,6 +44,8 @@ constexpr double kAmbiguityMargin = 2.0;
 // Of a culprit's window, the share it must have spent blocked, busy or yielding to be
 // called hung itself.
 constexpr double kAbnormalShare = 0.5;
+// A busy culprit's segments looked at for the busiest one.
+constexpr uint32_t kMaxSegmentsScanned = 256;
 
 class Diagnoser {
  public:
@@ -448,7 +450,7 @@ class Diagnoser {
           examine_thread(g_.edges[flag_edge].from, window, depth);
           return;
         }
-        if (prof.flag_events > 0) {
+        if (prof.flag_events > 0 && !g_.rule_names.flags.empty()) {
           // Flag reads but no write set it: the missing write is what to find.
           if (depth == 0)
             d_.notes.push_back(
@@ -705,6 +707,26 @@ class Diagnoser {
            hung_in(upstream, window, &up, &up_kind);
   }
 
+  // The segment of `tid` that ran or waited for a CPU longest within `window` (the one at
+  // its start may be a sliver before the busy one).
+  uint32_t busiest_segment(Tid tid, Window window) const {
+    uint32_t best = segment_at(tid, window.start);
+    const Graph::ThreadSegments* t = g_.thread_segments(tid);
+    if (best == kNoIndex || !t) return best;
+    uint64_t best_busy = 0;
+    for (uint32_t s = best; s < t->end && s < best + kMaxSegmentsScanned; ++s) {
+      const Segment& seg = g_.segments[s];
+      if (seg.start_ns >= window.end) break;
+      SegmentProfile sp = profile_range(trace_, events_, tid, std::max(seg.start_ns, window.start),
+                                        std::min(seg.end_ns, window.end));
+      if (sp.on_cpu_ns + sp.runnable_ns > best_busy) {
+        best_busy = sp.on_cpu_ns + sp.runnable_ns;
+        best = s;
+      }
+    }
+    return best;
+  }
+
   // What `culprit`'s thread did during `window`: hung too → a root cause, and maybe a
   // recursion into it.
   void examine_thread(uint32_t culprit, Window window, uint32_t depth) {
@@ -718,7 +740,7 @@ class Diagnoser {
     visited_threads_.insert(tid);
     // Its own segment for that: where the block began, or the busiest one.
     uint32_t seg = kind == HangKind::LongWait ? segment_at(tid, p.longest_block_start)
-                                              : segment_at(tid, window.start);
+                                              : busiest_segment(tid, window);
     if (seg == kNoIndex) return;
     SegmentProfile sp = profile_segment(trace_, events_, g_, seg);
     add_root(root(seg, kind, sp, depth + 1));
