@@ -522,9 +522,11 @@ class Diagnoser {
       Tid upstream;        // the thread that woke it on the path, 0 if none
     };
     std::vector<PathThread> threads;
+    bool hang_thread_on_path = false;  // below the hang: the culprit waited for it directly
     for (size_t k = path.size(); k-- > 0;) {
       if (g_.segments[path[k].segment].end_ns <= wait_began) continue;
       Tid t = g_.segments[path[k].segment].tid;
+      if (depth > 0 && t == d_.hang.tid) hang_thread_on_path = true;
       if (t == g_.segments[seg].tid || visited_threads_.count(t)) continue;
       if (std::any_of(threads.begin(), threads.end(),
                       [&](const PathThread& p) { return p.tid == t; }))
@@ -552,14 +554,15 @@ class Diagnoser {
       if (culprit == kNoIndex) continue;
       examine_thread(culprit, window, depth);
     }
-    if (circle_via != 0 && d_.root_causes.size() == causes_before) {
-      // The culprit waited (through `circle_via`) for the hang's own thread, which was
-      // waiting for it: a circular wait, which only the hang's wait ending could break.
+    if ((circle_via != 0 || hang_thread_on_path) && d_.root_causes.size() == causes_before) {
+      // The culprit waited (maybe through `circle_via`) for the hang's own thread, which
+      // was waiting for it: a circular wait, which only the hang's wait ending could break.
+      const std::string via =
+          circle_via != 0 ? fmt::format("{}, which waited for ", thread_name(circle_via)) : "";
       d_.notes.push_back(fmt::format(
-          "circular wait: {} waited for {}, which waited for {}, the hang's own thread, "
-          "blocked in turn on {}: the circle lasted until the hang's wait ended ({})",
-          who(seg), thread_name(circle_via), thread_name(d_.hang.tid), who(seg),
-          hang_end_reason()));
+          "circular wait: {} waited for {}{}, the hang's own thread, blocked in turn on {}: the "
+          "circle lasted until the hang's wait ended ({})",
+          who(seg), via, thread_name(d_.hang.tid), who(seg), hang_end_reason()));
       return;
     }
     if (d_.root_causes.size() == causes_before && !stopped_ && !passed) {

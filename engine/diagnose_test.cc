@@ -344,6 +344,105 @@ answer keeper { question recurse subject tid == 300 choose recurse }
   CHECK(causes(b, d) == "300 LongWait depth 1");
 }
 
+// A circle broken by a timeout (seed 000 §2.3): cw-browser asks cw-renderer and waits
+// 1.5 s for the answer; cw-renderer, busy with a key press, first needs cw-browser's help
+// and waits for it on another socket. Round 1 at 10 ms is answered at once (the baseline).
+const char* const kCircle = R"(
+process 100 comm=cw-browser
+thread 100 pid=100 comm=cw-browser
+process 200 comm=cw-renderer ppid=100
+thread 200 pid=200 comm=cw-renderer
+1ms 200 syscall_enter name=read fd=4
+1ms 200 switch_out state=S
+10ms 100 syscall_enter name=write fd=3
+10ms 100 send object=1 offset=0 len=8 peer=200 fd=3
+10ms 100 syscall_exit name=write ret=8
+10ms 100 syscall_enter name=read fd=3
+10ms 100 switch_out state=S
+11ms 200 switch_in
+11ms 200 syscall_exit name=read ret=8
+11ms 200 recv object=1 offset=0 len=8 peer=100 fd=4
+11ms 200 syscall_enter name=write fd=4
+11ms 200 send object=2 offset=0 len=8 peer=100 fd=4
+11ms 200 syscall_exit name=write ret=8
+11ms 200 syscall_enter name=read fd=4
+11ms 200 switch_out state=S
+12ms 100 switch_in
+12ms 100 syscall_exit name=read ret=8
+12ms 100 recv object=2 offset=0 len=8 peer=200 fd=3
+99ms 100 syscall_enter name=write fd=3
+99ms 100 send object=1 offset=8 len=8 peer=200 fd=3
+99ms 100 syscall_exit name=write ret=8
+99ms 200 switch_in
+99ms 200 syscall_exit name=read ret=8
+99ms 200 recv object=1 offset=8 len=8 peer=100 fd=4
+99ms 200 syscall_enter name=write fd=4
+99ms 200 send object=5 offset=0 len=8 peer=100 fd=4
+99ms 200 syscall_exit name=write ret=8
+99ms 200 syscall_enter name=read fd=9
+99ms 200 switch_out state=S
+100ms 100 syscall_enter name=write fd=3
+100ms 100 send object=1 offset=16 len=8 peer=200 fd=3
+100ms 100 syscall_exit name=write ret=8
+100ms 100 syscall_enter name=read fd=3
+100ms 100 switch_out state=S
+1600ms 100 switch_in
+1600ms 100 syscall_exit name=read ret=-110
+1600ms 100 syscall_enter name=read fd=8
+1600ms 100 syscall_exit name=read ret=8
+1600ms 100 recv object=5 offset=0 len=8 peer=200 fd=8
+1600ms 100 syscall_enter name=write fd=8
+1600ms 100 send object=6 offset=0 len=8 peer=200 fd=8
+1600ms 100 syscall_exit name=write ret=8
+1601ms 200 switch_in
+1601ms 200 syscall_exit name=read ret=8
+1601ms 200 recv object=6 offset=0 len=8 peer=100 fd=9
+1601ms 200 syscall_enter name=read fd=4
+1601ms 200 syscall_exit name=read ret=8
+1601ms 200 recv object=1 offset=16 len=8 peer=100 fd=4
+1601ms 200 syscall_enter name=write fd=4
+1601ms 200 send object=2 offset=8 len=8 peer=100 fd=4
+1601ms 200 syscall_exit name=write ret=8
+1602ms 100 syscall_enter name=read fd=3
+1602ms 100 syscall_exit name=read ret=8
+1602ms 100 recv object=2 offset=8 len=8 peer=200 fd=3
+)";
+
+TEST_CASE("a circular wait: the culprit waited for the hang's own thread, which timed out") {
+  Built b = build(kRules, kCircle);
+  DiagnoseOptions o;
+  o.symptom.mode = SymptomRequest::Mode::ThreadAt;
+  o.symptom.tid = 100;
+  o.symptom.at_ns = 500000000;
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
+  CHECK(d.hang.kind == HangKind::LongWait);
+  // The renderer blocked on another socket than the one it answers from: the culprit.
+  CHECK(causes(b, d) == "200 LongWait depth 1");
+  // Only whether to diagnose the renderer too: each slice step had one strong edge from
+  // another thread against the thread's own neighbour edge, which is no question.
+  REQUIRE(d.queries.size() == 1);
+  CHECK(d.queries[0].question.kind == QuestionKind::Recurse);
+  REQUIRE(d.notes.size() == 1);
+  CHECK(d.notes[0] ==
+        "circular wait: cw-renderer 200 waited for cw-browser, the hang's own thread, blocked "
+        "in turn on cw-renderer 200: the circle lasted until the hang's wait ended (it timed "
+        "out after 1500.0 ms)");
+}
+
+TEST_CASE("by name: the longest stretch of the threads so named, main or not") {
+  Built b = build(kRules, kCircle);
+  DiagnoseOptions o;
+  o.symptom.thread_name = "cw-browser";
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
+  CHECK(d.hang.tid == 100);
+  CHECK(d.hang.start_ns == 100000000);
+  DiagnoseOptions automatic;  // the renderer's wait is longer: auto picks it
+  CHECK(diagnose(b.trace, b.result, b.rules, automatic).hang.tid == 200);
+  o.symptom.thread_name = "cw-nobody";
+  CHECK_THROWS_WITH_AS(diagnose(b.trace, b.result, b.rules, o),
+                       "no thread named 'cw-nobody' in the trace", DiagnoseError);
+}
+
 TEST_CASE("--hang TID@TIME names the hang; an unknown thread is an error that says so") {
   Built b = build(kRules, kChain);
   DiagnoseOptions o;
