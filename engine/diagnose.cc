@@ -522,11 +522,18 @@ class Diagnoser {
       Tid upstream;        // the thread that woke it on the path, 0 if none
     };
     std::vector<PathThread> threads;
-    bool hang_thread_on_path = false;  // below the hang: the culprit waited for it directly
+    // Below the hang: whether the thread that woke the culprit at the path's end is the
+    // hang's own thread (the culprit waited for it directly).
+    bool hang_thread_on_path = false;
+    if (depth > 0 && !path.empty()) {
+      size_t j = path.size() - 1;
+      const Tid own = g_.segments[path[j].segment].tid;
+      while (j > 0 && g_.segments[path[j - 1].segment].tid == own) --j;
+      hang_thread_on_path = j > 0 && g_.segments[path[j - 1].segment].tid == d_.hang.tid;
+    }
     for (size_t k = path.size(); k-- > 0;) {
       if (g_.segments[path[k].segment].end_ns <= wait_began) continue;
       Tid t = g_.segments[path[k].segment].tid;
-      if (depth > 0 && t == d_.hang.tid) hang_thread_on_path = true;
       if (t == g_.segments[seg].tid || visited_threads_.count(t)) continue;
       if (std::any_of(threads.begin(), threads.end(),
                       [&](const PathThread& p) { return p.tid == t; }))
