@@ -1,5 +1,8 @@
 // The recorder's side of the hook event logs (log_format.h): every DIR/hooks.* file the
-// preload library writes, read through a read-only shared mapping while the programs run.
+// preload library writes, read through a shared mapping while the programs run. Chunks
+// read to the end are handed back to the writers, so polling is what keeps a log from
+// filling up; one reader per directory (a second one sees only what the first has not
+// handed back yet).
 #pragma once
 
 #include <cstdint>
@@ -31,11 +34,13 @@ class HookLogReader {
   HookLogReader& operator=(const HookLogReader&) = delete;
 
   // Reads what was appended since the last call, in every log in the directory (also logs
-  // created since); events of one thread arrive in order. Returns the events delivered.
+  // created since), and hands full chunks it has read back to the writers; events of one
+  // thread arrive in order. Returns the events delivered.
   size_t poll(const std::function<void(const HookEvent&)>& sink);
   // Notes published since the last call, including one per unreadable or malformed log.
   std::vector<HookNote> take_notes();
-  // Events the programs could not store because their log was full.
+  // Events the programs could not store because no chunk of their log was free (the
+  // reader was that far behind).
   uint64_t lost() const;
 
  private:

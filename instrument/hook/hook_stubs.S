@@ -12,16 +12,91 @@
 //
 // Registers: every register the caller can see is preserved, not only the callee-saved
 // ones: a compiler that knows the callee (GCC's -fipa-ra, on by default at -O2) keeps values
-// in caller-saved registers the callee does not touch. So the exit path saves what it
-// uses, and r11, borrowed from the function's entry on, gets the caller's value back at
-// exit. At entry the argument registers (rdi rsi rdx rcx r8 r9, rax for varargs, r10 for a
-// static chain) are intact. The slow path is C compiled with -mgeneral-regs-only and saves
-// around the call what C may clobber, so vector and x87 registers are never touched.
+// in caller-saved registers the callee does not touch. So each path saves what it uses
+// (rax, rcx, rdx), and r11, borrowed from the function's entry on, gets the caller's value
+// back at exit. At entry the argument registers (rdi rsi rdx rcx r8 r9, rax for varargs, r10
+// for a static chain) are intact. The slow path is C compiled with -mgeneral-regs-only and
+// saves around the call what C may clobber, so vector and x87 registers are never touched.
+//
+// The thread's state is reached %fs-relative: rcx holds cw_hook_thread's offset from the
+// thread pointer (one load from the GOT), and every access is %fs:FIELD(%rcx).
 #include "instrument/hook/thread_state.h"
 
+// Appends one event: the TSC, then the hook's function index and id (adjacent in HookDesc,
+// as in log::Event), with the exit bit for an exit. In: rcx = the thread state's offset,
+// r11 = HookDesc. Clobbers rax and rdx. Whatever the fast path cannot do (no chunk or a
+// full one, the log changed, time to refresh the clock calibration) goes to the slow path
+// out of line, which comes back to the end.
+.macro RECORD exit
+        rdtsc
+        shlq    $32, %rdx
+        orq     %rdx, %rax
+        cmpq    cw_hook_recalibrate_at(%rip), %rax
+        jae     .Lslow\@
+        movq    cw_hook_log_generation(%rip), %rdx
+        cmpq    %rdx, %fs:CW_TS_GENERATION(%rcx)
+        jne     .Lslow\@
+        movl    %fs:CW_TS_USED(%rcx), %edx
+        cmpl    %fs:CW_TS_CAPACITY(%rcx), %edx
+        jae     .Lslow\@
+        shlq    $4, %rdx
+        addq    %fs:CW_TS_EVENTS(%rcx), %rdx
+        movq    %rax, 0(%rdx)
+        movq    CW_DESC_INDEX(%r11), %rax
+.if \exit
+        btsq    $63, %rax
+.endif
+        movq    %rax, 8(%rdx)
+        // Publish: x86 stores are not reordered with older stores, so this is a release.
+        movl    %fs:CW_TS_USED(%rcx), %eax
+        incl    %eax
+        movl    %eax, %fs:CW_TS_USED(%rcx)
+        movq    %fs:CW_TS_PUBLISHED(%rcx), %rdx
+        movl    %eax, (%rdx)
+.Ldone\@:
+        .pushsection .text.unlikely.cw_hook, "ax", @progbits
+.Lslow\@:
+        // rax = the TSC. cw_hook_record_slow(thread, desc, tsc, exit bit), with what C may
+        // clobber saved (rax, rcx, rdx are saved by the caller of this macro; r11 is kept
+        // for it).
+        pushq   %rbp
+        movq    %rsp, %rbp
+        pushq   %rsi
+        pushq   %rdi
+        pushq   %r8
+        pushq   %r9
+        pushq   %r10
+        pushq   %r11
+        pushq   %rcx
+        andq    $-16, %rsp
+        movq    %fs:0, %rdi
+        addq    %rcx, %rdi
+        movq    %r11, %rsi
+        movq    %rax, %rdx
+.if \exit
+        movabsq $0x8000000000000000, %rcx  // log::kExitBit, in the event's second word
+.else
+        xorl    %ecx, %ecx
+.endif
+        call    cw_hook_record_slow
+        leaq    -56(%rbp), %rsp
+        popq    %rcx
+        popq    %r11
+        popq    %r10
+        popq    %r9
+        popq    %r8
+        popq    %rdi
+        popq    %rsi
+        popq    %rbp
+        jmp     .Ldone\@
+        .popsection
+.endm
 
         .text
-        .p2align 4
+        // 32-byte aligned, and assembled with -mbranches-within-32B-boundaries
+        // (CMakeLists.txt): on CPUs with the JCC erratum fix a branch that crosses or ends
+        // on a 32-byte boundary is not kept in the uop cache, which costs 1-2 ns per call.
+        .p2align 5
         .globl  cw_hook_enter
         .hidden cw_hook_enter
         .type   cw_hook_enter, @function
@@ -30,32 +105,26 @@ cw_hook_enter:
         pushq   %rax
         pushq   %rcx
         pushq   %rdx
-        pushq   %rsi
-        // now 32(%rsp) = the caller's r11, 40(%rsp) = the return address
+        // now 24(%rsp) = the caller's r11, 32(%rsp) = the return address
         movq    cw_hook_thread@GOTTPOFF(%rip), %rcx
-        addq    %fs:0, %rcx
-        cmpb    $0, CW_TS_BUSY(%rcx)
+        cmpb    $0, %fs:CW_TS_BUSY(%rcx)
         jne     .Lpass_through
-        movl    CW_TS_DEPTH(%rcx), %eax
+        movl    %fs:CW_TS_DEPTH(%rcx), %eax
         cmpl    $CW_TS_SHADOW_CAPACITY, %eax
         jae     .Lpass_through
-        movb    $1, CW_TS_BUSY(%rcx)
-        movl    %eax, %edx
-        shll    $CW_SHADOW_ENTRY_SHIFT, %edx
-        leaq    CW_TS_SHADOW(%rcx,%rdx), %rdx
-        movq    40(%rsp), %rsi
-        movq    %rsi, 0(%rdx)
-        leaq    40(%rsp), %rsi
-        movq    %rsi, 8(%rdx)
-        movq    %r11, 16(%rdx)
-        movq    32(%rsp), %rsi
-        movq    %rsi, 24(%rdx)
-        incl    %eax
-        movl    %eax, CW_TS_DEPTH(%rcx)
-        xorl    %esi, %esi
-        call    .Lrecord
-        movb    $0, CW_TS_BUSY(%rcx)
-        popq    %rsi
+        movb    $1, %fs:CW_TS_BUSY(%rcx)
+        leal    1(%rax), %edx
+        movl    %edx, %fs:CW_TS_DEPTH(%rcx)
+        shll    $CW_SHADOW_ENTRY_SHIFT, %eax
+        movq    32(%rsp), %rdx
+        movq    %rdx, %fs:CW_TS_SHADOW+0(%rcx,%rax)
+        leaq    32(%rsp), %rdx
+        movq    %rdx, %fs:CW_TS_SHADOW+8(%rcx,%rax)
+        movq    %r11, %fs:CW_TS_SHADOW+16(%rcx,%rax)
+        movq    24(%rsp), %rdx
+        movq    %rdx, %fs:CW_TS_SHADOW+24(%rcx,%rax)
+        RECORD  0
+        movb    $0, %fs:CW_TS_BUSY(%rcx)
         popq    %rdx
         popq    %rcx
         popq    %rax
@@ -69,18 +138,16 @@ cw_hook_enter:
         .type   cw_hook_exit, @function
 cw_hook_exit:
         // The function returned: the slot that held the return address is just below rsp.
+        // r11 is free until it gets the caller's value back.
         subq    $8, %rsp
         pushq   %rax
         pushq   %rdx
         pushq   %rcx
-        pushq   %rsi
-        pushq   %rdi
-        // 40(%rsp): the slot, which will hold the real return address
+        // 24(%rsp): the slot, which will hold the real return address
         movq    cw_hook_thread@GOTTPOFF(%rip), %rcx
-        addq    %fs:0, %rcx
-        movb    $1, CW_TS_BUSY(%rcx)
-        leaq    40(%rsp), %rdi
-        movl    CW_TS_DEPTH(%rcx), %eax
+        movb    $1, %fs:CW_TS_BUSY(%rcx)
+        leaq    24(%rsp), %r11
+        movl    %fs:CW_TS_DEPTH(%rcx), %eax
         // The entry for this frame is the topmost with this slot; entries above it belong to
         // frames a longjmp skipped, and are dropped.
 .Lfind_frame:
@@ -89,25 +156,22 @@ cw_hook_exit:
         decl    %eax
         movl    %eax, %edx
         shll    $CW_SHADOW_ENTRY_SHIFT, %edx
-        leaq    CW_TS_SHADOW(%rcx,%rdx), %rdx
-        cmpq    %rdi, 8(%rdx)
+        cmpq    %r11, %fs:CW_TS_SHADOW+8(%rcx,%rdx)
         jne     .Lfind_frame
-        movl    %eax, CW_TS_DEPTH(%rcx)
-        movq    0(%rdx), %rsi
-        movq    %rsi, 40(%rsp)
-        movq    16(%rdx), %r11
-        pushq   24(%rdx)
-        movabsq $0x8000000000000000, %rsi  // log::kExitBit, in the event's second word
-        call    .Lrecord
-        movb    $0, CW_TS_BUSY(%rcx)
+        movl    %eax, %fs:CW_TS_DEPTH(%rcx)
+        movq    %fs:CW_TS_SHADOW+0(%rcx,%rdx), %rax
+        movq    %rax, 24(%rsp)
+        movq    %fs:CW_TS_SHADOW+16(%rcx,%rdx), %r11
+        pushq   %fs:CW_TS_SHADOW+24(%rcx,%rdx)
+        RECORD  1
+        movb    $0, %fs:CW_TS_BUSY(%rcx)
         popq    %r11
-        popq    %rdi
-        popq    %rsi
         popq    %rcx
         popq    %rdx
         popq    %rax
         ret
 .Llost_return:
+        movq    %r11, %rdi
         andq    $-16, %rsp
         call    cw_hook_lost_return
         ud2
@@ -118,66 +182,11 @@ cw_hook_exit:
         // full shadow stack: run the function without recording it, every register as the
         // caller left it. `ret $8` jumps to the trampoline and drops the saved r11; it
         // costs a mispredicted return, on this rare path only.
-        popq    %rsi
         popq    %rdx
         popq    %rcx
         popq    %rax
         pushq   CW_DESC_TRAMPOLINE(%r11)
         movq    8(%rsp), %r11
         ret     $8
-
-// Appends one event. In: rcx = thread state, r11 = HookDesc, rsi = 0 (entry) or the exit
-// bit of the event's second word (exit).
-// Clobbers rax, rdx, rsi; keeps every other register (the slow path saves what C may use).
-.Lrecord:
-        rdtsc
-        shlq    $32, %rdx
-        orq     %rdx, %rax
-        cmpq    cw_hook_recalibrate_at(%rip), %rax
-        jae     .Lrecord_slow
-        movq    cw_hook_log_generation(%rip), %rdx
-        cmpq    %rdx, CW_TS_GENERATION(%rcx)
-        jne     .Lrecord_slow
-        movl    CW_TS_USED(%rcx), %edx
-        cmpl    CW_TS_CAPACITY(%rcx), %edx
-        jae     .Lrecord_slow
-        shlq    $4, %rdx
-        addq    CW_TS_EVENTS(%rcx), %rdx
-        movq    %rax, 0(%rdx)
-        // fn_index and hook id, adjacent in HookDesc as in log::Event.
-        movq    CW_DESC_INDEX(%r11), %rax
-        orq     %rsi, %rax
-        movq    %rax, 8(%rdx)
-        movl    CW_TS_USED(%rcx), %eax
-        incl    %eax
-        movl    %eax, CW_TS_USED(%rcx)
-        // Publish: x86 stores are not reordered with older stores, so this is a release.
-        movq    CW_TS_PUBLISHED(%rcx), %rdx
-        movl    %eax, (%rdx)
-        ret
-.Lrecord_slow:
-        pushq   %rbp
-        movq    %rsp, %rbp
-        pushq   %rdi
-        pushq   %r8
-        pushq   %r9
-        pushq   %r10
-        pushq   %r11
-        pushq   %rcx
-        andq    $-16, %rsp
-        movq    %rsi, %rcx
-        movq    %rax, %rdx
-        movq    %r11, %rsi
-        movq    -48(%rbp), %rdi
-        call    cw_hook_record_slow
-        leaq    -48(%rbp), %rsp
-        popq    %rcx
-        popq    %r11
-        popq    %r10
-        popq    %r9
-        popq    %r8
-        popq    %rdi
-        popq    %rbp
-        ret
 
         .section .note.GNU-stack,"",@progbits
