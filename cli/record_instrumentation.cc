@@ -51,6 +51,7 @@ struct RecordInstrumentation::State {
   std::map<uint32_t, size_t> watches;                        // per pid
   std::unique_ptr<TempDir> hook_dir;
   std::unique_ptr<hook::HookLogReader> hook_log;
+  uint64_t hook_lost_reported = 0;  // lost events already said
   bool inline_hooks = false;
   std::vector<std::string> messages;
 
@@ -284,6 +285,15 @@ void RecordInstrumentation::poll_hooks(RecordDecoder& decoder) {
     r.address = e.address;
     decoder.decode(&r, sizeof r);
   });
+  // Loss is said as it happens: a call whose entry was kept but not its exit (or the
+  // reverse) makes a span that looks longer or shorter than it was.
+  if (uint64_t lost = s.hook_log->lost(); lost > s.hook_lost_reported) {
+    s.messages.push_back(fmt::format(
+        "in-process hooks: {} events lost so far (the programs called hooked functions faster "
+        "than the hook log was read); calls around the gaps may lack their entry or exit",
+        lost));
+    s.hook_lost_reported = lost;
+  }
   for (const hook::HookNote& n : s.hook_log->take_notes()) {
     std::string fn = n.fn_index < plan_.functions.size() ? plan_.functions[n.fn_index].name : "?";
     s.messages.push_back(
