@@ -104,7 +104,20 @@ struct FlagState {
   Tid writer = 0;
   uint64_t value = 0;
   std::vector<Tid> readers;  // threads that already saw this write
+  // Reads of a value no write had stored yet: a watchpoint records a write at its trap,
+  // after the store, and a thread polling on another CPU can be recorded reading the new
+  // value first. The next write of that value (within kFlagSkewNs) explains them.
+  struct EarlyRead {
+    uint32_t event;
+    Tid tid;
+    uint64_t value;
+  };
+  std::vector<EarlyRead> early;
 };
+
+// How far before its write a read may be recorded and still have seen it.
+constexpr uint64_t kFlagSkewNs = 1'000'000;
+constexpr size_t kMaxEarlyReads = 64;
 
 struct FlagPair {
   uint32_t write, read, rule;
@@ -335,12 +348,28 @@ class Builder {
       st.writer = e.tid;
       st.value = value;
       st.readers.clear();
+      if (sets) {
+        for (const FlagState::EarlyRead& r : st.early) {
+          if (r.value != value || r.tid == e.tid || trace_.events[r.event].ts + kFlagSkewNs < e.ts)
+            continue;
+          if (std::find(st.readers.begin(), st.readers.end(), r.tid) != st.readers.end()) continue;
+          st.readers.push_back(r.tid);
+          flag_pairs_.push_back({i, r.event, f});
+        }
+      }
+      st.early.clear();
     }
     for (uint32_t f : act.flag_reads) {
       FlagState& st = flags_[f];
-      if (!st.active || e.tid == st.writer || !flag_event_matches(e, f)) continue;
+      if (!flag_event_matches(e, f)) continue;
       uint64_t value = value_field_ >= 0 ? trace_.value(e, value_field_) : 0;
-      if (value != st.value) continue;
+      if (value != st.value) {
+        // Not the value the last write stored: perhaps a write not recorded yet.
+        if (st.early.size() == kMaxEarlyReads) st.early.erase(st.early.begin());
+        st.early.push_back({i, e.tid, value});
+        continue;
+      }
+      if (!st.active || e.tid == st.writer) continue;
       if (std::find(st.readers.begin(), st.readers.end(), e.tid) != st.readers.end()) continue;
       st.readers.push_back(e.tid);
       flag_pairs_.push_back({st.write, i, f});
