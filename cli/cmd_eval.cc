@@ -246,10 +246,10 @@ Command add_eval(CLI::App& app) {
               ScenarioResult r;
               r.scenario = s;
               r.trace = (fs::path(out_dir) / (s.name + ".cwt")).string();
-              std::cerr << fmt::format("eval [{}/{}] {}: ", i + 1, scenarios.size(), s.name)
-                        << std::flush;
+              // One line per scenario, once it is done: reading the trace may print notes.
+              const std::string progress =
+                  fmt::format("eval [{}/{}] {}: ", i + 1, scenarios.size(), s.name);
               if (args->from.empty()) {
-                std::cerr << "recording… " << std::flush;
                 auto t0 = std::chrono::steady_clock::now();
                 r.error = record(s, args->programs, r.trace,
                                  (fs::path(out_dir) / (s.name + ".record.log")).string());
@@ -259,7 +259,6 @@ Command add_eval(CLI::App& app) {
               Trace trace;
               ReadReport report;
               if (r.error.empty()) {
-                std::cerr << "diagnosing… " << std::flush;
                 if (read_trace_input(r.trace, trace, report) != kExitOk)
                   r.error = "cannot read the recording " + r.trace;
               }
@@ -271,10 +270,13 @@ Command add_eval(CLI::App& app) {
                   r.without_pack = diagnose(s, trace, pack_paths({}, false), r);
               }
               if (!r.error.empty())
-                std::cerr << "error: " << r.error << "\n";
+                std::cerr << progress << "error: " << r.error << "\n";
               else
-                std::cerr << fmt::format("{} ({} questions{})\n", r.passed() ? "match" : "MISMATCH",
+                std::cerr << progress
+                          << fmt::format("{} ({} question{}{})\n",
+                                         r.passed() ? "match" : "MISMATCH",
                                          r.with_rules->columns.questions,
+                                         r.with_rules->columns.questions == 1 ? "" : "s",
                                          s.needs_pack ? (r.without_pack && !r.without_pack->match
                                                              ? "; misses without its pack"
                                                              : "; MATCHES WITHOUT ITS PACK")
