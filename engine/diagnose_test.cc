@@ -443,6 +443,59 @@ TEST_CASE("by name: the longest stretch of the threads so named, main or not") {
                        "no thread named 'cw-nobody' in the trace", DiagnoseError);
 }
 
+TEST_CASE(
+    "a busy culprit is reported with its busiest segment, not the one at the window's start") {
+  // cw-worker answers cw-client; in the slow round it computes 399 ms after a cut
+  // (clock_nanosleep) just past the start of the client's wait.
+  Built b = build(kRules, R"(
+process 100 comm=cw-client
+thread 100 pid=100 comm=cw-client
+process 200 comm=cw-worker ppid=100
+thread 200 pid=200 comm=cw-worker
+1ms 200 syscall_enter name=read fd=4
+1ms 200 switch_out state=S
+10ms 100 syscall_enter name=write fd=3
+10ms 100 send object=1 offset=0 len=8 peer=200 fd=3
+10ms 100 syscall_exit name=write ret=8
+10ms 100 syscall_enter name=read fd=3
+10ms 100 switch_out state=S
+11ms 200 switch_in
+11ms 200 syscall_exit name=read ret=8
+11ms 200 recv object=1 offset=0 len=8 peer=100 fd=4
+12ms 200 syscall_enter name=write fd=4
+12ms 200 send object=2 offset=0 len=8 peer=100 fd=4
+12ms 200 syscall_exit name=write ret=8
+12ms 200 syscall_enter name=read fd=4
+12ms 200 switch_out state=S
+13ms 100 switch_in
+13ms 100 syscall_exit name=read ret=8
+13ms 100 recv object=2 offset=0 len=8 peer=200 fd=3
+100ms 100 syscall_enter name=write fd=3
+100ms 100 send object=1 offset=8 len=8 peer=200 fd=3
+100ms 100 syscall_exit name=write ret=8
+100ms 100 syscall_enter name=read fd=3
+100ms 100 switch_out state=S
+101ms 200 switch_in
+101ms 200 syscall_exit name=read ret=8
+101ms 200 recv object=1 offset=8 len=8 peer=100 fd=4
+101ms 200 syscall_enter name=clock_nanosleep
+101ms 200 syscall_exit name=clock_nanosleep ret=0
+500ms 200 syscall_enter name=write fd=4
+500ms 200 send object=2 offset=8 len=8 peer=100 fd=4
+500ms 200 syscall_exit name=write ret=8
+500ms 200 syscall_enter name=read fd=4
+500ms 200 switch_out state=S
+501ms 100 switch_in
+501ms 100 syscall_exit name=read ret=8
+501ms 100 recv object=2 offset=8 len=8 peer=200 fd=3
+)");
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, {});
+  CHECK(d.hang.tid == 100);
+  CHECK(causes(b, d) == "200 LongRunning depth 1");
+  REQUIRE_FALSE(d.root_causes.empty());
+  CHECK(d.root_causes[0].what.starts_with("ran 399.0 ms on a CPU"));
+}
+
 TEST_CASE("--hang TID@TIME names the hang; an unknown thread is an error that says so") {
   Built b = build(kRules, kChain);
   DiagnoseOptions o;
