@@ -566,6 +566,18 @@ TEST_CASE("RepeatedYield with no data flag is reported as such, with the loop's 
   CHECK(causes(b, d) == "100 RepeatedYield depth 0");
 }
 
+TEST_CASE("RepeatedYield recorded with flag events but diagnosed with no flag rule: the loop") {
+  // Recorded with a pack's flag traced, diagnosed without it: the flag events are there,
+  // but no rule says they matter, so the report is the yield loop's, not a missing write's.
+  std::string rules = kRules;
+  rules.erase(rules.find("flag ready"));
+  Built b = build(rules, kSpin);
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, {});
+  CHECK(d.hang.kind == HangKind::RepeatedYield);
+  CHECK(d.yield_without_flag);
+  CHECK(causes(b, d) == "100 RepeatedYield depth 0");
+}
+
 TEST_CASE("RepeatedYield with the flag declared: the setter's sleep is the root cause") {
   Built b = build(kRules, kSpin);
   Diagnosis d = diagnose(b.trace, b.result, b.rules, {});
