@@ -1,4 +1,4 @@
-// `causeway debug TRACE [--rules PACK…] [--no-stdlib] [--hang auto|TID@SECONDS]
+// `causeway debug TRACE [--rules PACK…] [--no-stdlib] [--hang auto|TID@SECONDS|NAME]
 //                       [--answers FILE] [--save-answers PACK] [--auto] [--json]
 //                       [--beam-width N] [--lookback N]`
 //
@@ -169,19 +169,21 @@ class FileAnswerer : public engine::Answerer {
   size_t used_ = 0;
 };
 
-// `--hang`: "auto" or TID@SECONDS (seconds since the trace started), read as pack tests
-// read their `hang` (rules::parse_hang_spec) so that saved answers replay the same symptom.
+// `--hang`: "auto", TID@SECONDS (seconds since the trace started) or a thread name, read as pack
+// tests read their `hang` (rules::parse_hang_spec) so that saved answers replay the same symptom.
 std::optional<rules::HangSpec> parse_hang(const std::string& s, std::string* why) {
   if (auto spec = rules::parse_hang_spec(s)) return spec;
   std::string detail;
-  if (size_t at = s.find('@'); at != std::string::npos) {
+  if (!s.empty() && s.find_first_not_of("0123456789") == std::string::npos) {
+    detail = fmt::format(" (a thread id needs its time: {}@SECONDS)", s);
+  } else if (size_t at = s.find('@'); at != std::string::npos) {
     const std::string tid = s.substr(0, at), secs = s.substr(at + 1);
     if (!rules::parse_hang_spec(tid + "@0"))
       detail = fmt::format(" ('{}' is not a thread id)", tid);
     else
       detail = fmt::format(" ('{}' is not a number of seconds, like 1.5)", secs);
   }
-  *why = fmt::format("--hang: expected auto or TID@SECONDS, got '{}'{}", s, detail);
+  *why = fmt::format("--hang: expected auto, TID@SECONDS or a thread name, got '{}'{}", s, detail);
   return std::nullopt;
 }
 
@@ -213,9 +215,9 @@ Command add_debug(CLI::App& app) {
   cmd->add_flag("--no-stdlib", args->no_stdlib, "do not load stdlib-rules");
   cmd->add_option("--hang", args->hang,
                   "the symptom: auto (the longest stretch a main thread or loop thread did "
-                  "not return to its loop), or TID@SECONDS (thread TID at SECONDS since the "
-                  "trace started)")
-      ->type_name("auto|TID@SECONDS")
+                  "not return to its loop), TID@SECONDS (thread TID at SECONDS since the "
+                  "trace started), or NAME (the longest stretch of the threads named NAME)")
+      ->type_name("auto|TID@SECONDS|NAME")
       ->default_str("auto");
   cmd->add_option("--answers", args->answers,
                   "answer the questions from FILE: one option number or 's' (stop) per "
@@ -278,6 +280,7 @@ Command add_debug(CLI::App& app) {
           options.symptom.tid = hang->tid;
           options.symptom.at_ns = engine::trace_start_ns(trace) + hang->offset_ns;
         }
+        options.symptom.thread_name = hang->thread_name;
         options.beam_width = args->beam_width;
         options.lookback = args->lookback;
 

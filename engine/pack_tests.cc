@@ -314,6 +314,7 @@ SymptomRequest symptom_of(const rules::PackTest& test, const Trace& trace) {
     request.tid = spec->tid;
     request.at_ns = trace_start_ns(trace) + spec->offset_ns;
   }
+  request.thread_name = spec->thread_name;
   return request;
 }
 

@@ -195,12 +195,16 @@ TEST_CASE("diagnosis expectations: the hang and the questions asked") {
                                                 "  expect questions == 0\n") +
                                      test_block("the hang named by thread and time",
                                                 "  hang \"100@0.5\"\n"
-                                                "  expect hang 100 kind LongWait\n")),
+                                                "  expect hang 100 kind LongWait\n") +
+                                     test_block("the hang named by the thread's name",
+                                                "  hang \"writer\"\n"
+                                                "  expect hang 200 kind LongRunning\n")),
                                 {});
   CHECK(render_pack_tests(results) ==
         "PASS d \"auto finds the long read\"\n"
         "PASS d \"the hang named by thread and time\"\n"
-        "2 passed, 0 failed\n");
+        "PASS d \"the hang named by the thread's name\"\n"
+        "3 passed, 0 failed\n");
 }
 
 TEST_CASE("failed diagnosis expectations say what the diagnosis found") {

@@ -1404,8 +1404,9 @@ void Checker::check_test(const dsl::TestBlock& test) {
     if (e->kind == dsl::ExprKind::Str && parse_hang_spec(e->sval))
       out.hang = e->sval;
     else
-      error(*e, "'hang' needs \"auto\" or \"TID@SECONDS\"",
-            {"SECONDS count from the start of the trace, as in \"811@1.5\""});
+      error(*e, "'hang' needs \"auto\", \"TID@SECONDS\" or a thread name",
+            {"SECONDS count from the start of the trace, as in \"811@1.5\"; a thread name "
+             "(\"cw-browser\") picks that thread's longest stretch"});
   }
   if (!test.has_trace)
     error_at(test.loc, 4, fmt::format("test '{}' has no trace", test.name),

@@ -788,10 +788,11 @@ TEST_CASE("diagnosis expectations and hang say what is wrong") {
       "test b { trace [[x]] hang \"auto\" expect segments 1 == 1 }\n"
       "test c { trace file \"t.cwt\" hang \"1@2\" hang \"auto\" expect questions == 0 }\n");
   CHECK(r.render() ==
-        "p.cw:4:8: error: 'hang' needs \"auto\" or \"TID@SECONDS\"\n"
+        "p.cw:4:8: error: 'hang' needs \"auto\", \"TID@SECONDS\" or a thread name\n"
         "    hang \"811 at 1.5\"\n"
         "         ^~~~~~~~~~~~\n"
-        "hint: SECONDS count from the start of the trace, as in \"811@1.5\"\n"
+        "hint: SECONDS count from the start of the trace, as in \"811@1.5\"; a thread name "
+        "(\"cw-browser\") picks that thread's longest stretch\n"
         "p.cw:5:24: error: unknown hang kind 'LongWiat' (expected LongRunning, RepeatedYield or "
         "LongWait)\n"
         "    expect hang 811 kind LongWiat\n"
@@ -812,7 +813,7 @@ TEST_CASE("diagnosis expectations and hang say what is wrong") {
         "                                         ^~~~\n");
 }
 
-TEST_CASE("hang specs: auto, or a thread and seconds since the trace started") {
+TEST_CASE("hang specs: auto, a thread and seconds since the trace started, or a thread name") {
   auto spec = parse_hang_spec("811@1.5");
   REQUIRE(spec);
   CHECK_FALSE(spec->automatic);
@@ -821,8 +822,14 @@ TEST_CASE("hang specs: auto, or a thread and seconds since the trace started") {
   CHECK(parse_hang_spec("7@2")->offset_ns == 2000000000);
   CHECK(parse_hang_spec("7@0.000000001")->offset_ns == 1);
   CHECK(parse_hang_spec("auto")->automatic);
+  auto named = parse_hang_spec("cw-browser");
+  REQUIRE(named);
+  CHECK(named->automatic);
+  CHECK(named->thread_name == "cw-browser");
+  CHECK(parse_hang_spec("auto")->thread_name.empty());
+  // Digits alone would be a thread id without its time; names are at most 15 bytes.
   for (const char* bad : {"", "811", "@1", "811@", "0@1", "811@1.", "811@-1", "x@1", "811@1s",
-                          "4294967296@1", "Auto"}) {
+                          "4294967296@1", "cw browser", "sixteen-chars-xx"}) {
     CAPTURE(bad);
     CHECK_FALSE(parse_hang_spec(bad));
   }

@@ -10,12 +10,21 @@ namespace cw::rules {
 
 std::optional<HangSpec> parse_hang_spec(std::string_view text) {
   if (text == "auto") return HangSpec{};
-  const size_t at = text.find('@');
-  if (at == std::string_view::npos || at == 0 || at + 1 == text.size()) return std::nullopt;
   auto digits = [](std::string_view s) {
     return !s.empty() &&
            std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
   };
+  const size_t at = text.find('@');
+  if (at == std::string_view::npos) {
+    // A thread name: what the kernel keeps of a comm (15 bytes), printable, no blanks.
+    if (text.empty() || text.size() > 15 || digits(text)) return std::nullopt;
+    if (!std::all_of(text.begin(), text.end(), [](char c) { return c > ' ' && c < 127; }))
+      return std::nullopt;
+    HangSpec spec;
+    spec.thread_name = std::string(text);
+    return spec;
+  }
+  if (at == 0 || at + 1 == text.size()) return std::nullopt;
   const std::string_view tid = text.substr(0, at);
   std::string_view whole = text.substr(at + 1), fraction;
   if (size_t dot = whole.find('.'); dot != std::string_view::npos) {

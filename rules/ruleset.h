@@ -188,12 +188,14 @@ struct AnswerRule {
 };
 
 // A diagnosis symptom as written in a pack test's `hang` (and on the command line, --hang):
-// "auto", or "TID@SECONDS", a thread and a time in seconds since the trace started
-// ("811@1.5", "811@2"). nullopt for anything else.
+// "auto"; "TID@SECONDS", a thread and a time in seconds since the trace started
+// ("811@1.5", "811@2"); or a thread's name (up to 15 characters, not all digits, no '@'
+// or space: "cw-browser"), its longest stretch. nullopt for anything else.
 struct HangSpec {
   bool automatic = true;
   uint32_t tid = 0;
-  uint64_t offset_ns = 0;  // SECONDS in ns (digits past the ninth decimal are dropped)
+  uint64_t offset_ns = 0;   // SECONDS in ns (digits past the ninth decimal are dropped)
+  std::string thread_name;  // automatic, among the threads of this name only
 };
 std::optional<HangSpec> parse_hang_spec(std::string_view text);
 

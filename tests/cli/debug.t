@@ -14,8 +14,8 @@ the second answer takes 300 ms of computing, so the client's second read waits.
     --rules PACK:PATH(existing) ...
                                 add rule packs (files or folders), in order
     --no-stdlib                 do not load stdlib-rules
-    --hang auto|TID@SECONDS=auto
-                                the symptom: auto (the longest stretch a main thread or loop thread did not return to its loop), or TID@SECONDS (thread TID at SECONDS since the trace started)
+    --hang auto|TID@SECONDS|NAME=auto
+                                the symptom: auto (the longest stretch a main thread or loop thread did not return to its loop), TID@SECONDS (thread TID at SECONDS since the trace started), or NAME (the longest stretch of the threads named NAME)
     --answers FILE:FILE         answer the questions from FILE: one option number or 's' (stop) per line, '#' comments; then ask (terminal) or choose the best (otherwise)
     --save-answers PACK         write every answer as an `answer` rule in folder PACK (PACK/pack.cw, with a test): --rules PACK then asks nothing
     --auto                      never ask: take the best-scored option (also without a terminal); the report lists each such choice
@@ -31,15 +31,26 @@ the second answer takes 300 ms of computing, so the client's second read waits.
 A bad symptom is an input error that says what is wrong.
 
   $ causeway debug examples/slow-server.trace --hang 811
-  causeway: --hang: expected auto or TID@SECONDS, got '811'
+  causeway: --hang: expected auto, TID@SECONDS or a thread name, got '811' (a thread id needs its time: 811@SECONDS)
   [1]
 
   $ causeway debug examples/slow-server.trace --hang client@1
-  causeway: --hang: expected auto or TID@SECONDS, got 'client@1' ('client' is not a thread id)
+  causeway: --hang: expected auto, TID@SECONDS or a thread name, got 'client@1' ('client' is not a thread id)
   [1]
 
   $ causeway debug examples/slow-server.trace --hang 811@soon
-  causeway: --hang: expected auto or TID@SECONDS, got '811@soon' ('soon' is not a number of seconds, like 1.5)
+  causeway: --hang: expected auto, TID@SECONDS or a thread name, got '811@soon' ('soon' is not a number of seconds, like 1.5)
+  [1]
+
+A thread's name picks the longest stretch of the threads so named; a name no thread has
+is an error.
+
+  $ causeway debug examples/slow-server.trace --hang cw-srv-worker --auto 2>/dev/null | grep -A2 '^hang'
+  hang: LongRunning of thread cw-srv-worker 813 (process cw-server 812)
+    when: 0.009600 s to 0.319100 s (309.5 ms)
+    found by: auto: longest stretch of 1 thread named cw-srv-worker (813: 0.309 s)
+  $ causeway debug examples/slow-server.trace --hang cw-nobody
+  causeway: no thread named 'cw-nobody' in the trace
   [1]
 
   $ causeway debug examples/slow-server.trace --hang 999@0.1
