@@ -37,35 +37,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../scenario.h"
+
 enum { kDocumentBytes = 64 * 1024 };
 
 static char folder[64];
 static char document_path[96];
-
-// Prints "cw-scn-filechange: message" (with strerror(errno) when `with_errno`), exits 1.
-static void fail_impl(int with_errno, const char* format, ...) {
-  int saved_errno = errno;
-  va_list args;
-  va_start(args, format);
-  fprintf(stderr, "cw-scn-filechange: ");
-  vfprintf(stderr, format, args);
-  va_end(args);
-  if (with_errno) fprintf(stderr, ": %s", strerror(saved_errno));
-  fputc('\n', stderr);
-  exit(1);
-}
-#define fail(...) fail_impl(0, __VA_ARGS__)
-#define fail_errno(...) fail_impl(1, __VA_ARGS__)
-
-static long long monotonic_ns(void) {
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
-}
-
-static void set_name(const char* name) {
-  if (prctl(PR_SET_NAME, name, 0, 0, 0) != 0) fail_errno("prctl(PR_SET_NAME, %s)", name);
-}
 
 // The bibliography: BibTeX entries, `version` changing a few of their bytes.
 static void make_document(char* text, int version) {
@@ -87,27 +64,6 @@ static void write_file(const char* who, int flags, int version) {
   if (fd < 0) fail_errno("%s: open %s", who, document_path);
   if (write(fd, text, sizeof text) != (ssize_t)sizeof text) fail_errno("%s: write", who);
   if (close(fd) != 0) fail_errno("%s: close", who);
-}
-
-// Returns once process `pid`'s main thread is asleep (state S in /proc/PID/stat): the
-// editor's only sleep after the fork is its poll. Yields the CPU between looks. (No timer:
-// a timer's expiry would wake this thread from whatever thread its interrupt landed on.)
-static void wait_until_asleep(pid_t pid, const char* who) {
-  char path[64];
-  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-  for (;;) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) fail_errno("%s: open %s", who, path);
-    char text[512];
-    ssize_t got = read(fd, text, sizeof text - 1);
-    close(fd);
-    if (got <= 0) fail_errno("%s: read %s", who, path);
-    text[got] = '\0';
-    const char* paren = strrchr(text, ')');  // the state follows "(comm) "
-    if (!paren || paren[1] != ' ') fail("%s: unexpected %s: %s", who, path, text);
-    if (paren[2] == 'S') return;
-    sched_yield();
-  }
 }
 
 // cw-vim: saves the document once the editor waits in poll, and exits.
@@ -144,6 +100,7 @@ static void reload(long long work_ns) {
 }
 
 int main(int argc, char** argv) {
+  program_name = "cw-scn-filechange";
   long work_ms = 600;
   if (argc > 2) fail("usage: cw-scn-filechange [WORK_MS]");
   if (argc == 2) {

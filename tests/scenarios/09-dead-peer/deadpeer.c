@@ -32,32 +32,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../scenario.h"
+
 enum { kMessageBytes = 32 };
-
-// Prints "cw-scn-deadpeer: message" (with strerror(errno) when `with_errno`), exits 1.
-static void fail_impl(int with_errno, const char* format, ...) {
-  int saved_errno = errno;
-  va_list args;
-  va_start(args, format);
-  fprintf(stderr, "cw-scn-deadpeer: ");
-  vfprintf(stderr, format, args);
-  va_end(args);
-  if (with_errno) fprintf(stderr, ": %s", strerror(saved_errno));
-  fputc('\n', stderr);
-  exit(1);
-}
-#define fail(...) fail_impl(0, __VA_ARGS__)
-#define fail_errno(...) fail_impl(1, __VA_ARGS__)
-
-static long long monotonic_ns(void) {
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
-}
-
-static void set_name(const char* name) {
-  if (prctl(PR_SET_NAME, name, 0, 0, 0) != 0) fail_errno("prctl(PR_SET_NAME, %s)", name);
-}
 
 // One message: `kMessageBytes` bytes holding a string.
 static void send_message(int fd, const char* text, const char* who) {
@@ -154,6 +131,7 @@ static long long query(int fd, const char* text, const char* expected) {
 }
 
 int main(int argc, char** argv) {
+  program_name = "cw-scn-deadpeer";
   long hold_ms = 1000;
   if (argc > 2) fail("usage: cw-scn-deadpeer [HOLD_MS]");
   if (argc == 2) {
