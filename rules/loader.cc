@@ -38,6 +38,7 @@ struct ParsedFile {
   dsl::File file;
   std::string dir;  // the folder, normalised, "" for a bare file name
   bool pack_cw = false;
+  bool standard = false;  // from the standard packs: a user's pack of the same id replaces it
 };
 
 uint32_t width(size_t n) {
@@ -171,6 +172,12 @@ void resolve(const std::vector<PackUnit>& packs, Diagnostics& diags) {
 
 // Groups parsed files into packs (docs/rules.md "Packs"), in the order of their headers.
 std::vector<PackUnit> group(const std::vector<ParsedFile>& files, Diagnostics& diags) {
+  // A standard pack whose id a user's pack also has is left out with its files: checking
+  // another copy of the standard packs must not load them twice.
+  constexpr size_t kReplaced = SIZE_MAX;
+  std::set<std::string> user_ids;
+  for (const auto& f : files)
+    if (f.file.pack && !f.standard) user_ids.insert(f.file.pack->id);
   std::vector<PackUnit> packs;
   std::map<std::string, size_t> by_id;
   std::vector<std::pair<std::string, size_t>> folder_packs;  // folder -> pack
@@ -182,6 +189,10 @@ std::vector<PackUnit> group(const std::vector<ParsedFile>& files, Diagnostics& d
       continue;
     }
     const dsl::PackHeader& header = *f.file.pack;
+    if (f.standard && user_ids.count(header.id)) {
+      if (f.pack_cw) folder_packs.emplace_back(f.dir, kReplaced);
+      continue;
+    }
     if (auto it = by_id.find(header.id); it != by_id.end()) {
       diags.error(f.source, header.id_loc, width(header.id.size()),
                   fmt::format("duplicate pack id '{}'", header.id));
@@ -213,13 +224,15 @@ std::vector<PackUnit> group(const std::vector<ParsedFile>& files, Diagnostics& d
                   {"start it with `pack ID { ... }` or put a pack.cw beside it"});
       continue;
     }
+    if (owner->second == kReplaced) continue;
     packs[owner->second].files.push_back(&f.file);
     packs[owner->second].info.files.push_back(f.source->path);
   }
   return packs;
 }
 
-LoadResult load(const std::vector<SourcePtr>& sources, Diagnostics diags) {
+LoadResult load(const std::vector<SourcePtr>& sources, Diagnostics diags,
+                const std::set<const Source*>& standard = {}) {
   std::vector<ParsedFile> files;
   files.reserve(sources.size());
   for (const auto& source : sources) {
@@ -228,7 +241,8 @@ LoadResult load(const std::vector<SourcePtr>& sources, Diagnostics diags) {
     fs::path path = fs::path(source->path).lexically_normal();
     std::string dir = path.parent_path().generic_string();
     while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-    files.push_back(ParsedFile{source, std::move(parsed.file), dir, path.filename() == "pack.cw"});
+    files.push_back(ParsedFile{source, std::move(parsed.file), dir, path.filename() == "pack.cw",
+                               standard.count(source.get()) > 0});
   }
   std::vector<PackUnit> packs = group(files, diags);
   resolve(packs, diags);
@@ -252,9 +266,19 @@ LoadResult load_sources(const std::vector<SourcePtr>& sources) {
 }
 
 LoadResult load_packs(const std::vector<std::string>& paths) {
+  return load_packs({}, paths);
+}
+
+LoadResult load_packs(const std::vector<std::string>& standard_paths,
+                      const std::vector<std::string>& paths) {
   Diagnostics diags;
   std::vector<std::string> found;
-  for (const auto& path : paths) {
+  size_t standard_files = 0;  // the first files found are the standard packs'
+  std::vector<std::string> all = standard_paths;
+  all.insert(all.end(), paths.begin(), paths.end());
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (i == standard_paths.size()) standard_files = found.size();
+    const std::string& path = all[i];
     std::error_code ec;
     auto status = fs::status(path, ec);
     if (ec || !fs::exists(status)) {
@@ -277,9 +301,12 @@ LoadResult load_packs(const std::vector<std::string>& paths) {
     std::sort(in_folder.begin(), in_folder.end());
     found.insert(found.end(), in_folder.begin(), in_folder.end());
   }
+  if (standard_paths.size() == all.size()) standard_files = found.size();
   std::vector<SourcePtr> sources;
+  std::set<const Source*> standard;
   std::set<std::string> seen;  // a file reached twice is loaded once
-  for (const auto& path : found) {
+  for (size_t i = 0; i < found.size(); ++i) {
+    const std::string& path = found[i];
     std::error_code ec;
     std::string canonical = fs::weakly_canonical(path, ec).string();
     if (!seen.insert(ec ? path : canonical).second) continue;
@@ -291,8 +318,9 @@ LoadResult load_packs(const std::vector<std::string>& paths) {
       continue;
     }
     sources.push_back(make_source(path, text.str()));
+    if (i < standard_files) standard.insert(sources.back().get());
   }
-  return load(sources, std::move(diags));
+  return load(sources, std::move(diags), standard);
 }
 
 }  // namespace cw::rules

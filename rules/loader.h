@@ -21,6 +21,12 @@ struct LoadResult {
 // later pack is a later load. Never throws for bad input: errors are diagnostics.
 LoadResult load_packs(const std::vector<std::string>& paths);
 
+// The same with the standard packs at `standard_paths` loaded first. A standard pack whose
+// id a pack in `paths` also has is left out, files and all: the user's copy replaces it
+// (checking another checkout's stdlib-rules must not load each pack twice).
+LoadResult load_packs(const std::vector<std::string>& standard_paths,
+                      const std::vector<std::string>& paths);
+
 // The same from in-memory sources (tests, pack fixtures); each source is a file.
 LoadResult load_sources(const std::vector<SourcePtr>& sources);
 

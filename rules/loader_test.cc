@@ -145,6 +145,28 @@ TEST_CASE("packs load from folders on disk in sorted order, sub-folders included
   CHECK(pack_ids(twice.rules) == std::vector<std::string>{"solo", "a"});
 }
 
+TEST_CASE("a user's pack replaces the standard pack of the same id, files and all") {
+  // Another checkout's stdlib-rules checked with this binary's standard packs beside it.
+  TempDir dir("cw-rules");
+  for (const char* root : {"std", "mine"}) {
+    dir.write(std::string(root) + "/k/pack.cw", "pack k { version \"1.0.0\" }\n");
+    dir.write(std::string(root) + "/k/tests.cw", "split k" + std::string(root) + " { at recv }\n");
+    dir.write(std::string(root) + "/g/pack.cw", "pack g { version \"1.0.0\" requires k }\n");
+  }
+  dir.write("std/other/pack.cw", "pack other { version \"1.0.0\" }\n");
+  auto r =
+      load_packs({dir.path("std/g"), dir.path("std/k"), dir.path("std/other")}, {dir.path("mine")});
+  REQUIRE_MESSAGE(r.ok(), r.render());
+  CHECK(pack_ids(r.rules) == std::vector<std::string>{"other", "g", "k"});
+  CHECK(r.rules.pack("k")->files ==
+        std::vector<std::string>{dir.path("mine/k/pack.cw"), dir.path("mine/k/tests.cw")});
+
+  // Two user packs of one id are still an error.
+  auto twice = load_packs({}, {dir.path("std"), dir.path("mine")});
+  CHECK_FALSE(twice.ok());
+  CHECK(twice.render().find("duplicate pack id 'g'") != std::string::npos);
+}
+
 TEST_CASE("a path that does not exist or a folder without rules is an error") {
   TempDir dir("cw-rules");
   dir.write("empty/readme.txt", "nothing");
