@@ -21,6 +21,16 @@ std::string thread_comm(const Trace& trace, Tid tid) {
   return t ? std::string(trace.strings.get(t->comm)) : std::string();
 }
 
+// Distinct processes and threads: the tables may name an id more than once (a recorder
+// appends a renamed thread or process again). The text and the JSON count the same way.
+std::pair<size_t, size_t> distinct_processes_threads(const Trace& trace) {
+  std::set<Pid> pids;
+  std::set<Tid> tids;
+  for (const auto& p : trace.processes) pids.insert(p.pid);
+  for (const auto& t : trace.threads) tids.insert(t.tid);
+  return {pids.size(), tids.size()};
+}
+
 std::string dot_escape(std::string_view s) {
   std::string out;
   for (char c : s) {
@@ -111,11 +121,7 @@ json graph_json(const Trace& trace, const BuildResult& result) {
   }
   for (size_t i = 0; i < names.flags.size(); ++i) flags[names.flags[i]] = counts.flags.at(i);
 
-  // Tables may name an id more than once (a recorder appends a renamed thread again).
-  std::set<Pid> pids;
-  std::set<Tid> tids;
-  for (const auto& p : trace.processes) pids.insert(p.pid);
-  for (const auto& t : trace.threads) tids.insert(t.tid);
+  const auto [processes, threads] = distinct_processes_threads(trace);
   std::map<uint16_t, uint64_t> lost_by_cpu;
   for (const auto& l : trace.lost) lost_by_cpu[l.cpu] += l.count;
   json lost_per_cpu = json::object();
@@ -124,8 +130,8 @@ json graph_json(const Trace& trace, const BuildResult& result) {
   return {
       {"trace",
        {{"events", trace.events.size()},
-        {"processes", pids.size()},
-        {"threads", tids.size()},
+        {"processes", processes},
+        {"threads", threads},
         {"lost_events", trace.lost_events()},
         {"lost_per_cpu", lost_per_cpu}}},
       {"graph",
@@ -169,9 +175,9 @@ std::string text_summary(const Trace& trace, const BuildResult& result) {
     ++by_strength[static_cast<int>(e.strength)];
     ++by_kind[g.kind_name(e)];
   }
+  const auto [processes, threads] = distinct_processes_threads(trace);
   std::string out = fmt::format("trace: {} events, {} processes, {} threads, {} lost events\n",
-                                trace.events.size(), trace.processes.size(), trace.threads.size(),
-                                trace.lost_events());
+                                trace.events.size(), processes, threads, trace.lost_events());
   out += fmt::format("graph: {} segments, {} edges ({} strong, {} weak, {} boosted)\n",
                      g.segments.size(), g.edges.size(), by_strength[0], by_strength[1],
                      by_strength[2]);

@@ -100,5 +100,19 @@ TEST_CASE("the text summary gives sizes, strengths, kinds and statistics") {
         "over-connections: 0 (requests), 0 (segments)\n");
 }
 
+TEST_CASE("the text summary and the JSON count a renamed process and thread once") {
+  // The text form declares an id once; a recorder appends a renamed one again.
+  auto b = testing::build(kRules, kTrace);
+  b.trace.processes.push_back(b.trace.processes[0]);
+  b.trace.threads.push_back(b.trace.threads[0]);
+  REQUIRE(b.trace.processes.size() == 3);
+  nlohmann::json j = graph_json(b.trace, b.result);
+  CHECK(j["trace"]["processes"] == 2);
+  CHECK(j["trace"]["threads"] == 2);
+  const std::string text = text_summary(b.trace, b.result);
+  CHECK(text.substr(0, text.find('\n')) ==
+        "trace: 8 events, 2 processes, 2 threads, 5 lost events");
+}
+
 }  // namespace
 }  // namespace cw::engine
