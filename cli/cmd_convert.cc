@@ -25,6 +25,9 @@ Command add_convert(CLI::App& app) {
   cmd->add_option("-o,--output", args->out, "output file")->required();
   cmd->add_option("--to", args->to, "output form (default: the other one)")
       ->check(CLI::IsMember({"text", "binary"}));
+  cmd->footer(
+      "Exit status: 0 done, 1 the input trace was wrong (the message says where), 2 the "
+      "output cannot be written.");
   return {cmd, [args] {
             Trace trace;
             ReadReport report;

@@ -18,6 +18,7 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/graph_input.h"
+#include "cli/json_output.h"
 #include "cli/progress.h"
 #include "cli/rule_paths.h"
 #include "cli/trace_input.h"
@@ -263,7 +264,7 @@ Command add_debug(CLI::App& app) {
           for (std::string line; std::getline(in, line);) answer_lines.push_back(line);
         }
 
-        auto loaded = rules::load_packs(pack_paths(args->rules, args->no_stdlib));
+        auto loaded = load_rule_packs(args->rules, args->no_stdlib);
         std::cerr << loaded.render();
         if (!loaded.ok()) return kExitBadInput;
 
@@ -342,9 +343,13 @@ Command add_debug(CLI::App& app) {
           }
         }
 
-        if (args->json)
-          std::cout << engine::debug_json(trace, built.graph, diagnosis).dump(2) << "\n";
-        else
+        if (args->json) {
+          nlohmann::json j = engine::debug_json(trace, built.graph, diagnosis);
+          const uint64_t start = engine::trace_start_ns(trace);
+          add_seconds_since_start(j, start);
+          j["trace_start_ns"] = start;
+          std::cout << with_schema_version(std::move(j)).dump(2) << "\n";
+        } else
           std::cout << engine::debug_text(trace, built.graph, diagnosis);
         return kExitOk;
       }};

@@ -21,6 +21,7 @@
 #include "base/temp_dir.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/json_output.h"
 #include "cli/rule_paths.h"
 #include "cli/trace_input.h"
 #include "engine/diagnose.h"
@@ -46,14 +47,21 @@ std::string self_exe() {
   return ec ? std::string("causeway") : p.string();
 }
 
+// $CAUSEWAY_SCENARIOS, else share/causeway/scenarios under the binary's prefix (the
+// build tree links BUILD/share/causeway/scenarios to tests/scenarios), never the source
+// path the binary was built from.
 std::string default_suite() {
   if (const char* env = std::getenv("CAUSEWAY_SCENARIOS"); env && *env) return env;
-  return CW_SCENARIOS_DIR;
+  return (fs::path(self_exe()).parent_path().parent_path() / "share/causeway/scenarios")
+      .lexically_normal()
+      .string();
 }
 
 // BUILD/tests/scenarios beside BUILD/cli/causeway.
 std::string default_programs() {
-  return (fs::path(self_exe()).parent_path().parent_path() / "tests" / "scenarios").string();
+  return (fs::path(self_exe()).parent_path().parent_path() / "tests" / "scenarios")
+      .lexically_normal()
+      .string();
 }
 
 std::string last_line(const std::string& file) {
@@ -127,10 +135,11 @@ std::string pack_id_of(const rules::RuleSet& rules, const std::string& path) {
   return {};
 }
 
-// Diagnoses one recording under the rules at `paths`; the error goes into `r.error`.
+// Diagnoses one recording under the standard packs and `packs`; the error goes into
+// `r.error`.
 std::optional<eval::Outcome> diagnose(const Scenario& s, const Trace& trace,
-                                      const std::vector<std::string>& paths, ScenarioResult& r) {
-  auto loaded = rules::load_packs(paths);
+                                      const std::vector<std::string>& packs, ScenarioResult& r) {
+  auto loaded = load_rule_packs(packs, false);
   if (!loaded.ok()) {
     r.error = "rules: " + loaded.render();
     return std::nullopt;
@@ -169,8 +178,8 @@ std::optional<std::string> find_scenario(const std::vector<std::string>& dirs,
 Command add_eval(CLI::App& app) {
   struct Args {
     std::vector<std::string> names;
-    std::string suite = default_suite();
-    std::string programs = default_programs();
+    std::string suite;
+    std::string programs;
     std::string keep, from;
     bool json = false;
     bool show = false;
@@ -182,17 +191,24 @@ Command add_eval(CLI::App& app) {
       "ground truth, print seed 000's Table 2 columns");
   cmd->add_option("NAME", args->names,
                   "scenarios to run (a folder name or a unique part of one); default: all");
-  cmd->add_option("--suite", args->suite, "the scenario folders' parent")
-      ->capture_default_str()
-      ->check(CLI::ExistingDirectory);
-  cmd->add_option("--programs", args->programs, "where the cw-scn-* programs are built")
-      ->capture_default_str();
+  cmd->add_option("--suite", args->suite,
+                  "the scenario folders' parent (default: $CAUSEWAY_SCENARIOS, else "
+                  "share/causeway/scenarios beside the binary's folder, which the build "
+                  "links to tests/scenarios)")
+      ->check(CLI::ExistingDirectory)
+      ->type_name("DIR");
+  cmd->add_option("--programs", args->programs,
+                  "where the cw-scn-* programs are (default: tests/scenarios beside the "
+                  "binary's folder, as the build makes them)")
+      ->type_name("DIR");
   auto* keep = cmd->add_option("--keep", args->keep,
                                "record into DIR and keep the recordings (DIR/NAME.cwt) and "
-                               "the recorder's logs");
+                               "the recorder's logs")
+                   ->type_name("DIR");
   cmd->add_option("--from", args->from,
                   "do not record: diagnose the recordings a --keep run left in DIR again "
                   "(after changing a rule)")
+      ->type_name("DIR")
       ->check(CLI::ExistingDirectory)
       ->excludes(keep);
   cmd->add_flag("--json", args->json, "print the results as JSON (docs/scenarios.md)");
@@ -204,6 +220,17 @@ Command add_eval(CLI::App& app) {
       "without its rule), 1 the input was wrong (unknown scenario, bad scenario.json), 2 the "
       "environment cannot do it, 3 a scenario did not match.");
   return {cmd, [args] {
+            if (args->suite.empty()) args->suite = default_suite();
+            if (args->programs.empty()) args->programs = default_programs();
+            std::error_code missing;
+            if (!fs::is_directory(args->suite, missing)) {
+              std::cerr << fmt::format(
+                  "causeway: eval: no scenario suite at {}: give --suite DIR (tests/scenarios "
+                  "of a checkout) or set CAUSEWAY_SCENARIOS\n",
+                  args->suite);
+              return kExitEnvironment;
+            }
+            pack_paths({}, false);  // the standard packs are there, before recording
             std::vector<std::string> dirs = eval::scenario_dirs(args->suite);
             if (dirs.empty()) {
               std::cerr << fmt::format("causeway: eval: no scenario folders in {}\n", args->suite);
@@ -265,9 +292,8 @@ Command add_eval(CLI::App& app) {
               if (r.error.empty()) {
                 std::vector<std::string> with;
                 if (!s.pack.empty()) with.push_back(s.pack);
-                r.with_rules = diagnose(s, trace, pack_paths(with, false), r);
-                if (r.error.empty() && s.needs_pack)
-                  r.without_pack = diagnose(s, trace, pack_paths({}, false), r);
+                r.with_rules = diagnose(s, trace, with, r);
+                if (r.error.empty() && s.needs_pack) r.without_pack = diagnose(s, trace, {}, r);
               }
               if (!r.error.empty())
                 std::cerr << progress << "error: " << r.error << "\n";
@@ -284,7 +310,7 @@ Command add_eval(CLI::App& app) {
               results.push_back(std::move(r));
             }
             if (args->json)
-              std::cout << eval::render_json(results).dump(2) << "\n";
+              std::cout << with_schema_version(eval::render_json(results)).dump(2) << "\n";
             else
               std::cout << eval::render_markdown(results);
             if (args->show && !args->json)

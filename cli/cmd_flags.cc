@@ -18,6 +18,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/json_output.h"
 #include "instrument/pc_sampler.h"
 #include "instrument/proc_maps.h"
 #include "instrument/spin_report.h"
@@ -285,7 +286,9 @@ int run_suggest(const SuggestArgs& args) {
   }
   auto found = suggestions(report);
   if (args.json) {
-    std::cout << to_json(report, found).dump(2) << "\n";
+    nlohmann::ordered_json out = {{"schema_version", kJsonSchemaVersion},
+                                  {"suggestions", to_json(report, found)}};
+    std::cout << out.dump(2) << "\n";
   } else {
     print_text(report, found);
   }

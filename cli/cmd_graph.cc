@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/graph_input.h"
+#include "cli/json_output.h"
 #include "cli/rule_paths.h"
 #include "cli/trace_input.h"
 #include "engine/builder.h"
@@ -38,8 +39,12 @@ Command add_graph(CLI::App& app) {
   cmd->add_flag("--edges", args->edges,
                 "with --json: also list every cross-thread edge with its evidence events");
   cmd->add_option("--dot", args->dot, "also write the graph as Graphviz DOT to FILE");
+  cmd->footer(
+      "Packs: the standard packs unless --no-stdlib, then $CAUSEWAY_RULES_PATH, then --rules.\n"
+      "Exit status: 0 done, 1 the input was wrong (bad trace or pack), 2 the environment cannot "
+      "do it (no standard packs, cannot write the --dot file).");
   return {cmd, [args] {
-            auto loaded = rules::load_packs(pack_paths(args->rules, args->no_stdlib));
+            auto loaded = load_rule_packs(args->rules, args->no_stdlib);
             std::cerr << loaded.render();
             if (!loaded.ok()) return kExitBadInput;
 
@@ -66,7 +71,7 @@ Command add_graph(CLI::App& app) {
                 json["trace"]["skipped"].push_back(
                     {{"offset", s.offset}, {"size", s.size}, {"reason", s.reason}});
               if (args->edges) json["edge_list"] = engine::edge_list_json(trace, result.graph);
-              std::cout << json.dump(2) << "\n";
+              std::cout << with_schema_version(std::move(json)).dump(2) << "\n";
             } else {
               std::cout << engine::text_summary(trace, result);
             }

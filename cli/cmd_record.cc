@@ -24,6 +24,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/json_output.h"
 #include "cli/record_instrumentation.h"
 #include "cli/recorder_dir.h"
 #include "cli/rule_paths.h"
@@ -85,6 +86,10 @@ std::string lost_text(const SessionStatus& s) {
 }
 
 nlohmann::json status_json(const SessionStatus& s, const RecorderPaths& paths, uint64_t max_bytes) {
+  // Keyed by CPU number, only CPUs that lost events: the shape `graph --json` gives.
+  nlohmann::json lost_per_cpu = nlohmann::json::object();
+  for (size_t cpu = 0; cpu < s.lost_per_cpu.size(); ++cpu)
+    if (s.lost_per_cpu[cpu]) lost_per_cpu[std::to_string(cpu)] = s.lost_per_cpu[cpu];
   nlohmann::json j = {{"pid", getpid()},
                       {"dir", paths.dir},
                       {"records", s.records},
@@ -92,7 +97,7 @@ nlohmann::json status_json(const SessionStatus& s, const RecorderPaths& paths, u
                       {"first_ts", s.first_ts},
                       {"newest_ts", s.newest_ts},
                       {"lost_events", s.lost_total},
-                      {"lost_per_cpu", s.lost_per_cpu},
+                      {"lost_per_cpu", lost_per_cpu},
                       {"maps_lost", s.maps_lost},
                       {"malformed_records", s.malformed}};
   if (s.ring)
@@ -142,7 +147,7 @@ void print_messages(RecordInstrumentation& instrumentation) {
 // The flags and functions the packs name; nullptr when they name none.
 std::unique_ptr<RecordInstrumentation> plan_from_packs(const RecordArgs& args, int& rc) {
   rc = kExitOk;
-  auto loaded = rules::load_packs(pack_paths(args.rules, args.no_stdlib));
+  auto loaded = load_rule_packs(args.rules, args.no_stdlib);
   std::cerr << loaded.render();
   if (!loaded.ok()) {
     rc = kExitBadInput;
@@ -168,10 +173,15 @@ std::unique_ptr<RecordInstrumentation> plan_from_packs(const RecordArgs& args, i
   return std::make_unique<RecordInstrumentation>(std::move(plan), flags, hooks);
 }
 
-int exit_status_of(int wstatus) {
-  if (WIFEXITED(wstatus)) return WEXITSTATUS(wstatus);
-  if (WIFSIGNALED(wstatus)) return 128 + WTERMSIG(wstatus);
-  return 1;
+// "; the command exited with status 3" from waitpid's status; "" for a clean exit (and
+// without a command).
+std::string command_status_text(int wstatus) {
+  if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) != 0)
+    return fmt::format("; the command exited with status {}", WEXITSTATUS(wstatus));
+  if (WIFSIGNALED(wstatus))
+    return fmt::format("; the command was killed by signal {} ({})", WTERMSIG(wstatus),
+                       strsignal(WTERMSIG(wstatus)));
+  return {};
 }
 
 // The command is stopped at its exec: resolve and attach the instrumentation in its fresh
@@ -309,7 +319,7 @@ int record_foreground(const RecordArgs& args) {
   }
 
   auto started = std::chrono::steady_clock::now();
-  int status = kExitOk;
+  int command_wstatus = 0;
   for (;;) {
     session->step(100);
     if (instrumentation) print_messages(*instrumentation);
@@ -319,7 +329,7 @@ int record_foreground(const RecordArgs& args) {
     if (child > 0) {
       int wstatus = 0;
       if (waitpid(child, &wstatus, WNOHANG) == child) {
-        status = exit_status_of(wstatus);
+        command_wstatus = wstatus;
         break;
       }
     } else if (g_stop) {
@@ -332,7 +342,7 @@ int record_foreground(const RecordArgs& args) {
         kill(child, SIGTERM);
         int wstatus = 0;
         waitpid(child, &wstatus, 0);
-        status = exit_status_of(wstatus);
+        command_wstatus = wstatus;
       }
       break;
     }
@@ -340,9 +350,11 @@ int record_foreground(const RecordArgs& args) {
   session->finish();
   if (instrumentation) print_messages(*instrumentation);
   SessionStatus s = session->status();
-  std::cerr << fmt::format("causeway: wrote {}: {} events, {}\n", args.output, s.events,
-                           lost_text(s));
-  return status;
+  std::cerr << fmt::format("causeway: wrote {}: {} events, {}{}\n", args.output, s.events,
+                           lost_text(s), command_status_text(command_wstatus));
+  // The command's status is said, not passed on: its 1 or 2 would read as causeway's own
+  // (the input was wrong, the environment cannot do it).
+  return kExitOk;
 }
 
 void write_status_file(const RecorderPaths& paths, const nlohmann::json& j) {
@@ -524,7 +536,7 @@ int record_status(const std::string& dir, bool json) {
   j["dir"] = paths.dir;
   if (pid) j["pid"] = *pid;
   if (json) {
-    std::cout << j.dump(2) << "\n";
+    std::cout << with_schema_version(std::move(j)).dump(2) << "\n";
     return kExitOk;
   }
   if (!pid) {
@@ -568,8 +580,8 @@ std::vector<Command> add_record(CLI::App& app) {
   cmd->add_option("CMD", args->command, "command to run and record (after --)");
   cmd->add_option("--rules", args->rules,
                   "packs (files or folders) whose data flags and named functions are traced "
-                  "(stdlib-rules and $CAUSEWAY_RULES_PATH are loaded too)");
-  cmd->add_flag("--no-stdlib", args->no_stdlib, "do not load stdlib-rules");
+                  "(the standard packs and $CAUSEWAY_RULES_PATH are loaded too)");
+  cmd->add_flag("--no-stdlib", args->no_stdlib, "do not load the standard packs");
   cmd->add_option("--flags", args->flags,
                   "how data flags are traced: 'watch' (hardware watchpoints, 4 per thread), "
                   "'probe' (uprobes on the instructions that access them), 'auto' (default: "
@@ -584,10 +596,11 @@ std::vector<Command> add_record(CLI::App& app) {
                   "folder whose socket 'causeway mark' writes to (default $CAUSEWAY_DIR or "
                   "/var/lib/causeway)");
   cmd->footer(
-      "Needs root, or CAP_BPF and CAP_PERFMON; exits 2 saying what is missing.\n"
-      "With CMD, the exit status is CMD's. The trace file is created 0600.\n"
+      "Needs root, or CAP_BPF and CAP_PERFMON. The trace file is created 0600.\n"
       "Stacks are walked by frame pointers: code built without them gives short stacks "
-      "(docs/recording.md).");
+      "(docs/recording.md).\nExit status: 0 the trace was written (CMD's own exit status, "
+      "when not 0, is printed: it is not causeway's), 1 the input was wrong, 2 the environment "
+      "cannot record (the message says what is missing).");
 
   auto dir_option = [&](CLI::App* sub) {
     sub->add_option("--dir", args->dir,
@@ -601,14 +614,24 @@ std::vector<Command> add_record(CLI::App& app) {
       ->check(CLI::IsMember({"none", "blocking", "all"}));
   start->add_option("--buffer", args->buffer, "kernel ring buffer size (default 64M)");
   dir_option(start);
+  start->footer(
+      "Needs root, or CAP_BPF and CAP_PERFMON. The recorder runs in the background until "
+      "'causeway record stop'.\nExit status: 0 started, 1 the input was wrong, 2 it cannot "
+      "record here or a recording is already running.");
   auto stop_output = std::make_shared<std::string>();
   auto* stop = cmd->add_subcommand("stop", "stop the always-on recording and save it");
   stop->add_option("-o,--output", *stop_output, "save the ring's events as one trace file");
   dir_option(stop);
+  stop->footer(
+      "Without -o the ring stays in the recorder's folder.\nExit status: 0 stopped (and "
+      "saved), 1 the ring cannot be read, 2 no recording is running or it did not stop.");
   auto json = std::make_shared<bool>(false);
   auto* status = cmd->add_subcommand("status", "show the always-on recording's state");
   status->add_flag("--json", *json, "as JSON");
   dir_option(status);
+  status->footer(
+      "Reads the status the recorder writes each second (docs/json.md).\nExit status: 0, "
+      "also when no recording is running (it says so).");
 
   // Sub-commands come first: main() runs the first parsed one, and `record` is parsed too.
   std::vector<Command> out;
@@ -621,6 +644,9 @@ std::vector<Command> add_record(CLI::App& app) {
   mark->add_option("TEXT", *mark_text, "the marker's text");
   mark->add_option("--dir", args->dir,
                    "the recorder's folder (default $CAUSEWAY_DIR or /var/lib/causeway)");
+  mark->footer(
+      "The marker lands on this thread's timeline in the running recording ('causeway record' "
+      "or 'record start').\nExit status: 0 sent, 2 no recording is listening.");
   out.push_back({mark, [args, mark_text] {
                    std::string text;
                    for (const auto& w : *mark_text) text += (text.empty() ? "" : " ") + w;

@@ -57,9 +57,12 @@ Command add_rules_check(CLI::App& rules) {
   auto args = std::make_shared<PackArgs>();
   auto* cmd = rules.add_subcommand("check", "parse, resolve, type-check and lint packs");
   add_pack_args(cmd, *args);
-  cmd->footer("Exit status: 0 when every pack is valid (warnings allowed), 1 on any error.");
+  cmd->footer(
+      "The standard packs are loaded beside PACK to resolve `requires` (unless --no-stdlib); a "
+      "PACK with the id of a standard pack replaces it.\nExit status: 0 when every pack is "
+      "valid (warnings allowed), 1 on any error, 2 the standard packs are missing.");
   return {cmd, [args] {
-            auto loaded = rules::load_packs(pack_paths(args->packs, args->no_stdlib));
+            auto loaded = load_rule_packs(args->packs, args->no_stdlib);
             std::cerr << loaded.render();
             if (!loaded.ok()) return kExitBadInput;
             size_t warnings = loaded.diagnostics.size();
@@ -77,9 +80,10 @@ Command add_rules_test(CLI::App& rules) {
   add_pack_args(cmd, *args);
   cmd->footer(
       "Each test builds a graph from its trace with its pack and the packs it requires, "
-      "nothing else.\nExit status: 0 when every test passes, 1 otherwise.");
+      "nothing else.\nExit status: 0 when every test passes, 1 otherwise, 2 the standard packs "
+      "are missing.");
   return {cmd, [args] {
-            auto loaded = rules::load_packs(pack_paths(args->packs, args->no_stdlib));
+            auto loaded = load_rule_packs(args->packs, args->no_stdlib);
             std::cerr << loaded.render();
             if (!loaded.ok()) return kExitBadInput;
             auto results =
@@ -104,6 +108,10 @@ Command add_rules_fmt(CLI::App& rules) {
       ->check(CLI::ExistingPath);
   cmd->add_flag("-w,--write", args->write, "rewrite the files in place");
   cmd->add_flag("--check", args->check, "exit 1 if any file is not in canonical layout");
+  cmd->footer(
+      "Prints the files' canonical layout, rewrites them (-w), or lists those not in it "
+      "(--check).\nExit status: 0 done, 1 a file does not parse or (--check) is not in "
+      "canonical layout.");
   return {cmd, [args] {
             std::vector<std::string> files;
             for (const auto& p : args->files) {

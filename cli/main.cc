@@ -1,11 +1,30 @@
 // causeway: find why a Linux application hung or was slow.
+#include <fmt/format.h>
+
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <vector>
 
+#include "cli/command_words.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/rule_paths.h"
+#include "cw_commit.h"
 #include "cw_version.h"
+#include "instrument/hook/preload_path.h"
+
+namespace {
+
+// `causeway --version`: the version, the commit, and where this binary finds its data.
+std::string version_text() {
+  std::string preload = cw::hook::find_preload_library();
+  return fmt::format(
+      "causeway {} (commit {})\nstandard packs: {}\npreload library: {}", CW_VERSION, CW_GIT_COMMIT,
+      cw::cli::stdlib_dir(),
+      preload.empty() ? std::string("not found (functions are probed with uprobes)") : preload);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace cw::cli;
@@ -13,14 +32,10 @@ int main(int argc, char** argv) {
       "causeway: find why a Linux application hung or was slow.\n"
       "Builds an event graph from a trace with rule packs and walks it back to the cause.",
       "causeway"};
-  app.set_version_flag("--version", CW_VERSION);
-  app.require_subcommand(1);
-  app.footer(
-      "Exit status: 0 done, 1 the input was wrong (the message says where), 2 the environment "
-      "cannot do it.\nRule packs: stdlib-rules are loaded unless --no-stdlib; --rules adds "
-      "packs; CAUSEWAY_RULES_PATH (colon-separated) adds more.\nSee docs/ for the rule "
-      "language, the trace formats and the JSON output.");
+  app.set_version_flag("--version", version_text);
 
+  // Sub-commands copy their parent's footer when they are made (CLI11): each sets its own,
+  // and the top-level footer is set once they are all made.
   std::vector<Command> commands;
   commands.push_back(add_graph(app));
   commands.push_back(add_debug(app));
@@ -35,6 +50,27 @@ int main(int argc, char** argv) {
   auto* flags = app.add_subcommand("flags", "find the data flags a program's threads wait on");
   flags->require_subcommand(1);
   commands.push_back(add_flags_suggest(*flags));
+  app.require_subcommand(1);
+  app.footer(
+      "Exit status: 0 done, 1 the input was wrong (the message says where), 2 the environment "
+      "cannot do it (the message says what is missing).\nRule packs: the standard packs "
+      "(share/causeway/rules beside the binary, or $CAUSEWAY_STDLIB) are loaded unless "
+      "--no-stdlib; CAUSEWAY_RULES_PATH (colon-separated) adds more; a command's --rules adds "
+      "more.\nSee man causeway, man causeway-rules, and docs/ for the JSON output.");
+
+  // An unknown command is named (with the close one), and a bare command group shows its
+  // usage, before CLI11 would only say that a sub-command is required.
+  CommandWords words = read_command_words(app, argc, argv);
+  if (!words.unknown.empty()) {
+    std::cerr << unknown_command_message(words);
+    return kExitBadInput;
+  }
+  if (words.missing) {
+    // help(PREV) names the command after PREV: "causeway rules", not "rules".
+    const size_t last = words.path.rfind(' ');
+    std::cerr << words.group->help(last == std::string::npos ? "" : words.path.substr(0, last));
+    return kExitBadInput;
+  }
 
   try {
     app.parse(argc, argv);
@@ -46,6 +82,9 @@ int main(int argc, char** argv) {
     if (c.app->parsed()) {
       try {
         return c.run();
+      } catch (const MissingPacksError& e) {
+        std::cerr << "causeway: " << e.what() << "\n";
+        return kExitEnvironment;
       } catch (const std::exception& e) {
         std::cerr << "causeway: " << e.what() << "\n";
         return kExitBadInput;

@@ -1,14 +1,24 @@
-// Which packs a command loads: stdlib-rules (unless --no-stdlib), CAUSEWAY_RULES_PATH,
+// Which packs a command loads: the standard packs (unless --no-stdlib), CAUSEWAY_RULES_PATH,
 // then --rules in the order given (docs/rules.md "Load order").
 #pragma once
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "rules/loader.h"
+
 namespace cw::cli {
 
-// The stdlib-rules folder: $CAUSEWAY_STDLIB, else next to the binary's install prefix
-// (../share/causeway/stdlib-rules), else the source tree this binary was built from.
+// The standard packs are missing or empty: the environment cannot do it (exit 2).
+struct MissingPacksError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The folder of the standard packs: $CAUSEWAY_STDLIB, else share/causeway/rules under the
+// binary's prefix (<exe>/../share/causeway/rules: /usr/share/causeway/rules when installed
+// in /usr/bin; the build tree links build/share/causeway/rules to stdlib-rules). Never the
+// source path the binary was built from. The folder may not exist.
 std::string stdlib_dir();
 
 // `path` made absolute and free of links where it exists; as given otherwise.
@@ -16,8 +26,18 @@ std::string canonical_path(const std::string& path);
 // True when canonical path `inner` is `outer` or lies inside it.
 bool path_within(const std::string& outer, const std::string& inner);
 
-// The full ordered list of pack paths to load. Stdlib packs that a user path already
-// covers (the same folder, or one inside it) are not loaded twice.
-std::vector<std::string> pack_paths(const std::vector<std::string>& user_paths, bool no_stdlib);
+struct PackPaths {
+  std::vector<std::string> standard;  // one entry per standard pack (folder or .cw file)
+  std::vector<std::string> added;     // CAUSEWAY_RULES_PATH, then the user's paths
+};
+
+// The packs to load. Standard packs that a user path already covers (the same folder, or
+// one inside it) are not listed twice. Throws MissingPacksError when the standard packs
+// are missing or hold no pack, unless `no_stdlib`.
+PackPaths pack_paths(const std::vector<std::string>& user_paths, bool no_stdlib);
+
+// Loads pack_paths(user_paths, no_stdlib): a user's pack with the id of a standard pack
+// replaces it (rules::load_packs).
+rules::LoadResult load_rule_packs(const std::vector<std::string>& user_paths, bool no_stdlib);
 
 }  // namespace cw::cli

@@ -18,7 +18,7 @@ std::string find_preload_library() {
     return existing(chosen);
   const fs::path exe = fs::read_symlink("/proc/self/exe", error);
   if (!error) {
-    for (const char* dir : {"../lib", "lib"})
+    for (const char* dir : {"../lib/causeway", "../lib", "lib"})
       if (std::string found = existing(exe.parent_path() / dir / kPreloadLibraryName);
           !found.empty())
         return found;

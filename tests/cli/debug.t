@@ -88,15 +88,18 @@ The root cause comes first, then the hang, the causal path, the questions.
        -> diagnose cw-srv-worker 813 (cw-server 812) (AUTOMATIC: the best-scored of 2 options, nobody was asked)
     1 of 1 choices were made automatically; answer them in a terminal, or with --answers FILE.
 
-The same as JSON (docs/json.md): the hang, the root causes, the path, the questions.
+The same as JSON (docs/json.md): the hang, the root causes, the path, the questions; the trace's
+start and every time also in seconds since it, as the text counts.
 
   $ causeway debug examples/slow-server.trace --hang 811@0.1 --json | jq -c '.hang, .root_causes[0], .path[], (.queries[] | {kind, options, chosen, source}), (keys)'
-  {"comm":"cw-client","end_ns":321000000,"kind":"LongWait","pid":811,"start_ns":20100000,"tid":811}
-  {"comm":"cw-srv-worker","end_ns":320100000,"kind":"LongRunning","pid":812,"stack":["recvfrom","serve","main"],"start_ns":10600000,"tid":813,"what":"ran 299.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1"}
-  {"comm":"cw-srv-worker","edge_kind":"message","end_ns":320100000,"pid":812,"start_ns":10600000,"strength":"strong","tid":813}
-  {"comm":"cw-client","edge_kind":null,"end_ns":321000000,"pid":811,"start_ns":20100000,"strength":null,"tid":811}
+  {"comm":"cw-client","end_ns":321000000,"end_s":0.32,"kind":"LongWait","pid":811,"start_ns":20100000,"start_s":0.0191,"tid":811}
+  {"comm":"cw-srv-worker","end_ns":320100000,"end_s":0.3191,"kind":"LongRunning","pid":812,"stack":["recvfrom","serve","main"],"start_ns":10600000,"start_s":0.0096,"tid":813,"what":"ran 299.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1"}
+  {"comm":"cw-srv-worker","edge_kind":"message","end_ns":320100000,"end_s":0.3191,"pid":812,"start_ns":10600000,"start_s":0.0096,"strength":"strong","tid":813}
+  {"comm":"cw-client","edge_kind":null,"end_ns":321000000,"end_s":0.32,"pid":811,"start_ns":20100000,"start_s":0.0191,"strength":null,"tid":811}
   {"kind":"recurse","options":["diagnose cw-srv-worker 813 (cw-server 812)","stop: it is the root cause"],"chosen":"diagnose cw-srv-worker 813 (cw-server 812)","source":"auto"}
-  ["baseline","hang","notes","path","queries","root_causes"]
+  ["baseline","hang","notes","path","queries","root_causes","schema_version","trace_start_ns"]
+  $ causeway debug examples/slow-server.trace --hang 811@0.1 --json | jq -c '[.schema_version, .trace_start_ns]'
+  [1,1000000]
 
 An answers file replays answers, one per question asked: `s` stops at the worker instead
 of diagnosing it too (the only question here: whether to recurse into the culprit).

@@ -28,14 +28,14 @@ The suggestions paste into a pack as they are.
 
 Polling with 1 ms sleeps, the thread is mostly off the CPU and its samples are few and
 deep in libc's sleep; the return addresses on its stack lead back to the loop. The
-spinner is the main thread, so its tid is the pid. --json prints an array, best first.
+spinner is the main thread, so its tid is the pid. --json prints an object whose `suggestions` are best first.
 
   $ cw-prog-spin sleep 5000 & echo $! > $TMP_DIR/sleep.pid
   $ sleep 0.3; causeway flags suggest --pid $(cat $TMP_DIR/sleep.pid) --tid $(cat $TMP_DIR/sleep.pid) --json 2>/dev/null > $TMP_DIR/sleep.json; echo $?
   0
-  $ jq -c '.[0] | [.resolved, .symbol, .binary, .size, .offset, .declaration]' $TMP_DIR/sleep.json
+  $ jq -c '.suggestions[0] | [.resolved, .symbol, .binary, .size, .offset, .declaration]' $TMP_DIR/sleep.json
   [true,"ready_flag","cw-prog-spin",4,0,"flag ready_flag {\n  symbol \"ready_flag\"\n  binary \"cw-prog-spin\"\n  size 4\n}\n"]
-  $ jq -c '.[0].loops[0] | [.binary, .samples > 0, (.reads | length) > 0]' $TMP_DIR/sleep.json
+  $ jq -c '.suggestions[0].loops[0] | [.binary, .samples > 0, (.reads | length) > 0]' $TMP_DIR/sleep.json
   ["cw-prog-spin",true,true]
   $ kill $(cat $TMP_DIR/sleep.pid)
 

@@ -1,0 +1,76 @@
+# bash completion for causeway (installed as share/bash-completion/completions/causeway).
+# The commands and options are those of `causeway COMMAND --help`; tests/install.sh checks
+# that every option listed here is one the command accepts.
+
+_causeway_options() {
+  case "$1" in
+    graph) echo "--rules --no-stdlib --json --edges --dot --help" ;;
+    debug) echo "--rules --no-stdlib --hang --answers --save-answers --auto --json --beam-width --lookback --help" ;;
+    convert) echo "-o --output --to --help" ;;
+    eval) echo "--suite --programs --keep --from --json --show --help" ;;
+    record) echo "-o --output --pid --stacks --buffer --duration --rules --no-stdlib --flags --hooks --dir --help" ;;
+    "record start") echo "--size --pid --stacks --buffer --dir --help" ;;
+    "record stop") echo "-o --output --dir --help" ;;
+    "record status") echo "--json --dir --help" ;;
+    mark) echo "--dir --help" ;;
+    "rules check" | "rules test") echo "--no-stdlib --help" ;;
+    "rules fmt") echo "-w --write --check --help" ;;
+    "flags suggest") echo "--pid --tid --duration --json --help" ;;
+  esac
+}
+
+_causeway() {
+  local cur prev words cword
+  if declare -F _init_completion >/dev/null; then
+    _init_completion || return
+  else
+    cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
+    words=("${COMP_WORDS[@]}") cword=$COMP_CWORD
+  fi
+
+  # The command: the first one or two words that are not options.
+  local cmd="" i
+  for ((i = 1; i < cword; i++)); do
+    case "${words[i]}" in
+      --) return ;;  # record's CMD: complete as a command line
+      -*) ;;
+      *)
+        if [ -z "$cmd" ]; then
+          cmd=${words[i]}
+        elif [[ "$cmd" == rules || "$cmd" == flags ]] ||
+             [[ "$cmd" == record && "${words[i]}" =~ ^(start|stop|status)$ ]]; then
+          cmd="$cmd ${words[i]}"
+        fi
+        ;;
+    esac
+  done
+
+  case "$prev" in
+    --stacks) COMPREPLY=($(compgen -W "blocking all none" -- "$cur")); return ;;
+    --flags) COMPREPLY=($(compgen -W "auto watch probe" -- "$cur")); return ;;
+    --hooks) COMPREPLY=($(compgen -W "auto inline uprobe" -- "$cur")); return ;;
+    --to) COMPREPLY=($(compgen -W "text binary" -- "$cur")); return ;;
+    --hang) COMPREPLY=($(compgen -W "auto" -- "$cur")); return ;;
+    --suite | --programs | --keep | --from | --dir | --save-answers)
+      COMPREPLY=($(compgen -d -- "$cur")); return ;;
+    --rules | --dot | --answers | -o | --output)
+      COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --pid | --tid | --duration | --buffer | --size | --beam-width | --lookback) return ;;
+  esac
+
+  case "$cmd" in
+    "") COMPREPLY=($(compgen -W "graph debug convert eval record mark rules flags --help --version" -- "$cur")) ;;
+    rules) COMPREPLY=($(compgen -W "check test fmt" -- "$cur")) ;;
+    flags) COMPREPLY=($(compgen -W "suggest" -- "$cur")) ;;
+    *)
+      if [[ "$cur" == -* ]]; then
+        COMPREPLY=($(compgen -W "$(_causeway_options "$cmd")" -- "$cur"))
+      elif [ "$cmd" = record ]; then
+        COMPREPLY=($(compgen -W "start stop status" -- "$cur") $(compgen -c -- "$cur"))
+      else
+        COMPREPLY=($(compgen -f -- "$cur"))
+      fi
+      ;;
+  esac
+}
+complete -F _causeway causeway
