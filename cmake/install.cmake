@@ -21,10 +21,11 @@ set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME causeway)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "find why a Linux application hung or was slow")
-set(CPACK_PACKAGE_DESCRIPTION
-    "causeway records what every thread does with eBPF, builds an event graph of execution "
-    "segments joined by causal edges with rule packs, and walks it back from a hang to its "
-    "root cause.")
+string(CONCAT CPACK_PACKAGE_DESCRIPTION
+       "causeway records what every thread does with eBPF, builds an event graph of "
+       "execution segments joined by causal edges with rule packs, and walks it back from a "
+       "hang to its root cause.")
+set(CPACK_STRIP_FILES ON)  # the package without the build's debug information
 set(CPACK_PACKAGE_CONTACT "causeway developers <causeway@localhost>")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)

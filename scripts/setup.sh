@@ -33,7 +33,12 @@ install_missing() {
 
 configure() {
   local dir="$1"; shift
-  cmake -S . -B "$dir" -G Ninja "$@" >/dev/null
+  local launcher=()
+  # ccache, when there, makes a rebuild after a pull quick; it is not required.
+  if command -v ccache >/dev/null; then
+    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+  fi
+  cmake -S . -B "$dir" -G Ninja "${launcher[@]}" "$@" >/dev/null
 }
 
 run_demo() {
@@ -49,24 +54,32 @@ run_demo() {
   echo "\$ causeway graph examples/server-loop.trace --rules examples/server-loop.cw"
   "$cw" graph examples/server-loop.trace --rules examples/server-loop.cw
   echo
-  if [ "$(id -u)" = 0 ]; then
-    # Scenario 1 of the suite (tests/scenarios/01-livelock): the Chromium input-method
-    # livelock, recorded now with the real recorder, diagnosed, checked against its truth.
-    echo "== scenario 1, recorded just now: a circular wait broken by a timeout"
-    echo "\$ causeway eval 01-livelock --show"
-    "$cw" eval 01-livelock --show
-  else
-    echo "== diagnosing a hang (a bundled trace; run as root to record scenario 1 instead)"
-    echo "\$ causeway debug examples/slow-server.trace --auto"
-    "$cw" debug examples/slow-server.trace --auto
+  echo "== diagnosing a hang in a bundled trace"
+  echo "\$ causeway debug examples/slow-server.trace --auto"
+  "$cw" debug examples/slow-server.trace --auto
+  echo
+  # Scenario 1 of the suite (tests/scenarios/01-livelock): the Chromium input-method
+  # livelock, recorded now with the real recorder (root, or sudo), diagnosed, and checked
+  # against its ground truth.
+  local sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    if ! command -v sudo >/dev/null; then
+      echo "== recording needs root: run as root, or as a user with sudo, to record scenario 1"
+      return
+    fi
+    sudo=(sudo)
   fi
+  echo "== scenario 1, recorded just now: a circular wait broken by a timeout"
+  echo "\$ ${sudo[*]:+${sudo[*]} }causeway eval 01-livelock --show"
+  "${sudo[@]}" "$cw" eval 01-livelock --show
 }
 
 case "$mode" in
   demo)
     install_missing
     configure "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo
-    ninja -C "$build" -j "$jobs" causeway cw-prog-chain
+    # What the demo runs: the binary (with its preload library) and the scenario programs.
+    ninja -C "$build" -j "$jobs" causeway scenario-programs
     run_demo
     ;;
   test)

@@ -1,7 +1,8 @@
 The recording session as a new user meets it.
 
-Any command can be recorded; its exit status is passed through, and the trace is
-created readable by its owner only.
+Any command can be recorded, and the trace is created readable by its owner only.
+`record` exits 0 once the trace is written: the command's own exit status is said, not
+passed on, so that its 1 or 2 is not read as causeway's (bad input, environment).
 
   $ causeway record -o $TMP_DIR/t.cwt -- sleep 1 2>&1 | sed -E 's/[0-9]+ events/N events/'
   causeway: wrote .*/t.cwt: N events, no events lost (re)
@@ -9,8 +10,9 @@ created readable by its owner only.
   600
   $ causeway graph $TMP_DIR/t.cwt --json 2>/dev/null | jq -c '[.trace.events > 10, .trace.processes > 1, .trace.lost_events, .graph.vertices > 0]'
   [true,true,0,true]
-  $ causeway record -o $TMP_DIR/t2.cwt -- sh -c 'exit 3' 2>/dev/null
-  [3]
+  $ causeway record -o $TMP_DIR/t2.cwt -- sh -c 'exit 3' 2>$TMP_DIR/t2.log; echo "exit $?"; grep -o 'the command exited with status 3' $TMP_DIR/t2.log
+  exit 0
+  the command exited with status 3
   $ causeway record -o $TMP_DIR/t3.cwt -- /no/such/program 2>&1 | grep -v wrote
   causeway: cannot run /no/such/program: No such file or directory
 
