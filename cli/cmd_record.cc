@@ -25,6 +25,7 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/json_output.h"
+#include "cli/progress.h"
 #include "cli/record_instrumentation.h"
 #include "cli/recorder_dir.h"
 #include "cli/rule_paths.h"
@@ -509,17 +510,24 @@ int record_stop(const std::string& dir, const std::string& output) {
   }
   Trace trace;
   ReadReport report;
+  ProgressLine progress("record stop");  // a ring of gigabytes takes a while
+  auto show = progress.callback();
+  if (progress.enabled()) show("reading the ring", 0, 0);
   try {
     report = read_ring(paths.ring, trace);
   } catch (const std::exception& e) {
+    progress.clear();
     std::cerr << "causeway: " << e.what() << "\n";
     return kExitBadInput;
   }
+  progress.clear();
   for (const auto& s : report.skipped)
     std::cerr << fmt::format("causeway: {}: skipped {} bytes at offset {}: {}\n", paths.ring,
                              s.size, s.offset, s.reason);
   for (const auto& note : report.notes) std::cerr << "causeway: " << note << "\n";
+  if (progress.enabled()) show("writing " + output, 0, 0);
   write_trace(trace, output);
+  progress.clear();
   uint64_t span = trace.events.empty() ? 0 : trace.events.back().ts - trace.events.front().ts;
   std::cout << fmt::format("wrote {}: {} events over {:.3f} s, {} lost\n", output,
                            trace.events.size(), double(span) / 1e9, trace.lost_events());

@@ -8,6 +8,7 @@
 
 #include "base/source.h"
 #include "cli/exit_codes.h"
+#include "cli/progress.h"
 #include "tracer/symbolize.h"
 #include "tracer/text_format.h"
 
@@ -22,15 +23,22 @@ bool is_text_trace_file(const std::string& path) {
 }
 
 int read_trace_input(const std::string& path, Trace& trace, ReadReport& report) {
+  // A long recording takes a while to read and name: say so at a terminal.
+  ProgressLine progress(path);
+  auto show = progress.callback();
+  if (progress.enabled()) show("reading", 0, 0);
   try {
     report = load_trace(path, trace);
   } catch (const DiagnosticError& e) {
+    progress.clear();
     std::cerr << e.what();
     return kExitBadInput;
   } catch (const std::exception& e) {
+    progress.clear();
     std::cerr << "causeway: " << e.what() << "\n";
     return kExitBadInput;
   }
+  progress.clear();
   for (const auto& s : report.skipped)
     std::cerr << fmt::format("{}: warning: skipped {} bytes at offset {}: {}\n", path, s.size,
                              s.offset, s.reason);
@@ -38,7 +46,9 @@ int read_trace_input(const std::string& path, Trace& trace, ReadReport& report) 
   // A recorded trace holds raw addresses and the memory maps to name them; rules match
   // frames by symbol, so stacks are named here, from the files on this machine.
   if (!trace.maps.empty()) {
+    if (progress.enabled()) show("naming stack frames", 0, 0);
     SymbolizeReport sym = symbolize_stacks(trace);
+    progress.clear();
     if (!sym.files_not_found.empty())
       std::cerr << fmt::format("{}: note: {} stack frames unnamed; not found: {}\n", path,
                                sym.frames_unresolved, fmt::join(sym.files_not_found, ", "));
