@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the real-program suite needs (each scenario.json's
-# "packages"), only those missing, as scripts/setup.sh does. CW_SKIP_INSTALL=1 skips it.
+# Installs the Debian packages the real-program suite needs (each scenario folder's
+# `packages` file, one name a line), only those missing, as scripts/setup.sh does.
+# CW_SKIP_INSTALL=1 skips it.
 set -euo pipefail
 cd "$(dirname "$0")"
 [ "${CW_SKIP_INSTALL:-0}" = 1 ] && exit 0
-command -v jq >/dev/null || { echo "install.sh: jq is needed (scripts/setup.sh installs it)" >&2; exit 2; }
-mapfile -t wanted < <(jq -r '.packages[]?' */scenario.json | sort -u)
+mapfile -t wanted < <(cat */packages | sort -u)
 missing=()
 for p in "${wanted[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
