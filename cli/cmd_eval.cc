@@ -64,12 +64,19 @@ std::string default_programs() {
       .string();
 }
 
-std::string last_line(const std::string& file) {
+// Why a recording failed, from its log: the command's own last word (a driver saying why it
+// could not start its server), then the recorder's last line (its closing "causeway: wrote
+// ..." hides the first when only the last line is shown).
+std::string failure_line(const std::string& file) {
   std::ifstream in(file);
-  std::string line, last;
-  while (std::getline(in, line))
-    if (!line.empty()) last = line;
-  return last;
+  std::string line, last, command_last;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    last = line;
+    if (line.rfind("causeway:", 0) != 0) command_last = line;
+  }
+  if (command_last.empty() || command_last == last) return last;
+  return command_last + " (recorder: " + last + ")";
 }
 
 // `causeway record -o TRACE [--rules PACK] RECORD... -- COMMAND`, its stderr in LOG.
@@ -120,7 +127,7 @@ std::string record(const Scenario& s, const std::string& programs, const std::st
   return fmt::format("causeway record failed ({}): {} (log: {})",
                      WIFEXITED(status) ? fmt::format("exit {}", WEXITSTATUS(status))
                                        : fmt::format("signal {}", WTERMSIG(status)),
-                     last_line(log), log);
+                     failure_line(log), log);
 }
 
 // The id of the pack loaded from `path` (a file or a folder), "" if none.

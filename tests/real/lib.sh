@@ -1,0 +1,53 @@
+# Shared by the real-program suite's drivers (tests/real/README.md): a temp dir removed on
+# exit, servers killed on exit even when the driver fails, free loopback ports, and waits
+# that are bounded and say what they waited for when they give up.
+set -euo pipefail
+
+WORK=$(mktemp -d /tmp/cw-real.XXXXXX)
+PIDS=()
+
+cleanup() {
+  local pid
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+die() {
+  echo "driver $(basename "$0"): $*" >&2
+  exit 1
+}
+
+# need PROGRAM...: each must be installed (tests/real/install.sh installs them).
+need() {
+  local p
+  for p in "$@"; do
+    command -v "$p" >/dev/null || die "$p is not installed: run tests/real/install.sh"
+  done
+}
+
+# A free TCP port on 127.0.0.1 (asked of the kernel, not guessed).
+free_port() {
+  /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# wait_port PORT WHAT: until something listens on 127.0.0.1:PORT, at most 5 s.
+wait_port() {
+  local i
+  for i in $(seq 100); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
+    sleep 0.05
+  done
+  die "$2 did not listen on 127.0.0.1:$1 within 5 s${3:+ (log: $(tail -3 "$3" 2>/dev/null | tr '\n' ' '))}"
+}
+
+# wait_file FILE WHAT: until FILE exists, at most 5 s.
+wait_file() {
+  local i
+  for i in $(seq 100); do
+    [ -e "$1" ] && return 0
+    sleep 0.05
+  done
+  die "$2: $1 did not appear within 5 s"
+}
