@@ -69,6 +69,289 @@ test "a timer interrupt's wake-up is pruned" {
   expect stat pruned == 1
 }
 
+# Loopback TCP: the server's send runs the receive softirq itself and wakes the client.
+test "a receive softirq inside the sender's own write is the sender's wake-up" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=client
+    thread 101 pid=100 comm=client
+    process 200 comm=server
+    thread 201 pid=200 comm=server
+    1ms 101 syscall_enter name=recvfrom fd=3
+    1ms 101 switch_out state=S
+    900ms 201 syscall_enter name=sendto fd=4
+    900ms 201 softirq_enter vec=3 name=NET_RX
+    900ms 201 wakeup target=101 interrupt=1
+    900ms 201 softirq_exit vec=3
+    900ms 201 syscall_exit name=sendto ret=5
+    901ms 101 switch_in
+    901ms 101 syscall_exit name=recvfrom ret=5
+  ]]
+  expect edge 201 -> 101 kind message strength strong rule wakeup.own-send at 901ms
+}
+
+# The same wake-up from a timer's softirq, or from a device's handler, while the thread
+# happened to be writing, is not the writer's doing.
+test "a timer softirq or a device interrupt during a write is still pruned" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=app
+    thread 101 pid=100 comm=waiter
+    thread 102 pid=100 comm=reader
+    process 200 comm=other
+    thread 201 pid=200 comm=writer
+    1ms 101 syscall_enter name=nanosleep
+    1ms 101 switch_out state=S
+    1ms 102 syscall_enter name=recvfrom fd=3
+    1ms 102 switch_out state=S
+    4ms 201 syscall_enter name=write fd=4
+    4ms 201 softirq_enter vec=1 name=TIMER
+    4ms 201 wakeup target=101 interrupt=1
+    4ms 201 softirq_exit vec=1
+    5ms 201 irq_enter irq=30 name=eth0
+    5ms 201 softirq_enter vec=3 name=NET_RX
+    5ms 201 wakeup target=102 interrupt=1
+    5ms 201 softirq_exit vec=3
+    5ms 201 irq_exit irq=30
+    6ms 201 syscall_exit name=write ret=4
+    7ms 101 switch_in
+    7ms 102 switch_in
+  ]]
+  expect no edge 201 -> 101
+  expect no edge 201 -> 102
+  expect stat pruned == 2
+}
+
+# A lock file polled with flock(LOCK_EX | LOCK_NB) and a sleep: the holder's unlock is
+# what the poller waited for; the release pairs with the first try that succeeds, not with
+# the failed tries before it nor with the poller's own close.
+test "a lock's release joins the next successful try of another process" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=poller
+    thread 101 pid=100 comm=poller
+    process 200 comm=holder
+    thread 201 pid=200 comm=holder
+    1ms 201 syscall_enter name=flock fd=3 resource=77 op=ex value=2
+    1ms 201 syscall_exit name=flock ret=0
+    10ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    10ms 101 syscall_exit name=flock ret=-11
+    10ms 101 syscall_enter name=nanosleep
+    10ms 101 switch_out state=S
+    30ms 101 switch_in
+    30ms 101 syscall_exit name=nanosleep ret=0
+    30ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    30ms 101 syscall_exit name=flock ret=-11
+    31ms 101 syscall_enter name=close fd=9 resource=77
+    31ms 101 syscall_exit name=close ret=0
+    40ms 201 syscall_enter name=flock fd=3 resource=77 op=un value=8
+    40ms 201 syscall_exit name=flock ret=0
+    41ms 201 syscall_enter name=flock fd=5 resource=88 op=un value=8
+    41ms 201 syscall_exit name=flock ret=0
+    50ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    50ms 101 syscall_exit name=flock ret=0
+  ]]
+  expect edge 201 -> 101 kind lock strength strong rule lock.handover at 50ms
+  expect no edge 201 -> 101 at 30ms
+  expect no edge 101 -> 101 kind lock
+}
+
+# A process polls a lock held by a busy holder: its loop is a RepeatedYield that no data
+# flag explains; the holder's release, which ended it, is what it waited for.
+test "a lock-polling loop points at the lock's holder" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=poller
+    thread 101 pid=100 comm=poller
+    process 200 comm=holder
+    thread 201 pid=200 comm=holder
+    1ms 201 syscall_enter name=flock fd=3 resource=77 op=ex value=2
+    1ms 201 syscall_exit name=flock ret=0
+    1ms 201 switch_in
+    10ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    10ms 101 syscall_exit name=flock ret=-11
+    10ms 101 syscall_enter name=nanosleep
+    10ms 101 switch_out state=S
+    20ms 101 switch_in
+    20ms 101 syscall_exit name=nanosleep ret=0
+    20ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    20ms 101 syscall_exit name=flock ret=-11
+    20ms 101 syscall_enter name=nanosleep
+    20ms 101 switch_out state=S
+    30ms 101 switch_in
+    30ms 101 syscall_exit name=nanosleep ret=0
+    30ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    30ms 101 syscall_exit name=flock ret=-11
+    30ms 101 syscall_enter name=nanosleep
+    30ms 101 switch_out state=S
+    40ms 101 switch_in
+    40ms 101 syscall_exit name=nanosleep ret=0
+    40ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    40ms 101 syscall_exit name=flock ret=-11
+    40ms 101 syscall_enter name=nanosleep
+    40ms 101 switch_out state=S
+    50ms 101 switch_in
+    50ms 101 syscall_exit name=nanosleep ret=0
+    50ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    50ms 101 syscall_exit name=flock ret=-11
+    50ms 101 syscall_enter name=nanosleep
+    50ms 101 switch_out state=S
+    60ms 101 switch_in
+    60ms 101 syscall_exit name=nanosleep ret=0
+    60ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    60ms 101 syscall_exit name=flock ret=-11
+    60ms 101 syscall_enter name=nanosleep
+    60ms 101 switch_out state=S
+    70ms 101 switch_in
+    70ms 101 syscall_exit name=nanosleep ret=0
+    70ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    70ms 101 syscall_exit name=flock ret=-11
+    70ms 101 syscall_enter name=nanosleep
+    70ms 101 switch_out state=S
+    80ms 101 switch_in
+    80ms 101 syscall_exit name=nanosleep ret=0
+    80ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    80ms 101 syscall_exit name=flock ret=-11
+    80ms 101 syscall_enter name=nanosleep
+    80ms 101 switch_out state=S
+    90ms 101 switch_in
+    90ms 101 syscall_exit name=nanosleep ret=0
+    90ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    90ms 101 syscall_exit name=flock ret=-11
+    90ms 101 syscall_enter name=nanosleep
+    90ms 101 switch_out state=S
+    100ms 101 switch_in
+    100ms 101 syscall_exit name=nanosleep ret=0
+    100ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    100ms 101 syscall_exit name=flock ret=-11
+    100ms 101 syscall_enter name=nanosleep
+    100ms 101 switch_out state=S
+    110ms 101 switch_in
+    110ms 101 syscall_exit name=nanosleep ret=0
+    110ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    110ms 101 syscall_exit name=flock ret=-11
+    110ms 101 syscall_enter name=nanosleep
+    110ms 101 switch_out state=S
+    120ms 101 switch_in
+    120ms 101 syscall_exit name=nanosleep ret=0
+    120ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    120ms 101 syscall_exit name=flock ret=-11
+    120ms 101 syscall_enter name=nanosleep
+    120ms 101 switch_out state=S
+    130ms 101 switch_in
+    130ms 101 syscall_exit name=nanosleep ret=0
+    130ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    130ms 101 syscall_exit name=flock ret=-11
+    130ms 101 syscall_enter name=nanosleep
+    130ms 101 switch_out state=S
+    140ms 101 switch_in
+    140ms 101 syscall_exit name=nanosleep ret=0
+    140ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    140ms 101 syscall_exit name=flock ret=-11
+    140ms 101 syscall_enter name=nanosleep
+    140ms 101 switch_out state=S
+    150ms 101 switch_in
+    150ms 101 syscall_exit name=nanosleep ret=0
+    150ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    150ms 101 syscall_exit name=flock ret=-11
+    150ms 101 syscall_enter name=nanosleep
+    150ms 101 switch_out state=S
+    160ms 101 switch_in
+    160ms 101 syscall_exit name=nanosleep ret=0
+    160ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    160ms 101 syscall_exit name=flock ret=-11
+    160ms 101 syscall_enter name=nanosleep
+    160ms 101 switch_out state=S
+    170ms 101 switch_in
+    170ms 101 syscall_exit name=nanosleep ret=0
+    170ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    170ms 101 syscall_exit name=flock ret=-11
+    170ms 101 syscall_enter name=nanosleep
+    170ms 101 switch_out state=S
+    180ms 101 switch_in
+    180ms 101 syscall_exit name=nanosleep ret=0
+    180ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    180ms 101 syscall_exit name=flock ret=-11
+    180ms 101 syscall_enter name=nanosleep
+    180ms 101 switch_out state=S
+    190ms 101 switch_in
+    190ms 101 syscall_exit name=nanosleep ret=0
+    190ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    190ms 101 syscall_exit name=flock ret=-11
+    190ms 101 syscall_enter name=nanosleep
+    190ms 101 switch_out state=S
+    200ms 101 switch_in
+    200ms 101 syscall_exit name=nanosleep ret=0
+    200ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    200ms 101 syscall_exit name=flock ret=-11
+    200ms 101 syscall_enter name=nanosleep
+    200ms 101 switch_out state=S
+    210ms 101 switch_in
+    210ms 101 syscall_exit name=nanosleep ret=0
+    210ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    210ms 101 syscall_exit name=flock ret=-11
+    210ms 101 syscall_enter name=nanosleep
+    210ms 101 switch_out state=S
+    220ms 101 switch_in
+    220ms 101 syscall_exit name=nanosleep ret=0
+    220ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    220ms 101 syscall_exit name=flock ret=-11
+    220ms 101 syscall_enter name=nanosleep
+    220ms 101 switch_out state=S
+    230ms 101 switch_in
+    230ms 101 syscall_exit name=nanosleep ret=0
+    230ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    230ms 101 syscall_exit name=flock ret=-11
+    230ms 101 syscall_enter name=nanosleep
+    230ms 101 switch_out state=S
+    240ms 101 switch_in
+    240ms 101 syscall_exit name=nanosleep ret=0
+    240ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    240ms 101 syscall_exit name=flock ret=-11
+    240ms 101 syscall_enter name=nanosleep
+    240ms 101 switch_out state=S
+    250ms 101 switch_in
+    250ms 101 syscall_exit name=nanosleep ret=0
+    250ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    250ms 101 syscall_exit name=flock ret=-11
+    250ms 101 syscall_enter name=nanosleep
+    250ms 101 switch_out state=S
+    259ms 201 syscall_enter name=flock fd=3 resource=77 op=un value=8
+    259ms 201 syscall_exit name=flock ret=0
+    260ms 101 switch_in
+    260ms 101 syscall_exit name=nanosleep ret=0
+    260ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    260ms 101 syscall_exit name=flock ret=0
+  ]]
+  hang "poller"
+  expect hang 101 kind RepeatedYield
+  expect root_cause 201
+}
+
+# fcntl record locks: F_SETLK with F_WRLCK fails with EAGAIN while the holder has it; the
+# holder's close releases it.
+test "an fcntl lock released by the holder's close joins the next F_SETLK that gets it" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=poller
+    thread 101 pid=100 comm=poller
+    process 200 comm=holder
+    thread 201 pid=200 comm=holder
+    10ms 101 syscall_enter name=fcntl fd=4 resource=77 op=setlk value=1
+    10ms 101 syscall_exit name=fcntl ret=-11
+    20ms 201 syscall_enter name=fcntl fd=3 resource=77 op=getlk value=1
+    20ms 201 syscall_exit name=fcntl ret=0
+    40ms 201 syscall_enter name=close fd=3 resource=77
+    40ms 201 syscall_exit name=close ret=0
+    45ms 101 syscall_enter name=fcntl fd=4 resource=77 op=setlk value=2
+    45ms 101 syscall_exit name=fcntl ret=0
+    50ms 101 syscall_enter name=fcntl fd=4 resource=77 op=setlk value=1
+    50ms 101 syscall_exit name=fcntl ret=0
+  ]]
+  expect edge 201 -> 101 kind lock strength strong at 50ms
+  expect no edge 201 -> 101 at 45ms
+}
+
 test "wake-ups between kernel workers are pruned" {
   trace [[
     causeway-trace 1
@@ -140,14 +423,52 @@ test "a blocking wait starts a new segment" {
     1ms 101 syscall_enter name=getpid
     1ms 101 syscall_exit name=getpid ret=100
     2ms 101 syscall_enter name=read fd=0
+    2.5ms 101 switch_out state=S
+    2.9ms 101 switch_in
     3ms 101 syscall_exit name=read ret=5
     4ms 101 syscall_enter name=futex op=wake resource=0x10
+    4ms 101 syscall_exit name=futex ret=0
     5ms 101 syscall_enter name=futex op=wait resource=0x10
+    5.5ms 101 switch_out state=S
   ]]
   expect split 101 at 2ms rule wait.entry
   expect split 101 at 5ms rule wait.entry
   expect no split 101 at 4ms
   expect segments 101 == 3
+}
+
+# A read whose data is already there does not wait: the bytes it takes were what the
+# segment's last real wait (the poll) was for, and their message edge lands on it.
+test "a wait that does not block is no cut; the message lands on the wait that blocked" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=server
+    thread 101 pid=100 comm=server
+    process 200 comm=client
+    thread 201 pid=200 comm=client
+    1ms 101 syscall_enter name=getpid
+    1ms 101 syscall_exit name=getpid ret=100
+    2ms 101 syscall_enter name=ppoll
+    2ms 101 switch_out state=S
+    10ms 201 syscall_enter name=write fd=3
+    10ms 201 send object=7 offset=0 len=4 peer=100
+    10ms 201 wakeup target=101
+    10ms 201 syscall_exit name=write ret=4
+    11ms 101 switch_in
+    11ms 101 syscall_exit name=ppoll ret=1
+    12ms 101 syscall_enter name=read fd=5
+    12ms 101 recv object=7 offset=0 len=4 peer=200
+    12ms 101 syscall_exit name=read ret=4
+    13ms 101 syscall_enter name=read fd=5
+    13ms 101 switch_out state=R
+    14ms 101 switch_in
+    14ms 101 syscall_exit name=read ret=-11
+  ]]
+  expect split 101 at 2ms rule loop.wait
+  expect no split 101 at 12ms
+  expect no split 101 at 13ms
+  expect segments 101 == 2
+  expect edge 201 -> 101 kind message strength strong at 12ms
 }
 
 test "an event loop's poll is a loop return, a read inside a handler an ordinary wait" {
@@ -160,6 +481,8 @@ test "an event loop's poll is a loop return, a read inside a handler an ordinary
     2ms 101 syscall_enter name=poll
     3ms 101 syscall_exit name=poll ret=1
     4ms 101 syscall_enter name=read fd=4
+    4.5ms 101 switch_out state=D
+    4.9ms 101 switch_in
     5ms 101 syscall_exit name=read ret=8
     6ms 101 syscall_enter name=epoll_wait
   ]]
