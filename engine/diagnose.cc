@@ -431,23 +431,6 @@ class Diagnoser {
     return false;
   }
 
-  // A strong edge from another thread into the last segment of a stretch (or the one after
-  // it): what ended a polling loop that no flag explains, as a lock's release ends the
-  // loop of a process polling that lock (linux.kernel/lock.release).
-  bool has_ending_edge_into(uint32_t last, uint32_t* edge) const {
-    const Tid tid = g_.segments[last].tid;
-    for (uint32_t s = last; s <= last + 1 && s < g_.segments.size() && g_.segments[s].tid == tid;
-         ++s)
-      for (auto [it, end] = in_edges(s, g_.csr); it != end; ++it) {
-        const Edge& e = g_.edges[g_.csr[*it]];
-        if (e.strength == Strength::Strong && g_.segments[e.from].tid != tid) {
-          *edge = g_.csr[*it];
-          return true;
-        }
-      }
-    return false;
-  }
-
   void diagnose_vertex(uint32_t seg, HangKind kind, const SegmentProfile& prof, uint32_t depth,
                        Window window, uint32_t first, uint32_t last) {
     switch (kind) {
@@ -462,8 +445,7 @@ class Diagnoser {
         // A flag write that ended the loop explains it: the writer is the culprit. The
         // read that saw it is in the stretch or just after it.
         uint32_t flag_edge = kNoIndex;
-        if (has_flag_edge_into(first, last + 1, &flag_edge) ||
-            (prof.flag_events == 0 && has_ending_edge_into(last, &flag_edge))) {
+        if (has_flag_edge_into(first, last + 1, &flag_edge)) {
           add_root(root(seg, kind, prof, depth));
           examine_thread(g_.edges[flag_edge].from, window, depth);
           return;

@@ -81,8 +81,8 @@ uint32_t LinkPairer::Tables<K, H>::key_id(const K& k) {
   return id - 1;
 }
 
-void LinkPairer::on_event(const EventCtx& ctx, Pid pid, std::vector<Candidate>& out,
-                          bool as_from, bool as_to) {
+void LinkPairer::on_event(const EventCtx& ctx, Pid pid, std::vector<Candidate>& out, bool as_from,
+                          bool as_to) {
   if (rule_.join.size() <= 1)
     pair(narrow_, ctx, pid, out, as_from, as_to);
   else

@@ -37,8 +37,8 @@ const std::string kRead = std::string(kThread) +
 }  // namespace
 
 TEST_CASE("a user split with priority names the cut a stdlib split also makes") {
-  auto b = build_two("split idle { at syscall_enter where name == \"read\" loop priority 5 }\n",
-                     kRead);
+  auto b =
+      build_two("split idle { at syscall_enter where name == \"read\" loop priority 5 }\n", kRead);
   CHECK(cuts(b, 101) == Strings{"2000 user/idle"});
   const Graph& g = b.graph();
   CHECK(g.segments[g.thread_segments(101)->begin + 1].cut_rule.kind == RuleKind::Split);
@@ -57,7 +57,8 @@ TEST_CASE("a disabled rule makes no cuts; the rule that disabled it does") {
 
 TEST_CASE("cut SPAN: a call is cut at its entry only once it blocks inside") {
   auto b = build(
-      "split wait { at switch_out where state != \"R\" and syscall.name == \"read\" cut syscall }\n",
+      "split wait { at switch_out where state != \"R\" and syscall.name == \"read\" cut syscall "
+      "}\n",
       std::string(kThread) +
           "1000 101 syscall_enter name=getpid\n"
           "1500 101 syscall_exit name=getpid\n"

@@ -1060,10 +1060,9 @@ void Checker::compile_join(const dsl::Expr& e, LinkRule& link) {
 }
 
 void Checker::check_link(const dsl::Rule& rule, LinkRule& link) {
-  auto c = collect(rule,
-                   {"from", "to", "join", "pick", "range", "where", "within", "from_where",
-                    "to_where"},
-                   {"from", "to", "join"});
+  auto c = collect(
+      rule, {"from", "to", "join", "pick", "range", "where", "within", "from_where", "to_where"},
+      {"from", "to", "join"});
   link.origin = origin(rule);
   if (c.count("from")) link.from = event_kind(*c["from"]);
   if (c.count("to")) link.to = event_kind(*c["to"]);

@@ -19,6 +19,13 @@ list blocking_syscalls = [
   "msgrcv", "semop", "semtimedop", "mq_timedreceive", "flock"
 ]
 
+# Waits for data (bytes on a stream, a ready descriptor): the bytes' message edge lands on
+# the event that took them, inside the call.
+list data_waits = [
+  "read", "readv", "pread64", "preadv", "preadv2", "recvfrom", "recvmsg", "recvmmsg",
+  "epoll_wait", "epoll_pwait", "epoll_pwait2", "poll", "ppoll", "select", "pselect6"
+]
+
 # The waits an event loop makes when it has nothing to do: it returns to them after
 # each event it handled.
 list loop_waits = ["epoll_wait", "epoll_pwait", "epoll_pwait2", "poll", "ppoll", "select", "pselect6"]
@@ -67,15 +74,22 @@ split loop.wait {
 }
 
 # A blocking wait usually ends one step of event processing (seed 000 §4.2): the wait
-# starts the next segment. Only a call that does block: the cut is made when the thread
-# leaves its CPU to sleep inside it, and placed before the call's entry. A read that finds
-# its data already there is part of the work its last real wait began, so the message
-# that data carries lands on the segment that waited for it.
+# starts the next segment.
 split wait.entry {
+  at syscall_enter
+  where (name in blocking_syscalls and name not in data_waits)
+    or (name == "futex" and op in futex_waits)
+  cut before
+  neighbour weak
+}
+
+# A wait for data cuts only when it does block: the cut is made when the thread leaves its
+# CPU to sleep inside the call, and placed before the call's entry. A read that finds its
+# data already there is part of the work its last real wait began, so the message that
+# data carries lands on the segment that waited for it.
+split data.wait {
   at switch_out
-  where state != "R"
-    and (syscall.name in blocking_syscalls
-      or (syscall.name == "futex" and syscall.op in futex_waits))
+  where state != "R" and syscall.name in data_waits
   cut syscall
   neighbour weak
 }

@@ -156,178 +156,6 @@ test "a lock's release joins the next successful try of another process" {
   expect no edge 101 -> 101 kind lock
 }
 
-# A process polls a lock held by a busy holder: its loop is a RepeatedYield that no data
-# flag explains; the holder's release, which ended it, is what it waited for.
-test "a lock-polling loop points at the lock's holder" {
-  trace [[
-    causeway-trace 1
-    process 100 comm=poller
-    thread 101 pid=100 comm=poller
-    process 200 comm=holder
-    thread 201 pid=200 comm=holder
-    1ms 201 syscall_enter name=flock fd=3 resource=77 op=ex value=2
-    1ms 201 syscall_exit name=flock ret=0
-    1ms 201 switch_in
-    10ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
-    10ms 101 syscall_exit name=flock ret=-11
-    10ms 101 syscall_enter name=nanosleep
-    10ms 101 switch_out state=S
-    20ms 101 switch_in
-    20ms 101 syscall_exit name=nanosleep ret=0
-    20ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
-    20ms 101 syscall_exit name=flock ret=-11
-    20ms 101 syscall_enter name=nanosleep
-    20ms 101 switch_out state=S
-    30ms 101 switch_in
-    30ms 101 syscall_exit name=nanosleep ret=0
-    30ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
-    30ms 101 syscall_exit name=flock ret=-11
-    30ms 101 syscall_enter name=nanosleep
-    30ms 101 switch_out state=S
-    40ms 101 switch_in
-    40ms 101 syscall_exit name=nanosleep ret=0
-    40ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
-    40ms 101 syscall_exit name=flock ret=-11
-    40ms 101 syscall_enter name=nanosleep
-    40ms 101 switch_out state=S
-    50ms 101 switch_in
-    50ms 101 syscall_exit name=nanosleep ret=0
-    50ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
-    50ms 101 syscall_exit name=flock ret=-11
-    50ms 101 syscall_enter name=nanosleep
-    50ms 101 switch_out state=S
-    60ms 101 switch_in
-    60ms 101 syscall_exit name=nanosleep ret=0
-    60ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
-    60ms 101 syscall_exit name=flock ret=-11
-    60ms 101 syscall_enter name=nanosleep
-    60ms 101 switch_out state=S
-    70ms 101 switch_in
-    70ms 101 syscall_exit name=nanosleep ret=0
-    70ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
-    70ms 101 syscall_exit name=flock ret=-11
-    70ms 101 syscall_enter name=nanosleep
-    70ms 101 switch_out state=S
-    80ms 101 switch_in
-    80ms 101 syscall_exit name=nanosleep ret=0
-    80ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
-    80ms 101 syscall_exit name=flock ret=-11
-    80ms 101 syscall_enter name=nanosleep
-    80ms 101 switch_out state=S
-    90ms 101 switch_in
-    90ms 101 syscall_exit name=nanosleep ret=0
-    90ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
-    90ms 101 syscall_exit name=flock ret=-11
-    90ms 101 syscall_enter name=nanosleep
-    90ms 101 switch_out state=S
-    100ms 101 switch_in
-    100ms 101 syscall_exit name=nanosleep ret=0
-    100ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
-    100ms 101 syscall_exit name=flock ret=-11
-    100ms 101 syscall_enter name=nanosleep
-    100ms 101 switch_out state=S
-    110ms 101 switch_in
-    110ms 101 syscall_exit name=nanosleep ret=0
-    110ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
-    110ms 101 syscall_exit name=flock ret=-11
-    110ms 101 syscall_enter name=nanosleep
-    110ms 101 switch_out state=S
-    120ms 101 switch_in
-    120ms 101 syscall_exit name=nanosleep ret=0
-    120ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
-    120ms 101 syscall_exit name=flock ret=-11
-    120ms 101 syscall_enter name=nanosleep
-    120ms 101 switch_out state=S
-    130ms 101 switch_in
-    130ms 101 syscall_exit name=nanosleep ret=0
-    130ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
-    130ms 101 syscall_exit name=flock ret=-11
-    130ms 101 syscall_enter name=nanosleep
-    130ms 101 switch_out state=S
-    140ms 101 switch_in
-    140ms 101 syscall_exit name=nanosleep ret=0
-    140ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
-    140ms 101 syscall_exit name=flock ret=-11
-    140ms 101 syscall_enter name=nanosleep
-    140ms 101 switch_out state=S
-    150ms 101 switch_in
-    150ms 101 syscall_exit name=nanosleep ret=0
-    150ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
-    150ms 101 syscall_exit name=flock ret=-11
-    150ms 101 syscall_enter name=nanosleep
-    150ms 101 switch_out state=S
-    160ms 101 switch_in
-    160ms 101 syscall_exit name=nanosleep ret=0
-    160ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
-    160ms 101 syscall_exit name=flock ret=-11
-    160ms 101 syscall_enter name=nanosleep
-    160ms 101 switch_out state=S
-    170ms 101 switch_in
-    170ms 101 syscall_exit name=nanosleep ret=0
-    170ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
-    170ms 101 syscall_exit name=flock ret=-11
-    170ms 101 syscall_enter name=nanosleep
-    170ms 101 switch_out state=S
-    180ms 101 switch_in
-    180ms 101 syscall_exit name=nanosleep ret=0
-    180ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
-    180ms 101 syscall_exit name=flock ret=-11
-    180ms 101 syscall_enter name=nanosleep
-    180ms 101 switch_out state=S
-    190ms 101 switch_in
-    190ms 101 syscall_exit name=nanosleep ret=0
-    190ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
-    190ms 101 syscall_exit name=flock ret=-11
-    190ms 101 syscall_enter name=nanosleep
-    190ms 101 switch_out state=S
-    200ms 101 switch_in
-    200ms 101 syscall_exit name=nanosleep ret=0
-    200ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
-    200ms 101 syscall_exit name=flock ret=-11
-    200ms 101 syscall_enter name=nanosleep
-    200ms 101 switch_out state=S
-    210ms 101 switch_in
-    210ms 101 syscall_exit name=nanosleep ret=0
-    210ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
-    210ms 101 syscall_exit name=flock ret=-11
-    210ms 101 syscall_enter name=nanosleep
-    210ms 101 switch_out state=S
-    220ms 101 switch_in
-    220ms 101 syscall_exit name=nanosleep ret=0
-    220ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
-    220ms 101 syscall_exit name=flock ret=-11
-    220ms 101 syscall_enter name=nanosleep
-    220ms 101 switch_out state=S
-    230ms 101 switch_in
-    230ms 101 syscall_exit name=nanosleep ret=0
-    230ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
-    230ms 101 syscall_exit name=flock ret=-11
-    230ms 101 syscall_enter name=nanosleep
-    230ms 101 switch_out state=S
-    240ms 101 switch_in
-    240ms 101 syscall_exit name=nanosleep ret=0
-    240ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
-    240ms 101 syscall_exit name=flock ret=-11
-    240ms 101 syscall_enter name=nanosleep
-    240ms 101 switch_out state=S
-    250ms 101 switch_in
-    250ms 101 syscall_exit name=nanosleep ret=0
-    250ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
-    250ms 101 syscall_exit name=flock ret=-11
-    250ms 101 syscall_enter name=nanosleep
-    250ms 101 switch_out state=S
-    259ms 201 syscall_enter name=flock fd=3 resource=77 op=un value=8
-    259ms 201 syscall_exit name=flock ret=0
-    260ms 101 switch_in
-    260ms 101 syscall_exit name=nanosleep ret=0
-    260ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
-    260ms 101 syscall_exit name=flock ret=0
-  ]]
-  hang "poller"
-  expect hang 101 kind RepeatedYield
-  expect root_cause 201
-}
-
 # fcntl record locks: F_SETLK with F_WRLCK fails with EAGAIN while the holder has it; the
 # holder's close releases it.
 test "an fcntl lock released by the holder's close joins the next F_SETLK that gets it" {
@@ -431,7 +259,7 @@ test "a blocking wait starts a new segment" {
     5ms 101 syscall_enter name=futex op=wait resource=0x10
     5.5ms 101 switch_out state=S
   ]]
-  expect split 101 at 2ms rule wait.entry
+  expect split 101 at 2ms rule data.wait
   expect split 101 at 5ms rule wait.entry
   expect no split 101 at 4ms
   expect segments 101 == 3
@@ -487,8 +315,8 @@ test "an event loop's poll is a loop return, a read inside a handler an ordinary
     6ms 101 syscall_enter name=epoll_wait
   ]]
   expect split 101 at 2ms rule loop.wait
-  expect no split 101 at 2ms rule wait.entry
-  expect split 101 at 4ms rule wait.entry
+  expect no split 101 at 2ms rule data.wait
+  expect split 101 at 4ms rule data.wait
   expect split 101 at 6ms rule loop.wait
   expect segments 101 == 4
 }

@@ -32,7 +32,7 @@ A pack can turn a stdlib rule off; check says which rule, by which pack, where.
 
   $ causeway rules check tests/packs/overrides.cw
   1 pack checked (test.overrides), 0 warnings
-  linux.kernel/wait.entry disabled by test.overrides (tests/packs/overrides.cw:12)
+  linux.kernel/data.wait disabled by test.overrides (tests/packs/overrides.cw:12)
 
 A rule id it does not know is an error, with the nearest id.
 

@@ -1,6 +1,6 @@
 # A user pack overriding the stdlib (docs/rules.md "Overriding another pack's rules"): a
 # worker that waits for jobs in read() on a pipe is idle there, and a job it takes is a
-# new stretch of work. The stdlib's wait.entry would also cut at that read, as an ordinary
+# new stretch of work. The stdlib's data.wait would also cut at that read, as an ordinary
 # wait; disabled, the pack's own rule names the cut and marks it as the loop's.
 pack test.overrides {
   version "0.1.0"
@@ -9,7 +9,7 @@ pack test.overrides {
   description "Disabling a stdlib split so a pack's loop rule takes its events"
 }
 
-disable linux.kernel/wait.entry
+disable linux.kernel/data.wait
 
 split job.wait {
   at syscall_enter
@@ -34,7 +34,7 @@ test "the job pipe's read is the worker's loop wait, not the stdlib's wait" {
     11ms 101 syscall_exit name=read ret=8
   ]]
   expect split 101 at 2ms rule job.wait
-  expect no split 101 at 2ms rule linux.kernel/wait.entry
+  expect no split 101 at 2ms rule linux.kernel/data.wait
   expect no split 101 at 10ms
   expect segments 101 == 2
 }
