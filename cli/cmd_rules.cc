@@ -51,6 +51,17 @@ std::vector<std::string> packs_from(const rules::RuleSet& rules,
   return ids;
 }
 
+// What packs changed in others: rules turned off, and split rules that outrank load order.
+void print_overrides(const rules::RuleSet& rules, std::ostream& out) {
+  for (const auto& d : rules.disabled)
+    out << fmt::format("{} disabled by {} ({}:{})\n", d.rule, d.by,
+                       d.source ? d.source->path : std::string("?"), d.loc.line);
+  for (const auto& s : rules.splits)
+    if (s.priority != 0 && s.origin.active())
+      out << fmt::format("{} has priority {}: it names the cuts it shares with other splits\n",
+                         s.origin.id, s.priority);
+}
+
 }  // namespace
 
 Command add_rules_check(CLI::App& rules) {
@@ -70,6 +81,7 @@ Command add_rules_check(CLI::App& rules) {
             std::cout << fmt::format("{} pack{} checked ({}), {} warning{}\n", ids.size(),
                                      ids.size() == 1 ? "" : "s", fmt::join(ids, ", "), warnings,
                                      warnings == 1 ? "" : "s");
+            print_overrides(loaded.rules, std::cout);
             return kExitOk;
           }};
 }

@@ -77,6 +77,13 @@ struct Rule {
   std::vector<Clause> clauses;
 };
 
+// `disable PACK/RULE`: this file's pack turns that rule off.
+struct Disable {
+  std::string rule;  // as written: qualified, or local to this pack
+  SourceLoc loc;     // of `disable`
+  SourceLoc rule_loc;
+};
+
 struct NamedArg {
   std::string name;
   SourceLoc loc;
@@ -120,6 +127,7 @@ struct File {
   std::vector<LuaBlock> lua;
   std::vector<Rule> rules;
   std::vector<TestBlock> tests;
+  std::vector<Disable> disables;
 };
 
 }  // namespace cw::dsl

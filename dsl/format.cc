@@ -45,6 +45,11 @@ class Printer {
     for (const auto& l : file.lua) items.push_back({l.loc.byte, [&] { lua(l); }});
     for (const auto& r : file.rules) items.push_back({r.loc.byte, [&] { rule(r); }});
     for (const auto& t : file.tests) items.push_back({t.loc.byte, [&] { test(t); }});
+    for (const auto& d : file.disables)
+      items.push_back({d.loc.byte, [&] {
+                         line(0, "disable " + d.rule,
+                              d.rule_loc.byte + static_cast<uint32_t>(d.rule.size()));
+                       }});
     std::sort(items.begin(), items.end(),
               [](const Item& a, const Item& b) { return a.byte < b.byte; });
     for (const Item& item : items) {

@@ -37,6 +37,7 @@ std::string shape(const std::string& text) {
   for (const auto& l : f.lists) s += "list " + l.name + shape(*l.value) + "\n";
   for (const auto& l : f.lua) s += "lua " + l.code + "\n";
   for (const auto& r : f.rules) s += r.kind + " " + r.id + shape(r.clauses) + "\n";
+  for (const auto& d : f.disables) s += "disable " + d.rule + "\n";
   for (const auto& t : f.tests) {
     s += "test " + t.name + "|" + t.trace_text + "|" + std::to_string(t.trace_is_file) +
          t.trace_file + "|" + shape(t.clauses);
@@ -126,6 +127,18 @@ TEST_CASE("format lays out loop clauses, answer rules, trace files and diagnosis
         "  expect root_cause 812\n"
         "  expect questions <= 2\n"
         "}\n");
+}
+
+TEST_CASE("format keeps disable items in place") {
+  const std::string text = "pack p {version \"1\"}\n  disable   linux.kernel/wait.entry # mine\n";
+  CHECK(format(text) ==
+        "pack p {\n"
+        "  version \"1\"\n"
+        "}\n"
+        "\n"
+        "disable linux.kernel/wait.entry  # mine\n");
+  CHECK(format(format(text)) == format(text));
+  CHECK(shape(format(text)) == shape(text));
 }
 
 TEST_CASE("parentheses are printed only where precedence needs them") {

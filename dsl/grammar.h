@@ -173,7 +173,8 @@ struct clause_word
           TAO_PEGTL_KEYWORD("engine"), TAO_PEGTL_KEYWORD("requires"),
           TAO_PEGTL_KEYWORD("description"), TAO_PEGTL_KEYWORD("trace"), TAO_PEGTL_KEYWORD("expect"),
           TAO_PEGTL_KEYWORD("loop"), TAO_PEGTL_KEYWORD("question"), TAO_PEGTL_KEYWORD("subject"),
-          TAO_PEGTL_KEYWORD("choose"), TAO_PEGTL_KEYWORD("hang")> {};
+          TAO_PEGTL_KEYWORD("choose"), TAO_PEGTL_KEYWORD("hang"), TAO_PEGTL_KEYWORD("from_where"),
+          TAO_PEGTL_KEYWORD("to_where")> {};
 struct continues_expression : sor<cmp_symbol_start, kw_and, kw_or, kw_in, kw_matches, kw_not,
                                   one<'.', '(', '*', '/', '%', '+'>> {};
 struct clause_at_line_start : seq<at_line_start, clause_word, sp, not_at<continues_expression>> {};
@@ -207,6 +208,7 @@ struct kw_pack : TAO_PEGTL_KEYWORD("pack") {};
 struct kw_list : TAO_PEGTL_KEYWORD("list") {};
 struct kw_lua : TAO_PEGTL_KEYWORD("lua") {};
 struct kw_test : TAO_PEGTL_KEYWORD("test") {};
+struct kw_disable : TAO_PEGTL_KEYWORD("disable") {};
 struct rule_kind
     : sor<TAO_PEGTL_KEYWORD("split"), TAO_PEGTL_KEYWORD("batch"), TAO_PEGTL_KEYWORD("link"),
           TAO_PEGTL_KEYWORD("edge"), TAO_PEGTL_KEYWORD("flag"), TAO_PEGTL_KEYWORD("answer")> {};
@@ -217,7 +219,7 @@ struct test_name : sor<short_string, rule_id> {};
 struct item_head
     : sor<seq<kw_pack, sp, pack_id, sp, one<'{'>>, seq<kw_list, sp, identifier, sp, one<'='>>,
           seq<kw_lua, sp, long_open>, seq<rule_kind, sp, rule_id, sp, one<'{'>>,
-          seq<kw_test, sp, test_name, sp, one<'{'>>> {};
+          seq<kw_test, sp, test_name, sp, one<'{'>>, seq<kw_disable, sp, rule_ref>> {};
 
 struct clause_keyword : word {};
 struct clause
@@ -239,6 +241,8 @@ struct list_item
     : seq<kw_list, sp, must_<Err::ListName, list_name>, sp, must_<Err::ListEquals, one<'='>>, sp,
           must_<Err::ListValue, not_at<long_open>, list_literal>> {};
 struct lua_item : seq<kw_lua, sp, must_<Err::LuaString, long_string>> {};
+// `disable PACK/RULE`: the pack turns off another pack's rule (docs/rules.md "Overriding").
+struct disable_item : seq<kw_disable, sp, must_<Err::RuleRef, rule_ref>> {};
 struct rule_item : seq<rule_kind, sp, must_<Err::RuleId, rule_id>, sp, open_brace, sp,
                        star<sor<bare_clause, clause>, sp>, close_brace> {};
 
@@ -288,8 +292,8 @@ struct test_entry : sor<trace_entry, expect_entry, clause> {};
 struct test_item : seq<kw_test, sp, must_<Err::TestName, test_name>, sp, open_brace, sp,
                        star<test_entry, sp>, close_brace> {};
 
-struct item
-    : sor<pack_item, list_item, lua_item, rule_item, test_item, fail_with<Err::UnknownItem>> {};
+struct item : sor<pack_item, list_item, lua_item, rule_item, test_item, disable_item,
+                  fail_with<Err::UnknownItem>> {};
 
 // A whole file; parser.cc parses item by item to recover after errors, and analyze<>
 // checks this for rules that could loop without consuming input.
@@ -298,15 +302,15 @@ struct file : seq<sp, star<item, sp>, eof> {};
 // The nodes parser.cc reads back from the parse tree.
 template <typename Rule>
 using selector = parse_tree::selector<
-    Rule,
-    parse_tree::store_content::on<
-        pack_item, list_item, lua_item, rule_item, test_item, rule_kind, rule_id, pack_id,
-        list_name, test_name, clause, clause_keyword, or_expr, and_expr, cmp_expr, add_expr,
-        mul_expr, kw_or, kw_and, cmp_op, add_op, mul_op, negation, negate, number, short_string,
-        long_string, lua_raw_string::content, kw_true, kw_false, name, call, list_literal, paren,
-        trace_entry, trace_file, expect_entry, negated, subject_edge, subject_split,
-        subject_segments, subject_stat, subject_hang, subject_root_cause, subject_questions,
-        bare_clause, cmp_symbol, attr, attr_keyword, rule_attr_keyword, rule_ref>>;
+    Rule, parse_tree::store_content::on<
+              pack_item, list_item, lua_item, rule_item, test_item, disable_item, rule_kind,
+              rule_id, pack_id, list_name, test_name, clause, clause_keyword, or_expr, and_expr,
+              cmp_expr, add_expr, mul_expr, kw_or, kw_and, cmp_op, add_op, mul_op, negation, negate,
+              number, short_string, long_string, lua_raw_string::content, kw_true, kw_false, name,
+              call, list_literal, paren, trace_entry, trace_file, expect_entry, negated,
+              subject_edge, subject_split, subject_segments, subject_stat, subject_hang,
+              subject_root_cause, subject_questions, bare_clause, cmp_symbol, attr, attr_keyword,
+              rule_attr_keyword, rule_ref>>;
 
 // Control: must<> failures become SyntaxError with the Err of the failed need<>, and the
 // position of open brackets is remembered for "to close" messages.

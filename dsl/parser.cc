@@ -146,6 +146,9 @@ class Builder {
       file.lua.push_back(std::move(b));
     } else if (n.is_type<g::test_item>()) {
       file.tests.push_back(test(n));
+    } else if (n.is_type<g::disable_item>()) {
+      const Node& ref = *n.children.at(0);
+      file.disables.push_back({std::string(ref.string_view()), loc(n), loc(ref)});
     }
   }
 
@@ -425,9 +428,9 @@ class Builder {
 // ---------------------------------------------------------------- error messages
 
 constexpr std::string_view kItemList =
-    "pack, list, lua, split, batch, link, edge, flag, answer or test";
-const std::vector<std::string> kItemKeywords = {"pack", "list", "lua",  "split",  "batch",
-                                                "link", "edge", "flag", "answer", "test"};
+    "pack, list, lua, split, batch, link, edge, flag, answer, test or disable";
+const std::vector<std::string> kItemKeywords = {"pack", "list", "lua",    "split", "batch",  "link",
+                                                "edge", "flag", "answer", "test",  "disable"};
 const std::vector<std::string> kExpectSubjects = {"edge", "split",      "segments", "stat",
                                                   "hang", "root_cause", "questions"};
 
@@ -564,7 +567,10 @@ class ErrorWriter {
             fmt::format("expected a comparison (==, !=, <, <=, >, >=), found {}", found_text);
         break;
       case g::Err::StatName: d.message = "expected a statistic name after 'stat'"; break;
-      case g::Err::RuleRef: d.message = "expected a rule id after 'rule'"; break;
+      case g::Err::RuleRef:
+        d.message = fmt::format("expected a rule id after '{}'",
+                                item_keyword() == "disable" ? "disable" : "rule");
+        break;
       case g::Err::TooDeep:
         d.message = fmt::format("expression nested too deeply (limit {})", max_depth);
         break;

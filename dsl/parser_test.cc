@@ -386,18 +386,18 @@ batch serve_loop.items {
 TEST_CASE("error: a misspelt item names the items and suggests the nearest") {
   CHECK(errors_of("edge a { link l }\n\nrulez x {\n}\n") ==
         "t.cw:3:1: error: unknown item 'rulez' (expected pack, list, lua, split, batch, link, "
-        "edge, flag, answer or test)\n"
+        "edge, flag, answer, test or disable)\n"
         "  rulez x {\n"
         "  ^~~~~\n");
   CHECK(errors_of("splt x {}\n") ==
         "t.cw:1:1: error: unknown item 'splt' (expected pack, list, lua, split, batch, link, "
-        "edge, flag, answer or test)\n"
+        "edge, flag, answer, test or disable)\n"
         "  splt x {}\n"
         "  ^~~~\n"
         "hint: did you mean 'split'?\n");
   CHECK(errors_of("{ }") ==
         "t.cw:1:1: error: expected an item (pack, list, lua, split, batch, link, edge, flag, "
-        "answer or test), found '{'\n"
+        "answer, test or disable), found '{'\n"
         "  { }\n"
         "  ^\n");
 }
@@ -622,6 +622,20 @@ TEST_CASE("a line that starts with a clause keyword starts a new clause") {
             .empty());
   CHECK(errors_of("edge e {\n  link w\n  where a\n    and to.tid == 1\n  strength weak\n}\n")
             .empty());
+}
+
+TEST_CASE("disable names a rule, qualified or local, and says what is missing") {
+  File f =
+      parse_ok("pack p { version \"1\" }\ndisable linux.kernel/wakeup.from-irq\ndisable mine\n");
+  REQUIRE(f.disables.size() == 2);
+  CHECK(f.disables[0].rule == "linux.kernel/wakeup.from-irq");
+  CHECK(f.disables[0].loc.line == 2);
+  CHECK(f.disables[0].rule_loc.col == 9);
+  CHECK(f.disables[1].rule == "mine");
+  CHECK(errors_of("disable \"x\"\n") ==
+        "t.cw:1:9: error: expected a rule id after 'disable'\n"
+        "  disable \"x\"\n"
+        "          ^~~\n");
 }
 
 }  // namespace cw::dsl

@@ -191,6 +191,8 @@ class Builder {
     for (uint32_t i = 0; i < r.splits.size(); ++i) {
       const auto& s = r.splits[i];
       split_where_.push_back(eval_.prepare(s.where, s.origin));
+      split_span_.push_back(s.cut_span.empty() ? kNoSpan : spans_.span_id(s.cut_span));
+      if (!s.origin.active()) continue;  // turned off by another pack's `disable`
       if (s.mode == rules::SplitRule::Mode::AtEvent) {
         if (s.at != kNoKind) actions(s.at).splits.push_back(i);
       } else if (s.link >= r.links.size()) {
@@ -205,13 +207,16 @@ class Builder {
       const auto& b = r.batches[i];
       batch_within_.push_back(eval_.prepare(b.within_where, b.origin));
       batch_item_.push_back(eval_.prepare(b.item_where, b.origin));
+      if (!b.origin.active()) continue;
       if (b.span_open != kNoKind) actions(b.span_open).batch_opens.push_back(i);
       if (b.item != kNoKind) actions(b.item).batch_items.push_back(i);
     }
     for (uint32_t i = 0; i < r.links.size(); ++i) {
       const auto& l = r.links[i];
-      pairers_.push_back(std::make_unique<LinkPairer>(trace_, l, i));
+      pairers_.push_back(std::make_unique<LinkPairer>(trace_, spans_, l, i));
       link_where_.push_back(eval_.prepare(l.where, l.origin));
+      link_from_where_.push_back(eval_.prepare(l.from_where, l.origin));
+      link_to_where_.push_back(eval_.prepare(l.to_where, l.origin));
       if (l.from != kNoKind) actions(l.from).links.push_back(i);
       if (l.to != kNoKind && l.to != l.from) actions(l.to).links.push_back(i);
     }
@@ -228,6 +233,7 @@ class Builder {
       edge_kind_.push_back(e.kind.empty() ? uint16_t{0xffff} : result_.graph.intern_kind(e.kind));
       if (e.link >= r.links.size())
         rule_error(e.origin, fmt::format("edge {} names no link", e.origin.id));
+      if (!e.origin.active()) continue;
       switch (e.strength) {
         case rules::Strength::Strong:
         case rules::Strength::Weak: link_decide_[e.link].push_back(i); break;
@@ -249,6 +255,7 @@ class Builder {
       st.local = trace_.strings.find(f.origin.local);
       st.qualified = trace_.strings.find(f.origin.id);
       flags_.push_back(std::move(st));
+      if (!f.origin.active()) continue;
       if (flag_write != kNoKind) actions(flag_write).flag_writes.push_back(i);
       if (flag_read != kNoKind) actions(flag_read).flag_reads.push_back(i);
     }
@@ -275,6 +282,16 @@ class Builder {
     if (event == t.first_event) return;
     if (!t.cuts.empty() && t.cuts.back().event == event) return;
     t.cuts.push_back({event, rule, neighbour});
+  }
+
+  // `cut SPAN`: before the event that opened the innermost open SPAN (a blocking call's
+  // entry, cut only once the call blocks). A cut already made inside that span stands.
+  void cut_at_span_opener(ThreadState& t, SpanId span, RuleRef rule, Neighbour neighbour) {
+    uint32_t node = span == kNoSpan ? SpanTree::kRoot : spans_.innermost(t.node, span);
+    if (node == SpanTree::kRoot) return;
+    uint32_t opener = spans_.at(node).opener;
+    if (!t.cuts.empty() && t.cuts.back().event > opener) return;
+    add_cut(t, opener, rule, neighbour);
   }
 
   bool flag_event_matches(const Event& e, uint32_t f) const {
@@ -328,7 +345,9 @@ class Builder {
     for (uint32_t s : act.splits) {
       const auto& rule = rules_.splits[s];
       if (!eval_.test(split_where_[s], scope)) continue;
-      if (rule.cut_after) {
+      if (!rule.cut_span.empty()) {
+        cut_at_span_opener(t, split_span_[s], {RuleKind::Split, s}, rule.neighbour);
+      } else if (rule.cut_after) {
         if (t.pending_after.kind == RuleKind::None) {
           t.pending_after = {RuleKind::Split, s};
           t.pending_neighbour = rule.neighbour;
@@ -337,7 +356,12 @@ class Builder {
         add_cut(t, i, {RuleKind::Split, s}, rule.neighbour);
       }
     }
-    for (uint32_t l : act.links) pairers_[l]->on_event(ctx, t.pid, candidates_);
+    for (uint32_t l : act.links) {
+      const rules::LinkRule& link = rules_.links[l];
+      const bool as_from = e.kind == link.from && eval_.test(link_from_where_[l], scope);
+      const bool as_to = e.kind == link.to && eval_.test(link_to_where_[l], scope);
+      if (as_from || as_to) pairers_[l]->on_event(ctx, t.pid, candidates_, as_from, as_to);
+    }
     for (uint32_t f : act.flag_writes) {
       if (!flag_event_matches(e, f)) continue;
       FlagState& st = flags_[f];
@@ -420,7 +444,7 @@ class Builder {
   void peer_cuts() {
     for (uint32_t s = 0; s < rules_.splits.size(); ++s) {
       const auto& rule = rules_.splits[s];
-      if (rule.mode != rules::SplitRule::Mode::Peers) continue;
+      if (rule.mode != rules::SplitRule::Mode::Peers || !rule.origin.active()) continue;
       report("peers", s, rules_.splits.size());
       struct End {
         uint32_t thread;
@@ -715,6 +739,8 @@ class Builder {
   BuildResult result_;
 
   std::vector<KindActions> by_kind_;
+  std::vector<SpanId> split_span_;  // per split rule: its `cut SPAN`, else kNoSpan
+  std::vector<PreparedExpr> link_from_where_, link_to_where_;  // per link
   std::vector<PreparedExpr> split_where_, batch_within_, batch_item_, link_where_, edge_where_,
       edge_cost_, flag_set_;
   std::vector<std::unique_ptr<LinkPairer>> pairers_;

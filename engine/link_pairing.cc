@@ -26,8 +26,9 @@ size_t LinkPairer::WordHash::operator()(uint64_t k) const {
   return static_cast<size_t>(h ^ (h >> 32));
 }
 
-LinkPairer::LinkPairer(const Trace& trace, const LinkRule& rule, uint32_t link_index)
-    : trace_(trace), rule_(rule), index_(link_index) {
+LinkPairer::LinkPairer(const Trace& trace, const SpanTree& spans, const LinkRule& rule,
+                       uint32_t link_index)
+    : trace_(trace), spans_(spans), rule_(rule), index_(link_index) {
   if (rule.join.size() > kMaxJoin) {
     Diagnostic d;
     d.source = rule.origin.source;
@@ -38,7 +39,17 @@ LinkPairer::LinkPairer(const Trace& trace, const LinkRule& rule, uint32_t link_i
   }
 }
 
-LinkPairer::Key LinkPairer::key_of(const Event& e, Pid pid, bool from_side) const {
+// A field of the event that opened the innermost open span of `ref.span` (0 when none is).
+uint64_t LinkPairer::span_field(const EventCtx& ctx, const rules::FieldRef& ref) const {
+  const SpanId span = spans_.span_id(ref.span);
+  const uint32_t node = span == kNoSpan ? SpanTree::kRoot : spans_.innermost(ctx.node, span);
+  if (node == SpanTree::kRoot || ref.field < 0) return 0;
+  const Event& opener = trace_.events[spans_.at(node).opener];
+  return opener.kind == ref.kind ? trace_.value(opener, ref.field) : 0;
+}
+
+LinkPairer::Key LinkPairer::key_of(const EventCtx& ctx, Pid pid, bool from_side) const {
+  const Event& e = trace_.events[ctx.event];
   Key k;
   for (size_t i = 0; i < rule_.join.size(); ++i) {
     const rules::FieldRef& ref = from_side ? rule_.join[i].first : rule_.join[i].second;
@@ -46,6 +57,7 @@ LinkPairer::Key LinkPairer::key_of(const Event& e, Pid pid, bool from_side) cons
       case FieldScope::EventField:
         k.v[i] = ref.field >= 0 && e.kind == ref.kind ? trace_.value(e, ref.field) : 0;
         break;
+      case FieldScope::SpanField: k.v[i] = span_field(ctx, ref); break;
       case FieldScope::Tid: k.v[i] = e.tid; break;
       case FieldScope::Pid: k.v[i] = pid; break;
       case FieldScope::Ts: k.v[i] = e.ts; break;
@@ -69,26 +81,27 @@ uint32_t LinkPairer::Tables<K, H>::key_id(const K& k) {
   return id - 1;
 }
 
-void LinkPairer::on_event(const EventCtx& ctx, Pid pid, std::vector<Candidate>& out) {
+void LinkPairer::on_event(const EventCtx& ctx, Pid pid, std::vector<Candidate>& out, bool as_from,
+                          bool as_to) {
   if (rule_.join.size() <= 1)
-    pair(narrow_, ctx, pid, out);
+    pair(narrow_, ctx, pid, out, as_from, as_to);
   else
-    pair(wide_, ctx, pid, out);
+    pair(wide_, ctx, pid, out, as_from, as_to);
 }
 
 template <class K, class H>
 void LinkPairer::pair(Tables<K, H>& tables, const EventCtx& ctx, Pid pid,
-                      std::vector<Candidate>& out) {
-  auto key = [&](const Event& e, bool from_side) -> K {
+                      std::vector<Candidate>& out, bool as_from, bool as_to) {
+  auto key = [&](const Event&, bool from_side) -> K {
     if constexpr (std::is_same_v<K, uint64_t>)
-      return key_of(e, pid, from_side).v[0];
+      return key_of(ctx, pid, from_side).v[0];
     else
-      return key_of(e, pid, from_side);
+      return key_of(ctx, pid, from_side);
   };
   const Event& e = trace_.events[ctx.event];
   // The `to` role first, so an event of a link from a kind to itself never pairs with
   // itself.
-  if (e.kind == rule_.to) {
+  if (e.kind == rule_.to && as_to) {
     K k = key(e, false);
     switch (rule_.pick) {
       case LinkRule::Pick::Next:
@@ -110,7 +123,7 @@ void LinkPairer::pair(Tables<K, H>& tables, const EventCtx& ctx, Pid pid,
       }
     }
   }
-  if (e.kind == rule_.from) {
+  if (e.kind == rule_.from && as_from) {
     K k = key(e, true);
     switch (rule_.pick) {
       case LinkRule::Pick::Next: tables.pending[k].push_back(ctx); break;

@@ -9,6 +9,7 @@
 
 #include "engine/eval.h"
 #include "engine/flat_map.h"
+#include "engine/span_tree.h"
 #include "rules/ruleset.h"
 #include "tracer/trace.h"
 
@@ -24,11 +25,15 @@ class LinkPairer {
   static constexpr size_t kMaxJoin = 4;
 
   // Throws DiagnosticError at the rule when it joins on more than kMaxJoin fields.
-  LinkPairer(const Trace& trace, const rules::LinkRule& rule, uint32_t link_index);
+  // `spans` resolves joins on a span's field (`to.syscall.resource`).
+  LinkPairer(const Trace& trace, const SpanTree& spans, const rules::LinkRule& rule,
+             uint32_t link_index);
 
   // Feeds an event of the link's `to` and/or `from` kind, in trace order. `pid` is its
-  // thread's process. Online picks append finished candidates to `out`.
-  void on_event(const EventCtx& ctx, Pid pid, std::vector<Candidate>& out);
+  // thread's process; `as_from`/`as_to`: whether it passed the link's from_where/to_where.
+  // Online picks append finished candidates to `out`.
+  void on_event(const EventCtx& ctx, Pid pid, std::vector<Candidate>& out, bool as_from = true,
+                bool as_to = true);
   // Emits what can only be paired once every event is seen (`pick overlap`).
   void finish(std::vector<Candidate>& out);
 
@@ -62,13 +67,16 @@ class LinkPairer {
     uint64_t begin, end;
   };
 
-  Key key_of(const Event& e, Pid pid, bool from_side) const;
+  Key key_of(const EventCtx& ctx, Pid pid, bool from_side) const;
+  uint64_t span_field(const EventCtx& ctx, const rules::FieldRef& ref) const;
   bool close_enough(uint32_t a, uint32_t b) const;
   template <class K, class H>
-  void pair(Tables<K, H>& tables, const EventCtx& ctx, Pid pid, std::vector<Candidate>& out);
+  void pair(Tables<K, H>& tables, const EventCtx& ctx, Pid pid, std::vector<Candidate>& out,
+            bool as_from, bool as_to);
   static void sort_by_key_offset(std::vector<RangeEnd>& ranges, size_t keys);
 
   const Trace& trace_;
+  const SpanTree& spans_;
   const rules::LinkRule& rule_;
   uint32_t index_;
   Tables<Key, KeyHash> wide_;

@@ -744,6 +744,15 @@ int BPF_PROG(on_sys_enter, struct pt_regs* regs, long id) {
       break;
     case CW_SYS_FD:
       if (nr == nr_flock || nr == nr_fcntl) rec->op = (__u32)args[1];
+      // Lock calls, so rules can tell a try from a wait and a lock from an unlock: flock's
+      // whole operation (LOCK_NB included); F_SETLK*'s l_type, the first field of struct
+      // flock (F_RDLCK 0, F_WRLCK 1, F_UNLCK 2).
+      if (nr == nr_flock) rec->value = (__u32)args[1];
+      if (nr == nr_fcntl && (args[1] == 6 || args[1] == 7 || args[1] == 37 || args[1] == 38)) {
+        __s16 type = -1;
+        if (args[2] && bpf_probe_read_user(&type, sizeof(type), (void*)args[2]) == 0)
+          rec->value = (__u16)type;
+      }
       break;
     case CW_SYS_KILL:
       if (nr == nr_tgkill) {

@@ -45,6 +45,8 @@ std::vector<SyscallInfo> build_table() {
       {SYS_wait4, "wait4", CW_SYS_WAIT},
       {SYS_waitid, "waitid", CW_SYS_WAIT},
       {SYS_flock, "flock", CW_SYS_FD},
+      // Closing a file releases the locks its process holds on it (lock polling, linux.kernel).
+      {SYS_close, "close", CW_SYS_FD},
       {SYS_fcntl, "fcntl", CW_SYS_FD},
       {SYS_connect, "connect", CW_SYS_FD},
       {SYS_accept, "accept", CW_SYS_FD},

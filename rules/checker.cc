@@ -306,6 +306,8 @@ class Checker {
   void check_flag(const dsl::Rule& rule);
   void check_answer(const dsl::Rule& rule);
   void check_test(const dsl::TestBlock& test);
+  void apply_disables();
+  std::optional<int> priority(const dsl::Clause& clause);
   bool check_expect(const dsl::Expect& expect, Expectation& out);
 
   // clauses and their values
@@ -375,6 +377,7 @@ LintFacts Checker::run() {
       for (const auto& test : file->tests) check_test(test);
     }
   }
+  apply_disables();
   return std::move(facts_);
 }
 
@@ -1041,9 +1044,9 @@ void Checker::compile_join(const dsl::Expr& e, LinkRule& link) {
     if (!node) return;
     const FieldRef& ref = scratch.nodes[*node].field;
     if (scratch.nodes[*node].op != Op::Field ||
-        (ref.scope != FieldScope::EventField && ref.scope != FieldScope::Tid &&
-         ref.scope != FieldScope::Pid)) {
-      error(*e.args[i], "'join' pairs a field, the tid or the pid of each event");
+        (ref.scope != FieldScope::EventField && ref.scope != FieldScope::SpanField &&
+         ref.scope != FieldScope::Tid && ref.scope != FieldScope::Pid)) {
+      error(*e.args[i], "'join' pairs a field, a span's field, the tid or the pid of each event");
       return;
     }
     refs[side_of(*e.args[i])] = ref;
@@ -1057,8 +1060,9 @@ void Checker::compile_join(const dsl::Expr& e, LinkRule& link) {
 }
 
 void Checker::check_link(const dsl::Rule& rule, LinkRule& link) {
-  auto c = collect(rule, {"from", "to", "join", "pick", "range", "where", "within"},
-                   {"from", "to", "join"});
+  auto c = collect(
+      rule, {"from", "to", "join", "pick", "range", "where", "within", "from_where", "to_where"},
+      {"from", "to", "join"});
   link.origin = origin(rule);
   if (c.count("from")) link.from = event_kind(*c["from"]);
   if (c.count("to")) link.to = event_kind(*c["to"]);
@@ -1109,6 +1113,14 @@ void Checker::check_link(const dsl::Rule& rule, LinkRule& link) {
   if (c.count("within"))
     if (const dsl::Expr* e = single(*c["within"]))
       if (auto ns = duration(*e, "within")) link.within_ns = *ns;
+  for (auto [name, kind, out] : {std::tuple{"from_where", link.from, &link.from_where},
+                                 std::tuple{"to_where", link.to, &link.to_where}})
+    if (c.count(name) && kind != kNoKind)
+      if (const dsl::Expr* e = single(*c[name])) {
+        Scope self;
+        self.self = kind;
+        compile_root(*e, self, ValueType::Bool, name, *out);
+      }
 }
 
 void Checker::check_edge(const dsl::Rule& rule) {
@@ -1131,13 +1143,7 @@ void Checker::check_edge(const dsl::Rule& rule) {
     if (const dsl::Expr* e = single(*c["kind"]))
       if (auto kind = word(*e, "an edge kind")) edge.kind = *kind;
   if (c.count("priority"))
-    if (const dsl::Expr* e = single(*c["priority"])) {
-      auto value = const_int(*e);
-      if (!value || e->is_duration || *value < -1000000 || *value > 1000000)
-        error(*e, "'priority' needs an integer between -1000000 and 1000000");
-      else
-        edge.priority = static_cast<int>(*value);
-    }
+    if (auto p = priority(*c["priority"])) edge.priority = *p;
   const bool kinds_known = link && link->from != kNoKind && link->to != kNoKind;
   Scope scope{true, kNoKind, link ? link->from : kNoKind, link ? link->to : kNoKind,
               edge.strength == Strength::Boost || edge.strength == Strength::Prune};
@@ -1151,7 +1157,7 @@ void Checker::check_edge(const dsl::Rule& rule) {
 }
 
 void Checker::check_split(const dsl::Rule& rule) {
-  auto c = collect(rule, {"at", "peers", "where", "cut", "neighbour", "loop"}, {});
+  auto c = collect(rule, {"at", "peers", "where", "cut", "neighbour", "loop", "priority"}, {});
   SplitRule split;
   split.origin = origin(rule);
   Scope scope;
@@ -1183,8 +1189,14 @@ void Checker::check_split(const dsl::Rule& rule) {
   if (c.count("where") && usable)
     if (const dsl::Expr* e = single(*c["where"]))
       compile_root(*e, scope, ValueType::Bool, "where", split.where);
-  if (c.count("cut"))
-    if (auto cut = choice(*c["cut"], "cut", {"before", "after"})) split.cut_after = *cut == 1;
+  if (c.count("cut")) {
+    std::vector<std::string> cuts{"before", "after"};
+    for (const auto& span : schema().span_names()) cuts.push_back(span);
+    if (auto cut = choice(*c["cut"], "cut", cuts)) {
+      split.cut_after = *cut == 1;
+      if (*cut >= 2) split.cut_span = cuts[*cut];
+    }
+  }
   if (c.count("neighbour"))
     if (auto n = choice(*c["neighbour"], "neighbour", {"weak", "strong", "none"}))
       split.neighbour = std::array{Neighbour::Weak, Neighbour::Strong, Neighbour::None}[*n];
@@ -1196,7 +1208,70 @@ void Checker::check_split(const dsl::Rule& rule) {
       error(*loop.args[0], "clause 'loop' takes no value",
             {"write `loop` alone on its line: the cut is where the thread returns to its loop"});
   }
+  if (c.count("priority"))
+    if (auto p = priority(*c["priority"])) split.priority = *p;
   out_.splits.push_back(std::move(split));
+}
+
+std::optional<int> Checker::priority(const dsl::Clause& clause) {
+  const dsl::Expr* e = single(clause);
+  if (!e) return std::nullopt;
+  auto value = const_int(*e);
+  if (!value || e->is_duration || *value < -1000000 || *value > 1000000) {
+    error(*e, "'priority' needs an integer between -1000000 and 1000000");
+    return std::nullopt;
+  }
+  return static_cast<int>(*value);
+}
+
+// ---- disable: a pack turns off another pack's rule --------------------------------------
+
+// `disable PACK/RULE` (or a local id, this pack's own): marks the rule, which the engine
+// then skips. Only rules that act on a graph can be disabled; a link's candidates are left
+// to its edge rules, which can be.
+void Checker::apply_disables() {
+  std::map<std::string, RuleOrigin*> rules;
+  for (auto& r : out_.splits) rules[r.origin.id] = &r.origin;
+  for (auto& r : out_.batches) rules[r.origin.id] = &r.origin;
+  for (auto& r : out_.edges) rules[r.origin.id] = &r.origin;
+  for (auto& r : out_.flags) rules[r.origin.id] = &r.origin;
+  std::vector<std::string> ids;
+  for (const auto& [id, _] : rules) ids.push_back(id);
+  for (size_t p = 0; p < units_.size(); ++p) {
+    const std::string& me = units_[p].info.id;
+    for (const dsl::File* file : units_[p].files) {
+      source_ = file->source;
+      for (const dsl::Disable& d : file->disables) {
+        const std::string id = d.rule.find('/') == std::string::npos ? me + "/" + d.rule : d.rule;
+        const std::string owner = id.substr(0, id.find('/'));
+        auto it = rules.find(id);
+        auto pack = pack_index_.find(owner);
+        const auto& visible = packs_[p].visible;
+        if (pack != pack_index_.end() &&
+            std::find(visible.begin(), visible.end(), pack->second) == visible.end()) {
+          error_at(
+              d.rule_loc, d.rule.size(),
+              fmt::format("pack '{}' disables '{}' but does not require pack '{}'", me, id, owner),
+              {fmt::format("add `requires {}` to the pack header", owner)});
+        } else if (it == rules.end()) {
+          bool link = std::any_of(out_.links.begin(), out_.links.end(),
+                                  [&](const LinkRule& l) { return l.origin.id == id; });
+          if (link)
+            error_at(d.rule_loc, d.rule.size(),
+                     fmt::format("'{}' is a link: disable the edge "
+                                 "rules that classify its candidates",
+                                 id));
+          else
+            error_at(d.rule_loc, d.rule.size(),
+                     fmt::format("no split, batch, edge or flag rule '{}' to disable", id),
+                     did_you_mean(id, ids));
+        } else {
+          if (it->second->active()) it->second->disabled_by = me;
+          out_.disabled.push_back({id, me, source_, d.loc});
+        }
+      }
+    }
+  }
 }
 
 void Checker::check_batch(const dsl::Rule& rule) {
@@ -1585,6 +1660,8 @@ void sort_edges(RuleSet& out) {
     if (a.priority != b.priority) return a.priority > b.priority;
     return load_index[a.origin.pack] > load_index[b.origin.pack];
   });
+  std::stable_sort(out.splits.begin(), out.splits.end(),
+                   [](const SplitRule& a, const SplitRule& b) { return a.priority > b.priority; });
 }
 
 }  // namespace cw::rules

@@ -46,7 +46,7 @@ struct PackUnit {
 LintFacts check_packs(const std::vector<PackUnit>& packs, RuleSet& out, Diagnostics& diags);
 
 // Sorts out.edges into evaluation order: priority (higher first), later-loaded pack
-// first, then file order.
+// first, then file order; and out.splits by priority (higher first), then load order.
 void sort_edges(RuleSet& out);
 
 }  // namespace cw::rules

@@ -96,6 +96,16 @@ RuleSet select_packs(const RuleSet& rules, const std::vector<std::string>& pack_
     if (keep(l.pack)) out.lua.push_back(l);
   for (const auto& t : rules.tests)
     if (keep(t.pack)) out.tests.push_back(t);
+  // A rule stays off only while the pack that disabled it is among those chosen.
+  auto enable = [&](RuleOrigin& o) {
+    if (!o.active() && !keep(o.disabled_by)) o.disabled_by.clear();
+  };
+  for (auto& r : out.splits) enable(r.origin);
+  for (auto& r : out.edges) enable(r.origin);
+  for (auto& r : out.batches) enable(r.origin);
+  for (auto& r : out.flags) enable(r.origin);
+  for (const auto& d : rules.disabled)
+    if (keep(d.by) && keep(d.rule.substr(0, d.rule.find('/')))) out.disabled.push_back(d);
   return out;
 }
 

@@ -101,6 +101,9 @@ struct RuleOrigin {
   std::string local;  // "rule"
   SourcePtr source;
   SourceLoc loc;
+  // The pack whose `disable` turned this rule off, or empty: the engine skips it.
+  std::string disabled_by;
+  bool active() const { return disabled_by.empty(); }
 };
 
 enum class Strength : uint8_t { Strong, Weak, Boost, Prune };
@@ -112,8 +115,9 @@ struct LinkRule {
   RuleOrigin origin;
   KindId from = kNoKind;
   KindId to = kNoKind;
-  // Pairs (from field, to field) that must be equal. Fields are EventField, Tid or Pid
-  // scope of their side.
+  // Pairs (from field, to field) that must be equal. Fields are EventField, SpanField
+  // (the innermost open span's opener, as `to.syscall.resource` on a syscall_exit), Tid or
+  // Pid scope of their side.
   std::vector<std::pair<FieldRef, FieldRef>> join;
   enum class Pick : uint8_t { Next, Latest, Overlap } pick = Pick::Next;
   int16_t offset_field = -1;  // Overlap: fields of both kinds (same names on both)
@@ -122,6 +126,10 @@ struct LinkRule {
   int16_t to_len_field = -1;
   CompiledExpr where;
   uint64_t within_ns = 0;  // 0 = unbounded
+  // `from_where` / `to_where`: over one event (Side::Self), before pairing: only events
+  // that satisfy them are a cause / an effect, so `pick next` pairs a release with the
+  // next successful acquire, not with whatever event of that kind comes next.
+  CompiledExpr from_where, to_where;
 };
 
 struct SplitRule {
@@ -130,11 +138,17 @@ struct SplitRule {
   KindId at = kNoKind;  // AtEvent
   CompiledExpr where;   // AtEvent: over Side::Self; Peers: over Side::Self too
   bool cut_after = false;
+  // `cut SPAN` (a span name, "syscall"): the cut goes before the event that opened the
+  // innermost open SPAN, so a call cuts only when something inside it (its block) matches.
+  std::string cut_span;
   uint32_t link = kNoRule;  // Peers: index into RuleSet::links
   Neighbour neighbour = Neighbour::Weak;
   // `loop`: the cut is where the thread returns to its event loop, so the wait it starts
   // is idle time, not a hang (diagnosis, engine/symptom.h).
   bool loop = false;
+  // When two split rules cut at one event, the higher priority names the cut (then load
+  // order): a user pack's rule can take an event a stdlib rule also cuts at.
+  int priority = 0;
 };
 
 struct BatchRule {
@@ -254,8 +268,16 @@ struct PackInfo {
   SourceLoc header_loc;
 };
 
+// A `disable PACK/RULE` item: `by` (a pack) turned `rule` (qualified) off.
+struct DisabledRule {
+  std::string rule;
+  std::string by;
+  SourcePtr source;
+  SourceLoc loc;
+};
+
 // Rules are kept in evaluation order: `edges` sorted by (priority desc, pack load order
-// desc, file order); every other list in load order.
+// desc, file order); `splits` by (priority desc, load order); every other list in load order.
 struct RuleSet {
   std::vector<PackInfo> packs;  // load order
   std::vector<LinkRule> links;
@@ -266,6 +288,7 @@ struct RuleSet {
   std::vector<AnswerRule> answers;  // load order
   std::vector<LuaChunk> lua;
   std::vector<PackTest> tests;
+  std::vector<DisabledRule> disabled;  // load order
 
   const PackInfo* pack(const std::string& id) const;
 };

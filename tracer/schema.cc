@@ -53,7 +53,8 @@ Schema make_builtin() {
               {"fd", F::Int, "file descriptor argument, or -1"},
               {"resource", F::Uint, "wait resource: futex address, inode, object id"},
               {"op", F::Str, "operation (futex op, epoll op, ...)"},
-              {"value", F::Uint, "operation value (futex val, signal, ...)"},
+              {"value", F::Uint,
+               "operation value (futex val, signal, flock operation, F_SETLK lock type, ...)"},
               {"count", F::Uint, "byte count or number of items"},
               {"timeout_ns", F::Int, "timeout in ns, -1 for none"}},
              SpanRole::Open, "syscall"));

@@ -19,6 +19,13 @@ list blocking_syscalls = [
   "msgrcv", "semop", "semtimedop", "mq_timedreceive", "flock"
 ]
 
+# Waits for data (bytes on a stream, a ready descriptor): the bytes' message edge lands on
+# the event that took them, inside the call.
+list data_waits = [
+  "read", "readv", "pread64", "preadv", "preadv2", "recvfrom", "recvmsg", "recvmmsg",
+  "epoll_wait", "epoll_pwait", "epoll_pwait2", "poll", "ppoll", "select", "pselect6"
+]
+
 # The waits an event loop makes when it has nothing to do: it returns to them after
 # each event it handled.
 list loop_waits = ["epoll_wait", "epoll_pwait", "epoll_pwait2", "poll", "ppoll", "select", "pselect6"]
@@ -28,11 +35,23 @@ list futex_waits = ["wait", "wait_bitset", "lock_pi", "lock_pi2", "wait_requeue_
 # Writes to a file descriptor, whose changes file notifications report.
 list file_writes = ["write", "pwrite64", "writev", "pwritev", "pwritev2"]
 
+# System calls that write bytes to a stream (a pipe, a socket).
+list stream_writes = [
+  "write", "writev", "pwrite64", "pwritev", "pwritev2",
+  "sendto", "sendmsg", "sendmmsg", "sendfile", "splice"
+]
+
 # Waits that a file notification or a device's data ends.
 list file_change_waits = [
   "read", "readv", "poll", "ppoll", "select", "pselect6",
   "epoll_wait", "epoll_pwait", "epoll_pwait2"
 ]
+
+# fcntl commands that set a record lock (the recorder puts the lock type in `value`:
+# F_RDLCK 0, F_WRLCK 1, F_UNLCK 2) and flock operations that take one (`value` holds the
+# whole operation: LOCK_SH 1, LOCK_EX 2, LOCK_NB 4, LOCK_UN 8).
+list lock_sets = ["setlk", "setlkw", "ofd_setlk", "ofd_setlkw"]
+list flock_takes = ["sh", "ex"]
 
 # Frames every stack shares; they say nothing about a common purpose.
 list ubiquitous_frames = [
@@ -58,8 +77,20 @@ split loop.wait {
 # starts the next segment.
 split wait.entry {
   at syscall_enter
-  where name in blocking_syscalls or (name == "futex" and op in futex_waits)
+  where (name in blocking_syscalls and name not in data_waits)
+    or (name == "futex" and op in futex_waits)
   cut before
+  neighbour weak
+}
+
+# A wait for data cuts only when it does block: the cut is made when the thread leaves its
+# CPU to sleep inside the call, and placed before the call's entry. A read that finds its
+# data already there is part of the work its last real wait began, so the message that
+# data carries lands on the segment that waited for it.
+split data.wait {
+  at switch_out
+  where state != "R" and syscall.name in data_waits
+  cut syscall
   neighbour weak
 }
 
@@ -104,6 +135,24 @@ link exit.wait {
   pick latest
 }
 
+# A file lock's release and the next successful acquire of the same file by another
+# process. A process that polls a lock (a try that fails, a sleep, another try) gets it
+# once the holder lets go, and no wake-up says so: the release is what ends its polling.
+# Closing a file releases its process's locks on it.
+link lock.release {
+  from syscall_enter
+  from_where (name == "flock" and op == "un")
+    or (name == "fcntl" and op in lock_sets and value == 2)
+    or name == "close"
+  to syscall_exit
+  to_where ret == 0
+    and ((syscall.name == "flock" and syscall.op in flock_takes)
+      or (syscall.name == "fcntl" and syscall.op in lock_sets and syscall.value != 2))
+  join from.resource == to.syscall.resource
+  where from.pid != to.pid
+  pick next
+}
+
 link timer {
   from timer_arm
   to timer_fire
@@ -143,6 +192,12 @@ edge exit.reaped {
   link exit.wait
   strength strong
   kind exit
+}
+
+edge lock.handover {
+  link lock.release
+  strength strong
+  kind lock
 }
 
 edge timer.fire {
@@ -197,6 +252,21 @@ edge wakeup.default {
   strength weak
   kind wakeup
   priority -100
+}
+
+# Over loopback the kernel hands a stream's bytes to the reader from inside the writer's
+# own send: the transmit raises the network-receive softirq on the writer's CPU, which runs
+# before the call returns and wakes the reader. The wake-up carries the interrupt mark, but
+# unlike a device's or a timer's interrupt, which lands on whatever thread happens to run,
+# this softirq is the writer's own work: a receive softirq, outside any hardware handler,
+# inside the writer's own stream write. Strong edges are final, so wakeup.from-irq below
+# prunes only the interrupts that are not.
+edge wakeup.own-send {
+  link wakeup
+  where from.softirq.name == "NET_RX" and not from.irq and from.syscall.name in stream_writes
+  strength strong
+  kind message
+  priority 10
 }
 
 # Interrupt handlers wake whoever their device or timer was serving, not on behalf of

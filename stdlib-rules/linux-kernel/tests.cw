@@ -69,6 +69,117 @@ test "a timer interrupt's wake-up is pruned" {
   expect stat pruned == 1
 }
 
+# Loopback TCP: the server's send runs the receive softirq itself and wakes the client.
+test "a receive softirq inside the sender's own write is the sender's wake-up" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=client
+    thread 101 pid=100 comm=client
+    process 200 comm=server
+    thread 201 pid=200 comm=server
+    1ms 101 syscall_enter name=recvfrom fd=3
+    1ms 101 switch_out state=S
+    900ms 201 syscall_enter name=sendto fd=4
+    900ms 201 softirq_enter vec=3 name=NET_RX
+    900ms 201 wakeup target=101 interrupt=1
+    900ms 201 softirq_exit vec=3
+    900ms 201 syscall_exit name=sendto ret=5
+    901ms 101 switch_in
+    901ms 101 syscall_exit name=recvfrom ret=5
+  ]]
+  expect edge 201 -> 101 kind message strength strong rule wakeup.own-send at 901ms
+}
+
+# The same wake-up from a timer's softirq, or from a device's handler, while the thread
+# happened to be writing, is not the writer's doing.
+test "a timer softirq or a device interrupt during a write is still pruned" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=app
+    thread 101 pid=100 comm=waiter
+    thread 102 pid=100 comm=reader
+    process 200 comm=other
+    thread 201 pid=200 comm=writer
+    1ms 101 syscall_enter name=nanosleep
+    1ms 101 switch_out state=S
+    1ms 102 syscall_enter name=recvfrom fd=3
+    1ms 102 switch_out state=S
+    4ms 201 syscall_enter name=write fd=4
+    4ms 201 softirq_enter vec=1 name=TIMER
+    4ms 201 wakeup target=101 interrupt=1
+    4ms 201 softirq_exit vec=1
+    5ms 201 irq_enter irq=30 name=eth0
+    5ms 201 softirq_enter vec=3 name=NET_RX
+    5ms 201 wakeup target=102 interrupt=1
+    5ms 201 softirq_exit vec=3
+    5ms 201 irq_exit irq=30
+    6ms 201 syscall_exit name=write ret=4
+    7ms 101 switch_in
+    7ms 102 switch_in
+  ]]
+  expect no edge 201 -> 101
+  expect no edge 201 -> 102
+  expect stat pruned == 2
+}
+
+# A lock file polled with flock(LOCK_EX | LOCK_NB) and a sleep: the holder's unlock is
+# what the poller waited for; the release pairs with the first try that succeeds, not with
+# the failed tries before it nor with the poller's own close.
+test "a lock's release joins the next successful try of another process" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=poller
+    thread 101 pid=100 comm=poller
+    process 200 comm=holder
+    thread 201 pid=200 comm=holder
+    1ms 201 syscall_enter name=flock fd=3 resource=77 op=ex value=2
+    1ms 201 syscall_exit name=flock ret=0
+    10ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    10ms 101 syscall_exit name=flock ret=-11
+    10ms 101 syscall_enter name=nanosleep
+    10ms 101 switch_out state=S
+    30ms 101 switch_in
+    30ms 101 syscall_exit name=nanosleep ret=0
+    30ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    30ms 101 syscall_exit name=flock ret=-11
+    31ms 101 syscall_enter name=close fd=9 resource=77
+    31ms 101 syscall_exit name=close ret=0
+    40ms 201 syscall_enter name=flock fd=3 resource=77 op=un value=8
+    40ms 201 syscall_exit name=flock ret=0
+    41ms 201 syscall_enter name=flock fd=5 resource=88 op=un value=8
+    41ms 201 syscall_exit name=flock ret=0
+    50ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    50ms 101 syscall_exit name=flock ret=0
+  ]]
+  expect edge 201 -> 101 kind lock strength strong rule lock.handover at 50ms
+  expect no edge 201 -> 101 at 30ms
+  expect no edge 101 -> 101 kind lock
+}
+
+# fcntl record locks: F_SETLK with F_WRLCK fails with EAGAIN while the holder has it; the
+# holder's close releases it.
+test "an fcntl lock released by the holder's close joins the next F_SETLK that gets it" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=poller
+    thread 101 pid=100 comm=poller
+    process 200 comm=holder
+    thread 201 pid=200 comm=holder
+    10ms 101 syscall_enter name=fcntl fd=4 resource=77 op=setlk value=1
+    10ms 101 syscall_exit name=fcntl ret=-11
+    20ms 201 syscall_enter name=fcntl fd=3 resource=77 op=getlk value=1
+    20ms 201 syscall_exit name=fcntl ret=0
+    40ms 201 syscall_enter name=close fd=3 resource=77
+    40ms 201 syscall_exit name=close ret=0
+    45ms 101 syscall_enter name=fcntl fd=4 resource=77 op=setlk value=2
+    45ms 101 syscall_exit name=fcntl ret=0
+    50ms 101 syscall_enter name=fcntl fd=4 resource=77 op=setlk value=1
+    50ms 101 syscall_exit name=fcntl ret=0
+  ]]
+  expect edge 201 -> 101 kind lock strength strong at 50ms
+  expect no edge 201 -> 101 at 45ms
+}
+
 test "wake-ups between kernel workers are pruned" {
   trace [[
     causeway-trace 1
@@ -140,14 +251,52 @@ test "a blocking wait starts a new segment" {
     1ms 101 syscall_enter name=getpid
     1ms 101 syscall_exit name=getpid ret=100
     2ms 101 syscall_enter name=read fd=0
+    2.5ms 101 switch_out state=S
+    2.9ms 101 switch_in
     3ms 101 syscall_exit name=read ret=5
     4ms 101 syscall_enter name=futex op=wake resource=0x10
+    4ms 101 syscall_exit name=futex ret=0
     5ms 101 syscall_enter name=futex op=wait resource=0x10
+    5.5ms 101 switch_out state=S
   ]]
-  expect split 101 at 2ms rule wait.entry
+  expect split 101 at 2ms rule data.wait
   expect split 101 at 5ms rule wait.entry
   expect no split 101 at 4ms
   expect segments 101 == 3
+}
+
+# A read whose data is already there does not wait: the bytes it takes were what the
+# segment's last real wait (the poll) was for, and their message edge lands on it.
+test "a wait that does not block is no cut; the message lands on the wait that blocked" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=server
+    thread 101 pid=100 comm=server
+    process 200 comm=client
+    thread 201 pid=200 comm=client
+    1ms 101 syscall_enter name=getpid
+    1ms 101 syscall_exit name=getpid ret=100
+    2ms 101 syscall_enter name=ppoll
+    2ms 101 switch_out state=S
+    10ms 201 syscall_enter name=write fd=3
+    10ms 201 send object=7 offset=0 len=4 peer=100
+    10ms 201 wakeup target=101
+    10ms 201 syscall_exit name=write ret=4
+    11ms 101 switch_in
+    11ms 101 syscall_exit name=ppoll ret=1
+    12ms 101 syscall_enter name=read fd=5
+    12ms 101 recv object=7 offset=0 len=4 peer=200
+    12ms 101 syscall_exit name=read ret=4
+    13ms 101 syscall_enter name=read fd=5
+    13ms 101 switch_out state=R
+    14ms 101 switch_in
+    14ms 101 syscall_exit name=read ret=-11
+  ]]
+  expect split 101 at 2ms rule loop.wait
+  expect no split 101 at 12ms
+  expect no split 101 at 13ms
+  expect segments 101 == 2
+  expect edge 201 -> 101 kind message strength strong at 12ms
 }
 
 test "an event loop's poll is a loop return, a read inside a handler an ordinary wait" {
@@ -160,12 +309,14 @@ test "an event loop's poll is a loop return, a read inside a handler an ordinary
     2ms 101 syscall_enter name=poll
     3ms 101 syscall_exit name=poll ret=1
     4ms 101 syscall_enter name=read fd=4
+    4.5ms 101 switch_out state=D
+    4.9ms 101 switch_in
     5ms 101 syscall_exit name=read ret=8
     6ms 101 syscall_enter name=epoll_wait
   ]]
   expect split 101 at 2ms rule loop.wait
-  expect no split 101 at 2ms rule wait.entry
-  expect split 101 at 4ms rule wait.entry
+  expect no split 101 at 2ms rule data.wait
+  expect split 101 at 4ms rule data.wait
   expect split 101 at 6ms rule loop.wait
   expect segments 101 == 4
 }

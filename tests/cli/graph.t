@@ -4,9 +4,9 @@ one request is strongly tied to both clients: one over-connection.
 
   $ causeway graph examples/server-loop.trace
   trace: 42 events, 3 processes, 3 threads, 0 lost events
-  graph: 10 segments, 15 edges (4 strong, 11 weak, 0 boosted)
-  edges by kind: message 4 split 7 wakeup 4
-  rules: 8 candidates, 0 unclassified, 0 pruned, 0 boosted, 7 cuts, 0 flag edges from 0 data flags
+  graph: 8 segments, 13 edges (4 strong, 9 weak, 0 boosted)
+  edges by kind: message 4 split 5 wakeup 4
+  rules: 8 candidates, 0 unclassified, 0 pruned, 0 boosted, 5 cuts, 0 flag edges from 0 data flags
   over-connections: 1 (requests), 0 (segments)
 
 A user pack declares the loop as a batching pattern: each wait starts an independent
@@ -23,11 +23,12 @@ Without the pack, the graph is as before.
 
 Every split and edge names its rule.
 
-  $ causeway graph examples/server-loop.trace --json | grep -A4 '"splits"'
+  $ causeway graph examples/server-loop.trace --json | grep -A5 '"splits"'
       "splits": {
+        "linux.kernel/data.wait": 2,
         "linux.kernel/loop.wait": 2,
         "linux.kernel/peers.disjoint": 1,
-        "linux.kernel/wait.entry": 4
+        "linux.kernel/wait.entry": 0
       }
 
 Without the stdlib, nothing is cut or joined: the engine knows no Linux by itself.
@@ -55,5 +56,5 @@ A mistake in a text trace is shown where it is.
 A trace cut short keeps what is intact and says what it skipped.
 
   $ causeway convert examples/server-loop.trace -o $TMP_DIR/demo.cwt 2>/dev/null && head -c 3000 $TMP_DIR/demo.cwt > $TMP_DIR/cut.cwt && causeway graph $TMP_DIR/cut.cwt --json 2>&1 | sed "s|$TMP_DIR/||" | grep -E 'warning|skipped_chunks'
-  cut.cwt: warning: skipped 2968 bytes at offset 32: truncated schema chunk (needs 4032 bytes, 2944 left)
+  cut.cwt: warning: skipped 2968 bytes at offset 32: truncated schema chunk (needs 4072 bytes, 2944 left)
       "skipped_chunks": 1,

@@ -28,6 +28,21 @@ A duplicate rule id names both places.
           ^~~~
   [1]
 
+A pack can turn a stdlib rule off; check says which rule, by which pack, where.
+
+  $ causeway rules check tests/packs/overrides.cw
+  1 pack checked (test.overrides), 0 warnings
+  linux.kernel/data.wait disabled by test.overrides (tests/packs/overrides.cw:12)
+
+A rule id it does not know is an error, with the nearest id.
+
+  $ causeway rules check tests/cli/data/disable-unknown.cw
+  tests/cli/data/disable-unknown.cw:7:9: error: no split, batch, edge or flag rule 'linux.kernel/wait.entyr' to disable
+    disable linux.kernel/wait.entyr
+            ^~~~~~~~~~~~~~~~~~~~~~~
+  hint: did you mean 'linux.kernel/wait.entry'?
+  [1]
+
 A missing file is the user's error.
 
   $ causeway rules check no/such/pack.cw
