@@ -21,7 +21,8 @@ bool is_text_trace_file(const std::string& path) {
   return start == kTextTraceHeader;
 }
 
-int read_trace_input(const std::string& path, Trace& trace, ReadReport& report) {
+int read_trace_input(const std::string& path, Trace& trace, ReadReport& report,
+                     SymbolizeReport* symbols) {
   try {
     report = load_trace(path, trace);
   } catch (const DiagnosticError& e) {
@@ -39,6 +40,10 @@ int read_trace_input(const std::string& path, Trace& trace, ReadReport& report) 
   // frames by symbol, so stacks are named here, from the files on this machine.
   if (!trace.maps.empty()) {
     SymbolizeReport sym = symbolize_stacks(trace);
+    if (symbols) {
+      *symbols = std::move(sym);
+      return kExitOk;
+    }
     if (!sym.files_not_found.empty())
       std::cerr << fmt::format("{}: note: {} stack frames unnamed; not found: {}\n", path,
                                sym.frames_unresolved, fmt::join(sym.files_not_found, ", "));
