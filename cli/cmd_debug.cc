@@ -6,6 +6,7 @@
 // (docs/diagnosis.md). Questions at ambiguous points go to the user at a terminal, to an
 // answers file, to the packs' `answer` rules, or to the best-scored option.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <charconv>
@@ -13,6 +14,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <set>
 #include <stdexcept>
 
 #include "cli/commands.h"
@@ -188,6 +190,26 @@ std::optional<rules::HangSpec> parse_hang(const std::string& s, std::string* why
   return std::nullopt;
 }
 
+// The files that left stack frames unnamed, only for the processes the diagnosis is
+// about (the hang's, the root causes', the path's): a library another process mapped
+// (a JIT's /memfd: region) says nothing about this diagnosis.
+void unnamed_frames_note(const std::string& path, const engine::Graph& graph,
+                         const engine::Diagnosis& d, const SymbolizeReport& symbols) {
+  std::set<Pid> pids = {d.hang.pid};
+  for (const auto& rc : d.root_causes) pids.insert(graph.segments[rc.segment].pid);
+  for (const auto& step : d.path) pids.insert(graph.segments[step.segment].pid);
+  for (const auto& step : d.baseline_path) pids.insert(graph.segments[step.segment].pid);
+  std::set<std::string> files;
+  for (Pid pid : pids)
+    if (auto it = symbols.files_not_found_by_pid.find(pid);
+        it != symbols.files_not_found_by_pid.end())
+      files.insert(it->second.begin(), it->second.end());
+  if (!files.empty())
+    std::cerr << fmt::format(
+        "{}: note: stack frames of the processes in this diagnosis unnamed; not found: {}\n", path,
+        fmt::join(files, ", "));
+}
+
 }  // namespace
 
 Command add_debug(CLI::App& app) {
@@ -202,6 +224,7 @@ Command add_debug(CLI::App& app) {
     bool json = false;
     uint32_t beam_width = 8;
     uint32_t lookback = 3;
+    double min_hang = 0.5;
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("debug",
@@ -241,6 +264,12 @@ Command add_debug(CLI::App& app) {
       ->type_name("N")
       ->default_val(3)
       ->check(CLI::Range(1u, 1024u));
+  cmd->add_option("--min-hang", args->min_hang,
+                  "with --hang auto or NAME: when no candidate went this many seconds without "
+                  "a response, say \"no hang found\" (exit 0) instead of diagnosing")
+      ->type_name("SECONDS")
+      ->default_val(0.5)
+      ->check(CLI::Range(0.0, 1e6));
   cmd->footer(
       "Questions: at a terminal, type an option's number, Enter for the first (best), ? to "
       "explain, s to stop. See docs/diagnosis.md.\nExit status: 0 done, 1 the input was "
@@ -270,7 +299,9 @@ Command add_debug(CLI::App& app) {
 
         Trace trace;
         ReadReport report;
-        if (int rc = read_trace_input(args->trace, trace, report); rc != kExitOk) return rc;
+        SymbolizeReport symbols;
+        if (int rc = read_trace_input(args->trace, trace, report, &symbols); rc != kExitOk)
+          return rc;
 
         engine::BuildResult built;
         if (int rc = build_graph_input(trace, loaded.rules, built); rc != kExitOk) return rc;
@@ -282,6 +313,7 @@ Command add_debug(CLI::App& app) {
           options.symptom.at_ns = engine::trace_start_ns(trace) + hang->offset_ns;
         }
         options.symptom.thread_name = hang->thread_name;
+        options.symptom.min_hang_ns = static_cast<uint64_t>(args->min_hang * 1e9);
         options.beam_width = args->beam_width;
         options.lookback = args->lookback;
 
@@ -297,10 +329,33 @@ Command add_debug(CLI::App& app) {
         if (!args->answers.empty())
           from_file.emplace(args->answers, std::move(answer_lines), fallback);
         options.answerer = from_file ? &*from_file : &fallback;
+        // At a terminal a question comes after the hang and what was found so far: a
+        // recurse question is about a culprit on the path the user has not seen yet.
+        bool hang_shown = false;
+        if (interactive)
+          options.before_asking = [&](const engine::Diagnosis& so_far, const Question& q) {
+            const bool with_hang = !hang_shown;
+            if (!with_hang && q.kind != engine::QuestionKind::Recurse) return;
+            progress.clear();
+            std::cerr << "\n" << engine::so_far_text(trace, built.graph, so_far, with_hang);
+            hang_shown = true;
+          };
 
         engine::Diagnosis diagnosis;
         try {
           diagnosis = engine::diagnose(trace, built, loaded.rules, options);
+        } catch (const engine::NoHangFound& e) {
+          // Nothing to diagnose is an answer, not an error.
+          progress.clear();
+          if (args->json)
+            std::cout << with_schema_version(
+                             nlohmann::json{{"hang", nullptr}, {"no_hang", e.what()}})
+                             .dump(2)
+                      << "\n";
+          else
+            std::cout << e.what() << "\n(`causeway hangs " << args->trace
+                      << "` lists the candidates; --min-hang lowers the threshold)\n";
+          return kExitOk;
         } catch (const engine::DiagnoseError& e) {
           progress.clear();
           std::cerr << "causeway: " << e.what() << "\n";
@@ -323,6 +378,8 @@ Command add_debug(CLI::App& app) {
           std::cerr << fmt::format(
               "{}: note: {} answer{} not used: the diagnosis asked fewer questions\n",
               args->answers, from_file->unused(), from_file->unused() == 1 ? "" : "s");
+
+        unnamed_frames_note(args->trace, built.graph, diagnosis, symbols);
 
         if (!args->save_answers.empty()) {
           std::vector<std::string> pack_ids;

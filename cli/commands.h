@@ -21,6 +21,8 @@ Command add_graph(CLI::App& app);
 Command add_convert(CLI::App& app);
 // `debug`: diagnose a hang (docs/diagnosis.md).
 Command add_debug(CLI::App& app);
+// `hangs`: the candidates for `debug --hang auto`, ranked (docs/diagnosis.md).
+Command add_hangs(CLI::App& app);
 // `record` (with start, stop, status) and `mark`.
 std::vector<Command> add_record(CLI::App& app);
 // `eval`: the scenario suite against its ground truth (docs/scenarios.md).

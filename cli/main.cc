@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
   std::vector<Command> commands;
   commands.push_back(add_graph(app));
   commands.push_back(add_debug(app));
+  commands.push_back(add_hangs(app));
   commands.push_back(add_convert(app));
   commands.push_back(add_eval(app));
   for (auto& c : add_record(app)) commands.push_back(std::move(c));

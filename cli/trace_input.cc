@@ -22,7 +22,8 @@ bool is_text_trace_file(const std::string& path) {
   return start == kTextTraceHeader;
 }
 
-int read_trace_input(const std::string& path, Trace& trace, ReadReport& report) {
+int read_trace_input(const std::string& path, Trace& trace, ReadReport& report,
+                     SymbolizeReport* symbols) {
   // A long recording takes a while to read and name: say so at a terminal.
   ProgressLine progress(path);
   auto show = progress.callback();
@@ -49,6 +50,10 @@ int read_trace_input(const std::string& path, Trace& trace, ReadReport& report) 
     if (progress.enabled()) show("naming stack frames", 0, 0);
     SymbolizeReport sym = symbolize_stacks(trace);
     progress.clear();
+    if (symbols) {
+      *symbols = std::move(sym);
+      return kExitOk;
+    }
     if (!sym.files_not_found.empty())
       std::cerr << fmt::format("{}: note: {} stack frames unnamed; not found: {}\n", path,
                                sym.frames_unresolved, fmt::join(sym.files_not_found, ", "));

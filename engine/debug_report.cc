@@ -10,6 +10,10 @@
 namespace cw::engine {
 namespace {
 
+// Linux maps nothing below 64 KiB by default (vm.mmap_min_addr); code addresses below it
+// are unwinding junk.
+constexpr uint64_t kFirstMappedAddress = 0x10000;
+
 std::string_view thread_comm(const Trace& trace, Tid tid) {
   const ThreadInfo* t = trace.thread(tid);
   return t ? trace.strings.get(t->comm) : std::string_view{};
@@ -41,26 +45,6 @@ std::string duration(uint64_t ns) {
 // "cw-server 813": a thread by its name and id.
 std::string thread_name(const Trace& trace, Tid tid) {
   return fmt::format("{} {}", or_unknown(thread_comm(trace, tid)), tid);
-}
-
-// An event as in the text trace form, without the fields that are 0 or empty (the text
-// form's default, mostly "not recorded"): "send object=7 len=64 peer=200 fd=5".
-std::string describe_event(const Trace& trace, uint32_t index) {
-  const Event& e = trace.events[index];
-  const KindDef& kind = trace.schema.kind(e.kind);
-  std::string out = kind.name;
-  for (size_t f = 0; f < kind.fields.size(); ++f) {
-    const FieldDef& field = kind.fields[f];
-    const uint64_t v = trace.value(e, static_cast<int>(f));
-    if (v == 0) continue;
-    if (field.type == FieldType::Str)
-      out += fmt::format(" {}={}", field.name, trace.strings.get(static_cast<StrId>(v)));
-    else if (field.type == FieldType::Int)
-      out += fmt::format(" {}={}", field.name, static_cast<int64_t>(v));
-    else
-      out += fmt::format(" {}={}", field.name, v);
-  }
-  return out;
 }
 
 nlohmann::json frames_json(const Trace& trace, StackId stack) {
@@ -194,14 +178,93 @@ void yield_text(std::string& out, const Trace& trace, const Diagnosis& d) {
       binary, h.pid);
 }
 
+// Where the hung thread blocked: the call it waited in and its stack.
+void hang_wait_text(std::string& out, const Trace& trace, const Hang& h) {
+  const uint32_t call = h.profile.longest_block_call;
+  if (h.kind != HangKind::LongWait || h.profile.longest_block_ns == 0) return;
+  out += fmt::format(
+      "  blocked: {} from {} in {}\n", duration(h.profile.longest_block_ns),
+      at(trace_start_ns(trace), h.profile.longest_block_start),
+      call == kNoIndex ? std::string("no recorded system call") : describe_event(trace, call));
+  if (call != kNoIndex) stack_text(out, trace, trace.events[call].stack, "  ");
+}
+
+void hang_text(std::string& out, const Trace& trace, const Hang& h) {
+  const uint64_t start = trace_start_ns(trace);
+  out += fmt::format("hang: {} of thread {} (process {} {})\n", hang_kind_name(h.kind),
+                     thread_name(trace, h.tid), or_unknown(process_comm(trace, h.pid)), h.pid);
+  out += fmt::format("  when: {} to {} ({})\n", at(start, h.start_ns), at(start, h.end_ns),
+                     duration(h.end_ns - h.start_ns));
+  if (!h.chosen_by.empty()) out += fmt::format("  found by: {}\n", h.chosen_by);
+  hang_wait_text(out, trace, h);
+}
+
+// The baseline's wait against the hang's, as measured: "its wait lasted 2.0 ms, the
+// hang's 1500.0 ms".
+std::string baseline_comparison(uint64_t baseline_wait_ns, const Hang& h) {
+  const uint64_t hang_wait =
+      h.profile.longest_block_ns > 0 ? h.profile.longest_block_ns : h.end_ns - h.start_ns;
+  const std::string tail = fmt::format("its wait lasted {}, the hang's {}",
+                                       duration(baseline_wait_ns), duration(hang_wait));
+  if (baseline_wait_ns < hang_wait) return "whose wait ended sooner: " + tail;
+  return "whose wait did not end sooner (it ended with another result): " + tail;
+}
+
 }  // namespace
+
+std::string describe_event(const Trace& trace, uint32_t index) {
+  const Event& e = trace.events[index];
+  const KindDef& kind = trace.schema.kind(e.kind);
+  // The call's name leads (`read(…)`), as perf trace shows it; other events by kind.
+  std::string head = kind.name;
+  std::vector<std::string> args;
+  std::string fd, object;
+  for (size_t f = 0; f < kind.fields.size(); ++f) {
+    const FieldDef& field = kind.fields[f];
+    const uint64_t v = trace.value(e, static_cast<int>(f));
+    // 0 is the text form's default, mostly "not recorded"; -1 says "none" (peer, fd).
+    if (v == 0 || (field.type == FieldType::Int && static_cast<int64_t>(v) < 0)) continue;
+    if (field.type == FieldType::Str) {
+      if (field.name == "name" && kind.span_role == SpanRole::Open && kind.span == "syscall") {
+        head = std::string(trace.strings.get(static_cast<StrId>(v)));
+        continue;
+      }
+      args.push_back(fmt::format("{}: {}", field.name, trace.strings.get(static_cast<StrId>(v))));
+    } else if (field.type == FieldType::Int) {
+      if (field.name == "fd")
+        fd = fmt::format("{}", static_cast<int64_t>(v));
+      else
+        args.push_back(fmt::format("{}: {}", field.name, static_cast<int64_t>(v)));
+    } else {
+      // Identities and addresses: a kernel address (the top half) reads best in hex.
+      std::string text = v >= (uint64_t{1} << 47) ? fmt::format("{:#x}", v) : fmt::format("{}", v);
+      if (field.name == "object" || field.name == "resource")
+        object = std::move(text);
+      else
+        args.push_back(fmt::format("{}: {}", field.name, text));
+    }
+  }
+  // The descriptor with the object behind it: `fd: 3<object 0xffff8881…>`.
+  if (!fd.empty())
+    args.insert(args.begin(), object.empty() ? fmt::format("fd: {}", fd)
+                                             : fmt::format("fd: {}<object {}>", fd, object));
+  else if (!object.empty())
+    args.insert(args.begin(), fmt::format("object: {}", object));
+  std::string out = head + "(";
+  for (size_t i = 0; i < args.size(); ++i) out += (i ? ", " : "") + args[i];
+  return out + ")";
+}
 
 std::vector<std::string> stack_frames(const Trace& trace, StackId stack) {
   std::vector<std::string> out;
   if (stack == 0 || stack >= trace.stacks.size()) return out;
   const Stack& s = trace.stacks[stack];
   for (size_t i = 0; i < s.ips.size(); ++i) {
+    // Nothing is mapped that low: an unnamed frame there is the unwinder's junk (a
+    // frame-pointer chain that ran off), not code. (A frame named by the trace itself
+    // may have no address.)
     StrId sym = i < s.symbols.size() ? s.symbols[i] : 0;
+    if (sym == 0 && s.ips[i] < kFirstMappedAddress) continue;
     if (sym != 0)
       out.emplace_back(trace.strings.get(sym));
     else
@@ -215,7 +278,8 @@ std::string debug_text(const Trace& trace, const Graph& graph, const Diagnosis& 
   const Hang& h = d.hang;
   std::string out;
 
-  if (d.root_causes.empty()) out += "root cause: none found\n";
+  if (d.root_causes.empty())
+    out += "root cause: none found (the trace shows no thread that held the hang up)\n";
   for (size_t i = 0; i < d.root_causes.size(); ++i) {
     const RootCause& rc = d.root_causes[i];
     const Segment& s = graph.segments[rc.segment];
@@ -225,8 +289,12 @@ std::string debug_text(const Trace& trace, const Graph& graph, const Diagnosis& 
       out += fmt::format("\nalso blamed ({} of {})", i + 1, d.root_causes.size());
     out += fmt::format(": process {} {}, thread {}\n", or_unknown(process_comm(trace, s.pid)),
                        s.pid, thread_name(trace, s.tid));
-    out += fmt::format("  when: {} to {} ({})\n", at(start, s.start_ns), at(start, s.end_ns),
-                       duration(s.end_ns - s.start_ns));
+    // The time `what` describes: the stretch or window it was measured over, which can
+    // be longer than the segment that stands for it.
+    const uint64_t from = rc.end_ns > rc.start_ns ? rc.start_ns : s.start_ns;
+    const uint64_t to = rc.end_ns > rc.start_ns ? rc.end_ns : s.end_ns;
+    out +=
+        fmt::format("  when: {} to {} ({})\n", at(start, from), at(start, to), duration(to - from));
     out += fmt::format(
         "  kind: {}{}\n", hang_kind_name(rc.kind),
         rc.depth == 0 ? " (the hang itself)" : fmt::format(" (culprit at depth {})", rc.depth));
@@ -234,14 +302,14 @@ std::string debug_text(const Trace& trace, const Graph& graph, const Diagnosis& 
     stack_text(out, trace, rc.stack, "  ");
   }
 
-  out += fmt::format("\nhang: {} of thread {} (process {} {})\n", hang_kind_name(h.kind),
-                     thread_name(trace, h.tid), or_unknown(process_comm(trace, h.pid)), h.pid);
-  out += fmt::format("  when: {} to {} ({})\n", at(start, h.start_ns), at(start, h.end_ns),
-                     duration(h.end_ns - h.start_ns));
-  if (!h.chosen_by.empty()) out += fmt::format("  found by: {}\n", h.chosen_by);
+  out += "\n";
+  hang_text(out, trace, h);
 
   if (d.path.empty()) {
-    out += "\ncausal path: none (the hang is its own root cause)\n";
+    const bool own =
+        !d.root_causes.empty() && graph.segments[d.root_causes[0].segment].tid == h.tid;
+    out += own ? "\ncausal path: none (the hang is its own root cause)\n"
+               : "\ncausal path: none found\n";
   } else {
     out += "\ncausal path, from the root cause to the hang:\n";
     path_text(out, trace, graph, start, d.path, "the hang");
@@ -250,8 +318,11 @@ std::string debug_text(const Trace& trace, const Graph& graph, const Diagnosis& 
   if (d.baseline != kNoIndex) {
     const Segment& b = graph.segments[d.baseline];
     out += fmt::format(
-        "\nbaseline: thread {} at {} ({}), a similar segment whose wait ended quickly\n",
-        thread_name(trace, b.tid), at(start, b.start_ns), duration(b.end_ns - b.start_ns));
+        "\nbaseline: thread {} at {} ({}), a similar segment; {}\n", thread_name(trace, b.tid),
+        at(start, b.start_ns), duration(b.end_ns - b.start_ns),
+        baseline_comparison(profile_segment(trace, ThreadEvents(trace, {b.tid}), graph, d.baseline)
+                                .longest_block_ns,
+                            h));
     if (!d.baseline_path.empty()) path_text(out, trace, graph, start, d.baseline_path, "baseline");
   }
 
@@ -278,6 +349,29 @@ std::string debug_text(const Trace& trace, const Graph& graph, const Diagnosis& 
   if (!d.notes.empty()) {
     out += "\nnotes:\n";
     for (const auto& n : d.notes) out += fmt::format("  - {}\n", n);
+  }
+  return out;
+}
+
+std::string so_far_text(const Trace& trace, const Graph& graph, const Diagnosis& d,
+                        bool with_hang) {
+  const uint64_t start = trace_start_ns(trace);
+  std::string out;
+  if (with_hang) hang_text(out, trace, d.hang);
+  if (!d.root_causes.empty()) {
+    out += "found so far:\n";
+    for (const RootCause& rc : d.root_causes) {
+      const Segment& s = graph.segments[rc.segment];
+      out += fmt::format("  {} (process {} {}): {}\n", thread_name(trace, s.tid),
+                         or_unknown(process_comm(trace, s.pid)), s.pid, rc.what);
+    }
+  }
+  if (!d.path.empty()) {
+    out += "causal path so far, to the hang:\n";
+    path_text(out, trace, graph, start, d.path, "the hang");
+  } else if (!d.baseline_path.empty()) {
+    out += "the baseline's causal path (the normal run it is compared with):\n";
+    path_text(out, trace, graph, start, d.baseline_path, "baseline");
   }
   return out;
 }

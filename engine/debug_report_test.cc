@@ -96,9 +96,9 @@ TEST_CASE("debug text: root cause first, then the hang, the path, the questions,
         "  found by: auto: the longest stretch of a main thread\n"
         "\n"
         "causal path, from the root cause to the hang:\n"
-        "    0.300000 s  cw-srv-worker 813     send object=7 len=64 peer=810 fd=5  "
+        "    0.300000 s  cw-srv-worker 813     send(fd: 5<object 7>, len: 64, peer: 810)  "
         "--message, strong-->\n"
-        "    0.300001 s  cw-client 811         recv object=7 len=64 peer=812 fd=3  (the "
+        "    0.300001 s  cw-client 811         recv(fd: 3<object 7>, len: 64, peer: 812)  (the "
         "hang)\n"
         "\n"
         "questions: 1 asked, 1 answered by rules\n"
@@ -172,8 +172,8 @@ TEST_CASE("a baseline is reported with its path, in text and JSON") {
   d.baseline_path = {{first_segment(b.graph(), 813), kNoIndex}};
   std::string text = debug_text(b.trace, b.graph(), d);
   CHECK(text.find("\nbaseline: thread cw-srv-worker 813 at 0.100000 s (200.0 ms), a similar "
-                  "segment whose wait ended quickly\n"
-                  "    0.100000 s  cw-srv-worker 813     switch_in  (baseline)\n") !=
+                  "segment; whose wait ended sooner: its wait lasted 0 ns, the hang's 300.0 ms\n"
+                  "    0.100000 s  cw-srv-worker 813     switch_in()  (baseline)\n") !=
         std::string::npos);
   auto j = debug_json(b.trace, b.graph(), d);
   CHECK(j["baseline"]["tid"] == 813);
@@ -200,7 +200,7 @@ TEST_CASE("a yield loop without a flag says so and proposes a flag declaration")
   std::string text = debug_text(b.trace, b.graph(), d);
   CHECK(text.find("  stack: none recorded\n") != std::string::npos);
   CHECK(text.find("causal path, from the root cause to the hang:\n"
-                  "    0.000000 s  cw-client 811         syscall_enter name=read fd=3  (the "
+                  "    0.000000 s  cw-client 811         read(fd: 3)  (the "
                   "hang)\n") != std::string::npos);
   CHECK(text.find("\nno data flag explains this loop: cw-client 811 repeated system calls "
                   "for 300.0 ms and no recorded event says what it was waiting for.\n"
@@ -223,6 +223,85 @@ TEST_CASE("a yield loop without a flag says so and proposes a flag declaration")
   CHECK(j["root_causes"][0]["stack"] == nlohmann::json::array());
   CHECK(j["queries"] == nlohmann::json::array());
   CHECK(j["notes"] == nlohmann::json::array());
+}
+
+TEST_CASE("a baseline whose wait was no quicker is not said to have ended quickly") {
+  auto b = testing::build(kRules, kTrace);
+  Diagnosis d = long_wait(b);
+  d.baseline = first_segment(b.graph(), 811);  // blocked 300 ms in its read
+  d.hang.profile.longest_block_ns = 100'000'000;
+  const std::string text = debug_text(b.trace, b.graph(), d);
+  CHECK(text.find("ended quickly") == std::string::npos);
+  CHECK(text.find("a similar segment; whose wait did not end sooner (it ended with another "
+                  "result): its wait lasted 300.0 ms, the hang's 100.0 ms\n") != std::string::npos);
+}
+
+TEST_CASE("no root cause and no path is one statement, not 'its own root cause'") {
+  auto b = testing::build(kRules, kTrace);
+  Diagnosis d = long_wait(b);
+  d.root_causes.clear();
+  d.path.clear();
+  std::string text = debug_text(b.trace, b.graph(), d);
+  CHECK(text.find("root cause: none found") == 0);
+  CHECK(text.find("its own root cause") == std::string::npos);
+  CHECK(text.find("\ncausal path: none found\n") != std::string::npos);
+  SUBCASE("the hang blamed itself: then it is its own root cause") {
+    d.root_causes.push_back({first_segment(b.graph(), 811), HangKind::LongWait, "blocked", 0, 0});
+    text = debug_text(b.trace, b.graph(), d);
+    CHECK(text.find("none found") == std::string::npos);
+    CHECK(text.find("\ncausal path: none (the hang is its own root cause)\n") != std::string::npos);
+  }
+}
+
+TEST_CASE("a root cause's time is the range its description was measured over") {
+  auto b = testing::build(kRules, kTrace);
+  Diagnosis d = long_wait(b);
+  d.root_causes[0].start_ns = 1'000'000'000;  // e.g. the hang's stretch, longer than the
+  d.root_causes[0].end_ns = 1'300'002'000;    // segment that stands for it
+  CHECK(debug_text(b.trace, b.graph(), d)
+            .starts_with("root cause: process cw-server 812, thread cw-srv-worker 813\n"
+                         "  when: 0.000000 s to 0.300002 s (300.0 ms)\n"));
+}
+
+TEST_CASE("the hang shows where it blocked: the call and its stack") {
+  auto b = testing::build(kRules, kTrace);
+  Diagnosis d = long_wait(b);
+  d.hang.profile.longest_block_ns = 300'001'000;
+  d.hang.profile.longest_block_start = 1'000'000'000;
+  d.hang.profile.longest_block_call = event_at(b.trace, 811, "syscall_enter");
+  const std::string text = debug_text(b.trace, b.graph(), d);
+  CHECK(text.find("  found by: auto: the longest stretch of a main thread\n"
+                  "  blocked: 300.0 ms from 0.000000 s in read(fd: 3)\n"
+                  "  stack:\n"
+                  "    read\n"
+                  "    ask\n"
+                  "    main\n") != std::string::npos);
+  SUBCASE("a terminal shows the hang and the path so far before a question") {
+    const std::string so_far = so_far_text(b.trace, b.graph(), d, true);
+    CHECK(so_far.find("hang: LongWait of thread cw-client 811") == 0);
+    CHECK(so_far.find("  blocked: 300.0 ms") != std::string::npos);
+    CHECK(so_far.find("found so far:\n  cw-srv-worker 813 (process cw-server 812): ran 200.0 ms "
+                      "on a CPU before its send\n") != std::string::npos);
+    CHECK(so_far.find("causal path so far, to the hang:\n") != std::string::npos);
+    CHECK(so_far_text(b.trace, b.graph(), d, false).find("hang: ") == std::string::npos);
+  }
+}
+
+TEST_CASE("events read as calls: kernel addresses in hex, no peer=-1") {
+  auto b = testing::build(kRules,
+                          "thread 5 pid=5 comm=x\n"
+                          "1 5 syscall_enter name=futex op=wait resource=18446612689066081280 "
+                          "fd=-1\n"
+                          "2 5 recv object=18446612689066081280 offset=8 len=4 peer=-1 fd=3\n"
+                          "3 5 switch_out state=S\n");
+  CHECK(describe_event(b.trace, 0) == "futex(object: 0xffff8881a0ff3c00, op: wait)");
+  CHECK(describe_event(b.trace, 1) == "recv(fd: 3<object 0xffff8881a0ff3c00>, offset: 8, len: 4)");
+  CHECK(describe_event(b.trace, 2) == "switch_out(state: S)");
+}
+
+TEST_CASE("stack frames below the first mappable page are unwinding junk and left out") {
+  auto b = testing::build(kRules, "thread 5 pid=5 comm=x\n1 5 switch_in stack=0x0;main;0x1000\n");
+  CHECK(stack_frames(b.trace, b.trace.events[0].stack) == std::vector<std::string>{"main"});
 }
 
 }  // namespace

@@ -71,7 +71,9 @@ class Diagnoser {
 
   Diagnosis run() {
     std::string why;
-    auto hang = find_hang(trace_, g_, events_, opt_.symptom, &why);
+    bool no_hang = false;
+    auto hang = find_hang(trace_, g_, events_, opt_.symptom, &why, &no_hang);
+    if (!hang && no_hang) throw NoHangFound(why);
     if (!hang) throw DiagnoseError(why);
     d_.hang = *hang;
     progress(0);
@@ -283,6 +285,7 @@ class Diagnoser {
     if (k != kNoIndex) {
       a = {k, AnswerSource::Rule, rule};
     } else {
+      if (opt_.before_asking) opt_.before_asking(d_, q);
       a = answerer_->ask(q);
       if (a.option >= q.options.size()) a.option = 0;
     }
@@ -392,6 +395,8 @@ class Diagnoser {
     r.segment = s;
     r.kind = kind;
     r.what = behaviour(kind, p);
+    r.start_ns = p.start_ns;
+    r.end_ns = p.end_ns;
     if (kind == HangKind::LongWait && p.longest_block_ns > 0) {
       // What ended the wait, when the graph knows: a timer, a message, a flag …
       for (uint32_t ei : incoming_by_source(g_, s, beam_.costs)) {
@@ -529,7 +534,11 @@ class Diagnoser {
       size_t j = path.size() - 1;
       const Tid own = g_.segments[path[j].segment].tid;
       while (j > 0 && g_.segments[path[j - 1].segment].tid == own) --j;
-      hang_thread_on_path = j > 0 && g_.segments[path[j - 1].segment].tid == d_.hang.tid;
+      // Only when the hang's thread ended the culprit's wait: an edge that started the
+      // culprit (a fork) before it waited says nothing about a circle.
+      hang_thread_on_path = j > 0 && g_.segments[path[j - 1].segment].tid == d_.hang.tid &&
+                            path[j - 1].edge != kNoIndex &&
+                            trace_.events[g_.edges[path[j - 1].edge].to_event].ts >= wait_began;
     }
     for (size_t k = path.size(); k-- > 0;) {
       if (g_.segments[path[k].segment].end_ns <= wait_began) continue;
@@ -758,8 +767,11 @@ class Diagnoser {
     Question q;
     q.kind = QuestionKind::Recurse;
     q.subject = seg;
-    q.text = fmt::format("{} {} during the hang. Diagnose it too (the culprit of the culprit)?",
-                         who(seg), behaviour(kind, p));
+    q.text = fmt::format(
+        "{} {} (from {:.6f} s), while the hang lasted. Diagnose it too (the culprit of the "
+        "culprit)?",
+        who(seg), behaviour(kind, sp),
+        secs(kind == HangKind::LongWait ? sp.longest_block_start : sp.start_ns));
     q.help =
         "A thread on the normal run's causal path was itself hung while the hang lasted. "
         "Diagnosing it looks for what it was waiting for, recursively; stopping keeps it as "

@@ -25,6 +25,8 @@
 
 namespace cw::engine {
 
+struct Diagnosis;
+
 struct DiagnoseOptions {
   SymptomRequest symptom;
   uint32_t beam_width = 8;
@@ -33,6 +35,9 @@ struct DiagnoseOptions {
   uint32_t max_recursion = 8;
   Answerer* answerer = nullptr;  // null: AutoAnswerer
   Progress progress;             // ("search", step, 0) while searching
+  // Called before a question goes to the answerer, with what was found so far (the
+  // hang, root causes, paths): a terminal shows it so the question has its context.
+  std::function<void(const Diagnosis& so_far, const Question& q)> before_asking;
 };
 
 // A segment the diagnosis blames, with what it did.
@@ -42,6 +47,9 @@ struct RootCause {
   std::string what;                    // "blocked 302 ms in read (fd 3) …"
   StackId stack = 0;                   // the most telling stack in it, 0 if none
   uint32_t depth = 0;                  // 0 = the hang itself, 1 = its culprit, …
+  // The time `what` was measured over (the hang's stretch, a culprit's segment); 0, 0:
+  // the segment's.
+  uint64_t start_ns = 0, end_ns = 0;
 };
 
 // One step of the causal path from the root cause to the hang: the segment, and the edge
@@ -76,8 +84,14 @@ struct DiagnoseError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Throws DiagnoseError when the symptom cannot be found and rules::LuaError from a
-// failing hook (an answer rule's expression calling Lua).
+// Auto found candidates, but none went without a response for the request's
+// min_hang_ns: there is nothing to diagnose. Not an error: the command says so, exit 0.
+struct NoHangFound : DiagnoseError {
+  using DiagnoseError::DiagnoseError;
+};
+
+// Throws NoHangFound below the threshold, DiagnoseError when the symptom cannot be found and
+// rules::LuaError from a failing hook (an answer rule's expression calling Lua).
 Diagnosis diagnose(const Trace& trace, const BuildResult& built, const rules::RuleSet& rules,
                    const DiagnoseOptions& options);
 

@@ -309,8 +309,8 @@ TEST_CASE("LongWait through three processes: the timekeeper's timer wait is the 
   CHECK(d.queries[0].question.kind == QuestionKind::Recurse);
   CHECK(d.queries[0].answer.source == AnswerSource::Auto);
   CHECK(d.queries[0].question.text ==
-        "cw-timekeeper 300 blocked 500.0 ms in read (fd 3) during the hang. Diagnose it too "
-        "(the culprit of the culprit)?");
+        "cw-timekeeper 300 blocked 500.0 ms in read (fd 3) (from 0.101000 s), while the hang "
+        "lasted. Diagnose it too (the culprit of the culprit)?");
 }
 
 TEST_CASE("answering stop at the recursion keeps the timekeeper as the root cause") {

@@ -18,6 +18,8 @@ constexpr uint32_t kYieldCalls = 16;
 constexpr std::string_view kCommandMarker = "causeway: command ";
 // How many of a thread's last events are searched for its exit.
 constexpr size_t kExitWithin = 16;
+// A thread that spent less than this on a CPU outside its one wait did no work.
+constexpr uint64_t kIdleCpuNs = 5'000'000;
 // How many thread names an error lists.
 constexpr size_t kThreadsListed = 5;
 
@@ -50,21 +52,32 @@ class Finder {
         marker_(trace.schema.find("marker")),
         thread_exit_(trace.schema.find("exit")),
         enter_name_(enter_ == kNoKind ? -1 : trace.schema.field_index(enter_, "name")),
+        enter_fd_(enter_ == kNoKind ? -1 : trace.schema.field_index(enter_, "fd")),
+        enter_resource_(enter_ == kNoKind ? -1 : trace.schema.field_index(enter_, "resource")),
         marker_text_(marker_ == kNoKind ? -1 : trace.schema.field_index(marker_, "text")),
         t0_(trace_start_ns(trace)),
         trace_end_(trace.events.empty() ? 0 : trace.events.back().ts) {
     read_markers();
   }
 
-  std::optional<Hang> find(const SymptomRequest& request, std::string* why) {
+  std::vector<HangCandidate> candidates(const SymptomRequest& request, std::string* why) {
+    return list(request, why);
+  }
+
+  std::optional<Hang> find(const SymptomRequest& request, std::string* why, bool* no_hang) {
     std::string error;
-    auto hang = request.mode == SymptomRequest::Mode::Auto ? find_auto(request.thread_name, &error)
+    auto hang = request.mode == SymptomRequest::Mode::Auto ? find_auto(request, &error, no_hang)
                                                            : find_at(request, &error);
     if (!hang && why) *why = std::move(error);
     return hang;
   }
 
  private:
+  struct Marker {
+    uint64_t ts;
+    std::string text;
+  };
+
   // ---- markers and candidates -------------------------------------------------------
 
   void read_markers() {
@@ -282,10 +295,15 @@ class Finder {
     return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s");
   }
 
-  // `thread_name` non-empty: only threads of that name are candidates, main or not.
-  std::optional<Hang> find_auto(const std::string& thread_name, std::string* why) {
-    size_t mains = 0, loops = 0;
+  // The candidate stretches for auto: every stretch of the candidate threads (main or
+  // loop threads of the recorded command, or the threads named `thread_name`), only those
+  // around a marker when some are. False with `why` set when there is none.
+  struct Pool {
     std::vector<Stretch> all;
+    size_t mains = 0, loops = 0;
+    std::string whose;  // " of process P and its descendants (the recorded command)"
+  };
+  bool gather(const std::string& thread_name, Pool& pool, std::string* why) {
     for (const Graph::ThreadSegments& t : g_.threads) {
       if (t.begin == t.end || t.tid == 0) continue;
       const ThreadInfo* info = trace_.thread(t.tid);
@@ -297,81 +315,226 @@ class Finder {
       } else if (!(main || loop) || !in_command(pid)) {
         continue;
       }
-      ++(loop ? loops : mains);
+      ++(loop ? pool.loops : pool.mains);
       auto s = stretches(t);
-      all.insert(all.end(), s.begin(), s.end());
+      pool.all.insert(pool.all.end(), s.begin(), s.end());
     }
-    const std::string whose = command_pid_ ? fmt::format(
-                                                 " of process {} and its descendants (the "
-                                                 "recorded command)",
-                                                 command_pid_)
-                                           : std::string();
-    if (mains + loops == 0) {
+    pool.whose =
+        command_pid_
+            ? fmt::format(" of process {} and its descendants (the recorded command)", command_pid_)
+            : std::string();
+    if (pool.mains + pool.loops == 0) {
       *why = thread_name.empty()
-                 ? "no main thread or loop thread" + whose + " in the trace"
-                 : "no thread named '" + thread_name + "'" + whose + " in the trace";
-      return std::nullopt;
+                 ? "no main thread or loop thread" + pool.whose + " in the trace"
+                 : "no thread named '" + thread_name + "'" + pool.whose + " in the trace";
+      return false;
     }
-    if (all.empty()) {
+    if (pool.all.empty()) {
       *why = fmt::format("no stretch of work in {} and {}{}: every thread was idle in its loop",
-                         count_of(mains, "main thread"), count_of(loops, "loop thread"), whose);
-      return std::nullopt;
+                         count_of(pool.mains, "main thread"), count_of(pool.loops, "loop thread"),
+                         pool.whose);
+      return false;
     }
-
     // With markers, only the stretches holding one, if any does.
-    const Marker* marker = nullptr;
     if (!markers_.empty()) {
       std::vector<Stretch> marked;
-      for (const Stretch& s : all) {
-        for (const Marker& m : markers_) {
-          if (m.ts >= s.start_ns && m.ts <= s.end_ns) {
-            marked.push_back(s);
-            break;
-          }
-        }
-      }
-      if (!marked.empty()) all = std::move(marked);
+      for (const Stretch& s : pool.all)
+        if (marker_in(s)) marked.push_back(s);
+      if (!marked.empty()) pool.all = std::move(marked);
     }
-    // The longest time without a response: a blocked stretch counts its longest wait (a
-    // client waiting on a server encloses the server's own wait, and wins over it; the
-    // time a thread spent finishing up or exiting after its wait does not count), any
-    // other its length. A score never exceeds the length, so the longest come first.
+    return true;
+  }
+
+  const Marker* marker_in(const Stretch& s) const {
+    for (const Marker& m : markers_)
+      if (m.ts >= s.start_ns && m.ts <= s.end_ns) return &m;
+    return nullptr;
+  }
+
+  // The longest time without a response: a blocked stretch counts its longest wait (a
+  // client waiting on a server encloses the server's own wait, and wins over it; the
+  // time a thread spent finishing up or exiting after its wait does not count), any
+  // other its length. A score never exceeds the length, so each thread's stretches are
+  // profiled longest first until no shorter one can win.
+  std::vector<HangCandidate> rank(std::vector<Stretch> all) const {
     std::stable_sort(all.begin(), all.end(), [](const Stretch& a, const Stretch& b) {
+      if (a.tid != b.tid) return a.tid < b.tid;
       const uint64_t da = a.end_ns - a.start_ns, db = b.end_ns - b.start_ns;
       if (da != db) return da > db;
-      return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.tid < b.tid;
+      return a.start_ns < b.start_ns;
     });
-    const Stretch* best = nullptr;
-    uint64_t best_score = 0;
-    for (const Stretch& s : all) {
-      if (best && s.end_ns - s.start_ns <= best_score) break;
-      SegmentProfile p = profile_range(trace_, ev_, s.tid, s.start_ns, s.end_ns);
-      uint64_t score =
-          classify(p) == HangKind::LongWait ? p.longest_block_ns : s.end_ns - s.start_ns;
-      if (!best || score > best_score) {
-        best = &s;
-        best_score = score;
+    std::vector<HangCandidate> out;
+    for (size_t i = 0; i < all.size();) {
+      size_t j = i;
+      const Stretch* best = nullptr;
+      uint64_t best_score = 0;
+      for (; j < all.size() && all[j].tid == all[i].tid; ++j) {
+        const Stretch& s = all[j];
+        if (best && s.end_ns - s.start_ns <= best_score) continue;
+        const SegmentProfile p = profile_range(trace_, ev_, s.tid, s.start_ns, s.end_ns);
+        const uint64_t score =
+            classify(p) == HangKind::LongWait ? p.longest_block_ns : s.end_ns - s.start_ns;
+        if (!best || score > best_score) {
+          best = &s;
+          best_score = score;
+        }
+      }
+      HangCandidate c;
+      c.hang = make_hang(*best, "");
+      c.score_ns = best_score;
+      c.by_design = by_design(*best, c.hang, &c.woken_by);
+      out.push_back(std::move(c));
+      i = j;
+    }
+    std::stable_sort(out.begin(), out.end(), [](const HangCandidate& a, const HangCandidate& b) {
+      if (a.by_design.empty() != b.by_design.empty()) return a.by_design.empty();
+      if (a.score_ns != b.score_ns) return a.score_ns > b.score_ns;
+      return a.hang.start_ns != b.hang.start_ns ? a.hang.start_ns < b.hang.start_ns
+                                                : a.hang.tid < b.hang.tid;
+    });
+    return out;
+  }
+
+  // The other thread whose edge into `tid` landed in [from, to]: the strongest, then the
+  // latest. 0 when none did.
+  Tid woken_by(Tid tid, uint64_t from, uint64_t to) const {
+    const Graph::ThreadSegments* t = g_.thread_segments(tid);
+    if (!t) return 0;
+    Tid best = 0;
+    Strength best_strength = Strength::Weak;
+    uint64_t best_ts = 0;
+    for (uint32_t s = t->begin; s < t->end; ++s) {
+      if (g_.segments[s].start_ns > to) break;
+      if (segment_end(*t, s) < from) continue;
+      for (auto [it, end] = in_edges(s, g_.csr); it != end; ++it) {
+        const Edge& e = g_.edges[g_.csr[*it]];
+        const Tid other = g_.segments[e.from].tid;
+        const uint64_t ts = trace_.events[e.to_event].ts;
+        if (other == tid || ts < from || ts > to) continue;
+        const bool stronger =
+            best == 0 || (e.strength == Strength::Strong && best_strength != Strength::Strong);
+        const bool as_strong_later = e.strength == best_strength && ts >= best_ts;
+        if (stronger || as_strong_later) {
+          best = other;
+          best_strength = e.strength;
+          best_ts = ts;
+        }
       }
     }
-    for (const Marker& m : markers_) {
-      if (m.ts >= best->start_ns && m.ts <= best->end_ns) {
-        marker = &m;
-        break;
+    return best;
+  }
+
+  // Whether a segment of `tid` caused something in another thread before `before`.
+  bool told_another(Tid tid, uint64_t before) const {
+    const Graph::ThreadSegments* t = g_.thread_segments(tid);
+    if (!t) return false;
+    for (uint32_t s = t->begin; s < t->end && g_.segments[s].start_ns < before; ++s)
+      for (auto [it, end] = out_edges(s, g_.csr); it != end; ++it) {
+        const Edge& e = g_.edges[g_.csr[*it]];
+        if (g_.segments[e.to].tid != tid && trace_.events[e.from_event].ts < before) return true;
       }
+    return false;
+  }
+
+  int64_t call_int(uint32_t call, int field) const {
+    return field < 0 ? 0 : static_cast<int64_t>(trace_.value(trace_.events[call], field));
+  }
+
+  // Why the candidate's thread waits by design (docs/diagnosis.md), or "". Only a
+  // LongWait can: a thread that polls or computes is doing something.
+  std::string by_design(const Stretch& st, const Hang& h, Tid* waker) const {
+    const SegmentProfile& p = h.profile;
+    if (h.kind != HangKind::LongWait || p.longest_block_ns == 0) return {};
+    const uint64_t block_start = p.longest_block_start;
+    const uint64_t returned = p.longest_block_exit != kNoIndex
+                                  ? trace_.events[p.longest_block_exit].ts
+                                  : block_start + p.longest_block_ns;
+    *waker = woken_by(st.tid, block_start, returned);
+    const std::string call = p.longest_block_call == kNoIndex || enter_name_ < 0
+                                 ? std::string("a wait")
+                                 : std::string(trace_.strings.get(static_cast<StrId>(trace_.value(
+                                       trace_.events[p.longest_block_call], enter_name_))));
+    // A sleep on nothing: the call names no descriptor (fd -1: the recorder saw none)
+    // and no object, so only its timer could end it, and no other thread did.
+    if (p.longest_block_call != kNoIndex && *waker == 0 &&
+        call_int(p.longest_block_call, enter_fd_) < 0 &&
+        call_int(p.longest_block_call, enter_resource_) == 0)
+      return fmt::format("a timed sleep: {} on no descriptor or object, ended by no other thread",
+                         call);
+    // Idle all its life: the wait never returned, and outside it the thread did no work
+    // (under kIdleCpuNs on a CPU) and told no other thread anything.
+    const Graph::ThreadSegments* t = g_.thread_segments(st.tid);
+    if (p.longest_block_exit == kNoIndex && t) {
+      const SegmentProfile life =
+          profile_range(trace_, ev_, st.tid, g_.segments[t->begin].start_ns, thread_end(*t));
+      if (life.on_cpu_ns < kIdleCpuNs && !told_another(st.tid, block_start))
+        return fmt::format(
+            "idle all its life: it never returned from {} and did no work outside it", call);
     }
+    return {};
+  }
+
+  static std::string secs_of(uint64_t ns) {
+    return fmt::format("{:.3f} s", static_cast<double>(ns) / 1e9);
+  }
+
+  std::vector<HangCandidate> list(const SymptomRequest& request, std::string* why) {
+    Pool pool;
+    if (!gather(request.thread_name, pool, why)) return {};
+    auto ranked = rank(std::move(pool.all));
+    for (HangCandidate& c : ranked) {
+      c.hang_arg = fmt::format("{}@{}", c.hang.tid,
+                               short_seconds(c.hang.start_ns - std::min(c.hang.start_ns, t0_)));
+      c.hang.chosen_by = "--hang " + c.hang_arg;
+    }
+    return ranked;
+  }
+
+  std::optional<Hang> find_auto(const SymptomRequest& request, std::string* why, bool* no_hang) {
+    const std::string& thread_name = request.thread_name;
+    Pool pool;
+    if (!gather(thread_name, pool, why)) return std::nullopt;
+    const auto ranked = rank(pool.all);
+    const HangCandidate& top = ranked.front();
+    if (top.score_ns < request.min_hang_ns) {
+      if (no_hang) *no_hang = true;
+      *why = fmt::format(
+          "no hang found: the longest time a candidate thread went without a response was {} "
+          "({} {}, {} at {}), under the {} threshold (--min-hang)",
+          secs_of(top.score_ns), comm(top.hang.tid), top.hang.tid, hang_kind_name(top.hang.kind),
+          seconds(top.hang.start_ns, t0_), secs_of(request.min_hang_ns));
+      return std::nullopt;
+    }
+    // Candidates that wait by design and would have won on time alone.
+    std::string passed;
+    size_t passed_over = 0;
+    for (const HangCandidate& c : ranked) {
+      if (c.by_design.empty() || c.score_ns <= top.score_ns) continue;
+      if (passed_over++ == 0)
+        passed = fmt::format("{} {}: {}", comm(c.hang.tid), c.hang.tid, c.by_design);
+    }
+    const Stretch best{top.hang.tid, top.hang.start_ns, top.hang.end_ns, top.hang.first_segment,
+                       top.hang.last_segment};
+    const Marker* marker = marker_in(best);
     std::string how = marker ? fmt::format("marker \"{}\" at {}: longest stretch holding it",
                                            marker->text, seconds(marker->ts, t0_))
                              : std::string("auto: longest stretch");
-    if (!thread_name.empty())
-      return make_hang(*best,
-                       fmt::format("{} of {} named {}{} ({}: {:.3f} s)", how,
-                                   count_of(mains + loops, "thread"), thread_name, whose, best->tid,
-                                   static_cast<double>(best->end_ns - best->start_ns) / 1e9));
-    return make_hang(
-        *best,
-        fmt::format("{} of {} and {}{} ({} {}: {:.3f} s)", how, count_of(mains, "main thread"),
-                    count_of(loops, "loop thread"), whose, comm(best->tid), best->tid,
-                    static_cast<double>(best->end_ns - best->start_ns) / 1e9));
+    std::string chosen =
+        !thread_name.empty()
+            ? fmt::format("{} of {} named {}{} ({}: {:.3f} s)", how,
+                          count_of(pool.mains + pool.loops, "thread"), thread_name, pool.whose,
+                          best.tid, static_cast<double>(best.end_ns - best.start_ns) / 1e9)
+            : fmt::format("{} of {} and {}{} ({} {}: {:.3f} s)", how,
+                          count_of(pool.mains, "main thread"), count_of(pool.loops, "loop thread"),
+                          pool.whose, comm(best.tid), best.tid,
+                          static_cast<double>(best.end_ns - best.start_ns) / 1e9);
+    if (passed_over > 0)
+      chosen += fmt::format("; ranked above {} that wait{} by design ({}{})",
+                            count_of(passed_over, "longer thread"), passed_over == 1 ? "s" : "",
+                            passed, passed_over > 1 ? ", …" : "");
+    Hang h = top.hang;
+    h.chosen_by = std::move(chosen);
+    return h;
   }
 
   std::optional<Hang> find_at(const SymptomRequest& r, std::string* why) {
@@ -412,16 +575,11 @@ class Finder {
     return make_hang({r.tid, g_.segments[seg].start_ns, segment_end(*t, seg), seg, seg}, how);
   }
 
-  struct Marker {
-    uint64_t ts;
-    std::string text;
-  };
-
   const Trace& trace_;
   const Graph& g_;
   const ThreadEvents& ev_;
   const KindId enter_, exit_, marker_, thread_exit_;
-  const int enter_name_, marker_text_;
+  const int enter_name_, enter_fd_, enter_resource_, marker_text_;
   const uint64_t t0_, trace_end_;
   Pid command_pid_ = 0;
   std::vector<Marker> markers_;
@@ -460,8 +618,17 @@ bool is_loop_cut(const Graph& graph, uint32_t segment) {
 }
 
 std::optional<Hang> find_hang(const Trace& trace, const Graph& graph, const ThreadEvents& events,
-                              const SymptomRequest& request, std::string* why) {
-  return Finder(trace, graph, events).find(request, why);
+                              const SymptomRequest& request, std::string* why, bool* no_hang) {
+  return Finder(trace, graph, events).find(request, why, no_hang);
+}
+
+std::vector<HangCandidate> list_hangs(const Trace& trace, const Graph& graph,
+                                      const ThreadEvents& events, const SymptomRequest& request,
+                                      std::string* why) {
+  std::string error;
+  auto out = Finder(trace, graph, events).candidates(request, &error);
+  if (out.empty() && why) *why = std::move(error);
+  return out;
 }
 
 }  // namespace cw::engine

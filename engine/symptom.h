@@ -41,6 +41,26 @@ struct SymptomRequest {
   uint64_t at_ns = 0;  // ThreadAt: absolute trace time
   // Auto: when set, the candidates are the threads of this name (main or not) instead.
   std::string thread_name;
+  // Auto: when the best candidate went less than this long without a response (its
+  // longest wait for a LongWait, its length otherwise), there is no hang: find_hang sets
+  // `no_hang` and returns nullopt. 0 takes any stretch (the command line's default is
+  // 500 ms, `--min-hang`).
+  uint64_t min_hang_ns = 0;
+};
+
+// One candidate for the hang: a thread's longest stretch without a response, as `auto`
+// ranks them (docs/diagnosis.md, "The symptom").
+struct HangCandidate {
+  Hang hang;              // the stretch, classified; chosen_by says how it ranked
+  uint64_t score_ns = 0;  // time without a response: the longest wait of a LongWait, else
+                          // the stretch's length
+  // Why the thread waits by design, or empty: a sleep on nothing (no descriptor, no
+  // object) that no other thread ended, or a thread that did no work outside the wait
+  // (no CPU time to speak of, no message to another thread). Such candidates rank below
+  // every thread that stopped responding.
+  std::string by_design;
+  Tid woken_by = 0;      // the other thread whose edge ended the wait, 0 if none
+  std::string hang_arg;  // what `--hang` selects it with: "TID@SECONDS"
 };
 
 // The trace's start time, for TID@SECONDS (seconds since the recording started).
@@ -57,8 +77,19 @@ HangKind classify(const SegmentProfile& p);
 // process and its descendants are candidates. ThreadAt: the stretch of `tid` holding
 // `at_ns`. Auto with a thread name: the longest stretch of the threads so named. Returns nullopt
 // and sets `why` when there is none (unknown thread, time outside the trace, no candidate thread).
+// `no_hang` (optional) is set when auto found candidates but none reached
+// `request.min_hang_ns`; `why` then says how long the best one was.
 std::optional<Hang> find_hang(const Trace& trace, const Graph& graph, const ThreadEvents& events,
-                              const SymptomRequest& request, std::string* why);
+                              const SymptomRequest& request, std::string* why,
+                              bool* no_hang = nullptr);
+
+// Auto's candidates, best first: each candidate thread's longest stretch (one per
+// thread), those that stopped responding before those that wait by design, then by
+// score. `request` as for find_hang (markers, the recorded command, a thread name;
+// min_hang_ns is ignored). Empty with `why` set when there is no candidate thread.
+std::vector<HangCandidate> list_hangs(const Trace& trace, const Graph& graph,
+                                      const ThreadEvents& events, const SymptomRequest& request,
+                                      std::string* why);
 
 // Whether the cut that started `segment` is a return to the thread's loop.
 bool is_loop_cut(const Graph& graph, uint32_t segment);

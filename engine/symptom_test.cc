@@ -357,6 +357,128 @@ TEST_CASE("a marker chooses the stretch that holds it") {
         "loop threads (app 100: 0.301 s)");
 }
 
+// The recorded command sh 100 started: a client 300 that asked server 500 and waited 1 s
+// for the reply; a sleeper 200 that slept 3 s on nothing; a helper 400 that sat in one
+// recvmsg from its start to the end of the recording and did nothing else.
+const std::string kByDesign =
+    "process 100 comm=sh ppid=50\n"
+    "thread 100 pid=100 comm=sh\n"
+    "process 200 comm=sleeper ppid=100\n"
+    "thread 200 pid=200 comm=sleeper\n"
+    "process 300 comm=client ppid=100\n"
+    "thread 300 pid=300 comm=client\n"
+    "process 400 comm=helper ppid=100\n"
+    "thread 400 pid=400 comm=helper\n"
+    "process 500 comm=server ppid=100\n"
+    "thread 500 pid=500 comm=server\n"
+    "thread 7 pid=0 comm=kworker kernel\n"
+    "0 100 marker text=\"causeway: command 100 sh\"\n"
+    "0 100 switch_in\n"
+    "1ms 100 exit\n"
+    "0 200 switch_in\n"
+    "1ms 200 syscall_enter name=clock_nanosleep fd=-1\n"
+    "1.1ms 200 switch_out state=S\n"
+    "3001ms 200 switch_in\n"
+    "3001.1ms 200 syscall_exit name=clock_nanosleep\n"
+    "3001.5ms 200 exit\n"
+    "0 300 switch_in\n"
+    "1ms 300 send object=8 offset=0 len=4 fd=3\n"
+    "1.5ms 300 syscall_enter name=read fd=3\n"
+    "1.6ms 300 switch_out state=S\n"
+    "1001.1ms 300 switch_in\n"
+    "1001.2ms 300 recv object=9 offset=0 len=4 fd=3\n"
+    "1001.3ms 300 syscall_exit name=read ret=4\n"
+    "1002ms 300 exit\n"
+    "0 400 switch_in\n"
+    "0.5ms 400 syscall_enter name=recvmsg fd=5\n"
+    "0.6ms 400 switch_out state=S\n"
+    "0 500 switch_in\n"
+    "2ms 500 recv object=8 offset=0 len=4 fd=4\n"
+    "2.5ms 500 syscall_enter name=epoll_wait fd=7\n"
+    "2.6ms 500 switch_out state=S\n"
+    "1000ms 500 switch_in\n"
+    "1000.1ms 500 syscall_exit name=epoll_wait ret=1\n"
+    "1001ms 500 send object=9 offset=0 len=4 fd=4\n"
+    "1001ms 500 wakeup target=300\n"
+    "1002ms 500 exit\n"
+    "3500ms 7 switch_in\n";  // a kernel worker: the recording goes on
+
+TEST_CASE("auto ranks threads that wait by design below a thread that stopped responding") {
+  const Built b = build(kByDesign);
+  const Found f = find(b);
+  REQUIRE_MESSAGE(f.hang, f.why);
+  CHECK(f.hang->tid == 300);
+  CHECK(f.hang->kind == HangKind::LongWait);
+  CHECK(f.hang->chosen_by ==
+        "auto: longest stretch of 5 main threads and 0 loop threads of process 100 and its "
+        "descendants (the recorded command) (client 300: 1.000 s); ranked above 2 longer "
+        "threads that wait by design (helper 400: idle all its life: it never returned from "
+        "recvmsg and did no work outside it, …)");
+
+  std::string why;
+  const ThreadEvents events(b.trace);
+  const auto list = list_hangs(b.trace, b.graph(), events, {}, &why);
+  REQUIRE(list.size() == 5);
+  CHECK(list[0].hang.tid == 300);
+  CHECK(list[0].by_design.empty());
+  CHECK(list[0].woken_by == 500);  // the reply's message
+  CHECK(list[0].score_ns == 999'500'000);
+  CHECK(list[0].hang_arg == "300@0.0015");
+  CHECK(list[0].hang.chosen_by == "--hang 300@0.0015");
+  CHECK(list[1].hang.tid == 500);
+  CHECK(list[1].by_design.empty());  // an epoll_wait on a descriptor: not a sleep
+  CHECK(list[2].hang.tid == 100);    // sh ran 1 ms: short, but it did not wait by design
+  CHECK(list[2].by_design.empty());
+  CHECK(list[3].hang.tid == 400);
+  CHECK(list[3].by_design ==
+        "idle all its life: it never returned from recvmsg and did no work outside it");
+  CHECK(list[4].hang.tid == 200);
+  CHECK(list[4].by_design ==
+        "a timed sleep: clock_nanosleep on no descriptor or object, ended by no other thread");
+
+  SUBCASE("a sleep another thread ended is no sleep by design") {
+    const Built c = build(kByDesign + "1001.5ms 500 wakeup target=200\n");
+    const ThreadEvents ev(c.trace);
+    const auto l = list_hangs(c.trace, c.graph(), ev, {}, &why);
+    REQUIRE(!l.empty());
+    CHECK(l[0].hang.tid == 200);
+    CHECK(l[0].woken_by == 500);
+  }
+  SUBCASE("a helper that told another thread something before its wait was working") {
+    const Built c = build(kByDesign +
+                          "0.2ms 400 send object=8 offset=4 len=4 fd=3\n"
+                          "3ms 500 recv object=8 offset=4 len=4 fd=4\n");
+    const Found g = find(c);
+    REQUIRE_MESSAGE(g.hang, g.why);
+    CHECK(g.hang->tid == 400);
+  }
+}
+
+TEST_CASE("auto finds no hang when the best candidate is under min_hang_ns") {
+  const Built b = build(kWaitAndBusy);  // client 100 waits 899.9 ms, busy 200 runs 510 ms
+  SymptomRequest r;
+  r.min_hang_ns = 900 * kMs;
+  std::string why;
+  bool no_hang = false;
+  const ThreadEvents events(b.trace);
+  CHECK(!find_hang(b.trace, b.graph(), events, r, &why, &no_hang));
+  CHECK(no_hang);
+  CHECK(why ==
+        "no hang found: the longest time a candidate thread went without a response was "
+        "0.900 s (client 100, LongWait at 0.001 s), under the 0.900 s threshold (--min-hang)");
+  r.min_hang_ns = 500 * kMs;
+  no_hang = false;
+  auto h = find_hang(b.trace, b.graph(), events, r, &why, &no_hang);
+  REQUIRE(h);
+  CHECK(!no_hang);
+  CHECK(h->tid == 100);
+  SUBCASE("a thread and time asked for is taken whatever its length") {
+    SymptomRequest at200 = at(200, 300 * kMs);
+    at200.min_hang_ns = 900 * kMs;
+    CHECK(find_hang(b.trace, b.graph(), events, at200, &why, &no_hang));
+  }
+}
+
 TEST_CASE("--hang TID@SECONDS errors say what is wrong") {
   SUBCASE("an unknown thread lists the first few threads") {
     std::string trace = "process 100 comm=app\n";

@@ -10,7 +10,7 @@
 namespace cw::eval {
 namespace {
 
-// examples/slow-server.trace under stdlib-rules: cw-client waits 300 ms for cw-server's
+// examples/slow-server.trace under stdlib-rules: cw-client waits 800 ms for cw-server's
 // worker, which computes (docs/json.md shows its diagnosis).
 struct Fixture {
   Trace trace =

@@ -245,6 +245,8 @@ class Symbolizer {
       }
     }
     report_.files_not_found.assign(not_found_.begin(), not_found_.end());
+    for (auto& [pid, files] : not_found_by_pid_)
+      report_.files_not_found_by_pid[pid].assign(files.begin(), files.end());
     return std::move(report_);
   }
 
@@ -292,6 +294,12 @@ class Symbolizer {
       return 0;
     }
     ResolvedFile* file = resolve_file(map->path, map->build_id);
+    if (!file) {
+      const std::string_view path = trace_.strings.get(map->path);
+      const std::string_view build_id = trace_.strings.get(map->build_id);
+      not_found_by_pid_[pid].insert(
+          build_id.empty() ? std::string(path) : fmt::format("{} (build id {})", path, build_id));
+    }
     if (!file || !file->table) return 0;
     uint64_t vaddr = 0;
     if (!file->address_of(ip - map->start + map->pgoff, map->pgoff, vaddr)) return 0;
@@ -359,6 +367,7 @@ class Symbolizer {
   std::unordered_map<std::string, std::unique_ptr<ElfInfo>> elves_;
   std::unordered_map<std::pair<StrId, StrId>, std::unique_ptr<ResolvedFile>, PairHash> files_;
   std::set<std::string> not_found_;
+  std::map<Pid, std::set<std::string>> not_found_by_pid_;
 };
 
 }  // namespace

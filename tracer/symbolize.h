@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,9 @@ struct SymbolizeReport {
   // Mapped files found neither at their path (with the recorded build id) nor as a debug
   // file, or not ELF: "PATH" or "PATH (build id HEX)", sorted.
   std::vector<std::string> files_not_found;
+  // The same, by the process whose frames they left unnamed (sorted, no duplicates): a
+  // diagnosis notes only those of the processes it is about.
+  std::map<Pid, std::vector<std::string>> files_not_found_by_pid;
 };
 
 // Fills Stack::symbols (one StrId per ip, 0 = unknown; demangled names) of every stack

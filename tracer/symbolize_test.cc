@@ -190,6 +190,10 @@ TEST_CASE("stacks already named, stacks no event uses and odd files are left alo
   CHECK(report.files_not_found == std::vector<std::string>{"/nonexistent/lib.so",
                                                            (dir / "empty").string(),
                                                            (dir / "text").string()});
+  // By the process whose frames they left unnamed, for notes about that process only.
+  CHECK(report.files_not_found_by_pid ==
+        std::map<Pid, std::vector<std::string>>{
+            {5, {"/nonexistent/lib.so", (dir / "empty").string(), (dir / "text").string()}}});
 }
 
 TEST_CASE("a child that forked without exec is symbolised with its parent's maps") {

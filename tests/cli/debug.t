@@ -1,6 +1,6 @@
 `causeway debug` finds the hang and walks the event graph back to its root cause
 (docs/diagnosis.md). The fixture: a client asks a server's worker twice over a socket;
-the second answer takes 300 ms of computing, so the client's second read waits.
+the second answer takes 800 ms of computing, so the client's second read waits.
 
   $ causeway debug --help
   find why a thread hung: walk the graph back to the root cause, asking where the trace is ambiguous
@@ -24,6 +24,8 @@ the second answer takes 300 ms of computing, so the client's second read waits.
                                 paths kept by the beam search
     --lookback N:UINT in [1 - 1024]=3
                                 steps between prunings of the beam to its width
+    --min-hang SECONDS:FLOAT in [0 - 1e+06]=0.5
+                                with --hang auto or NAME: when no candidate went this many seconds without a response, say "no hang found" (exit 0) instead of diagnosing
   
   Questions: at a terminal, type an option's number, Enter for the first (best), ? to explain, s to stop. See docs/diagnosis.md.
   Exit status: 0 done, 1 the input was wrong (bad trace, pack, --hang, answers file, or no such hang), 2 the environment cannot do it.
@@ -47,8 +49,8 @@ is an error.
 
   $ causeway debug examples/slow-server.trace --hang cw-srv-worker --auto 2>/dev/null | grep -A2 '^hang'
   hang: LongRunning of thread cw-srv-worker 813 (process cw-server 812)
-    when: 0.009600 s to 0.319100 s (309.5 ms)
-    found by: auto: longest stretch of 1 thread named cw-srv-worker (813: 0.309 s)
+    when: 0.009600 s to 0.819100 s (809.5 ms)
+    found by: auto: longest stretch of 1 thread named cw-srv-worker (813: 0.809 s)
   $ causeway debug examples/slow-server.trace --hang cw-nobody
   causeway: no thread named 'cw-nobody' in the trace
   [1]
@@ -62,29 +64,34 @@ The root cause comes first, then the hang, the causal path, the questions.
 
   $ causeway debug examples/slow-server.trace
   root cause: process cw-server 812, thread cw-srv-worker 813
-    when: 0.009600 s to 0.319100 s (309.5 ms)
+    when: 0.009600 s to 0.819100 s (809.5 ms)
     kind: LongRunning (culprit at depth 1)
-    what: ran 299.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1
+    what: ran 799.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1
     stack:
       recvfrom
       serve
       main
   
   hang: LongWait of thread cw-client 811 (process cw-client 811)
-    when: 0.019100 s to 0.320000 s (300.9 ms)
-    found by: auto: longest stretch of 1 main thread and 0 loop threads (cw-client 811: 0.301 s)
+    when: 0.019100 s to 0.820000 s (800.9 ms)
+    found by: auto: longest stretch of 1 main thread and 0 loop threads (cw-client 811: 0.801 s)
+    blocked: 800.1 ms from 0.019100 s in read(fd: 3)
+    stack:
+      read
+      ask
+      main
   
   causal path, from the root cause to the hang:
-      0.319000 s  cw-srv-worker 813     send object=2 offset=64 len=64 peer=811 fd=4  --message, strong-->
-      0.319200 s  cw-client 811         recv object=2 offset=64 len=64 peer=812 fd=3  (the hang)
+      0.819000 s  cw-srv-worker 813     send(fd: 4<object 2>, offset: 64, len: 64, peer: 811)  --message, strong-->
+      0.819200 s  cw-client 811         recv(fd: 3<object 2>, offset: 64, len: 64, peer: 812)  (the hang)
   
-  baseline: thread cw-client 811 at 0.009100 s (10.0 ms), a similar segment whose wait ended quickly
-      0.009000 s  cw-client 811         send object=1 len=16 peer=812 fd=3  --message, strong-->
-      0.009500 s  cw-srv-worker 813     send object=2 len=64 peer=811 fd=4  --message, strong-->
-      0.009700 s  cw-client 811         recv object=2 len=64 peer=812 fd=3  (baseline)
+  baseline: thread cw-client 811 at 0.009100 s (10.0 ms), a similar segment; whose wait ended sooner: its wait lasted 600.0 us, the hang's 800.1 ms
+      0.009000 s  cw-client 811         send(fd: 3<object 1>, len: 16, peer: 812)  --message, strong-->
+      0.009500 s  cw-srv-worker 813     send(fd: 4<object 2>, len: 64, peer: 811)  --message, strong-->
+      0.009700 s  cw-client 811         recv(fd: 3<object 2>, len: 64, peer: 812)  (baseline)
   
   questions: 1 asked
-    1. [recurse] cw-srv-worker 813 (cw-server 812) ran 299.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 during the hang. Diagnose it too (the culprit of the culprit)?
+    1. [recurse] cw-srv-worker 813 (cw-server 812) ran 799.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 (from 0.009600 s), while the hang lasted. Diagnose it too (the culprit of the culprit)?
        -> diagnose cw-srv-worker 813 (cw-server 812) (AUTOMATIC: the best-scored of 2 options, nobody was asked)
     1 of 1 choices were made automatically; answer them in a terminal, or with --answers FILE.
 
@@ -92,10 +99,10 @@ The same as JSON (docs/json.md): the hang, the root causes, the path, the questi
 start and every time also in seconds since it, as the text counts.
 
   $ causeway debug examples/slow-server.trace --hang 811@0.1 --json | jq -c '.hang, .root_causes[0], .path[], (.queries[] | {kind, options, chosen, source}), (keys)'
-  {"comm":"cw-client","end_ns":321000000,"end_s":0.32,"kind":"LongWait","pid":811,"start_ns":20100000,"start_s":0.0191,"tid":811}
-  {"comm":"cw-srv-worker","end_ns":320100000,"end_s":0.3191,"kind":"LongRunning","pid":812,"stack":["recvfrom","serve","main"],"start_ns":10600000,"start_s":0.0096,"tid":813,"what":"ran 299.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1"}
-  {"comm":"cw-srv-worker","edge_kind":"message","end_ns":320100000,"end_s":0.3191,"pid":812,"start_ns":10600000,"start_s":0.0096,"strength":"strong","tid":813}
-  {"comm":"cw-client","edge_kind":null,"end_ns":321000000,"end_s":0.32,"pid":811,"start_ns":20100000,"start_s":0.0191,"strength":null,"tid":811}
+  {"comm":"cw-client","end_ns":821000000,"end_s":0.82,"kind":"LongWait","pid":811,"start_ns":20100000,"start_s":0.0191,"tid":811}
+  {"comm":"cw-srv-worker","end_ns":820100000,"end_s":0.8191,"kind":"LongRunning","pid":812,"stack":["recvfrom","serve","main"],"start_ns":10600000,"start_s":0.0096,"tid":813,"what":"ran 799.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1"}
+  {"comm":"cw-srv-worker","edge_kind":"message","end_ns":820100000,"end_s":0.8191,"pid":812,"start_ns":10600000,"start_s":0.0096,"strength":"strong","tid":813}
+  {"comm":"cw-client","edge_kind":null,"end_ns":821000000,"end_s":0.82,"pid":811,"start_ns":20100000,"start_s":0.0191,"strength":null,"tid":811}
   {"kind":"recurse","options":["diagnose cw-srv-worker 813 (cw-server 812)","stop: it is the root cause"],"chosen":"diagnose cw-srv-worker 813 (cw-server 812)","source":"auto"}
   ["baseline","hang","notes","path","queries","root_causes","schema_version","trace_start_ns"]
   $ causeway debug examples/slow-server.trace --hang 811@0.1 --json | jq -c '[.schema_version, .trace_start_ns]'
@@ -106,13 +113,13 @@ of diagnosing it too (the only question here: whether to recurse into the culpri
 
   $ printf '# the worker is the culprit; stop there\ns\n' > $TMP_DIR/answers && causeway debug examples/slow-server.trace --answers $TMP_DIR/answers | sed -n '/^questions/,/^$/p'
   questions: 1 asked
-    1. [recurse] cw-srv-worker 813 (cw-server 812) ran 299.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 during the hang. Diagnose it too (the culprit of the culprit)?
+    1. [recurse] cw-srv-worker 813 (cw-server 812) ran 799.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 (from 0.009600 s), while the hang lasted. Diagnose it too (the culprit of the culprit)?
        -> stop: it is the root cause (from the answers file)
 
 A line that answers nothing is an error at its line.
 
   $ printf '# the first answer\nmaybe\n' > $TMP_DIR/bad-answers && causeway debug examples/slow-server.trace --answers $TMP_DIR/bad-answers 2>&1 | sed "s|$TMP_DIR/||"
-  bad-answers:2: expected an option number from 1 to 2 or 's' for question "cw-srv-worker 813 (cw-server 812) ran 299.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 during the hang. Diagnose it too (the culprit of the culprit)?", got 'maybe'
+  bad-answers:2: expected an option number from 1 to 2 or 's' for question "cw-srv-worker 813 (cw-server 812) ran 799.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 (from 0.009600 s), while the hang lasted. Diagnose it too (the culprit of the culprit)?", got 'maybe'
 
   $ causeway debug examples/slow-server.trace --answers $TMP_DIR/bad-answers >/dev/null 2>&1
   [1]
@@ -151,9 +158,9 @@ the same thread.
 
   $ causeway debug examples/slow-server.trace --rules $TMP_DIR/replay | sed -n '1,2p;/^questions/,/^$/p'
   root cause: process cw-server 812, thread cw-srv-worker 813
-    when: 0.009600 s to 0.319100 s (309.5 ms)
+    when: 0.009600 s to 0.819100 s (809.5 ms)
   questions: 0 asked, 1 answered by rules
-    1. [recurse] cw-srv-worker 813 (cw-server 812) ran 299.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 during the hang. Diagnose it too (the culprit of the culprit)?
+    1. [recurse] cw-srv-worker 813 (cw-server 812) ran 799.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 (from 0.009600 s), while the hang lasted. Diagnose it too (the culprit of the culprit)?
        -> diagnose cw-srv-worker 813 (cw-server 812) (by rule answers.replay/q1)
 
 A pack that causeway did not write is not overwritten.
@@ -166,7 +173,7 @@ ranked, each with its evidence; `?` explains the question and shows all the evid
 again; `s` takes the option that stops.
 
   $ printf '?\ns\n' | script -qec "causeway debug examples/slow-server.trace" /dev/null | tr -d '\r' | grep -E '^(question 1|  [12]\)|A thread on|answer \[|     -> )' | sed 's/answer \[\([^]]*\)\]: .*/answer [\1]:/'
-  question 1 (recurse): cw-srv-worker 813 (cw-server 812) ran 299.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 during the hang. Diagnose it too (the culprit of the culprit)?
+  question 1 (recurse): cw-srv-worker 813 (cw-server 812) ran 799.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 (from 0.009600 s), while the hang lasted. Diagnose it too (the culprit of the culprit)?
     1) diagnose cw-srv-worker 813 (cw-server 812)
     2) stop: it is the root cause
   answer [1-2, Enter = 1, ? = explain, s = stop]:
@@ -175,3 +182,14 @@ again; `s` takes the option that stops.
     2) stop: it is the root cause
   answer [1-2, Enter = 1, ? = explain, s = stop]:
        -> stop: it is the root cause (answered by you)
+
+At a terminal the question comes after the hang (where it blocked) and what was found
+so far: the culprit it asks about.
+
+  $ printf 's\n' | script -qec "causeway debug examples/slow-server.trace" /dev/null | tr -d '\r' | grep -E '^(hang:|  blocked:|found so far:|question 1)' | cut -c1-60
+  hang: LongWait of thread cw-client 811 (process cw-client 81
+    blocked: 800.1 ms from 0.019100 s in read(fd: 3)
+  found so far:
+  question 1 (recurse): cw-srv-worker 813 (cw-server 812) ran 
+  hang: LongWait of thread cw-client 811 (process cw-client 81
+    blocked: 800.1 ms from 0.019100 s in read(fd: 3)

@@ -10,7 +10,7 @@ examples/slow-server.trace as the one scenario of a small suite.
   >   "command": ["true"],
   >   "truth": {
   >     "hang": {"comm": "cw-client", "kind": "LongWait"},
-  >     "root_cause": {"comm": "cw-srv-worker", "kind": "LongRunning", "what": "^ran 299"},
+  >     "root_cause": {"comm": "cw-srv-worker", "kind": "LongRunning", "what": "^ran 799"},
   >     "path": ["cw-srv-worker", "cw-client"],
   >     "edges": [{"from": "cw-srv-worker", "to": "cw-client", "kind": "message"}]
   >   }

@@ -1,6 +1,7 @@
 Diagnoses of hangs recorded from real programs (tests/programs/README.md describes
 each one and its expected diagnosis). Thread ids change from run to run, so the checks
-name threads by comm.
+name threads by comm. The programs hang for 300 ms, under `debug`'s default threshold for
+a hang (--min-hang 0.5 s), so each run lowers it.
 
 A long wait through three processes: cw-client waits for cw-server, which waits for
 cw-timekeeper, whose timerfd runs 300 ms. The run has a fast round first (the baseline)
@@ -9,7 +10,7 @@ recursing through the server, is the timekeeper's wait on its timer. (Descriptor
 depend on what the test runner left open, so they are not compared.)
 
   $ causeway record -o $TMP_DIR/chain.cwt -- cw-prog-chain both 300 2>/dev/null
-  $ causeway debug $TMP_DIR/chain.cwt --auto --json 2>/dev/null > $TMP_DIR/chain.json
+  $ causeway debug $TMP_DIR/chain.cwt --min-hang 0.1 --auto --json 2>/dev/null > $TMP_DIR/chain.json
   $ jq -c '.hang | [.comm, .kind, (.end_ns - .start_ns) >= 290000000]' $TMP_DIR/chain.json
   ["cw-client","LongWait",true]
   $ jq -c '[.root_causes[] | [.comm, .kind]]' $TMP_DIR/chain.json
@@ -27,13 +28,13 @@ Every answer saved as a rule in a pack: re-running with the pack asks nothing (e
 query is decided by a rule) and reaches the same root cause; the pack's own test replays
 the diagnosis on the trace.
 
-  $ causeway debug $TMP_DIR/chain.cwt --auto --save-answers $TMP_DIR/answers >/dev/null 2>&1
+  $ causeway debug $TMP_DIR/chain.cwt --min-hang 0.1 --auto --save-answers $TMP_DIR/answers >/dev/null 2>&1
   $ causeway rules check $TMP_DIR/answers 2>&1 | tail -1
   1 pack checked (answers.answers), 0 warnings
   $ causeway rules test $TMP_DIR/answers 2>/dev/null
   PASS answers.answers "replays the saved diagnosis"
   1 passed, 0 failed
-  $ causeway debug $TMP_DIR/chain.cwt --rules $TMP_DIR/answers --json 2>/dev/null > $TMP_DIR/replay.json
+  $ causeway debug $TMP_DIR/chain.cwt --min-hang 0.1 --rules $TMP_DIR/answers --json 2>/dev/null > $TMP_DIR/replay.json
   $ jq -c '[([.queries[] | select(.source != "rule")] | length), (.queries | length > 0), [.root_causes[] | .comm]]' $TMP_DIR/replay.json
   [0,true,["cw-timekeeper"]]
 
@@ -41,7 +42,7 @@ A long computation on cw-ui's main thread, started by cw-sender's "work" message
 hang is the computation itself, and the causal path comes from cw-sender's message.
 
   $ causeway record -o $TMP_DIR/busy.cwt -- cw-prog-busymain 300 2>/dev/null
-  $ causeway debug $TMP_DIR/busy.cwt --auto --json 2>/dev/null > $TMP_DIR/busy.json
+  $ causeway debug $TMP_DIR/busy.cwt --min-hang 0.1 --auto --json 2>/dev/null > $TMP_DIR/busy.json
   $ jq -c '[.hang.comm, .hang.kind, [.root_causes[] | [.comm, .kind]]]' $TMP_DIR/busy.json
   ["cw-ui","LongRunning",[["cw-ui","LongRunning"]]]
   $ jq -c '[.path[-2].comm, .path[-2].edge_kind, .path[-2].strength, .path[-1].comm]' $TMP_DIR/busy.json
@@ -52,14 +53,14 @@ kernel trace says what ended it, so the report says so, lists the loop's calls a
 proposes a flag declaration. (Tracing the flag itself comes with the instrumentation.)
 
   $ causeway record -o $TMP_DIR/spin.cwt -- cw-prog-spin yield 300 2>/dev/null
-  $ causeway debug $TMP_DIR/spin.cwt --auto --json 2>/dev/null > $TMP_DIR/spin.json
+  $ causeway debug $TMP_DIR/spin.cwt --min-hang 0.1 --auto --json 2>/dev/null > $TMP_DIR/spin.json
   $ jq -c '[.hang.comm, .hang.kind, .yield_loop.syscalls[0].name, .yield_loop.syscalls[0].count > 100]' $TMP_DIR/spin.json
   ["cw-spinner","RepeatedYield","sched_yield",true]
-  $ causeway debug $TMP_DIR/spin.cwt --auto 2>/dev/null | grep -c 'flag SYMBOL {'
+  $ causeway debug $TMP_DIR/spin.cwt --min-hang 0.1 --auto 2>/dev/null | grep -c 'flag SYMBOL {'
   1
 
 The same loop with 1 ms sleeps: many short segments, merged into one RepeatedYield.
 
   $ causeway record -o $TMP_DIR/spin-sleep.cwt -- cw-prog-spin sleep 300 2>/dev/null
-  $ causeway debug $TMP_DIR/spin-sleep.cwt --auto --json 2>/dev/null | jq -c '[.hang.comm, .hang.kind, .yield_loop.syscalls[0].name]'
+  $ causeway debug $TMP_DIR/spin-sleep.cwt --min-hang 0.1 --auto --json 2>/dev/null | jq -c '[.hang.comm, .hang.kind, .yield_loop.syscalls[0].name]'
   ["cw-spinner","RepeatedYield","clock_nanosleep"]

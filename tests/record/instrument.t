@@ -50,7 +50,7 @@ enough for the recorder to start on a loaded machine).
 The RepeatedYield is then solved: the diagnosis follows the flag edge to cw-setter, whose
 300 ms sleep is the root cause.
 
-  $ causeway debug $TMP_DIR/watch.cwt --rules tests/record/packs/spin-flag.cw --auto --json 2>/dev/null > $TMP_DIR/spin.json
+  $ causeway debug $TMP_DIR/watch.cwt --min-hang 0.1 --rules tests/record/packs/spin-flag.cw --auto --json 2>/dev/null > $TMP_DIR/spin.json
   $ jq -c '[.hang.comm, .hang.kind, .root_causes[0].comm, .root_causes[0].kind, (.root_causes[0].what | capture("^blocked (?<ms>[0-9.]+) ms in clock_nanosleep").ms | tonumber | . > 250 and . < 400)]' $TMP_DIR/spin.json
   ["cw-spinner","RepeatedYield","cw-setter","LongWait",true]
   $ jq -c '[.path[-2].comm, .path[-2].edge_kind, .path[-1].comm]' $TMP_DIR/spin.json
