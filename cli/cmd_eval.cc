@@ -23,7 +23,7 @@
 #include "cli/exit_codes.h"
 #include "cli/rule_paths.h"
 #include "cli/trace_input.h"
-#include "engine/diagnose.h"
+#include "engine/diagnosis/diagnose.h"
 #include "eval/evaluate.h"
 #include "eval/report.h"
 #include "eval/scenario.h"

@@ -24,11 +24,11 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
-#include "cli/record_instrumentation.h"
-#include "cli/recorder_dir.h"
+#include "tracer/record_instrumentation.h"
+#include "tracer/recorder_dir.h"
 #include "cli/rule_paths.h"
 #include "rules/loader.h"
-#include "tracer/binary_format.h"
+#include "trace/binary_format.h"
 #include "tracer/ring.h"
 #include "tracer/session.h"
 
@@ -272,7 +272,7 @@ int record_foreground(const RecordArgs& args) {
   MarkerSocket markers(paths.socket);
   catch_stop_signals(true);
   if (child > 0) {
-    // Names the traced command for `debug --hang auto` (engine/symptom.h), on the child's
+    // Names the traced command for `debug --hang auto` (engine/diagnosis/symptom.h), on the child's
     // own thread, before it runs.
     std::string text = fmt::format("causeway: command {}", child);
     for (const auto& a : args.command) text += " " + a;

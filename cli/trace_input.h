@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "tracer/binary_format.h"
+#include "trace/binary_format.h"
 
 namespace cw::cli {
 

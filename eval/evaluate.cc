@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <regex>
 
-#include "engine/automatic_slice.h"
-#include "engine/builder.h"
-#include "engine/debug_report.h"
-#include "engine/diagnose.h"
+#include "eval/automatic_slice.h"
+#include "engine/graph/builder.h"
+#include "engine/diagnosis/debug_report.h"
+#include "engine/diagnosis/diagnose.h"
 
 namespace cw::eval {
 

@@ -5,7 +5,7 @@
 #include "base/source.h"
 #include "eval/report.h"
 #include "rules/loader.h"
-#include "tracer/text_format.h"
+#include "trace/text_format.h"
 
 namespace cw::eval {
 namespace {

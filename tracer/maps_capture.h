@@ -1,5 +1,5 @@
 // Executable memory maps of processes and the build ids of the mapped files, recorded so
-// that stacks can be symbolised later (tracer/symbolize.h), even for processes that
+// that stacks can be symbolised later (trace/symbolize.h), even for processes that
 // exited before anyone could read their /proc/PID/maps.
 //
 // Two sources, used together by a recorder:
@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "tracer/trace.h"
+#include "trace/trace.h"
 
 namespace cw {
 
