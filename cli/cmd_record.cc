@@ -29,6 +29,7 @@
 #include "cli/rule_paths.h"
 #include "rules/loader.h"
 #include "trace/binary_format.h"
+#include "trace/command_marker.h"
 #include "tracer/ring.h"
 #include "tracer/session.h"
 
@@ -274,8 +275,7 @@ int record_foreground(const RecordArgs& args) {
   if (child > 0) {
     // Names the traced command for `debug --hang auto` (engine/diagnosis/symptom.h), on the child's
     // own thread, before it runs.
-    std::string text = fmt::format("causeway: command {}", child);
-    for (const auto& a : args.command) text += " " + a;
+    std::string text = command_marker(static_cast<Pid>(child), args.command);
     timespec now{};
     clock_gettime(CLOCK_MONOTONIC, &now);
     session->mark(static_cast<uint64_t>(now.tv_sec) * 1000000000ull + now.tv_nsec,

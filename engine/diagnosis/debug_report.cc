@@ -6,19 +6,11 @@
 
 #include "engine/diagnosis/questions.h"
 #include "engine/diagnosis/symptom.h"
+#include "trace/names.h"
 
 namespace cw::engine {
 namespace {
 
-std::string_view thread_comm(const Trace& trace, Tid tid) {
-  const ThreadInfo* t = trace.thread(tid);
-  return t ? trace.strings.get(t->comm) : std::string_view{};
-}
-
-std::string_view process_comm(const Trace& trace, Pid pid) {
-  const ProcessInfo* p = trace.process(pid);
-  return p ? trace.strings.get(p->comm) : std::string_view{};
-}
 
 std::string or_unknown(std::string_view s) {
   return s.empty() ? "?" : std::string(s);

@@ -10,6 +10,7 @@
 
 #include "engine/diagnosis/beam_search.h"
 #include "engine/graph/expr_eval.h"
+#include "trace/names.h"
 #include "rules/lua_host.h"
 #include "engine/diagnosis/similar_segments.h"
 #include "engine/graph/span_tree.h"
@@ -105,12 +106,10 @@ class Diagnoser {
   }
 
   std::string thread_name(Tid tid) const {
-    const ThreadInfo* t = trace_.thread(tid);
-    return t ? std::string(trace_.strings.get(t->comm)) : std::string("?");
+    return std::string(thread_comm(trace_, tid, "?"));
   }
   std::string process_name(Pid pid) const {
-    const ProcessInfo* p = trace_.process(pid);
-    return p ? std::string(trace_.strings.get(p->comm)) : std::string("?");
+    return std::string(process_comm(trace_, pid, "?"));
   }
   std::string who(uint32_t s) const {
     const Segment& seg = g_.segments[s];

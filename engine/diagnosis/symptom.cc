@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <charconv>
 
+#include "trace/command_marker.h"
+#include "trace/names.h"
+
 namespace cw::engine {
 namespace {
 
@@ -14,8 +17,6 @@ constexpr size_t kMinMergedRun = 8;
 // A segment with this many system calls, at least half of them one call, is a yield loop
 // on its own (classify() then says RepeatedYield).
 constexpr uint32_t kYieldCalls = 16;
-// Markers the recorder writes; not the user's.
-constexpr std::string_view kCommandMarker = "causeway: command ";
 // How many of a thread's last events are searched for its exit.
 constexpr size_t kExitWithin = 16;
 // How many thread names an error lists.
@@ -72,12 +73,8 @@ class Finder {
     for (const Event& e : trace_.events) {
       if (e.kind != marker_) continue;
       std::string_view text = trace_.strings.get(static_cast<StrId>(trace_.value(e, marker_text_)));
-      if (text.starts_with(kCommandMarker)) {
-        std::string_view rest = text.substr(kCommandMarker.size());
-        Pid pid = 0;
-        auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), pid);
-        if (ec == std::errc() && pid != 0 && (end == rest.data() + rest.size() || *end == ' '))
-          command_pid_ = pid;
+      if (is_command_marker(text)) {  // the recorder's, not the user's
+        if (Pid pid = command_marker_pid(text)) command_pid_ = pid;
         continue;
       }
       markers_.push_back({e.ts, std::string(text)});
@@ -103,8 +100,7 @@ class Finder {
   }
 
   std::string comm(Tid tid) const {
-    const ThreadInfo* t = trace_.thread(tid);
-    return t ? std::string(trace_.strings.get(t->comm)) : std::string("?");
+    return std::string(thread_comm(trace_, tid, "?"));
   }
 
   // ---- stretches ----------------------------------------------------------------------

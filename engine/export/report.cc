@@ -6,6 +6,8 @@
 #include <ostream>
 #include <set>
 
+#include "trace/names.h"
+
 namespace cw::engine {
 
 namespace {
@@ -14,11 +16,6 @@ using nlohmann::json;
 
 json strength_counts(uint64_t strong, uint64_t weak, uint64_t boosted) {
   return {{"strong", strong}, {"weak", weak}, {"boosted", boosted}};
-}
-
-std::string thread_comm(const Trace& trace, Tid tid) {
-  const ThreadInfo* t = trace.thread(tid);
-  return t ? std::string(trace.strings.get(t->comm)) : std::string();
 }
 
 std::string dot_escape(std::string_view s) {
