@@ -14,8 +14,7 @@ inline std::string_view thread_comm(const Trace& trace, Tid tid, std::string_vie
 }
 
 // The comm of process `pid`, or `unknown` when the trace has no such process.
-inline std::string_view process_comm(const Trace& trace, Pid pid,
-                                     std::string_view unknown = {}) {
+inline std::string_view process_comm(const Trace& trace, Pid pid, std::string_view unknown = {}) {
   const ProcessInfo* p = trace.process(pid);
   return p ? trace.strings.get(p->comm) : unknown;
 }
