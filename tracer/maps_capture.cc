@@ -19,6 +19,8 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "instrument/proc_maps.h"
+
 namespace cw {
 
 namespace {
@@ -130,33 +132,22 @@ std::vector<Pid> all_pids() {
 
 void snapshot_process(Pid pid, BuildIdCache& build_ids, std::vector<CapturedMap>& out) {
   uint64_t now = monotonic_now_ns();
-  std::ifstream in(fmt::format("/proc/{}/maps", pid));
-  std::string line;
-  while (std::getline(in, line)) {
-    // START-END PERMS OFFSET MAJOR:MINOR INODE [PATH]
-    unsigned long long start = 0, end = 0, offset = 0, inode = 0;
-    unsigned major_dev = 0, minor_dev = 0;
-    char perms[8] = {};
-    int path_at = 0;
-    if (std::sscanf(line.c_str(), "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &offset,
-                    &major_dev, &minor_dev, &inode, &path_at) < 7)
-      continue;
-    if (perms[2] != 'x' || path_at <= 0 || static_cast<size_t>(path_at) >= line.size()) continue;
-    std::string path = line.substr(static_cast<size_t>(path_at));
-    if (!is_file_path(path)) continue;
-    constexpr std::string_view kDeleted = " (deleted)";
-    if (path.ends_with(kDeleted)) path.resize(path.size() - kDeleted.size());
+  auto maps = instrument::read_proc_maps(static_cast<pid_t>(pid), nullptr);
+  if (!maps) return;  // exited while being read
+  for (instrument::ProcMap& map : *maps) {
+    if (!map.executable || !is_file_path(map.path)) continue;
     CapturedMap m;
     m.pid = pid;
     m.ts = now;
-    m.start = start;
-    m.end = end;
-    m.pgoff = offset;
+    m.start = map.start;
+    m.end = map.end;
+    m.pgoff = map.offset;
     // map_files opens the file the process really mapped, even if deleted or replaced
     // since (a package upgrade); it needs root, so the path is the fallback.
-    std::string mapped = fmt::format("/proc/{}/map_files/{:x}-{:x}", pid, start, end);
-    m.build_id = build_ids.get({mapped, path}, makedev(major_dev, minor_dev), inode);
-    m.path = std::move(path);
+    std::string mapped = fmt::format("/proc/{}/map_files/{:x}-{:x}", pid, map.start, map.end);
+    m.build_id =
+        build_ids.get({mapped, map.path}, makedev(map.dev_major, map.dev_minor), map.inode);
+    m.path = std::move(map.path);
     out.push_back(std::move(m));
   }
 }
