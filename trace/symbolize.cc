@@ -1,7 +1,6 @@
 #include "trace/symbolize.h"
 
 #include <cxxabi.h>
-#include <elfutils/libdwelf.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <gelf.h>
@@ -14,6 +13,8 @@
 #include <set>
 #include <string_view>
 #include <unordered_map>
+
+#include "trace/elf_file.h"
 
 namespace cw {
 
@@ -58,16 +59,6 @@ struct ElfInfo {
     return nullptr;
   }
 };
-
-std::string to_hex(const uint8_t* bytes, size_t n) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  for (size_t i = 0; i < n; ++i) {
-    out += kDigits[bytes[i] >> 4];
-    out += kDigits[bytes[i] & 15];
-  }
-  return out;
-}
 
 void read_symbol_table(Elf* elf, Elf_Scn* scn, const GElf_Shdr& shdr, ElfInfo& info,
                        std::vector<Symbol>& table) {
@@ -122,17 +113,13 @@ void read_symbol_table(Elf* elf, Elf_Scn* scn, const GElf_Shdr& shdr, ElfInfo& i
 
 // nullptr when the file cannot be opened or is not ELF.
 std::unique_ptr<ElfInfo> read_elf(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return nullptr;
-  Elf* elf = ::elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+  ElfFile file(path);
+  Elf* elf = file.elf();
   std::unique_ptr<ElfInfo> info;
   GElf_Ehdr ehdr;
-  if (elf && ::elf_kind(elf) == ELF_K_ELF && ::gelf_getehdr(elf, &ehdr)) {
+  if (elf && ::gelf_getehdr(elf, &ehdr)) {
     info = std::make_unique<ElfInfo>();
-    const void* id = nullptr;
-    ssize_t id_size = ::dwelf_elf_gnu_build_id(elf, &id);
-    if (id_size > 0 && id)
-      info->build_id = to_hex(static_cast<const uint8_t*>(id), static_cast<size_t>(id_size));
+    info->build_id = file.build_id();
     size_t phnum = 0;
     if (::elf_getphdrnum(elf, &phnum) == 0) {
       for (size_t i = 0; i < phnum; ++i) {
@@ -151,8 +138,6 @@ std::unique_ptr<ElfInfo> read_elf(const std::string& path) {
         read_symbol_table(elf, scn, shdr, *info, info->dynsym);
     }
   }
-  if (elf) ::elf_end(elf);
-  ::close(fd);
   return info;
 }
 

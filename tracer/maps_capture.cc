@@ -1,11 +1,8 @@
 #include "tracer/maps_capture.h"
 
 #include <dirent.h>
-#include <elfutils/libdwelf.h>
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <linux/perf_event.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -78,21 +75,6 @@ bool is_file_path(std::string_view path) {
 }
 
 }  // namespace
-
-std::string read_build_id(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return {};
-  std::string hex;
-  ::elf_version(EV_CURRENT);
-  if (Elf* elf = ::elf_begin(fd, ELF_C_READ_MMAP, nullptr)) {
-    const void* id = nullptr;
-    ssize_t n = ::elf_kind(elf) == ELF_K_ELF ? ::dwelf_elf_gnu_build_id(elf, &id) : -1;
-    if (n > 0 && id) hex = to_hex(static_cast<const uint8_t*>(id), static_cast<size_t>(n));
-    ::elf_end(elf);
-  }
-  ::close(fd);
-  return hex;
-}
 
 std::string BuildIdCache::get(const std::vector<std::string>& open_paths, uint64_t device,
                               uint64_t inode) {
