@@ -36,7 +36,7 @@ std::string schema_markdown(const Schema& schema) {
       "# Event kinds\n"
       "\n"
       "<!-- Generated from Schema::builtin() by schema_markdown() (trace/schema_doc.cc);\n"
-      "     do not edit: tracer_tests checks that this file matches. -->\n"
+      "     do not edit: trace_tests checks that this file matches. -->\n"
       "\n"
       "Every event has a time (`ts`, ns on CLOCK_MONOTONIC), the thread it happened on\n"
       "(`tid`), the `cpu`, an optional call `stack`, and the typed fields of its kind listed\n"

@@ -38,7 +38,7 @@ TEST_CASE("docs/events.md is the rendered builtin schema") {
   actual << in.rdbuf();
   INFO(
       "docs/events.md is out of date; regenerate it with: CW_UPDATE_DOCS=1 "
-      "build/tracer/tracer_tests -tc='docs/events.md*'");
+      "build/trace/trace_tests -tc='docs/events.md*'");
   CHECK(actual.str() == expected);
 }
 
