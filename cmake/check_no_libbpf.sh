@@ -3,6 +3,10 @@
 # trace model and the fuzz targets must not link the recorder; cmake/causeway.cmake).
 set -eu
 bin=$1
+if [ ! -x "$bin" ]; then
+  echo "$bin: no such program (build it first)" >&2
+  exit 1
+fi
 if ldd "$bin" 2>/dev/null | grep -q 'libbpf'; then
   echo "$bin loads libbpf:" >&2
   ldd "$bin" | grep libbpf >&2
