@@ -28,14 +28,14 @@
 #include <vector>
 
 #include "bench/measure.h"
-#include "engine/beam_search.h"
-#include "engine/builder.h"
-#include "engine/diagnose.h"
-#include "engine/questions.h"
-#include "engine/segment_profile.h"
-#include "engine/symptom.h"
+#include "engine/diagnosis/beam_search.h"
+#include "engine/graph/builder.h"
+#include "engine/diagnosis/diagnose.h"
+#include "engine/diagnosis/questions.h"
+#include "engine/diagnosis/segment_profile.h"
+#include "engine/diagnosis/symptom.h"
 #include "rules/loader.h"
-#include "tracer/binary_format.h"
+#include "trace/binary_format.h"
 
 namespace {
 

@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "bench/event_queue.h"
-#include "tracer/trace.h"
+#include "trace/trace.h"
 
 namespace cw::bench {
 

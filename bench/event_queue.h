@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "tracer/trace.h"
+#include "trace/trace.h"
 
 namespace cw::bench {
 

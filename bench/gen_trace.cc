@@ -13,8 +13,8 @@
 
 #include "bench/event_queue.h"
 #include "bench/session_model.h"
-#include "tracer/binary_format.h"
-#include "tracer/text_format.h"
+#include "trace/binary_format.h"
+#include "trace/text_format.h"
 
 namespace {
 

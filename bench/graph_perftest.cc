@@ -20,9 +20,9 @@
 #include <vector>
 
 #include "bench/measure.h"
-#include "engine/builder.h"
+#include "engine/graph/builder.h"
 #include "rules/loader.h"
-#include "tracer/binary_format.h"
+#include "trace/binary_format.h"
 
 namespace {
 

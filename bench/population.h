@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "bench/rng.h"
-#include "tracer/trace.h"
+#include "trace/trace.h"
 
 namespace cw::bench {
 

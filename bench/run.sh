@@ -46,7 +46,7 @@ ninja -C "$build" -j"${CW_BENCH_JOBS:-2}" "${targets[@]}" >/dev/null
 
 # A trace is reused only when made by the same generator with the same parameters.
 generator=$(cat "$root"/bench/{event_queue,event_builder,population,session_model}.{h,cc} \
-  "$root"/bench/rng.h "$root"/bench/gen_trace.cc "$root"/tracer/binary_format.cc \
+  "$root"/bench/rng.h "$root"/bench/gen_trace.cc "$root"/trace/binary_format.cc \
   | sha256sum | cut -c1-12)
 trace=$cache/chromium-$events-seed$seed-$generator.cwt
 if [[ $only != hooks && ! -f $trace ]]; then

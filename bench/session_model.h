@@ -20,7 +20,7 @@
 #include "bench/event_queue.h"
 #include "bench/population.h"
 #include "bench/rng.h"
-#include "tracer/trace.h"
+#include "trace/trace.h"
 
 namespace cw::bench {
 

@@ -8,8 +8,8 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/trace_input.h"
-#include "tracer/binary_format.h"
-#include "tracer/text_format.h"
+#include "trace/binary_format.h"
+#include "trace/text_format.h"
 
 namespace cw::cli {
 

@@ -24,7 +24,7 @@
 #include "cli/json_output.h"
 #include "cli/rule_paths.h"
 #include "cli/trace_input.h"
-#include "engine/diagnose.h"
+#include "engine/diagnosis/diagnose.h"
 #include "eval/evaluate.h"
 #include "eval/report.h"
 #include "eval/scenario.h"

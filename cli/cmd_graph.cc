@@ -12,8 +12,8 @@
 #include "cli/json_output.h"
 #include "cli/rule_paths.h"
 #include "cli/trace_input.h"
-#include "engine/builder.h"
-#include "engine/report.h"
+#include "engine/graph/builder.h"
+#include "engine/export/report.h"
 #include "rules/loader.h"
 
 namespace cw::cli {

@@ -15,9 +15,9 @@
 #include "cli/json_output.h"
 #include "cli/rule_paths.h"
 #include "cli/trace_input.h"
-#include "engine/builder.h"
-#include "engine/debug_report.h"
-#include "engine/symptom.h"
+#include "engine/graph/builder.h"
+#include "engine/diagnosis/debug_report.h"
+#include "engine/diagnosis/symptom.h"
 #include "rules/loader.h"
 
 namespace cw::cli {

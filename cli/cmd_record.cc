@@ -26,34 +26,18 @@
 #include "cli/exit_codes.h"
 #include "cli/json_output.h"
 #include "cli/progress.h"
-#include "cli/record_instrumentation.h"
-#include "cli/recorder_dir.h"
+#include "tracer/foreground.h"
+#include "tracer/record_instrumentation.h"
+#include "tracer/recorder_dir.h"
 #include "cli/rule_paths.h"
 #include "rules/loader.h"
-#include "tracer/binary_format.h"
+#include "trace/binary_format.h"
 #include "tracer/ring.h"
 #include "tracer/session.h"
 
 namespace cw::cli {
 
 namespace {
-
-volatile std::sig_atomic_t g_stop = 0;
-void on_stop_signal(int) {
-  g_stop = 1;
-}
-
-// SIGTERM stops a recording; so do Ctrl-C and a closed terminal for one in the foreground.
-void catch_stop_signals(bool from_terminal) {
-  struct sigaction sa {};
-  sa.sa_handler = on_stop_signal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGTERM, &sa, nullptr);
-  if (from_terminal) {
-    sigaction(SIGINT, &sa, nullptr);
-    sigaction(SIGHUP, &sa, nullptr);
-  }
-}
 
 // "2G", "512M", "10MiB", "4096" -> bytes; 0 when malformed.
 uint64_t parse_size(const std::string& text) {
@@ -140,11 +124,6 @@ struct RecordArgs {
   std::string hooks = "auto";
 };
 
-void print_messages(RecordInstrumentation& instrumentation) {
-  for (const std::string& m : instrumentation.take_messages())
-    std::cerr << "causeway: " << m << "\n";
-}
-
 // The flags and functions the packs name; nullptr when they name none.
 std::unique_ptr<RecordInstrumentation> plan_from_packs(const RecordArgs& args, int& rc) {
   rc = kExitOk;
@@ -185,25 +164,6 @@ std::string command_status_text(int wstatus) {
   return {};
 }
 
-// The command is stopped at its exec: resolve and attach the instrumentation in its fresh
-// image, then let it run. A command that failed to exec is left to report that itself.
-int instrument_command(Session& session, RecordInstrumentation& instrumentation, pid_t child) {
-  int wstatus = 0;
-  if (waitpid(child, &wstatus, 0) != child || !WIFSTOPPED(wstatus)) return kExitOk;
-  int rc = kExitOk;
-  try {
-    instrumentation.attach(session.probes(), static_cast<uint32_t>(child), true);
-  } catch (const kernel::ProbeError& e) {
-    print_messages(instrumentation);
-    std::cerr << "causeway: cannot instrument: " << e.what() << "\n";
-    kill(child, SIGKILL);
-    rc = kExitEnvironment;
-  }
-  ptrace(PTRACE_DETACH, child, nullptr, nullptr);
-  if (rc != kExitOk) waitpid(child, &wstatus, 0);
-  return rc;
-}
-
 int record_foreground(const RecordArgs& args) {
   if (int rc = check_privileges(); rc != kExitOk) return rc;
   uint64_t buffer = parse_size(args.buffer);
@@ -239,120 +199,20 @@ int record_foreground(const RecordArgs& args) {
   // resolved in its maps and attached before its first instruction runs.
   bool stop_at_exec = instrumentation != nullptr && !args.command.empty();
 
-  // The command waits at a gate until the probes are attached, so its start is recorded.
-  int gate[2] = {-1, -1};
-  pid_t child = -1;
-  if (!args.command.empty()) {
-    if (pipe2(gate, O_CLOEXEC) != 0) throw std::runtime_error(std::strerror(errno));
-    child = fork();
-    if (child < 0) throw std::runtime_error(fmt::format("fork: {}", std::strerror(errno)));
-    if (child == 0) {
-      close(gate[1]);
-      char go = 0;
-      if (read(gate[0], &go, 1) != 1) _exit(126);  // the recorder failed: do not run
-      for (const auto& [name, value] : command_env) setenv(name.c_str(), value.c_str(), 1);
-      if (stop_at_exec && ptrace(PTRACE_TRACEME, 0, nullptr, nullptr) != 0) _exit(126);
-      std::vector<char*> argv;
-      for (const auto& a : args.command) argv.push_back(const_cast<char*>(a.c_str()));
-      argv.push_back(nullptr);
-      execvp(argv[0], argv.data());
-      std::fprintf(stderr, "causeway: cannot run %s: %s\n", argv[0], std::strerror(errno));
-      _exit(127);
-    }
-    close(gate[0]);
-    if (!options.pids.empty()) options.pids.push_back(static_cast<uint32_t>(child));
-  }
-
-  std::unique_ptr<Session> session;
-  try {
-    session = std::make_unique<Session>(options);
-  } catch (const kernel::ProbeError& e) {
-    if (child > 0) close(gate[1]), waitpid(child, nullptr, 0);
-    std::cerr << "causeway: cannot record: " << e.what() << "\n";
-    return kExitEnvironment;
-  } catch (const std::exception& e) {
-    if (child > 0) close(gate[1]), waitpid(child, nullptr, 0);
-    std::cerr << "causeway: " << e.what() << "\n";
-    return kExitEnvironment;
-  }
-
-  // Markers reach this recording through the recorder's folder, when it can be made.
-  RecorderPaths paths(recorder_dir(args.dir));
-  std::error_code ignored;
-  std::filesystem::create_directories(paths.dir, ignored);
-  MarkerSocket markers(paths.socket);
-  catch_stop_signals(true);
-  if (child > 0) {
-    // Names the traced command for `debug --hang auto` (engine/symptom.h), on the child's
-    // own thread, before it runs.
-    std::string text = fmt::format("causeway: command {}", child);
-    for (const auto& a : args.command) text += " " + a;
-    timespec now{};
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    session->mark(static_cast<uint64_t>(now.tv_sec) * 1000000000ull + now.tv_nsec,
-                  static_cast<uint32_t>(child), static_cast<uint32_t>(child), text);
-    // Ctrl-C reaches the command too; the recording ends when the command does.
-    char go = 1;
-    if (write(gate[1], &go, 1) != 1) throw std::runtime_error("cannot start the command");
-    close(gate[1]);
-    if (stop_at_exec) {
-      int rc = instrument_command(*session, *instrumentation, child);
-      if (rc != kExitOk) return rc;
-    }
-  } else {
-    if (instrumentation) {
-      try {
-        for (uint32_t pid : args.pids) instrumentation->attach(session->probes(), pid, false);
-      } catch (const kernel::ProbeError& e) {
-        print_messages(*instrumentation);
-        std::cerr << "causeway: cannot instrument: " << e.what() << "\n";
-        return kExitEnvironment;
-      }
-    }
-    std::cerr << "causeway: recording" << (args.pids.empty() ? " system-wide" : "")
-              << "; Ctrl-C stops\n";
-  }
-  if (instrumentation) {
-    session->decoder().set_instrument_naming(instrumentation->naming());
-    RecordInstrumentation* hooks = instrumentation.get();
-    session->add_source([hooks](RecordDecoder& decoder) { hooks->poll_hooks(decoder); });
-    print_messages(*instrumentation);
-  }
-
-  auto started = std::chrono::steady_clock::now();
-  int command_wstatus = 0;
-  for (;;) {
-    session->step(100);
-    if (instrumentation) print_messages(*instrumentation);
-    markers.drain([&](uint64_t ts, uint32_t pid, uint32_t tid, const std::string& text) {
-      session->mark(ts, pid, tid, text);
-    });
-    if (child > 0) {
-      int wstatus = 0;
-      if (waitpid(child, &wstatus, WNOHANG) == child) {
-        command_wstatus = wstatus;
-        break;
-      }
-    } else if (g_stop) {
-      break;
-    }
-    if (args.duration > 0 &&
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() >=
-            args.duration) {
-      if (child > 0) {
-        kill(child, SIGTERM);
-        int wstatus = 0;
-        waitpid(child, &wstatus, 0);
-        command_wstatus = wstatus;
-      }
-      break;
-    }
-  }
-  session->finish();
-  if (instrumentation) print_messages(*instrumentation);
-  SessionStatus s = session->status();
+  ForegroundRecording recording;
+  recording.options = options;
+  recording.command = args.command;
+  recording.pids = args.pids;
+  recording.duration = args.duration;
+  recording.dir = args.dir;
+  recording.instrumentation = std::move(instrumentation);
+  recording.command_env = std::move(command_env);
+  recording.stop_at_exec = stop_at_exec;
+  std::optional<ForegroundResult> recorded = record_in_foreground(std::move(recording));
+  if (!recorded) return kExitEnvironment;
+  SessionStatus s = recorded->status;
   std::cerr << fmt::format("causeway: wrote {}: {} events, {}{}\n", args.output, s.events,
-                           lost_text(s), command_status_text(command_wstatus));
+                           lost_text(s), command_status_text(recorded->command_wstatus));
   // The command's status is said, not passed on: its 1 or 2 would read as causeway's own
   // (the input was wrong, the environment cannot do it).
   return kExitOk;
@@ -408,7 +268,7 @@ void write_status_file(const RecorderPaths& paths, const nlohmann::json& j) {
   auto last_status = std::chrono::steady_clock::now() - std::chrono::hours(1);
   int rc = kExitOk;
   try {
-    while (!g_stop) {
+    while (!stop_requested()) {
       session->step(100);
       markers.drain([&](uint64_t ts, uint32_t pid, uint32_t tid, const std::string& text) {
         session->mark(ts, pid, tid, text);

@@ -10,7 +10,7 @@
 #include "cli/exit_codes.h"
 #include "cli/rule_paths.h"
 #include "dsl/parser.h"
-#include "engine/pack_tests.h"
+#include "eval/pack_tests.h"
 #include "rules/loader.h"
 
 namespace fs = std::filesystem;

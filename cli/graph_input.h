@@ -2,9 +2,9 @@
 // terminal and a rule's error shown to the user.
 #pragma once
 
-#include "engine/builder.h"
+#include "engine/graph/builder.h"
 #include "rules/ruleset.h"
-#include "tracer/trace.h"
+#include "trace/trace.h"
 
 namespace cw::cli {
 

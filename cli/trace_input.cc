@@ -9,8 +9,8 @@
 #include "base/source.h"
 #include "cli/exit_codes.h"
 #include "cli/progress.h"
-#include "tracer/symbolize.h"
-#include "tracer/text_format.h"
+#include "trace/symbolize.h"
+#include "trace/text_format.h"
 
 namespace cw::cli {
 

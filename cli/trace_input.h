@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "tracer/binary_format.h"
-#include "tracer/symbolize.h"
+#include "trace/binary_format.h"
+#include "trace/symbolize.h"
 
 namespace cw::cli {
 

@@ -20,3 +20,51 @@ function(cw_folder name)
     add_test(NAME ${name} COMMAND ${name}_tests WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
   endif()
 endfunction()
+
+# cw_no_libbpf(TARGET): TARGET must not link the recorder (cw_kernel, libbpf). Checked twice:
+# when configuring, over the targets it links (names the culprit at once), and by a test
+# that looks in the built binary for libbpf (ldd and its symbols), in case a dependency
+# comes in another way.
+function(_cw_link_closure target out)
+  set(seen ${${out}})
+  get_target_property(type ${target} TYPE)
+  set(props INTERFACE_LINK_LIBRARIES)
+  if(NOT type STREQUAL "INTERFACE_LIBRARY")
+    list(APPEND props LINK_LIBRARIES)
+  endif()
+  foreach(prop ${props})
+    get_target_property(libs ${target} ${prop})
+    if(NOT libs)
+      continue()
+    endif()
+    foreach(lib ${libs})
+      string(REGEX REPLACE "^\\$<LINK_ONLY:(.*)>$" "\\1" lib "${lib}")
+      if(lib IN_LIST seen)
+        continue()
+      endif()
+      list(APPEND seen ${lib})
+      if(TARGET ${lib})
+        _cw_link_closure(${lib} seen)
+      endif()
+    endforeach()
+  endforeach()
+  set(${out} ${seen} PARENT_SCOPE)
+endfunction()
+
+function(_cw_check_no_libbpf target)
+  set(closure "")
+  _cw_link_closure(${target} closure)
+  foreach(lib cw_kernel cw_tracer PkgConfig::LIBBPF)
+    if(lib IN_LIST closure)
+      message(FATAL_ERROR "${target} links ${lib}: the trace model and what only reads "
+                          "traces must not link the recorder (libbpf)")
+    endif()
+  endforeach()
+endfunction()
+
+function(cw_no_libbpf target)
+  # At the end of configuring, when every target it may link is defined.
+  cmake_language(EVAL CODE "cmake_language(DEFER DIRECTORY [[${CMAKE_SOURCE_DIR}]] CALL _cw_check_no_libbpf [[${target}]])")
+  add_test(NAME ${target}-no-libbpf
+           COMMAND ${CMAKE_SOURCE_DIR}/cmake/check_no_libbpf.sh $<TARGET_FILE:${target}>)
+endfunction()

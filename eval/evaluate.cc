@@ -5,10 +5,11 @@
 #include <algorithm>
 #include <regex>
 
-#include "engine/automatic_slice.h"
-#include "engine/builder.h"
-#include "engine/debug_report.h"
-#include "engine/diagnose.h"
+#include "eval/automatic_slice.h"
+#include "engine/graph/builder.h"
+#include "engine/diagnosis/debug_report.h"
+#include "engine/diagnosis/diagnose.h"
+#include "trace/names.h"
 
 namespace cw::eval {
 
@@ -34,8 +35,7 @@ engine::Answer ScriptedAnswerer::ask(const engine::Question& q) {
 namespace {
 
 std::string comm_of(const Trace& trace, Tid tid) {
-  const ThreadInfo* t = trace.thread(tid);
-  return t ? std::string(trace.strings.get(t->comm)) : std::string("?");
+  return std::string(thread_comm(trace, tid, "?"));
 }
 
 bool is_neighbour(const Graph& g, const engine::Edge& e) {

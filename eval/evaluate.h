@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "engine/questions.h"
+#include "engine/diagnosis/questions.h"
 #include "eval/scenario.h"
 #include "rules/ruleset.h"
-#include "tracer/trace.h"
+#include "trace/trace.h"
 
 namespace cw::eval {
 

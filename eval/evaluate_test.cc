@@ -5,7 +5,7 @@
 #include "base/source.h"
 #include "eval/report.h"
 #include "rules/loader.h"
-#include "tracer/text_format.h"
+#include "trace/text_format.h"
 
 namespace cw::eval {
 namespace {
@@ -22,7 +22,7 @@ Scenario slow_server() {
   Scenario s;
   s.name = "slow-server";
   s.hang_truth = {"cw-client", "LongWait"};
-  s.root_truth = {"cw-srv-worker", "LongRunning", "^ran 299\\.[0-9] ms on a CPU", ""};
+  s.root_truth = {"cw-srv-worker", "LongRunning", "^ran 799\\.[0-9] ms on a CPU", ""};
   s.path_truth = {"cw-srv-worker", "cw-client"};
   s.edges = {{"cw-srv-worker", "cw-client", "message"}};
   return s;
@@ -59,7 +59,7 @@ TEST_CASE("each part of the truth that differs is a mismatch, said in a line") {
   REQUIRE(o.mismatches.size() == 7);
   CHECK(o.mismatches[0] == "hang: cw-client LongWait, expected cw-client LongRunning");
   CHECK(o.mismatches[1] == "root cause: cw-srv-worker LongRunning, expected cw-client LongRunning");
-  CHECK(o.mismatches[2].starts_with("root cause: 'ran 299.9 ms on a CPU"));
+  CHECK(o.mismatches[2].starts_with("root cause: 'ran 799.9 ms on a CPU"));
   CHECK(o.mismatches[3] == "root cause: stack [recvfrom <- serve <- main] has no compute");
   CHECK(o.mismatches[4] ==
         "path: [cw-srv-worker, cw-client] does not pass through [cw-client, cw-srv-worker] in "

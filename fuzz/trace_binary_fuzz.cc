@@ -9,8 +9,8 @@
 #include <string>
 #include <string_view>
 
-#include "tracer/binary_format.h"
-#include "tracer/text_format.h"
+#include "trace/binary_format.h"
+#include "trace/text_format.h"
 
 namespace {
 

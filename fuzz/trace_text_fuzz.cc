@@ -6,7 +6,7 @@
 #include <string>
 
 #include "base/source.h"
-#include "tracer/text_format.h"
+#include "trace/text_format.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

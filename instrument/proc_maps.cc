@@ -42,8 +42,12 @@ std::vector<ProcMap> parse_proc_maps(std::string_view text) {
     if (!take_hex(line, m.start) || !take_hex(line, m.end)) continue;
     perms = take_field(line);
     if (perms.size() < 3 || !take_hex(line, m.offset)) continue;
-    take_field(line);  // device
-    take_field(line);  // inode
+    std::string_view device = take_field(line), inode = take_field(line);
+    if (size_t colon = device.find(':'); colon != std::string_view::npos) {
+      std::from_chars(device.data(), device.data() + colon, m.dev_major, 16);
+      std::from_chars(device.data() + colon + 1, device.data() + device.size(), m.dev_minor, 16);
+    }
+    std::from_chars(inode.data(), inode.data() + inode.size(), m.inode);
     m.readable = perms[0] == 'r';
     m.writable = perms[1] == 'w';
     m.executable = perms[2] == 'x';

@@ -17,6 +17,9 @@ struct ProcMap {
   bool readable = false, writable = false, executable = false;
   std::string path;  // "" for anonymous memory; "[stack]", "[vdso]" … as the kernel names them
   bool deleted = false;  // the file was deleted or replaced since it was mapped
+  // The device and inode of the mapped file (0 for anonymous memory).
+  uint32_t dev_major = 0, dev_minor = 0;
+  uint64_t inode = 0;
 
   bool file_backed() const { return !path.empty() && path[0] == '/'; }
 };

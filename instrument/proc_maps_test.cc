@@ -21,6 +21,10 @@ TEST_CASE("maps lines give ranges, permissions, offsets and paths") {
   CHECK(maps[1].executable);
   CHECK_FALSE(maps[1].writable);
   CHECK(maps[1].path == "/usr/bin/cw prog");  // spaces in paths survive
+  CHECK(maps[1].dev_major == 0xfe);
+  CHECK(maps[1].dev_minor == 0x01);
+  CHECK(maps[1].inode == 1234);
+  CHECK(maps[3].inode == 0);
   CHECK(maps[1].file_backed());
   CHECK(maps[2].path == "[stack]");
   CHECK_FALSE(maps[2].file_backed());

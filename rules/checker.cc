@@ -14,7 +14,7 @@
 #include <unordered_map>
 
 #include "rules/lua_sandbox.h"
-#include "tracer/schema.h"
+#include "trace/schema.h"
 
 namespace cw::rules {
 

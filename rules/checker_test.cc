@@ -4,7 +4,7 @@
 
 #include "dsl/parser.h"
 #include "rules/loader.h"
-#include "tracer/schema.h"
+#include "trace/schema.h"
 
 using namespace cw;
 using namespace cw::rules;

@@ -6,7 +6,7 @@
 #include <optional>
 #include <set>
 
-#include "tracer/schema.h"
+#include "trace/schema.h"
 
 namespace cw::rules {
 

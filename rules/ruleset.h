@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "base/source.h"
-#include "tracer/schema.h"
+#include "trace/schema.h"
 
 namespace cw::rules {
 
@@ -144,7 +144,7 @@ struct SplitRule {
   uint32_t link = kNoRule;  // Peers: index into RuleSet::links
   Neighbour neighbour = Neighbour::Weak;
   // `loop`: the cut is where the thread returns to its event loop, so the wait it starts
-  // is idle time, not a hang (diagnosis, engine/symptom.h).
+  // is idle time, not a hang (diagnosis, engine/diagnosis/symptom.h).
   bool loop = false;
   // When two split rules cut at one event, the higher priority names the cut (then load
   // order): a user pack's rule can take an event a stdlib rule also cuts at.
@@ -183,7 +183,7 @@ struct FlagRule {
   std::string kind = "flag";
 };
 
-// A saved answer to a diagnosis question (engine/questions.h): when the question of kind
+// A saved answer to a diagnosis question (engine/diagnosis/questions.h): when the question of kind
 // `question` is asked about a segment whose first event satisfies `subject`, the option
 // that satisfies `choose` is taken without asking. Edge questions: `choose` is over
 // Side::From / Side::To (the edge's evidence events) and may name `edge.kind`. Baseline

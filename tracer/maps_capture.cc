@@ -1,11 +1,8 @@
 #include "tracer/maps_capture.h"
 
 #include <dirent.h>
-#include <elfutils/libdwelf.h>
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <linux/perf_event.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -18,6 +15,8 @@
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
+
+#include "instrument/proc_maps.h"
 
 namespace cw {
 
@@ -77,21 +76,6 @@ bool is_file_path(std::string_view path) {
 
 }  // namespace
 
-std::string read_build_id(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return {};
-  std::string hex;
-  ::elf_version(EV_CURRENT);
-  if (Elf* elf = ::elf_begin(fd, ELF_C_READ_MMAP, nullptr)) {
-    const void* id = nullptr;
-    ssize_t n = ::elf_kind(elf) == ELF_K_ELF ? ::dwelf_elf_gnu_build_id(elf, &id) : -1;
-    if (n > 0 && id) hex = to_hex(static_cast<const uint8_t*>(id), static_cast<size_t>(n));
-    ::elf_end(elf);
-  }
-  ::close(fd);
-  return hex;
-}
-
 std::string BuildIdCache::get(const std::vector<std::string>& open_paths, uint64_t device,
                               uint64_t inode) {
   auto key = std::make_pair(device, inode);
@@ -130,33 +114,22 @@ std::vector<Pid> all_pids() {
 
 void snapshot_process(Pid pid, BuildIdCache& build_ids, std::vector<CapturedMap>& out) {
   uint64_t now = monotonic_now_ns();
-  std::ifstream in(fmt::format("/proc/{}/maps", pid));
-  std::string line;
-  while (std::getline(in, line)) {
-    // START-END PERMS OFFSET MAJOR:MINOR INODE [PATH]
-    unsigned long long start = 0, end = 0, offset = 0, inode = 0;
-    unsigned major_dev = 0, minor_dev = 0;
-    char perms[8] = {};
-    int path_at = 0;
-    if (std::sscanf(line.c_str(), "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &offset,
-                    &major_dev, &minor_dev, &inode, &path_at) < 7)
-      continue;
-    if (perms[2] != 'x' || path_at <= 0 || static_cast<size_t>(path_at) >= line.size()) continue;
-    std::string path = line.substr(static_cast<size_t>(path_at));
-    if (!is_file_path(path)) continue;
-    constexpr std::string_view kDeleted = " (deleted)";
-    if (path.ends_with(kDeleted)) path.resize(path.size() - kDeleted.size());
+  auto maps = instrument::read_proc_maps(static_cast<pid_t>(pid), nullptr);
+  if (!maps) return;  // exited while being read
+  for (instrument::ProcMap& map : *maps) {
+    if (!map.executable || !is_file_path(map.path)) continue;
     CapturedMap m;
     m.pid = pid;
     m.ts = now;
-    m.start = start;
-    m.end = end;
-    m.pgoff = offset;
+    m.start = map.start;
+    m.end = map.end;
+    m.pgoff = map.offset;
     // map_files opens the file the process really mapped, even if deleted or replaced
     // since (a package upgrade); it needs root, so the path is the fallback.
-    std::string mapped = fmt::format("/proc/{}/map_files/{:x}-{:x}", pid, start, end);
-    m.build_id = build_ids.get({mapped, path}, makedev(major_dev, minor_dev), inode);
-    m.path = std::move(path);
+    std::string mapped = fmt::format("/proc/{}/map_files/{:x}-{:x}", pid, map.start, map.end);
+    m.build_id =
+        build_ids.get({mapped, map.path}, makedev(map.dev_major, map.dev_minor), map.inode);
+    m.path = std::move(map.path);
     out.push_back(std::move(m));
   }
 }

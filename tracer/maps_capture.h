@@ -1,5 +1,5 @@
 // Executable memory maps of processes and the build ids of the mapped files, recorded so
-// that stacks can be symbolised later (tracer/symbolize.h), even for processes that
+// that stacks can be symbolised later (trace/symbolize.h), even for processes that
 // exited before anyone could read their /proc/PID/maps.
 //
 // Two sources, used together by a recorder:
@@ -21,7 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "tracer/trace.h"
+#include "trace/elf_file.h"  // read_build_id
+#include "trace/trace.h"
 
 namespace cw {
 
@@ -32,10 +33,6 @@ struct CapturedMap {
   std::string path;
   std::string build_id;  // lowercase hex; empty when the file has none or cannot be read
 };
-
-// The GNU build id of an ELF file as lowercase hex, or "" when it has none, is not ELF or
-// cannot be opened.
-std::string read_build_id(const std::string& path);
 
 // Build ids read from files, once per file (device and inode identify it, whatever path
 // it is reached by).

@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "tracer/symbolize.h"
+#include "trace/symbolize.h"
 
 namespace cw {
 namespace {

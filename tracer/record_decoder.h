@@ -15,7 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "tracer/trace.h"
+#include "trace/trace.h"
 
 namespace cw {
 

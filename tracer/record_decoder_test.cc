@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "kernel/records.h"
-#include "tracer/text_format.h"
+#include "trace/text_format.h"
 
 namespace cw {
 namespace {

@@ -7,8 +7,8 @@
 #include <memory>
 #include <string>
 
-#include "tracer/binary_format.h"
-#include "tracer/trace.h"
+#include "trace/binary_format.h"
+#include "trace/trace.h"
 
 namespace cw {
 

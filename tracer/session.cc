@@ -7,7 +7,7 @@
 #include <ctime>
 
 #include "kernel/syscalls.h"
-#include "tracer/binary_format.h"
+#include "trace/binary_format.h"
 #include "tracer/maps_capture.h"
 #include "tracer/proc_snapshot.h"
 

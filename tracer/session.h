@@ -14,7 +14,7 @@
 #include "kernel/probes.h"
 #include "tracer/record_decoder.h"
 #include "tracer/ring.h"
-#include "tracer/trace.h"
+#include "trace/trace.h"
 
 namespace cw {
 
@@ -49,7 +49,7 @@ class Session {
   Session& operator=(const Session&) = delete;
 
   void add_pid(uint32_t pid);
-  // Instrumentation (cli/record_instrumentation.h) attaches through the session's probes,
+  // Instrumentation (tracer/record_instrumentation.h) attaches through the session's probes,
   // names what it attached in the decoder, and feeds events from in-process hooks.
   kernel::Probes& probes() { return *probes_; }
   RecordDecoder& decoder() { return *decoder_; }

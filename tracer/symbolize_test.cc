@@ -1,4 +1,4 @@
-#include "tracer/symbolize.h"
+#include "trace/symbolize.h"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>

@@ -1,0 +1,878 @@
+#include "engine/diagnosis/diagnose.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "engine/diagnosis/beam_search.h"
+#include "engine/graph/expr_eval.h"
+#include "trace/names.h"
+#include "rules/lua_host.h"
+#include "engine/diagnosis/similar_segments.h"
+#include "engine/graph/span_tree.h"
+
+namespace cw::engine {
+
+std::string_view question_kind_name(QuestionKind k) {
+  switch (k) {
+    case QuestionKind::Edge: return "edge";
+    case QuestionKind::Baseline: return "baseline";
+    case QuestionKind::Recurse: return "recurse";
+  }
+  return "?";
+}
+
+std::string_view answer_source_name(AnswerSource s) {
+  switch (s) {
+    case AnswerSource::User: return "user";
+    case AnswerSource::Answers: return "answers";
+    case AnswerSource::Rule: return "rule";
+    case AnswerSource::Auto: return "auto";
+  }
+  return "?";
+}
+
+namespace {
+
+// Two options closer than this in cost are a real choice: the user is asked. Further
+// apart, the cheaper one is taken without a question (a strong edge against stopping, a
+// boosted edge against a plain weak one).
+constexpr double kAmbiguityMargin = 2.0;
+// Of a culprit's window, the share it must have spent blocked, busy or yielding to be
+// called hung itself.
+constexpr double kAbnormalShare = 0.5;
+// A busy culprit's segments looked at for the busiest one.
+constexpr uint32_t kMaxSegmentsScanned = 256;
+
+class Diagnoser {
+ public:
+  Diagnoser(const Trace& trace, const BuildResult& built, const rules::RuleSet& rules,
+            const DiagnoseOptions& options)
+      : trace_(trace),
+        g_(built.graph),
+        opt_(options),
+        events_(trace),
+        answerer_(options.answerer ? options.answerer : &auto_),
+        spans_(trace.schema),
+        lua_(rules),
+        eval_(trace, spans_, &lua_),
+        on_path_(g_.segments.size(), false),
+        t0_(trace_start_ns(trace)) {
+    beam_.width = options.beam_width;
+    beam_.lookback = options.lookback;
+    beam_.max_depth = options.max_depth;
+    for (const auto& a : rules.answers)
+      answer_rules_.push_back(
+          {&a, eval_.prepare(a.subject, a.origin), eval_.prepare(a.choose, a.origin)});
+  }
+
+  Diagnosis run() {
+    std::string why;
+    bool no_hang = false;
+    auto hang = find_hang(trace_, g_, events_, opt_.symptom, &why, &no_hang);
+    if (!hang && no_hang) throw NoHangFound(why);
+    if (!hang) throw DiagnoseError(why);
+    d_.hang = *hang;
+    progress(0);
+    visited_threads_.insert(hang->tid);
+    const uint64_t block_end = hang->profile.longest_block_start + hang->profile.longest_block_ns;
+    Window window = hang->kind == HangKind::LongWait
+                        ? Window{hang->profile.longest_block_start, block_end}
+                        : Window{hang->start_ns, hang->end_ns};
+    diagnose_vertex(hang->segment, hang->kind, hang->profile, 0, window, hang->first_segment,
+                    hang->last_segment);
+    finish_path();
+    std::stable_sort(d_.root_causes.begin(), d_.root_causes.end(),
+                     [](const RootCause& a, const RootCause& b) { return a.depth > b.depth; });
+    return std::move(d_);
+  }
+
+ private:
+  struct Window {
+    uint64_t start = 0, end = 0;
+  };
+  struct AnswerRuleRef {
+    const rules::AnswerRule* rule;
+    PreparedExpr subject, choose;
+  };
+
+  // ---- describing segments and edges ----------------------------------------------
+
+  double secs(uint64_t ts) const { return static_cast<double>(ts - std::min(ts, t0_)) / 1e9; }
+  static std::string ms(uint64_t ns) {
+    return fmt::format("{:.1f} ms", static_cast<double>(ns) / 1e6);
+  }
+
+  std::string thread_name(Tid tid) const {
+    return std::string(thread_comm(trace_, tid, "?"));
+  }
+  std::string process_name(Pid pid) const {
+    return std::string(process_comm(trace_, pid, "?"));
+  }
+  std::string who(uint32_t s) const {
+    const Segment& seg = g_.segments[s];
+    std::string t = thread_name(seg.tid), p = process_name(seg.pid);
+    if (t == p) return fmt::format("{} {}", t, seg.tid);
+    return fmt::format("{} {} ({} {})", t, seg.tid, p, seg.pid);
+  }
+
+  // How the hang's longest block ended, in words.
+  std::string hang_end_reason() const {
+    const SegmentProfile& p = d_.hang.profile;
+    if (p.longest_block_exit == kNoIndex) return "it had not ended when the trace stopped";
+    std::string ret = field_text(p.longest_block_exit, "ret");
+    if (ret == std::to_string(-ETIMEDOUT))
+      return fmt::format("it timed out after {}", ms(p.longest_block_ns));
+    return fmt::format("it returned {} after {}", ret.empty() ? "?" : ret, ms(p.longest_block_ns));
+  }
+
+  // A field of an event, by name, as text; "" when the kind has no such field.
+  std::string field_text(uint32_t event, std::string_view name) const {
+    const Event& e = trace_.events[event];
+    int f = trace_.schema.field_index(e.kind, name);
+    if (f < 0) return {};
+    if (trace_.schema.kind(e.kind).fields[f].type == FieldType::Str)
+      return std::string(trace_.strings.get(static_cast<StrId>(trace_.value(e, f))));
+    return std::to_string(trace_.int_value(e, f));
+  }
+
+  std::string call_text(uint32_t call) const {
+    if (call == kNoIndex) return "outside a recorded system call";
+    std::string name = field_text(call, "name");
+    std::string fd = field_text(call, "fd");
+    if (!fd.empty() && fd != "-1") return fmt::format("in {} (fd {})", name, fd);
+    return fmt::format("in {}", name);
+  }
+
+  std::string syscall_summary(const SegmentProfile& p, size_t n = 3) const {
+    std::string out;
+    for (size_t k = 0; k < p.by_name.size() && k < n; ++k)
+      out += fmt::format("{}{} ×{}", out.empty() ? "" : ", ", trace_.strings.get(p.by_name[k].name),
+                         p.by_name[k].count);
+    if (p.by_name.size() > n) out += ", …";
+    return out.empty() ? "no system call" : out;
+  }
+
+  std::string behaviour(HangKind kind, const SegmentProfile& p) const {
+    switch (kind) {
+      case HangKind::LongWait:
+        return fmt::format("blocked {} {}", ms(p.longest_block_ns),
+                           call_text(p.longest_block_call));
+      case HangKind::LongRunning:
+        return fmt::format("ran {} on a CPU ({} runnable) with {}", ms(p.on_cpu_ns),
+                           ms(p.runnable_ns), syscall_summary(p));
+      case HangKind::RepeatedYield:
+        return fmt::format("looped for {}: {}", ms(p.end_ns - p.start_ns), syscall_summary(p));
+    }
+    return {};
+  }
+
+  std::string segment_line(uint32_t s) const {
+    const Segment& seg = g_.segments[s];
+    return fmt::format("{} at {:.6f} s for {}", who(s), secs(seg.start_ns),
+                       ms(seg.end_ns - seg.start_ns));
+  }
+
+  std::string segment_evidence(uint32_t s) const {
+    SegmentProfile p = profile_segment(trace_, events_, g_, s);
+    std::string out =
+        fmt::format("{}: on CPU {}, runnable {}, blocked {}; {}", segment_line(s), ms(p.on_cpu_ns),
+                    ms(p.runnable_ns), ms(p.blocked_ns), syscall_summary(p, 6));
+    if (p.longest_block_ns > 0)
+      out += fmt::format("; longest block {} {}", ms(p.longest_block_ns),
+                         call_text(p.longest_block_call));
+    if (StackId st = stack_of_segment(s, p)) out += "; stack: " + stack_text(st);
+    return out;
+  }
+
+  std::string stack_text(StackId id) const {
+    const Stack& st = trace_.stacks[id];
+    std::string out;
+    for (size_t k = 0; k < st.ips.size() && k < 4; ++k) {
+      std::string_view sym =
+          k < st.symbols.size() && st.symbols[k] ? trace_.strings.get(st.symbols[k]) : "";
+      out += (k ? " ← " : "") + (sym.empty() ? fmt::format("{:#x}", st.ips[k]) : std::string(sym));
+    }
+    return out;
+  }
+
+  // The most telling stack of a segment: its longest block's, else its last one.
+  StackId stack_of_segment(uint32_t s, const SegmentProfile& p) const {
+    if (p.longest_block_call != kNoIndex && trace_.events[p.longest_block_call].stack)
+      return trace_.events[p.longest_block_call].stack;
+    const Segment& seg = g_.segments[s];
+    const auto& list = events_.of(seg.tid);
+    auto lo = std::lower_bound(list.begin(), list.end(), seg.first);
+    auto hi = std::upper_bound(lo, list.end(), seg.last);
+    for (auto it = hi; it != lo; --it)
+      if (StackId st = trace_.events[*(it - 1)].stack) return st;
+    return 0;
+  }
+
+  std::string edge_label(uint32_t ei) const {
+    const Edge& e = g_.edges[ei];
+    return fmt::format("{} → {}: {} ({}) at {:.6f} s", who(e.from), who(e.to), g_.kind_name(e),
+                       strength_name(e.strength), secs(trace_.events[e.to_event].ts));
+  }
+
+  // ---- questions ------------------------------------------------------------------
+
+  void progress(uint32_t step) {
+    if (opt_.progress) opt_.progress("search", step, 0);
+  }
+
+  Value kind_value(const Edge& e) {
+    const std::string& k = g_.kind_name(e);
+    return {rules::ValueType::Str, static_cast<int64_t>(trace_.strings.find(k)), k.c_str()};
+  }
+
+  // The option an answer rule picks, or kNoIndex.
+  uint32_t rule_choice(const Question& q, std::string* rule_id) {
+    const uint32_t first = g_.segments[q.subject].first;
+    for (auto& a : answer_rules_) {
+      if (static_cast<uint8_t>(a.rule->question) != static_cast<uint8_t>(q.kind)) continue;
+      if (!eval_.test(a.subject, EvalScope{{first, SpanTree::kRoot}, {}, {}})) continue;
+      for (uint32_t k = 0; k < q.options.size(); ++k) {
+        const Option& o = q.options[k];
+        bool hit = false;
+        switch (a.rule->choice) {
+          case rules::AnswerRule::Choice::Stop: hit = o.stop; break;
+          case rules::AnswerRule::Choice::Recurse: hit = !o.stop; break;
+          case rules::AnswerRule::Choice::Option:
+            if (o.stop) break;
+            if (q.kind == QuestionKind::Edge) {
+              const Edge& e = g_.edges[o.edge];
+              Value kind = kind_value(e);
+              EvalScope scope{{}, {e.from_event, SpanTree::kRoot}, {e.to_event, SpanTree::kRoot}};
+              scope.edge_kind = &kind;
+              hit = eval_.test(a.choose, scope);
+            } else {
+              hit = eval_.test(a.choose,
+                               EvalScope{{g_.segments[o.segment].first, SpanTree::kRoot}, {}, {}});
+            }
+            break;
+        }
+        if (hit) {
+          *rule_id = a.rule->origin.id;
+          return k;
+        }
+      }
+    }
+    return kNoIndex;
+  }
+
+  // Asks (rules first, then the answerer) unless the question was answered already for
+  // this subject; records it; returns the chosen option.
+  const Option& ask(Question q) {
+    auto key = std::make_pair(q.kind, q.subject);
+    if (auto it = asked_.find(key); it != asked_.end()) {
+      // The same question again (a slice reaching the same segment): same answer.
+      const Query& prev = d_.queries[it->second];
+      for (const Option& o : q.options)
+        if (o.label == prev.question.options[prev.answer.option].label) {
+          chosen_ = o;
+          return chosen_;
+        }
+    }
+    Answer a;
+    std::string rule;
+    uint32_t k = rule_choice(q, &rule);
+    if (k != kNoIndex) {
+      a = {k, AnswerSource::Rule, rule};
+    } else {
+      if (opt_.before_asking) opt_.before_asking(d_, q);
+      a = answerer_->ask(q);
+      if (a.option >= q.options.size()) a.option = 0;
+    }
+    asked_[key] = d_.queries.size();
+    d_.queries.push_back({std::move(q), a});
+    chosen_ = d_.queries.back().question.options[a.option];
+    return chosen_;
+  }
+
+  // ---- InteractiveSlicing ---------------------------------------------------------
+
+  // Backwards from `start` while one incoming edge clearly explains each segment; asks
+  // where the choice is close. Returns the path origin → … → start.
+  std::vector<PathStep> slice(uint32_t start) {
+    std::vector<uint32_t> segs{start}, edges;
+    on_path_[start] = true;
+    uint32_t v = start;
+    while (segs.size() < opt_.max_depth) {
+      progress(++d_.search_steps);
+      std::vector<uint32_t> in = incoming_by_source(g_, v, beam_.costs, on_path_);
+      if (in.empty()) break;  // the first segment of its thread, or nothing explains it
+      std::vector<Option> options;
+      for (uint32_t ei : in) {
+        Option o;
+        o.edge = ei;
+        o.segment = g_.edges[ei].from;
+        o.cost = path_cost(ei);
+        o.label = edge_label(ei);
+        if (evidence_) o.evidence = segment_evidence(o.segment);
+        options.push_back(std::move(o));
+        if (options.size() == 8) break;
+      }
+      Option stop;
+      stop.stop = true;
+      stop.cost = beam_.costs.stop;
+      stop.label = fmt::format("stop here: {} is where this began", who(v));
+      if (evidence_) stop.evidence = segment_evidence(v);
+      options.push_back(stop);
+      std::stable_sort(options.begin(), options.end(),
+                       [](const Option& a, const Option& b) { return a.cost < b.cost; });
+      Option pick = options[0];
+      if (options[1].cost - options[0].cost < kAmbiguityMargin && ambiguous(options)) {
+        Question q;
+        q.kind = QuestionKind::Edge;
+        q.subject = v;
+        q.text = fmt::format("Which event caused {}'s segment at {:.6f} s?", who(v),
+                             secs(g_.segments[v].start_ns));
+        q.help =
+            "The segment has several incoming edges, or only weak ones (a wake-up or a "
+            "split that may not be causal). Options are ranked by the mean edge cost of the "
+            "best path behind them (strong edges cost 1, boosted weak 3, weak 6, rules may "
+            "set others); stopping costs 5. "
+            "Pick the event that made this segment run, or stop the slice here.";
+        q.options = std::move(options);
+        pick = ask(std::move(q));
+      }
+      if (pick.stop) break;
+      v = pick.segment;
+      edges.push_back(pick.edge);
+      segs.push_back(v);
+      on_path_[v] = true;
+    }
+    for (uint32_t s : segs) on_path_[s] = false;
+    std::vector<PathStep> path;
+    for (size_t k = segs.size(); k-- > 0;)
+      path.push_back({segs[k], k > 0 ? edges[k - 1] : kNoIndex});
+    return path;
+  }
+
+  // Whether close costs are worth a question (seed 000 asks at several incoming edges or
+  // weak ones): not when the best option is the only strong edge from another thread, nor
+  // when the only alternatives to stopping are the thread's own neighbour edges.
+  bool ambiguous(const std::vector<Option>& options) const {
+    auto from_other_thread = [&](const Option& o) {
+      if (o.stop) return false;
+      const Edge& e = g_.edges[o.edge];
+      return g_.segments[e.from].tid != g_.segments[e.to].tid;
+    };
+    auto strong = [&](const Option& o) {
+      return from_other_thread(o) && g_.edges[o.edge].strength == Strength::Strong;
+    };
+    if (strong(options[0]) && std::count_if(options.begin(), options.end(), strong) == 1)
+      return false;
+    return std::any_of(options.begin(), options.end(), from_other_thread);
+  }
+
+  // An option's cost: the mean edge cost of the best path that starts with edge `ei` and
+  // goes back `lookback` edges in all (the beam's lookback). A weak edge followed by
+  // strong ones is worth following; a weak edge leading only to weak ones is not.
+  double path_cost(uint32_t ei) {
+    const double first = edge_cost(g_.edges[ei], beam_.costs);
+    if (beam_.lookback <= 1) return first;
+    BeamOptions o = beam_;
+    o.max_depth = beam_.lookback - 1;
+    BeamResult r = beam_search(g_, g_.edges[ei].from, o, on_path_);
+    d_.search_steps += r.steps;
+    double best = first;
+    for (const BeamPath& p : r.paths)
+      best = std::min(best, (first + p.cost) / static_cast<double>(1 + p.edges.size()));
+    return best;
+  }
+
+  // ---- Diagnose (seed 000 Algorithm 1) ---------------------------------------------
+
+  RootCause root(uint32_t s, HangKind kind, const SegmentProfile& p, uint32_t depth) const {
+    RootCause r;
+    r.segment = s;
+    r.kind = kind;
+    r.what = behaviour(kind, p);
+    r.start_ns = p.start_ns;
+    r.end_ns = p.end_ns;
+    if (kind == HangKind::LongWait && p.longest_block_ns > 0) {
+      // What ended the wait, when the graph knows: a timer, a message, a flag …
+      for (uint32_t ei : incoming_by_source(g_, s, beam_.costs)) {
+        const Edge& e = g_.edges[ei];
+        if (e.rule.kind == RuleKind::Split || e.rule.kind == RuleKind::Batch) continue;
+        if (trace_.events[e.to_event].ts < p.longest_block_start) continue;
+        r.what += fmt::format("; ended by a {} edge ({}) from {} at {:.6f} s", g_.kind_name(e),
+                              strength_name(e.strength), who(e.from),
+                              secs(trace_.events[e.from_event].ts));
+        break;
+      }
+    }
+    r.stack = stack_of_segment(s, p);
+    r.depth = depth;
+    return r;
+  }
+
+  // A flag edge into segments [first, last] of one thread.
+  // A segment is blamed once: a culprit found by comparison and then diagnosed itself
+  // keeps its first entry.
+  void add_root(RootCause r) {
+    for (const RootCause& have : d_.root_causes)
+      if (have.segment == r.segment) return;
+    d_.root_causes.push_back(std::move(r));
+  }
+
+  bool has_flag_edge_into(uint32_t first, uint32_t last, uint32_t* edge) const {
+    const Tid tid = g_.segments[first].tid;
+    for (uint32_t s = first; s <= last && s < g_.segments.size() && g_.segments[s].tid == tid; ++s)
+      for (auto [it, end] = in_edges(s, g_.csr); it != end; ++it) {
+        const Edge& e = g_.edges[g_.csr[*it]];
+        if (e.rule.kind == RuleKind::Flag) {
+          *edge = g_.csr[*it];
+          return true;
+        }
+      }
+    return false;
+  }
+
+  void diagnose_vertex(uint32_t seg, HangKind kind, const SegmentProfile& prof, uint32_t depth,
+                       Window window, uint32_t first, uint32_t last) {
+    switch (kind) {
+      case HangKind::LongRunning: {
+        // Slice back to the event that started the work.
+        add_root(root(seg, kind, prof, depth));
+        std::vector<PathStep> path = slice(seg);
+        if (depth == 0) d_.path = std::move(path);
+        return;
+      }
+      case HangKind::RepeatedYield: {
+        // A flag write that ended the loop explains it: the writer is the culprit. The
+        // read that saw it is in the stretch or just after it.
+        uint32_t flag_edge = kNoIndex;
+        if (has_flag_edge_into(first, last + 1, &flag_edge)) {
+          add_root(root(seg, kind, prof, depth));
+          examine_thread(g_.edges[flag_edge].from, window, depth);
+          return;
+        }
+        if (prof.flag_events > 0 && !g_.rule_names.flags.empty()) {
+          // Flag reads but no write set it: the missing write is what to find.
+          if (depth == 0)
+            d_.notes.push_back(
+                fmt::format("{} read a data flag in its loop, but no write set it while it looped: "
+                            "looking for the thread that normally does",
+                            who(seg)));
+          break;
+        }
+        add_root(root(seg, kind, prof, depth));
+        if (depth == 0) {
+          d_.yield_without_flag = true;
+          d_.yield_loop.syscalls = prof.by_name;
+          collect_call_sites(first, last);
+          d_.path = {{seg, kNoIndex}};
+          d_.notes.push_back(fmt::format(
+              "{} polled in a loop and no data-flag event explains when it stopped: declare "
+              "the variable it waits for as a `flag` in a pack and record again",
+              who(seg)));
+        }
+        return;
+      }
+      case HangKind::LongWait: break;
+    }
+    long_wait(seg, prof, depth, window);
+  }
+
+  void collect_call_sites(uint32_t first, uint32_t last) {
+    std::set<StackId> seen;
+    for (uint32_t s = first; s <= last && s < g_.segments.size(); ++s) {
+      const Segment& seg = g_.segments[s];
+      const auto& list = events_.of(seg.tid);
+      auto lo = std::lower_bound(list.begin(), list.end(), seg.first);
+      auto hi = std::upper_bound(lo, list.end(), seg.last);
+      for (auto it = lo; it != hi && seen.size() < 8; ++it)
+        if (StackId st = trace_.events[*it].stack; st && seen.insert(st).second)
+          d_.yield_loop.call_sites.push_back(st);
+    }
+  }
+
+  // LongWait: baseline, its causal path, and a thread-by-thread comparison.
+  void long_wait(uint32_t seg, const SegmentProfile& prof, uint32_t depth, Window window) {
+    size_t causes_before = d_.root_causes.size();
+    std::vector<SimilarSegment> similar = find_similar(trace_, events_, g_, seg, prof);
+    uint32_t baseline = choose_baseline(seg, similar);
+    std::vector<PathStep> path;
+    if (baseline != kNoIndex) {
+      path = slice(baseline);
+      if (depth == 0) {
+        d_.baseline = baseline;
+        d_.baseline_path = path;
+      }
+    } else {
+      // Without a baseline the hang's own wake-up path (if it came at all) is the guide.
+      path = slice(seg);
+      if (depth == 0)
+        d_.notes.push_back(
+            fmt::format("no baseline: no other segment of {} did the same and waited briefly; "
+                        "compared the threads on the hang's own causal path instead",
+                        who(seg)));
+    }
+    // Threads on the path that acted after the wait began (those before it only started
+    // the request), nearest to the waiting segment first.
+    const uint64_t wait_began =
+        baseline != kNoIndex ? profile_segment(trace_, events_, g_, baseline).longest_block_start
+                             : prof.longest_block_start;
+    struct PathThread {
+      Tid tid;
+      uint32_t wait_call;  // the call it was woken in on the path (kNoIndex if none)
+      Tid upstream;        // the thread that woke it on the path, 0 if none
+    };
+    std::vector<PathThread> threads;
+    // Below the hang: whether the thread that woke the culprit at the path's end is the
+    // hang's own thread (the culprit waited for it directly).
+    bool hang_thread_on_path = false;
+    if (depth > 0 && !path.empty()) {
+      size_t j = path.size() - 1;
+      const Tid own = g_.segments[path[j].segment].tid;
+      while (j > 0 && g_.segments[path[j - 1].segment].tid == own) --j;
+      // Only when the hang's thread ended the culprit's wait: an edge that started the
+      // culprit (a fork) before it waited says nothing about a circle.
+      hang_thread_on_path = j > 0 && g_.segments[path[j - 1].segment].tid == d_.hang.tid &&
+                            path[j - 1].edge != kNoIndex &&
+                            trace_.events[g_.edges[path[j - 1].edge].to_event].ts >= wait_began;
+    }
+    for (size_t k = path.size(); k-- > 0;) {
+      if (g_.segments[path[k].segment].end_ns <= wait_began) continue;
+      Tid t = g_.segments[path[k].segment].tid;
+      if (t == g_.segments[seg].tid || visited_threads_.count(t)) continue;
+      if (std::any_of(threads.begin(), threads.end(),
+                      [&](const PathThread& p) { return p.tid == t; }))
+        continue;
+      // Who woke it on the path: the thread of the step before its run of steps (none
+      // when the path starts with it), and the call it was woken in there.
+      size_t j = k;
+      while (j > 0 && g_.segments[path[j - 1].segment].tid == t) --j;
+      Tid upstream = j > 0 ? g_.segments[path[j - 1].segment].tid : 0;
+      uint32_t woken_in = j > 0 ? call_in_flight(t, g_.edges[path[j - 1].edge].to_event) : kNoIndex;
+      threads.push_back({t, woken_in, upstream});
+    }
+    bool passed = false;
+    Tid circle_via = 0;  // a thread that waited for the hang's own thread
+    for (const PathThread& t : threads) {
+      if (stopped_) return;
+      if (visited_threads_.count(t.tid)) continue;  // a recursion reached it already
+      if (passes_through(t.tid, t.wait_call, t.upstream, g_.segments[seg].tid, window)) {
+        passed = true;
+        visited_threads_.insert(t.tid);  // judged: it waited for its upstream
+        if (depth > 0 && t.upstream == d_.hang.tid) circle_via = t.tid;
+        continue;
+      }
+      uint32_t culprit = segment_at(t.tid, window.start);
+      if (culprit == kNoIndex) continue;
+      examine_thread(culprit, window, depth);
+    }
+    if ((circle_via != 0 || hang_thread_on_path) && d_.root_causes.size() == causes_before) {
+      // The culprit waited (maybe through `circle_via`) for the hang's own thread, which
+      // was waiting for it: a circular wait, which only the hang's wait ending could break.
+      const std::string via =
+          circle_via != 0 ? fmt::format("{}, which waited for ", thread_name(circle_via)) : "";
+      d_.notes.push_back(fmt::format(
+          "circular wait: {} waited for {}{}, the hang's own thread, blocked in turn on {}: the "
+          "circle lasted until the hang's wait ended ({})",
+          who(seg), via, thread_name(d_.hang.tid), who(seg), hang_end_reason()));
+      return;
+    }
+    if (d_.root_causes.size() == causes_before && !stopped_ && !passed) {
+      // Nobody on the path was hung: the wake-up the baseline got never came. The thread
+      // that delivered it in the baseline is where to look. (Below the hang itself, `seg`
+      // is already a root cause: the culprit that recursion started from.)
+      if (baseline != kNoIndex && path.size() >= 2 && path[path.size() - 2].edge != kNoIndex) {
+        const Edge& e = g_.edges[path[path.size() - 2].edge];
+        Tid sender_tid = g_.segments[e.from].tid;
+        uint32_t sender = segment_at(sender_tid, window.start);
+        if (sender != kNoIndex && sender_tid != g_.segments[seg].tid &&
+            !visited_threads_.count(sender_tid)) {
+          SegmentProfile sp = profile_segment(trace_, events_, g_, sender);
+          RootCause r = root(sender, classify(sp), sp, depth + 1);
+          r.what = fmt::format(
+              "did not send the {} that woke {} in the baseline at {:.6f} s; meanwhile it {}",
+              g_.kind_name(e), who(seg), secs(trace_.events[e.to_event].ts),
+              behaviour(classify(sp), sp));
+          add_root(r);
+          return;
+        }
+      }
+      if (depth == 0) add_root(root(seg, HangKind::LongWait, prof, depth));
+    }
+  }
+
+  uint32_t choose_baseline(uint32_t seg, const std::vector<SimilarSegment>& similar) {
+    if (similar.empty()) return kNoIndex;
+    // Candidates woken by the same peer are the same story: keep the most relevant of
+    // each; ask only when the stories differ.
+    std::vector<const SimilarSegment*> groups;
+    std::vector<std::string> group_keys;
+    for (const SimilarSegment& c : similar) {
+      std::string key = waker_name(c.segment);
+      if (std::find(group_keys.begin(), group_keys.end(), key) != group_keys.end()) continue;
+      group_keys.push_back(key);
+      groups.push_back(&c);
+    }
+    if (groups.size() == 1) return groups[0]->segment;
+    Question q;
+    q.kind = QuestionKind::Baseline;
+    q.subject = seg;
+    q.text = fmt::format("Which run is the normal one to compare {}'s wait with?", who(seg));
+    q.help =
+        "These segments did the same system calls and messages as the hang's, but their "
+        "wait ended quickly (or with another result). They were woken by different peers, so "
+        "their causal paths differ. Options: the latest before the hang first.";
+    for (size_t k = 0; k < groups.size() && k < 6; ++k) {
+      Option o;
+      o.segment = groups[k]->segment;
+      o.cost = static_cast<double>(k);
+      o.label = fmt::format("{} (waited {}, woken by {})", segment_line(o.segment),
+                            ms(groups[k]->wait_ns), group_keys[k]);
+      if (evidence_) o.evidence = segment_evidence(o.segment);
+      q.options.push_back(std::move(o));
+    }
+    Option none;
+    none.stop = true;
+    none.cost = static_cast<double>(q.options.size());
+    none.label = "none of these: no baseline";
+    q.options.push_back(none);
+    const Option& pick = ask(std::move(q));
+    return pick.stop ? kNoIndex : pick.segment;
+  }
+
+  std::string waker_name(uint32_t s) const {
+    std::vector<uint32_t> in = incoming_by_source(g_, s, beam_.costs);
+    for (uint32_t ei : in)
+      if (g_.segments[g_.edges[ei].from].tid != g_.segments[s].tid)
+        return thread_name(g_.segments[g_.edges[ei].from].tid) + " (" + g_.kind_name(g_.edges[ei]) +
+               ")";
+    return "its own thread";
+  }
+
+  // The segment of `tid` running or waiting at time `ts`.
+  uint32_t segment_at(Tid tid, uint64_t ts) const {
+    const Graph::ThreadSegments* t = g_.thread_segments(tid);
+    if (!t || t->begin == t->end) return kNoIndex;
+    auto begin = g_.segments.begin() + t->begin, end = g_.segments.begin() + t->end;
+    auto it = std::upper_bound(begin, end, ts,
+                               [](uint64_t x, const Segment& s) { return x < s.start_ns; });
+    if (it == begin) return kNoIndex;  // the thread did not exist yet
+    return static_cast<uint32_t>(it - g_.segments.begin() - 1);
+  }
+
+  // Whether `tid` spent most of `window` blocked, busy or yielding; `p` and `kind` say how.
+  bool hung_in(Tid tid, Window window, SegmentProfile* p, HangKind* kind) const {
+    uint64_t len = window.end > window.start ? window.end - window.start : 0;
+    if (len == 0) return false;
+    *p = profile_range(trace_, events_, tid, window.start, window.end);
+    *kind = classify(*p);
+    switch (*kind) {
+      case HangKind::LongWait: return p->longest_block_ns >= kAbnormalShare * len;
+      case HangKind::LongRunning: return p->on_cpu_ns + p->runnable_ns >= kAbnormalShare * len;
+      case HangKind::RepeatedYield: return true;
+    }
+    return false;
+  }
+
+  // The system call `tid` was woken in at `event`: the last one it entered before (a recv
+  // is recorded as its read returns, after the syscall_exit), kNoIndex if none.
+  uint32_t call_in_flight(Tid tid, uint32_t event) const {
+    const std::vector<uint32_t>& calls = events_.syscalls_of(tid);
+    auto it = std::upper_bound(calls.begin(), calls.end(), event);
+    while (it != calls.begin()) {
+      uint32_t e = *--it;
+      if (trace_.events[e].kind == syscall_enter_) return e;
+    }
+    return kNoIndex;
+  }
+
+  // Two blocking calls wait for the same thing: the same call on the same descriptor and
+  // object (the same socket, the same futex word).
+  bool same_wait(uint32_t a, uint32_t b) const {
+    if (a == kNoIndex || b == kNoIndex) return false;
+    const Event& ea = trace_.events[a];
+    const Event& eb = trace_.events[b];
+    if (ea.kind != eb.kind) return false;
+    // A call on no object (a sleep) waits for time, not for another thread.
+    int resource = trace_.schema.field_index(ea.kind, "resource");
+    int fd = trace_.schema.field_index(ea.kind, "fd");
+    bool has_object = (resource >= 0 && trace_.value(ea, resource) != 0) ||
+                      (fd >= 0 && trace_.int_value(ea, fd) >= 0);
+    if (!has_object) return false;
+    for (const char* field : {"name", "fd", "resource"}) {
+      int f = trace_.schema.field_index(ea.kind, field);
+      if (f >= 0 && trace_.value(ea, f) != trace_.value(eb, f)) return false;
+    }
+    return true;
+  }
+
+  // A thread on the baseline's path that, during the hang, blocked in the very wait it
+  // was woken from in the baseline, while the thread that woke it there was hung too (or
+  // is the hang's own thread): it waits for its upstream, as it should; the culprit is
+  // further up. (An I/O thread idle in `read` is not the cause of a reply that never
+  // came.)
+  bool passes_through(Tid tid, uint32_t baseline_wait, Tid upstream, Tid hang_tid,
+                      Window window) const {
+    SegmentProfile p, up;
+    HangKind kind, up_kind;
+    if (upstream == 0 || !hung_in(tid, window, &p, &kind) || kind != HangKind::LongWait)
+      return false;
+    if (!same_wait(p.longest_block_call, baseline_wait)) return false;
+    return upstream == hang_tid || visited_threads_.count(upstream) ||
+           hung_in(upstream, window, &up, &up_kind);
+  }
+
+  // The segment of `tid` that ran or waited for a CPU longest within `window` (the one at
+  // its start may be a sliver before the busy one).
+  uint32_t busiest_segment(Tid tid, Window window) const {
+    uint32_t best = segment_at(tid, window.start);
+    const Graph::ThreadSegments* t = g_.thread_segments(tid);
+    if (best == kNoIndex || !t) return best;
+    uint64_t best_busy = 0;
+    for (uint32_t s = best; s < t->end && s < best + kMaxSegmentsScanned; ++s) {
+      const Segment& seg = g_.segments[s];
+      if (seg.start_ns >= window.end) break;
+      SegmentProfile sp = profile_range(trace_, events_, tid, std::max(seg.start_ns, window.start),
+                                        std::min(seg.end_ns, window.end));
+      if (sp.on_cpu_ns + sp.runnable_ns > best_busy) {
+        best_busy = sp.on_cpu_ns + sp.runnable_ns;
+        best = s;
+      }
+    }
+    return best;
+  }
+
+  // What `culprit`'s thread did during `window`: hung too → a root cause, and maybe a
+  // recursion into it.
+  void examine_thread(uint32_t culprit, Window window, uint32_t depth) {
+    const Tid tid = g_.segments[culprit].tid;
+    if (visited_threads_.count(tid)) return;
+    const ThreadInfo* info = trace_.thread(tid);
+    if (info && info->kernel) return;
+    SegmentProfile p;
+    HangKind kind;
+    if (!hung_in(tid, window, &p, &kind)) return;
+    visited_threads_.insert(tid);
+    // Its own segment for that: where the block began, or the busiest one.
+    uint32_t seg = kind == HangKind::LongWait ? segment_at(tid, p.longest_block_start)
+                                              : busiest_segment(tid, window);
+    if (seg == kNoIndex) return;
+    SegmentProfile sp = profile_segment(trace_, events_, g_, seg);
+    add_root(root(seg, kind, sp, depth + 1));
+    if (depth + 1 >= opt_.max_recursion) return;
+    Question q;
+    q.kind = QuestionKind::Recurse;
+    q.subject = seg;
+    q.text = fmt::format(
+        "{} {} (from {:.6f} s), while the hang lasted. Diagnose it too (the culprit of the "
+        "culprit)?",
+        who(seg), behaviour(kind, sp),
+        secs(kind == HangKind::LongWait ? sp.longest_block_start : sp.start_ns));
+    q.help =
+        "A thread on the normal run's causal path was itself hung while the hang lasted. "
+        "Diagnosing it looks for what it was waiting for, recursively; stopping keeps it as "
+        "the root cause.";
+    Option yes;
+    yes.cost = 1;
+    yes.segment = seg;
+    yes.label = fmt::format("diagnose {}", who(seg));
+    if (evidence_) yes.evidence = segment_evidence(seg);
+    Option no;
+    no.stop = true;
+    no.cost = 2;
+    no.label = "stop: it is the root cause";
+    q.options = {yes, no};
+    if (ask(std::move(q)).stop) {
+      stopped_ = true;  // "it is the root cause": the diagnosis ends here
+      return;
+    }
+    Window w = kind == HangKind::LongWait
+                   ? Window{sp.longest_block_start, sp.longest_block_start + sp.longest_block_ns}
+                   : Window{sp.start_ns, sp.end_ns};
+    diagnose_vertex(seg, kind, sp, depth + 1, w, seg, seg);
+  }
+
+  // The causal path from the deepest root cause to the hang: the best beam-search path
+  // back from the hang that passes through it, else the chain of culprits.
+  void finish_path() {
+    if (!d_.path.empty() || d_.root_causes.empty()) return;
+    const RootCause* deepest = &d_.root_causes[0];
+    for (const RootCause& r : d_.root_causes)
+      if (r.depth > deepest->depth) deepest = &r;
+    const uint32_t hang = d_.hang.segment;
+    if (deepest->segment == hang) {
+      d_.path = {{hang, kNoIndex}};
+      return;
+    }
+    BeamOptions o = beam_;
+    o.width = std::max<uint32_t>(beam_.width, 16);
+    BeamResult r = beam_search(g_, hang, o);
+    d_.search_steps += r.steps;
+    // Of the paths through the root cause, the one cheapest up to it (what lies behind
+    // the root cause does not matter here).
+    const BeamPath* best = nullptr;
+    size_t best_k = 0;
+    double best_cost = 0;
+    for (const BeamPath& p : r.paths) {
+      double cost = 0;
+      for (size_t k = 0; k < p.edges.size(); ++k) {
+        cost += edge_cost(g_.edges[p.edges[k]], beam_.costs);
+        if (g_.edges[p.edges[k]].from != deepest->segment) continue;
+        if (!best || cost < best_cost) {
+          best = &p;
+          best_k = k;
+          best_cost = cost;
+        }
+        break;
+      }
+    }
+    if (best) {
+      // edges[0] enters the hang; edges[best_k] leaves the root cause.
+      for (size_t j = best_k + 1; j-- > 0;)
+        d_.path.push_back({g_.edges[best->edges[j]].from, best->edges[j]});
+      d_.path.push_back({hang, kNoIndex});
+      return;
+    }
+    // No recorded path joins them (the wake-up never came): list the culprits in order.
+    std::vector<const RootCause*> chain;
+    for (const RootCause& rc : d_.root_causes) chain.push_back(&rc);
+    std::stable_sort(chain.begin(), chain.end(),
+                     [](const RootCause* a, const RootCause* b) { return a->depth > b->depth; });
+    for (const RootCause* rc : chain)
+      if (rc->segment != hang) d_.path.push_back({rc->segment, kNoIndex});
+    d_.path.push_back({hang, kNoIndex});
+  }
+
+  const Trace& trace_;
+  const Graph& g_;
+  const DiagnoseOptions& opt_;
+  ThreadEvents events_;
+  const KindId syscall_enter_ = trace_.schema.find("syscall_enter");
+  AutoAnswerer auto_;
+  Answerer* answerer_;
+  bool evidence_ = answerer_->wants_evidence();
+  SpanTree spans_;
+  LuaHost lua_;
+  Evaluator eval_;
+  std::vector<AnswerRuleRef> answer_rules_;
+  std::vector<bool> on_path_;
+  uint64_t t0_;
+  BeamOptions beam_;
+  Diagnosis d_;
+  std::map<std::pair<QuestionKind, uint32_t>, size_t> asked_;
+  std::set<Tid> visited_threads_;
+  bool stopped_ = false;
+  Option chosen_;
+};
+
+}  // namespace
+
+Diagnosis diagnose(const Trace& trace, const BuildResult& built, const rules::RuleSet& rules,
+                   const DiagnoseOptions& options) {
+  return Diagnoser(trace, built, rules, options).run();
+}
+
+}  // namespace cw::engine

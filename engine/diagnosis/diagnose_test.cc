@@ -1,0 +1,632 @@
+#include "engine/diagnosis/diagnose.h"
+
+#include <doctest/doctest.h>
+
+#include "engine/diagnosis/similar_segments.h"
+#include "engine/graph/test_support.h"
+
+namespace cw::engine {
+namespace {
+
+using testing::build;
+using testing::Built;
+
+// The Linux rules a diagnosis needs, in small: blocking reads and sleeps cut segments,
+// stream bytes, timers and flags are strong edges, plain wake-ups weak.
+const char* const kRules = R"(
+split wait.entry {
+  at syscall_enter
+  where name in ["read", "clock_nanosleep", "futex"]
+  cut before
+  neighbour weak
+}
+link stream { from send to recv join from.object == to.object pick overlap range offset, len }
+edge message { link stream strength strong kind message }
+link timer { from timer_arm to timer_fire join from.timer == to.timer pick latest }
+edge timer.fire { link timer strength strong kind timer }
+link wakeup { from wakeup to switch_in join from.target == to.tid pick next }
+edge wakeup.default { link wakeup strength weak kind wakeup }
+flag ready { symbol "ready" }
+)";
+
+// cw-client asks cw-server, which asks cw-timekeeper, which arms a timer and answers when
+// it fires. Round 1 at 10 ms: a 1 ms timer (the baseline). Round 2 at 100 ms: 500 ms.
+const char* const kChain = R"(
+process 100 comm=cw-client
+thread 100 pid=100 comm=cw-client
+process 200 comm=cw-server ppid=100
+thread 200 pid=200 comm=cw-server
+process 300 comm=cw-timekeeper ppid=100
+thread 300 pid=300 comm=cw-timekeeper
+1ms 200 syscall_enter name=read fd=4
+1ms 200 switch_out state=S
+1ms 300 syscall_enter name=read fd=6
+1ms 300 switch_out state=S
+10ms 100 syscall_enter name=write fd=3
+10ms 100 send object=1 offset=0 len=8 peer=200 fd=3
+10ms 100 syscall_exit name=write ret=8
+10ms 100 syscall_enter name=read fd=3
+10ms 100 switch_out state=S
+11ms 200 switch_in
+11ms 200 recv object=1 offset=0 len=8 peer=100 fd=4
+11ms 200 syscall_exit name=read ret=8
+11ms 200 syscall_enter name=write fd=5
+11ms 200 send object=3 offset=0 len=8 peer=300 fd=5
+11ms 200 syscall_exit name=write ret=8
+11ms 200 syscall_enter name=read fd=5
+11ms 200 switch_out state=S
+12ms 300 switch_in
+12ms 300 recv object=3 offset=0 len=8 peer=200 fd=6
+12ms 300 syscall_exit name=read ret=8
+12ms 300 syscall_enter name=timerfd_settime fd=3
+12ms 300 timer_arm timer=9 expires_ns=13000000
+12ms 300 syscall_exit name=timerfd_settime ret=0
+12ms 300 syscall_enter name=read fd=3
+12ms 300 switch_out state=S
+13ms 300 timer_fire timer=9
+13ms 300 switch_in
+13ms 300 syscall_exit name=read ret=8
+13ms 300 syscall_enter name=write fd=6
+13ms 300 send object=4 offset=0 len=8 peer=200 fd=6
+13ms 300 syscall_exit name=write ret=8
+13ms 300 syscall_enter name=read fd=6
+13ms 300 switch_out state=S
+14ms 200 switch_in
+14ms 200 recv object=4 offset=0 len=8 peer=300 fd=5
+14ms 200 syscall_exit name=read ret=8
+14ms 200 syscall_enter name=write fd=4
+14ms 200 send object=2 offset=0 len=8 peer=100 fd=4
+14ms 200 syscall_exit name=write ret=8
+14ms 200 syscall_enter name=read fd=4
+14ms 200 switch_out state=S
+15ms 100 switch_in
+15ms 100 recv object=2 offset=0 len=8 peer=200 fd=3
+15ms 100 syscall_exit name=read ret=8
+100ms 100 syscall_enter name=write fd=3
+100ms 100 send object=1 offset=8 len=8 peer=200 fd=3
+100ms 100 syscall_exit name=write ret=8
+100ms 100 syscall_enter name=read fd=3
+100ms 100 switch_out state=S
+101ms 200 switch_in
+101ms 200 recv object=1 offset=8 len=8 peer=100 fd=4
+101ms 200 syscall_exit name=read ret=8
+101ms 200 syscall_enter name=write fd=5
+101ms 200 send object=3 offset=8 len=8 peer=300 fd=5
+101ms 200 syscall_exit name=write ret=8
+101ms 200 syscall_enter name=read fd=5
+101ms 200 switch_out state=S
+102ms 300 switch_in
+102ms 300 recv object=3 offset=8 len=8 peer=200 fd=6
+102ms 300 syscall_exit name=read ret=8
+102ms 300 syscall_enter name=timerfd_settime fd=3
+102ms 300 timer_arm timer=9 expires_ns=602000000
+102ms 300 syscall_exit name=timerfd_settime ret=0
+102ms 300 syscall_enter name=read fd=3
+102ms 300 switch_out state=S
+602ms 300 timer_fire timer=9
+602ms 300 switch_in
+602ms 300 syscall_exit name=read ret=8
+602ms 300 syscall_enter name=write fd=6
+602ms 300 send object=4 offset=8 len=8 peer=200 fd=6
+602ms 300 syscall_exit name=write ret=8
+602ms 300 syscall_enter name=read fd=6
+602ms 300 switch_out state=S
+603ms 200 switch_in
+603ms 200 recv object=4 offset=8 len=8 peer=300 fd=5
+603ms 200 syscall_exit name=read ret=8
+603ms 200 syscall_enter name=write fd=4
+603ms 200 send object=2 offset=8 len=8 peer=100 fd=4
+603ms 200 syscall_exit name=write ret=8
+603ms 200 syscall_enter name=read fd=4
+603ms 200 switch_out state=S
+604ms 100 switch_in
+604ms 100 recv object=2 offset=8 len=8 peer=200 fd=3
+604ms 100 syscall_exit name=read ret=8
+)";
+
+// cw-spinner's main thread polls `ready` with 1 ms sleeps; cw-setter sleeps 41.5 ms, then
+// sets it.
+const char* const kSpin = R"(
+process 100 comm=cw-spinner
+thread 100 pid=100 comm=cw-spinner
+thread 101 pid=100 comm=cw-setter
+0ms 101 syscall_enter name=clock_nanosleep fd=-1
+0ms 101 switch_out state=S
+2ms 100 flag_read flag=ready value=0
+2ms 100 syscall_enter name=clock_nanosleep fd=-1
+2ms 100 switch_out state=S
+3ms 100 switch_in
+3ms 100 syscall_exit name=clock_nanosleep ret=0
+4ms 100 flag_read flag=ready value=0
+4ms 100 syscall_enter name=clock_nanosleep fd=-1
+4ms 100 switch_out state=S
+5ms 100 switch_in
+5ms 100 syscall_exit name=clock_nanosleep ret=0
+6ms 100 flag_read flag=ready value=0
+6ms 100 syscall_enter name=clock_nanosleep fd=-1
+6ms 100 switch_out state=S
+7ms 100 switch_in
+7ms 100 syscall_exit name=clock_nanosleep ret=0
+8ms 100 flag_read flag=ready value=0
+8ms 100 syscall_enter name=clock_nanosleep fd=-1
+8ms 100 switch_out state=S
+9ms 100 switch_in
+9ms 100 syscall_exit name=clock_nanosleep ret=0
+10ms 100 flag_read flag=ready value=0
+10ms 100 syscall_enter name=clock_nanosleep fd=-1
+10ms 100 switch_out state=S
+11ms 100 switch_in
+11ms 100 syscall_exit name=clock_nanosleep ret=0
+12ms 100 flag_read flag=ready value=0
+12ms 100 syscall_enter name=clock_nanosleep fd=-1
+12ms 100 switch_out state=S
+13ms 100 switch_in
+13ms 100 syscall_exit name=clock_nanosleep ret=0
+14ms 100 flag_read flag=ready value=0
+14ms 100 syscall_enter name=clock_nanosleep fd=-1
+14ms 100 switch_out state=S
+15ms 100 switch_in
+15ms 100 syscall_exit name=clock_nanosleep ret=0
+16ms 100 flag_read flag=ready value=0
+16ms 100 syscall_enter name=clock_nanosleep fd=-1
+16ms 100 switch_out state=S
+17ms 100 switch_in
+17ms 100 syscall_exit name=clock_nanosleep ret=0
+18ms 100 flag_read flag=ready value=0
+18ms 100 syscall_enter name=clock_nanosleep fd=-1
+18ms 100 switch_out state=S
+19ms 100 switch_in
+19ms 100 syscall_exit name=clock_nanosleep ret=0
+20ms 100 flag_read flag=ready value=0
+20ms 100 syscall_enter name=clock_nanosleep fd=-1
+20ms 100 switch_out state=S
+21ms 100 switch_in
+21ms 100 syscall_exit name=clock_nanosleep ret=0
+22ms 100 flag_read flag=ready value=0
+22ms 100 syscall_enter name=clock_nanosleep fd=-1
+22ms 100 switch_out state=S
+23ms 100 switch_in
+23ms 100 syscall_exit name=clock_nanosleep ret=0
+24ms 100 flag_read flag=ready value=0
+24ms 100 syscall_enter name=clock_nanosleep fd=-1
+24ms 100 switch_out state=S
+25ms 100 switch_in
+25ms 100 syscall_exit name=clock_nanosleep ret=0
+26ms 100 flag_read flag=ready value=0
+26ms 100 syscall_enter name=clock_nanosleep fd=-1
+26ms 100 switch_out state=S
+27ms 100 switch_in
+27ms 100 syscall_exit name=clock_nanosleep ret=0
+28ms 100 flag_read flag=ready value=0
+28ms 100 syscall_enter name=clock_nanosleep fd=-1
+28ms 100 switch_out state=S
+29ms 100 switch_in
+29ms 100 syscall_exit name=clock_nanosleep ret=0
+30ms 100 flag_read flag=ready value=0
+30ms 100 syscall_enter name=clock_nanosleep fd=-1
+30ms 100 switch_out state=S
+31ms 100 switch_in
+31ms 100 syscall_exit name=clock_nanosleep ret=0
+32ms 100 flag_read flag=ready value=0
+32ms 100 syscall_enter name=clock_nanosleep fd=-1
+32ms 100 switch_out state=S
+33ms 100 switch_in
+33ms 100 syscall_exit name=clock_nanosleep ret=0
+34ms 100 flag_read flag=ready value=0
+34ms 100 syscall_enter name=clock_nanosleep fd=-1
+34ms 100 switch_out state=S
+35ms 100 switch_in
+35ms 100 syscall_exit name=clock_nanosleep ret=0
+36ms 100 flag_read flag=ready value=0
+36ms 100 syscall_enter name=clock_nanosleep fd=-1
+36ms 100 switch_out state=S
+37ms 100 switch_in
+37ms 100 syscall_exit name=clock_nanosleep ret=0
+38ms 100 flag_read flag=ready value=0
+38ms 100 syscall_enter name=clock_nanosleep fd=-1
+38ms 100 switch_out state=S
+39ms 100 switch_in
+39ms 100 syscall_exit name=clock_nanosleep ret=0
+40ms 100 flag_read flag=ready value=0
+40ms 100 syscall_enter name=clock_nanosleep fd=-1
+40ms 100 switch_out state=S
+41ms 100 switch_in
+41ms 100 syscall_exit name=clock_nanosleep ret=0
+41500us 101 switch_in
+41500us 101 syscall_exit name=clock_nanosleep ret=0
+41500us 101 flag_write flag=ready value=1
+42ms 100 flag_read flag=ready value=1
+43ms 100 exit code=0
+)";
+
+// The (last) segment of `tid` that starts at `ms`.
+uint32_t segment_at(const Built& b, Tid tid, uint64_t ms) {
+  const auto* t = b.graph().thread_segments(tid);
+  REQUIRE(t);
+  for (uint32_t s = t->end; s-- > t->begin;)
+    if (b.graph().segments[s].start_ns == ms * 1000000) return s;
+  FAIL("no segment of " << tid << " starts at " << ms << " ms");
+  return kNoIndex;
+}
+
+// Root causes as "TID KIND depth D, …".
+std::string causes(const Built& b, const Diagnosis& d) {
+  std::string out;
+  for (const RootCause& r : d.root_causes)
+    out += (out.empty() ? "" : ", ") + std::to_string(b.graph().segments[r.segment].tid) + " " +
+           std::string(hang_kind_name(r.kind)) + " depth " + std::to_string(r.depth);
+  return out;
+}
+
+// Path as "TID@START_MS KIND, …" (the edge to the next step; "-" on the last).
+std::string path(const Built& b, const std::vector<PathStep>& p) {
+  std::string out;
+  for (const PathStep& s : p) {
+    const Segment& seg = b.graph().segments[s.segment];
+    out += (out.empty() ? "" : ", ") + std::to_string(seg.tid) + "@" +
+           std::to_string(seg.start_ns / 1000000) + " " +
+           (s.edge == kNoIndex ? std::string("-") : b.graph().kind_name(b.graph().edges[s.edge]));
+  }
+  return out;
+}
+
+// Answers from a script, in order; records what it was asked.
+class ScriptedAnswerer : public Answerer {
+ public:
+  explicit ScriptedAnswerer(std::vector<uint32_t> picks) : picks_(std::move(picks)) {}
+  Answer ask(const Question& q) override {
+    asked.push_back(q.text);
+    uint32_t k = next_ < picks_.size() ? picks_[next_++] : 0;
+    return {k, AnswerSource::User, {}};
+  }
+  std::vector<std::string> asked;
+
+ private:
+  std::vector<uint32_t> picks_;
+  size_t next_ = 0;
+};
+
+TEST_CASE("LongWait through three processes: the timekeeper's timer wait is the root cause") {
+  Built b = build(kRules, kChain);
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, {});
+  CHECK(d.hang.tid == 100);
+  CHECK(d.hang.kind == HangKind::LongWait);
+  CHECK(d.hang.segment == segment_at(b, 100, 100));
+  // The fast round is the baseline; its path runs through all three processes.
+  CHECK(d.baseline == segment_at(b, 100, 10));
+  CHECK(path(b, d.baseline_path) ==
+        "100@10 message, 200@1 message, 300@1 timer, 300@12 message, 200@11 message, 100@10 -");
+  // The server was blocked in the read the timekeeper's answer ended in the baseline, while
+  // the timekeeper was blocked too: it only passed the wait on. The timekeeper is the
+  // culprit.
+  CHECK(causes(b, d) == "300 LongWait depth 1");
+  CHECK(d.root_causes[0].what ==
+        "blocked 500.0 ms in read (fd 3); ended by a timer edge (strong) from cw-timekeeper 300 "
+        "at 0.101000 s");
+  CHECK(path(b, d.path) == "300@102 message, 200@101 message, 100@100 -");
+  // One question, whether to recurse into the timekeeper, taken automatically.
+  REQUIRE(d.queries.size() == 1);
+  CHECK(d.queries[0].question.kind == QuestionKind::Recurse);
+  CHECK(d.queries[0].answer.source == AnswerSource::Auto);
+  CHECK(d.queries[0].question.text ==
+        "cw-timekeeper 300 blocked 500.0 ms in read (fd 3) (from 0.101000 s), while the hang "
+        "lasted. Diagnose it too (the culprit of the culprit)?");
+}
+
+TEST_CASE("answering stop at the recursion keeps the timekeeper as the root cause") {
+  Built b = build(kRules, kChain);
+  ScriptedAnswerer user({1});  // option 1 of the recurse question: stop
+  DiagnoseOptions o;
+  o.answerer = &user;
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
+  CHECK(causes(b, d) == "300 LongWait depth 1");
+  REQUIRE(d.queries.size() == 1);
+  CHECK(d.queries[0].answer.source == AnswerSource::User);
+  CHECK(d.queries[0].question.options[1].stop);
+  CHECK(path(b, d.path) == "300@102 message, 200@101 message, 100@100 -");
+}
+
+TEST_CASE("answer rules decide questions without asking, and name themselves") {
+  Built b = build(std::string(kRules) + R"(
+answer server { question recurse subject thread.comm == "cw-server" choose stop }
+answer keeper { question recurse subject tid == 300 choose recurse }
+)",
+                  kChain);
+  ScriptedAnswerer user({});
+  DiagnoseOptions o;
+  o.answerer = &user;
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
+  CHECK(user.asked.empty());
+  // The server only passed the wait on: nobody asks about it, so its rule never decides.
+  REQUIRE(d.queries.size() == 1);
+  CHECK(d.queries[0].answer.source == AnswerSource::Rule);
+  CHECK(d.queries[0].answer.rule == "t/keeper");
+  CHECK(causes(b, d) == "300 LongWait depth 1");
+}
+
+// A circle broken by a timeout (seed 000 §2.3): cw-browser asks cw-renderer and waits
+// 1.5 s for the answer; cw-renderer, busy with a key press, first needs cw-browser's help
+// and waits for it on another socket. Round 1 at 10 ms is answered at once (the baseline).
+const char* const kCircle = R"(
+process 100 comm=cw-browser
+thread 100 pid=100 comm=cw-browser
+process 200 comm=cw-renderer ppid=100
+thread 200 pid=200 comm=cw-renderer
+1ms 200 syscall_enter name=read fd=4
+1ms 200 switch_out state=S
+10ms 100 syscall_enter name=write fd=3
+10ms 100 send object=1 offset=0 len=8 peer=200 fd=3
+10ms 100 syscall_exit name=write ret=8
+10ms 100 syscall_enter name=read fd=3
+10ms 100 switch_out state=S
+11ms 200 switch_in
+11ms 200 syscall_exit name=read ret=8
+11ms 200 recv object=1 offset=0 len=8 peer=100 fd=4
+11ms 200 syscall_enter name=write fd=4
+11ms 200 send object=2 offset=0 len=8 peer=100 fd=4
+11ms 200 syscall_exit name=write ret=8
+11ms 200 syscall_enter name=read fd=4
+11ms 200 switch_out state=S
+12ms 100 switch_in
+12ms 100 syscall_exit name=read ret=8
+12ms 100 recv object=2 offset=0 len=8 peer=200 fd=3
+99ms 100 syscall_enter name=write fd=3
+99ms 100 send object=1 offset=8 len=8 peer=200 fd=3
+99ms 100 syscall_exit name=write ret=8
+99ms 200 switch_in
+99ms 200 syscall_exit name=read ret=8
+99ms 200 recv object=1 offset=8 len=8 peer=100 fd=4
+99ms 200 syscall_enter name=write fd=4
+99ms 200 send object=5 offset=0 len=8 peer=100 fd=4
+99ms 200 syscall_exit name=write ret=8
+99ms 200 syscall_enter name=read fd=9
+99ms 200 switch_out state=S
+100ms 100 syscall_enter name=write fd=3
+100ms 100 send object=1 offset=16 len=8 peer=200 fd=3
+100ms 100 syscall_exit name=write ret=8
+100ms 100 syscall_enter name=read fd=3
+100ms 100 switch_out state=S
+1600ms 100 switch_in
+1600ms 100 syscall_exit name=read ret=-110
+1600ms 100 syscall_enter name=read fd=8
+1600ms 100 syscall_exit name=read ret=8
+1600ms 100 recv object=5 offset=0 len=8 peer=200 fd=8
+1600ms 100 syscall_enter name=write fd=8
+1600ms 100 send object=6 offset=0 len=8 peer=200 fd=8
+1600ms 100 syscall_exit name=write ret=8
+1601ms 200 switch_in
+1601ms 200 syscall_exit name=read ret=8
+1601ms 200 recv object=6 offset=0 len=8 peer=100 fd=9
+1601ms 200 syscall_enter name=read fd=4
+1601ms 200 syscall_exit name=read ret=8
+1601ms 200 recv object=1 offset=16 len=8 peer=100 fd=4
+1601ms 200 syscall_enter name=write fd=4
+1601ms 200 send object=2 offset=8 len=8 peer=100 fd=4
+1601ms 200 syscall_exit name=write ret=8
+1602ms 100 syscall_enter name=read fd=3
+1602ms 100 syscall_exit name=read ret=8
+1602ms 100 recv object=2 offset=8 len=8 peer=200 fd=3
+)";
+
+TEST_CASE("a circular wait: the culprit waited for the hang's own thread, which timed out") {
+  Built b = build(kRules, kCircle);
+  DiagnoseOptions o;
+  o.symptom.mode = SymptomRequest::Mode::ThreadAt;
+  o.symptom.tid = 100;
+  o.symptom.at_ns = 500000000;
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
+  CHECK(d.hang.kind == HangKind::LongWait);
+  // The renderer blocked on another socket than the one it answers from: the culprit.
+  CHECK(causes(b, d) == "200 LongWait depth 1");
+  // Only whether to diagnose the renderer too: each slice step had one strong edge from
+  // another thread against the thread's own neighbour edge, which is no question.
+  REQUIRE(d.queries.size() == 1);
+  CHECK(d.queries[0].question.kind == QuestionKind::Recurse);
+  REQUIRE(d.notes.size() == 1);
+  CHECK(d.notes[0] ==
+        "circular wait: cw-renderer 200 waited for cw-browser, the hang's own thread, blocked "
+        "in turn on cw-renderer 200: the circle lasted until the hang's wait ended (it timed "
+        "out after 1500.0 ms)");
+}
+
+TEST_CASE("by name: the longest stretch of the threads so named, main or not") {
+  Built b = build(kRules, kCircle);
+  DiagnoseOptions o;
+  o.symptom.thread_name = "cw-browser";
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
+  CHECK(d.hang.tid == 100);
+  CHECK(d.hang.start_ns == 100000000);
+  DiagnoseOptions automatic;  // the renderer's wait is longer: auto picks it
+  CHECK(diagnose(b.trace, b.result, b.rules, automatic).hang.tid == 200);
+  o.symptom.thread_name = "cw-nobody";
+  CHECK_THROWS_WITH_AS(diagnose(b.trace, b.result, b.rules, o),
+                       "no thread named 'cw-nobody' in the trace", DiagnoseError);
+}
+
+TEST_CASE(
+    "a busy culprit is reported with its busiest segment, not the one at the window's start") {
+  // cw-worker answers cw-client; in the slow round it computes 399 ms after a cut
+  // (clock_nanosleep) just past the start of the client's wait.
+  Built b = build(kRules, R"(
+process 100 comm=cw-client
+thread 100 pid=100 comm=cw-client
+process 200 comm=cw-worker ppid=100
+thread 200 pid=200 comm=cw-worker
+1ms 200 syscall_enter name=read fd=4
+1ms 200 switch_out state=S
+10ms 100 syscall_enter name=write fd=3
+10ms 100 send object=1 offset=0 len=8 peer=200 fd=3
+10ms 100 syscall_exit name=write ret=8
+10ms 100 syscall_enter name=read fd=3
+10ms 100 switch_out state=S
+11ms 200 switch_in
+11ms 200 syscall_exit name=read ret=8
+11ms 200 recv object=1 offset=0 len=8 peer=100 fd=4
+12ms 200 syscall_enter name=write fd=4
+12ms 200 send object=2 offset=0 len=8 peer=100 fd=4
+12ms 200 syscall_exit name=write ret=8
+12ms 200 syscall_enter name=read fd=4
+12ms 200 switch_out state=S
+13ms 100 switch_in
+13ms 100 syscall_exit name=read ret=8
+13ms 100 recv object=2 offset=0 len=8 peer=200 fd=3
+100ms 100 syscall_enter name=write fd=3
+100ms 100 send object=1 offset=8 len=8 peer=200 fd=3
+100ms 100 syscall_exit name=write ret=8
+100ms 100 syscall_enter name=read fd=3
+100ms 100 switch_out state=S
+101ms 200 switch_in
+101ms 200 syscall_exit name=read ret=8
+101ms 200 recv object=1 offset=8 len=8 peer=100 fd=4
+101ms 200 syscall_enter name=clock_nanosleep
+101ms 200 syscall_exit name=clock_nanosleep ret=0
+500ms 200 syscall_enter name=write fd=4
+500ms 200 send object=2 offset=8 len=8 peer=100 fd=4
+500ms 200 syscall_exit name=write ret=8
+500ms 200 syscall_enter name=read fd=4
+500ms 200 switch_out state=S
+501ms 100 switch_in
+501ms 100 syscall_exit name=read ret=8
+501ms 100 recv object=2 offset=8 len=8 peer=200 fd=3
+)");
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, {});
+  CHECK(d.hang.tid == 100);
+  CHECK(causes(b, d) == "200 LongRunning depth 1");
+  REQUIRE_FALSE(d.root_causes.empty());
+  CHECK(d.root_causes[0].what.starts_with("ran 399.0 ms on a CPU"));
+}
+
+TEST_CASE("--hang TID@TIME names the hang; an unknown thread is an error that says so") {
+  Built b = build(kRules, kChain);
+  DiagnoseOptions o;
+  o.symptom.mode = SymptomRequest::Mode::ThreadAt;
+  o.symptom.tid = 200;
+  o.symptom.at_ns = 300000000;
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
+  CHECK(d.hang.tid == 200);
+  CHECK(d.hang.kind == HangKind::LongWait);
+  CHECK(causes(b, d) == "300 LongWait depth 1");
+
+  o.symptom.tid = 999;
+  CHECK_THROWS_AS(diagnose(b.trace, b.result, b.rules, o), DiagnoseError);
+}
+
+TEST_CASE("LongRunning: the slice goes back to the message that started the work") {
+  Built b = build(kRules, R"(
+process 100 comm=cw-ui
+thread 100 pid=100 comm=cw-ui
+process 200 comm=cw-sender ppid=100
+thread 200 pid=200 comm=cw-sender
+1ms 100 syscall_enter name=read fd=3
+1ms 100 switch_out state=S
+50ms 200 syscall_enter name=write fd=4
+50ms 200 send object=7 offset=0 len=8 peer=100 fd=4
+50ms 200 syscall_exit name=write ret=8
+50ms 200 syscall_enter name=read fd=4
+50ms 200 switch_out state=S
+51ms 100 switch_in
+51ms 100 recv object=7 offset=0 len=8 peer=200 fd=3
+51ms 100 syscall_exit name=read ret=8
+150ms 100 switch_out state=R
+152ms 100 switch_in
+400ms 100 syscall_enter name=write fd=3
+400ms 100 send object=8 offset=0 len=8 peer=200 fd=3
+400ms 100 syscall_exit name=write ret=8
+400ms 100 syscall_enter name=read fd=3
+400ms 100 switch_out state=S
+401ms 200 switch_in
+401ms 200 recv object=8 offset=0 len=8 peer=100 fd=4
+401ms 200 syscall_exit name=read ret=8
+)");
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, {});
+  CHECK(d.hang.tid == 100);
+  CHECK(d.hang.kind == HangKind::LongRunning);
+  CHECK(causes(b, d) == "100 LongRunning depth 0");
+  CHECK(d.root_causes[0].what == "ran 347.0 ms on a CPU (2.0 ms runnable) with read ×1");
+  CHECK(path(b, d.path) == "200@50 message, 100@1 -");
+  CHECK(d.queries.empty());
+}
+
+TEST_CASE("RepeatedYield with no data flag is reported as such, with the loop's calls") {
+  // The same program recorded without flag tracing: no flag events at all.
+  std::string spin = kSpin, unflagged;
+  for (size_t at = 0, nl; at < spin.size(); at = nl + 1) {
+    nl = spin.find('\n', at);
+    std::string line = spin.substr(at, nl - at);
+    if (line.find("flag_") == std::string::npos) unflagged += line + "\n";
+  }
+  Built b = build(kRules, unflagged);
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, {});
+  CHECK(d.hang.tid == 100);
+  CHECK(d.hang.kind == HangKind::RepeatedYield);
+  CHECK(d.yield_without_flag);
+  REQUIRE(!d.yield_loop.syscalls.empty());
+  CHECK(b.trace.strings.get(d.yield_loop.syscalls[0].name) == "clock_nanosleep");
+  CHECK(d.yield_loop.syscalls[0].count == 20);
+  CHECK(causes(b, d) == "100 RepeatedYield depth 0");
+}
+
+TEST_CASE("RepeatedYield recorded with flag events but diagnosed with no flag rule: the loop") {
+  // Recorded with a pack's flag traced, diagnosed without it: the flag events are there,
+  // but no rule says they matter, so the report is the yield loop's, not a missing write's.
+  std::string rules = kRules;
+  rules.erase(rules.find("flag ready"));
+  Built b = build(rules, kSpin);
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, {});
+  CHECK(d.hang.kind == HangKind::RepeatedYield);
+  CHECK(d.yield_without_flag);
+  CHECK(causes(b, d) == "100 RepeatedYield depth 0");
+}
+
+TEST_CASE("RepeatedYield with the flag declared: the setter's sleep is the root cause") {
+  Built b = build(kRules, kSpin);
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, {});
+  CHECK(d.hang.kind == HangKind::RepeatedYield);
+  CHECK(!d.yield_without_flag);
+  CHECK(causes(b, d) == "101 LongWait depth 1, 100 RepeatedYield depth 0");
+  CHECK(d.root_causes[0].what == "blocked 41.5 ms in clock_nanosleep");
+}
+
+TEST_CASE("FindSimilarNode: a baseline that differs from the hang only in its wait result") {
+  // Three futex waits of 100 ms each with the same calls: the hang timed out (-110), the
+  // second was woken (0), the third timed out like the hang.
+  Built b = build(kRules, R"(
+process 100 comm=app
+thread 100 pid=100 comm=app
+0ms 100 syscall_enter name=futex op=wait resource=0x10
+0ms 100 switch_out state=S
+100ms 100 switch_in
+100ms 100 syscall_exit name=futex ret=-110
+200ms 100 syscall_enter name=futex op=wait resource=0x10
+200ms 100 switch_out state=S
+300ms 100 switch_in
+300ms 100 syscall_exit name=futex ret=0
+400ms 100 syscall_enter name=futex op=wait resource=0x10
+400ms 100 switch_out state=S
+500ms 100 switch_in
+500ms 100 syscall_exit name=futex ret=-110
+)");
+  ThreadEvents events(b.trace);
+  uint32_t hang = segment_at(b, 100, 0);
+  SegmentProfile p = profile_segment(b.trace, events, b.graph(), hang);
+  std::vector<SimilarSegment> similar = find_similar(b.trace, events, b.graph(), hang, p);
+  REQUIRE(similar.size() == 1);
+  CHECK(similar[0].segment == segment_at(b, 100, 200));
+  CHECK(similar[0].result_differs);
+  CHECK(similar[0].wait_result == 0);
+  CHECK(similar[0].wait_ns == 100000000);
+}
+
+TEST_CASE("FindSimilarNode: other calls or other peers are not similar") {
+  Built b = build(kRules, kChain);
+  ThreadEvents events(b.trace);
+  // The server's wait for the timekeeper (fd 5) is not like its wait for requests (fd 4).
+  uint32_t hang = segment_at(b, 200, 101);
+  SegmentProfile p = profile_segment(b.trace, events, b.graph(), hang);
+  std::vector<SimilarSegment> similar = find_similar(b.trace, events, b.graph(), hang, p);
+  REQUIRE(similar.size() == 1);
+  CHECK(similar[0].segment == segment_at(b, 200, 11));
+}
+
+}  // namespace
+}  // namespace cw::engine

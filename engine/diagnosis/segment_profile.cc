@@ -1,0 +1,221 @@
+#include "engine/diagnosis/segment_profile.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace cw::engine {
+namespace {
+
+// The event kinds and fields a profile reads, looked up by name in the trace's schema.
+struct ProfileKinds {
+  KindId switch_out, switch_in, syscall_enter, syscall_exit, flag_write, flag_read;
+  int state_field, name_field;
+
+  explicit ProfileKinds(const Schema& schema)
+      : switch_out(schema.find("switch_out")),
+        switch_in(schema.find("switch_in")),
+        syscall_enter(schema.find("syscall_enter")),
+        syscall_exit(schema.find("syscall_exit")),
+        flag_write(schema.find("flag_write")),
+        flag_read(schema.find("flag_read")),
+        state_field(switch_out == kNoKind ? -1 : schema.field_index(switch_out, "state")),
+        name_field(syscall_enter == kNoKind ? -1 : schema.field_index(syscall_enter, "name")) {}
+
+  bool is_switch(KindId k) const { return k != kNoKind && (k == switch_out || k == switch_in); }
+  bool is_syscall(KindId k) const {
+    return k != kNoKind && (k == syscall_enter || k == syscall_exit);
+  }
+};
+
+enum class State : uint8_t { Running, Runnable, Blocked };
+
+// The state a switch_out leaves the thread in: the kernel's task state letter R means
+// preempted (still runnable); every other state waits for something.
+State state_after(const Trace& trace, const ProfileKinds& k, const Event& e) {
+  if (k.state_field < 0) return State::Blocked;
+  std::string_view s = trace.strings.get(static_cast<StrId>(trace.value(e, k.state_field)));
+  return !s.empty() && s[0] == 'R' ? State::Runnable : State::Blocked;
+}
+
+// The last element of `list` (event indexes, ascending) below `event`, or kNoIndex.
+uint32_t last_before(const std::vector<uint32_t>& list, uint32_t event) {
+  auto it = std::lower_bound(list.begin(), list.end(), event);
+  return it == list.begin() ? kNoIndex : *(it - 1);
+}
+
+// Profiles the thread's events with start_ns <= ts < end_ns (ts <= end_ns when
+// `include_end`: a thread's last segment ends at its last event's time).
+SegmentProfile profile(const Trace& trace, const ThreadEvents& events, Tid tid, uint64_t start_ns,
+                       uint64_t end_ns, bool include_end) {
+  SegmentProfile p;
+  p.start_ns = start_ns;
+  p.end_ns = std::max(start_ns, end_ns);
+  end_ns = p.end_ns;
+  const ProfileKinds k(trace.schema);
+  const std::vector<uint32_t>& list = events.of(tid);
+  const std::vector<uint32_t>& switches = events.switches_of(tid);
+  const std::vector<uint32_t>& syscalls = events.syscalls_of(tid);
+
+  auto pos = std::lower_bound(list.begin(), list.end(), start_ns,
+                              [&](uint32_t i, uint64_t t) { return trace.events[i].ts < t; });
+  const uint32_t first_in_range = pos == list.end() ? kNoIndex : *pos;
+
+  // The state at start_ns: from the thread's last scheduler event before the range; a
+  // thread that has not switched yet is running.
+  State state = State::Running;
+  uint32_t open_call = kNoIndex;  // the syscall_enter with no syscall_exit yet
+  if (uint32_t s = last_before(switches, first_in_range); s != kNoIndex) {
+    const Event& e = trace.events[s];
+    if (e.kind == k.switch_out) state = state_after(trace, k, e);
+  }
+  if (uint32_t c = last_before(syscalls, first_in_range); c != kNoIndex) {
+    if (trace.events[c].kind == k.syscall_enter) open_call = c;
+  }
+
+  uint64_t since = start_ns;  // when the current state began (clipped to the range)
+  uint32_t block_call = state == State::Blocked ? open_call : kNoIndex;
+  auto close_state = [&](uint64_t now) {
+    const uint64_t d = now - since;
+    switch (state) {
+      case State::Running: p.on_cpu_ns += d; break;
+      case State::Runnable: p.runnable_ns += d; break;
+      case State::Blocked:
+        if (d == 0) break;  // switched out and in at the same time, or at the range's end
+        p.blocked_ns += d;
+        ++p.blocks;
+        if (d > p.longest_block_ns) {
+          p.longest_block_ns = d;
+          p.longest_block_start = since;
+          p.longest_block_call = block_call;
+        }
+        break;
+    }
+    since = now;
+  };
+
+  std::unordered_map<StrId, uint32_t> by_name;
+  for (; pos != list.end(); ++pos) {
+    const Event& e = trace.events[*pos];
+    if (e.ts > end_ns || (e.ts == end_ns && !include_end)) break;
+    ++p.events;
+    if (e.kind == k.switch_out) {
+      if (state != State::Running) continue;  // already off the CPU
+      close_state(e.ts);
+      state = state_after(trace, k, e);
+      block_call = open_call;
+    } else if (e.kind == k.switch_in) {
+      if (state == State::Running) continue;
+      close_state(e.ts);
+      state = State::Running;
+    } else if (e.kind == k.syscall_enter) {
+      ++p.syscalls;
+      if (k.name_field >= 0) ++by_name[static_cast<StrId>(trace.value(e, k.name_field))];
+      open_call = *pos;
+    } else if (e.kind == k.syscall_exit) {
+      open_call = kNoIndex;
+    } else if (e.kind != kNoKind && (e.kind == k.flag_write || e.kind == k.flag_read)) {
+      ++p.flag_events;
+    }
+  }
+  close_state(end_ns);
+
+  // The exit of the call open across the longest block, wherever it comes.
+  if (p.longest_block_call != kNoIndex) {
+    auto it = std::upper_bound(syscalls.begin(), syscalls.end(), p.longest_block_call);
+    if (it != syscalls.end() && trace.events[*it].kind == k.syscall_exit)
+      p.longest_block_exit = *it;
+  }
+
+  p.by_name.reserve(by_name.size());
+  for (const auto& [name, count] : by_name) p.by_name.push_back({name, count});
+  std::sort(p.by_name.begin(), p.by_name.end(), [](const SyscallCount& a, const SyscallCount& b) {
+    return a.count != b.count ? a.count > b.count : a.name < b.name;
+  });
+  return p;
+}
+
+}  // namespace
+
+ThreadEvents::ThreadEvents(const Trace& trace, const std::vector<Tid>& tids) {
+  const ProfileKinds k(trace.schema);
+  // Threads get slots in tid order, through a table indexed by tid (a hash lookup per
+  // event costs more than the whole rest of the pass on a large trace).
+  Tid max_tid = 0;
+  for (const ThreadInfo& t : trace.threads) max_tid = std::max(max_tid, t.tid);
+  for (Tid t : tids) max_tid = std::max(max_tid, t);
+  std::vector<uint32_t> slot(static_cast<size_t>(max_tid) + 1, kNoIndex);
+  if (tids.empty()) {
+    // Every thread with events; the thread table normally names them all, but an event
+    // of an unnamed thread still counts.
+    for (const Event& e : trace.events) {
+      if (e.tid >= slot.size()) slot.resize(static_cast<size_t>(e.tid) + 1, kNoIndex);
+      slot[e.tid] = 0;
+    }
+    max_tid = static_cast<Tid>(slot.size() - 1);
+  } else {
+    for (Tid t : tids)
+      if (t <= max_tid) slot[t] = 0;
+  }
+  for (Tid t = 0; t <= max_tid; ++t)
+    if (slot[t] != kNoIndex) {
+      slot[t] = static_cast<uint32_t>(tids_.size());
+      tids_.push_back(t);
+    }
+  // Count first, so each list is allocated once at its final size.
+  std::vector<uint32_t> n_events(tids_.size()), n_switches(tids_.size()), n_syscalls(tids_.size());
+  for (const Event& e : trace.events) {
+    uint32_t s = e.tid < slot.size() ? slot[e.tid] : kNoIndex;
+    if (s == kNoIndex) continue;
+    ++n_events[s];
+    n_switches[s] += k.is_switch(e.kind);
+    n_syscalls[s] += k.is_syscall(e.kind);
+  }
+  events_.resize(tids_.size());
+  switches_.resize(tids_.size());
+  syscalls_.resize(tids_.size());
+  for (size_t s = 0; s < tids_.size(); ++s) {
+    events_[s].reserve(n_events[s]);
+    switches_[s].reserve(n_switches[s]);
+    syscalls_[s].reserve(n_syscalls[s]);
+  }
+  for (uint32_t i = 0; i < trace.events.size(); ++i) {
+    const Event& e = trace.events[i];
+    uint32_t s = e.tid < slot.size() ? slot[e.tid] : kNoIndex;
+    if (s == kNoIndex) continue;
+    events_[s].push_back(i);
+    if (k.is_switch(e.kind)) switches_[s].push_back(i);
+    if (k.is_syscall(e.kind)) syscalls_[s].push_back(i);
+  }
+}
+
+const std::vector<uint32_t>& ThreadEvents::list(const std::vector<std::vector<uint32_t>>& lists,
+                                                Tid tid) const {
+  auto it = std::lower_bound(tids_.begin(), tids_.end(), tid);
+  if (it == tids_.end() || *it != tid) return empty_;
+  return lists[static_cast<size_t>(it - tids_.begin())];
+}
+
+const std::vector<uint32_t>& ThreadEvents::of(Tid tid) const {
+  return list(events_, tid);
+}
+const std::vector<uint32_t>& ThreadEvents::switches_of(Tid tid) const {
+  return list(switches_, tid);
+}
+const std::vector<uint32_t>& ThreadEvents::syscalls_of(Tid tid) const {
+  return list(syscalls_, tid);
+}
+
+SegmentProfile profile_range(const Trace& trace, const ThreadEvents& events, Tid tid,
+                             uint64_t start_ns, uint64_t end_ns) {
+  return profile(trace, events, tid, start_ns, end_ns, false);
+}
+
+SegmentProfile profile_segment(const Trace& trace, const ThreadEvents& events, const Graph& graph,
+                               uint32_t segment) {
+  const Segment& s = graph.segments.at(segment);
+  const Graph::ThreadSegments* t = graph.thread_segments(s.tid);
+  const bool last = t && segment + 1 == t->end;
+  return profile(trace, events, s.tid, s.start_ns, s.end_ns, last);
+}
+
+}  // namespace cw::engine

@@ -1,0 +1,206 @@
+#include "engine/diagnosis/segment_profile.h"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "engine/graph/test_support.h"
+
+namespace cw::engine {
+namespace {
+
+using testing::load_trace;
+
+constexpr uint64_t kMs = 1'000'000;
+
+const char* const kApp =
+    "process 100 comm=app\n"
+    "thread 101 pid=100 comm=main\n"
+    "thread 102 pid=100 comm=worker\n";
+
+// The index of the thread's event of this kind at this time.
+uint32_t event_at(const Trace& t, Tid tid, uint64_t ts, std::string_view kind) {
+  const KindId k = t.schema.find(kind);
+  for (uint32_t i = 0; i < t.events.size(); ++i)
+    if (t.events[i].tid == tid && t.events[i].ts == ts && t.events[i].kind == k) return i;
+  FAIL("no " << kind << " of " << tid << " at " << ts);
+  return kNoIndex;
+}
+
+// Main thread: 1 ms on CPU, then blocked 900 ms in a read, then 98.9 ms on CPU.
+const std::string kBlockedRead = std::string(kApp) +
+                                 "0 101 switch_in\n"
+                                 "1ms 101 syscall_enter name=read fd=3\n"
+                                 "1.1ms 101 switch_out state=S\n"
+                                 "901.1ms 101 switch_in\n"
+                                 "901.2ms 101 syscall_exit name=read ret=10\n"
+                                 "902ms 101 syscall_enter name=write fd=1\n"
+                                 "902.1ms 101 syscall_exit name=write ret=10\n"
+                                 "1s 101 switch_out state=S\n";
+
+TEST_CASE("a thread blocked 900 ms in a read: the block, its call and the call's return") {
+  const Trace t = load_trace(kBlockedRead);
+  const ThreadEvents ev(t);
+  const SegmentProfile p = profile_range(t, ev, 101, 0, 1000 * kMs);
+  CHECK(p.start_ns == 0);
+  CHECK(p.end_ns == 1000 * kMs);
+  CHECK(p.blocked_ns == 900 * kMs);
+  CHECK(p.on_cpu_ns == 100 * kMs);
+  CHECK(p.runnable_ns == 0);
+  CHECK(p.blocks == 1);
+  CHECK(p.longest_block_ns == 900 * kMs);
+  CHECK(p.longest_block_start == 1'100'000);
+  CHECK(p.longest_block_call == event_at(t, 101, 1 * kMs, "syscall_enter"));
+  CHECK(p.longest_block_exit == event_at(t, 101, 901'200'000, "syscall_exit"));
+  CHECK(p.syscalls == 2);
+  CHECK(p.events == 7);  // the switch_out at 1 s is the range's end, outside it
+  REQUIRE(p.by_name.size() == 2);
+  // One call each: ordered by name id, and `read` was interned first.
+  CHECK(t.strings.get(p.by_name[0].name) == "read");
+  CHECK(t.strings.get(p.by_name[1].name) == "write");
+  CHECK(p.by_name[0].count == 1);
+}
+
+TEST_CASE("a preempted thread is runnable until it gets a CPU again, not blocked") {
+  const Trace t = load_trace(std::string(kApp) +
+                             "0 101 switch_in\n"
+                             "10ms 101 switch_out state=R\n"
+                             "15ms 101 switch_in\n"
+                             "20ms 101 switch_out state=S\n"
+                             "30ms 101 switch_in\n"
+                             "40ms 101 switch_out state=S\n");
+  const ThreadEvents ev(t);
+  const SegmentProfile p = profile_range(t, ev, 101, 0, 40 * kMs);
+  CHECK(p.on_cpu_ns == 25 * kMs);
+  CHECK(p.runnable_ns == 5 * kMs);
+  CHECK(p.blocked_ns == 10 * kMs);
+  CHECK(p.blocks == 1);
+  CHECK(p.longest_block_start == 20 * kMs);
+  CHECK(p.longest_block_call == kNoIndex);  // blocked outside any recorded call
+  CHECK(p.longest_block_exit == kNoIndex);
+
+  SUBCASE("a range starting while preempted counts runnable from its start") {
+    const SegmentProfile q = profile_range(t, ev, 101, 12 * kMs, 17 * kMs);
+    CHECK(q.runnable_ns == 3 * kMs);
+    CHECK(q.on_cpu_ns == 2 * kMs);
+    CHECK(q.blocked_ns == 0);
+    CHECK(q.blocks == 0);
+    CHECK(q.events == 1);
+  }
+}
+
+TEST_CASE("a range starting while blocked counts the block from the range's start") {
+  const Trace t = load_trace(kBlockedRead);
+  const ThreadEvents ev(t);
+  const uint32_t read = event_at(t, 101, 1 * kMs, "syscall_enter");
+  const uint32_t read_exit = event_at(t, 101, 901'200'000, "syscall_exit");
+
+  const SegmentProfile p = profile_range(t, ev, 101, 500 * kMs, 950 * kMs);
+  CHECK(p.blocked_ns == 401'100'000);
+  CHECK(p.on_cpu_ns == 48'900'000);
+  CHECK(p.longest_block_start == 500 * kMs);
+  CHECK(p.longest_block_call == read);
+  CHECK(p.longest_block_exit == read_exit);
+  CHECK(p.syscalls == 1);  // the write; the read was entered before the range
+
+  SUBCASE("a range inside the block: no events, still the read and its later return") {
+    const SegmentProfile q = profile_range(t, ev, 101, 500 * kMs, 600 * kMs);
+    CHECK(q.blocked_ns == 100 * kMs);
+    CHECK(q.on_cpu_ns == 0);
+    CHECK(q.events == 0);
+    CHECK(q.longest_block_call == read);
+    CHECK(q.longest_block_exit == read_exit);
+  }
+  SUBCASE(
+      "a range ending inside the block: the call has not returned in it, its exit is "
+      "still found") {
+    const SegmentProfile q = profile_range(t, ev, 101, 0, 300 * kMs);
+    CHECK(q.blocked_ns == 298'900'000);
+    CHECK(q.longest_block_call == read);
+    CHECK(q.longest_block_exit == read_exit);
+  }
+}
+
+TEST_CASE("a thread with no scheduler event before the range is running") {
+  const Trace t = load_trace(std::string(kApp) +
+                             "5ms 101 syscall_enter name=getpid\n"
+                             "6ms 101 syscall_exit name=getpid\n"
+                             "8ms 101 switch_out state=S\n"
+                             "9ms 101 switch_in\n");
+  const ThreadEvents ev(t);
+  const SegmentProfile p = profile_range(t, ev, 101, 2 * kMs, 10 * kMs);
+  CHECK(p.on_cpu_ns == 7 * kMs);
+  CHECK(p.blocked_ns == 1 * kMs);
+}
+
+TEST_CASE("a syscall loop: calls counted by name, most frequent first") {
+  std::string text = std::string(kApp) + "0 102 switch_in\n";
+  for (int i = 0; i < 20; ++i) {
+    const uint64_t ts = 1000 + i * 100;
+    text += std::to_string(ts) + " 102 syscall_enter name=sched_yield\n";
+    text += std::to_string(ts + 10) + " 102 syscall_exit name=sched_yield\n";
+    if (i % 7 == 0) {
+      text += std::to_string(ts + 20) + " 102 syscall_enter name=getpid\n";
+      text += std::to_string(ts + 30) + " 102 syscall_exit name=getpid\n";
+    }
+  }
+  text += "5000 102 flag_read flag=ready value=0\n";
+  text += "6000 101 flag_write flag=ready value=1\n";  // another thread's: not counted
+  text += "7000 102 flag_read flag=ready value=1\n";
+  const Trace t = load_trace(text);
+  const ThreadEvents ev(t);
+  const SegmentProfile p = profile_range(t, ev, 102, 0, 10000);
+  CHECK(p.syscalls == 23);
+  REQUIRE(p.by_name.size() == 2);
+  CHECK(t.strings.get(p.by_name[0].name) == "sched_yield");
+  CHECK(p.by_name[0].count == 20);
+  CHECK(t.strings.get(p.by_name[1].name) == "getpid");
+  CHECK(p.by_name[1].count == 3);
+  CHECK(p.flag_events == 2);
+  CHECK(p.on_cpu_ns == 10000);
+  CHECK(p.blocks == 0);
+  CHECK(p.longest_block_call == kNoIndex);
+}
+
+TEST_CASE("ThreadEvents indexes only the requested threads, each in time order") {
+  const Trace t = load_trace(std::string(kApp) +
+                             "1 101 switch_in\n"
+                             "2 102 switch_in\n"
+                             "3 101 syscall_enter name=read\n"
+                             "4 102 switch_out state=S\n"
+                             "5 101 syscall_exit name=read\n");
+  const ThreadEvents only(t, {102});
+  CHECK(only.of(101).empty());
+  CHECK(only.of(102) == std::vector<uint32_t>{1, 3});
+  CHECK(only.switches_of(102) == std::vector<uint32_t>{1, 3});
+  CHECK(only.syscalls_of(102).empty());
+
+  const ThreadEvents all(t);
+  CHECK(all.tids() == std::vector<Tid>{101, 102});
+  CHECK(all.of(101) == std::vector<uint32_t>{0, 2, 4});
+  CHECK(all.syscalls_of(101) == std::vector<uint32_t>{2, 4});
+  CHECK(all.of(999).empty());
+}
+
+TEST_CASE(
+    "profile_segment profiles a segment's time; the thread's last one counts its last "
+    "event") {
+  auto b = testing::build("split wait { at syscall_enter where name == \"read\" }\n", kBlockedRead);
+  REQUIRE(testing::segments(b, 101) == 2);
+  const ThreadEvents ev(b.trace);
+  const auto* th = b.graph().thread_segments(101);
+  const SegmentProfile first = profile_segment(b.trace, ev, b.graph(), th->begin);
+  CHECK(first.start_ns == 0);
+  CHECK(first.end_ns == 1 * kMs);
+  CHECK(first.on_cpu_ns == 1 * kMs);
+  CHECK(first.events == 1);
+
+  const SegmentProfile second = profile_segment(b.trace, ev, b.graph(), th->begin + 1);
+  CHECK(second.start_ns == 1 * kMs);
+  CHECK(second.end_ns == 1000 * kMs);
+  CHECK(second.blocked_ns == 900 * kMs);
+  CHECK(second.events == 7);  // including the switch_out at 1 s
+}
+
+}  // namespace
+}  // namespace cw::engine

@@ -1,0 +1,533 @@
+#include "engine/diagnosis/symptom.h"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "engine/graph/test_support.h"
+
+namespace cw::engine {
+namespace {
+
+using testing::Built;
+
+constexpr uint64_t kMs = 1'000'000;
+
+// Like the stdlib: a blocking wait starts a segment; wake-ups are weak edges, stream
+// messages strong ones.
+const char* const kRules =
+    "list blocking = [\"read\", \"clock_nanosleep\", \"epoll_wait\"]\n"
+    "split wait.entry {\n"
+    "  at syscall_enter\n"
+    "  where name in blocking or (name == \"futex\" and op == \"wait\")\n"
+    "  cut before\n"
+    "  neighbour weak\n"
+    "}\n"
+    "link wakeup { from wakeup to switch_in join from.target == to.tid pick next }\n"
+    "edge wakeup.weak { link wakeup strength weak }\n"
+    "link stream { from send to recv join from.object == to.object pick overlap range offset, "
+    "len }\n"
+    "edge stream.strong { link stream strength strong }\n";
+
+// Builds the graph; the split rules named in `loops` are marked `loop`.
+Built build(const std::string& trace, const std::vector<std::string>& loops = {},
+            const std::string& extra_rules = "") {
+  Built b{testing::load_trace(trace), testing::load_rules(std::string(kRules) + extra_rules), {}};
+  for (const std::string& id : loops) {
+    bool found = false;
+    for (auto& split : b.rules.splits) {
+      if (split.origin.id == "t/" + id) split.loop = found = true;
+    }
+    REQUIRE_MESSAGE(found, "no split rule " << id);
+  }
+  b.result = build_graph(b.trace, b.rules);
+  return b;
+}
+
+struct Found {
+  std::optional<Hang> hang;
+  std::string why;
+};
+
+Found find(const Built& b, SymptomRequest request = {}) {
+  const ThreadEvents events(b.trace);
+  Found f;
+  f.hang = find_hang(b.trace, b.graph(), events, request, &f.why);
+  return f;
+}
+
+SymptomRequest at(Tid tid, uint64_t ns) {
+  SymptomRequest r;
+  r.mode = SymptomRequest::Mode::ThreadAt;
+  r.tid = tid;
+  r.at_ns = ns;
+  return r;
+}
+
+uint32_t segment_at(const Built& b, Tid tid, uint64_t ts) {
+  const auto* t = b.graph().thread_segments(tid);
+  REQUIRE(t);
+  for (uint32_t s = t->begin; s < t->end; ++s)
+    if (b.graph().segments[s].start_ns == ts) return s;
+  FAIL("no segment of " << tid << " starts at " << ts);
+  return kNoIndex;
+}
+
+// client 100 waits 900 ms in a read; busy 200 computes for 500 ms.
+const std::string kWaitAndBusy =
+    "process 100 comm=client\n"
+    "thread 100 pid=100 comm=client\n"
+    "process 200 comm=busy\n"
+    "thread 200 pid=200 comm=busy\n"
+    "thread 7 pid=0 comm=kworker kernel\n"
+    "0 100 switch_in\n"
+    "1ms 100 syscall_enter name=read fd=3\n"
+    "1.1ms 100 switch_out state=S\n"
+    "901ms 100 switch_in\n"
+    "901.1ms 100 syscall_exit name=read ret=1\n"
+    "901.5ms 100 exit\n"
+    "902ms 100 switch_out state=X\n"
+    "0 200 switch_in\n"
+    "10ms 200 syscall_enter name=getpid\n"
+    "10.1ms 200 syscall_exit name=getpid\n"
+    "510ms 200 exit\n"
+    "2s 7 switch_in\n";  // a kernel worker: the recording goes on after both exited
+
+TEST_CASE("auto picks a main thread's long wait over a shorter computation") {
+  const Built b = build(kWaitAndBusy);
+  const Found f = find(b);
+  REQUIRE_MESSAGE(f.hang, f.why);
+  const Hang& h = *f.hang;
+  CHECK(h.tid == 100);
+  CHECK(h.pid == 100);
+  CHECK(h.kind == HangKind::LongWait);
+  CHECK(h.start_ns == 1 * kMs);
+  CHECK(h.end_ns == 902 * kMs);  // the thread's last event, after its exit
+  CHECK(h.segment == segment_at(b, 100, 1 * kMs));
+  CHECK(h.first_segment == h.segment);
+  CHECK(h.last_segment == h.segment);
+  CHECK(h.profile.longest_block_ns == 899'900'000);
+  CHECK(h.chosen_by ==
+        "auto: longest stretch of 2 main threads and 0 loop threads (client 100: "
+        "0.901 s)");
+
+  SUBCASE("the computation, asked for by thread and time, is LongRunning") {
+    const Found g = find(b, at(200, 300 * kMs));
+    REQUIRE_MESSAGE(g.hang, g.why);
+    CHECK(g.hang->kind == HangKind::LongRunning);
+    CHECK(g.hang->start_ns == 0);
+    CHECK(g.hang->end_ns == 510 * kMs);
+    CHECK(g.hang->chosen_by == "--hang 200@0.3");
+  }
+}
+
+TEST_CASE("a run of 1 ms sleeps that no other thread caused is one RepeatedYield stretch") {
+  std::string trace =
+      "process 100 comm=spinner\n"
+      "thread 100 pid=100 comm=spinner\n"
+      "thread 101 pid=100 comm=setter\n"
+      "0 100 switch_in\n"
+      "0 101 switch_in\n"
+      "1ms 101 syscall_enter name=clock_nanosleep\n"
+      "1ms 101 switch_out state=S\n";
+  // 20 sleeps of 1 ms from 10 ms on; each sleep starts a segment.
+  for (int i = 0; i < 20; ++i) {
+    const uint64_t t = (10 + 2 * i) * kMs;
+    trace += std::to_string(t) + " 100 syscall_enter name=clock_nanosleep\n";
+    trace += std::to_string(t + 1000) + " 100 switch_out state=S\n";
+    trace += std::to_string(t + kMs) + " 101 wakeup target=100\n";  // a weak edge
+    trace += std::to_string(t + kMs + 1000) + " 100 switch_in\n";
+    trace += std::to_string(t + kMs + 2000) + " 100 syscall_exit name=clock_nanosleep\n";
+  }
+  trace += "60ms 100 exit\n";
+  const Built b = build(trace);
+  REQUIRE(testing::segments(b, 100) == 21);
+  const Found f = find(b);
+  REQUIRE_MESSAGE(f.hang, f.why);
+  const Hang& h = *f.hang;
+  CHECK(h.tid == 100);
+  CHECK(h.kind == HangKind::RepeatedYield);
+  CHECK(h.start_ns == 10 * kMs);
+  CHECK(h.end_ns == 60 * kMs);
+  CHECK(h.first_segment == segment_at(b, 100, 10 * kMs));
+  CHECK(h.last_segment == segment_at(b, 100, 48 * kMs));
+  CHECK(h.segment == h.first_segment);
+  CHECK(h.profile.syscalls == 20);
+
+  SUBCASE("a segment another thread strongly caused breaks the run") {
+    std::string with_message = trace;
+    with_message += "15.4ms 101 send object=9 offset=0 len=1\n";
+    with_message += "15.5ms 100 recv object=9 offset=0 len=1\n";  // in the third sleep
+    const Built c = build(with_message);
+    const Found g = find(c);
+    REQUIRE_MESSAGE(g.hang, g.why);
+    CHECK(g.hang->start_ns == 16 * kMs);  // the 17 sleeps after it; the 2 before are too few
+    CHECK(g.hang->end_ns == 60 * kMs);
+    CHECK(g.hang->kind == HangKind::RepeatedYield);
+  }
+  SUBCASE("asking for a moment inside the run gives the whole run") {
+    const Found g = find(b, at(100, 31 * kMs));
+    REQUIRE_MESSAGE(g.hang, g.why);
+    CHECK(g.hang->start_ns == 10 * kMs);
+    CHECK(g.hang->end_ns == 60 * kMs);
+  }
+}
+
+TEST_CASE("fewer than 8 sleeps in a row stay separate stretches") {
+  std::string trace =
+      "process 100 comm=app\n"
+      "thread 100 pid=100 comm=app\n"
+      "0 100 switch_in\n";
+  for (int i = 0; i < 5; ++i) {
+    const uint64_t t = (10 + 2 * i) * kMs;
+    trace += std::to_string(t) + " 100 syscall_enter name=clock_nanosleep\n";
+    trace += std::to_string(t + 1000) + " 100 switch_out state=S\n";
+    trace += std::to_string(t + kMs + 1000) + " 100 switch_in\n";
+    trace += std::to_string(t + kMs + 2000) + " 100 syscall_exit name=clock_nanosleep\n";
+  }
+  trace += "20ms 100 exit\n";
+  const Built b = build(trace);
+  const Found f = find(b);
+  REQUIRE_MESSAGE(f.hang, f.why);
+  CHECK(f.hang->start_ns == 0);  // the 10 ms before the first sleep is the longest
+  CHECK(f.hang->end_ns == 10 * kMs);
+  CHECK(f.hang->kind == HangKind::LongRunning);
+}
+
+TEST_CASE("many sched_yield-like calls in one segment are RepeatedYield") {
+  std::string trace =
+      "process 100 comm=spinner\n"
+      "thread 100 pid=100 comm=spinner\n"
+      "0 100 switch_in\n";
+  for (int i = 0; i < 40; ++i) {
+    const uint64_t t = (1 + 2 * i) * kMs;
+    trace += std::to_string(t) + " 100 syscall_enter name=sched_yield\n";
+    trace += std::to_string(t + 1000) + " 100 syscall_exit name=sched_yield\n";
+  }
+  trace += "100ms 100 exit\n";
+  const Built b = build(trace);
+  REQUIRE(testing::segments(b, 100) == 1);
+  const Found f = find(b);
+  REQUIRE_MESSAGE(f.hang, f.why);
+  CHECK(f.hang->kind == HangKind::RepeatedYield);
+  CHECK(f.hang->start_ns == 0);
+  CHECK(f.hang->end_ns == 100 * kMs);
+  CHECK(f.hang->profile.by_name.at(0).count == 40);
+}
+
+// worker 101 loops on epoll_wait: idle 2 s, then 300 ms of work, then idle until the
+// recording ends at 3 s. The main thread exits after 50 ms; kworker 5 is a kernel thread.
+const std::string kLoopThread =
+    "process 100 comm=server\n"
+    "thread 100 pid=100 comm=server\n"
+    "thread 101 pid=100 comm=worker\n"
+    "process 5 comm=kworker\n"
+    "thread 5 pid=5 comm=kworker kernel\n"
+    "0 5 switch_in\n"
+    "0 100 switch_in\n"
+    "50ms 100 exit\n"
+    "0 101 switch_in\n"
+    "1ms 101 syscall_enter name=epoll_wait\n"
+    "1.1ms 101 switch_out state=S\n"
+    "2000ms 101 switch_in\n"
+    "2000.1ms 101 syscall_exit name=epoll_wait ret=1\n"
+    "2300ms 101 syscall_enter name=epoll_wait\n"
+    "2300.1ms 101 switch_out state=S\n"
+    "3000ms 5 switch_out state=S\n";
+
+TEST_CASE("a loop thread's idle waits are not part of any stretch") {
+  const Built b = build(kLoopThread, {"wait.entry"});
+  const Found f = find(b);
+  REQUIRE_MESSAGE(f.hang, f.why);
+  const Hang& h = *f.hang;
+  CHECK(h.tid == 101);
+  CHECK(h.start_ns == 2'000'100'000);  // when the loop's wait returned
+  CHECK(h.end_ns == 2300 * kMs);       // the next loop cut
+  CHECK(h.kind == HangKind::LongRunning);
+  CHECK(h.segment == segment_at(b, 101, 1 * kMs));
+  CHECK(h.chosen_by ==
+        "auto: longest stretch of 1 main thread and 1 loop thread (worker 101: "
+        "0.300 s)");
+
+  SUBCASE("without the loop rule the worker is no candidate: the main thread is taken") {
+    const Built plain = build(kLoopThread);
+    const Found g = find(plain);
+    REQUIRE_MESSAGE(g.hang, g.why);
+    CHECK(g.hang->tid == 100);
+    CHECK(g.hang->chosen_by ==
+          "auto: longest stretch of 1 main thread and 0 loop threads (server 100: 0.050 s)");
+  }
+  SUBCASE("asked for during an idle wait, the wait's segment is the stretch") {
+    const Found g = find(b, at(101, 1000 * kMs));
+    REQUIRE_MESSAGE(g.hang, g.why);
+    CHECK(g.hang->start_ns == 1 * kMs);
+    CHECK(g.hang->kind == HangKind::LongWait);
+  }
+}
+
+TEST_CASE("a batch rule's items are loop cuts, split rules only when marked loop") {
+  const Built b = build(
+      "process 100 comm=server\n"
+      "thread 100 pid=100 comm=server\n"
+      "0 100 call_enter fn=serve\n"
+      "1ms 100 recv object=1 offset=0 len=4\n"
+      "2ms 100 syscall_enter name=read\n"
+      "3ms 100 syscall_exit name=read\n"
+      "4ms 100 recv object=1 offset=4 len=4\n"
+      "5ms 100 call_exit fn=serve\n",
+      {}, "batch serve.items { within call where fn == \"serve\" item recv }\n");
+  CHECK(!is_loop_cut(b.graph(), segment_at(b, 100, 0)));        // thread start
+  CHECK(is_loop_cut(b.graph(), segment_at(b, 100, 1 * kMs)));   // batch item
+  CHECK(!is_loop_cut(b.graph(), segment_at(b, 100, 2 * kMs)));  // split, not a loop
+  CHECK(is_loop_cut(b.graph(), segment_at(b, 100, 4 * kMs)));
+}
+
+// The recorder 50 ran `sh -c ./app` (sh 100, app 200); other 300 was not recorded. Each
+// waits in one read or wait4; the recorder and other for longer than sh.
+const std::string kCommand =
+    "process 50 comm=causeway\n"
+    "thread 50 pid=50 comm=causeway\n"
+    "process 100 comm=sh ppid=50\n"
+    "thread 100 pid=100 comm=sh\n"
+    "process 200 comm=app ppid=100\n"
+    "thread 200 pid=200 comm=app\n"
+    "process 300 comm=other ppid=1\n"
+    "thread 300 pid=300 comm=other\n"
+    "0 50 marker text=\"causeway: command 100 sh -c ./app\"\n"
+    "0 50 syscall_enter name=wait4\n"
+    "0 100 syscall_enter name=wait4\n"
+    "1ms 200 syscall_enter name=read\n"
+    "400ms 200 syscall_exit name=read\n"
+    "401ms 200 exit\n"
+    "1s 100 syscall_exit name=wait4\n"
+    "1001ms 100 exit\n"
+    "0 300 syscall_enter name=read\n"
+    "2s 300 syscall_exit name=read\n"
+    "2s 300 exit\n"
+    "2.1s 50 syscall_exit name=wait4\n"
+    "2.1s 50 exit\n";
+
+TEST_CASE("the recorded command's marker restricts candidates to it and its descendants") {
+  const Built b = build(kCommand);
+  const Found f = find(b);
+  REQUIRE_MESSAGE(f.hang, f.why);
+  // sh's wait4 is no blocking wait for these rules: one 1.001 s segment, the longest.
+  CHECK(f.hang->tid == 100);
+  CHECK(f.hang->chosen_by ==
+        "auto: longest stretch of 2 main threads and 0 loop threads of process 100 and its "
+        "descendants (the recorded command) (sh 100: 1.001 s)");
+
+  SUBCASE("a command with no main thread in the trace is an error") {
+    Built c = build(kCommand);
+    c.trace.values[c.trace.events[0].values] = c.trace.strings.intern("causeway: command 77 x");
+    c.result = build_graph(c.trace, c.rules);
+    const Found g = find(c);
+    CHECK(!g.hang);
+    CHECK(g.why ==
+          "no main thread or loop thread of process 77 and its descendants (the recorded "
+          "command) in the trace");
+  }
+}
+
+TEST_CASE("a marker chooses the stretch that holds it") {
+  const Built b = build(
+      "process 100 comm=app\n"
+      "thread 100 pid=100 comm=app\n"
+      "process 900 comm=mark\n"
+      "thread 900 pid=900 comm=mark\n"
+      "0 100 switch_in\n"
+      "0 100 syscall_enter name=read\n"
+      "0 100 switch_out state=S\n"
+      "1000ms 100 switch_in\n"
+      "1000ms 100 syscall_exit name=read\n"
+      "1000.5ms 100 syscall_enter name=read\n"
+      "1000.5ms 100 switch_out state=S\n"
+      "1300ms 100 switch_in\n"
+      "1300.5ms 100 syscall_exit name=read\n"
+      "1301.5ms 100 exit\n"
+      "1100ms 900 marker text=\"slow click\"\n"
+      "1100.1ms 900 exit\n");
+  const Found f = find(b);
+  REQUIRE_MESSAGE(f.hang, f.why);
+  CHECK(f.hang->tid == 100);
+  CHECK(f.hang->start_ns == 1'000'500'000);
+  CHECK(f.hang->kind == HangKind::LongWait);
+  CHECK(f.hang->chosen_by ==
+        "marker \"slow click\" at 1.100 s: longest stretch holding it of 2 main threads and 0 "
+        "loop threads (app 100: 0.301 s)");
+}
+
+// The recorded command sh 100 started: a client 300 that asked server 500 and waited 1 s
+// for the reply; a sleeper 200 that slept 3 s on nothing; a helper 400 that sat in one
+// recvmsg from its start to the end of the recording and did nothing else.
+const std::string kByDesign =
+    "process 100 comm=sh ppid=50\n"
+    "thread 100 pid=100 comm=sh\n"
+    "process 200 comm=sleeper ppid=100\n"
+    "thread 200 pid=200 comm=sleeper\n"
+    "process 300 comm=client ppid=100\n"
+    "thread 300 pid=300 comm=client\n"
+    "process 400 comm=helper ppid=100\n"
+    "thread 400 pid=400 comm=helper\n"
+    "process 500 comm=server ppid=100\n"
+    "thread 500 pid=500 comm=server\n"
+    "thread 7 pid=0 comm=kworker kernel\n"
+    "0 100 marker text=\"causeway: command 100 sh\"\n"
+    "0 100 switch_in\n"
+    "1ms 100 exit\n"
+    "0 200 switch_in\n"
+    "1ms 200 syscall_enter name=clock_nanosleep fd=-1\n"
+    "1.1ms 200 switch_out state=S\n"
+    "3001ms 200 switch_in\n"
+    "3001.1ms 200 syscall_exit name=clock_nanosleep\n"
+    "3001.5ms 200 exit\n"
+    "0 300 switch_in\n"
+    "1ms 300 send object=8 offset=0 len=4 fd=3\n"
+    "1.5ms 300 syscall_enter name=read fd=3\n"
+    "1.6ms 300 switch_out state=S\n"
+    "1001.1ms 300 switch_in\n"
+    "1001.2ms 300 recv object=9 offset=0 len=4 fd=3\n"
+    "1001.3ms 300 syscall_exit name=read ret=4\n"
+    "1002ms 300 exit\n"
+    "0 400 switch_in\n"
+    "0.5ms 400 syscall_enter name=recvmsg fd=5\n"
+    "0.6ms 400 switch_out state=S\n"
+    "0 500 switch_in\n"
+    "2ms 500 recv object=8 offset=0 len=4 fd=4\n"
+    "2.5ms 500 syscall_enter name=epoll_wait fd=7\n"
+    "2.6ms 500 switch_out state=S\n"
+    "1000ms 500 switch_in\n"
+    "1000.1ms 500 syscall_exit name=epoll_wait ret=1\n"
+    "1001ms 500 send object=9 offset=0 len=4 fd=4\n"
+    "1001ms 500 wakeup target=300\n"
+    "1002ms 500 exit\n"
+    "3500ms 7 switch_in\n";  // a kernel worker: the recording goes on
+
+TEST_CASE("auto ranks threads that wait by design below a thread that stopped responding") {
+  const Built b = build(kByDesign);
+  const Found f = find(b);
+  REQUIRE_MESSAGE(f.hang, f.why);
+  CHECK(f.hang->tid == 300);
+  CHECK(f.hang->kind == HangKind::LongWait);
+  CHECK(f.hang->chosen_by ==
+        "auto: longest stretch of 5 main threads and 0 loop threads of process 100 and its "
+        "descendants (the recorded command) (client 300: 1.000 s); ranked above 2 longer "
+        "threads that wait by design (helper 400: idle all its life: it never returned from "
+        "recvmsg and did no work outside it, …)");
+
+  std::string why;
+  const ThreadEvents events(b.trace);
+  const auto list = list_hangs(b.trace, b.graph(), events, {}, &why);
+  REQUIRE(list.size() == 5);
+  CHECK(list[0].hang.tid == 300);
+  CHECK(list[0].by_design.empty());
+  CHECK(list[0].woken_by == 500);  // the reply's message
+  CHECK(list[0].score_ns == 999'500'000);
+  CHECK(list[0].hang_arg == "300@0.0015");
+  CHECK(list[0].hang.chosen_by == "--hang 300@0.0015");
+  CHECK(list[1].hang.tid == 500);
+  CHECK(list[1].by_design.empty());  // an epoll_wait on a descriptor: not a sleep
+  CHECK(list[2].hang.tid == 100);    // sh ran 1 ms: short, but it did not wait by design
+  CHECK(list[2].by_design.empty());
+  CHECK(list[3].hang.tid == 400);
+  CHECK(list[3].by_design ==
+        "idle all its life: it never returned from recvmsg and did no work outside it");
+  CHECK(list[4].hang.tid == 200);
+  CHECK(list[4].by_design ==
+        "a timed sleep: clock_nanosleep on no descriptor or object, ended by no other thread");
+
+  SUBCASE("a sleep another thread ended is no sleep by design") {
+    const Built c = build(kByDesign + "1001.5ms 500 wakeup target=200\n");
+    const ThreadEvents ev(c.trace);
+    const auto l = list_hangs(c.trace, c.graph(), ev, {}, &why);
+    REQUIRE(!l.empty());
+    CHECK(l[0].hang.tid == 200);
+    CHECK(l[0].woken_by == 500);
+  }
+  SUBCASE("a helper that told another thread something before its wait was working") {
+    const Built c = build(kByDesign +
+                          "0.2ms 400 send object=8 offset=4 len=4 fd=3\n"
+                          "3ms 500 recv object=8 offset=4 len=4 fd=4\n");
+    const Found g = find(c);
+    REQUIRE_MESSAGE(g.hang, g.why);
+    CHECK(g.hang->tid == 400);
+  }
+}
+
+TEST_CASE("auto finds no hang when the best candidate is under min_hang_ns") {
+  const Built b = build(kWaitAndBusy);  // client 100 waits 899.9 ms, busy 200 runs 510 ms
+  SymptomRequest r;
+  r.min_hang_ns = 900 * kMs;
+  std::string why;
+  bool no_hang = false;
+  const ThreadEvents events(b.trace);
+  CHECK(!find_hang(b.trace, b.graph(), events, r, &why, &no_hang));
+  CHECK(no_hang);
+  CHECK(why ==
+        "no hang found: the longest time a candidate thread went without a response was "
+        "0.900 s (client 100, LongWait at 0.001 s), under the 0.900 s threshold (--min-hang)");
+  r.min_hang_ns = 500 * kMs;
+  no_hang = false;
+  auto h = find_hang(b.trace, b.graph(), events, r, &why, &no_hang);
+  REQUIRE(h);
+  CHECK(!no_hang);
+  CHECK(h->tid == 100);
+  SUBCASE("a thread and time asked for is taken whatever its length") {
+    SymptomRequest at200 = at(200, 300 * kMs);
+    at200.min_hang_ns = 900 * kMs;
+    CHECK(find_hang(b.trace, b.graph(), events, at200, &why, &no_hang));
+  }
+}
+
+TEST_CASE("--hang TID@SECONDS errors say what is wrong") {
+  SUBCASE("an unknown thread lists the first few threads") {
+    std::string trace = "process 100 comm=app\n";
+    for (Tid t = 100; t < 107; ++t) {
+      trace += "thread " + std::to_string(t) + " pid=100 comm=t" + std::to_string(t) + "\n";
+      trace += std::to_string(t) + " " + std::to_string(t) + " switch_in\n";
+    }
+    const Found f = find(build(trace), at(999, 0));
+    CHECK(!f.hang);
+    CHECK(f.why ==
+          "no thread 999 in the trace (threads: 100 t100, 101 t101, 102 t102, 103 t103, 104 "
+          "t104, …)");
+  }
+  SUBCASE("a time after the thread exited") {
+    const Found f = find(build(kWaitAndBusy), at(200, 600 * kMs));
+    CHECK(!f.hang);
+    CHECK(f.why ==
+          "thread 200 (busy) was not alive at 0.600 s: its events run from 0.000 s to "
+          "0.510 s");
+  }
+}
+
+TEST_CASE("classify: yield loops, waits and computations") {
+  SegmentProfile p;
+  p.start_ns = 0;
+  p.end_ns = 100 * kMs;
+  p.syscalls = 16;
+  p.by_name = {{1, 8}, {2, 8}};
+  p.blocked_ns = 90 * kMs;
+  p.on_cpu_ns = 10 * kMs;
+  p.longest_block_ns = 50 * kMs;
+  CHECK(classify(p) == HangKind::RepeatedYield);
+  p.longest_block_ns = 51 * kMs;  // one block is more than half the stretch
+  CHECK(classify(p) == HangKind::LongWait);
+  p.longest_block_ns = 1 * kMs;
+  p.syscalls = 15;
+  p.by_name = {{1, 8}, {2, 7}};
+  CHECK(classify(p) == HangKind::LongWait);
+  p.on_cpu_ns = 60 * kMs;
+  p.runnable_ns = 31 * kMs;
+  CHECK(classify(p) == HangKind::LongRunning);
+  CHECK(hang_kind_name(HangKind::RepeatedYield) == "RepeatedYield");
+}
+
+TEST_CASE("trace_start_ns is the first event's time, 0 for an empty trace") {
+  CHECK(trace_start_ns(Trace{}) == 0);
+  CHECK(trace_start_ns(testing::load_trace("thread 1 pid=1\n5ms 1 switch_in\n9ms 1 switch_in\n")) ==
+        5 * kMs);
+}
+
+}  // namespace
+}  // namespace cw::engine

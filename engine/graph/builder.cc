@@ -1,0 +1,877 @@
+#include "engine/graph/builder.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+#include <tuple>
+#include <unordered_map>
+
+#include "base/source.h"
+#include "engine/graph/expr_eval.h"
+#include "engine/graph/link_pairing.h"
+#include "rules/lua_host.h"
+#include "engine/graph/span_tree.h"
+
+namespace cw::engine {
+
+namespace {
+
+using rules::Neighbour;
+using rules::RuleSet;
+
+constexpr size_t kMaxBatchRules = 64;
+constexpr uint64_t kProgressStep = 1u << 20;
+
+// A segment boundary: `event` starts a new segment of its thread.
+struct Cut {
+  uint32_t event;
+  RuleRef rule;
+  Neighbour neighbour;
+};
+
+struct ThreadState {
+  Tid tid = 0;
+  Pid pid = 0;
+  uint32_t node = SpanTree::kRoot;
+  uint32_t first_event = kNoEvent;
+  uint32_t last_event = kNoEvent;
+  RuleRef pending_after;  // a `cut after` waiting for the thread's next event
+  Neighbour pending_neighbour = Neighbour::None;
+  std::vector<Cut> cuts;
+  std::vector<uint32_t> batch_loop;  // per batch rule: the loop node of its last item
+  uint32_t segment_base = 0;
+};
+
+// What one pass over the events learns before the scan, to size its tables up front:
+// growing the span tree by doubling copies it and briefly holds it twice.
+struct Census {
+  Tid max_tid = 0;
+  uint64_t span_opens = 0;  // events whose kind opens a span
+};
+
+Census take_census(const Trace& trace, const SpanTree& spans) {
+  Census c;
+  for (const Event& e : trace.events) {
+    c.max_tid = std::max(c.max_tid, e.tid);
+    c.span_opens += spans.opens(e.kind) != kNoSpan;
+  }
+  return c;
+}
+
+// Dense thread indexes: a table by tid when tids are small (as on Linux), else a map.
+class ThreadIndex {
+ public:
+  explicit ThreadIndex(const Census& census) {
+    if (census.max_tid < (1u << 24)) table_.assign(static_cast<size_t>(census.max_tid) + 1, kNone);
+  }
+  static constexpr uint32_t kNone = 0xffffffffu;
+  uint32_t get(Tid tid) const {
+    if (!table_.empty()) return table_[tid];
+    auto it = map_.find(tid);
+    return it == map_.end() ? kNone : it->second;
+  }
+  void set(Tid tid, uint32_t index) {
+    if (!table_.empty())
+      table_[tid] = index;
+    else
+      map_[tid] = index;
+  }
+
+ private:
+  std::vector<uint32_t> table_;
+  std::unordered_map<Tid, uint32_t> map_;
+};
+
+// What rules care about events of one kind.
+struct KindActions {
+  std::vector<uint32_t> splits;       // AtEvent split rules
+  std::vector<uint32_t> batch_opens;  // batch rules whose loop this kind opens
+  std::vector<uint32_t> batch_items;  // batch rules whose items are this kind
+  std::vector<uint32_t> links;        // links with this kind on either side
+  std::vector<uint32_t> flag_writes;  // flag rules (this kind is the flag write kind)
+  std::vector<uint32_t> flag_reads;
+  bool any() const {
+    return !splits.empty() || !batch_opens.empty() || !batch_items.empty() || !links.empty() ||
+           !flag_writes.empty() || !flag_reads.empty();
+  }
+};
+
+struct FlagState {
+  StrId local = StringTable::kMissing, qualified = StringTable::kMissing;
+  bool active = false;  // the last write set the flag
+  uint32_t write = kNoEvent;
+  Tid writer = 0;
+  uint64_t value = 0;
+  std::vector<Tid> readers;  // threads that already saw this write
+  // Reads of a value no write had stored yet: a watchpoint records a write at its trap,
+  // after the store, and a thread polling on another CPU can be recorded reading the new
+  // value first. The next write of that value (within kFlagSkewNs) explains them.
+  struct EarlyRead {
+    uint32_t event;
+    Tid tid;
+    uint64_t value;
+  };
+  std::vector<EarlyRead> early;
+};
+
+// How far before its write a read may be recorded and still have seen it.
+constexpr uint64_t kFlagSkewNs = 1'000'000;
+constexpr size_t kMaxEarlyReads = 64;
+
+struct FlagPair {
+  uint32_t write, read, rule;
+};
+
+std::pair<uint64_t, uint64_t> count_both_over_connections(const Graph& g);
+
+class Builder {
+ public:
+  Builder(const Trace& trace, const RuleSet& rules, const BuildOptions& options)
+      : trace_(trace),
+        rules_(rules),
+        options_(options),
+        spans_(trace.schema),
+        lua_(rules, options.lua_limits),
+        eval_(trace, spans_, &lua_),
+        census_(take_census(trace, spans_)),
+        threads_index_(census_) {
+    spans_.reserve(census_.span_opens);
+  }
+
+  BuildResult run() {
+    prepare();
+    scan_events();
+    finish_links();
+    peer_cuts();
+    make_segments();
+    classify_candidates();
+    spans_.release();  // candidates were the last users of event span contexts
+    neighbour_edges();
+    flag_edges();
+    threads_.clear();
+    threads_.shrink_to_fit();
+    report("graph", 0, 1);
+    result_.graph.build_csr();
+    std::tie(result_.stats.over_connections, result_.stats.segment_over_connections) =
+        count_both_over_connections(result_.graph);
+    report("graph", 1, 1);
+    return std::move(result_);
+  }
+
+ private:
+  void report(std::string_view phase, uint64_t done, uint64_t total) {
+    if (options_.progress) options_.progress(phase, done, total);
+  }
+
+  [[noreturn]] void rule_error(const rules::RuleOrigin& origin, std::string message) {
+    Diagnostic d;
+    d.source = origin.source;
+    d.loc = origin.loc;
+    d.message = std::move(message);
+    throw DiagnosticError(std::move(d));
+  }
+
+  KindActions& actions(KindId kind) {
+    if (kind >= by_kind_.size()) by_kind_.resize(static_cast<size_t>(kind) + 1);
+    return by_kind_[kind];
+  }
+
+  void prepare() {
+    const auto& r = rules_;
+    result_.graph.rule_names = RuleNames::from(r);
+    auto& counts = result_.counts;
+    counts.splits.assign(r.splits.size(), 0);
+    counts.batches.assign(r.batches.size(), 0);
+    counts.edges.assign(r.edges.size(), 0);
+    counts.pruned.assign(r.edges.size(), 0);
+    counts.boosted.assign(r.edges.size(), 0);
+    counts.flags.assign(r.flags.size(), 0);
+
+    for (uint32_t i = 0; i < r.splits.size(); ++i) {
+      const auto& s = r.splits[i];
+      split_where_.push_back(eval_.prepare(s.where, s.origin));
+      split_span_.push_back(s.cut_span.empty() ? kNoSpan : spans_.span_id(s.cut_span));
+      if (!s.origin.active()) continue;  // turned off by another pack's `disable`
+      if (s.mode == rules::SplitRule::Mode::AtEvent) {
+        if (s.at != kNoKind) actions(s.at).splits.push_back(i);
+      } else if (s.link >= r.links.size()) {
+        rule_error(s.origin, fmt::format("split {} names no link", s.origin.id));
+      }
+    }
+    if (r.batches.size() > kMaxBatchRules)
+      rule_error(
+          r.batches[kMaxBatchRules].origin,
+          fmt::format("too many batch rules: the engine supports at most {}", kMaxBatchRules));
+    for (uint32_t i = 0; i < r.batches.size(); ++i) {
+      const auto& b = r.batches[i];
+      batch_within_.push_back(eval_.prepare(b.within_where, b.origin));
+      batch_item_.push_back(eval_.prepare(b.item_where, b.origin));
+      if (!b.origin.active()) continue;
+      if (b.span_open != kNoKind) actions(b.span_open).batch_opens.push_back(i);
+      if (b.item != kNoKind) actions(b.item).batch_items.push_back(i);
+    }
+    for (uint32_t i = 0; i < r.links.size(); ++i) {
+      const auto& l = r.links[i];
+      pairers_.push_back(std::make_unique<LinkPairer>(trace_, spans_, l, i));
+      link_where_.push_back(eval_.prepare(l.where, l.origin));
+      link_from_where_.push_back(eval_.prepare(l.from_where, l.origin));
+      link_to_where_.push_back(eval_.prepare(l.to_where, l.origin));
+      if (l.from != kNoKind) actions(l.from).links.push_back(i);
+      if (l.to != kNoKind && l.to != l.from) actions(l.to).links.push_back(i);
+    }
+    link_decide_.resize(r.links.size());
+    link_prune_.resize(r.links.size());
+    link_boost_.resize(r.links.size());
+    link_kind_.resize(r.links.size());
+    for (uint32_t i = 0; i < r.links.size(); ++i)
+      link_kind_[i] = result_.graph.intern_kind(r.links[i].origin.local);
+    for (uint32_t i = 0; i < r.edges.size(); ++i) {
+      const auto& e = r.edges[i];
+      edge_where_.push_back(eval_.prepare(e.where, e.origin));
+      edge_cost_.push_back(eval_.prepare(e.cost, e.origin));
+      edge_kind_.push_back(e.kind.empty() ? uint16_t{0xffff} : result_.graph.intern_kind(e.kind));
+      if (e.link >= r.links.size())
+        rule_error(e.origin, fmt::format("edge {} names no link", e.origin.id));
+      if (!e.origin.active()) continue;
+      switch (e.strength) {
+        case rules::Strength::Strong:
+        case rules::Strength::Weak: link_decide_[e.link].push_back(i); break;
+        case rules::Strength::Prune: link_prune_[e.link].push_back(i); break;
+        case rules::Strength::Boost: link_boost_[e.link].push_back(i); break;
+      }
+    }
+    KindId flag_write = trace_.schema.find("flag_write");
+    KindId flag_read = trace_.schema.find("flag_read");
+    if (flag_write != kNoKind) {
+      flag_field_ = trace_.schema.field_index(flag_write, "flag");
+      addr_field_ = trace_.schema.field_index(flag_write, "addr");
+      value_field_ = trace_.schema.field_index(flag_write, "value");
+    }
+    for (uint32_t i = 0; i < r.flags.size(); ++i) {
+      const auto& f = r.flags[i];
+      flag_set_.push_back(eval_.prepare(f.set, f.origin));
+      FlagState st;
+      st.local = trace_.strings.find(f.origin.local);
+      st.qualified = trace_.strings.find(f.origin.id);
+      flags_.push_back(std::move(st));
+      if (!f.origin.active()) continue;
+      if (flag_write != kNoKind) actions(flag_write).flag_writes.push_back(i);
+      if (flag_read != kNoKind) actions(flag_read).flag_reads.push_back(i);
+    }
+    split_kind_ = result_.graph.intern_kind(kSplitKind);
+  }
+
+  uint32_t thread_of(const Event& e, uint32_t event_index) {
+    uint32_t t = threads_index_.get(e.tid);
+    if (t != ThreadIndex::kNone) return t;
+    t = static_cast<uint32_t>(threads_.size());
+    threads_index_.set(e.tid, t);
+    ThreadState st;
+    st.tid = e.tid;
+    st.pid = trace_.pid_of(e.tid);
+    st.first_event = event_index;
+    st.batch_loop.assign(rules_.batches.size(), SpanTree::kRoot);
+    threads_.push_back(std::move(st));
+    return t;
+  }
+
+  // A thread's first event already starts a segment; two rules cutting at the same
+  // event make one cut, the first rule's.
+  static void add_cut(ThreadState& t, uint32_t event, RuleRef rule, Neighbour neighbour) {
+    if (event == t.first_event) return;
+    if (!t.cuts.empty() && t.cuts.back().event == event) return;
+    t.cuts.push_back({event, rule, neighbour});
+  }
+
+  // `cut SPAN`: before the event that opened the innermost open SPAN (a blocking call's
+  // entry, cut only once the call blocks). A cut already made inside that span stands.
+  void cut_at_span_opener(ThreadState& t, SpanId span, RuleRef rule, Neighbour neighbour) {
+    uint32_t node = span == kNoSpan ? SpanTree::kRoot : spans_.innermost(t.node, span);
+    if (node == SpanTree::kRoot) return;
+    uint32_t opener = spans_.at(node).opener;
+    if (!t.cuts.empty() && t.cuts.back().event > opener) return;
+    add_cut(t, opener, rule, neighbour);
+  }
+
+  bool flag_event_matches(const Event& e, uint32_t f) const {
+    const FlagState& st = flags_[f];
+    if (flag_field_ >= 0) {
+      StrId name = static_cast<StrId>(trace_.value(e, flag_field_));
+      if (name != 0 && (name == st.local || name == st.qualified)) return true;
+    }
+    uint64_t address = rules_.flags[f].address;
+    return address != 0 && addr_field_ >= 0 && trace_.value(e, addr_field_) == address;
+  }
+
+  void on_event(uint32_t i) {
+    const Event& e = trace_.events[i];
+    ThreadState& t = threads_[thread_of(e, i)];
+    if (t.pending_after.kind != RuleKind::None) {
+      add_cut(t, i, t.pending_after, t.pending_neighbour);
+      t.pending_after = {};
+    }
+    if (e.kind >= by_kind_.size() || !by_kind_[e.kind].any()) {
+      track_spans_only(t, e, i);
+      return;
+    }
+    const KindActions& act = by_kind_[e.kind];
+    SpanId opens = spans_.opens(e.kind);
+    if (opens != kNoSpan) {
+      uint32_t parent = t.node;
+      t.node = spans_.push(parent, i, opens);
+      if (t.node != parent && !act.batch_opens.empty()) {
+        uint64_t bits = 0;
+        EvalScope scope{{i, t.node}, {}, {}};
+        for (uint32_t b : act.batch_opens)
+          if (eval_.test(batch_within_[b], scope)) bits |= uint64_t{1} << b;
+        spans_.add_batch_bits(t.node, bits);
+      }
+    }
+    EventCtx ctx{i, t.node};
+    EvalScope scope{ctx, {}, {}};
+    // Batch items first: when a declared loop boundary and a split rule cut at the same
+    // event, the cut is the batch rule's (add_cut keeps the first).
+    for (uint32_t b : act.batch_items) {
+      uint64_t bit = uint64_t{1} << b;
+      if (!(spans_.at(t.node).batch_mask & bit) || !eval_.test(batch_item_[b], scope)) continue;
+      // The loop instance: the outermost open span that matched the batch's `within`.
+      uint32_t loop = t.node;
+      while (spans_.at(spans_.at(loop).parent).batch_mask & bit) loop = spans_.at(loop).parent;
+      Neighbour neighbour = t.batch_loop[b] == loop ? rules_.batches[b].neighbour : Neighbour::None;
+      t.batch_loop[b] = loop;
+      add_cut(t, i, {RuleKind::Batch, b}, neighbour);
+    }
+    for (uint32_t s : act.splits) {
+      const auto& rule = rules_.splits[s];
+      if (!eval_.test(split_where_[s], scope)) continue;
+      if (!rule.cut_span.empty()) {
+        cut_at_span_opener(t, split_span_[s], {RuleKind::Split, s}, rule.neighbour);
+      } else if (rule.cut_after) {
+        if (t.pending_after.kind == RuleKind::None) {
+          t.pending_after = {RuleKind::Split, s};
+          t.pending_neighbour = rule.neighbour;
+        }
+      } else {
+        add_cut(t, i, {RuleKind::Split, s}, rule.neighbour);
+      }
+    }
+    for (uint32_t l : act.links) {
+      const rules::LinkRule& link = rules_.links[l];
+      const bool as_from = e.kind == link.from && eval_.test(link_from_where_[l], scope);
+      const bool as_to = e.kind == link.to && eval_.test(link_to_where_[l], scope);
+      if (as_from || as_to) pairers_[l]->on_event(ctx, t.pid, candidates_, as_from, as_to);
+    }
+    for (uint32_t f : act.flag_writes) {
+      if (!flag_event_matches(e, f)) continue;
+      FlagState& st = flags_[f];
+      uint64_t value = value_field_ >= 0 ? trace_.value(e, value_field_) : 0;
+      bool sets = rules_.flags[f].set.empty() ? value != 0 : eval_.test(flag_set_[f], scope);
+      st.active = sets;
+      st.write = i;
+      st.writer = e.tid;
+      st.value = value;
+      st.readers.clear();
+      if (sets) {
+        for (const FlagState::EarlyRead& r : st.early) {
+          if (r.value != value || r.tid == e.tid || trace_.events[r.event].ts + kFlagSkewNs < e.ts)
+            continue;
+          if (std::find(st.readers.begin(), st.readers.end(), r.tid) != st.readers.end()) continue;
+          st.readers.push_back(r.tid);
+          flag_pairs_.push_back({i, r.event, f});
+        }
+      }
+      st.early.clear();
+    }
+    for (uint32_t f : act.flag_reads) {
+      FlagState& st = flags_[f];
+      if (!flag_event_matches(e, f)) continue;
+      uint64_t value = value_field_ >= 0 ? trace_.value(e, value_field_) : 0;
+      if (value != st.value) {
+        // Not the value the last write stored: perhaps a write not recorded yet.
+        if (st.early.size() == kMaxEarlyReads) st.early.erase(st.early.begin());
+        st.early.push_back({i, e.tid, value});
+        continue;
+      }
+      if (!st.active || e.tid == st.writer) continue;
+      if (std::find(st.readers.begin(), st.readers.end(), e.tid) != st.readers.end()) continue;
+      st.readers.push_back(e.tid);
+      flag_pairs_.push_back({st.write, i, f});
+    }
+    SpanId closes = spans_.closes(e.kind);
+    if (closes != kNoSpan) t.node = spans_.pop(t.node, closes);
+    t.last_event = i;
+  }
+
+  void track_spans_only(ThreadState& t, const Event& e, uint32_t i) {
+    SpanId opens = spans_.opens(e.kind);
+    if (opens != kNoSpan) t.node = spans_.push(t.node, i, opens);
+    SpanId closes = spans_.closes(e.kind);
+    if (closes != kNoSpan) t.node = spans_.pop(t.node, closes);
+    t.last_event = i;
+  }
+
+  void scan_events() {
+    const uint64_t n = trace_.events.size();
+    if (n >= kNoEvent) throw std::length_error("trace has too many events for the graph");
+    report("events", 0, n);
+    for (uint32_t i = 0; i < n; ++i) {
+      on_event(i);
+      if ((i + 1) % kProgressStep == 0) report("events", i + 1, n);
+    }
+    report("events", n, n);
+  }
+
+  void finish_links() {
+    report("links", 0, pairers_.size());
+    for (auto& p : pairers_) p->finish(candidates_);
+    pairers_.clear();
+    // Keep the candidates whose link `where` holds.
+    size_t kept = 0;
+    for (const Candidate& c : candidates_) {
+      const auto& where = link_where_[c.link];
+      if (!where.empty() && !eval_.test(where, {{}, c.from, c.to})) continue;
+      candidates_[kept++] = c;
+    }
+    candidates_.resize(kept);
+    candidates_.shrink_to_fit();
+    result_.stats.candidates = kept;
+    report("links", 1, 1);
+  }
+
+  // `split … peers LINK`: cut between consecutive ends of LINK's candidates on a thread
+  // whose peer processes are disjoint (seed 000 §4.2).
+  void peer_cuts() {
+    for (uint32_t s = 0; s < rules_.splits.size(); ++s) {
+      const auto& rule = rules_.splits[s];
+      if (rule.mode != rules::SplitRule::Mode::Peers || !rule.origin.active()) continue;
+      report("peers", s, rules_.splits.size());
+      struct End {
+        uint32_t thread;
+        EventCtx ctx;
+        Pid peer;
+      };
+      std::vector<End> ends;
+      for (const Candidate& c : candidates_) {
+        if (c.link != rule.link) continue;
+        uint32_t tf = threads_index_.get(trace_.events[c.from.event].tid);
+        uint32_t tt = threads_index_.get(trace_.events[c.to.event].tid);
+        ends.push_back({tf, c.from, threads_[tt].pid});
+        ends.push_back({tt, c.to, threads_[tf].pid});
+      }
+      std::sort(ends.begin(), ends.end(), [](const End& a, const End& b) {
+        return a.thread != b.thread         ? a.thread < b.thread
+               : a.ctx.event != b.ctx.event ? a.ctx.event < b.ctx.event
+                                            : a.peer < b.peer;
+      });
+      // Each group of equal (thread, event) is one event's peer set, sorted.
+      size_t prev_begin = 0, prev_end = 0;
+      for (size_t begin = 0; begin < ends.size();) {
+        size_t end = begin;
+        while (end < ends.size() && ends[end].thread == ends[begin].thread &&
+               ends[end].ctx.event == ends[begin].ctx.event)
+          ++end;
+        bool same_thread = prev_end > 0 && ends[prev_begin].thread == ends[begin].thread;
+        if (same_thread && disjoint(ends, prev_begin, prev_end, begin, end) &&
+            eval_.test(split_where_[s], {ends[begin].ctx, {}, {}}))
+          peer_cuts_.push_back(
+              {ends[begin].thread, {ends[begin].ctx.event, {RuleKind::Split, s}, rule.neighbour}});
+        prev_begin = begin;
+        prev_end = end;
+        begin = end;
+      }
+    }
+    if (peer_cuts_.empty()) return;
+    // Merge into the threads' cuts; a cut already made at the same event stays.
+    // A thread's own cuts are in event order, and so are the peer cuts of one rule: then
+    // merging the two runs gives what a stable sort would, in one linear pass.
+    std::vector<uint32_t> own_cuts(threads_.size());
+    for (uint32_t t = 0; t < threads_.size(); ++t)
+      own_cuts[t] = static_cast<uint32_t>(threads_[t].cuts.size());
+    for (const auto& [thread, cut] : peer_cuts_) threads_[thread].cuts.push_back(cut);
+    auto by_event = [](const Cut& a, const Cut& b) { return a.event < b.event; };
+    for (uint32_t ti = 0; ti < threads_.size(); ++ti) {
+      ThreadState& t = threads_[ti];
+      auto mid = t.cuts.begin() + own_cuts[ti];
+      if (std::is_sorted(t.cuts.begin(), mid, by_event) &&
+          std::is_sorted(mid, t.cuts.end(), by_event))
+        std::inplace_merge(t.cuts.begin(), mid, t.cuts.end(), by_event);
+      else
+        std::stable_sort(t.cuts.begin(), t.cuts.end(), by_event);
+      auto last = std::unique(t.cuts.begin(), t.cuts.end(),
+                              [](const Cut& a, const Cut& b) { return a.event == b.event; });
+      t.cuts.erase(last, t.cuts.end());
+      std::erase_if(t.cuts, [&](const Cut& c) { return c.event == t.first_event; });
+    }
+    peer_cuts_.clear();
+    peer_cuts_.shrink_to_fit();
+  }
+
+  template <class Ends>
+  static bool disjoint(const Ends& ends, size_t a0, size_t a1, size_t b0, size_t b1) {
+    while (a0 < a1 && b0 < b1) {
+      if (ends[a0].peer == ends[b0].peer) return false;
+      if (ends[a0].peer < ends[b0].peer)
+        ++a0;
+      else
+        ++b0;
+    }
+    return true;
+  }
+
+  void make_segments() {
+    report("segments", 0, trace_.events.size());
+    Graph& g = result_.graph;
+    // Threads by tid, each with a contiguous run of segments.
+    std::vector<uint32_t> order(threads_.size());
+    for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(),
+              [&](uint32_t a, uint32_t b) { return threads_[a].tid < threads_[b].tid; });
+    uint32_t total = 0;
+    for (uint32_t t : order) {
+      ThreadState& st = threads_[t];
+      st.segment_base = total;
+      uint32_t count = static_cast<uint32_t>(st.cuts.size()) + 1;
+      g.threads.push_back({st.tid, total, total + count});
+      total += count;
+      result_.stats.cuts += st.cuts.size();
+      for (const Cut& c : st.cuts) {
+        if (c.rule.kind == RuleKind::Split) ++result_.counts.splits[c.rule.index];
+        if (c.rule.kind == RuleKind::Batch) ++result_.counts.batches[c.rule.index];
+      }
+    }
+    g.segments.resize(total);
+    for (const ThreadState& st : threads_) {
+      Segment& s = g.segments[st.segment_base];
+      s.tid = st.tid;
+      s.pid = st.pid;
+      s.first = st.first_event;
+      for (size_t k = 0; k < st.cuts.size(); ++k) {
+        Segment& next = g.segments[st.segment_base + k + 1];
+        next.tid = st.tid;
+        next.pid = st.pid;
+        next.first = st.cuts[k].event;
+        next.cut_rule = st.cuts[k].rule;
+      }
+    }
+    // One pass: each event's segment (4 bytes an event, freed once edges are made, saves
+    // a binary search per edge end) and each segment's last event.
+    std::vector<uint32_t> cursor(threads_.size(), 0);
+    const uint64_t n = trace_.events.size();
+    event_segment_.resize(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      uint32_t t = threads_index_.get(trace_.events[i].tid);
+      const ThreadState& st = threads_[t];
+      uint32_t& k = cursor[t];
+      if (k < st.cuts.size() && st.cuts[k].event == i) ++k;
+      uint32_t seg = st.segment_base + k;
+      event_segment_[i] = seg;
+      g.segments[seg].last = i;
+      if ((i + 1) % kProgressStep == 0) report("segments", i + 1, n);
+    }
+    for (const ThreadState& st : threads_) {
+      uint32_t end = st.segment_base + static_cast<uint32_t>(st.cuts.size()) + 1;
+      for (uint32_t s = st.segment_base; s < end; ++s) {
+        Segment& seg = g.segments[s];
+        seg.start_ns = trace_.events[seg.first].ts;
+        seg.end_ns =
+            s + 1 < end ? trace_.events[g.segments[s + 1].first].ts : trace_.events[seg.last].ts;
+      }
+    }
+    report("segments", n, n);
+  }
+
+  uint32_t segment_of(uint32_t event) const { return event_segment_[event]; }
+
+  // Candidates name events all over the trace (a stream's pairs come in key order): asking
+  // for a later candidate's events and segments ahead overlaps those cache misses.
+  static constexpr size_t kPrefetchAhead = 16;
+  void prefetch_events(size_t ci) const {
+    if (ci >= candidates_.size()) return;
+    const Candidate& c = candidates_[ci];
+    __builtin_prefetch(&trace_.events[c.from.event]);
+    __builtin_prefetch(&trace_.events[c.to.event]);
+  }
+  void prefetch_segments(size_t ci) const {
+    if (ci >= candidates_.size()) return;
+    const Candidate& c = candidates_[ci];
+    __builtin_prefetch(&event_segment_[c.from.event]);
+    __builtin_prefetch(&event_segment_[c.to.event]);
+  }
+
+  void classify_candidates() {
+    const uint64_t n = candidates_.size();
+    report("edges", 0, n);
+    auto& edges = result_.graph.edges;
+    // Room for every edge the build adds (neighbour and flag edges follow): growing the
+    // vector past its reservation would copy it while holding it twice.
+    uint64_t neighbour_cuts = 0;
+    for (const ThreadState& st : threads_)
+      for (const Cut& c : st.cuts) neighbour_cuts += c.neighbour != Neighbour::None;
+    edges.reserve(n + neighbour_cuts + flag_pairs_.size());
+    // Kind labels as values for `edge.kind`, resolved against the trace's strings once.
+    const auto& kinds = result_.graph.kinds;
+    std::vector<Value> kind_values(kinds.size());
+    for (size_t k = 0; k < kinds.size(); ++k) {
+      StrId id = trace_.strings.find(kinds[k]);
+      kind_values[k] = {rules::ValueType::Str, id, kinds[k].c_str()};
+    }
+    for (uint64_t ci = 0; ci < n; ++ci) {
+      prefetch_events(ci + kPrefetchAhead);
+      prefetch_segments(ci + kPrefetchAhead);
+      const Candidate& c = candidates_[ci];
+      EvalScope scope{{}, c.from, c.to};
+      uint32_t decided = kNoRule;
+      for (uint32_t r : link_decide_[c.link])
+        if (eval_.test(edge_where_[r], scope)) {
+          decided = r;
+          break;
+        }
+      if ((ci + 1) % kProgressStep == 0) report("edges", ci + 1, n);
+      if (decided == kNoRule) {
+        ++result_.stats.unclassified;
+        continue;
+      }
+      const auto& rule = rules_.edges[decided];
+      Edge e;
+      e.from = segment_of(c.from.event);
+      e.to = segment_of(c.to.event);
+      e.from_event = c.from.event;
+      e.to_event = c.to.event;
+      e.kind = edge_kind_[decided] != 0xffff ? edge_kind_[decided] : link_kind_[c.link];
+      e.rule = {RuleKind::Edge, decided};
+      e.link = c.link;
+      e.strength = rule.strength == rules::Strength::Strong ? Strength::Strong : Strength::Weak;
+      if (e.strength == Strength::Weak) {
+        scope.edge_kind = &kind_values[e.kind];
+        uint32_t pruned = first_match(link_prune_[c.link], scope);
+        if (pruned != kNoRule) {
+          ++result_.counts.pruned[pruned];
+          ++result_.stats.pruned;
+          continue;
+        }
+        uint32_t boosted = first_match(link_boost_[c.link], scope);
+        if (boosted != kNoRule) {
+          e.strength = Strength::Boosted;
+          e.boost_rule = boosted;
+          if (!edge_cost_[boosted].empty()) e.cost = search_cost(boosted, scope);
+          ++result_.counts.boosted[boosted];
+          ++result_.stats.boosted;
+        }
+      }
+      if (e.cost == Edge::kDefaultCost && !edge_cost_[decided].empty())
+        e.cost = search_cost(decided, scope);
+      ++result_.counts.edges[decided];
+      edges.push_back(e);
+    }
+    candidates_.clear();
+    candidates_.shrink_to_fit();
+    report("edges", n, n);
+  }
+
+  // An edge rule's `cost` clause for this candidate; negative costs are a rule error, since
+  // the searches add costs along a path and prefer the cheapest.
+  uint8_t search_cost(uint32_t rule, const EvalScope& scope) {
+    Value v = eval_.eval(edge_cost_[rule], scope);
+    if (v.type != rules::ValueType::Int || v.i < 0 || v.i >= Edge::kDefaultCost)
+      rule_error(rules_.edges[rule].origin,
+                 fmt::format("edge {}: cost must be an integer from 0 to 254, got {}",
+                             rules_.edges[rule].origin.id,
+                             v.type == rules::ValueType::Int ? std::to_string(v.i) : "no integer"));
+    return static_cast<uint8_t>(v.i);
+  }
+
+  uint32_t first_match(const std::vector<uint32_t>& rules, const EvalScope& scope) {
+    for (uint32_t r : rules)
+      if (eval_.test(edge_where_[r], scope)) return r;
+    return kNoRule;
+  }
+
+  void neighbour_edges() {
+    Graph& g = result_.graph;
+    for (const ThreadState& st : threads_) {
+      for (size_t k = 0; k < st.cuts.size(); ++k) {
+        const Cut& c = st.cuts[k];
+        if (c.neighbour == Neighbour::None) continue;
+        Edge e;
+        e.from = st.segment_base + static_cast<uint32_t>(k);
+        e.to = e.from + 1;
+        e.from_event = g.segments[e.from].last;
+        e.to_event = c.event;
+        e.kind = split_kind_;
+        e.strength = c.neighbour == Neighbour::Strong ? Strength::Strong : Strength::Weak;
+        e.rule = c.rule;
+        g.edges.push_back(e);
+      }
+    }
+  }
+
+  void flag_edges() {
+    Graph& g = result_.graph;
+    for (const FlagPair& p : flag_pairs_) {
+      const auto& rule = rules_.flags[p.rule];
+      Edge e;
+      e.from = segment_of(p.write);
+      e.to = segment_of(p.read);
+      e.from_event = p.write;
+      e.to_event = p.read;
+      e.kind = g.intern_kind(rule.kind.empty() ? std::string_view("flag") : rule.kind);
+      e.strength = rule.strength == rules::Strength::Weak ? Strength::Weak : Strength::Strong;
+      e.rule = {RuleKind::Flag, p.rule};
+      g.edges.push_back(e);
+      ++result_.counts.flags[p.rule];
+      ++result_.stats.flag_edges;
+    }
+    for (uint64_t n : result_.counts.flags)
+      if (n > 0) ++result_.stats.data_flags_used;
+    event_segment_.clear();
+    event_segment_.shrink_to_fit();
+  }
+
+  const Trace& trace_;
+  const RuleSet& rules_;
+  const BuildOptions& options_;
+  SpanTree spans_;
+  LuaHost lua_;
+  Evaluator eval_;
+  Census census_;
+  ThreadIndex threads_index_;
+  BuildResult result_;
+
+  std::vector<KindActions> by_kind_;
+  std::vector<SpanId> split_span_;  // per split rule: its `cut SPAN`, else kNoSpan
+  std::vector<PreparedExpr> link_from_where_, link_to_where_;  // per link
+  std::vector<PreparedExpr> split_where_, batch_within_, batch_item_, link_where_, edge_where_,
+      edge_cost_, flag_set_;
+  std::vector<std::unique_ptr<LinkPairer>> pairers_;
+  std::vector<std::vector<uint32_t>> link_decide_, link_prune_, link_boost_;
+  std::vector<uint16_t> link_kind_, edge_kind_;
+  uint16_t split_kind_ = 0;
+  std::vector<FlagState> flags_;
+  int flag_field_ = -1, addr_field_ = -1, value_field_ = -1;
+
+  std::vector<ThreadState> threads_;
+  std::vector<uint32_t> event_segment_;
+  std::vector<Candidate> candidates_;
+  std::vector<std::pair<uint32_t, Cut>> peer_cuts_;
+  std::vector<FlagPair> flag_pairs_;
+};
+
+}  // namespace
+
+BuildResult build_graph(const Trace& trace, const rules::RuleSet& rules,
+                        const BuildOptions& options) {
+  return Builder(trace, rules, options).run();
+}
+
+namespace {
+
+uint16_t split_kind(const Graph& g) {
+  for (uint32_t k = 0; k < g.kinds.size(); ++k)
+    if (g.kinds[k] == kSplitKind) return static_cast<uint16_t>(k);
+  return 0xffffu;
+}
+
+// Both over-connection counts (BuildStats) in one sequential walk of the CSR: per vertex,
+// the distinct other processes met through counted edges are stamped per segment and per
+// request (a run of segments joined by neighbour edges), instead of listing and sorting
+// (group, process) pairs. Random reads go to small arrays: a 2-byte process number per
+// vertex and one flag byte per CSR slot.
+std::pair<uint64_t, uint64_t> count_both_over_connections(const Graph& g) {
+  CsrGraph rebuilt;
+  const CsrGraph* csr = &g.csr;
+  if (num_vertices(g.csr) != g.segments.size() || num_edges(g.csr) != g.edges.size()) {
+    Graph copy;  // a graph whose csr was not built (or is stale): build one for counting
+    copy.segments = g.segments;
+    copy.edges = g.edges;
+    copy.build_csr();
+    rebuilt = std::move(copy.csr);
+    csr = &rebuilt;
+  }
+  const auto& forward = csr->m_forward;
+  const auto& backward = csr->m_backward;
+  const auto n = static_cast<uint32_t>(g.segments.size());
+  const uint16_t split = split_kind(g);
+
+  // Dense process numbers: consecutive segments almost always share a process.
+  std::vector<Pid> pids;
+  for (const Segment& s : g.segments)
+    if (pids.empty() || pids.back() != s.pid) pids.push_back(s.pid);
+  std::sort(pids.begin(), pids.end());
+  pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
+  std::vector<uint32_t> process32;
+  std::vector<uint16_t> process16;
+  const bool narrow = pids.size() <= 0xffff;
+  (narrow ? process16.resize(n) : process32.resize(n));
+  uint32_t p = 0;
+  for (uint32_t v = 0; v < n; ++v) {
+    Pid pid = g.segments[v].pid;
+    if (v == 0 || g.segments[v - 1].pid != pid)
+      p = static_cast<uint32_t>(std::lower_bound(pids.begin(), pids.end(), pid) - pids.begin());
+    if (narrow)
+      process16[v] = static_cast<uint16_t>(p);
+    else
+      process32[v] = p;
+  }
+  auto process = [&](uint32_t v) -> uint32_t { return narrow ? process16[v] : process32[v]; };
+
+  // Per forward CSR slot: bit 0 counts for segments, bit 1 for requests.
+  constexpr uint8_t kSegment = 1, kRequest = 2;
+  std::vector<uint8_t> starts_request(n, 1), slot_flags(g.edges.size());
+  for (const Edge& e : g.edges)
+    if (e.kind == split && e.to == e.from + 1) starts_request[e.to] = 0;
+  for (size_t k = 0; k < slot_flags.size(); ++k) {
+    const Edge& e = g.edges[forward.m_edge_properties[k]];
+    if (e.kind == split) continue;
+    slot_flags[k] = kSegment | (e.strength == Strength::Strong ? kRequest : 0);
+  }
+
+  constexpr uint32_t kNever = 0xffffffffu;
+  std::vector<uint32_t> seen_by_segment(pids.size(), kNever), seen_by_request(pids.size(), kNever);
+  uint64_t segment_total = 0, request_total = 0;
+  uint32_t request = 0, segment_distinct = 0, request_distinct = 0;
+  auto meet = [&](uint32_t v, uint32_t peer, uint8_t flags) {
+    if ((flags & kSegment) && seen_by_segment[peer] != v) {
+      seen_by_segment[peer] = v;
+      ++segment_distinct;
+    }
+    if ((flags & kRequest) && seen_by_request[peer] != request) {
+      seen_by_request[peer] = request;
+      ++request_distinct;
+    }
+  };
+  for (uint32_t v = 0; v < n; ++v) {
+    if (starts_request[v]) {
+      if (request_distinct > 1) request_total += request_distinct - 1;
+      request = v;
+      request_distinct = 0;
+    }
+    segment_distinct = 0;
+    const uint32_t own = process(v);
+    for (uint32_t k = forward.m_rowstart[v]; k < forward.m_rowstart[v + 1]; ++k)
+      if (uint8_t flags = slot_flags[k]) {
+        uint32_t peer = process(forward.m_column[k]);
+        if (peer != own) meet(v, peer, flags);
+      }
+    for (uint32_t k = backward.m_rowstart[v]; k < backward.m_rowstart[v + 1]; ++k)
+      if (uint8_t flags = slot_flags[backward.m_edge_properties[k]]) {
+        uint32_t peer = process(backward.m_column[k]);
+        if (peer != own) meet(v, peer, flags);
+      }
+    if (segment_distinct > 1) segment_total += segment_distinct - 1;
+  }
+  if (request_distinct > 1) request_total += request_distinct - 1;
+  return {request_total, segment_total};
+}
+
+}  // namespace
+
+uint64_t count_segment_over_connections(const Graph& g) {
+  return count_both_over_connections(g).second;
+}
+
+uint64_t count_over_connections(const Graph& g) {
+  return count_both_over_connections(g).first;
+}
+
+}  // namespace cw::engine

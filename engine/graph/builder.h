@@ -1,0 +1,70 @@
+// Builds the event graph of a trace under a rule set (docs/rules.md): spans, link
+// candidates, cuts (split, peers, batch), segments, edge classification (strong / weak /
+// prune / boost), neighbour edges across cuts, data-flag edges, statistics.
+//
+// Every decision is a rule's: the builder knows mechanisms only.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string_view>
+#include <vector>
+
+#include "engine/graph/graph.h"
+#include "rules/lua_sandbox.h"
+#include "rules/ruleset.h"
+#include "trace/trace.h"
+
+namespace cw::engine {
+
+// Graph statistics; names as in `graph --json` "stats" (docs/json.md).
+struct BuildStats {
+  uint64_t candidates = 0;        // link candidates that passed `where` and `within`
+  uint64_t unclassified = 0;      // candidates no strong/weak rule classified
+  uint64_t pruned = 0;            // weak edges dropped by a prune rule
+  uint64_t boosted = 0;           // weak edges boosted
+  uint64_t cuts = 0;              // segment boundaries made by split and batch rules
+  // Σ over requests (a thread's segments joined by neighbour edges) of max(0, distinct
+  // other processes joined to the request by strong edges − 1): one unit of work strongly
+  // tied to several peers (seed 000 §3.1). Only cuts without neighbour edges lower it.
+  uint64_t over_connections = 0;
+  // Σ over segments of max(0, distinct other processes joined by non-split edges − 1).
+  uint64_t segment_over_connections = 0;
+  uint64_t flag_edges = 0;
+  uint64_t data_flags_used = 0;  // flag rules with at least one edge
+};
+
+// How often each rule acted, indexed like the RuleSet's lists.
+struct RuleCounts {
+  std::vector<uint64_t> splits;   // cuts per split rule
+  std::vector<uint64_t> batches;  // cuts per batch rule
+  std::vector<uint64_t> edges;    // edges (in the graph) classified per strong/weak rule
+  std::vector<uint64_t> pruned;   // per prune rule (the first that matched)
+  std::vector<uint64_t> boosted;  // per boost rule (the first that matched)
+  std::vector<uint64_t> flags;    // edges per flag rule
+};
+
+struct BuildResult {
+  Graph graph;
+  BuildStats stats;
+  RuleCounts counts;
+};
+
+// Called between and during phases: ("events", done, total) …
+using Progress = std::function<void(std::string_view phase, uint64_t done, uint64_t total)>;
+
+struct BuildOptions {
+  Progress progress;
+  rules::LuaLimits lua_limits;
+};
+
+// Throws rules::LuaError when a hook fails (its message names pack, rule and line), and
+// DiagnosticError (at the rule) for a rule the engine cannot apply or an expression error.
+BuildResult build_graph(const Trace& trace, const rules::RuleSet& rules,
+                        const BuildOptions& options = {});
+
+// Over-connections of a built graph (see BuildStats).
+uint64_t count_over_connections(const Graph& graph);
+uint64_t count_segment_over_connections(const Graph& graph);
+
+}  // namespace cw::engine

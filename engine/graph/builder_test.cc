@@ -1,0 +1,395 @@
+#include "engine/graph/builder.h"
+
+#include <doctest/doctest.h>
+
+#include "engine/graph/test_support.h"
+
+namespace cw::engine {
+namespace {
+
+using testing::build;
+using testing::cuts;
+using testing::edges;
+using testing::segments;
+using Strings = std::vector<std::string>;
+
+const char* const kWakeupLink =
+    "link wakeup { from wakeup to switch_in join from.target == to.tid pick next }\n";
+const char* const kStreamLink =
+    "link stream { from send to recv join from.object == to.object pick overlap range offset, "
+    "len }\n";
+
+const char* const kThreeThreads =
+    "process 100 comm=app\n"
+    "thread 101 pid=100 comm=a\n"
+    "thread 102 pid=100 comm=b\n"
+    "thread 103 pid=100 comm=c\n";
+
+const char* const kClientServer =
+    "process 10 comm=client1\n"
+    "process 20 comm=server\n"
+    "process 30 comm=client2\n"
+    "thread 11 pid=10 comm=client1\n"
+    "thread 21 pid=20 comm=server\n"
+    "thread 31 pid=30 comm=client2\n";
+
+TEST_CASE("pick next: every pending cause pairs with the first later effect of its key") {
+  auto b = build(std::string(kWakeupLink) + "edge w { link wakeup strength weak }\n",
+                 std::string(kThreeThreads) +
+                     "1000 101 wakeup target=103\n"
+                     "2000 102 wakeup target=103\n"
+                     "3000 103 switch_in\n"
+                     "4000 103 switch_in\n"
+                     "5000 101 wakeup target=102\n");
+  CHECK(edges(b, 101, 103) == Strings{"wakeup weak t/w 1000->3000"});
+  CHECK(edges(b, 102, 103) == Strings{"wakeup weak t/w 2000->3000"});
+  CHECK(edges(b, 101, 102).empty());  // no later switch_in of 102
+  CHECK(b.result.stats.candidates == 2);
+}
+
+TEST_CASE("pick latest: each effect pairs with the latest earlier cause of its key") {
+  auto b = build(
+      "link timer { from timer_arm to timer_fire join from.timer == to.timer pick latest }\n"
+      "edge t { link timer strength strong }\n",
+      std::string(kThreeThreads) +
+          "1000 101 timer_arm timer=7\n"
+          "2000 101 timer_arm timer=7\n"
+          "3000 102 timer_fire timer=7\n"
+          "4000 102 timer_fire timer=7\n"
+          "5000 102 timer_fire timer=8\n");
+  CHECK(edges(b, 101, 102) ==
+        Strings{"timer strong t/t 2000->3000", "timer strong t/t 2000->4000"});
+}
+
+TEST_CASE("pick overlap: a write read in two pieces and two writes read in one") {
+  auto b = build(std::string(kStreamLink) + "edge s { link stream strength strong }\n",
+                 std::string(kClientServer) +
+                     "1000 11 send object=5 offset=0 len=8\n"
+                     "2000 21 recv object=5 offset=0 len=4\n"
+                     "3000 21 recv object=5 offset=4 len=4\n"
+                     "4000 11 send object=5 offset=8 len=4\n"
+                     "5000 11 send object=5 offset=12 len=4\n"
+                     "6000 21 recv object=5 offset=8 len=8\n"
+                     "7000 21 recv object=6 offset=0 len=8\n");
+  CHECK(edges(b, 11, 21) == Strings{"stream strong t/s 1000->2000", "stream strong t/s 1000->3000",
+                                    "stream strong t/s 4000->6000",
+                                    "stream strong t/s 5000->6000"});
+  CHECK(b.result.stats.candidates == 4);
+}
+
+TEST_CASE("a link's where and within drop candidates") {
+  auto b = build(
+      "link wakeup { from wakeup to switch_in join from.target == to.tid pick next\n"
+      "  where to.cpu == 1 within 1500ns }\n"
+      "edge w { link wakeup strength weak }\n",
+      std::string(kThreeThreads) +
+          "1000 101 wakeup target=103\n"
+          "2000 103 switch_in cpu=1\n"
+          "3000 101 wakeup target=103\n"
+          "6000 103 switch_in cpu=1\n"
+          "7000 101 wakeup target=103\n"
+          "8000 103 switch_in cpu=0\n");
+  CHECK(edges(b, 101, 103) == Strings{"wakeup weak t/w 1000->2000"});
+  CHECK(b.result.stats.candidates == 1);
+}
+
+TEST_CASE("split before and after: the cut remembers its rule and its neighbour edge") {
+  auto b = build(
+      "split wait { at syscall_enter where name == \"read\" cut before neighbour none }\n"
+      "split done { at syscall_exit where name == \"write\" cut after neighbour weak }\n",
+      std::string(kThreeThreads) +
+          "1000 101 switch_in\n"
+          "2000 101 syscall_enter name=read\n"
+          "3000 101 syscall_exit name=read\n"
+          "4000 101 syscall_enter name=write\n"
+          "5000 101 syscall_exit name=write\n"
+          "6000 101 switch_out\n"
+          "7000 101 syscall_enter name=read\n"
+          "1000 102 syscall_enter name=read\n"
+          "2000 102 syscall_exit name=write\n");
+  CHECK(cuts(b, 101) == Strings{"2000 t/wait", "5000 t/done", "7000 t/wait"});
+  const Graph& g = b.graph();
+  const auto* t = g.thread_segments(101);
+  REQUIRE(t);
+  const Segment& second = g.segments[t->begin + 1];
+  CHECK(second.start_ns == 2000);
+  CHECK(second.end_ns == 6000);
+  CHECK(b.trace.events[second.last].ts == 5000);
+  CHECK(g.segments[t->begin + 2].start_ns == 6000);
+  CHECK(edges(b, 101, 101) == Strings{"split weak t/done 5000->6000"});
+  // A thread's first event already starts a segment; nothing follows its last one.
+  CHECK(segments(b, 102) == 1);
+  CHECK(b.result.stats.cuts == 3);
+  CHECK(b.result.counts.splits == std::vector<uint64_t>{2, 1});
+}
+
+TEST_CASE("peers split: consecutive messages with disjoint peer processes are cut apart") {
+  std::string trace = std::string(kClientServer) +
+                      "1000 11 send object=1 offset=0 len=4\n"
+                      "2000 21 recv object=1 offset=0 len=4\n"
+                      "3000 11 send object=1 offset=4 len=4\n"
+                      "4000 21 recv object=1 offset=4 len=4\n"
+                      "5000 31 send object=2 offset=0 len=4\n"
+                      "6000 21 recv object=2 offset=0 len=4\n"
+                      "7000 21 send object=3 offset=0 len=4\n"
+                      "8000 31 recv object=3 offset=0 len=4\n";
+  std::string rules = std::string(kStreamLink) + "edge s { link stream strength strong }\n";
+  auto without = build(rules, trace);
+  CHECK(segments(without, 21) == 1);
+  CHECK(without.result.stats.over_connections == 1);
+  CHECK(without.result.stats.segment_over_connections == 1);
+
+  auto b = build(rules + "split p { peers stream neighbour weak }\n", trace);
+  CHECK(cuts(b, 21) == Strings{"6000 t/p"});
+  CHECK(segments(b, 11) == 1);
+  CHECK(segments(b, 31) == 1);
+  CHECK(edges(b, 21, 21) == Strings{"split weak t/p 4000->6000"});
+  // Each segment now serves one peer, but the weak neighbour edge may be wrong: the two
+  // halves are still one request tied to both clients.
+  CHECK(b.result.stats.segment_over_connections == 0);
+  CHECK(b.result.stats.over_connections == 1);
+
+  auto separate = build(rules + "split p { peers stream neighbour none }\n", trace);
+  CHECK(separate.result.stats.over_connections == 0);
+}
+
+TEST_CASE("batch: each item inside the loop starts a segment; consecutive items are neighbours") {
+  auto b =
+      build("batch serve { within call where fn == \"serve_loop\" item recv neighbour weak }\n",
+            std::string(kClientServer) +
+                "1000 21 call_enter fn=serve_loop\n"
+                "2000 21 recv object=1 offset=0 len=8\n"
+                "3000 21 recv object=2 offset=0 len=8\n"
+                "4000 21 call_exit fn=serve_loop\n"
+                "5000 21 recv object=1 offset=8 len=8\n"
+                "6000 21 call_enter fn=serve_loop\n"
+                "6500 21 call_enter fn=handle\n"
+                "7000 21 recv object=2 offset=8 len=8\n"
+                "7500 21 call_exit fn=handle\n"
+                "8000 21 call_exit fn=serve_loop\n"
+                "9000 21 call_enter fn=other_loop\n"
+                "9500 21 recv object=2 offset=16 len=8\n");
+  // Not outside the loop (5000), not in another loop (9500); inside nested calls (7000).
+  CHECK(cuts(b, 21) == Strings{"2000 t/serve", "3000 t/serve", "7000 t/serve"});
+  // The first item of a loop has no item before it.
+  CHECK(edges(b, 21, 21) == Strings{"split weak t/serve 2000->3000"});
+  CHECK(b.result.counts.batches == std::vector<uint64_t>{3});
+}
+
+TEST_CASE("over-connections drop when a batch rule cuts a two-client server loop") {
+  std::string trace = std::string(kClientServer) +
+                      "1000 11 send object=1 offset=0 len=8\n"
+                      "1100 31 send object=2 offset=0 len=8\n"
+                      "2000 21 call_enter fn=serve_loop\n"
+                      "3000 21 recv object=1 offset=0 len=8\n"
+                      "4000 21 recv object=2 offset=0 len=8\n"
+                      "5000 21 call_exit fn=serve_loop\n";
+  std::string rules = std::string(kStreamLink) + "edge s { link stream strength strong }\n";
+  CHECK(build(rules, trace).result.stats.over_connections == 1);
+  auto b =
+      build(rules + "batch serve { within call where fn == \"serve_loop\" item recv }\n", trace);
+  CHECK(b.result.stats.over_connections == 0);
+  CHECK(edges(b, 21, 21).empty());  // neighbour none by default
+}
+
+TEST_CASE("edge rules: higher priority first, then file order; the first match decides") {
+  auto b = build(std::string(kWakeupLink) +
+                     "edge fallback { link wakeup strength weak }\n"
+                     "edge first { link wakeup where from.tid == 102 strength weak kind first "
+                     "priority 1 }\n"
+                     "edge second { link wakeup where from.tid == 102 strength strong kind second "
+                     "priority 1 }\n"
+                     "edge low { link wakeup where from.tid == 101 strength weak kind low "
+                     "priority 3 }\n"
+                     "edge high { link wakeup where from.tid == 101 strength strong kind high "
+                     "priority 5 }\n",
+                 std::string(kThreeThreads) +
+                     "1000 101 wakeup target=103\n"
+                     "2000 103 switch_in\n"
+                     "3000 102 wakeup target=103\n"
+                     "4000 103 switch_in\n"
+                     "5000 103 wakeup target=101\n"
+                     "6000 101 switch_in\n");
+  CHECK(edges(b, 101, 103) == Strings{"high strong t/high 1000->2000"});
+  CHECK(edges(b, 102, 103) == Strings{"first weak t/first 3000->4000"});
+  // Without `kind` the edge is named after its link.
+  CHECK(edges(b, 103, 101) == Strings{"wakeup weak t/fallback 5000->6000"});
+  // RuleSet::edges is in evaluation order: high, low, first, second, fallback.
+  CHECK(b.result.counts.edges == std::vector<uint64_t>{1, 0, 1, 0, 1});
+}
+
+TEST_CASE("weak edges are pruned or boosted; strong edges are final") {
+  auto b = build(std::string(kWakeupLink) +
+                     "edge w { link wakeup strength weak }\n"
+                     "edge s { link wakeup where from.tid == 104 strength strong priority 1 }\n"
+                     "edge irq { link wakeup where from.irq strength prune }\n"
+                     "edge shared { link wakeup where shared_symbols(from.stack, to.stack) > 0 "
+                     "strength boost }\n",
+                 "process 100 comm=app\n"
+                 "thread 101 pid=100 comm=a\n"
+                 "thread 102 pid=100 comm=b\n"
+                 "thread 103 pid=100 comm=c\n"
+                 "thread 104 pid=100 comm=d\n"
+                 "1000 101 irq_enter irq=3\n"
+                 "1100 101 wakeup target=110\n"
+                 "1200 101 irq_exit irq=3\n"
+                 "1300 110 switch_in\n"
+                 "2000 111 syscall_enter name=futex stack=main;other\n"
+                 "2100 102 wakeup target=111 stack=main;work\n"
+                 "2200 111 switch_in\n"
+                 "3000 103 wakeup target=112 stack=x\n"
+                 "3100 112 switch_in stack=y\n"
+                 "4000 104 irq_enter irq=3\n"
+                 "4100 104 wakeup target=113\n"
+                 "4200 113 switch_in\n");
+  CHECK(edges(b, 101, 110).empty());
+  CHECK(edges(b, 102, 111) == Strings{"wakeup boosted t/w 2100->2200 +t/shared"});
+  CHECK(edges(b, 103, 112) == Strings{"wakeup weak t/w 3000->3100"});
+  CHECK(edges(b, 104, 113) == Strings{"wakeup strong t/s 4100->4200"});
+  CHECK(b.result.stats.pruned == 1);
+  CHECK(b.result.stats.boosted == 1);
+  CHECK(b.result.counts.pruned == std::vector<uint64_t>{0, 0, 1, 0});
+  CHECK(b.result.counts.boosted == std::vector<uint64_t>{0, 0, 0, 1});
+}
+
+TEST_CASE("a candidate no strong or weak rule classifies makes no edge") {
+  auto b = build(std::string(kWakeupLink) +
+                     "edge only102 { link wakeup where from.tid == 102 strength strong }\n",
+                 std::string(kThreeThreads) +
+                     "1000 101 wakeup target=103\n"
+                     "2000 103 switch_in\n");
+  CHECK(b.graph().edges.empty());
+  CHECK(b.result.stats.candidates == 1);
+  CHECK(b.result.stats.unclassified == 1);
+}
+
+const char* const kFlagTrace =
+    "process 100 comm=app\n"
+    "thread 101 pid=100 comm=a\n"
+    "thread 102 pid=100 comm=b\n"
+    "thread 103 pid=100 comm=c\n"
+    "thread 104 pid=100 comm=d\n"
+    "1000 101 flag_write flag=ready value=1\n"
+    "2000 102 flag_read flag=ready value=0\n"
+    "3000 102 flag_read flag=ready value=1\n"
+    "4000 102 flag_read flag=ready value=1\n"
+    "5000 103 flag_read flag=ready value=1\n"
+    "6000 101 flag_read flag=ready value=1\n"
+    "7000 104 flag_read flag=other value=1\n"
+    "8000 101 flag_write addr=0x1000 value=1\n"
+    "8100 102 flag_read addr=0x1000 value=1\n"
+    "9000 101 flag_write addr=0x1000 value=2\n"
+    "9100 103 flag_read addr=0x1000 value=2\n";
+
+TEST_CASE("a declared flag joins a setting write to the first read on each thread that sees it") {
+  auto b = build(
+      "flag ready { symbol \"ready\" }\n"
+      "flag fixed { address 0x1000 set value == 2 strength weak }\n",
+      kFlagTrace);
+  CHECK(edges(b, 101, 102) == Strings{"flag strong t/ready 1000->3000"});
+  CHECK(edges(b, 101, 103) ==
+        Strings{"flag strong t/ready 1000->5000", "flag weak t/fixed 9000->9100"});
+  CHECK(edges(b, 101, 101).empty());
+  CHECK(edges(b, 101, 104).empty());
+  CHECK(b.result.stats.flag_edges == 3);
+  CHECK(b.result.stats.data_flags_used == 2);
+  CHECK(b.result.counts.flags == std::vector<uint64_t>{2, 1});
+}
+
+TEST_CASE("without a flag declaration, flag events make no edges") {
+  auto b = build("", kFlagTrace);
+  CHECK(b.graph().edges.empty());
+  CHECK(b.result.stats.flag_edges == 0);
+  CHECK(b.result.stats.data_flags_used == 0);
+}
+
+TEST_CASE("a Lua predicate classifies edges") {
+  auto b =
+      build(std::string(kWakeupLink) +
+                "lua [[\n"
+                "function even(n) return n % 2 == 0 end\n"
+                "]]\n"
+                "edge even { link wakeup where lua.even(from.tid) strength strong kind even }\n"
+                "edge other { link wakeup strength weak priority -1 }\n",
+            std::string(kThreeThreads) +
+                "1000 101 wakeup target=103\n"
+                "2000 102 wakeup target=103\n"
+                "3000 103 switch_in\n");
+  CHECK(edges(b, 101, 103) == Strings{"wakeup weak t/other 1000->3000"});
+  CHECK(edges(b, 102, 103) == Strings{"even strong t/even 2000->3000"});
+}
+
+TEST_CASE("an edge rule's cost, constant or from a Lua hook, is the edge's search cost") {
+  auto b = build(std::string(kWakeupLink) +
+                     "lua [[\n"
+                     "function by_waker(tid) return tid - 100 end\n"
+                     "]]\n"
+                     "edge hooked { link wakeup where from.tid == 102 strength weak cost "
+                     "lua.by_waker(from.tid) }\n"
+                     "edge fixed { link wakeup where from.tid == 101 strength strong cost 7 }\n"
+                     "edge plain { link wakeup strength weak priority -1 }\n",
+                 std::string(kThreeThreads) +
+                     "1000 101 wakeup target=103\n"
+                     "1500 103 switch_in\n"
+                     "2000 102 wakeup target=103\n"
+                     "2500 103 switch_in\n"
+                     "3000 103 wakeup target=101\n"
+                     "3500 101 switch_in\n");
+  std::vector<int> costs;
+  for (const Edge& e : b.graph().edges)
+    if (e.rule.kind == RuleKind::Edge) costs.push_back(e.cost);
+  CHECK(costs == std::vector<int>{7, 2, Edge::kDefaultCost});
+}
+
+TEST_CASE("a cost outside 0..254 is an error at the rule") {
+  auto rules = testing::load_rules(std::string(kWakeupLink) +
+                                   "edge e { link wakeup strength weak cost 0 - 1 }\n");
+  Trace trace = testing::load_trace(std::string(kThreeThreads) +
+                                    "1000 101 wakeup target=103\n"
+                                    "2000 103 switch_in\n");
+  std::string message;
+  try {
+    build_graph(trace, rules);
+  } catch (const DiagnosticError& e) {
+    message = e.diagnostic.render();
+  }
+  CHECK(message.find("edge t/e: cost must be an integer from 0 to 254, got -1") !=
+        std::string::npos);
+}
+
+TEST_CASE("a failing Lua hook stops the build with its message") {
+  auto rules =
+      testing::load_rules(std::string(kWakeupLink) +
+                          "lua [[\n"
+                          "function boom(n) error(\"kaboom \" .. n) end\n"
+                          "]]\n"
+                          "edge e { link wakeup where lua.boom(from.tid) strength strong }\n");
+  Trace trace = testing::load_trace(std::string(kThreeThreads) +
+                                    "1000 101 wakeup target=103\n"
+                                    "2000 103 switch_in\n");
+  std::string message;
+  try {
+    build_graph(trace, rules);
+  } catch (const rules::LuaError& e) {
+    message = e.what();
+  }
+  CHECK(message == "t.cw:4: error: lua hook 'boom' (pack t, rule t/e) failed: kaboom 101");
+}
+
+TEST_CASE("progress is reported per phase up to its total") {
+  auto rules =
+      testing::load_rules(std::string(kWakeupLink) + "edge w { link wakeup strength weak }\n");
+  Trace trace = testing::load_trace(std::string(kThreeThreads) +
+                                    "1000 101 wakeup target=103\n"
+                                    "2000 103 switch_in\n");
+  std::vector<std::string> finished;
+  BuildOptions options;
+  options.progress = [&](std::string_view phase, uint64_t done, uint64_t total) {
+    if (done == total) finished.emplace_back(phase);
+  };
+  build_graph(trace, rules, options);
+  CHECK(finished == Strings{"events", "links", "segments", "edges", "graph"});
+}
+
+}  // namespace
+}  // namespace cw::engine

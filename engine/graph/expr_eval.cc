@@ -1,0 +1,455 @@
+#include "engine/graph/expr_eval.h"
+
+#include <fmt/format.h>
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "base/source.h"
+
+namespace cw::engine {
+
+using rules::ExprNode;
+using rules::FieldScope;
+using rules::Op;
+using rules::Side;
+using rules::ValueType;
+
+namespace {
+
+constexpr Tid kMaxTableTid = 1u << 24;
+constexpr uint32_t kNoSlot = 0xffffffffu;
+
+// Integer arithmetic wraps (two's complement) instead of overflowing: times and offsets
+// are unsigned 64-bit in the trace.
+int64_t wrap(int64_t a, int64_t b, char op) {
+  auto ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
+  uint64_t r = op == '+' ? ua + ub : op == '-' ? ua - ub : ua * ub;
+  return static_cast<int64_t>(r);
+}
+
+}  // namespace
+
+Evaluator::Evaluator(const Trace& trace, const SpanTree& spans, LuaHost* lua)
+    : trace_(trace), spans_(spans), lua_(lua) {
+  for (size_t k = 0; k < trace.schema.size(); ++k)
+    kind_names_.push_back(trace.strings.find(trace.schema.kind(static_cast<KindId>(k)).name));
+  Tid max_tid = 0;
+  for (const ThreadInfo& t : trace.threads) max_tid = std::max(max_tid, t.tid);
+  if (max_tid < kMaxTableTid) {
+    thread_slot_.assign(static_cast<size_t>(max_tid) + 1, kNoSlot);
+    for (uint32_t i = 0; i < trace.threads.size(); ++i) thread_slot_[trace.threads[i].tid] = i;
+  }
+  for (const ThreadInfo& t : trace.threads) thread_process_.push_back(trace.process(t.pid));
+}
+
+const ThreadInfo* Evaluator::thread_info(Tid tid) const {
+  if (thread_slot_.empty()) return trace_.thread(tid);
+  if (tid >= thread_slot_.size() || thread_slot_[tid] == kNoSlot) return nullptr;
+  return &trace_.threads[thread_slot_[tid]];
+}
+
+const ProcessInfo* Evaluator::process_of(Tid tid) const {
+  if (thread_slot_.empty()) return trace_.process(trace_.pid_of(tid));
+  if (tid >= thread_slot_.size() || thread_slot_[tid] == kNoSlot) return nullptr;
+  return thread_process_[thread_slot_[tid]];
+}
+
+PreparedExpr Evaluator::prepare(const rules::CompiledExpr& expr,
+                                const rules::RuleOrigin& origin) const {
+  PreparedExpr p;
+  p.expr = &expr;
+  p.origin = &origin;
+  p.extra.resize(expr.nodes.size());
+  for (size_t i = 0; i < expr.nodes.size(); ++i) {
+    const ExprNode& node = expr.nodes[i];
+    auto& x = p.extra[i];
+    switch (node.op) {
+      case Op::Const:
+        if (node.type == ValueType::Str) x.str = trace_.strings.find(node.sval);
+        if (node.type == ValueType::List) {
+          for (uint32_t kid : node.kids) {
+            const ExprNode& k = expr.nodes[kid];
+            if (k.type == ValueType::Str) {
+              StrId id = trace_.strings.find(k.sval);
+              if (id != StringTable::kMissing) x.strs.push_back(id);
+            } else {
+              x.ints.push_back(k.ival);
+            }
+          }
+          std::sort(x.strs.begin(), x.strs.end());
+          std::sort(x.ints.begin(), x.ints.end());
+        }
+        break;
+      case Op::Field:
+        if (!node.field.span.empty()) x.span = spans_.span_id(node.field.span);
+        break;
+      case Op::Call:
+        if (node.sval.starts_with("lua.")) {
+          x.lua_name = node.sval.substr(4);
+          if (lua_) x.lua = lua_->find(origin.pack, x.lua_name);
+          if (!x.lua) {
+            Diagnostic d;
+            d.source = origin.source;
+            d.loc = node.loc;
+            d.length = static_cast<uint32_t>(node.sval.size());
+            d.message =
+                fmt::format("lua function '{}' is not defined in pack {} or the packs it requires",
+                            x.lua_name, origin.pack);
+            throw DiagnosticError(std::move(d));
+          }
+        }
+        break;
+      default: break;
+    }
+  }
+  return p;
+}
+
+bool Evaluator::test(const PreparedExpr& expr, const EvalScope& scope) {
+  if (expr.empty()) return true;
+  return truthy(eval(expr, scope));
+}
+
+Value Evaluator::eval(const PreparedExpr& expr, const EvalScope& scope) {
+  if (expr.empty()) return Value::boolean(true);
+  if (!scratch_.empty()) scratch_.clear();
+  return eval_node(expr, expr.expr->root, scope);
+}
+
+std::string_view Evaluator::text(const Value& v) const {
+  if (v.type != ValueType::Str) return {};
+  if (v.text) return v.text;
+  return trace_.strings.get(static_cast<StrId>(v.i));
+}
+
+bool Evaluator::truthy(const Value& v) const {
+  switch (v.type) {
+    case ValueType::Null: return false;
+    case ValueType::Bool:
+    case ValueType::Int: return v.i != 0;
+    case ValueType::Str: return !text(v).empty();
+    case ValueType::Stack: return v.i != 0 && !trace_.stacks[v.i].ips.empty();
+    case ValueType::List: return true;
+  }
+  return false;
+}
+
+StackId Evaluator::stack_of(const EventCtx& ctx) const {
+  StackCacheEntry& cached = stack_cache_[ctx.event & 3];
+  if (cached.event == ctx.event && cached.node == ctx.node) return cached.stack;
+  StackId found = trace_.events[ctx.event].stack;
+  for (uint32_t n = ctx.node; !found && n != SpanTree::kRoot; n = spans_.at(n).parent)
+    found = trace_.events[spans_.at(n).opener].stack;
+  cached = {ctx.event, ctx.node, found};
+  return found;
+}
+
+void Evaluator::fail(const PreparedExpr& p, uint32_t n, const std::string& message) const {
+  Diagnostic d;
+  d.source = p.origin->source;
+  d.loc = p.expr->nodes[n].loc;
+  d.message = fmt::format("{} (rule {})", message, p.origin->id);
+  throw DiagnosticError(std::move(d));
+}
+
+Value Evaluator::string_value(std::string_view s) {
+  StrId id = trace_.strings.find(s);
+  if (id != StringTable::kMissing) return {ValueType::Str, id, nullptr};
+  scratch_.emplace_back(s);
+  return {ValueType::Str, StringTable::kMissing, scratch_.back().c_str()};
+}
+
+Value Evaluator::field(const PreparedExpr& p, uint32_t n, const EvalScope& scope) {
+  const rules::FieldRef& ref = p.expr->nodes[n].field;
+  if (ref.scope == FieldScope::EdgeKind) return scope.edge_kind ? *scope.edge_kind : Value::null();
+  const EventCtx& ctx = ref.side == Side::From ? scope.from
+                        : ref.side == Side::To ? scope.to
+                                               : scope.self;
+  if (ctx.event == kNoEvent) return Value::null();
+  const Event& e = trace_.events[ctx.event];
+  auto event_field = [&](const Event& ev) -> Value {
+    if (ev.kind != ref.kind || ref.field < 0) return Value::null();
+    const auto& fields = trace_.schema.kind(ev.kind).fields;
+    if (static_cast<size_t>(ref.field) >= fields.size()) return Value::null();
+    uint64_t raw = trace_.value(ev, ref.field);
+    if (fields[ref.field].type == FieldType::Str)
+      return {ValueType::Str, static_cast<int64_t>(raw), nullptr};
+    return Value::integer(static_cast<int64_t>(raw));
+  };
+  switch (ref.scope) {
+    case FieldScope::EventField: return event_field(e);
+    case FieldScope::SpanOpen: {
+      SpanId span = p.extra[n].span;
+      return Value::boolean(span != kNoSpan && spans_.innermost(ctx.node, span) != SpanTree::kRoot);
+    }
+    case FieldScope::SpanField: {
+      SpanId span = p.extra[n].span;
+      if (span == kNoSpan) return Value::null();
+      uint32_t open = spans_.innermost(ctx.node, span);
+      if (open == SpanTree::kRoot) return Value::null();
+      return event_field(trace_.events[spans_.at(open).opener]);
+    }
+    case FieldScope::Ts: return Value::integer(static_cast<int64_t>(e.ts));
+    case FieldScope::Tid: return Value::integer(e.tid);
+    case FieldScope::Pid: {
+      const ThreadInfo* t = thread_info(e.tid);
+      return Value::integer(t ? t->pid : 0);
+    }
+    case FieldScope::Cpu: return Value::integer(e.cpu);
+    case FieldScope::KindName: {
+      StrId id = kind_names_[e.kind];
+      if (id != StringTable::kMissing) return {ValueType::Str, id, nullptr};
+      return {ValueType::Str, StringTable::kMissing, trace_.schema.kind(e.kind).name.c_str()};
+    }
+    case FieldScope::Stack: return {ValueType::Stack, stack_of(ctx), nullptr};
+    case FieldScope::ThreadComm: {
+      const ThreadInfo* t = thread_info(e.tid);
+      return {ValueType::Str, t ? t->comm : 0, nullptr};
+    }
+    case FieldScope::ThreadKernel: {
+      const ThreadInfo* t = thread_info(e.tid);
+      return Value::boolean(t && t->kernel);
+    }
+    case FieldScope::ProcessComm:
+    case FieldScope::ProcessExe: {
+      const ProcessInfo* pr = process_of(e.tid);
+      StrId id = !pr ? 0 : ref.scope == FieldScope::ProcessComm ? pr->comm : pr->exe;
+      return {ValueType::Str, id, nullptr};
+    }
+    case FieldScope::EdgeKind: break;  // answered above: it needs no event
+  }
+  return Value::null();
+}
+
+bool Evaluator::equal(const Value& a, const Value& b) const {
+  if (a.type == ValueType::Str && b.type == ValueType::Str) {
+    bool a_in = a.i != StringTable::kMissing, b_in = b.i != StringTable::kMissing;
+    if (a_in && b_in) return a.i == b.i;
+    if (a_in != b_in) return false;  // a text the trace lacks cannot equal one it has
+    return text(a) == text(b);
+  }
+  bool a_num = a.type == ValueType::Int || a.type == ValueType::Bool;
+  bool b_num = b.type == ValueType::Int || b.type == ValueType::Bool;
+  if (a_num && b_num) return a.i == b.i;
+  if (a.type == ValueType::Null || b.type == ValueType::Null) return a.type == b.type;
+  if (a.type == ValueType::Stack && b.type == ValueType::Stack) return a.i == b.i;
+  return false;
+}
+
+// -1, 0, 1; 2 when the two cannot be ordered (then every ordering comparison is false).
+int Evaluator::compare(const PreparedExpr&, uint32_t, const Value& a, const Value& b) const {
+  if (a.type == ValueType::Str && b.type == ValueType::Str) {
+    int c = text(a).compare(text(b));
+    return c < 0 ? -1 : c > 0 ? 1 : 0;
+  }
+  bool a_num = a.type == ValueType::Int || a.type == ValueType::Bool;
+  bool b_num = b.type == ValueType::Int || b.type == ValueType::Bool;
+  if (a_num && b_num) return a.i < b.i ? -1 : a.i > b.i ? 1 : 0;
+  return 2;
+}
+
+bool Evaluator::member(const PreparedExpr& p, const Value& x, const Value& list) const {
+  if (list.type == ValueType::List) {
+    const auto& extra = p.extra[list.i];
+    if (x.type == ValueType::Str) {
+      if (x.i != StringTable::kMissing)
+        return std::binary_search(extra.strs.begin(), extra.strs.end(), static_cast<StrId>(x.i));
+      // A text the trace lacks: compare with the list's texts.
+      for (uint32_t kid : p.expr->nodes[list.i].kids)
+        if (p.expr->nodes[kid].type == ValueType::Str && p.expr->nodes[kid].sval == x.text)
+          return true;
+      return false;
+    }
+    if (x.type == ValueType::Int || x.type == ValueType::Bool)
+      return std::binary_search(extra.ints.begin(), extra.ints.end(), x.i);
+    return false;
+  }
+  if (list.type == ValueType::Stack) {
+    if (x.type != ValueType::Str || x.i == StringTable::kMissing || list.i == 0) return false;
+    for (StrId sym : trace_.stacks[list.i].symbols)
+      if (sym == static_cast<StrId>(x.i)) return true;
+  }
+  return false;
+}
+
+bool Evaluator::glob(const PreparedExpr& p, uint32_t n, bool cached, StrId id,
+                     const char* pattern) {
+  if (!cached) return fnmatch(pattern, trace_.strings.get(id).data(), 0) == 0;
+  auto& cache = p.extra[n].glob_cache;
+  if (cache.size() <= id) cache.resize(trace_.strings.size(), -1);
+  if (cache[id] < 0) cache[id] = fnmatch(pattern, trace_.strings.get(id).data(), 0) == 0;
+  return cache[id] == 1;
+}
+
+bool Evaluator::matches(const PreparedExpr& p, uint32_t n, const Value& subject,
+                        const Value& pattern) {
+  if (pattern.type != ValueType::Str) return false;
+  const ExprNode& node = p.expr->nodes[n];
+  // Cache per string id when the pattern is a constant (the common case).
+  bool cached = p.expr->nodes[node.kids[1]].op == Op::Const;
+  // Every text a Value names is NUL-terminated (trace strings, constants, Lua results).
+  const char* pat = text(pattern).data();
+  if (subject.type == ValueType::Str) {
+    if (subject.i == StringTable::kMissing) return fnmatch(pat, subject.text, 0) == 0;
+    return glob(p, n, cached, static_cast<StrId>(subject.i), pat);
+  }
+  if (subject.type == ValueType::Stack && subject.i != 0) {
+    // A few thousand stacks serve millions of wake-ups: remember each stack's answer.
+    int8_t* known = nullptr;
+    if (cached) {
+      auto& cache = p.extra[n].stack_cache;
+      if (cache.size() <= static_cast<size_t>(subject.i)) cache.resize(trace_.stacks.size(), -1);
+      known = &cache[subject.i];
+      if (*known >= 0) return *known == 1;
+    }
+    bool any = false;
+    for (StrId sym : trace_.stacks[subject.i].symbols)
+      if (sym != 0 && glob(p, n, cached, sym, pat)) {
+        any = true;
+        break;
+      }
+    if (known) *known = any;
+    return any;
+  }
+  return false;
+}
+
+rules::LuaValue Evaluator::to_lua(const PreparedExpr& p, const Value& v) const {
+  using rules::LuaValue;
+  switch (v.type) {
+    case ValueType::Null: return LuaValue::nil();
+    case ValueType::Bool: return LuaValue::boolean(v.i != 0);
+    case ValueType::Int: return LuaValue::integer(v.i);
+    case ValueType::Str: return LuaValue::string(std::string(text(v)));
+    case ValueType::Stack: {
+      LuaValue list;
+      list.type = LuaValue::Type::List;
+      if (v.i == 0) return list;
+      const Stack& s = trace_.stacks[v.i];
+      for (size_t f = 0; f < s.ips.size(); ++f) {
+        StrId sym = f < s.symbols.size() ? s.symbols[f] : 0;
+        list.list.push_back(LuaValue::string(sym ? std::string(trace_.strings.get(sym))
+                                                 : fmt::format("{:#x}", s.ips[f])));
+      }
+      return list;
+    }
+    case ValueType::List: {
+      LuaValue list;
+      list.type = LuaValue::Type::List;
+      for (uint32_t kid : p.expr->nodes[v.i].kids) {
+        const ExprNode& k = p.expr->nodes[kid];
+        list.list.push_back(k.type == ValueType::Str ? LuaValue::string(k.sval)
+                                                     : LuaValue::integer(k.ival));
+      }
+      return list;
+    }
+  }
+  return LuaValue::nil();
+}
+
+Value Evaluator::call(const PreparedExpr& p, uint32_t n, const EvalScope& scope) {
+  const ExprNode& node = p.expr->nodes[n];
+  if (node.sval == "len") {
+    Value x = eval_node(p, node.kids.at(0), scope);
+    switch (x.type) {
+      case ValueType::Str: return Value::integer(static_cast<int64_t>(text(x).size()));
+      case ValueType::Stack:
+        return Value::integer(x.i ? static_cast<int64_t>(trace_.stacks[x.i].ips.size()) : 0);
+      case ValueType::List:
+        return Value::integer(static_cast<int64_t>(p.expr->nodes[x.i].kids.size()));
+      default: return Value::integer(0);
+    }
+  }
+  if (node.sval == "shared_symbols") {
+    Value a = eval_node(p, node.kids.at(0), scope);
+    Value b = eval_node(p, node.kids.at(1), scope);
+    Value ignore = node.kids.size() > 2 ? eval_node(p, node.kids[2], scope) : Value::null();
+    if (a.type != ValueType::Stack || b.type != ValueType::Stack || a.i == 0 || b.i == 0)
+      return Value::integer(0);
+    const auto& sa = trace_.stacks[a.i].symbols;
+    const auto& sb = trace_.stacks[b.i].symbols;
+    int64_t shared = 0;
+    for (size_t i = 0; i < sa.size(); ++i) {
+      StrId sym = sa[i];
+      if (sym == 0 || std::find(sa.begin(), sa.begin() + i, sym) != sa.begin() + i) continue;
+      if (std::find(sb.begin(), sb.end(), sym) == sb.end()) continue;
+      if (ignore.type == ValueType::List && member(p, Value{ValueType::Str, sym, nullptr}, ignore))
+        continue;
+      ++shared;
+    }
+    return Value::integer(shared);
+  }
+  // lua.NAME (prepare() guarantees the sandbox).
+  const auto& extra = p.extra[n];
+  std::vector<rules::LuaValue> args;
+  args.reserve(node.kids.size());
+  for (uint32_t kid : node.kids) args.push_back(to_lua(p, eval_node(p, kid, scope)));
+  rules::LuaValue r = extra.lua->call(extra.lua_name, args, {p.origin->pack, p.origin->id});
+  switch (r.type) {
+    case rules::LuaValue::Type::Bool: return Value::boolean(r.b);
+    case rules::LuaValue::Type::Int: return Value::integer(r.i);
+    case rules::LuaValue::Type::Number: return Value::integer(static_cast<int64_t>(r.n));
+    case rules::LuaValue::Type::Str: return string_value(r.s);
+    default: return Value::null();
+  }
+}
+
+Value Evaluator::eval_node(const PreparedExpr& p, uint32_t n, const EvalScope& scope) {
+  const ExprNode& node = p.expr->nodes[n];
+  auto kid = [&](size_t k) { return eval_node(p, node.kids[k], scope); };
+  switch (node.op) {
+    case Op::Const:
+      switch (node.type) {
+        case ValueType::Str: {
+          StrId id = p.extra[n].str;
+          return {ValueType::Str, id, id == StringTable::kMissing ? node.sval.c_str() : nullptr};
+        }
+        case ValueType::List: return {ValueType::List, n, nullptr};
+        case ValueType::Null: return Value::null();
+        default: return {node.type, node.ival, nullptr};
+      }
+    case Op::Field: return field(p, n, scope);
+    case Op::Not: return Value::boolean(!truthy(kid(0)));
+    case Op::Neg: return Value::integer(wrap(0, kid(0).i, '-'));
+    case Op::And: return Value::boolean(truthy(kid(0)) && truthy(kid(1)));
+    case Op::Or: return Value::boolean(truthy(kid(0)) || truthy(kid(1)));
+    case Op::Eq: return Value::boolean(equal(kid(0), kid(1)));
+    case Op::Ne: return Value::boolean(!equal(kid(0), kid(1)));
+    case Op::Lt: return Value::boolean(compare(p, n, kid(0), kid(1)) == -1);
+    case Op::Le: {
+      int c = compare(p, n, kid(0), kid(1));
+      return Value::boolean(c == -1 || c == 0);
+    }
+    case Op::Gt: return Value::boolean(compare(p, n, kid(0), kid(1)) == 1);
+    case Op::Ge: {
+      int c = compare(p, n, kid(0), kid(1));
+      return Value::boolean(c == 1 || c == 0);
+    }
+    case Op::In:
+    case Op::NotIn: {
+      Value x = kid(0), list = kid(1);
+      bool in = member(p, x, list);
+      return Value::boolean(node.op == Op::In ? in : !in);
+    }
+    case Op::Matches: {
+      Value subject = kid(0), pattern = kid(1);
+      return Value::boolean(matches(p, n, subject, pattern));
+    }
+    case Op::Add: return Value::integer(wrap(kid(0).i, kid(1).i, '+'));
+    case Op::Sub: return Value::integer(wrap(kid(0).i, kid(1).i, '-'));
+    case Op::Mul: return Value::integer(wrap(kid(0).i, kid(1).i, '*'));
+    case Op::Div:
+    case Op::Mod: {
+      int64_t a = kid(0).i, b = kid(1).i;
+      if (b == 0) fail(p, n, node.op == Op::Div ? "division by zero" : "modulo by zero");
+      if (b == -1) return Value::integer(node.op == Op::Div ? wrap(0, a, '-') : 0);
+      return Value::integer(node.op == Op::Div ? a / b : a % b);
+    }
+    case Op::Call: return call(p, n, scope);
+  }
+  return Value::null();
+}
+
+}  // namespace cw::engine

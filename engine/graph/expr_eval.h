@@ -1,0 +1,120 @@
+// Evaluates compiled rule expressions (rules::CompiledExpr) against events of a trace.
+//
+// An expression is prepared once per trace — string constants become the trace's StrIds,
+// lists become sorted id sets, span names become SpanIds, Lua functions are looked up —
+// and then evaluated without allocating (Lua calls aside).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "rules/lua_host.h"
+#include "engine/graph/span_tree.h"
+#include "rules/ruleset.h"
+#include "trace/trace.h"
+
+namespace cw::engine {
+
+inline constexpr uint32_t kNoEvent = 0xffffffffu;
+
+// One event and the span context of its thread at that event.
+struct EventCtx {
+  uint32_t event = kNoEvent;
+  uint32_t node = SpanTree::kRoot;
+};
+
+// The events an expression can name: Side::Self, Side::From, Side::To.
+struct Value;
+
+struct EvalScope {
+  EventCtx self, from, to;
+  // Boost and prune rules run on a classified candidate: `edge.kind` is its kind.
+  const Value* edge_kind = nullptr;
+};
+
+// A value. Str: `i` is the StrId, or StringTable::kMissing when the text is not in the
+// trace, then `text` holds it. Stack: `i` is the StackId. List: `i` is the list's node.
+struct Value {
+  rules::ValueType type = rules::ValueType::Null;
+  int64_t i = 0;
+  const char* text = nullptr;
+
+  static Value null() { return {}; }
+  static Value boolean(bool b) { return {rules::ValueType::Bool, b ? 1 : 0, nullptr}; }
+  static Value integer(int64_t v) { return {rules::ValueType::Int, v, nullptr}; }
+};
+
+// An expression of one rule, resolved against one trace.
+struct PreparedExpr {
+  struct NodeExtra {
+    StrId str = StringTable::kMissing;  // Const Str
+    SpanId span = kNoSpan;              // Field with a span
+    std::vector<StrId> strs;            // Const List: its strings (sorted)
+    std::vector<int64_t> ints;          // Const List: its integers (sorted)
+    std::vector<int8_t> glob_cache;     // Matches with a constant pattern: per StrId
+    std::vector<int8_t> stack_cache;    // ... and per StackId (any frame matches)
+    rules::LuaSandbox* lua = nullptr;   // Call lua.NAME
+    std::string lua_name;
+  };
+  const rules::CompiledExpr* expr = nullptr;
+  const rules::RuleOrigin* origin = nullptr;
+  mutable std::vector<NodeExtra> extra;
+  bool empty() const { return !expr || expr->empty(); }
+};
+
+class Evaluator {
+ public:
+  // `lua` may be null when no rule calls Lua.
+  Evaluator(const Trace& trace, const SpanTree& spans, LuaHost* lua);
+
+  // Throws DiagnosticError (at the call) when a `lua.NAME` function is defined nowhere
+  // the rule can see, and rules::LuaError when a pack's Lua chunk fails to load.
+  PreparedExpr prepare(const rules::CompiledExpr& expr, const rules::RuleOrigin& origin) const;
+
+  // True for an empty expression. Throws rules::LuaError from hooks, DiagnosticError for
+  // a division by zero.
+  bool test(const PreparedExpr& expr, const EvalScope& scope);
+  Value eval(const PreparedExpr& expr, const EvalScope& scope);
+
+  // Text of a string value.
+  std::string_view text(const Value& v) const;
+  bool truthy(const Value& v) const;
+  // The stack `stack` names for an event: its own, else the innermost open span's.
+  StackId stack_of(const EventCtx& ctx) const;
+
+ private:
+  Value eval_node(const PreparedExpr& p, uint32_t n, const EvalScope& scope);
+  Value field(const PreparedExpr& p, uint32_t n, const EvalScope& scope);
+  Value call(const PreparedExpr& p, uint32_t n, const EvalScope& scope);
+  bool equal(const Value& a, const Value& b) const;
+  int compare(const PreparedExpr& p, uint32_t n, const Value& a, const Value& b) const;
+  bool member(const PreparedExpr& p, const Value& x, const Value& list) const;
+  bool matches(const PreparedExpr& p, uint32_t n, const Value& subject, const Value& pattern);
+  bool glob(const PreparedExpr& p, uint32_t n, bool cached, StrId id, const char* pattern);
+  Value string_value(std::string_view s);
+  rules::LuaValue to_lua(const PreparedExpr& p, const Value& v) const;
+  [[noreturn]] void fail(const PreparedExpr& p, uint32_t n, const std::string& message) const;
+
+  const ThreadInfo* thread_info(Tid tid) const;
+  const ProcessInfo* process_of(Tid tid) const;
+
+  const Trace& trace_;
+  const SpanTree& spans_;
+  LuaHost* lua_;
+  // tid -> index in trace.threads (a table: hash lookups per evaluation are too slow).
+  std::vector<uint32_t> thread_slot_;
+  std::vector<const ProcessInfo*> thread_process_;  // per trace.threads entry
+  // The last few stack lookups: a rule names from.stack / to.stack several times.
+  struct StackCacheEntry {
+    uint32_t event = kNoEvent;
+    uint32_t node = 0;
+    StackId stack = 0;
+  };
+  mutable StackCacheEntry stack_cache_[4];
+  std::vector<StrId> kind_names_;    // per KindId: the kind's name in the trace's strings
+  std::deque<std::string> scratch_;  // texts of Lua results not in the trace
+};
+
+}  // namespace cw::engine

@@ -1,0 +1,179 @@
+#include "engine/graph/expr_eval.h"
+
+#include <doctest/doctest.h>
+
+#include "engine/graph/test_support.h"
+
+namespace cw::engine {
+namespace {
+
+using Strings = std::vector<std::string>;
+
+const char* const kServer =
+    "process 100 comm=server exe=/usr/bin/server\n"
+    "thread 101 pid=100 comm=worker\n"
+    "thread 7 pid=0 comm=kworker/0:1 kernel\n"
+    "0 101 marker text=start\n"
+    "0 7 marker text=start\n";
+
+// Where `split s { at KIND where WHERE }` cuts thread `tid`: which events the
+// expression holds for.
+Strings holds_at(const std::string& kind, const std::string& where, const std::string& events,
+                 Tid tid = 101, const std::string& extra_rules = "") {
+  auto b = testing::build(extra_rules + "split s { at " + kind + " where " + where + " }\n",
+                          std::string(kServer) + events);
+  Strings out;
+  for (const auto& cut : testing::cuts(b, tid)) out.push_back(cut.substr(0, cut.find(' ')));
+  return out;
+}
+
+TEST_CASE("event fields and the event's own attributes") {
+  std::string events =
+      "1000 101 syscall_enter cpu=2 name=read fd=3\n"
+      "2000 101 syscall_enter cpu=2 name=read fd=4\n"
+      "3000 101 syscall_enter cpu=1 name=write fd=3\n";
+  CHECK(holds_at("syscall_enter", "name == \"read\" and fd == 3", events) == Strings{"1000"});
+  CHECK(holds_at("syscall_enter", "tid == 101 and pid == 100 and cpu == 2", events) ==
+        Strings{"1000", "2000"});
+  CHECK(holds_at("syscall_enter", "kind == \"syscall_enter\" and ts >= 2000", events) ==
+        Strings{"2000", "3000"});
+}
+
+TEST_CASE("span fields name the innermost open span; a bare span name tests it is open") {
+  std::string events =
+      "1000 101 recv object=1 len=4\n"
+      "2000 101 syscall_enter name=recvfrom\n"
+      "2100 101 recv object=1 len=4\n"
+      "2200 101 syscall_exit name=recvfrom\n"
+      "3000 101 call_enter fn=outer\n"
+      "3100 101 call_enter fn=inner\n"
+      "3200 101 recv object=1 len=4\n"
+      "3300 101 call_exit fn=inner\n"
+      "3400 101 recv object=1 len=4\n"
+      "3500 101 call_exit fn=outer\n"
+      "4000 101 recv object=1 len=4\n";
+  CHECK(holds_at("recv", "syscall.name == \"recvfrom\"", events) == Strings{"2100"});
+  CHECK(holds_at("recv", "call", events) == Strings{"3200", "3400"});
+  CHECK(holds_at("recv", "call.fn == \"outer\"", events) == Strings{"3400"});
+  CHECK(holds_at("recv", "not call and not syscall and not irq", events) ==
+        Strings{"1000", "4000"});
+}
+
+TEST_CASE("a switch_in sees the system call its thread was blocked in") {
+  std::string events =
+      "1000 101 syscall_enter name=futex\n"
+      "1100 101 switch_out state=S\n"
+      "2000 101 switch_in\n"
+      "2100 101 syscall_exit name=futex\n"
+      "3000 101 switch_in\n";
+  CHECK(holds_at("switch_in", "syscall.name == \"futex\"", events) == Strings{"2000"});
+}
+
+TEST_CASE("stack: the event's own, else the innermost open span's that has one") {
+  std::string events =
+      "1000 101 syscall_enter name=read stack=main;loop;handle_request\n"
+      "1100 101 recv object=1 len=4\n"
+      "1200 101 recv object=1 len=4 stack=main;idle\n"
+      "1300 101 syscall_exit name=read\n"
+      "2000 101 recv object=1 len=4\n";
+  CHECK(holds_at("recv", "\"handle_request\" in stack", events) == Strings{"1100"});
+  CHECK(holds_at("recv", "stack matches \"*idle*\"", events) == Strings{"1200"});
+  CHECK(holds_at("recv", "len(stack) == 0", events) == Strings{"2000"});
+  CHECK(holds_at("recv", "len(stack) == 3", events) == Strings{"1100"});
+  CHECK(holds_at("recv", "lua.innermost(stack) == \"handle_request\"", events, 101,
+                 "lua [[\nfunction innermost(s) return s[1] end\n]]\n") == Strings{"1100"});
+}
+
+TEST_CASE("thread and process attributes") {
+  std::string events = "1000 101 marker text=x\n1000 7 marker text=x\n";
+  std::string where =
+      "thread.comm == \"worker\" and process.comm matches \"serv*\" and "
+      "process.exe == \"/usr/bin/server\" and not thread.kernel";
+  CHECK(holds_at("marker", where, events) == Strings{"1000"});
+  CHECK(holds_at("marker", "thread.kernel and thread.comm matches \"kworker/*\"", events, 7) ==
+        Strings{"1000"});
+}
+
+TEST_CASE("a string constant the trace lacks equals nothing") {
+  std::string events =
+      "1000 101 syscall_enter name=read\n"
+      "2000 101 syscall_enter name=write\n";
+  CHECK(holds_at("syscall_enter", "name == \"nonexistent\"", events).empty());
+  CHECK(holds_at("syscall_enter", "name != \"nonexistent\"", events) == Strings{"1000", "2000"});
+  CHECK(holds_at("syscall_enter", "len(name) == 5", events) == Strings{"2000"});
+}
+
+TEST_CASE("membership in lists and named lists") {
+  std::string events =
+      "1000 101 syscall_enter name=read fd=1\n"
+      "2000 101 syscall_enter name=write fd=2\n"
+      "3000 101 syscall_enter name=poll fd=3\n";
+  CHECK(holds_at("syscall_enter", "name in [\"read\", \"poll\", \"absent\"]", events) ==
+        Strings{"1000", "3000"});
+  CHECK(holds_at("syscall_enter", "name not in waits", events, 101,
+                 "list waits = [\"read\", \"poll\"]\n") == Strings{"2000"});
+  CHECK(holds_at("syscall_enter", "fd in [2, 3]", events) == Strings{"2000", "3000"});
+}
+
+TEST_CASE("integer arithmetic") {
+  std::string events =
+      "1000 101 syscall_enter name=read fd=3\n"
+      "2000 101 syscall_enter name=read fd=4\n";
+  CHECK(holds_at("syscall_enter", "ts - 1000 == 1000", events) == Strings{"2000"});
+  CHECK(holds_at("syscall_enter", "fd * 2 + 1 == 7 and fd % 2 == 1 and fd / 3 == 1", events) ==
+        Strings{"1000"});
+  CHECK(holds_at("syscall_enter", "-fd == -4", events) == Strings{"2000"});
+}
+
+TEST_CASE("a division by zero names the rule and the place") {
+  std::string message;
+  try {
+    holds_at("syscall_enter", "fd / (fd - 3) == 1", "1000 101 syscall_enter name=read fd=3\n");
+  } catch (const DiagnosticError& e) {
+    message = e.what();
+  }
+  CHECK(message ==
+        "t.cw:2:34: error: division by zero (rule t/s)\n"
+        "  split s { at syscall_enter where fd / (fd - 3) == 1 }\n"
+        "                                   ^\n");
+}
+
+TEST_CASE("shared_symbols counts distinct shared symbols, minus an ignore list") {
+  std::string rules =
+      "list common = [\"main\"]\n"
+      "link wakeup { from wakeup to switch_in join from.target == to.tid }\n"
+      "edge two { link wakeup where shared_symbols(from.stack, to.stack) == 2 strength strong "
+      "kind two priority 2 }\n"
+      "edge one { link wakeup where shared_symbols(from.stack, to.stack, common) == 1 strength "
+      "strong kind one priority 1 }\n";
+  auto b = testing::build(rules, std::string(kServer) +
+                                     "1000 102 wakeup target=101 stack=main;work;work;lock\n"
+                                     "2000 101 switch_in stack=main;lock;wait\n"
+                                     "3000 103 wakeup target=101 stack=main;a;lock\n"
+                                     "4000 101 switch_in stack=lock\n");
+  CHECK(testing::edges(b, 102, 101) == Strings{"two strong t/two 1000->2000"});
+  CHECK(testing::edges(b, 103, 101) == Strings{"one strong t/one 3000->4000"});
+}
+
+TEST_CASE("a lua function defined nowhere the rule can see is an error at the call") {
+  // The loader refuses such a pack; a RuleSet assembled otherwise still gets a clear error.
+  auto rules = testing::load_rules(
+      "lua [[\nfunction present() return true end\n]]\n"
+      "split s { at marker where lua.present() }\n");
+  rules.lua.clear();
+  Trace trace = testing::load_trace(std::string(kServer));
+  std::string message;
+  try {
+    build_graph(trace, rules);
+  } catch (const DiagnosticError& e) {
+    message = e.what();
+  }
+  CHECK(message ==
+        "t.cw:5:27: error: lua function 'present' is not defined in pack t or the packs it "
+        "requires\n"
+        "  split s { at marker where lua.present() }\n"
+        "                            ^~~~~~~~~~~\n");
+}
+
+}  // namespace
+}  // namespace cw::engine

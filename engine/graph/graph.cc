@@ -1,0 +1,119 @@
+#include "engine/graph/graph.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace cw::engine {
+
+std::string_view strength_name(Strength s) {
+  switch (s) {
+    case Strength::Strong: return "strong";
+    case Strength::Weak: return "weak";
+    case Strength::Boosted: return "boosted";
+  }
+  return "?";
+}
+
+RuleNames RuleNames::from(const rules::RuleSet& rules) {
+  RuleNames n;
+  for (const auto& r : rules.splits) {
+    n.splits.push_back(r.origin.id);
+    n.split_cuts_after.push_back(r.cut_after);
+    n.split_loops.push_back(r.loop);
+  }
+  for (const auto& r : rules.batches) n.batches.push_back(r.origin.id);
+  for (const auto& r : rules.edges) {
+    n.edges.push_back(r.origin.id);
+    n.edge_strengths.push_back(r.strength);
+  }
+  for (const auto& r : rules.flags) n.flags.push_back(r.origin.id);
+  for (const auto& r : rules.links) n.links.push_back(r.origin.id);
+  return n;
+}
+
+const std::string& RuleNames::id(RuleRef ref) const {
+  static const std::string none;
+  switch (ref.kind) {
+    case RuleKind::None: return none;
+    case RuleKind::Split: return splits.at(ref.index);
+    case RuleKind::Batch: return batches.at(ref.index);
+    case RuleKind::Edge: return edges.at(ref.index);
+    case RuleKind::Flag: return flags.at(ref.index);
+  }
+  return none;
+}
+
+uint16_t Graph::intern_kind(std::string_view kind) {
+  for (size_t i = 0; i < kinds.size(); ++i)
+    if (kinds[i] == kind) return static_cast<uint16_t>(i);
+  if (kinds.size() >= 0xffff) throw std::length_error("too many edge kinds");
+  kinds.emplace_back(kind);
+  return static_cast<uint16_t>(kinds.size() - 1);
+}
+
+const Graph::ThreadSegments* Graph::thread_segments(Tid tid) const {
+  auto it = std::lower_bound(threads.begin(), threads.end(), tid,
+                             [](const ThreadSegments& t, Tid x) { return t.tid < x; });
+  return it != threads.end() && it->tid == tid ? &*it : nullptr;
+}
+
+uint32_t Graph::segment_of(const Trace& trace, uint32_t event) const {
+  const ThreadSegments* t = thread_segments(trace.events.at(event).tid);
+  if (!t || t->begin == t->end) throw std::out_of_range("event has no segment");
+  // The last segment of the thread whose first event is at or before `event`.
+  auto begin = segments.begin() + t->begin, end = segments.begin() + t->end;
+  auto it =
+      std::upper_bound(begin, end, event, [](uint32_t e, const Segment& s) { return e < s.first; });
+  if (it == begin) throw std::out_of_range("event precedes its thread's first segment");
+  return static_cast<uint32_t>(it - segments.begin() - 1);
+}
+
+uint64_t Graph::cut_time(const Trace& trace, uint32_t s) const {
+  const Segment& seg = segments.at(s);
+  if (seg.cut_rule.kind == RuleKind::Split && rule_names.split_cuts_after.at(seg.cut_rule.index) &&
+      s > 0)
+    return trace.events[segments[s - 1].last].ts;
+  return seg.start_ns;
+}
+
+// Fills Boost's CSR storage directly with two stable counting sorts instead of using its
+// unsorted-edge constructor, which copies the edges several times and sorts the backward
+// links through iterator adaptors. The order is the constructor's own: out-edges of a
+// vertex in edge order, in-edges in forward-CSR order, so traversals are unchanged.
+void Graph::build_csr() {
+  const auto n = static_cast<uint32_t>(segments.size());
+  const auto m = static_cast<uint32_t>(edges.size());
+  csr = CsrGraph(n);
+  auto& forward = csr.m_forward;
+  auto& backward = csr.m_backward;
+  forward.m_rowstart.assign(static_cast<size_t>(n) + 1, 0);
+  backward.m_rowstart.assign(static_cast<size_t>(n) + 1, 0);
+  for (const Edge& e : edges) {
+    ++forward.m_rowstart[e.from + 1];
+    ++backward.m_rowstart[e.to + 1];
+  }
+  for (uint32_t v = 0; v < n; ++v) {
+    forward.m_rowstart[v + 1] += forward.m_rowstart[v];
+    backward.m_rowstart[v + 1] += backward.m_rowstart[v];
+  }
+  forward.m_column.resize(m);
+  forward.m_edge_properties.resize(m);
+  std::vector<uint32_t> next(forward.m_rowstart.begin(), forward.m_rowstart.end() - 1);
+  for (uint32_t i = 0; i < m; ++i) {
+    uint32_t slot = next[edges[i].from]++;
+    forward.m_column[slot] = edges[i].to;
+    forward.m_edge_properties[slot] = i;
+  }
+  backward.m_column.resize(m);
+  backward.m_edge_properties.resize(m);
+  next.assign(backward.m_rowstart.begin(), backward.m_rowstart.end() - 1);
+  for (uint32_t v = 0; v < n; ++v) {
+    for (uint32_t k = forward.m_rowstart[v]; k < forward.m_rowstart[v + 1]; ++k) {
+      uint32_t slot = next[forward.m_column[k]]++;
+      backward.m_column[slot] = v;
+      backward.m_edge_properties[slot] = k;
+    }
+  }
+}
+
+}  // namespace cw::engine

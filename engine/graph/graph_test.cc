@@ -1,0 +1,67 @@
+#include "engine/graph/graph.h"
+
+#include <doctest/doctest.h>
+
+#include <utility>
+#include <vector>
+
+namespace cw::engine {
+namespace {
+
+// Every vertex's out- and in-edges, in traversal order, as (neighbour, bundle) pairs.
+using Adjacency = std::vector<std::vector<std::pair<uint32_t, uint32_t>>>;
+
+Adjacency out_edges_of(const CsrGraph& g) {
+  Adjacency adj(num_vertices(g));
+  for (uint32_t v = 0; v < adj.size(); ++v)
+    for (auto [it, end] = out_edges(v, g); it != end; ++it)
+      adj[v].emplace_back(static_cast<uint32_t>(target(*it, g)), g[*it]);
+  return adj;
+}
+
+Adjacency in_edges_of(const CsrGraph& g) {
+  Adjacency adj(num_vertices(g));
+  for (uint32_t v = 0; v < adj.size(); ++v)
+    for (auto [it, end] = in_edges(v, g); it != end; ++it)
+      adj[v].emplace_back(static_cast<uint32_t>(source(*it, g)), g[*it]);
+  return adj;
+}
+
+TEST_CASE("build_csr lists edges exactly as Boost's unsorted-edge constructor does") {
+  Graph g;
+  g.segments.resize(7);
+  // Parallel edges, a self-loop, vertices without edges, sources out of order.
+  const std::vector<std::pair<uint32_t, uint32_t>> ends = {{3, 1}, {0, 5}, {3, 1}, {6, 6}, {1, 3},
+                                                           {0, 1}, {5, 0}, {3, 0}, {1, 3}, {6, 2}};
+  std::vector<uint32_t> index;
+  for (auto [from, to] : ends) {
+    Edge e;
+    e.from = from;
+    e.to = to;
+    index.push_back(static_cast<uint32_t>(g.edges.size()));
+    g.edges.push_back(e);
+  }
+  g.build_csr();
+  CsrGraph boost_built(boost::edges_are_unsorted_multi_pass, ends.begin(), ends.end(),
+                       index.begin(), static_cast<uint32_t>(g.segments.size()));
+
+  CHECK(num_vertices(g.csr) == 7);
+  CHECK(num_edges(g.csr) == ends.size());
+  CHECK(out_edges_of(g.csr) == out_edges_of(boost_built));
+  CHECK(in_edges_of(g.csr) == in_edges_of(boost_built));
+  CHECK(in_edges_of(g.csr)[1] ==
+        std::vector<std::pair<uint32_t, uint32_t>>{{0, 5}, {3, 0}, {3, 2}});
+}
+
+TEST_CASE("build_csr of a graph without edges keeps its vertices") {
+  Graph g;
+  g.segments.resize(3);
+  g.build_csr();
+  CHECK(num_vertices(g.csr) == 3);
+  CHECK(num_edges(g.csr) == 0);
+  CHECK(out_degree(2u, g.csr) == 0);
+  CHECK(in_degree(0u, g.csr) == 0);
+}
+
+}  // namespace
+}  // namespace cw::engine

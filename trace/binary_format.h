@@ -1,0 +1,90 @@
+// The binary trace format (docs/trace-format.md): a header, then checksummed chunks so
+// that a truncated or corrupted file loses only its damaged chunks.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trace/trace.h"
+
+namespace cw {
+
+// A file that cannot be read at all: not a trace, or from a newer major version.
+struct TraceFormatError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct SkippedRange {
+  uint64_t offset = 0;  // byte offset in the file
+  uint64_t size = 0;    // bytes skipped
+  std::string reason;   // "checksum mismatch in events chunk", "truncated chunk", ...
+};
+
+struct ReadReport {
+  uint32_t major = 0, minor = 0;
+  uint64_t chunks_read = 0;
+  uint64_t events_read = 0;
+  std::vector<SkippedRange> skipped;
+  std::vector<std::string> notes;  // e.g. unknown chunk types from a newer minor version
+  bool clean() const { return skipped.empty(); }
+};
+
+// The on-disk layout, for tools and tests that walk chunks themselves.
+namespace binary_format {
+inline constexpr char kFileMagic[8] = {'C', 'W', 'T', 'R', 'A', 'C', 'E', '\0'};
+inline constexpr uint32_t kChunkMagic = 0x4b435743;  // "CWCK" read as little-endian u32
+inline constexpr uint64_t kHeaderSize = 32;
+inline constexpr uint64_t kChunkHeaderSize = 24;  // magic, type, payload size, XXH3-64
+enum class ChunkType : uint32_t {
+  Schema = 1,
+  Strings = 2,
+  Stacks = 3,
+  Processes = 4,
+  Threads = 5,
+  Events = 6,
+  Lost = 7,
+  End = 8,
+  Maps = 9,  // since format 1.1
+};
+}  // namespace binary_format
+
+struct TraceWriterOptions {
+  size_t events_per_chunk = 65536;  // a damaged chunk loses at most this many events
+};
+
+// Streams a trace to disk in chunks (the recorder and the generator never hold it all).
+// Strings, stacks, processes and threads are written before the events that use them.
+class TraceWriter {
+ public:
+  // Creates `path` with mode 0600 (truncating). Throws std::runtime_error on I/O errors.
+  explicit TraceWriter(const std::string& path, const Schema& schema = Schema::builtin());
+  TraceWriter(const std::string& path, const Schema& schema, TraceWriterOptions options);
+  ~TraceWriter();
+  TraceWriter(const TraceWriter&) = delete;
+  TraceWriter& operator=(const TraceWriter&) = delete;
+
+  // Writes everything in `trace` not yet written (new strings, stacks, threads,
+  // processes, events from `events_from`, lost records), as one or more chunks.
+  void append(const Trace& trace, size_t events_from = 0);
+  void close();  // writes the end chunk; called by the destructor if needed
+
+ private:
+  struct State;
+  State* state_;
+};
+
+void write_trace(const Trace& trace, const std::string& path);
+void write_trace(const Trace& trace, const std::string& path, TraceWriterOptions options);
+
+// Reads a whole binary trace. Throws TraceFormatError when nothing can be read.
+ReadReport read_trace(const std::string& path, Trace& out);
+ReadReport read_trace_bytes(std::string_view bytes, Trace& out, const std::string& name);
+
+// Reads either form, by content (text traces start with "causeway-trace").
+ReadReport load_trace(const std::string& path, Trace& out);
+
+}  // namespace cw

@@ -1,0 +1,533 @@
+#include "trace/binary_format.h"
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "base/temp_dir.h"
+#include "trace/text_format.h"
+
+namespace cw {
+namespace {
+
+namespace fs = std::filesystem;
+namespace bf = binary_format;
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void spit(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+Trace parse(const std::string& text) {
+  return parse_text_trace(make_source("t.trace", text));
+}
+
+const char* const kSample = R"(causeway-trace 1
+process 100 comm=server ppid=1 exe=/usr/bin/server
+process 200 comm="client two"
+thread 101 pid=100 comm=main
+thread 7 pid=0 comm=kworker/0:1 kernel
+lost cpu=1 count=12 at=3s
+1000 101 switch_in cpu=3
+1.5ms 101 syscall_enter name=futex op=wait resource=0x7f00 timeout_ns=-1 stack=main;lock;futex_wait
+2ms 102 wakeup target=101
+2ms 101 switch_out state=S stack=main@0x400100;0x400200
+5ms 7 marker text="a \"quoted\" marker"
+)";
+
+// The text form resolves every id, so equal text means equal traces.
+std::string canonical(const Trace& t) {
+  return write_text_trace(t);
+}
+
+struct ChunkInfo {
+  uint64_t offset = 0, end = 0;
+  uint32_t type = 0;
+  uint64_t events = 0;  // for events chunks
+};
+
+std::vector<ChunkInfo> walk_chunks(const std::string& bytes) {
+  std::vector<ChunkInfo> chunks;
+  for (uint64_t pos = bf::kHeaderSize; pos + bf::kChunkHeaderSize <= bytes.size();) {
+    ChunkInfo c;
+    uint64_t size;
+    c.offset = pos;
+    std::memcpy(&c.type, bytes.data() + pos + 4, 4);
+    std::memcpy(&size, bytes.data() + pos + 8, 8);
+    c.end = pos + bf::kChunkHeaderSize + size;
+    if (c.type == static_cast<uint32_t>(bf::ChunkType::Events))
+      std::memcpy(&c.events, bytes.data() + pos + bf::kChunkHeaderSize, 8);
+    chunks.push_back(c);
+    pos = c.end;
+  }
+  return chunks;
+}
+
+// A trace written the way the recorder writes one: in rounds, each adding strings, a
+// stack, a thread and events, so that chunks of every type interleave.
+Trace write_streamed(const std::string& path, size_t events_per_chunk, int rounds,
+                     int events_per_round) {
+  Trace t;
+  TraceWriter writer(path, t.schema, TraceWriterOptions{events_per_chunk});
+  const KindId enter = t.schema.find("syscall_enter"), wakeup = t.schema.find("wakeup"),
+               out = t.schema.find("switch_out");
+  uint64_t n = 0;
+  for (int r = 0; r < rounds; ++r) {
+    size_t from = t.events.size();
+    Tid tid = 1000 + static_cast<Tid>(r);
+    t.processes.push_back(ProcessInfo{tid, 1, t.strings.intern(fmt::format("proc{}", r)), 0});
+    t.threads.push_back(ThreadInfo{tid, tid, t.strings.intern(fmt::format("thread{}", r)), false});
+    StackId stack = t.add_stack(Stack{{0x1000u + static_cast<uint64_t>(r), 0x2000},
+                                      {t.strings.intern(fmt::format("fn{}", r)), 0}});
+    for (int i = 0; i < events_per_round; ++i, ++n) {
+      uint64_t ts = n * 1000 + 1;
+      if (n % 3 == 0) {
+        const Event& e = t.add_event(ts, tid, enter, static_cast<uint16_t>(n % 4), stack);
+        t.value_ref(e, 0) = t.strings.intern(fmt::format("call{}_{}", r, i % 5));
+        t.value_ref(e, 1) = static_cast<uint64_t>(-static_cast<int64_t>(n));
+        t.value_ref(e, 2) = n * 7;
+      } else if (n % 3 == 1) {
+        t.value_ref(t.add_event(ts, tid, wakeup), 0) = tid + 1;
+      } else {
+        t.value_ref(t.add_event(ts, tid, out), 0) = t.strings.intern(r % 2 ? "S" : "D");
+      }
+    }
+    if (r % 4 == 3) t.lost.push_back(LostRecord{static_cast<uint16_t>(r), 5, n * 1000});
+    writer.append(t, from);
+  }
+  writer.close();
+  t.rebuild_indexes();
+  return t;
+}
+
+TEST_CASE("a trace survives write_trace and read_trace unchanged") {
+  TempDir dir("cw-tracer-test");
+  Trace t = parse(kSample);
+  write_trace(t, dir.file("a.cwt"));
+  Trace back;
+  ReadReport report = read_trace(dir.file("a.cwt"), back);
+  CHECK(report.clean());
+  CHECK(report.notes.empty());
+  CHECK(report.major == 1);
+  CHECK(report.minor == Trace::kFormatMinor);
+  CHECK(report.events_read == 5);
+  CHECK(canonical(back) == canonical(t));
+  CHECK(back.pid_of(101) == 100);
+}
+
+TEST_CASE("memory maps stream in their own chunks and read back sorted by pid then time") {
+  TempDir dir("cw-tracer-test");
+  Trace t = parse(kSample);
+  auto map = [&](Pid pid, uint64_t ts, uint64_t start, const char* path, const char* build_id) {
+    t.maps.push_back(MapRecord{pid, ts, start, start + 0x1000, 0x2000, t.strings.intern(path),
+                               *build_id ? t.strings.intern(build_id) : 0});
+  };
+  TraceWriter writer(dir.file("m.cwt"), t.schema);
+  map(200, 50, 0x7000, "/lib/libc.so.6", "00ff");
+  map(100, 90, 0x400000, "/usr/bin/server", "");
+  writer.append(t);
+  size_t from = t.events.size();
+  map(100, 10, 0x500000, "/usr/lib/libnew.so", "abcdef0123");  // a new string too
+  writer.append(t, from);
+  writer.close();
+
+  Trace back;
+  ReadReport report = read_trace(dir.file("m.cwt"), back);
+  CHECK(report.clean());
+  CHECK(report.notes.empty());
+  std::vector<std::string> maps;
+  for (const MapRecord& m : back.maps)
+    maps.push_back(fmt::format("{} {} {:#x}-{:#x} {:#x} {} {}", m.pid, m.ts, m.start, m.end,
+                               m.pgoff, back.strings.get(m.path), back.strings.get(m.build_id)));
+  CHECK(maps ==
+        std::vector<std::string>{"100 10 0x500000-0x501000 0x2000 /usr/lib/libnew.so abcdef0123",
+                                 "100 90 0x400000-0x401000 0x2000 /usr/bin/server ",
+                                 "200 50 0x7000-0x8000 0x2000 /lib/libc.so.6 00ff"});
+  std::vector<ChunkInfo> chunks = walk_chunks(slurp(dir.file("m.cwt")));
+  CHECK(std::count_if(chunks.begin(), chunks.end(), [](const ChunkInfo& c) {
+          return c.type == static_cast<uint32_t>(bf::ChunkType::Maps);
+        }) == 2);
+}
+
+TEST_CASE("a damaged maps chunk is skipped and reported; the rest is kept") {
+  TempDir dir("cw-tracer-test");
+  Trace t = parse(kSample);
+  t.maps.push_back(MapRecord{100, 1, 0x400000, 0x401000, 0, t.strings.intern("/bin/x"), 0});
+  write_trace(t, dir.file("d.cwt"));
+  std::string bytes = slurp(dir.file("d.cwt"));
+  std::vector<ChunkInfo> chunks = walk_chunks(bytes);
+  auto maps = std::find_if(chunks.begin(), chunks.end(), [](const ChunkInfo& c) {
+    return c.type == static_cast<uint32_t>(bf::ChunkType::Maps);
+  });
+  REQUIRE(maps != chunks.end());
+  bytes[maps->offset + bf::kChunkHeaderSize + 8] ^= 0x55;  // the first map's time
+  Trace back;
+  ReadReport report = read_trace_bytes(bytes, back, "d.cwt");
+  REQUIRE(report.skipped.size() == 1);
+  CHECK(report.skipped[0].offset == maps->offset);
+  CHECK(report.skipped[0].reason == "checksum mismatch in maps chunk");
+  CHECK(back.maps.empty());
+  CHECK(back.events.size() == 5);
+}
+
+TEST_CASE("trace files are created 0600, also over an existing file") {
+  TempDir dir("cw-tracer-test");
+  const std::string path = dir.file("b.cwt");
+  write_trace(parse(kSample), path);
+  struct stat st;
+  REQUIRE(stat(path.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+  chmod(path.c_str(), 0644);
+  write_trace(parse(kSample), path);
+  REQUIRE(stat(path.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+}
+
+TEST_CASE("an unwritable path is an error naming it") {
+  CHECK_THROWS_WITH_AS(write_trace(Trace{}, "/nonexistent-dir/x.cwt"),
+                       "/nonexistent-dir/x.cwt: cannot create: No such file or directory",
+                       std::runtime_error);
+}
+
+TEST_CASE("TraceWriter streams appends as chunks and the reader joins them") {
+  TempDir dir("cw-tracer-test");
+  Trace t = write_streamed(dir.file("s.cwt"), 7, 5, 40);
+  Trace back;
+  ReadReport report = read_trace(dir.file("s.cwt"), back);
+  CHECK(report.clean());
+  CHECK(report.events_read == 200);
+  CHECK(canonical(back) == canonical(t));
+  std::vector<ChunkInfo> chunks = walk_chunks(slurp(dir.file("s.cwt")));
+  CHECK(std::count_if(chunks.begin(), chunks.end(), [](const ChunkInfo& c) {
+          return c.type == static_cast<uint32_t>(bf::ChunkType::Events);
+        }) == 5 * 6);  // 40 events in chunks of 7: 6 per round
+  CHECK(chunks.back().type == static_cast<uint32_t>(bf::ChunkType::End));
+}
+
+TEST_CASE("a trace in a misaligned buffer reads the same") {
+  TempDir dir("cw-tracer-test");
+  Trace t = write_streamed(dir.file("a.cwt"), 5, 2, 12);
+  std::string shifted = " " + slurp(dir.file("a.cwt"));
+  Trace back;
+  ReadReport report = read_trace_bytes(std::string_view(shifted).substr(1), back, "a.cwt");
+  CHECK(report.clean());
+  CHECK(canonical(back) == canonical(t));
+}
+
+TEST_CASE("events written out of time order come back sorted") {
+  TempDir dir("cw-tracer-test");
+  Trace t;
+  KindId exit = t.schema.find("exit");
+  t.value_ref(t.add_event(30, 1, exit), 0) = 3;
+  t.value_ref(t.add_event(10, 1, exit), 0) = 1;
+  t.value_ref(t.add_event(20, 1, exit), 0) = 2;
+  write_trace(t, dir.file("o.cwt"));
+  Trace back;
+  read_trace(dir.file("o.cwt"), back);
+  REQUIRE(back.events.size() == 3);
+  for (uint64_t i = 0; i < 3; ++i) {
+    CHECK(back.events[i].ts == 10 * (i + 1));
+    CHECK(back.value(back.events[i], 0) == i + 1);
+  }
+}
+
+TEST_CASE("load_trace reads both forms, by content") {
+  TempDir dir("cw-tracer-test");
+  spit(dir.file("t.txt"), kSample);
+  write_trace(parse(kSample), dir.file("t.bin"));
+  Trace text, binary;
+  ReadReport tr = load_trace(dir.file("t.txt"), text);
+  load_trace(dir.file("t.bin"), binary);
+  CHECK(tr.events_read == 5);
+  CHECK(canonical(text) == canonical(binary));
+  spit(dir.file("bad.txt"), "causeway-trace 1\n1 1 nope\n");
+  Trace bad;
+  CHECK_THROWS_AS(load_trace(dir.file("bad.txt"), bad), DiagnosticError);
+}
+
+TEST_CASE("a newer major version is refused, naming both versions") {
+  TempDir dir("cw-tracer-test");
+  write_trace(parse(kSample), dir.file("v2.cwt"));
+  std::string bytes = slurp(dir.file("v2.cwt"));
+  uint32_t version[2] = {2, 0};
+  std::memcpy(bytes.data() + 8, version, 8);
+  spit(dir.file("v2.cwt"), bytes);
+  Trace out;
+  CHECK_THROWS_WITH_AS(
+      read_trace(dir.file("v2.cwt"), out),
+      (dir.file("v2.cwt") + ": trace format version 2.0 is newer than this causeway reads (1.x); "
+                            "upgrade causeway")
+          .c_str(),
+      TraceFormatError);
+}
+
+TEST_CASE("a newer minor version is read, with a note") {
+  std::string bytes;
+  {
+    TempDir dir("cw-tracer-test");
+    write_trace(parse(kSample), dir.file("m.cwt"));
+    bytes = slurp(dir.file("m.cwt"));
+  }
+  uint32_t minor = 3;
+  std::memcpy(bytes.data() + 12, &minor, 4);
+  Trace out;
+  ReadReport report = read_trace_bytes(bytes, out, "m.cwt");
+  CHECK(out.events.size() == 5);
+  REQUIRE(report.notes.size() == 1);
+  CHECK(report.notes[0] ==
+        "written by a newer causeway (format 1.3); parts it added may be skipped");
+}
+
+TEST_CASE("a file that is not a trace is refused, naming the file") {
+  TempDir dir("cw-tracer-test");
+  spit(dir.file("x.txt"), "hello world, this is not a trace at all");
+  Trace out;
+  CHECK_THROWS_WITH_AS(read_trace(dir.file("x.txt"), out),
+                       (dir.file("x.txt") + ": not a causeway trace (no CWTRACE header)").c_str(),
+                       TraceFormatError);
+  CHECK_THROWS_WITH_AS(read_trace_bytes(std::string("CWTRACE\0\1\0", 10), out, "short"),
+                       "short: not a causeway trace: header truncated at 10 bytes",
+                       TraceFormatError);
+  CHECK_THROWS_WITH_AS(read_trace(dir.file("missing"), out),
+                       (dir.file("missing") + ": cannot read: No such file or directory").c_str(),
+                       TraceFormatError);
+}
+
+TEST_CASE("kinds and fields are mapped by name; unknown kinds are kept, unknown fields dropped") {
+  Trace written;
+  Schema s;  // the writer's schema: other order, an extra field, a kind we do not know
+  s.add(KindDef{"gpu_fence", {{"fence", FieldType::Uint, ""}, {"ring", FieldType::Str, ""}}});
+  s.add(KindDef{"wakeup", {{"extra", FieldType::Uint, ""}, {"target", FieldType::Tid, ""}}});
+  written.schema = s;
+  const Event& w = written.add_event(10, 1, 1);
+  written.value_ref(w, 0) = 99;
+  written.value_ref(w, 1) = 42;
+  const Event& g = written.add_event(20, 1, 0);
+  written.value_ref(g, 0) = 0xf00;
+  written.value_ref(g, 1) = written.strings.intern("gfx");
+  TempDir dir("cw-tracer-test");
+  write_trace(written, dir.file("k.cwt"));
+
+  Trace back;
+  ReadReport report = read_trace(dir.file("k.cwt"), back);
+  CHECK(report.clean());
+  CHECK(report.notes == std::vector<std::string>{
+                            "kind 'gpu_fence' is not in this causeway's schema; its events are "
+                            "kept with the file's fields",
+                            "field 'extra' of 'wakeup' is not known to this causeway; its values "
+                            "are dropped"});
+  REQUIRE(back.events.size() == 2);
+  CHECK(back.schema.kind(back.events[0].kind).name == "wakeup");
+  CHECK(back.value(back.events[0], 0) == 42);
+  KindId fence = back.schema.find("gpu_fence");
+  REQUIRE(fence != kNoKind);
+  CHECK(fence >= Schema::builtin().size());
+  CHECK(back.events[1].kind == fence);
+  CHECK(back.value(back.events[1], 0) == 0xf00);
+  CHECK(back.strings.get(static_cast<StrId>(back.value(back.events[1], 1))) == "gfx");
+}
+
+std::string with_chunk(std::string bytes, uint64_t at, uint32_t type, const std::string& payload) {
+  std::string chunk(bf::kChunkHeaderSize, '\0');
+  uint64_t size = payload.size(), hash = XXH3_64bits(payload.data(), payload.size());
+  std::memcpy(chunk.data(), &bf::kChunkMagic, 4);
+  std::memcpy(chunk.data() + 4, &type, 4);
+  std::memcpy(chunk.data() + 8, &size, 8);
+  std::memcpy(chunk.data() + 16, &hash, 8);
+  bytes.insert(at, chunk + payload);
+  return bytes;
+}
+
+TEST_CASE("a chunk of an unknown type is skipped with a note giving its offset") {
+  TempDir dir("cw-tracer-test");
+  write_trace(parse(kSample), dir.file("u.cwt"));
+  std::string bytes = slurp(dir.file("u.cwt"));
+  uint64_t at = walk_chunks(bytes).back().offset;  // before the end chunk
+  bytes = with_chunk(bytes, at, 99, std::string(16, 'x'));
+  Trace out;
+  ReadReport report = read_trace_bytes(bytes, out, "u.cwt");
+  CHECK(report.clean());
+  CHECK(out.events.size() == 5);
+  CHECK(report.notes == std::vector<std::string>{fmt::format(
+                            "skipped a chunk of unknown type 99 at byte {} (40 bytes; from a "
+                            "newer causeway?)",
+                            at)});
+}
+
+TEST_CASE("a lost strings chunk is reported and its strings read as ?str#ID") {
+  TempDir dir("cw-tracer-test");
+  write_trace(parse(kSample), dir.file("l.cwt"));
+  std::string bytes = slurp(dir.file("l.cwt"));
+  std::vector<ChunkInfo> chunks = walk_chunks(bytes);
+  auto strings = std::find_if(chunks.begin(), chunks.end(), [](const ChunkInfo& c) {
+    return c.type == static_cast<uint32_t>(bf::ChunkType::Strings);
+  });
+  REQUIRE(strings != chunks.end());
+  bytes[strings->offset + bf::kChunkHeaderSize + 9] ^= 0x55;
+  Trace out;
+  ReadReport report = read_trace_bytes(bytes, out, "l.cwt");
+  REQUIRE(report.skipped.size() == 1);
+  CHECK(report.skipped[0].offset == strings->offset);
+  CHECK(report.skipped[0].size == strings->end - strings->offset);
+  CHECK(report.skipped[0].reason == "checksum mismatch in strings chunk");
+  REQUIRE(out.events.size() == 5);
+  const Event& futex = out.events[1];
+  CHECK(out.strings.get(static_cast<StrId>(out.value(futex, 0))).substr(0, 5) == "?str#");
+  CHECK(std::find_if(report.notes.begin(), report.notes.end(), [](const std::string& n) {
+          return n.find("strings were lost with their chunks; they read as ?str#ID") !=
+                 std::string::npos;
+        }) != report.notes.end());
+}
+
+// ---- robustness: damaged files lose only their damaged chunks ----
+
+struct Robustness {
+  std::string bytes;
+  Trace original;
+  std::vector<ChunkInfo> chunks;
+  std::vector<size_t> first_event;  // per chunk: index of its first event in `original`
+  std::map<uint64_t, size_t> by_ts;
+
+  Robustness() {
+    TempDir dir("cw-tracer-test");
+    original = write_streamed(dir.file("r.cwt"), 13, 12, 60);
+    bytes = slurp(dir.file("r.cwt"));
+    chunks = walk_chunks(bytes);
+    size_t next = 0;
+    for (const auto& c : chunks) {
+      first_event.push_back(next);
+      next += c.events;
+    }
+    REQUIRE(next == original.events.size());
+  }
+
+  // Reads `damaged`; checks that every event of every events chunk for which `intact`
+  // holds was kept, and no other. False when the reader refused the file.
+  template <typename Intact>
+  bool check(const std::string& damaged, Intact&& intact, ReadReport& report) {
+    Trace out;
+    try {
+      report = read_trace_bytes(damaged, out, "damaged");
+    } catch (const TraceFormatError&) {
+      return false;
+    }
+    std::map<uint64_t, size_t> read_ts;
+    for (size_t i = 0; i < out.events.size(); ++i) read_ts[out.events[i].ts] = i;
+    size_t expected = 0, mismatches = 0;
+    for (size_t c = 0; c < chunks.size(); ++c) {
+      if (chunks[c].events == 0 || !intact(chunks[c])) continue;
+      expected += chunks[c].events;
+      for (size_t i = first_event[c]; i < first_event[c] + chunks[c].events; ++i)
+        mismatches += !same_event(original.events[i], out, read_ts);
+    }
+    CHECK(mismatches == 0);
+    CHECK(out.events.size() == expected);
+    CHECK(report.events_read == expected);
+    return true;
+  }
+
+  bool same_event(const Event& e, const Trace& out, const std::map<uint64_t, size_t>& read_ts) {
+    auto it = read_ts.find(e.ts);
+    if (it == read_ts.end()) return false;
+    const Event& r = out.events[it->second];
+    const KindDef& kind = original.schema.kind(e.kind);
+    if (r.tid != e.tid || r.cpu != e.cpu || out.schema.kind(r.kind).name != kind.name) return false;
+    for (size_t f = 0; f < kind.fields.size(); ++f) {
+      uint64_t a = original.value(e, static_cast<int>(f)), b = out.value(r, static_cast<int>(f));
+      if (kind.fields[f].type != FieldType::Str) {
+        if (a != b) return false;
+        continue;
+      }
+      std::string_view got = out.strings.get(static_cast<StrId>(b));
+      if (got != original.strings.get(static_cast<StrId>(a)) && got.substr(0, 5) != "?str#")
+        return false;
+    }
+    if (r.stack == 0) return true;  // its stacks chunk may be lost
+    const Stack &want = original.stacks[e.stack], &got = out.stacks[r.stack];
+    return want.ips == got.ips;
+  }
+};
+
+TEST_CASE("a truncated trace keeps every whole chunk and reports where it was cut") {
+  Robustness r;
+  std::vector<uint64_t> cuts;
+  for (const auto& c : r.chunks)
+    for (int d = -3; d <= 3; ++d) cuts.push_back(c.offset + static_cast<uint64_t>(d));
+  for (uint64_t cut = 0; cut < r.bytes.size(); cut += 61) cuts.push_back(cut);
+  for (uint64_t cut : cuts) {
+    if (cut > r.bytes.size()) continue;
+    CAPTURE(cut);
+    ReadReport report;
+    bool read = r.check(
+        r.bytes.substr(0, cut), [&](const ChunkInfo& c) { return c.end <= cut; }, report);
+    CHECK(read == (cut >= bf::kHeaderSize));  // only a cut header is refused
+    if (!read) continue;
+    bool at_boundary =
+        cut == bf::kHeaderSize || std::any_of(r.chunks.begin(), r.chunks.end(),
+                                              [&](const ChunkInfo& c) { return c.end == cut; });
+    if (at_boundary) {
+      CHECK(report.clean());
+    } else {
+      REQUIRE(report.skipped.size() == 1);
+      CHECK(report.skipped[0].offset + report.skipped[0].size == cut);
+      CHECK(report.skipped[0].reason.find("truncated") == 0);
+    }
+    bool complete = cut == r.bytes.size();
+    CHECK(complete == (std::find(report.notes.begin(), report.notes.end(),
+                                 "no end chunk: the recording did not finish, or the file was "
+                                 "cut short") == report.notes.end()));
+  }
+}
+
+TEST_CASE("a corrupted trace keeps every intact chunk and reports each damaged one") {
+  Robustness r;
+  std::vector<uint64_t> offsets;
+  for (uint64_t o = 0; o < bf::kHeaderSize; ++o) offsets.push_back(o);
+  for (const auto& c : r.chunks)
+    for (int d = -3; d < static_cast<int>(bf::kChunkHeaderSize) + 3; ++d)
+      offsets.push_back(c.offset + static_cast<uint64_t>(d));
+  for (uint64_t o = 0; o < r.bytes.size(); o += 53) offsets.push_back(o);
+  for (uint64_t at : offsets) {
+    if (at >= r.bytes.size()) continue;
+    CAPTURE(at);
+    std::string damaged = r.bytes;
+    damaged[at] = static_cast<char>(damaged[at] ^ 0xff);
+    ReadReport report;
+    bool read = r.check(
+        damaged, [&](const ChunkInfo& c) { return at < c.offset || at >= c.end; }, report);
+    if (!read) {
+      CHECK(at < 16);  // magic or major version: the header is damaged
+      continue;
+    }
+    if (at < bf::kHeaderSize) continue;
+    const ChunkInfo& hit = *std::find_if(r.chunks.begin(), r.chunks.end(),
+                                         [&](const ChunkInfo& c) { return at < c.end; });
+    bool skipped =
+        std::any_of(report.skipped.begin(), report.skipped.end(), [&](const SkippedRange& s) {
+          return s.offset == hit.offset && s.offset + s.size >= hit.end;
+        });
+    // The type field is outside the checksum: a damaged type reads as an unknown chunk.
+    bool noted = std::any_of(report.notes.begin(), report.notes.end(), [&](const std::string& n) {
+      return n.find(fmt::format("at byte {} ", hit.offset)) != std::string::npos;
+    });
+    CHECK((skipped || (noted && at >= hit.offset + 4 && at < hit.offset + 8)));
+  }
+}
+
+}  // namespace
+}  // namespace cw

@@ -1,0 +1,45 @@
+// Names the frames of recorded stacks from the trace's memory maps and the ELF files they
+// map (found again by build id), so stacks of processes that exited long ago still read
+// as function names.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "trace/trace.h"
+
+namespace cw {
+
+struct SymbolizeOptions {
+  // Where separate debug files live, as DIR/.build-id/xx/rest.debug.
+  std::string debug_dir = "/usr/lib/debug";
+};
+
+struct SymbolizeReport {
+  size_t stacks_symbolized = 0;  // stacks given symbols (at least one frame named)
+  size_t stacks_unused = 0;      // stacks no event refers to: their process is unknown
+  size_t frames_resolved = 0;
+  size_t frames_unresolved = 0;    // including the frames below
+  size_t frames_outside_maps = 0;  // no recorded mapping of the process covers the address
+  // Mapped files found neither at their path (with the recorded build id) nor as a debug
+  // file, or not ELF: "PATH" or "PATH (build id HEX)", sorted.
+  std::vector<std::string> files_not_found;
+  // The same, by the process whose frames they left unnamed (sorted, no duplicates): a
+  // diagnosis notes only those of the processes it is about.
+  std::map<Pid, std::vector<std::string>> files_not_found_by_pid;
+};
+
+// Fills Stack::symbols (one StrId per ip, 0 = unknown; demangled names) of every stack
+// that has none yet and is used by an event. A stack belongs to the process of the
+// events using it; its frames are looked up in the latest map of that process recorded
+// at or before the event's time that covers the address (a child that forked without
+// exec falls back to its parents' maps, as recorded in Trace::processes). The mapped
+// file is the recorded path when its build id matches (or none was recorded), else the
+// debug file named by the build id; symbols come from .symtab (of either), else .dynsym.
+// Stacks with no frame resolved keep no symbols, so a later run with more debug files
+// can try again. Never throws on unreadable or odd ELF files: their frames stay unknown.
+SymbolizeReport symbolize_stacks(Trace& trace, const SymbolizeOptions& options = {});
+
+}  // namespace cw

@@ -1,0 +1,73 @@
+#include "trace/trace.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace cw {
+
+StringTable::StringTable() {
+  intern("");
+}
+
+StrId StringTable::intern(std::string_view s) {
+  if (auto it = index_.find(s); it != index_.end()) return it->second;
+  if (strings_.size() >= kMissing) throw std::length_error("string table full");
+  strings_.emplace_back(s);
+  auto id = static_cast<StrId>(strings_.size() - 1);
+  index_.emplace(strings_.back(), id);
+  return id;
+}
+
+StrId StringTable::find(std::string_view s) const {
+  auto it = index_.find(s);
+  return it == index_.end() ? kMissing : it->second;
+}
+
+Event& Trace::add_event(uint64_t ts, Tid tid, KindId kind, uint16_t cpu, StackId stack) {
+  const auto nfields = schema.kind(kind).fields.size();
+  if (values.size() + nfields > 0xffffffffull) throw std::length_error("trace value array full");
+  Event e{ts, tid, kind, cpu, static_cast<uint32_t>(values.size()), stack};
+  values.resize(values.size() + nfields, 0);
+  events.push_back(e);
+  return events.back();
+}
+
+StackId Trace::add_stack(Stack s) {
+  stacks.push_back(std::move(s));
+  return static_cast<StackId>(stacks.size() - 1);
+}
+
+const ThreadInfo* Trace::thread(Tid tid) const {
+  auto it = thread_index_.find(tid);
+  return it == thread_index_.end() ? nullptr : &threads[it->second];
+}
+
+const ProcessInfo* Trace::process(Pid pid) const {
+  auto it = process_index_.find(pid);
+  return it == process_index_.end() ? nullptr : &processes[it->second];
+}
+
+Pid Trace::pid_of(Tid tid) const {
+  const ThreadInfo* t = thread(tid);
+  return t ? t->pid : 0;
+}
+
+void Trace::sort_events() {
+  std::stable_sort(events.begin(), events.end(),
+                   [](const Event& a, const Event& b) { return a.ts < b.ts; });
+}
+
+void Trace::rebuild_indexes() {
+  thread_index_.clear();
+  process_index_.clear();
+  for (uint32_t i = 0; i < threads.size(); ++i) thread_index_[threads[i].tid] = i;
+  for (uint32_t i = 0; i < processes.size(); ++i) process_index_[processes[i].pid] = i;
+}
+
+uint64_t Trace::lost_events() const {
+  uint64_t n = 0;
+  for (const auto& l : lost) n += l.count;
+  return n;
+}
+
+}  // namespace cw

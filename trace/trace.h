@@ -1,0 +1,133 @@
+// The in-memory trace: events of every thread on one clock, with interned strings and
+// stacks, and the process/thread tables needed to name and symbolise them.
+//
+// Layout is chosen for Chromium-scale traces (19 M events within the 1.5 GiB budget):
+// an Event is 24 bytes and its typed field values live in one shared array.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "trace/schema.h"
+
+namespace cw {
+
+using StrId = uint32_t;    // 0 is the empty string
+using StackId = uint32_t;  // 0 is "no stack"
+using Tid = uint32_t;
+using Pid = uint32_t;
+
+struct Event {
+  uint64_t ts;  // ns, CLOCK_MONOTONIC (kernel and user streams share it)
+  Tid tid;      // the thread the event happened on
+  KindId kind;  // index into Trace::schema
+  uint16_t cpu;
+  uint32_t values;  // index of the first field value in Trace::values
+  StackId stack;    // user call stack at the event, 0 if none
+};
+static_assert(sizeof(Event) == 24, "Event must stay compact");
+
+// Frames are innermost first, as the kernel reports them.
+struct Stack {
+  std::vector<uint64_t> ips;
+  std::vector<StrId> symbols;  // empty when not symbolised; else one per ip (0 = unknown)
+};
+
+struct ProcessInfo {
+  Pid pid = 0;
+  Pid ppid = 0;
+  StrId comm = 0;
+  StrId exe = 0;
+};
+
+struct ThreadInfo {
+  Tid tid = 0;
+  Pid pid = 0;
+  StrId comm = 0;
+  bool kernel = false;  // a kernel worker thread (kthread)
+};
+
+// An executable mapping of a process, so its stacks can be symbolised after it has
+// exited: [start, end) maps file `path` from file offset `pgoff`; `build_id` (hex) finds
+// the same file, or its debug info, later. Valid from `ts` until the process execs,
+// exits or maps something else over it.
+struct MapRecord {
+  Pid pid = 0;
+  uint64_t ts = 0;
+  uint64_t start = 0;
+  uint64_t end = 0;
+  uint64_t pgoff = 0;
+  StrId path = 0;
+  StrId build_id = 0;  // 0 when unknown
+};
+
+// Events the recorder could not keep (ring buffer full), per CPU.
+struct LostRecord {
+  uint16_t cpu = 0;
+  uint64_t count = 0;
+  uint64_t ts = 0;  // when the loss was noticed
+};
+
+class StringTable {
+ public:
+  StringTable();
+  StrId intern(std::string_view s);
+  std::string_view get(StrId id) const { return strings_[id]; }
+  // Id of an existing string, or kMissing (lets rules compare without interning).
+  static constexpr StrId kMissing = 0xffffffffu;
+  StrId find(std::string_view s) const;
+  size_t size() const { return strings_.size(); }
+
+ private:
+  std::deque<std::string> strings_;  // a deque keeps the views in index_ valid
+  std::unordered_map<std::string_view, StrId> index_;
+};
+
+struct Trace {
+  static constexpr uint32_t kFormatMajor = 1;
+  static constexpr uint32_t kFormatMinor = 1;  // 1: memory maps (the Maps chunk)
+
+  Schema schema = Schema::builtin();
+  StringTable strings;
+  std::vector<Stack> stacks{Stack{}};  // stacks[0] is the empty stack
+  std::vector<ProcessInfo> processes;
+  std::vector<ThreadInfo> threads;
+  std::vector<Event> events;  // sorted by ts (stable)
+  std::vector<uint64_t> values;
+  std::vector<LostRecord> lost;
+  std::vector<MapRecord> maps;  // by pid, then ts
+
+  // Appends an event; its field values are zero until set through value_ref.
+  Event& add_event(uint64_t ts, Tid tid, KindId kind, uint16_t cpu = 0, StackId stack = 0);
+  uint64_t value(const Event& e, int field) const { return values[e.values + field]; }
+  uint64_t& value_ref(const Event& e, int field) { return values[e.values + field]; }
+  int64_t int_value(const Event& e, int field) const {
+    return static_cast<int64_t>(values[e.values + field]);
+  }
+
+  StackId add_stack(Stack s);
+  const ThreadInfo* thread(Tid tid) const;  // nullptr if unknown
+  const ProcessInfo* process(Pid pid) const;
+  Pid pid_of(Tid tid) const;  // 0 if unknown
+  void sort_events();         // stable sort by ts
+  void rebuild_indexes();     // after threads/processes change
+  uint64_t lost_events() const;
+  // Puts `maps` in (pid, ts) order, keeping the order of equal keys (readers and parsers
+  // call it; a recorder appends maps as they come and its writer streams them in that order).
+  void sort_maps() {
+    std::stable_sort(maps.begin(), maps.end(), [](const MapRecord& a, const MapRecord& b) {
+      return a.pid != b.pid ? a.pid < b.pid : a.ts < b.ts;
+    });
+  }
+
+ private:
+  std::unordered_map<Tid, uint32_t> thread_index_;
+  std::unordered_map<Pid, uint32_t> process_index_;
+};
+
+}  // namespace cw

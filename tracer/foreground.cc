@@ -1,0 +1,200 @@
+#include "tracer/foreground.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+
+#include "trace/command_marker.h"
+#include "tracer/recorder_dir.h"
+
+namespace cw {
+
+using cli::MarkerSocket;
+using cli::recorder_dir;
+using cli::RecorderPaths;
+using cli::RecordInstrumentation;
+
+namespace {
+
+volatile std::sig_atomic_t g_stop = 0;
+void on_stop_signal(int) {
+  g_stop = 1;
+}
+
+}  // namespace
+
+void catch_stop_signals(bool from_terminal) {
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGTERM, &sa, nullptr);
+  if (from_terminal) {
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGHUP, &sa, nullptr);
+  }
+}
+
+bool stop_requested() {
+  return g_stop != 0;
+}
+
+namespace {
+
+void print_messages(RecordInstrumentation& instrumentation) {
+  for (const std::string& m : instrumentation.take_messages())
+    std::cerr << "causeway: " << m << "\n";
+}
+
+// The command is stopped at its exec: resolve and attach the instrumentation in its fresh
+// image, then let it run; false when it cannot be attached (the command is killed). A command that
+// failed to exec is left to report that itself.
+bool instrument_command(Session& session, RecordInstrumentation& instrumentation, pid_t child) {
+  int wstatus = 0;
+  if (waitpid(child, &wstatus, 0) != child || !WIFSTOPPED(wstatus)) return true;
+  bool ok = true;
+  try {
+    instrumentation.attach(session.probes(), static_cast<uint32_t>(child), true);
+  } catch (const kernel::ProbeError& e) {
+    print_messages(instrumentation);
+    std::cerr << "causeway: cannot instrument: " << e.what() << "\n";
+    kill(child, SIGKILL);
+    ok = false;
+  }
+  ptrace(PTRACE_DETACH, child, nullptr, nullptr);
+  if (!ok) waitpid(child, &wstatus, 0);
+  return ok;
+}
+
+}  // namespace
+
+std::optional<ForegroundResult> record_in_foreground(ForegroundRecording r) {
+  const ForegroundRecording& args = r;
+  SessionOptions& options = r.options;
+  std::unique_ptr<RecordInstrumentation>& instrumentation = r.instrumentation;
+  const auto& command_env = r.command_env;
+  const bool stop_at_exec = r.stop_at_exec;
+
+  // The command waits at a gate until the probes are attached, so its start is recorded.
+  int gate[2] = {-1, -1};
+  pid_t child = -1;
+  if (!args.command.empty()) {
+    if (pipe2(gate, O_CLOEXEC) != 0) throw std::runtime_error(std::strerror(errno));
+    child = fork();
+    if (child < 0) throw std::runtime_error(fmt::format("fork: {}", std::strerror(errno)));
+    if (child == 0) {
+      close(gate[1]);
+      char go = 0;
+      if (read(gate[0], &go, 1) != 1) _exit(126);  // the recorder failed: do not run
+      for (const auto& [name, value] : command_env) setenv(name.c_str(), value.c_str(), 1);
+      if (stop_at_exec && ptrace(PTRACE_TRACEME, 0, nullptr, nullptr) != 0) _exit(126);
+      std::vector<char*> argv;
+      for (const auto& a : args.command) argv.push_back(const_cast<char*>(a.c_str()));
+      argv.push_back(nullptr);
+      execvp(argv[0], argv.data());
+      std::fprintf(stderr, "causeway: cannot run %s: %s\n", argv[0], std::strerror(errno));
+      _exit(127);
+    }
+    close(gate[0]);
+    if (!options.pids.empty()) options.pids.push_back(static_cast<uint32_t>(child));
+  }
+
+  std::unique_ptr<Session> session;
+  try {
+    session = std::make_unique<Session>(options);
+  } catch (const kernel::ProbeError& e) {
+    if (child > 0) close(gate[1]), waitpid(child, nullptr, 0);
+    std::cerr << "causeway: cannot record: " << e.what() << "\n";
+    return std::nullopt;
+  } catch (const std::exception& e) {
+    if (child > 0) close(gate[1]), waitpid(child, nullptr, 0);
+    std::cerr << "causeway: " << e.what() << "\n";
+    return std::nullopt;
+  }
+
+  // Markers reach this recording through the recorder's folder, when it can be made.
+  RecorderPaths paths(recorder_dir(args.dir));
+  std::error_code ignored;
+  std::filesystem::create_directories(paths.dir, ignored);
+  MarkerSocket markers(paths.socket);
+  catch_stop_signals(true);
+  if (child > 0) {
+    // Names the traced command for `debug --hang auto` (engine/diagnosis/symptom.h), on the child's
+    // own thread, before it runs.
+    std::string text = command_marker(static_cast<Pid>(child), args.command);
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    session->mark(static_cast<uint64_t>(now.tv_sec) * 1000000000ull + now.tv_nsec,
+                  static_cast<uint32_t>(child), static_cast<uint32_t>(child), text);
+    // Ctrl-C reaches the command too; the recording ends when the command does.
+    char go = 1;
+    if (write(gate[1], &go, 1) != 1) throw std::runtime_error("cannot start the command");
+    close(gate[1]);
+    if (stop_at_exec) {
+      if (!instrument_command(*session, *instrumentation, child)) return std::nullopt;
+    }
+  } else {
+    if (instrumentation) {
+      try {
+        for (uint32_t pid : args.pids) instrumentation->attach(session->probes(), pid, false);
+      } catch (const kernel::ProbeError& e) {
+        print_messages(*instrumentation);
+        std::cerr << "causeway: cannot instrument: " << e.what() << "\n";
+        return std::nullopt;
+      }
+    }
+    std::cerr << "causeway: recording" << (args.pids.empty() ? " system-wide" : "")
+              << "; Ctrl-C stops\n";
+  }
+  if (instrumentation) {
+    session->decoder().set_instrument_naming(instrumentation->naming());
+    RecordInstrumentation* hooks = instrumentation.get();
+    session->add_source([hooks](RecordDecoder& decoder) { hooks->poll_hooks(decoder); });
+    print_messages(*instrumentation);
+  }
+
+  auto started = std::chrono::steady_clock::now();
+  int status = 0;
+  for (;;) {
+    session->step(100);
+    if (instrumentation) print_messages(*instrumentation);
+    markers.drain([&](uint64_t ts, uint32_t pid, uint32_t tid, const std::string& text) {
+      session->mark(ts, pid, tid, text);
+    });
+    if (child > 0) {
+      int wstatus = 0;
+      if (waitpid(child, &wstatus, WNOHANG) == child) {
+        status = wstatus;
+        break;
+      }
+    } else if (g_stop) {
+      break;
+    }
+    if (args.duration > 0 &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() >=
+            args.duration) {
+      if (child > 0) {
+        kill(child, SIGTERM);
+        int wstatus = 0;
+        waitpid(child, &wstatus, 0);
+        status = wstatus;
+      }
+      break;
+    }
+  }
+  session->finish();
+  if (instrumentation) print_messages(*instrumentation);
+  return ForegroundResult{status, session->status()};
+}
+
+}  // namespace cw

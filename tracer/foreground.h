@@ -1,0 +1,44 @@
+// A recording in the foreground (`causeway record [--pid P…] [-- CMD…]`): CMD started
+// under the recorder (held at a gate until the probes are attached, so its start is
+// recorded, and named by a command marker), or the given processes, or the whole system;
+// polled until the command exits, a stop signal, or the duration. The command line's
+// options and exit codes are cli/cmd_record.cc's.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tracer/record_instrumentation.h"
+#include "tracer/session.h"
+
+namespace cw {
+
+// SIGTERM stops a recording; so do Ctrl-C and a closed terminal for one in the foreground.
+void catch_stop_signals(bool from_terminal);
+// Whether one of those signals arrived.
+bool stop_requested();
+
+struct ForegroundRecording {
+  SessionOptions options;
+  std::vector<std::string> command;  // run and recorded until it exits; empty: until stopped
+  std::vector<uint32_t> pids;        // instrumented when there is no command
+  double duration = 0;               // seconds; 0: no limit
+  std::string dir;                   // the recorder's folder (`--dir`), for markers
+  std::unique_ptr<cli::RecordInstrumentation> instrumentation;  // nullptr: none
+  std::vector<std::pair<std::string, std::string>> command_env;
+  bool stop_at_exec = false;  // the command stops at its exec to be instrumented (ptrace)
+};
+
+struct ForegroundResult {
+  int command_wstatus = 0;  // the command's status as waitpid gives it; 0 without a command
+  SessionStatus status;     // of the finished session
+};
+
+// Records as `r` says. nullopt when the recorder cannot record or instrument here (it
+// said why on stderr); throws std::runtime_error when it cannot start the command.
+std::optional<ForegroundResult> record_in_foreground(ForegroundRecording r);
+
+}  // namespace cw
