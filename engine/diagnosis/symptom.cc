@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <unordered_map>
+#include <utility>
 
 #include "trace/command_marker.h"
 #include "trace/names.h"
@@ -112,9 +114,7 @@ class Finder {
     return false;
   }
 
-  std::string comm(Tid tid) const {
-    return std::string(thread_comm(trace_, tid, "?"));
-  }
+  std::string comm(Tid tid) const { return std::string(thread_comm(trace_, tid, "?")); }
 
   // ---- stretches ----------------------------------------------------------------------
 
@@ -149,8 +149,69 @@ class Finder {
     return *it;
   }
 
+  // Which process of a pair reached the other first by a causal (not weak) edge: the one
+  // that opened the conversation is the client of the other. Keyed by the pair, lower pid
+  // first; computed once, on first use.
+  Pid initiator(Pid a, Pid b) const {
+    if (first_contact_.empty() && !g_.edges.empty()) {
+      first_contact_[0] = {0, 0};  // computed, even when no pair is found
+      for (const Edge& e : g_.edges) {
+        const Pid from = g_.segments[e.from].pid, to = g_.segments[e.to].pid;
+        if (e.strength == Strength::Weak || from == to) continue;
+        const uint64_t ts = trace_.events[e.from_event].ts;
+        auto [it, fresh] = first_contact_.try_emplace(pair_key(from, to), ts, from);
+        if (!fresh && ts < it->second.first) it->second = {ts, from};
+      }
+    }
+    auto it = first_contact_.find(pair_key(a, b));
+    return it == first_contact_.end() ? 0 : it->second.second;
+  }
+  static uint64_t pair_key(Pid a, Pid b) {
+    return (uint64_t{std::min(a, b)} << 32) | std::max(a, b);
+  }
+
+  // The processes the thread asked something of in segments [first, last]: a causal (not
+  // weak) edge out to a process its own process had opened the conversation with. A
+  // server's answers to its clients are no requests: the clients spoke first.
+  std::vector<Pid> asked_in(uint32_t first, uint32_t last) const {
+    std::vector<Pid> asked;
+    for (uint32_t s = first; s <= last; ++s) {
+      const Pid own = g_.segments[s].pid;
+      for (auto [it, end] = out_edges(s, g_.csr); it != end; ++it) {
+        const Edge& e = g_.edges[g_.csr[*it]];
+        const Pid to = g_.segments[e.to].pid;
+        if (e.strength != Strength::Weak && to != own && initiator(own, to) == own)
+          asked.push_back(to);
+      }
+    }
+    return asked;
+  }
+
+  // How a wait in segments [first, last] ended, seen from the processes the thread is
+  // waiting to hear from: by an answer from one of `asked` (taken out of it), by a causal
+  // edge from another process (new work), or by no causal edge at all (a timeout).
+  enum class WaitEnd : uint8_t { Answer, OtherWork, NoCause };
+  WaitEnd wait_end(uint32_t first, uint32_t last, std::vector<Pid>& asked) const {
+    WaitEnd end_kind = WaitEnd::NoCause;
+    for (uint32_t s = first; s <= last; ++s)
+      for (auto [it, end] = in_edges(s, g_.csr); it != end; ++it) {
+        const Edge& e = g_.edges[g_.csr[*it]];
+        const Pid from = g_.segments[e.from].pid;
+        if (e.strength == Strength::Weak || from == g_.segments[s].pid) continue;
+        if (auto a = std::find(asked.begin(), asked.end(), from); a != asked.end()) {
+          asked.erase(a);
+          return WaitEnd::Answer;
+        }
+        end_kind = WaitEnd::OtherWork;
+      }
+    return end_kind;
+  }
+
   // A loop thread: from the return of each loop wait to the next loop cut, and the
-  // thread's start before its first loop cut.
+  // thread's start before its first loop cut. A loop wait for the answer to a request the
+  // thread made in the turn before it (a client polling its socket for the reply, a build
+  // tool polling the pipes of the jobs it started) is no idle wait: it stays in the
+  // stretch of that turn.
   void loop_stretches(const Graph::ThreadSegments& t, std::vector<Stretch>& out) const {
     std::vector<uint32_t> loops;
     for (uint32_t s = t.begin; s < t.end; ++s)
@@ -160,6 +221,8 @@ class Finder {
       return i + 1 < loops.size() ? g_.segments[loops[i + 1]].start_ns : end_of_thread;
     };
     auto last_at = [&](size_t i) { return i + 1 < loops.size() ? loops[i + 1] - 1 : t.end - 1; };
+    const size_t before = out.size();
+    std::vector<Pid> waiting_for;  // processes asked something that have not answered yet
     if (loops.front() > t.begin)
       out.push_back({t.tid, g_.segments[t.begin].start_ns, g_.segments[loops.front()].start_ns,
                      t.begin, loops.front() - 1});
@@ -169,6 +232,26 @@ class Finder {
       uint32_t first = loops[i];
       if (opens_call(loops[i])) {
         const uint32_t r = wait_return(loops[i]);
+        const uint32_t turn = i == 0 ? t.begin : loops[i - 1];  // since the last loop wait
+        const uint32_t woken =
+            r == kNoIndex ? loops[i] : std::min(g_.segment_of(trace_, r), last_at(i));
+        if (loops[i] > turn)
+          for (Pid p : asked_in(turn, loops[i] - 1))
+            if (std::find(waiting_for.begin(), waiting_for.end(), p) == waiting_for.end())
+              waiting_for.push_back(p);
+        // Slices of one wait for an answer that time out (a poll with a timeout) are that
+        // wait too, until the answer comes.
+        const bool had_asked = !waiting_for.empty();
+        const WaitEnd how = wait_end(loops[i], woken, waiting_for);
+        if (had_asked && how != WaitEnd::OtherWork && r != kNoIndex) {
+          if (out.size() > before && out.back().last + 1 == loops[i]) {
+            out.back().end_ns = end;
+            out.back().last = last_at(i);
+          } else {
+            out.push_back({t.tid, start, end, first, last_at(i)});
+          }
+          continue;
+        }
         // Idle: the wait had not returned when the recording stopped, or the loop moved on.
         if (r == kNoIndex || trace_.events[r].ts > end) continue;
         start = trace_.events[r].ts;
@@ -579,6 +662,8 @@ class Finder {
   const uint64_t t0_, trace_end_;
   Pid command_pid_ = 0;
   std::vector<Marker> markers_;
+  // initiator(): per pair of processes, the first causal edge between them (time, sender).
+  mutable std::unordered_map<uint64_t, std::pair<uint64_t, Pid>> first_contact_;
   std::vector<bool> strong_in_;
 };
 

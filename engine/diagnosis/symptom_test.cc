@@ -529,5 +529,60 @@ TEST_CASE("trace_start_ns is the first event's time, 0 for an empty trace") {
         5 * kMs);
 }
 
+// client 200 turns a loop on epoll_wait: at 500 ms it sends a request to server 300, then
+// waits 1 s in its loop wait until the server's reply comes. server 300's loop waits for
+// requests: idle 0.5 s before the request, 1.5 s after its reply.
+const std::string kClientLoop =
+    "process 200 comm=client\n"
+    "thread 200 pid=200 comm=client\n"
+    "process 300 comm=server\n"
+    "thread 300 pid=300 comm=server\n"
+    "0 200 switch_in\n"
+    "0 300 switch_in\n"
+    "0.1ms 300 syscall_enter name=epoll_wait\n"
+    "0.2ms 300 switch_out state=S\n"
+    "1ms 200 syscall_enter name=epoll_wait\n"
+    "1.1ms 200 syscall_exit name=epoll_wait ret=1\n"
+    "500ms 200 send object=7 offset=0 len=4\n"
+    "500.1ms 300 switch_in\n"
+    "500.2ms 300 syscall_exit name=epoll_wait ret=1\n"
+    "500.3ms 300 recv object=7 offset=0 len=4\n"
+    "501ms 200 syscall_enter name=epoll_wait\n"
+    "501.1ms 200 switch_out state=S\n"
+    "1502ms 300 send object=8 offset=0 len=4\n"
+    "1502.1ms 300 syscall_enter name=epoll_wait\n"
+    "1502.2ms 300 switch_out state=S\n"
+    "1502.3ms 200 switch_in\n"
+    "1502.4ms 200 syscall_exit name=epoll_wait ret=1\n"
+    "1502.5ms 200 recv object=8 offset=0 len=4\n"
+    "1503ms 200 exit\n"
+    "3000ms 300 switch_in\n";
+
+TEST_CASE("a loop wait for the answer to the thread's own request stays in its stretch") {
+  const Built b = build(kClientLoop, {"wait.entry"});
+  const Found f = find(b, [] {
+    SymptomRequest r;
+    r.thread_name = "client";
+    return r;
+  }());
+  REQUIRE_MESSAGE(f.hang, f.why);
+  CHECK(f.hang->tid == 200);
+  CHECK(f.hang->kind == HangKind::LongWait);
+  CHECK(f.hang->start_ns <= 501 * kMs);
+  CHECK(f.hang->end_ns >= 1502 * kMs);
+
+  SUBCASE("the server's waits for requests are idle, also after it answered the client") {
+    const Found g = find(b, [] {
+      SymptomRequest r;
+      r.thread_name = "server";
+      return r;
+    }());
+    REQUIRE_MESSAGE(g.hang, g.why);
+    CHECK(g.hang->kind == HangKind::LongRunning);
+    CHECK(g.hang->start_ns == 500'200'000);  // its wait returned with the request
+    CHECK(g.hang->end_ns == 1'502'100'000);  // its next loop wait began
+  }
+}
+
 }  // namespace
 }  // namespace cw::engine
