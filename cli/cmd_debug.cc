@@ -1,6 +1,6 @@
 // `causeway debug TRACE [--rules PACK…] [--no-stdlib] [--hang auto|TID@SECONDS|NAME]
 //                       [--answers FILE] [--save-answers PACK] [--auto] [--json]
-//                       [--beam-width N] [--lookback N]`
+//                       [--baseline] [--beam-width N] [--lookback N]`
 //
 // Finds the hang, walks the event graph back to its root cause and reports it
 // (docs/diagnosis.md). Questions at ambiguous points go to the user at a terminal, to an
@@ -222,6 +222,7 @@ Command add_debug(CLI::App& app) {
     std::string save_answers;
     bool automatic = false;
     bool json = false;
+    bool baseline = false;
     uint32_t beam_width = 8;
     uint32_t lookback = 3;
     double min_hang = 0.5;
@@ -256,6 +257,10 @@ Command add_debug(CLI::App& app) {
                 "never ask: take the best-scored option (also without a terminal); the "
                 "report lists each such choice");
   cmd->add_flag("--json", args->json, "print the diagnosis as JSON (docs/json.md)");
+  cmd->add_flag("--baseline", args->baseline,
+                "compare the hang's wait with a quick run of the same wait before it even "
+                "when another thread's wake-up ended it (by default only a wait nobody woke "
+                "is compared)");
   cmd->add_option("--beam-width", args->beam_width, "paths kept by the beam search")
       ->type_name("N")
       ->default_val(8)
@@ -316,6 +321,7 @@ Command add_debug(CLI::App& app) {
         options.symptom.min_hang_ns = static_cast<uint64_t>(args->min_hang * 1e9);
         options.beam_width = args->beam_width;
         options.lookback = args->lookback;
+        options.baseline = args->baseline;
 
         ProgressLine progress("diagnosing");
         if (progress.enabled()) options.progress = progress.callback();

@@ -192,7 +192,8 @@ TEST_CASE("diagnosis expectations: the hang and the questions asked") {
   auto results = run_pack_tests(load(std::string(kDiagnosisPack) +
                                      test_block("auto finds the long read",
                                                 "  expect hang 100 kind LongWait\n"
-                                                "  expect questions == 0\n") +
+                                                "  expect root_cause 200 kind LongRunning\n"
+                                                "  expect questions == 1\n") +
                                      test_block("the hang named by thread and time",
                                                 "  hang \"100@0.5\"\n"
                                                 "  expect hang 100 kind LongWait\n") +
@@ -230,12 +231,12 @@ TEST_CASE("failed diagnosis expectations say what the diagnosis found") {
                "p.cw:29:3: error: expectation failed: expected root_cause 100 kind LongRunning",
                "    expect root_cause 100 kind LongRunning",
                "    ^~~~~~",
-               "hint: found: root_cause 100 kind LongWait: *",
-               "hint: diagnosis: *",
+               "hint: found: root_cause 200 kind LongRunning: ran 998.0 ms on a CPU *",
                "p.cw:30:3: error: expectation failed: expected questions > 3",
                "    expect questions > 3",
                "    ^~~~~~",
-               "hint: found: 0 questions not answered by a rule, 0 answered by one",
+               "hint: found: 1 questions not answered by a rule, 0 answered by one",
+               "hint: recurse question: writer 200 ran 998.0 ms on a CPU *",
                "FAIL d \"no such thread\"",
                "p.cw:53:3: error: expectation failed: the diagnosis found no hang: *",
                "    expect hang 999",

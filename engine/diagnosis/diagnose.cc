@@ -14,6 +14,7 @@
 #include "rules/lua_host.h"
 #include "engine/diagnosis/similar_segments.h"
 #include "engine/graph/span_tree.h"
+#include "engine/diagnosis/logical_wait.h"
 
 namespace cw::engine {
 
@@ -83,8 +84,24 @@ class Diagnoser {
     Window window = hang->kind == HangKind::LongWait
                         ? Window{hang->profile.longest_block_start, block_end}
                         : Window{hang->start_ns, hang->end_ns};
-    diagnose_vertex(hang->segment, hang->kind, hang->profile, 0, window, hang->first_segment,
-                    hang->last_segment);
+    vertex_ = hang->segment;
+    SegmentProfile profile = hang->profile;
+    if (hang->kind == HangKind::LongWait && hang->segment != kNoIndex) {
+      // A wait in slices (a poll loop with a timeout): the slice a wake-up ended is the one
+      // whose waker to follow, over the whole logical wait.
+      LogicalWait lw = logical_wait(trace_, events_, g_, hang->segment);
+      if (lw.woken != kNoIndex && lw.woken != hang->segment) {
+        vertex_ = lw.woken;
+        profile = profile_segment(trace_, events_, g_, vertex_);
+        window = Window{std::min(window.start, lw.start_ns), std::max(window.end, lw.end_ns)};
+        d_.notes.push_back(fmt::format(
+            "{}'s wait timed out and began again; followed the slice at {:.6f} s that a wake-up "
+            "ended",
+            who(vertex_), secs(g_.segments[vertex_].start_ns)));
+      }
+    }
+    diagnose_vertex(vertex_, hang->kind, profile, 0, window, hang->first_segment,
+                    std::max(hang->last_segment, vertex_));
     finish_path();
     std::stable_sort(d_.root_causes.begin(), d_.root_causes.end(),
                      [](const RootCause& a, const RootCause& b) { return a.depth > b.depth; });
@@ -341,6 +358,7 @@ class Diagnoser {
         q.options = std::move(options);
         pick = ask(std::move(q));
       }
+      pick = queued_behind(v, pick, options);
       if (pick.stop) break;
       v = pick.segment;
       edges.push_back(pick.edge);
@@ -497,8 +515,13 @@ class Diagnoser {
   // LongWait: baseline, its causal path, and a thread-by-thread comparison.
   void long_wait(uint32_t seg, const SegmentProfile& prof, uint32_t depth, Window window) {
     size_t causes_before = d_.root_causes.size();
-    std::vector<SimilarSegment> similar = find_similar(trace_, events_, g_, seg, prof);
-    uint32_t baseline = choose_baseline(seg, similar);
+    // Evidence before comparison: a wait that another thread ended has its own causal
+    // path. A baseline (a quick run of the same wait) is for a wake-up that never came —
+    // the wait timed out or was never woken — or when asked for.
+    const uint32_t waker = wake_edge(trace_, g_, seg, prof.longest_block_start);
+    uint32_t baseline = kNoIndex;
+    if (waker == kNoIndex || opt_.baseline)
+      baseline = choose_baseline(seg, find_similar(trace_, events_, g_, seg, prof));
     std::vector<PathStep> path;
     if (baseline != kNoIndex) {
       path = slice(baseline);
@@ -507,13 +530,16 @@ class Diagnoser {
         d_.baseline_path = path;
       }
     } else {
-      // Without a baseline the hang's own wake-up path (if it came at all) is the guide.
+      // The hang's own wake-up path (if it came at all) is the guide.
+      slice_window_ = window.end > window.start ? window.end - window.start : 0;
       path = slice(seg);
-      if (depth == 0)
+      slice_window_ = 0;
+      if (depth == 0 && waker == kNoIndex)
         d_.notes.push_back(
             fmt::format("no baseline: no other segment of {} did the same and waited briefly; "
                         "compared the threads on the hang's own causal path instead",
                         who(seg)));
+      if (waker != kNoIndex && blame_heaviest(path, seg, depth, window)) return;
     }
     // Threads on the path that acted after the wait began (those before it only started
     // the request), nearest to the waiting segment first.
@@ -565,7 +591,7 @@ class Diagnoser {
         if (depth > 0 && t.upstream == d_.hang.tid) circle_via = t.tid;
         continue;
       }
-      uint32_t culprit = segment_at(t.tid, window.start);
+      uint32_t culprit = segment_in(t.tid, window);
       if (culprit == kNoIndex) continue;
       examine_thread(culprit, window, depth);
     }
@@ -587,8 +613,13 @@ class Diagnoser {
       if (baseline != kNoIndex && path.size() >= 2 && path[path.size() - 2].edge != kNoIndex) {
         const Edge& e = g_.edges[path[path.size() - 2].edge];
         Tid sender_tid = g_.segments[e.from].tid;
-        uint32_t sender = segment_at(sender_tid, window.start);
-        if (sender != kNoIndex && sender_tid != g_.segments[seg].tid &&
+        uint32_t sender = segment_in(sender_tid, window);
+        // A thread that had exited before the hang began (a child that finished) was
+        // never going to send it: it is not to blame.
+        const SegmentProfile life =
+            profile_range(trace_, events_, sender_tid, window.start, window.end);
+        const bool gone = life.exited_ns != 0 && life.exited_ns <= window.start;
+        if (sender != kNoIndex && sender_tid != g_.segments[seg].tid && !gone &&
             !visited_threads_.count(sender_tid)) {
           SegmentProfile sp = profile_segment(trace_, events_, g_, sender);
           RootCause r = root(sender, classify(sp), sp, depth + 1);
@@ -602,6 +633,72 @@ class Diagnoser {
       }
       if (depth == 0) add_root(root(seg, HangKind::LongWait, prof, depth));
     }
+  }
+
+  // The step of the causal path `path` (origin → … → seg) that took the time: from what
+  // caused it (the cause event of the edge into it, or its start, whichever is later) to
+  // the event that led on, within the window. A timer wait counts from the timer's arming,
+  // a thread woken by a message from when it was sent: what the thread waited for is the
+  // time of the step before. When one step took most of the window, it is the root cause
+  // (the path's origin only started the work); the path shown runs from it to the hang.
+  bool blame_heaviest(const std::vector<PathStep>& path, uint32_t seg, uint32_t depth,
+                      Window window) {
+    const uint64_t len = window.end > window.start ? window.end - window.start : 0;
+    size_t best = path.size();
+    uint64_t best_took = 0, best_in = 0, best_out = 0;
+    for (size_t k = 0; k + 1 < path.size(); ++k) {
+      const Segment& sg = g_.segments[path[k].segment];
+      if (sg.tid == g_.segments[seg].tid || path[k].edge == kNoIndex) continue;
+      uint64_t in = std::max(sg.start_ns, window.start);
+      if (k > 0 && path[k - 1].edge != kNoIndex)
+        in = std::max(in, trace_.events[g_.edges[path[k - 1].edge].from_event].ts);
+      uint64_t out = std::min(trace_.events[g_.edges[path[k].edge].from_event].ts, window.end);
+      uint64_t took = out > in ? out - in : 0;
+      if (took > best_took) {
+        best = k;
+        best_took = took;
+        best_in = in;
+        best_out = out;
+      }
+    }
+    if (best == path.size() || best_took < kAbnormalShare * static_cast<double>(len)) return false;
+    const uint32_t culprit = path[best].segment;
+    const Tid tid = g_.segments[culprit].tid;
+    const ThreadInfo* info = trace_.thread(tid);
+    if (visited_threads_.count(tid) || (info && info->kernel)) return false;
+    if (depth == 0) d_.path.assign(path.begin() + static_cast<std::ptrdiff_t>(best), path.end());
+    SegmentProfile p = profile_range(trace_, events_, tid, best_in, best_out);
+    // What started its work: the step before it, from another thread (another client's
+    // request to a server busy with it).
+    std::string started;
+    if (best > 0 && path[best - 1].edge != kNoIndex &&
+        g_.segments[path[best - 1].segment].tid != tid) {
+      const Edge& e = g_.edges[path[best - 1].edge];
+      started = fmt::format("; its work began with a {} from {} at {:.6f} s", g_.kind_name(e),
+                            who(e.from), secs(trace_.events[e.from_event].ts));
+    }
+    blame(culprit, classify(p), p, depth, started);
+    return true;
+  }
+
+  // A message that was sent before the segment it woke even began waited in a queue
+  // while the thread did something else: when that took most of the hang (a server busy
+  // with another client's request), the thread's own previous work is what delayed it,
+  // and the path goes on through it (to what started that work). Returns the option to
+  // follow instead of `pick`, or `pick`.
+  Option queued_behind(uint32_t v, const Option& pick, const std::vector<Option>& options) const {
+    if (pick.stop || slice_window_ == 0) return pick;
+    const Edge& e = g_.edges[pick.edge];
+    const Segment& sv = g_.segments[v];
+    if (g_.segments[e.from].tid == sv.tid) return pick;
+    const uint64_t sent = trace_.events[e.from_event].ts;
+    if (sent >= sv.start_ns) return pick;
+    SegmentProfile gap = profile_range(trace_, events_, sv.tid, sent, sv.start_ns);
+    if (gap.on_cpu_ns + gap.runnable_ns < kAbnormalShare * static_cast<double>(slice_window_))
+      return pick;
+    for (const Option& o : options)
+      if (!o.stop && g_.segments[o.segment].tid == sv.tid && o.segment + 1 == v) return o;
+    return pick;
   }
 
   uint32_t choose_baseline(uint32_t seg, const std::vector<SimilarSegment>& similar) {
@@ -663,11 +760,29 @@ class Diagnoser {
     return static_cast<uint32_t>(it - g_.segments.begin() - 1);
   }
 
+  // The segment of `tid` at the window's start, or, for a thread born during the window
+  // (a child forked after the hang began), its first segment.
+  uint32_t segment_in(Tid tid, Window window) const {
+    uint32_t s = segment_at(tid, window.start);
+    if (s != kNoIndex) return s;
+    const Graph::ThreadSegments* t = g_.thread_segments(tid);
+    if (!t || t->begin == t->end || g_.segments[t->begin].start_ns >= window.end) return kNoIndex;
+    return t->begin;
+  }
+
   // Whether `tid` spent most of `window` blocked, busy or yielding; `p` and `kind` say how.
+  // A thread born during the window is profiled from its birth (before it, it was not
+  // running), but its share is still of the whole window.
   bool hung_in(Tid tid, Window window, SegmentProfile* p, HangKind* kind) const {
     uint64_t len = window.end > window.start ? window.end - window.start : 0;
     if (len == 0) return false;
-    *p = profile_range(trace_, events_, tid, window.start, window.end);
+    uint64_t from = window.start;
+    if (segment_at(tid, window.start) == kNoIndex) {
+      uint32_t first = segment_in(tid, window);
+      if (first == kNoIndex) return false;
+      from = g_.segments[first].start_ns;
+    }
+    *p = profile_range(trace_, events_, tid, from, window.end);
     *kind = classify(*p);
     switch (*kind) {
       case HangKind::LongWait: return p->longest_block_ns >= kAbnormalShare * len;
@@ -689,25 +804,7 @@ class Diagnoser {
     return kNoIndex;
   }
 
-  // Two blocking calls wait for the same thing: the same call on the same descriptor and
-  // object (the same socket, the same futex word).
-  bool same_wait(uint32_t a, uint32_t b) const {
-    if (a == kNoIndex || b == kNoIndex) return false;
-    const Event& ea = trace_.events[a];
-    const Event& eb = trace_.events[b];
-    if (ea.kind != eb.kind) return false;
-    // A call on no object (a sleep) waits for time, not for another thread.
-    int resource = trace_.schema.field_index(ea.kind, "resource");
-    int fd = trace_.schema.field_index(ea.kind, "fd");
-    bool has_object = (resource >= 0 && trace_.value(ea, resource) != 0) ||
-                      (fd >= 0 && trace_.int_value(ea, fd) >= 0);
-    if (!has_object) return false;
-    for (const char* field : {"name", "fd", "resource"}) {
-      int f = trace_.schema.field_index(ea.kind, field);
-      if (f >= 0 && trace_.value(ea, f) != trace_.value(eb, f)) return false;
-    }
-    return true;
-  }
+  bool same_wait(uint32_t a, uint32_t b) const { return engine::same_wait(trace_, a, b); }
 
   // A thread on the baseline's path that, during the hang, blocked in the very wait it
   // was woken from in the baseline, while the thread that woke it there was hung too (or
@@ -728,7 +825,7 @@ class Diagnoser {
   // The segment of `tid` that ran or waited for a CPU longest within `window` (the one at
   // its start may be a sliver before the busy one).
   uint32_t busiest_segment(Tid tid, Window window) const {
-    uint32_t best = segment_at(tid, window.start);
+    uint32_t best = segment_in(tid, window);
     const Graph::ThreadSegments* t = g_.thread_segments(tid);
     if (best == kNoIndex || !t) return best;
     uint64_t best_busy = 0;
@@ -760,8 +857,18 @@ class Diagnoser {
     uint32_t seg = kind == HangKind::LongWait ? segment_at(tid, p.longest_block_start)
                                               : busiest_segment(tid, window);
     if (seg == kNoIndex) return;
+    blame(seg, kind, p, depth);
+  }
+
+  // Blames `seg` (which behaved as `kind`, `p` over the window) one level below `depth`,
+  // and asks whether to diagnose it too.
+  void blame(uint32_t seg, HangKind kind, const SegmentProfile& p, uint32_t depth,
+             const std::string& started = {}) {
+    visited_threads_.insert(g_.segments[seg].tid);
     SegmentProfile sp = profile_segment(trace_, events_, g_, seg);
-    add_root(root(seg, kind, sp, depth + 1));
+    RootCause r = root(seg, kind, sp, depth + 1);
+    r.what += started;
+    add_root(std::move(r));
     if (depth + 1 >= opt_.max_recursion) return;
     Question q;
     q.kind = QuestionKind::Recurse;
@@ -792,7 +899,17 @@ class Diagnoser {
     Window w = kind == HangKind::LongWait
                    ? Window{sp.longest_block_start, sp.longest_block_start + sp.longest_block_ns}
                    : Window{sp.start_ns, sp.end_ns};
-    diagnose_vertex(seg, kind, sp, depth + 1, w, seg, seg);
+    uint32_t follow = seg;
+    if (kind == HangKind::LongWait) {
+      // Its wait in slices: follow the slice a wake-up ended, not one that timed out.
+      LogicalWait lw = logical_wait(trace_, events_, g_, seg);
+      if (lw.woken != kNoIndex && lw.woken != seg) {
+        follow = lw.woken;
+        sp = profile_segment(trace_, events_, g_, follow);
+        w = Window{std::min(w.start, lw.start_ns), std::max(w.end, lw.end_ns)};
+      }
+    }
+    diagnose_vertex(follow, kind, sp, depth + 1, w, follow, follow);
   }
 
   // The causal path from the deepest root cause to the hang: the best beam-search path
@@ -802,7 +919,7 @@ class Diagnoser {
     const RootCause* deepest = &d_.root_causes[0];
     for (const RootCause& r : d_.root_causes)
       if (r.depth > deepest->depth) deepest = &r;
-    const uint32_t hang = d_.hang.segment;
+    const uint32_t hang = vertex_;
     if (deepest->segment == hang) {
       d_.path = {{hang, kNoIndex}};
       return;
@@ -864,6 +981,8 @@ class Diagnoser {
   Diagnosis d_;
   std::map<std::pair<QuestionKind, uint32_t>, size_t> asked_;
   std::set<Tid> visited_threads_;
+  uint32_t vertex_ = kNoIndex;  // the hang's segment followed (a logical wait's woken slice)
+  uint64_t slice_window_ = 0;   // the hang's length, while slicing its path (0: none)
   bool stopped_ = false;
   Option chosen_;
 };

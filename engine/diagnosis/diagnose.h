@@ -33,6 +33,9 @@ struct DiagnoseOptions {
   uint32_t lookback = 3;    // the beam is pruned to its width only every `lookback` steps
   uint32_t max_depth = 64;  // slicing never walks more segments than this
   uint32_t max_recursion = 8;
+  // Compare a LongWait with a baseline even when another thread's wake-up ended it (by
+  // default only a wait nobody woke is compared).
+  bool baseline = false;
   Answerer* answerer = nullptr;  // null: AutoAnswerer
   Progress progress;             // ("search", step, 0) while searching
   // Called before a question goes to the answerer, with what was found so far (the

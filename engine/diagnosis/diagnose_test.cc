@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include "engine/diagnosis/logical_wait.h"
 #include "engine/diagnosis/similar_segments.h"
 #include "engine/graph/test_support.h"
 
@@ -292,13 +293,10 @@ TEST_CASE("LongWait through three processes: the timekeeper's timer wait is the 
   CHECK(d.hang.tid == 100);
   CHECK(d.hang.kind == HangKind::LongWait);
   CHECK(d.hang.segment == segment_at(b, 100, 100));
-  // The fast round is the baseline; its path runs through all three processes.
-  CHECK(d.baseline == segment_at(b, 100, 10));
-  CHECK(path(b, d.baseline_path) ==
-        "100@10 message, 200@1 message, 300@1 timer, 300@12 message, 200@11 message, 100@10 -");
-  // The server was blocked in the read the timekeeper's answer ended in the baseline, while
-  // the timekeeper was blocked too: it only passed the wait on. The timekeeper is the
-  // culprit.
+  // The server's answer ended the wait: its own causal path is the evidence, no baseline.
+  // Of that path the timekeeper's 500 ms timer wait took the time: the root cause, not
+  // the path's origin before the hang.
+  CHECK(d.baseline == kNoIndex);
   CHECK(causes(b, d) == "300 LongWait depth 1");
   CHECK(d.root_causes[0].what ==
         "blocked 500.0 ms in read (fd 3); ended by a timer edge (strong) from cw-timekeeper 300 "
@@ -311,6 +309,22 @@ TEST_CASE("LongWait through three processes: the timekeeper's timer wait is the 
   CHECK(d.queries[0].question.text ==
         "cw-timekeeper 300 blocked 500.0 ms in read (fd 3) (from 0.101000 s), while the hang "
         "lasted. Diagnose it too (the culprit of the culprit)?");
+}
+
+TEST_CASE("asked for, the baseline is compared even though the wait had a waker") {
+  Built b = build(kRules, kChain);
+  DiagnoseOptions o;
+  o.baseline = true;
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
+  // The fast round is the baseline; its path runs through all three processes.
+  CHECK(d.baseline == segment_at(b, 100, 10));
+  CHECK(path(b, d.baseline_path) ==
+        "100@10 message, 200@1 message, 300@1 timer, 300@12 message, 200@11 message, 100@10 -");
+  // The server was blocked in the read the timekeeper's answer ended in the baseline, while
+  // the timekeeper was blocked too: it only passed the wait on. The timekeeper is the
+  // culprit.
+  CHECK(causes(b, d) == "300 LongWait depth 1");
+  CHECK(path(b, d.path) == "300@102 message, 200@101 message, 100@100 -");
 }
 
 TEST_CASE("answering stop at the recursion keeps the timekeeper as the root cause") {
@@ -587,34 +601,39 @@ TEST_CASE("RepeatedYield with the flag declared: the setter's sleep is the root 
   CHECK(d.root_causes[0].what == "blocked 41.5 ms in clock_nanosleep");
 }
 
-TEST_CASE("FindSimilarNode: a baseline that differs from the hang only in its wait result") {
-  // Three futex waits of 100 ms each with the same calls: the hang timed out (-110), the
-  // second was woken (0), the third timed out like the hang.
+TEST_CASE("FindSimilarNode: only a quick wait that ended before the hang is a baseline") {
+  // Futex waits with the same calls: at 0 ms a quick one (5 ms, woken); at 100 ms one as
+  // slow as the hang but woken (another result, not quicker); the hang at 400 ms timed out
+  // (-110) after 100 ms; at 600 ms a quick one, after the hang.
   Built b = build(kRules, R"(
 process 100 comm=app
 thread 100 pid=100 comm=app
 0ms 100 syscall_enter name=futex op=wait resource=0x10
 0ms 100 switch_out state=S
-100ms 100 switch_in
-100ms 100 syscall_exit name=futex ret=-110
-200ms 100 syscall_enter name=futex op=wait resource=0x10
-200ms 100 switch_out state=S
-300ms 100 switch_in
-300ms 100 syscall_exit name=futex ret=0
+5ms 100 switch_in
+5ms 100 syscall_exit name=futex ret=0
+100ms 100 syscall_enter name=futex op=wait resource=0x10
+100ms 100 switch_out state=S
+200ms 100 switch_in
+200ms 100 syscall_exit name=futex ret=0
 400ms 100 syscall_enter name=futex op=wait resource=0x10
 400ms 100 switch_out state=S
 500ms 100 switch_in
 500ms 100 syscall_exit name=futex ret=-110
+600ms 100 syscall_enter name=futex op=wait resource=0x10
+600ms 100 switch_out state=S
+605ms 100 switch_in
+605ms 100 syscall_exit name=futex ret=0
 )");
   ThreadEvents events(b.trace);
-  uint32_t hang = segment_at(b, 100, 0);
+  uint32_t hang = segment_at(b, 100, 400);
   SegmentProfile p = profile_segment(b.trace, events, b.graph(), hang);
   std::vector<SimilarSegment> similar = find_similar(b.trace, events, b.graph(), hang, p);
   REQUIRE(similar.size() == 1);
-  CHECK(similar[0].segment == segment_at(b, 100, 200));
+  CHECK(similar[0].segment == segment_at(b, 100, 0));
   CHECK(similar[0].result_differs);
   CHECK(similar[0].wait_result == 0);
-  CHECK(similar[0].wait_ns == 100000000);
+  CHECK(similar[0].wait_ns == 5000000);
 }
 
 TEST_CASE("FindSimilarNode: other calls or other peers are not similar") {
@@ -626,6 +645,262 @@ TEST_CASE("FindSimilarNode: other calls or other peers are not similar") {
   std::vector<SimilarSegment> similar = find_similar(b.trace, events, b.graph(), hang, p);
   REQUIRE(similar.size() == 1);
   CHECK(similar[0].segment == segment_at(b, 200, 11));
+}
+
+// Three processes: cw-client asks cw-server; round 1 at 10 ms the server answers from its
+// cache; round 2 at 100 ms it asks cw-backend, which computes 500 ms before answering.
+const char* const kBackend = R"(
+process 100 comm=cw-client
+thread 100 pid=100 comm=cw-client
+process 200 comm=cw-server ppid=100
+thread 200 pid=200 comm=cw-server
+process 300 comm=cw-backend ppid=100
+thread 300 pid=300 comm=cw-backend
+1ms 200 syscall_enter name=read fd=4
+1ms 200 switch_out state=S
+1ms 300 syscall_enter name=read fd=6
+1ms 300 switch_out state=S
+10ms 100 syscall_enter name=write fd=3
+10ms 100 send object=1 offset=0 len=8 peer=200 fd=3
+10ms 100 syscall_exit name=write ret=8
+10ms 100 syscall_enter name=read fd=3
+10ms 100 switch_out state=S
+11ms 200 switch_in
+11ms 200 recv object=1 offset=0 len=8 peer=100 fd=4
+11ms 200 syscall_exit name=read ret=8
+11ms 200 syscall_enter name=write fd=4
+11ms 200 send object=2 offset=0 len=8 peer=100 fd=4
+11ms 200 syscall_exit name=write ret=8
+11ms 200 syscall_enter name=read fd=4
+11ms 200 switch_out state=S
+12ms 100 switch_in
+12ms 100 recv object=2 offset=0 len=8 peer=200 fd=3
+12ms 100 syscall_exit name=read ret=8
+100ms 100 syscall_enter name=write fd=3
+100ms 100 send object=1 offset=8 len=8 peer=200 fd=3
+100ms 100 syscall_exit name=write ret=8
+100ms 100 syscall_enter name=read fd=3
+100ms 100 switch_out state=S
+101ms 200 switch_in
+101ms 200 recv object=1 offset=8 len=8 peer=100 fd=4
+101ms 200 syscall_exit name=read ret=8
+101ms 200 syscall_enter name=write fd=5
+101ms 200 send object=3 offset=0 len=8 peer=300 fd=5
+101ms 200 syscall_exit name=write ret=8
+101ms 200 syscall_enter name=read fd=5
+101ms 200 switch_out state=S
+102ms 300 switch_in
+102ms 300 recv object=3 offset=0 len=8 peer=200 fd=6
+102ms 300 syscall_exit name=read ret=8
+602ms 300 syscall_enter name=write fd=6
+602ms 300 send object=4 offset=0 len=8 peer=200 fd=6
+602ms 300 syscall_exit name=write ret=8
+602ms 300 syscall_enter name=read fd=6
+602ms 300 switch_out state=S
+603ms 200 switch_in
+603ms 200 recv object=4 offset=0 len=8 peer=300 fd=5
+603ms 200 syscall_exit name=read ret=8
+603ms 200 syscall_enter name=write fd=4
+603ms 200 send object=2 offset=8 len=8 peer=100 fd=4
+603ms 200 syscall_exit name=write ret=8
+603ms 200 syscall_enter name=read fd=4
+603ms 200 switch_out state=S
+604ms 100 switch_in
+604ms 100 recv object=2 offset=8 len=8 peer=200 fd=3
+604ms 100 syscall_exit name=read ret=8
+)";
+
+TEST_CASE("a wait another thread ended: its own waker is followed before any baseline") {
+  // Compared with the cached round, the server looks hung (blocked on the backend); the
+  // hang's own path shows the backend computing 500 ms of the 504.
+  Built b = build(kRules, kBackend);
+  DiagnoseOptions o;
+  o.symptom.thread_name = "cw-client";
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
+  CHECK(d.hang.tid == 100);
+  CHECK(d.baseline == kNoIndex);
+  CHECK(causes(b, d) == "300 LongRunning depth 1");
+  CHECK(path(b, d.path) == "300@1 message, 200@101 message, 100@100 -");
+}
+
+TEST_CASE("one wait in slices that timed out: the slice a wake-up ended is followed") {
+  // cw-client reads with a 100 ms timeout (EAGAIN) until cw-server, computing 319 ms on
+  // the request, answers at 320 ms; the hang is named in a slice that timed out.
+  Built b = build(kRules, R"(
+process 100 comm=cw-client
+thread 100 pid=100 comm=cw-client
+process 200 comm=cw-server ppid=100
+thread 200 pid=200 comm=cw-server
+0ms 200 syscall_enter name=read fd=4
+0ms 200 switch_out state=S
+0ms 100 syscall_enter name=write fd=3
+0ms 100 send object=1 offset=0 len=8 peer=200 fd=3
+0ms 100 syscall_exit name=write ret=8
+0ms 100 syscall_enter name=read fd=3
+0ms 100 switch_out state=S
+1ms 200 switch_in
+1ms 200 recv object=1 offset=0 len=8 peer=100 fd=4
+1ms 200 syscall_exit name=read ret=8
+100ms 100 switch_in
+100ms 100 syscall_exit name=read ret=-11
+100ms 100 syscall_enter name=read fd=3
+100ms 100 switch_out state=S
+200ms 100 switch_in
+200ms 100 syscall_exit name=read ret=-11
+200ms 100 syscall_enter name=read fd=3
+200ms 100 switch_out state=S
+300ms 100 switch_in
+300ms 100 syscall_exit name=read ret=-11
+300ms 100 syscall_enter name=read fd=3
+300ms 100 switch_out state=S
+320ms 200 syscall_enter name=write fd=4
+320ms 200 send object=2 offset=0 len=8 peer=100 fd=4
+320ms 200 syscall_exit name=write ret=8
+320ms 200 syscall_enter name=read fd=4
+320ms 200 switch_out state=S
+321ms 100 switch_in
+321ms 100 recv object=2 offset=0 len=8 peer=200 fd=3
+321ms 100 syscall_exit name=read ret=8
+)");
+  ThreadEvents events(b.trace);
+  LogicalWait lw = logical_wait(b.trace, events, b.graph(), segment_at(b, 100, 100));
+  CHECK(lw.first == segment_at(b, 100, 0));
+  CHECK(lw.woken == segment_at(b, 100, 300));
+  CHECK(lw.last == lw.woken);
+  DiagnoseOptions o;
+  o.symptom.mode = SymptomRequest::Mode::ThreadAt;
+  o.symptom.tid = 100;
+  o.symptom.at_ns = 150000000;
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
+  CHECK(causes(b, d) == "200 LongRunning depth 1");
+  CHECK(path(b, d.path) == "200@0 message, 100@300 -");
+}
+
+TEST_CASE("a thread born during the hang can be its culprit") {
+  // cw-parent waits on a pipe from 0 ms; its thread cw-spawner forks cw-child at 5 ms,
+  // which computes in two halves (a non-blocking read between) and answers at 415 ms.
+  Built b = build(kRules, R"(
+process 100 comm=cw-parent
+thread 100 pid=100 comm=cw-parent
+thread 101 pid=100 comm=cw-spawner
+process 200 comm=cw-child ppid=100
+thread 200 pid=200 comm=cw-child
+0ms 100 syscall_enter name=read fd=3
+0ms 100 switch_out state=S
+5ms 101 fork child=200 child_pid=200
+5ms 200 thread_start parent=101
+210ms 200 syscall_enter name=read fd=0
+210ms 200 syscall_exit name=read ret=0
+415ms 200 syscall_enter name=write fd=1
+415ms 200 send object=1 offset=0 len=8 peer=100 fd=1
+415ms 200 syscall_exit name=write ret=8
+416ms 200 exit code=0
+416ms 200 switch_out state=X
+420ms 100 switch_in
+420ms 100 recv object=1 offset=0 len=8 peer=200 fd=3
+420ms 100 syscall_exit name=read ret=8
+)");
+  DiagnoseOptions o;
+  o.symptom.mode = SymptomRequest::Mode::ThreadAt;
+  o.symptom.tid = 100;
+  o.symptom.at_ns = 100000000;
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
+  CHECK(d.hang.kind == HangKind::LongWait);
+  CHECK(causes(b, d) == "200 LongRunning depth 1");
+}
+
+TEST_CASE("a helper that exited before the hang is not blamed for the answer it never sent") {
+  // cw-helper answers cw-main's first request, then exits at 50 ms; the second request
+  // at 100 ms times out after 500 ms.
+  Built b = build(kRules, R"(
+process 100 comm=cw-main
+thread 100 pid=100 comm=cw-main
+thread 101 pid=100 comm=cw-helper
+1ms 101 syscall_enter name=read fd=4
+1ms 101 switch_out state=S
+10ms 100 syscall_enter name=write fd=3
+10ms 100 send object=1 offset=0 len=8 peer=100 fd=3
+10ms 100 syscall_exit name=write ret=8
+10ms 100 syscall_enter name=read fd=3
+10ms 100 switch_out state=S
+11ms 101 switch_in
+11ms 101 recv object=1 offset=0 len=8 peer=100 fd=4
+11ms 101 syscall_exit name=read ret=8
+11ms 101 syscall_enter name=write fd=4
+11ms 101 send object=2 offset=0 len=8 peer=100 fd=4
+11ms 101 syscall_exit name=write ret=8
+12ms 100 switch_in
+12ms 100 syscall_exit name=read ret=8
+12ms 100 recv object=2 offset=0 len=8 peer=100 fd=3
+50ms 101 exit code=0
+50ms 101 switch_out state=X
+100ms 100 syscall_enter name=write fd=3
+100ms 100 send object=1 offset=8 len=8 peer=100 fd=3
+100ms 100 syscall_exit name=write ret=8
+100ms 100 syscall_enter name=read fd=3
+100ms 100 switch_out state=S
+600ms 100 switch_in
+600ms 100 syscall_exit name=read ret=-110
+)");
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, {});
+  CHECK(d.hang.tid == 100);
+  CHECK(d.baseline == segment_at(b, 100, 10));
+  CHECK(causes(b, d) == "100 LongWait depth 0");
+}
+
+TEST_CASE("a server busy with another client's request: that request started the work") {
+  // cw-server reads cw-a's request at 10 ms and computes 500 ms on it; cw-b's request,
+  // sent at 20 ms, waits in the socket until the server reads it at 510 ms.
+  Built b = build(kRules, R"(
+process 100 comm=cw-b
+thread 100 pid=100 comm=cw-b
+process 200 comm=cw-server
+thread 200 pid=200 comm=cw-server
+process 300 comm=cw-a
+thread 300 pid=300 comm=cw-a
+5ms 200 syscall_enter name=read fd=4
+5ms 200 switch_out state=S
+10ms 300 syscall_enter name=write fd=3
+10ms 300 send object=1 offset=0 len=8 peer=200 fd=3
+10ms 300 syscall_exit name=write ret=8
+10ms 300 syscall_enter name=read fd=3
+10ms 300 switch_out state=S
+10ms 200 switch_in
+10ms 200 recv object=1 offset=0 len=8 peer=300 fd=4
+10ms 200 syscall_exit name=read ret=8
+20ms 100 syscall_enter name=write fd=3
+20ms 100 send object=5 offset=0 len=8 peer=200 fd=3
+20ms 100 syscall_exit name=write ret=8
+20ms 100 syscall_enter name=read fd=3
+20ms 100 switch_out state=S
+510ms 200 syscall_enter name=write fd=4
+510ms 200 send object=2 offset=0 len=8 peer=300 fd=4
+510ms 200 syscall_exit name=write ret=8
+510ms 200 syscall_enter name=read fd=5
+510ms 200 recv object=5 offset=0 len=8 peer=100 fd=5
+510ms 200 syscall_exit name=read ret=8
+511ms 200 syscall_enter name=write fd=5
+511ms 200 send object=6 offset=0 len=8 peer=100 fd=5
+511ms 200 syscall_exit name=write ret=8
+511ms 200 syscall_enter name=read fd=4
+511ms 200 switch_out state=S
+512ms 100 switch_in
+512ms 100 recv object=6 offset=0 len=8 peer=200 fd=3
+512ms 100 syscall_exit name=read ret=8
+512ms 300 switch_in
+512ms 300 recv object=2 offset=0 len=8 peer=200 fd=3
+512ms 300 syscall_exit name=read ret=8
+)");
+  DiagnoseOptions o;
+  o.symptom.thread_name = "cw-b";
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
+  CHECK(d.hang.tid == 100);
+  CHECK(causes(b, d) == "200 LongRunning depth 1");
+  REQUIRE_FALSE(d.root_causes.empty());
+  CAPTURE(d.root_causes[0].what);
+  CHECK(d.root_causes[0].what.find("its work began with a message from cw-a 300 at 0.005000 s") !=
+        std::string::npos);
+  CHECK(path(b, d.path) == "200@5 split, 200@510 message, 100@20 -");
 }
 
 }  // namespace

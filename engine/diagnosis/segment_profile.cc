@@ -8,7 +8,7 @@ namespace {
 
 // The event kinds and fields a profile reads, looked up by name in the trace's schema.
 struct ProfileKinds {
-  KindId switch_out, switch_in, syscall_enter, syscall_exit, flag_write, flag_read;
+  KindId switch_out, switch_in, syscall_enter, syscall_exit, flag_write, flag_read, exit;
   int state_field, name_field;
 
   explicit ProfileKinds(const Schema& schema)
@@ -18,6 +18,7 @@ struct ProfileKinds {
         syscall_exit(schema.find("syscall_exit")),
         flag_write(schema.find("flag_write")),
         flag_read(schema.find("flag_read")),
+        exit(schema.find("exit")),
         state_field(switch_out == kNoKind ? -1 : schema.field_index(switch_out, "state")),
         name_field(syscall_enter == kNoKind ? -1 : schema.field_index(syscall_enter, "name")) {}
 
@@ -27,14 +28,18 @@ struct ProfileKinds {
   }
 };
 
-enum class State : uint8_t { Running, Runnable, Blocked };
+enum class State : uint8_t { Running, Runnable, Blocked, Exited, Unknown };
 
 // The state a switch_out leaves the thread in: the kernel's task state letter R means
-// preempted (still runnable); every other state waits for something.
+// preempted (still runnable), X (dead) or Z (zombie) that the thread exited; every other
+// state waits for something.
 State state_after(const Trace& trace, const ProfileKinds& k, const Event& e) {
   if (k.state_field < 0) return State::Blocked;
   std::string_view s = trace.strings.get(static_cast<StrId>(trace.value(e, k.state_field)));
-  return !s.empty() && s[0] == 'R' ? State::Runnable : State::Blocked;
+  if (s.empty()) return State::Blocked;
+  if (s[0] == 'R') return State::Runnable;
+  if (s[0] == 'X' || s[0] == 'Z') return State::Exited;
+  return State::Blocked;
 }
 
 // The last element of `list` (event indexes, ascending) below `event`, or kNoIndex.
@@ -67,6 +72,7 @@ SegmentProfile profile(const Trace& trace, const ThreadEvents& events, Tid tid, 
   if (uint32_t s = last_before(switches, first_in_range); s != kNoIndex) {
     const Event& e = trace.events[s];
     if (e.kind == k.switch_out) state = state_after(trace, k, e);
+    if (state == State::Exited) p.exited_ns = e.ts;
   }
   if (uint32_t c = last_before(syscalls, first_in_range); c != kNoIndex) {
     if (trace.events[c].kind == k.syscall_enter) open_call = c;
@@ -79,6 +85,8 @@ SegmentProfile profile(const Trace& trace, const ThreadEvents& events, Tid tid, 
     switch (state) {
       case State::Running: p.on_cpu_ns += d; break;
       case State::Runnable: p.runnable_ns += d; break;
+      case State::Unknown: p.unknown_ns += d; break;
+      case State::Exited: break;  // gone: neither busy nor waiting
       case State::Blocked:
         if (d == 0) break;  // switched out and in at the same time, or at the range's end
         p.blocked_ns += d;
@@ -93,26 +101,46 @@ SegmentProfile profile(const Trace& trace, const ThreadEvents& events, Tid tid, 
     since = now;
   };
 
+  // Whether the Running state comes from a recorded switch_in (not from the assumption
+  // that a thread with no scheduler event yet is running).
+  bool seen_switch_in = false;
+  if (uint32_t s = last_before(switches, first_in_range); s != kNoIndex)
+    seen_switch_in = trace.events[s].kind == k.switch_in;
   std::unordered_map<StrId, uint32_t> by_name;
   for (; pos != list.end(); ++pos) {
     const Event& e = trace.events[*pos];
     if (e.ts > end_ns || (e.ts == end_ns && !include_end)) break;
     ++p.events;
     if (e.kind == k.switch_out) {
-      if (state != State::Running) continue;  // already off the CPU
+      if (state == State::Exited) continue;
+      // Off the CPU already: the switch_in between was not recorded, so what the thread
+      // did since the last switch is unknown (not runnable, not blocked).
+      if (state != State::Running) state = State::Unknown;
       close_state(e.ts);
       state = state_after(trace, k, e);
+      if (state == State::Exited) p.exited_ns = e.ts;
       block_call = open_call;
     } else if (e.kind == k.switch_in) {
-      if (state == State::Running) continue;
+      // On a CPU already after a recorded switch_in: its switch_out was missed.
+      if (state == State::Running) {
+        if (!seen_switch_in) continue;
+        state = State::Unknown;
+      }
+      if (state == State::Exited) continue;
       close_state(e.ts);
       state = State::Running;
+      seen_switch_in = true;
     } else if (e.kind == k.syscall_enter) {
       ++p.syscalls;
       if (k.name_field >= 0) ++by_name[static_cast<StrId>(trace.value(e, k.name_field))];
       open_call = *pos;
     } else if (e.kind == k.syscall_exit) {
       open_call = kNoIndex;
+    } else if (e.kind != kNoKind && e.kind == k.exit && state != State::Exited) {
+      // The thread ended (its switch_out with state X may follow, or be missing).
+      close_state(e.ts);
+      state = State::Exited;
+      p.exited_ns = e.ts;
     } else if (e.kind != kNoKind && (e.kind == k.flag_write || e.kind == k.flag_read)) {
       ++p.flag_events;
     }

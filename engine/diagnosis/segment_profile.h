@@ -23,6 +23,13 @@ struct SegmentProfile {
   uint64_t on_cpu_ns = 0;             // between switch_in and the next switch_out
   uint64_t runnable_ns = 0;           // after a switch_out with state R, until switch_in
   uint64_t blocked_ns = 0;            // after any other switch_out, until switch_in
+  // Where a scheduler event is missing (a switch_in with no switch_out before it, or the
+  // reverse), the thread's state in between is not known: it counts here, not as
+  // running, runnable or blocked.
+  uint64_t unknown_ns = 0;
+  // When the thread exited (its switch_out with state X or Z) within or before the range,
+  // 0 if it did not: after that it is neither running nor blocked.
+  uint64_t exited_ns = 0;
   // The longest blocked interval, and the system call open across it (its syscall_enter
   // event), or kNoIndex when the thread blocked outside a recorded call.
   uint64_t longest_block_ns = 0;

@@ -133,6 +133,45 @@ TEST_CASE("a thread with no scheduler event before the range is running") {
   CHECK(p.blocked_ns == 1 * kMs);
 }
 
+TEST_CASE("a thread that exited is neither blocked nor running afterwards") {
+  // The worker runs 5 ms and exits (state X); the profile runs on for 2 s past it.
+  const Trace t = load_trace(std::string(kApp) +
+                             "0 102 switch_in\n"
+                             "5ms 102 exit code=0\n"
+                             "5ms 102 switch_out state=X\n"
+                             "2s 101 switch_in\n");
+  const ThreadEvents ev(t);
+  const SegmentProfile p = profile_range(t, ev, 102, 0, 2000 * kMs);
+  CHECK(p.on_cpu_ns == 5 * kMs);
+  CHECK(p.blocked_ns == 0);
+  CHECK(p.longest_block_ns == 0);
+  CHECK(p.exited_ns == 5 * kMs);
+  // A range that starts after the exit: nothing at all.
+  const SegmentProfile after = profile_range(t, ev, 102, 10 * kMs, 2000 * kMs);
+  CHECK(after.blocked_ns == 0);
+  CHECK(after.on_cpu_ns == 0);
+  CHECK(after.exited_ns == 5 * kMs);
+}
+
+TEST_CASE("a missing switch event makes the time unknown, not runnable or running") {
+  // Preempted at 10 ms; its switch_in was lost, so the switch_out at 50 ms comes while it
+  // is off the CPU: 10..50 ms is unknown. Then a switch_in at 60 ms and another at 80 ms
+  // with no switch_out between: 60..80 ms is unknown too.
+  const Trace t = load_trace(std::string(kApp) +
+                             "0 101 switch_in\n"
+                             "10ms 101 switch_out state=R\n"
+                             "50ms 101 switch_out state=S\n"
+                             "60ms 101 switch_in\n"
+                             "80ms 101 switch_in\n"
+                             "100ms 101 switch_out state=S\n");
+  const ThreadEvents ev(t);
+  const SegmentProfile p = profile_range(t, ev, 101, 0, 100 * kMs);
+  CHECK(p.runnable_ns == 0);
+  CHECK(p.unknown_ns == 60 * kMs);
+  CHECK(p.on_cpu_ns == 30 * kMs);
+  CHECK(p.blocked_ns == 10 * kMs);
+}
+
 TEST_CASE("a syscall loop: calls counted by name, most frequent first") {
   std::string text = std::string(kApp) + "0 102 switch_in\n";
   for (int i = 0; i < 20; ++i) {

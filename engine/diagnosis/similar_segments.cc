@@ -115,11 +115,15 @@ std::vector<SimilarSegment> find_similar(const Trace& trace, const ThreadEvents&
     return p && hp && p->comm == hp->comm;
   };
 
+  // A baseline shows what should have happened before the hang went wrong: it ended
+  // before the hang's wait began (a later run may be the hang's own aftermath).
+  const uint64_t hang_began = hang.longest_block_ns > 0 ? hang.longest_block_start : h.start_ns;
   for (const auto& ts : graph.threads) {
     if (!same_names(ts.tid) || events.of(ts.tid).empty()) continue;
     const auto& list = events.of(ts.tid);
     for (uint32_t s = ts.begin; s < ts.end; ++s) {
       const Segment& seg = graph.segments[s];
+      if (seg.start_ns >= hang_began) break;  // segments of a thread are in time order
       if (s == hang_segment) continue;
       // Most segments start with a semantic event (a cut before a call): one look at it
       // rules most of them out without walking the thread's events.
@@ -144,21 +148,21 @@ std::vector<SimilarSegment> find_similar(const Trace& trace, const ThreadEvents&
       c.wait_result = wait_result(trace, p);
       c.result_differs =
           hang_returned && p.longest_block_exit != kNoIndex && c.wait_result != hang_result;
+      // Only a quick wait: one that took as long (whatever it returned) shows nothing
+      // about what the hang lacked.
       bool quick = static_cast<double>(p.longest_block_ns) <=
                    options.quick_fraction * static_cast<double>(hang.longest_block_ns);
-      if (quick || c.result_differs) out.push_back(c);
+      bool ended_before = p.longest_block_start + p.longest_block_ns <= hang_began;
+      if (quick && ended_before) out.push_back(c);
     }
   }
-  // Same thread first; then the latest before the hang, then those after it, nearest first.
-  const uint64_t t0 = h.start_ns;
+  // Same thread first; then the latest first.
   std::stable_sort(out.begin(), out.end(), [&](const SimilarSegment& a, const SimilarSegment& b) {
     const Segment& sa = graph.segments[a.segment];
     const Segment& sb = graph.segments[b.segment];
     bool ta = sa.tid == h.tid, tb = sb.tid == h.tid;
     if (ta != tb) return ta;
-    bool ba = sa.start_ns < t0, bb = sb.start_ns < t0;
-    if (ba != bb) return ba;
-    return ba ? sa.start_ns > sb.start_ns : sa.start_ns < sb.start_ns;
+    return sa.start_ns > sb.start_ns;
   });
   if (out.size() > options.max_candidates) out.resize(options.max_candidates);
   return out;

@@ -23,7 +23,7 @@ struct SimilarSegment {
 
 struct SimilarOptions {
   // A candidate is a baseline when its longest block is at most this fraction of the
-  // hang's, or its wait returned another result.
+  // hang's (and it ended before the hang's wait began).
   double quick_fraction = 0.25;
   size_t compare_events = 32;
   size_t max_candidates = 64;
@@ -31,7 +31,8 @@ struct SimilarOptions {
 
 // Baseline candidates for `hang_segment` (whose profile is `hang`), most relevant first:
 // segments of the same thread, then of threads with the same thread and process names in
-// other processes; the latest one before the hang first, then later ones.
+// other processes; the latest first. A candidate waited quickly and ended before the
+// hang's wait began.
 std::vector<SimilarSegment> find_similar(const Trace& trace, const ThreadEvents& events,
                                          const Graph& graph, uint32_t hang_segment,
                                          const SegmentProfile& hang,

@@ -1,0 +1,76 @@
+#include "engine/diagnosis/logical_wait.h"
+
+#include "engine/diagnosis/beam_search.h"
+
+namespace cw::engine {
+
+bool same_wait(const Trace& trace, uint32_t a, uint32_t b) {
+  if (a == kNoIndex || b == kNoIndex) return false;
+  const Event& ea = trace.events[a];
+  const Event& eb = trace.events[b];
+  if (ea.kind != eb.kind) return false;
+  int resource = trace.schema.field_index(ea.kind, "resource");
+  int fd = trace.schema.field_index(ea.kind, "fd");
+  bool has_object = (resource >= 0 && trace.value(ea, resource) != 0) ||
+                    (fd >= 0 && trace.int_value(ea, fd) >= 0);
+  if (!has_object) return false;
+  for (const char* field : {"name", "fd", "resource"}) {
+    int f = trace.schema.field_index(ea.kind, field);
+    if (f >= 0 && trace.value(ea, f) != trace.value(eb, f)) return false;
+  }
+  return true;
+}
+
+uint32_t wake_edge(const Trace& trace, const Graph& graph, uint32_t segment, uint64_t block_start) {
+  const Tid tid = graph.segments[segment].tid;
+  for (uint32_t ei : incoming_by_source(graph, segment, EdgeCosts{})) {
+    const Edge& e = graph.edges[ei];
+    if (e.rule.kind == RuleKind::Split || e.rule.kind == RuleKind::Batch) continue;
+    if (graph.segments[e.from].tid == tid) continue;  // its own timer: a timeout
+    if (trace.events[e.to_event].ts < block_start) continue;
+    return ei;
+  }
+  return kNoIndex;
+}
+
+LogicalWait logical_wait(const Trace& trace, const ThreadEvents& events, const Graph& graph,
+                         uint32_t segment) {
+  LogicalWait w;
+  w.first = w.last = segment;
+  const Segment& seg = graph.segments[segment];
+  const Graph::ThreadSegments* t = graph.thread_segments(seg.tid);
+  SegmentProfile p = profile_segment(trace, events, graph, segment);
+  w.start_ns = p.longest_block_start;
+  w.end_ns = p.longest_block_start + p.longest_block_ns;
+  const uint32_t call = p.longest_block_call;
+  auto woken = [&](uint32_t s, const SegmentProfile& sp) {
+    uint32_t e = wake_edge(trace, graph, s, sp.longest_block_start);
+    if (e == kNoIndex) return false;
+    w.woken = s;
+    w.wake_edge = e;
+    return true;
+  };
+  if (woken(segment, p) || !t || !same_wait(trace, call, call)) return w;
+  // Earlier slices that timed out belong to it too.
+  for (uint32_t s = segment; s > t->begin;) {
+    SegmentProfile sp = profile_segment(trace, events, graph, --s);
+    if (sp.longest_block_ns == 0) continue;
+    if (!same_wait(trace, sp.longest_block_call, call) ||
+        wake_edge(trace, graph, s, sp.longest_block_start) != kNoIndex)
+      break;
+    w.first = s;
+    w.start_ns = sp.longest_block_start;
+  }
+  // Later slices, up to the first that a wake-up ended.
+  for (uint32_t s = segment + 1; s < t->end; ++s) {
+    SegmentProfile sp = profile_segment(trace, events, graph, s);
+    if (sp.longest_block_ns == 0) continue;
+    if (!same_wait(trace, sp.longest_block_call, call)) break;
+    w.last = s;
+    w.end_ns = sp.longest_block_start + sp.longest_block_ns;
+    if (woken(s, sp)) break;
+  }
+  return w;
+}
+
+}  // namespace cw::engine

@@ -1,0 +1,41 @@
+// One logical wait made of slices. A poll loop with a 1 s timeout, or a lock wait with a
+// periodic timer, blocks in the same call on the same object again and again: each slice
+// that timed out ended with no wake-up from another thread; the slice that ended with
+// one (a message, a wake-up, a release) is the one whose waker explains the wait. The
+// diagnosis follows that slice; the symptom can use the same helpers.
+#pragma once
+
+#include <cstdint>
+
+#include "engine/graph/graph.h"
+#include "engine/diagnosis/segment_profile.h"
+#include "trace/trace.h"
+
+namespace cw::engine {
+
+// Two blocking calls wait for the same thing: the same call on the same descriptor and
+// object (the same socket, the same futex word). A call on no object (a sleep) waits for
+// time, not for another thread, and is like nothing.
+bool same_wait(const Trace& trace, uint32_t call_a, uint32_t call_b);
+
+// The edge that ended the wait of `segment` whose block began at `block_start`: the
+// cheapest incoming edge from another thread (not a neighbour edge across a cut) whose
+// effect came after the block began; kNoIndex when none did (the wait timed out, or was
+// never woken).
+uint32_t wake_edge(const Trace& trace, const Graph& graph, uint32_t segment, uint64_t block_start);
+
+struct LogicalWait {
+  uint32_t first = kNoIndex, last = kNoIndex;  // its slices (segments of one thread)
+  uint32_t woken = kNoIndex;      // the slice that ended with a wake-up, kNoIndex if none
+  uint32_t wake_edge = kNoIndex;  // that wake-up
+  uint64_t start_ns = 0, end_ns = 0;
+};
+
+// The logical wait `segment` is a slice of: the run of the thread's consecutive segments
+// that block in the same wait (segments between them that do not block at all do not
+// break it), in which every slice before the last ended with no wake-up from another
+// thread. A segment that does not block in a call on an object is a wait of its own.
+LogicalWait logical_wait(const Trace& trace, const ThreadEvents& events, const Graph& graph,
+                         uint32_t segment);
+
+}  // namespace cw::engine
