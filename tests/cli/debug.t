@@ -20,6 +20,7 @@ the second answer takes 800 ms of computing, so the client's second read waits.
     --save-answers PACK         write every answer as an `answer` rule in folder PACK (PACK/pack.cw, with a test): --rules PACK then asks nothing
     --auto                      never ask: take the best-scored option (also without a terminal); the report lists each such choice
     --json                      print the diagnosis as JSON (docs/json.md)
+    --baseline                  compare the hang's wait with a quick run of the same wait before it even when another thread's wake-up ended it (by default only a wait nobody woke is compared)
     --beam-width N:UINT in [1 - 4096]=8
                                 paths kept by the beam search
     --lookback N:UINT in [1 - 1024]=3
@@ -66,7 +67,7 @@ The root cause comes first, then the hang, the causal path, the questions.
   root cause: process cw-server 812, thread cw-srv-worker 813
     when: 0.009600 s to 0.819100 s (809.5 ms)
     kind: LongRunning (culprit at depth 1)
-    what: ran 799.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1
+    what: ran 799.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1; its work began with a message from cw-client 811 at 0.019000 s
     stack:
       recvfrom
       serve
@@ -85,11 +86,6 @@ The root cause comes first, then the hang, the causal path, the questions.
       0.819000 s  cw-srv-worker 813     send(fd: 4<object 2>, offset: 64, len: 64, peer: 811)  --message, strong-->
       0.819200 s  cw-client 811         recv(fd: 3<object 2>, offset: 64, len: 64, peer: 812)  (the hang)
   
-  baseline: thread cw-client 811 at 0.009100 s (10.0 ms), a similar segment; whose wait ended sooner: its wait lasted 600.0 us, the hang's 800.1 ms
-      0.009000 s  cw-client 811         send(fd: 3<object 1>, len: 16, peer: 812)  --message, strong-->
-      0.009500 s  cw-srv-worker 813     send(fd: 4<object 2>, len: 64, peer: 811)  --message, strong-->
-      0.009700 s  cw-client 811         recv(fd: 3<object 2>, len: 64, peer: 812)  (baseline)
-  
   questions: 1 asked
     1. [recurse] cw-srv-worker 813 (cw-server 812) ran 799.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 (from 0.009600 s), while the hang lasted. Diagnose it too (the culprit of the culprit)?
        -> diagnose cw-srv-worker 813 (cw-server 812) (AUTOMATIC: the best-scored of 2 options, nobody was asked)
@@ -100,11 +96,11 @@ start and every time also in seconds since it, as the text counts.
 
   $ causeway debug examples/slow-server.trace --hang 811@0.1 --json | jq -c '.hang, .root_causes[0], .path[], (.queries[] | {kind, options, chosen, source}), (keys)'
   {"comm":"cw-client","end_ns":821000000,"end_s":0.82,"kind":"LongWait","pid":811,"start_ns":20100000,"start_s":0.0191,"tid":811}
-  {"comm":"cw-srv-worker","end_ns":820100000,"end_s":0.8191,"kind":"LongRunning","pid":812,"stack":["recvfrom","serve","main"],"start_ns":10600000,"start_s":0.0096,"tid":813,"what":"ran 799.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1"}
+  {"comm":"cw-srv-worker","end_ns":820100000,"end_s":0.8191,"kind":"LongRunning","pid":812,"stack":["recvfrom","serve","main"],"start_ns":10600000,"start_s":0.0096,"tid":813,"what":"ran 799.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1; its work began with a message from cw-client 811 at 0.019000 s"}
   {"comm":"cw-srv-worker","edge_kind":"message","end_ns":820100000,"end_s":0.8191,"pid":812,"start_ns":10600000,"start_s":0.0096,"strength":"strong","tid":813}
   {"comm":"cw-client","edge_kind":null,"end_ns":821000000,"end_s":0.82,"pid":811,"start_ns":20100000,"start_s":0.0191,"strength":null,"tid":811}
   {"kind":"recurse","options":["diagnose cw-srv-worker 813 (cw-server 812)","stop: it is the root cause"],"chosen":"diagnose cw-srv-worker 813 (cw-server 812)","source":"auto"}
-  ["baseline","hang","notes","path","queries","root_causes","schema_version","trace_start_ns"]
+  ["hang","notes","path","queries","root_causes","schema_version","trace_start_ns"]
   $ causeway debug examples/slow-server.trace --hang 811@0.1 --json | jq -c '[.schema_version, .trace_start_ns]'
   [1,1000000]
 

@@ -22,7 +22,7 @@ The table has seed 000 Table 2's columns and whether the root cause matches the 
   $ causeway eval --suite $TMP_DIR/suite --from $TMP_DIR/traces 2>/dev/null
   | scenario | connections filtered out by splitting | connections added by rules | data flags | questions | baseline | interactive slice | automatic slice | interactive / automatic | root cause | without its rule |
   | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |
-  | 01-slow | 0.250 (4/16) | 0.000 (0/8) | 0 | 1 | 3 | 2 | 5 | 0.40 | **match**: cw-srv-worker LongRunning | — |
+  | 01-slow | 0.250 (4/16) | 0.000 (0/8) | 0 | 1 | 0 | 2 | 5 | 0.40 | **match**: cw-srv-worker LongRunning | — |
   
   1 of 1 scenarios match their ground truth; median questions 1 (target ≤ 3); 0 of 0 rule-dependent scenarios miss without their rule.
 
