@@ -776,6 +776,47 @@ thread 200 pid=200 comm=cw-server
   CHECK(path(b, d.path) == "200@0 message, 100@300 -");
 }
 
+TEST_CASE("a wait that timed out and was acted on is over: the next wait is a new one") {
+  // cw-client's read times out at 100 ms; it then writes to cw-server (it acts on the
+  // timeout) and reads again, and that read is answered at 320 ms. The first read is a
+  // wait of its own: its timeout ended it, and the answer belongs to the second.
+  Built b = build(kRules, R"(
+process 100 comm=cw-client
+thread 100 pid=100 comm=cw-client
+process 200 comm=cw-server ppid=100
+thread 200 pid=200 comm=cw-server
+0ms 200 syscall_enter name=read fd=4
+0ms 200 switch_out state=S
+0ms 100 syscall_enter name=read fd=3
+0ms 100 switch_out state=S
+100ms 100 switch_in
+100ms 100 syscall_exit name=read ret=-11
+100ms 100 syscall_enter name=write fd=3
+100ms 100 send object=1 offset=0 len=8 peer=200 fd=3
+100ms 100 syscall_exit name=write ret=8
+100ms 100 syscall_enter name=read fd=3
+100ms 100 switch_out state=S
+101ms 200 switch_in
+101ms 200 recv object=1 offset=0 len=8 peer=100 fd=4
+101ms 200 syscall_exit name=read ret=8
+320ms 200 syscall_enter name=write fd=4
+320ms 200 send object=2 offset=0 len=8 peer=100 fd=4
+320ms 200 syscall_exit name=write ret=8
+320ms 200 syscall_enter name=read fd=4
+320ms 200 switch_out state=S
+321ms 100 switch_in
+321ms 100 recv object=2 offset=0 len=8 peer=200 fd=3
+321ms 100 syscall_exit name=read ret=8
+)");
+  ThreadEvents events(b.trace);
+  LogicalWait first = logical_wait(b.trace, events, b.graph(), segment_at(b, 100, 0));
+  CHECK(first.last == first.first);
+  CHECK(first.woken == kNoIndex);
+  LogicalWait second = logical_wait(b.trace, events, b.graph(), segment_at(b, 100, 100));
+  CHECK(second.first == second.last);
+  CHECK(second.woken == segment_at(b, 100, 100));
+}
+
 TEST_CASE("a thread born during the hang can be its culprit") {
   // cw-parent waits on a pipe from 0 ms; its thread cw-spawner forks cw-child at 5 ms,
   // which computes in two halves (a non-blocking read between) and answers at 415 ms.

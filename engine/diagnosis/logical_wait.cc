@@ -33,6 +33,21 @@ uint32_t wake_edge(const Trace& trace, const Graph& graph, uint32_t segment, uin
   return kNoIndex;
 }
 
+namespace {
+
+// Whether segment `s` reached another thread by a causal (not weak) edge: the thread acted
+// on its timeout (it sent, posted, woke someone), so the wait after it is a new one.
+bool acted(const Graph& graph, uint32_t s) {
+  for (auto [it, end] = out_edges(s, graph.csr); it != end; ++it) {
+    const Edge& e = graph.edges[graph.csr[*it]];
+    if (e.strength != Strength::Weak && graph.segments[e.to].tid != graph.segments[s].tid)
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 LogicalWait logical_wait(const Trace& trace, const ThreadEvents& events, const Graph& graph,
                          uint32_t segment) {
   LogicalWait w;
@@ -53,6 +68,7 @@ LogicalWait logical_wait(const Trace& trace, const ThreadEvents& events, const G
   if (woken(segment, p) || !t || !same_wait(trace, call, call)) return w;
   // Earlier slices that timed out belong to it too.
   for (uint32_t s = segment; s > t->begin;) {
+    if (acted(graph, s - 1)) break;
     SegmentProfile sp = profile_segment(trace, events, graph, --s);
     if (sp.longest_block_ns == 0) continue;
     if (!same_wait(trace, sp.longest_block_call, call) ||
@@ -63,6 +79,7 @@ LogicalWait logical_wait(const Trace& trace, const ThreadEvents& events, const G
   }
   // Later slices, up to the first that a wake-up ended.
   for (uint32_t s = segment + 1; s < t->end; ++s) {
+    if (acted(graph, s - 1)) break;
     SegmentProfile sp = profile_segment(trace, events, graph, s);
     if (sp.longest_block_ns == 0) continue;
     if (!same_wait(trace, sp.longest_block_call, call)) break;
