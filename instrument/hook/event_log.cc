@@ -95,6 +95,7 @@ bool create_log(const log::ClockPair* carried, char* reason, size_t reason_size)
   }
   auto* header = static_cast<log::Header*>(memory);
   header->version = log::kVersion;
+  header->clock = cw_hook_clock_ns ? log::kClockMonotonicNs : log::kClockTsc;
   header->pid = static_cast<uint32_t>(pid);
   header->notes_offset = log::kHeaderBytes;
   header->notes_capacity = log::kNoteCapacity;
@@ -150,17 +151,26 @@ bool create_log(const log::ClockPair* carried, char* reason, size_t reason_size)
 }  // namespace
 
 bool tsc_usable(char* reason, size_t reason_size) {
+  return tsc_usable_from("/proc/cpuinfo",
+                         "/sys/devices/system/clocksource/clocksource0/current_clocksource", reason,
+                         reason_size);
+}
+
+void use_monotonic_clock(bool on) {
+  __atomic_store_n(&cw_hook_clock_ns, on ? 1 : 0, __ATOMIC_RELAXED);
+}
+
+bool tsc_usable_from(const char* cpuinfo, const char* clocksource, char* reason,
+                     size_t reason_size) {
   char line[8192];
-  if (!first_line("/proc/cpuinfo", "flags", line, sizeof line) || !has_word(line, "constant_tsc") ||
+  if (!first_line(cpuinfo, "flags", line, sizeof line) || !has_word(line, "constant_tsc") ||
       !has_word(line, "nonstop_tsc")) {
     snprintf(reason, reason_size,
              "the TSC cannot timestamp events here: /proc/cpuinfo lacks constant_tsc or "
              "nonstop_tsc");
     return false;
   }
-  if (!first_line("/sys/devices/system/clocksource/clocksource0/current_clocksource", "", line,
-                  sizeof line) ||
-      strcmp(line, "tsc\n") != 0) {
+  if (!first_line(clocksource, "", line, sizeof line) || strcmp(line, "tsc\n") != 0) {
     snprintf(reason, reason_size,
              "the TSC cannot timestamp events here: the kernel's clocksource is not tsc");
     return false;

@@ -16,6 +16,13 @@ struct EventLogOptions {
 // Whether the TSC can timestamp events: /proc/cpuinfo says constant_tsc and nonstop_tsc
 // and the kernel's clocksource is tsc. False with `reason` set otherwise.
 bool tsc_usable(char* reason, size_t reason_size);
+// The same decision from the given files (tests inject both outcomes).
+bool tsc_usable_from(const char* cpuinfo, const char* clocksource, char* reason,
+                     size_t reason_size);
+// Stamp events with CLOCK_MONOTONIC nanoseconds (vDSO) instead of the TSC; call before
+// open_event_log, whose header then says so (log::Header::clock), and keep while the log
+// is in use: the stubs read it at every event.
+void use_monotonic_clock(bool on);
 
 // Creates DIR/hooks.PID, mode 0600 (hooks.PID.2, .3 ... when an earlier image of this pid,
 // before an exec, made one), pre-sized and mapped shared, with the clock calibration

@@ -58,9 +58,28 @@ void open_log(const cw::TempDir& dir, uint64_t file_bytes = uint64_t{64} << 20,
 
 }  // namespace
 
-TEST_CASE("the machine's TSC is usable as the hook clock") {
+TEST_CASE("the TSC is the hook clock only with constant_tsc, nonstop_tsc and clocksource tsc") {
+  cw::TempDir dir("cw-hook-clock");
+  const std::string good_flags = "processor\t: 0\nflags\t\t: fpu constant_tsc nonstop_tsc sse\n";
+  dir.write("cpuinfo", good_flags);
+  dir.write("cpuinfo-old", "flags\t\t: fpu constant_tsc sse\n");
+  dir.write("tsc", "tsc\n");
+  dir.write("kvm", "kvm-clock\n");
   char reason[256] = {};
-  CHECK_MESSAGE(tsc_usable(reason, sizeof reason), reason);
+  CHECK_MESSAGE(
+      tsc_usable_from(dir.path("cpuinfo").c_str(), dir.path("tsc").c_str(), reason, sizeof reason),
+      reason);
+  CHECK_FALSE(
+      tsc_usable_from(dir.path("cpuinfo").c_str(), dir.path("kvm").c_str(), reason, sizeof reason));
+  CHECK(std::string(reason) ==
+        "the TSC cannot timestamp events here: the kernel's clocksource is not tsc");
+  CHECK_FALSE(tsc_usable_from(dir.path("cpuinfo-old").c_str(), dir.path("tsc").c_str(), reason,
+                              sizeof reason));
+  CHECK(std::string(reason) ==
+        "the TSC cannot timestamp events here: /proc/cpuinfo lacks constant_tsc or nonstop_tsc");
+  // This machine: either answer is fine, the hooks use one clock or the other.
+  const bool tsc = tsc_usable(reason, sizeof reason);
+  MESSAGE("this machine: " << (tsc ? std::string("TSC") : std::string(reason)));
 }
 
 TEST_CASE("a log that cannot be created says where and why") {
@@ -75,8 +94,12 @@ TEST_CASE("a log that cannot be created says where and why") {
   CHECK(std::string(reason) == "bad hook log size: 4096 bytes in chunks of 65536");
 }
 
-TEST_CASE("events round-trip with CLOCK_MONOTONIC times, per thread, while being written") {
+// Both clocks, whatever the machine: the TSC (converted through the calibration, a few
+// microseconds of error allowed) and CLOCK_MONOTONIC itself (exact: read between the
+// readings around the calls).
+static void round_trip(bool monotonic) {
   cw::TempDir dir("cw-hook-log");
+  use_monotonic_clock(monotonic);
   open_log(dir);
   struct stat info {};
   const std::string path = dir.path("hooks." + std::to_string(getpid()));
@@ -107,9 +130,15 @@ TEST_CASE("events round-trip with CLOCK_MONOTONIC times, per thread, while being
   }
   CHECK_FALSE(events[0].exit);
   CHECK(events[1].exit);
-  // Times convert to CLOCK_MONOTONIC: within the clock readings around the calls (a few
-  // microseconds of calibration error allowed).
-  const uint64_t slack = 20000;
+  // Times convert to CLOCK_MONOTONIC: within the clock readings around the calls.
+  const uint64_t slack = monotonic ? 0 : 20000;
+  std::ifstream file(path, std::ios::binary);
+  cw::hook::log::Header header{};
+  file.read(reinterpret_cast<char*>(&header), sizeof header);
+  CHECK(header.clock == (monotonic ? cw::hook::log::kClockMonotonicNs : cw::hook::log::kClockTsc));
+  auto notes = reader.take_notes();
+  CHECK(notes.size() == (monotonic ? 1u : 0u));
+  if (monotonic && !notes.empty()) CHECK(notes[0].text.rfind("clock: ", 0) == 0);
   CHECK(events[0].ts + slack >= before);
   CHECK(events[1].ts <= between + slack);
   CHECK(events[2].ts + slack >= later);
@@ -128,6 +157,16 @@ TEST_CASE("events round-trip with CLOCK_MONOTONIC times, per thread, while being
   CHECK(reader.lost() == 0);
   std::string error;
   CHECK(remove_hook(hooked, &error));
+  use_monotonic_clock(false);
+}
+
+TEST_CASE("events round-trip with CLOCK_MONOTONIC times, per thread, while being written") {
+  SUBCASE("stamped with the TSC") {
+    round_trip(false);
+  }
+  SUBCASE("stamped with CLOCK_MONOTONIC (no usable TSC)") {
+    round_trip(true);
+  }
 }
 
 TEST_CASE("a thread's events stay in order across chunks") {

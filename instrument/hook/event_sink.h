@@ -46,6 +46,10 @@ extern "C" {
 extern uint64_t cw_hook_log_generation __attribute__((visibility("hidden")));
 // The TSC at or after which the next event refreshes the calibration.
 extern uint64_t cw_hook_recalibrate_at __attribute__((visibility("hidden")));
+// Set before the log is opened when the TSC cannot timestamp events (event_log.h's
+// tsc_usable): the stubs then stamp events with cw_hook_clock_now, CLOCK_MONOTONIC ns.
+extern uint8_t cw_hook_clock_ns __attribute__((visibility("hidden")));
+uint64_t cw_hook_clock_now() __attribute__((visibility("hidden")));
 // Appends one event for `thread`, claiming a chunk if needed (called by the stubs);
 // `exit_bit` is 0 for an entry, log::kExitBit << 32 for an exit.
 void cw_hook_record_slow(cw::hook::ThreadState* thread, const cw::hook::HookDesc* desc,

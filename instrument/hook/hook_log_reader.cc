@@ -181,6 +181,16 @@ void HookLogReader::open_new_logs() {
       reject("inconsistent layout in the header (sizes and offsets at bytes 16-56)");
       continue;
     }
+    if (header->clock != log::kClockTsc && header->clock != log::kClockMonotonicNs) {
+      reject("unknown clock " + std::to_string(header->clock) + " at byte 108");
+      continue;
+    }
+    if (header->clock == log::kClockMonotonicNs && !clock_noted_) {
+      clock_noted_ = true;
+      notes_.push_back({0, 0xffffffff,
+                        "clock: the TSC is not the kernel's clock here; hooked calls are "
+                        "timestamped with CLOCK_MONOTONIC through the vDSO (slower per call)"});
+    }
     log->header = header;
     log->events_per_chunk =
         static_cast<uint32_t>((header->chunk_size - log::kChunkHeaderBytes) / sizeof(log::Event));
@@ -239,7 +249,10 @@ size_t HookLogReader::poll(const std::function<void(const HookEvent&)>& sink) {
         const long double since =
             static_cast<long double>(static_cast<int64_t>(event.tsc - first.tsc));
         HookEvent out;
-        out.ts = static_cast<uint64_t>(static_cast<long double>(first.ns) + since * ns_per_tick);
+        out.ts =
+            header->clock == log::kClockMonotonicNs
+                ? event.tsc
+                : static_cast<uint64_t>(static_cast<long double>(first.ns) + since * ns_per_tick);
         out.pid = header->pid;
         out.tid = state.tid;
         out.fn_index = event.fn_index;

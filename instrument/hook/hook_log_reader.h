@@ -51,6 +51,7 @@ class HookLogReader {
   std::vector<std::unique_ptr<Log>> logs_;
   std::vector<std::string> seen_;  // file names opened or rejected
   std::vector<HookNote> notes_;
+  bool clock_noted_ = false;  // said once that events are stamped without the TSC
 };
 
 }  // namespace cw::hook

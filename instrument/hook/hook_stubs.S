@@ -22,15 +22,19 @@
 // thread pointer (one load from the GOT), and every access is %fs:FIELD(%rcx).
 #include "instrument/hook/thread_state.h"
 
-// Appends one event: the TSC, then the hook's function index and id (adjacent in HookDesc,
+// Appends one event: the TSC (or, where the TSC is not on the kernel's clock,
+// CLOCK_MONOTONIC nanoseconds from cw_hook_clock_now: cw_hook_clock_ns set), then the hook's function index and id (adjacent in HookDesc,
 // as in log::Event), with the exit bit for an exit. In: rcx = the thread state's offset,
 // r11 = HookDesc. Clobbers rax and rdx. Whatever the fast path cannot do (no chunk or a
 // full one, the log changed, time to refresh the clock calibration) goes to the slow path
 // out of line, which comes back to the end.
 .macro RECORD exit
+        cmpb    $0, cw_hook_clock_ns(%rip)
+        jne     .Lns\@
         rdtsc
         shlq    $32, %rdx
         orq     %rdx, %rax
+.Lstamped\@:
         cmpq    cw_hook_recalibrate_at(%rip), %rax
         jae     .Lslow\@
         movq    cw_hook_log_generation(%rip), %rdx
@@ -55,6 +59,29 @@
         movl    %eax, (%rdx)
 .Ldone\@:
         .pushsection .text.unlikely.cw_hook, "ax", @progbits
+.Lns\@:
+        // rax = cw_hook_clock_now(), with what C may clobber saved but rax and rdx.
+        pushq   %rbp
+        movq    %rsp, %rbp
+        pushq   %rsi
+        pushq   %rdi
+        pushq   %r8
+        pushq   %r9
+        pushq   %r10
+        pushq   %r11
+        pushq   %rcx
+        andq    $-16, %rsp
+        call    cw_hook_clock_now
+        leaq    -56(%rbp), %rsp
+        popq    %rcx
+        popq    %r11
+        popq    %r10
+        popq    %r9
+        popq    %r8
+        popq    %rdi
+        popq    %rsi
+        popq    %rbp
+        jmp     .Lstamped\@
 .Lslow\@:
         // rax = the TSC. cw_hook_record_slow(thread, desc, tsc, exit bit), with what C may
         // clobber saved (rax, rcx, rdx are saved by the caller of this macro; r11 is kept

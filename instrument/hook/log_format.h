@@ -17,12 +17,13 @@
 // when no chunk is free the writer counts its events in lost_events.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace cw::hook::log {
 
 inline constexpr char kMagic[8] = {'C', 'W', 'H', 'O', 'O', 'K', 'S', '\0'};
-inline constexpr uint32_t kVersion = 3;
+inline constexpr uint32_t kVersion = 4;
 inline constexpr uint32_t kHeaderBytes = 4096;
 inline constexpr uint32_t kNoteBytes = 256;
 inline constexpr uint32_t kNoteCapacity = 256;
@@ -36,6 +37,9 @@ inline constexpr uint32_t kChunksOffset =
 
 // An event's `hook` word: the hook id in the low 31 bits, this bit set for an exit.
 inline constexpr uint32_t kExitBit = 0x80000000u;
+
+inline constexpr uint32_t kClockTsc = 0;
+inline constexpr uint32_t kClockMonotonicNs = 1;
 
 // A TSC reading and CLOCK_MONOTONIC read at the same moment (bracketed, best of several).
 struct ClockPair {
@@ -68,10 +72,13 @@ struct Header {
   // while the program runs under a sequence lock (odd `latest_sequence` = being written).
   ClockPair first;
   uint32_t latest_sequence;
-  uint32_t reserved;
+  // What events' `tsc` holds: kClockTsc (TSC ticks, converted through the pairs) or
+  // kClockMonotonicNs (CLOCK_MONOTONIC nanoseconds already, the pairs are the identity).
+  uint32_t clock;
   ClockPair latest;
 };
 static_assert(sizeof(Header) <= kHeaderBytes);
+static_assert(offsetof(Header, clock) == 108);  // the reader's notes name the byte
 
 struct Note {
   uint32_t fn_index;

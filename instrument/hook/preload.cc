@@ -143,12 +143,15 @@ __attribute__((constructor)) void start() {
   set_park_timeout_ms(
       static_cast<unsigned>(env_number("CAUSEWAY_HOOK_STOP_TIMEOUT_MS", park_timeout_ms())));
   char reason[256];
+  char clock_reason[256];
+  // Machines differ: where the TSC is not the kernel's clock, stamp with CLOCK_MONOTONIC
+  // (the log's header says so, and the reader notes it once).
+  const bool tsc_ok = tsc_usable(clock_reason, sizeof clock_reason);
+  if (!tsc_ok) use_monotonic_clock(true);
   if (!open_event_log(dir, options, reason, sizeof reason)) return say(reason);
   pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
-  char clock_reason[256];
-  const bool clock_ok = tsc_usable(clock_reason, sizeof clock_reason);
   const char* functions = getenv("CAUSEWAY_HOOK_FUNCTIONS");
-  if (functions) hook_all(functions, clock_ok ? nullptr : clock_reason);
+  if (functions) hook_all(functions, nullptr);
 }
 
 // The last calibration pair after the last event: the reader interpolates, never
