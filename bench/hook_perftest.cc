@@ -273,6 +273,10 @@ int main(int argc, char** argv) {
   app.add_option("--log-dir", log_dir,
                  "where the hook event logs go (default: a temporary "
                  "directory)");
+  bool monotonic = false;
+  app.add_flag("--monotonic", monotonic,
+               "stamp events with CLOCK_MONOTONIC (the fallback where the TSC is not the "
+               "kernel's clock) even where the TSC is usable");
   CLI11_PARSE(app, argc, argv);
 
   // The recording's log (the preload library's default size), which a reader thread
@@ -286,7 +290,15 @@ int main(int argc, char** argv) {
   make_directory(recording_dir);
   make_directory(first_pass_dir);
   char reason[256] = {};
-  if (!cw::hook::tsc_usable(reason, sizeof reason)) die(reason);
+  // As the preload library does: the TSC where it is the kernel's clock, else the fallback.
+  if (!monotonic && !cw::hook::tsc_usable(reason, sizeof reason)) {
+    monotonic = true;
+    printf("hook clock: CLOCK_MONOTONIC through the vDSO (%s)\n", reason);
+  } else {
+    printf("hook clock: %s\n",
+           monotonic ? "CLOCK_MONOTONIC through the vDSO (--monotonic)" : "the TSC");
+  }
+  cw::hook::use_monotonic_clock(monotonic);
   cw::hook::EventLogOptions options;
   if (!cw::hook::open_event_log(recording_dir.c_str(), options, reason, sizeof reason)) die(reason);
   const cw::hook::ActiveLog recording_log = *cw::hook::active_log();
