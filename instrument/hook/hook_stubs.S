@@ -22,6 +22,32 @@
 // thread pointer (one load from the GOT), and every access is %fs:FIELD(%rcx).
 #include "instrument/hook/thread_state.h"
 
+// Around a call into C from RECORD: saves what C may clobber but rax and rdx (which RECORD's
+// caller saves) and aligns the stack; RESTORE_FOR_C undoes it.
+.macro SAVE_FOR_C
+        pushq   %rbp
+        movq    %rsp, %rbp
+        pushq   %rsi
+        pushq   %rdi
+        pushq   %r8
+        pushq   %r9
+        pushq   %r10
+        pushq   %r11
+        pushq   %rcx
+        andq    $-16, %rsp
+.endm
+.macro RESTORE_FOR_C
+        leaq    -56(%rbp), %rsp
+        popq    %rcx
+        popq    %r11
+        popq    %r10
+        popq    %r9
+        popq    %r8
+        popq    %rdi
+        popq    %rsi
+        popq    %rbp
+.endm
+
 // Appends one event: the TSC (or, where the TSC is not on the kernel's clock,
 // CLOCK_MONOTONIC nanoseconds from cw_hook_clock_now: cw_hook_clock_ns set), then the hook's function index and id (adjacent in HookDesc,
 // as in log::Event), with the exit bit for an exit. In: rcx = the thread state's offset,
@@ -61,41 +87,15 @@
         .pushsection .text.unlikely.cw_hook, "ax", @progbits
 .Lns\@:
         // rax = cw_hook_clock_now(), with what C may clobber saved but rax and rdx.
-        pushq   %rbp
-        movq    %rsp, %rbp
-        pushq   %rsi
-        pushq   %rdi
-        pushq   %r8
-        pushq   %r9
-        pushq   %r10
-        pushq   %r11
-        pushq   %rcx
-        andq    $-16, %rsp
+        SAVE_FOR_C
         call    cw_hook_clock_now
-        leaq    -56(%rbp), %rsp
-        popq    %rcx
-        popq    %r11
-        popq    %r10
-        popq    %r9
-        popq    %r8
-        popq    %rdi
-        popq    %rsi
-        popq    %rbp
+        RESTORE_FOR_C
         jmp     .Lstamped\@
 .Lslow\@:
         // rax = the TSC. cw_hook_record_slow(thread, desc, tsc, exit bit), with what C may
         // clobber saved (rax, rcx, rdx are saved by the caller of this macro; r11 is kept
         // for it).
-        pushq   %rbp
-        movq    %rsp, %rbp
-        pushq   %rsi
-        pushq   %rdi
-        pushq   %r8
-        pushq   %r9
-        pushq   %r10
-        pushq   %r11
-        pushq   %rcx
-        andq    $-16, %rsp
+        SAVE_FOR_C
         movq    %fs:0, %rdi
         addq    %rcx, %rdi
         movq    %r11, %rsi
@@ -106,15 +106,7 @@
         xorl    %ecx, %ecx
 .endif
         call    cw_hook_record_slow
-        leaq    -56(%rbp), %rsp
-        popq    %rcx
-        popq    %r11
-        popq    %r10
-        popq    %r9
-        popq    %r8
-        popq    %rdi
-        popq    %rsi
-        popq    %rbp
+        RESTORE_FOR_C
         jmp     .Ldone\@
         .popsection
 .endm
