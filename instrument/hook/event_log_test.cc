@@ -453,7 +453,12 @@ TEST_CASE("writer threads and a reader thread at once: every event delivered or 
   uint64_t delivered = 0;
   const auto all = PatternHooks::expected(0, kCalls);
   for (uint32_t tid : tids) {
-    REQUIRE(got.count(tid));
+    // On a loaded machine the reader may not run before the log is full: every event of a
+    // thread can be lost (and counted), so a thread may have delivered nothing.
+    if (!got.count(tid)) {
+      CHECK(reader.lost() >= 2 * kCalls);
+      continue;
+    }
     const ThreadSteps& steps = got.at(tid);
     CHECK(steps.in_order);
     delivered += steps.steps.size();
