@@ -860,9 +860,9 @@ class Diagnoser {
     blame(seg, kind, p, depth);
   }
 
-  // Blames `seg` (which behaved as `kind`, `p` over the window) one level below `depth`,
+  // Blames `seg` (which behaved as `kind` over the window) one level below `depth`,
   // and asks whether to diagnose it too.
-  void blame(uint32_t seg, HangKind kind, const SegmentProfile& p, uint32_t depth,
+  void blame(uint32_t seg, HangKind kind, const SegmentProfile& /*over_window*/, uint32_t depth,
              const std::string& started = {}) {
     visited_threads_.insert(g_.segments[seg].tid);
     SegmentProfile sp = profile_segment(trace_, events_, g_, seg);
