@@ -26,12 +26,13 @@
 #include "cli/exit_codes.h"
 #include "cli/json_output.h"
 #include "cli/progress.h"
+#include "cli/rule_paths.h"
+#include "kernel/watchpoints.h"
+#include "rules/loader.h"
+#include "trace/binary_format.h"
 #include "tracer/foreground.h"
 #include "tracer/record_instrumentation.h"
 #include "tracer/recorder_dir.h"
-#include "cli/rule_paths.h"
-#include "rules/loader.h"
-#include "trace/binary_format.h"
 #include "tracer/ring.h"
 #include "tracer/session.h"
 
@@ -147,6 +148,20 @@ std::unique_ptr<RecordInstrumentation> plan_from_packs(const RecordArgs& args, i
   FlagMethod flags = args.flags == "watch"   ? FlagMethod::Watch
                      : args.flags == "probe" ? FlagMethod::Probe
                                              : FlagMethod::Auto;
+  // Some machines open a watchpoint and never fire it: find out before relying on one.
+  if (flags != FlagMethod::Probe && !plan.flags.empty()) {
+    kernel::WatchDecision d =
+        kernel::decide_watchpoints(flags == FlagMethod::Watch, kernel::test_watchpoints());
+    if (d.refuse) {
+      std::cerr << "causeway: " << d.message << "\n";
+      rc = kExitEnvironment;
+      return nullptr;
+    }
+    if (!d.use_watchpoints) {
+      std::cerr << "causeway: note: " << d.message << "\n";
+      flags = FlagMethod::Probe;
+    }
+  }
   HookMethod hooks = args.hooks == "inline"   ? HookMethod::Inline
                      : args.hooks == "uprobe" ? HookMethod::Uprobe
                                               : HookMethod::Auto;

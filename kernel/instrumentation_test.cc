@@ -27,6 +27,7 @@
 #include "kernel/probes.h"
 #include "kernel/records.h"
 #include "kernel/test_records.h"
+#include "kernel/watchpoints.h"
 
 using namespace cw::kernel;
 using namespace cw::kernel::testing;
@@ -368,7 +369,17 @@ TEST_CASE("flag-site probes see every read of ready and the setter's store of 1"
   CHECK(writes[0].ip == program.at(t.store.vaddr));
 }
 
+// Some machines open a watchpoint and never fire it (kernel/watchpoints.h): the tests of
+// hits say so and stop there, as `record` does.
+bool watchpoints_fire() {
+  WatchSelfTest test = test_watchpoints();
+  if (decide_watchpoints(false, test).use_watchpoints) return true;
+  MESSAGE("skipped: ", decide_watchpoints(false, test).message);
+  return false;
+}
+
 TEST_CASE("a write watchpoint catches the store of a thread created after it was set") {
+  if (!watchpoints_fire()) return;
   const Targets& t = targets();
   Flagpoll program;
   Probes probes(options_recording({static_cast<uint32_t>(program.pid())}));
@@ -397,6 +408,7 @@ TEST_CASE("a write watchpoint catches the store of a thread created after it was
 }
 
 TEST_CASE("a read/write watchpoint catches the poller's reads with the instruction before") {
+  if (!watchpoints_fire()) return;
   const Targets& t = targets();
   Flagpoll program;
   Probes probes(options_recording({static_cast<uint32_t>(program.pid())}));

@@ -39,6 +39,56 @@ int open_watchpoint_event(uint32_t tid, uint64_t address, uint8_t size, bool wri
   return fd < 0 ? -errno : static_cast<int>(fd);
 }
 
+namespace {
+// Written through a volatile pointer so that every store happens.
+alignas(8) uint64_t g_self_test_target = 0;
+}  // namespace
+
+WatchSelfTest test_watchpoints(uint32_t writes) {
+  WatchSelfTest result;
+  auto address = reinterpret_cast<uint64_t>(&g_self_test_target);
+  perf_event_attr attr;
+  std::memset(&attr, 0, sizeof(attr));
+  attr.type = PERF_TYPE_BREAKPOINT;
+  attr.size = sizeof(attr);
+  attr.bp_type = HW_BREAKPOINT_W;
+  attr.bp_addr = address;
+  attr.bp_len = HW_BREAKPOINT_LEN_8;
+  attr.exclude_kernel = 1;
+  attr.exclude_hv = 1;
+  // Counting only (no sampling): the test needs the count, not a record per hit.
+  long fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+  if (fd < 0) {
+    result.open_error = errno;
+    return result;
+  }
+  volatile uint64_t* target = &g_self_test_target;
+  for (uint32_t i = 0; i < writes; ++i) *target = i + 1;
+  result.writes = writes;
+  uint64_t count = 0;
+  if (read(static_cast<int>(fd), &count, sizeof(count)) == sizeof(count)) result.hits = count;
+  close(static_cast<int>(fd));
+  return result;
+}
+
+WatchDecision decide_watchpoints(bool explicit_watch, const WatchSelfTest& test) {
+  WatchDecision d;
+  std::string problem;
+  if (test.open_error != 0)
+    problem = "this machine cannot open a hardware watchpoint (perf_event_open: " +
+              std::string(std::strerror(test.open_error)) + ")";
+  else if (test.writes > 0 && test.hits == 0)
+    problem = "this machine's hardware watchpoints do not fire (a self-test counted 0 of " +
+              std::to_string(test.writes) + " writes)";
+  if (problem.empty()) return d;
+  d.use_watchpoints = false;
+  d.refuse = explicit_watch;
+  d.message = explicit_watch
+                  ? "--flags watch: " + problem + "; use --flags auto or probe"
+                  : "flags: " + problem + "; data flags are traced with instruction probes instead";
+  return d;
+}
+
 std::vector<uint32_t> threads_of(uint32_t pid) {
   std::vector<uint32_t> tids;
   std::string path = "/proc/" + std::to_string(pid) + "/task";

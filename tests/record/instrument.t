@@ -3,12 +3,26 @@ the data flags a pack declares and the functions its rules name, in real program
 
 cw-prog-spin: cw-spinner polls the global ready_flag with sched_yield until cw-setter
 stores 1 into it, 300 ms after the start (tests/programs/README.md). With the flag
-declared (tests/record/packs/spin-flag.cw) and traced by a hardware watchpoint, the graph
-has exactly one flag edge: cw-setter's write of 1 to cw-spinner's first read of it.
+declared (tests/record/packs/spin-flag.cw) and traced the `auto` way (a hardware
+watchpoint where this machine's watchpoints fire, else instruction probes, which the
+recorder says on stderr and in the trace), the graph has exactly one flag edge:
+cw-setter's write of 1 to cw-spinner's first read of it.
 
-  $ causeway record --rules tests/record/packs/spin-flag.cw --flags watch -o $TMP_DIR/watch.cwt -- cw-prog-spin yield 300 2>&1 | sed -E 's/0x[0-9a-f]+/ADDR/; s/pid [0-9]+/pid N/; s/[0-9]+ events/N events/'
-  causeway: flag test.spin/ready_flag: hardware watchpoint (reads and writes) on ready_flag at ADDR in cw-prog-spin (pid N)
-  causeway: wrote .*/watch.cwt: N events, no events lost (re)
+  $ causeway record --rules tests/record/packs/spin-flag.cw -o $TMP_DIR/watch.cwt -- cw-prog-spin yield 300 > $TMP_DIR/watch.log 2>&1
+  $ grep -v '^causeway: note: flags:' $TMP_DIR/watch.log | sed -E 's/0x[0-9a-f]+/ADDR/; s/pid [0-9]+/pid N/; s/[0-9]+ events/N events/'
+  causeway: flag test.spin/ready_flag: (hardware watchpoint \(reads and writes\) on ready_flag at ADDR in cw-prog-spin \(pid N\)|2 read and 1 write instructions probed in cw-prog-spin) (re)
+  causeway: wrote .*/watch.cwt: N events, no events lost.* (re)
+
+A fallback is said on stderr exactly when watchpoints were not used:
+
+  $ said=$(grep -c 'note: flags: .*instruction probes instead' $TMP_DIR/watch.log); watched=$(grep -c 'hardware watchpoint (' $TMP_DIR/watch.log); echo "$said $watched" | awk '{ print ($1 + $2 == 1) ? "consistent" : "said " $1 ", watched " $2 }'
+  consistent
+
+Asked for explicitly, watchpoints that do not fire are refused (exit 2, saying why)
+rather than recording no flag event at all:
+
+  $ causeway record --rules tests/record/packs/spin-flag.cw --flags watch -o $TMP_DIR/watch-only.cwt -- cw-prog-spin yield 100 > $TMP_DIR/watch-only.log 2>&1; echo "$? $(grep -c 'hardware watchpoint (' $TMP_DIR/watch-only.log) $(grep -c "watchpoints do not fire" $TMP_DIR/watch-only.log)" | awk '{ print ($1 == 0 && $2 == 1 && $3 == 0) || ($1 == 2 && $2 == 0 && $3 == 1) ? "watched, or refused saying why" : "exit " $1 }'
+  watched, or refused saying why
   $ causeway graph $TMP_DIR/watch.cwt --rules tests/record/packs/spin-flag.cw --json --edges 2>/dev/null > $TMP_DIR/watch.json
   $ jq -c '[.edge_list[] | select(.kind == "flag") | [.from.comm, .to.comm, .from.kind, .to.kind, .from.value, .to.value, .rule, .strength]]' $TMP_DIR/watch.json
   [["cw-setter","cw-spinner","flag_write","flag_read",1,1,"test.spin/ready_flag","strong"]]
@@ -73,7 +87,7 @@ calls handle_request 18 times (15 requests, 3 closes). By uprobes:
 
 And by inline hooks, which `record -- CMD` puts into the command through LD_PRELOAD:
 
-  $ causeway record --rules tests/record/packs/dispatch.cw --hooks inline -o $TMP_DIR/inline.cwt -- cw-prog-dispatch 3 5 2>&1 | sed -E 's/0x[0-9a-f]+/ADDR/; s/ in [^)]*cw-prog-dispatch\)/ in cw-prog-dispatch)/; s/pid [0-9]+/pid N/' | head -2
+  $ causeway record --rules tests/record/packs/dispatch.cw --hooks inline -o $TMP_DIR/inline.cwt -- cw-prog-dispatch 3 5 2>&1 | grep -v 'function ?: clock:' | sed -E 's/0x[0-9a-f]+/ADDR/; s/ in [^)]*cw-prog-dispatch\)/ in cw-prog-dispatch)/; s/pid [0-9]+/pid N/' | head -2
   causeway: function handle_request: hooked at ADDR (handle_request in cw-prog-dispatch) (pid N, in-process hook)
   causeway: function serve_ready: hooked at ADDR (serve_ready in cw-prog-dispatch) (pid N, in-process hook)
   $ causeway convert $TMP_DIR/inline.cwt --to text -o $TMP_DIR/inline.txt 2>/dev/null
