@@ -19,6 +19,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -165,7 +166,8 @@ const Targets& targets() {
   return t;
 }
 
-uint64_t load_bias(pid_t pid) {
+// The load bias of flagpoll in process `pid`, or nothing while it is not mapped yet.
+std::optional<uint64_t> load_bias(pid_t pid) {
   char real[PATH_MAX];
   REQUIRE(realpath(kFlagpoll.c_str(), real));
   std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
@@ -176,8 +178,7 @@ uint64_t load_bias(pid_t pid) {
     if (path == real && std::stoull(offset, nullptr, 16) == 0)
       return std::stoull(range, nullptr, 16) - targets().binary.first_load_vaddr;
   }
-  FAIL("no mapping of ", real, " in process ", pid);
-  return 0;
+  return std::nullopt;
 }
 
 // What flagpoll -v said.
@@ -208,18 +209,23 @@ class Flagpoll {
     close(out[1]);
     gate_ = in[1];
     output_ = out[0];
-    // Exec'd once /proc names the program; it then waits at its gate.
+    // Exec'd once /proc names the program and its segments are mapped (the kernel
+    // switches /proc/PID/exe before it maps them); it then waits at its gate.
     char real[PATH_MAX], exe[PATH_MAX];
     REQUIRE(realpath(kFlagpoll.c_str(), real));
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     std::string link = "/proc/" + std::to_string(pid_) + "/exe";
     for (;;) {
       ssize_t n = readlink(link.c_str(), exe, sizeof(exe) - 1);
-      if (n > 0 && std::string(exe, n) == real) break;
+      if (n > 0 && std::string(exe, n) == real) {
+        if (std::optional<uint64_t> bias = load_bias(pid_)) {
+          bias_ = *bias;
+          break;
+        }
+      }
       REQUIRE_MESSAGE(std::chrono::steady_clock::now() < deadline, "flagpoll did not start");
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    bias_ = load_bias(pid_);
   }
   ~Flagpoll() {
     if (pid_ > 0) {
