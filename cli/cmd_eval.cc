@@ -30,6 +30,7 @@
 #include "eval/scenario.h"
 #include "rules/loader.h"
 #include "rules/lua_sandbox.h"
+#include "trace/command_marker.h"
 
 namespace cw::cli {
 namespace {
@@ -128,6 +129,25 @@ std::string record(const Scenario& s, const std::string& programs, const std::st
                      WIFEXITED(status) ? fmt::format("exit {}", WEXITSTATUS(status))
                                        : fmt::format("signal {}", WTERMSIG(status)),
                      failure_line(log), log);
+}
+
+std::string log_of(const std::string& out_dir, const Scenario& s) {
+  return (fs::path(out_dir) / (s.name + ".record.log")).string();
+}
+
+// Why the scenario's command failed, from the trace (its process's exit) and the
+// recorder's log when there is one; "" when it exited 0 or is still running. `record`
+// says the command's status rather than passing it on, and a driver that could not make
+// its hang happen leaves a recording of something else.
+std::string command_failure(const Trace& trace, const std::string& log) {
+  std::optional<int> code = command_exit_code(trace);
+  if (!code || *code == 0) return {};
+  std::string how = (*code & 0x7f) != 0 ? fmt::format("signal {}", *code & 0x7f)
+                                        : fmt::format("exit {}", (*code >> 8) & 0xff);
+  std::error_code ec;
+  if (!fs::exists(log, ec)) return fmt::format("the scenario's command failed ({})", how);
+  return fmt::format("the scenario's command failed ({}): {} (log: {})", how, failure_line(log),
+                     log);
 }
 
 // The id of the pack loaded from `path` (a file or a folder), "" if none.
@@ -285,8 +305,7 @@ Command add_eval(CLI::App& app) {
                   fmt::format("eval [{}/{}] {}: ", i + 1, scenarios.size(), s.name);
               if (args->from.empty()) {
                 auto t0 = std::chrono::steady_clock::now();
-                r.error = record(s, args->programs, r.trace,
-                                 (fs::path(out_dir) / (s.name + ".record.log")).string());
+                r.error = record(s, args->programs, r.trace, log_of(out_dir, s));
                 r.record_seconds =
                     std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
               }
@@ -296,6 +315,7 @@ Command add_eval(CLI::App& app) {
                 if (read_trace_input(r.trace, trace, report) != kExitOk)
                   r.error = "cannot read the recording " + r.trace;
               }
+              if (r.error.empty()) r.error = command_failure(trace, log_of(out_dir, s));
               if (r.error.empty()) {
                 std::vector<std::string> with;
                 if (!s.pack.empty()) with.push_back(s.pack);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <charconv>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,6 +34,28 @@ inline Pid command_marker_pid(std::string_view text) {
   if (ec == std::errc() && pid != 0 && (end == rest.data() + rest.size() || *end == ' '))
     return pid;
   return 0;
+}
+
+// How the recorded command's process ended, as the kernel's exit code (a waitpid status:
+// the exit status in bits 8-15, a signal in 0-6), when the trace has its marker and its
+// main thread's exit; nothing otherwise (a command still running when recording stopped).
+inline std::optional<int> command_exit_code(const Trace& trace) {
+  const KindId marker = trace.schema.find("marker"), exit = trace.schema.find("exit");
+  if (marker == kNoKind || exit == kNoKind) return std::nullopt;
+  const int text = trace.schema.field_index(marker, "text");
+  const int code = trace.schema.field_index(exit, "code");
+  if (text < 0 || code < 0) return std::nullopt;
+  Pid pid = 0;
+  std::optional<int> status;
+  for (const Event& e : trace.events) {
+    if (e.kind == marker && pid == 0) {
+      std::string_view t = trace.strings.get(static_cast<StrId>(trace.value(e, text)));
+      if (is_command_marker(t)) pid = command_marker_pid(t);
+    } else if (e.kind == exit && pid != 0 && e.tid == pid) {
+      status = static_cast<int>(static_cast<int64_t>(trace.value(e, code)));
+    }
+  }
+  return status;
 }
 
 }  // namespace cw

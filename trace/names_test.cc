@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "trace/command_marker.h"
+#include "trace/text_format.h"
 
 namespace cw {
 namespace {
@@ -30,6 +31,21 @@ TEST_CASE("a command marker names its pid and argv, and reads back its pid") {
   CHECK(command_marker_pid("causeway: command 12x") == 0);
   CHECK(command_marker_pid("causeway: command 0 sh") == 0);
   CHECK(command_marker_pid("causeway: command ") == 0);
+}
+
+TEST_CASE("the recorded command's exit code is its main thread's exit, after its marker") {
+  auto parse = [](const std::string& body) {
+    return parse_text_trace(make_source("t.trace", "causeway-trace 1\n" + body));
+  };
+  // A driver that failed: its other threads and unrelated processes do not count.
+  Trace failed = parse(
+      "1 50 marker text=\"causeway: command 50 run.sh\"\n"
+      "2 51 exit code=0\n3 60 exit code=512\n4 50 exit code=256\n");
+  CHECK(command_exit_code(failed) == 256);
+  CHECK(command_exit_code(parse("1 50 marker text=\"causeway: command 50 x\"\n2 50 exit\n")) == 0);
+  // Still running when the recording stopped, or recorded by pid with no command.
+  CHECK_FALSE(command_exit_code(parse("1 50 marker text=\"causeway: command 50 x\"\n")));
+  CHECK_FALSE(command_exit_code(parse("1 50 exit code=256\n")));
 }
 
 }  // namespace

@@ -95,6 +95,10 @@ void path_text(std::string& out, const Trace& trace, const Graph& graph, uint64_
     if (step.edge != kNoIndex) {
       const Edge& e = graph.edges[step.edge];
       out += fmt::format("  --{}, {}-->", graph.kind_name(e), strength_name(e.strength));
+    } else if (i + 1 < path.size()) {
+      // A culprit the next step waited for, with no recorded edge between them (the
+      // wake-up that never came).
+      out += "  (no recorded edge to the next step)";
     } else if (!last_label.empty()) {
       out += fmt::format("  ({})", last_label);
     }

@@ -9,12 +9,12 @@
 #include <set>
 
 #include "engine/diagnosis/beam_search.h"
-#include "engine/graph/expr_eval.h"
-#include "trace/names.h"
-#include "rules/lua_host.h"
-#include "engine/diagnosis/similar_segments.h"
-#include "engine/graph/span_tree.h"
 #include "engine/diagnosis/logical_wait.h"
+#include "engine/diagnosis/similar_segments.h"
+#include "engine/graph/expr_eval.h"
+#include "engine/graph/span_tree.h"
+#include "rules/lua_host.h"
+#include "trace/names.h"
 
 namespace cw::engine {
 
@@ -102,9 +102,9 @@ class Diagnoser {
     }
     diagnose_vertex(vertex_, hang->kind, profile, 0, window, hang->first_segment,
                     std::max(hang->last_segment, vertex_));
-    finish_path();
     std::stable_sort(d_.root_causes.begin(), d_.root_causes.end(),
                      [](const RootCause& a, const RootCause& b) { return a.depth > b.depth; });
+    finish_path();
     return std::move(d_);
   }
 
@@ -124,12 +124,8 @@ class Diagnoser {
     return fmt::format("{:.1f} ms", static_cast<double>(ns) / 1e6);
   }
 
-  std::string thread_name(Tid tid) const {
-    return std::string(thread_comm(trace_, tid, "?"));
-  }
-  std::string process_name(Pid pid) const {
-    return std::string(process_comm(trace_, pid, "?"));
-  }
+  std::string thread_name(Tid tid) const { return std::string(thread_comm(trace_, tid, "?")); }
+  std::string process_name(Pid pid) const { return std::string(process_comm(trace_, pid, "?")); }
   std::string who(uint32_t s) const {
     const Segment& seg = g_.segments[s];
     std::string t = thread_name(seg.tid), p = process_name(seg.pid);
@@ -321,6 +317,7 @@ class Diagnoser {
     uint32_t v = start;
     while (segs.size() < opt_.max_depth) {
       progress(++d_.search_steps);
+      if (caused_from_path(v)) break;
       std::vector<uint32_t> in = incoming_by_source(g_, v, beam_.costs, on_path_);
       if (in.empty()) break;  // the first segment of its thread, or nothing explains it
       std::vector<Option> options;
@@ -370,6 +367,18 @@ class Diagnoser {
     for (size_t k = segs.size(); k-- > 0;)
       path.push_back({segs[k], k > 0 ? edges[k - 1] : kNoIndex});
     return path;
+  }
+
+  // Whether the best explanation of `v` is a strong edge from a segment already on the
+  // path: a step that sent a request and read its answer without blocking in between is
+  // one segment, both the origin and the end of the exchange. The slice has come full
+  // circle there; a weaker edge from elsewhere would explain `v` worse.
+  bool caused_from_path(uint32_t v) const {
+    std::vector<uint32_t> all = incoming_by_source(g_, v, beam_.costs);
+    if (all.empty()) return false;
+    const Edge& best = g_.edges[all[0]];
+    return on_path_[best.from] && best.strength == Strength::Strong &&
+           g_.segments[best.from].tid != g_.segments[v].tid;
   }
 
   // Whether close costs are worth a question (seed 000 asks at several incoming edges or
@@ -593,6 +602,10 @@ class Diagnoser {
       }
       uint32_t culprit = segment_in(t.tid, window);
       if (culprit == kNoIndex) continue;
+      if (depth > 0 && waited_for(t.tid, g_.segments[seg].tid, window)) {
+        visited_threads_.insert(t.tid);  // judged: a consequence of `seg`'s wait
+        continue;
+      }
       examine_thread(culprit, window, depth);
     }
     if ((circle_via != 0 || hang_thread_on_path) && d_.root_causes.size() == causes_before) {
@@ -822,6 +835,19 @@ class Diagnoser {
            hung_in(upstream, window, &up, &up_kind);
   }
 
+  // Whether `tid` spent the window blocked in a wait that `culprit_tid` ended: it waited
+  // for the culprit being diagnosed, so it is a consequence of the culprit's wait, not a
+  // cause (on a path it may have run on a little after the culprit began waiting).
+  bool waited_for(Tid tid, Tid culprit_tid, Window window) const {
+    SegmentProfile p;
+    HangKind kind;
+    if (!hung_in(tid, window, &p, &kind) || kind != HangKind::LongWait) return false;
+    const uint32_t blocked = segment_at(tid, p.longest_block_start);
+    if (blocked == kNoIndex) return false;
+    const uint32_t e = wake_edge(trace_, g_, blocked, p.longest_block_start);
+    return e != kNoIndex && g_.segments[g_.edges[e].from].tid == culprit_tid;
+  }
+
   // The segment of `tid` that ran or waited for a CPU longest within `window` (the one at
   // its start may be a sliver before the busy one).
   uint32_t busiest_segment(Tid tid, Window window) const {
@@ -915,7 +941,11 @@ class Diagnoser {
   // The causal path from the deepest root cause to the hang: the best beam-search path
   // back from the hang that passes through it, else the chain of culprits.
   void finish_path() {
-    if (!d_.path.empty() || d_.root_causes.empty()) return;
+    if (d_.root_causes.empty()) return;
+    if (!d_.path.empty()) {
+      prepend_deeper_culprits();
+      return;
+    }
     const RootCause* deepest = &d_.root_causes[0];
     for (const RootCause& r : d_.root_causes)
       if (r.depth > deepest->depth) deepest = &r;
@@ -961,6 +991,21 @@ class Diagnoser {
     for (const RootCause* rc : chain)
       if (rc->segment != hang) d_.path.push_back({rc->segment, kNoIndex});
     d_.path.push_back({hang, kNoIndex});
+  }
+
+  // The path was found before a recursion went deeper (the step of the hang's own path
+  // that took the time): the culprits found below it, whose threads are not on it, lead
+  // it, deepest first. No recorded edge joins them to it (a wake-up that never came, or
+  // one the recursion's own slice followed).
+  void prepend_deeper_culprits() {
+    auto on_path = [&](Tid tid) {
+      return std::any_of(d_.path.begin(), d_.path.end(),
+                         [&](const PathStep& s) { return g_.segments[s.segment].tid == tid; });
+    };
+    std::vector<PathStep> lead;
+    for (const RootCause& rc : d_.root_causes)  // sorted deepest first
+      if (!on_path(g_.segments[rc.segment].tid)) lead.push_back({rc.segment, kNoIndex});
+    d_.path.insert(d_.path.begin(), lead.begin(), lead.end());
   }
 
   const Trace& trace_;

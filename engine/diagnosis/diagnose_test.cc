@@ -311,6 +311,25 @@ TEST_CASE("LongWait through three processes: the timekeeper's timer wait is the 
         "lasted. Diagnose it too (the culprit of the culprit)?");
 }
 
+TEST_CASE("below a culprit, a thread that was waiting for the culprit is not its cause") {
+  // Round 1 (the baseline) with the server still on the CPU for 1.5 ms after its request
+  // to the timekeeper: on the baseline's path its segment outlasts the start of the
+  // timekeeper's wait. In round 2 the server waited for the timekeeper's answer, so it is
+  // no culprit of the timekeeper's wait (as it would be had it waited for someone else).
+  std::string trace = kChain;
+  const std::string sent =
+      "11ms 200 syscall_exit name=write ret=8\n11ms 200 syscall_enter name=read fd=5\n"
+      "11ms 200 switch_out state=S\n";
+  const auto at = trace.find(sent);
+  REQUIRE(at != std::string::npos);
+  trace.replace(at, sent.size(),
+                "11ms 200 syscall_exit name=write ret=8\n12500us 200 syscall_enter name=read "
+                "fd=5\n12500us 200 switch_out state=S\n");
+  Built b = build(kRules, trace);
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, {});
+  CHECK(causes(b, d) == "300 LongWait depth 1");
+}
+
 TEST_CASE("asked for, the baseline is compared even though the wait had a waker") {
   Built b = build(kRules, kChain);
   DiagnoseOptions o;
@@ -709,6 +728,219 @@ thread 300 pid=300 comm=cw-backend
 604ms 100 recv object=2 offset=8 len=8 peer=200 fd=3
 604ms 100 syscall_exit name=read ret=8
 )";
+
+// The stdlib's way with waits for data: a read cuts the segment only when it blocks, so a
+// read whose data was already there stays in the segment of what came before it (two
+// messages with different peers are different steps, as in the stdlib).
+const char* const kDataWaitRules = R"(
+split wait.entry {
+  at syscall_enter
+  where name in ["clock_nanosleep", "futex", "poll"]
+  cut before
+  neighbour weak
+}
+split data.wait {
+  at switch_out
+  where state != "R" and syscall.name in ["read"]
+  cut syscall
+  neighbour weak
+}
+split peers.disjoint { peers stream neighbour weak }
+link stream { from send to recv join from.object == to.object pick overlap range offset, len }
+edge message { link stream strength strong kind message }
+link wakeup { from wakeup to switch_in join from.target == to.tid pick next }
+edge wakeup.default { link wakeup strength weak kind wakeup }
+)";
+
+// cw-installer asks cw-authd, which asks cw-agent and waits for its answer at most 1 s.
+// Round 1 at 10 ms: the agent answers before cw-authd even reads, so that read does not
+// block (the request, the answer and the reply to the installer are one segment of
+// cw-authd). Round 2 at 100 ms: the agent polls for keys in 100 ms slices and never
+// answers; cw-authd's read times out at 1101 ms and it denies.
+const char* const kMissingAnswer = R"(
+process 100 comm=cw-installer
+thread 100 pid=100 comm=cw-installer
+process 200 comm=cw-authd ppid=100
+thread 200 pid=200 comm=cw-authd
+process 300 comm=cw-agent ppid=100
+thread 300 pid=300 comm=cw-agent
+1ms 200 syscall_enter name=read fd=3
+1ms 200 switch_out state=S
+1ms 300 syscall_enter name=read fd=8
+1ms 300 switch_out state=S
+10ms 100 syscall_enter name=write fd=5
+10ms 100 send object=1 offset=0 len=12 peer=200 fd=5
+10ms 100 syscall_exit name=write ret=12
+10ms 100 syscall_enter name=read fd=5
+10ms 100 switch_out state=S
+11ms 200 switch_in
+11ms 200 recv object=1 offset=0 len=12 peer=100 fd=3
+11ms 200 syscall_exit name=read ret=12
+11ms 200 syscall_enter name=write fd=7
+11ms 200 wakeup target=300
+11ms 200 syscall_exit name=write ret=12
+11ms 200 send object=2 offset=0 len=12 peer=300 fd=7
+11ms 200 switch_out state=R
+11ms 300 switch_in
+11ms 300 recv object=2 offset=0 len=12 peer=200 fd=8
+11ms 300 syscall_exit name=read ret=12
+11ms 300 syscall_enter name=write fd=8
+11ms 300 send object=3 offset=0 len=12 peer=200 fd=8
+11ms 300 syscall_exit name=write ret=12
+11ms 300 syscall_enter name=read fd=8
+11ms 300 switch_out state=S
+12ms 200 switch_in
+12ms 200 syscall_enter name=read fd=7
+12ms 200 syscall_exit name=read ret=12
+12ms 200 recv object=3 offset=0 len=12 peer=300 fd=7
+12ms 200 syscall_enter name=write fd=3
+12ms 200 send object=4 offset=0 len=12 peer=100 fd=3
+12ms 200 syscall_exit name=write ret=12
+12ms 200 syscall_enter name=read fd=3
+12ms 200 switch_out state=S
+13ms 100 switch_in
+13ms 100 recv object=4 offset=0 len=12 peer=200 fd=5
+13ms 100 syscall_exit name=read ret=12
+100ms 100 syscall_enter name=write fd=5
+100ms 100 send object=1 offset=12 len=12 peer=200 fd=5
+100ms 100 syscall_exit name=write ret=12
+100ms 100 syscall_enter name=read fd=5
+100ms 100 switch_out state=S
+101ms 200 switch_in
+101ms 200 recv object=1 offset=12 len=12 peer=100 fd=3
+101ms 200 syscall_exit name=read ret=12
+101ms 200 syscall_enter name=write fd=7
+101ms 200 wakeup target=300
+101ms 200 syscall_exit name=write ret=12
+101ms 200 send object=2 offset=12 len=12 peer=300 fd=7
+101ms 200 syscall_enter name=read fd=7
+101ms 200 switch_out state=S
+102ms 300 switch_in
+102ms 300 recv object=2 offset=12 len=12 peer=200 fd=8
+102ms 300 syscall_exit name=read ret=12
+102ms 300 syscall_enter name=poll
+102ms 300 switch_out state=S
+202ms 300 switch_in
+202ms 300 syscall_exit name=poll ret=0
+202ms 300 syscall_enter name=poll
+202ms 300 switch_out state=S
+302ms 300 switch_in
+302ms 300 syscall_exit name=poll ret=0
+302ms 300 syscall_enter name=poll
+302ms 300 switch_out state=S
+402ms 300 switch_in
+402ms 300 syscall_exit name=poll ret=0
+402ms 300 syscall_enter name=poll
+402ms 300 switch_out state=S
+502ms 300 switch_in
+502ms 300 syscall_exit name=poll ret=0
+502ms 300 syscall_enter name=poll
+502ms 300 switch_out state=S
+602ms 300 switch_in
+602ms 300 syscall_exit name=poll ret=0
+602ms 300 syscall_enter name=poll
+602ms 300 switch_out state=S
+702ms 300 switch_in
+702ms 300 syscall_exit name=poll ret=0
+702ms 300 syscall_enter name=poll
+702ms 300 switch_out state=S
+802ms 300 switch_in
+802ms 300 syscall_exit name=poll ret=0
+802ms 300 syscall_enter name=poll
+802ms 300 switch_out state=S
+902ms 300 switch_in
+902ms 300 syscall_exit name=poll ret=0
+902ms 300 syscall_enter name=poll
+902ms 300 switch_out state=S
+1002ms 300 switch_in
+1002ms 300 syscall_exit name=poll ret=0
+1002ms 300 syscall_enter name=poll
+1002ms 300 switch_out state=S
+1101ms 200 switch_in
+1101ms 200 syscall_exit name=read ret=-11
+1101ms 200 syscall_enter name=write fd=3
+1101ms 200 wakeup target=100
+1101ms 200 syscall_exit name=write ret=12
+1101ms 200 send object=4 offset=12 len=12 peer=100 fd=3
+1101ms 200 syscall_enter name=read fd=3
+1101ms 200 switch_out state=S
+1102ms 100 switch_in
+1102ms 100 recv object=4 offset=12 len=12 peer=200 fd=5
+1102ms 100 syscall_exit name=read ret=12
+)";
+
+TEST_CASE("FindSimilarNode: a quick run of the wait inside a segment (it did not block)") {
+  Built b = build(kDataWaitRules, kMissingAnswer);
+  ThreadEvents events(b.trace);
+  uint32_t hang = segment_at(b, 200, 101);
+  SegmentProfile p = profile_segment(b.trace, events, b.graph(), hang);
+  REQUIRE(p.longest_block_ns == 1000000000);
+  std::vector<SimilarSegment> similar = find_similar(b.trace, events, b.graph(), hang, p);
+  // Round 1's read of the agent's answer is in the segment that sent the agent the
+  // request at 11 ms.
+  REQUIRE(similar.size() == 1);
+  CHECK(similar[0].segment == segment_at(b, 200, 11));
+}
+
+TEST_CASE("a missing answer: the agent that answered within the baseline's own step") {
+  Built b = build(kDataWaitRules, kMissingAnswer);
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, {});
+  CHECK(d.hang.tid == 100);
+  REQUIRE(!d.root_causes.empty());
+  CHECK(causes(b, d) == "300 LongWait depth 2, 200 LongWait depth 1");
+  CHECK(d.root_causes[0].what.starts_with(
+      "did not send the message that woke cw-authd 200 in the baseline at 0.011000 s"));
+  // The baseline's path ends where it began: the agent's answer went to the cw-authd
+  // step that sent the request; no weaker explanation of the agent's run was asked for.
+  for (const Query& q : d.queries) CHECK(q.question.kind != QuestionKind::Edge);
+}
+
+TEST_CASE("a culprit found below the path's own culprit leads the causal path") {
+  // The chain with the timekeeper reading cw-clock's pipe instead of a timer: in round 1
+  // the clock writes at once, in round 2 it sleeps and the read times out after 500 ms.
+  // The hang's own path runs back to the timekeeper's wait, the step that took the time:
+  // that path is found before the recursion finds the clock below it (from the
+  // baseline), which then leads the path.
+  std::string trace = kChain;
+  auto replace = [&](const std::string& from, const std::string& to) {
+    const auto at = trace.find(from);
+    REQUIRE(at != std::string::npos);
+    trace.replace(at, from.size(), to);
+  };
+  replace("thread 300 pid=300 comm=cw-timekeeper\n",
+          "thread 300 pid=300 comm=cw-timekeeper\nprocess 400 comm=cw-clock ppid=100\n"
+          "thread 400 pid=400 comm=cw-clock\n1ms 400 syscall_enter name=read fd=5\n"
+          "1ms 400 switch_out state=S\n");
+  replace(
+      "12ms 300 syscall_enter name=timerfd_settime fd=3\n"
+      "12ms 300 timer_arm timer=9 expires_ns=13000000\n"
+      "12ms 300 syscall_exit name=timerfd_settime ret=0\n"
+      "12ms 300 syscall_enter name=read fd=3\n12ms 300 switch_out state=S\n"
+      "13ms 300 timer_fire timer=9\n13ms 300 switch_in\n13ms 300 syscall_exit name=read ret=8\n",
+      "12ms 300 syscall_enter name=read fd=3\n12ms 300 switch_out state=S\n"
+      "12500us 400 switch_in\n12500us 400 syscall_exit name=read ret=1\n"
+      "13ms 400 syscall_enter name=write fd=1\n"
+      "13ms 400 send object=9 offset=0 len=8 peer=300 fd=1\n"
+      "13ms 400 syscall_exit name=write ret=8\n"
+      "13ms 400 syscall_enter name=clock_nanosleep fd=-1\n13ms 400 switch_out state=S\n"
+      "13ms 300 switch_in\n13ms 300 syscall_exit name=read ret=8\n"
+      "13ms 300 recv object=9 offset=0 len=8 peer=400 fd=3\n");
+  replace(
+      "102ms 300 syscall_enter name=timerfd_settime fd=3\n"
+      "102ms 300 timer_arm timer=9 expires_ns=602000000\n"
+      "102ms 300 syscall_exit name=timerfd_settime ret=0\n"
+      "102ms 300 syscall_enter name=read fd=3\n102ms 300 switch_out state=S\n"
+      "602ms 300 timer_fire timer=9\n602ms 300 switch_in\n"
+      "602ms 300 syscall_exit name=read ret=8\n",
+      "102ms 300 syscall_enter name=read fd=3\n102ms 300 switch_out state=S\n"
+      "602ms 300 switch_in\n602ms 300 syscall_exit name=read ret=-11\n");
+  Built b = build(kRules, trace);
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, {});
+  REQUIRE(d.root_causes.size() == 2);
+  CHECK(causes(b, d).starts_with("400 "));
+  CHECK(causes(b, d).ends_with("300 LongWait depth 1"));
+  CHECK(path(b, d.path) == "400@13 -, 300@102 message, 200@101 message, 100@100 -");
+}
 
 TEST_CASE("a wait another thread ended: its own waker is followed before any baseline") {
   // Compared with the cached round, the server looks hung (blocked on the backend); the

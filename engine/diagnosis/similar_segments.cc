@@ -86,6 +86,30 @@ int64_t wait_result(const Trace& trace, const SegmentProfile& p) {
   return ret < 0 ? 0 : trace.int_value(e, ret);
 }
 
+// Whether the semantic events of `seg` (in `list`, the thread's events) contain `mine` in
+// order from one of its semantic events on, up to the segment's end: all of `mine`, or as
+// much of it as the segment holds from there.
+bool matches_within(const Semantics& sem, const std::vector<uint32_t>& list, const Segment& seg,
+                    const std::vector<uint32_t>& mine) {
+  const size_t at =
+      static_cast<size_t>(std::lower_bound(list.begin(), list.end(), seg.first) - list.begin());
+  for (size_t start = at; start < list.size() && list[start] <= seg.last; ++start) {
+    if (!sem.semantic(list[start]) || !sem.same(mine[0], list[start])) continue;
+    size_t k = 0;
+    bool same = true;
+    for (size_t i = start; i < list.size() && list[i] <= seg.last && k < mine.size(); ++i) {
+      if (!sem.semantic(list[i])) continue;
+      if (!sem.same(mine[k], list[i])) {
+        same = false;
+        break;
+      }
+      ++k;
+    }
+    if (same) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::vector<SimilarSegment> find_similar(const Trace& trace, const ThreadEvents& events,
@@ -125,22 +149,11 @@ std::vector<SimilarSegment> find_similar(const Trace& trace, const ThreadEvents&
       const Segment& seg = graph.segments[s];
       if (seg.start_ns >= hang_began) break;  // segments of a thread are in time order
       if (s == hang_segment) continue;
-      // Most segments start with a semantic event (a cut before a call): one look at it
-      // rules most of them out without walking the thread's events.
-      if (sem.semantic(seg.first) && !sem.same(mine[0], seg.first)) continue;
-      size_t at =
-          static_cast<size_t>(std::lower_bound(list.begin(), list.end(), seg.first) - list.begin());
-      size_t k = 0;
-      bool same = true;
-      for (size_t i = at; i < list.size() && list[i] <= seg.last && k < mine.size(); ++i) {
-        if (!sem.semantic(list[i])) continue;
-        if (!sem.same(mine[k], list[i])) {
-          same = false;
-          break;
-        }
-        ++k;
-      }
-      if (!same || k == 0) continue;
+      // The same calls from the segment's start, or from the middle of one: a wait for
+      // data cuts a segment only when it blocks, so a run of it that found its data
+      // already there sits inside the segment of what came before (a request sent and
+      // its answer read in one step).
+      if (!matches_within(sem, list, seg, mine)) continue;
       SegmentProfile p = profile_segment(trace, events, graph, s);
       SimilarSegment c;
       c.segment = s;

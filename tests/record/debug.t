@@ -4,10 +4,11 @@ name threads by comm. The programs hang for 300 ms, under `debug`'s default thre
 a hang (--min-hang 0.5 s), so each run lowers it.
 
 A long wait through three processes: cw-client waits for cw-server, which waits for
-cw-timekeeper, whose timerfd runs 300 ms. The run has a fast round first (the baseline)
-and the slow round second. The hang is the client's wait; the root cause, found by
-recursing through the server, is the timekeeper's wait on its timer. (Descriptor numbers
-depend on what the test runner left open, so they are not compared.)
+cw-timekeeper, whose timerfd runs 300 ms. The run has a fast round first and the slow
+round second. The hang is the client's wait; the server's answer ended it, so its own
+causal path is the evidence (no baseline unless asked for): the root cause is the
+timekeeper's wait on its timer, the step of that path that took the time. (Descriptor
+numbers depend on what the test runner left open, so they are not compared.)
 
   $ causeway record -o $TMP_DIR/chain.cwt -- cw-prog-chain both 300 2>/dev/null
   $ causeway debug $TMP_DIR/chain.cwt --min-hang 0.1 --auto --json 2>/dev/null > $TMP_DIR/chain.json
@@ -20,9 +21,17 @@ depend on what the test runner left open, so they are not compared.)
   $ jq -r '.root_causes[0].what | capture("^blocked (?<ms>[0-9.]+) ms").ms | tonumber | . > 250 and . < 400' $TMP_DIR/chain.json
   true
   $ jq -c '[.path[0].comm, .path[-1].comm, .baseline.comm]' $TMP_DIR/chain.json
-  ["cw-timekeeper","cw-client","cw-client"]
+  ["cw-timekeeper","cw-client",null]
   $ jq -c '[.queries[] | select(.kind == "recurse") | .source] ' $TMP_DIR/chain.json
   ["auto"]
+
+Asked for with `--baseline`, the fast round is compared too (when its read blocked at
+all: on a quick machine the answer may be there before the client reads), and the root
+cause (the first, deepest one) stays the same; the server, which only passed the wait
+on, may be blamed above it.
+
+  $ causeway debug $TMP_DIR/chain.cwt --min-hang 0.1 --auto --baseline --json 2>/dev/null | jq -c '[(.baseline.comm // "cw-client"), .root_causes[0].comm, ([.root_causes[1:][] | .comm] - ["cw-server"])]'
+  ["cw-client","cw-timekeeper",[]]
 
 Every answer saved as a rule in a pack: re-running with the pack asks nothing (every
 query is decided by a rule) and reaches the same root cause; the pack's own test replays

@@ -21,11 +21,16 @@ processes.
   [true]
 
 The same ping-pong over a pipe and over loopback TCP: every round's request and reply
-is a strong message edge between the two processes (5 rounds, 10 messages).
+is a strong message edge from a send to a recv between the two processes (5 rounds, 10
+messages). Over TCP the receiver is woken from the loopback's NET_RX softirq run inside
+the sender's write: the stdlib makes that wake-up a strong message edge too
+(linux.kernel `wakeup.own-send`), which is why only send → recv edges are counted.
 
   $ causeway record -o $TMP_DIR/pipe.cwt -- cw-prog-pingpong pipe 5 2>/dev/null
-  $ causeway graph $TMP_DIR/pipe.cwt --json --edges 2>/dev/null | jq '[.edge_list[] | select(.kind == "message" and .strength == "strong" and (.from.comm | startswith("cw-prog")) and .from.pid != .to.pid)] | length'
+  $ causeway graph $TMP_DIR/pipe.cwt --json --edges 2>/dev/null | jq '[.edge_list[] | select(.kind == "message" and .strength == "strong" and .from.kind == "send" and (.from.comm | startswith("cw-prog")) and .from.pid != .to.pid)] | length'
   10
   $ causeway record -o $TMP_DIR/tcp.cwt -- cw-prog-pingpong tcp 5 2>/dev/null
-  $ causeway graph $TMP_DIR/tcp.cwt --json --edges 2>/dev/null | jq '[.edge_list[] | select(.kind == "message" and .strength == "strong" and (.from.comm | startswith("cw-prog")) and .from.pid != .to.pid)] | length'
+  $ causeway graph $TMP_DIR/tcp.cwt --json --edges 2>/dev/null | jq '[.edge_list[] | select(.kind == "message" and .strength == "strong" and .from.kind == "send" and (.from.comm | startswith("cw-prog")) and .from.pid != .to.pid)] | length'
   10
+  $ causeway graph $TMP_DIR/tcp.cwt --json --edges 2>/dev/null | jq '[.edge_list[] | select(.rule == "linux.kernel/wakeup.own-send" and (.from.comm | startswith("cw-prog")) and .from.pid != .to.pid)] | length > 0'
+  true
