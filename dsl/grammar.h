@@ -174,7 +174,7 @@ struct clause_word
           TAO_PEGTL_KEYWORD("description"), TAO_PEGTL_KEYWORD("trace"), TAO_PEGTL_KEYWORD("expect"),
           TAO_PEGTL_KEYWORD("loop"), TAO_PEGTL_KEYWORD("question"), TAO_PEGTL_KEYWORD("subject"),
           TAO_PEGTL_KEYWORD("choose"), TAO_PEGTL_KEYWORD("hang"), TAO_PEGTL_KEYWORD("from_where"),
-          TAO_PEGTL_KEYWORD("to_where")> {};
+          TAO_PEGTL_KEYWORD("to_where"), TAO_PEGTL_KEYWORD("ends_polling")> {};
 struct continues_expression : sor<cmp_symbol_start, kw_and, kw_or, kw_in, kw_matches, kw_not,
                                   one<'.', '(', '*', '/', '%', '+'>> {};
 struct clause_at_line_start : seq<at_line_start, clause_word, sp, not_at<continues_expression>> {};
@@ -224,9 +224,10 @@ struct item_head
 struct clause_keyword : word {};
 struct clause
     : seq<not_at<item_head>, clause_keyword, sp, expr_after, star<sp, one<','>, sp, expr_after>> {};
-// A clause that takes no value (`loop` in a split rule): the keyword stands alone when what
-// follows on its line is the end of the rule, a comment, or the next clause.
-struct bare_keyword : TAO_PEGTL_KEYWORD("loop") {};
+// A clause that takes no value (`loop` in a split rule, `ends_polling` in an edge rule): the
+// keyword stands alone when what follows on its line is the end of the rule, a comment, or
+// the next clause.
+struct bare_keyword : sor<TAO_PEGTL_KEYWORD("loop"), TAO_PEGTL_KEYWORD("ends_polling")> {};
 struct blanks : star<one<' ', '\t'>> {};
 struct bare_clause
     : seq<bare_keyword, at<blanks, sor<one<'}', '#', '\r', '\n'>, eof,

@@ -1124,7 +1124,7 @@ void Checker::check_link(const dsl::Rule& rule, LinkRule& link) {
 }
 
 void Checker::check_edge(const dsl::Rule& rule) {
-  auto c = collect(rule, {"link", "where", "strength", "kind", "priority", "cost"},
+  auto c = collect(rule, {"link", "where", "strength", "kind", "priority", "cost", "ends_polling"},
                    {"link", "strength"});
   EdgeRule edge;
   edge.origin = origin(rule);
@@ -1144,6 +1144,15 @@ void Checker::check_edge(const dsl::Rule& rule) {
       if (auto kind = word(*e, "an edge kind")) edge.kind = *kind;
   if (c.count("priority"))
     if (auto p = priority(*c["priority"])) edge.priority = *p;
+  if (c.count("ends_polling")) {
+    const dsl::Clause& ends = *c["ends_polling"];
+    if (ends.args.empty())
+      edge.ends_polling = true;
+    else
+      error(*ends.args[0], "clause 'ends_polling' takes no value",
+            {"write `ends_polling` alone on its line: the edge ends another thread's polling "
+             "loop"});
+  }
   const bool kinds_known = link && link->from != kNoKind && link->to != kNoKind;
   Scope scope{true, kNoKind, link ? link->from : kNoKind, link ? link->to : kNoKind,
               edge.strength == Strength::Boost || edge.strength == Strength::Prune};

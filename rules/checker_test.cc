@@ -618,6 +618,21 @@ TEST_CASE("malformed expectations in a test say what is wrong") {
         "hint: add one: trace [[ causeway-trace 1 ... ]] or trace file \"PATH\"\n");
 }
 
+TEST_CASE("an edge rule's ends_polling clause marks its edges as ends of polling loops") {
+  const std::string link =
+      "link l { from syscall_enter to syscall_exit join from.resource == to.resource pick next }\n";
+  auto r = load_pack(link +
+                     "edge a { link l strength strong ends_polling }\n"
+                     "edge b { link l strength weak }\n");
+  REQUIRE_MESSAGE(r.ok(), r.render());
+  REQUIRE(r.rules.edges.size() == 2);
+  CHECK(r.rules.edges[0].ends_polling);
+  CHECK_FALSE(r.rules.edges[1].ends_polling);
+  CHECK(load_pack(link + "edge a { link l strength strong ends_polling yes }\n")
+            .render()
+            .find("error: clause 'ends_polling' takes no value") != std::string::npos);
+}
+
 TEST_CASE("a split rule's loop clause marks its cuts as loop returns, and takes no value") {
   auto r = load_pack(
       "split l { at syscall_enter where name == \"poll\" loop }\n"

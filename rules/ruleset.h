@@ -169,6 +169,10 @@ struct EdgeRule {
   std::string kind;  // edge kind label
   int priority = 0;
   CompiledExpr cost;  // empty = default cost
+  // `ends_polling`: an edge of this rule ends another thread's polling loop (a try that
+  // fails, a sleep, another try), as a lock's release ends the polling of that lock. A
+  // RepeatedYield the edge ends is explained by the edge's source, as a flag write is.
+  bool ends_polling = false;
 };
 
 struct FlagRule {

@@ -10,6 +10,7 @@
 
 #include "engine/diagnosis/beam_search.h"
 #include "engine/diagnosis/logical_wait.h"
+#include "engine/diagnosis/polling_end.h"
 #include "engine/diagnosis/similar_segments.h"
 #include "engine/graph/expr_eval.h"
 #include "engine/graph/span_tree.h"
@@ -481,6 +482,7 @@ class Diagnoser {
           examine_thread(g_.edges[flag_edge].from, window, depth);
           return;
         }
+        if (follow_polling_end(seg, kind, prof, depth, window, first, last)) return;
         if (prof.flag_events > 0 && !g_.rule_names.flags.empty()) {
           // Flag reads but no write set it: the missing write is what to find.
           if (depth == 0)
@@ -506,6 +508,36 @@ class Diagnoser {
       case HangKind::LongWait: break;
     }
     long_wait(seg, prof, depth, window);
+  }
+
+  // A polling loop that an `ends_polling` edge ended (a lock's release joined to the try
+  // that got the lock): the edge's source is what the loop waited for, as a flag's writer
+  // is for a loop that reads the flag. Its thread is examined over the loop's window; when
+  // it was neither blocked nor busy there, the segment that ended the loop is blamed.
+  bool follow_polling_end(uint32_t seg, HangKind kind, const SegmentProfile& prof, uint32_t depth,
+                          Window window, uint32_t first, uint32_t last) {
+    const uint32_t ei = polling_end_edge(g_, first, last + 1);
+    if (ei == kNoIndex) return false;
+    const Edge& e = g_.edges[ei];
+    add_root(root(seg, kind, prof, depth));
+    const size_t before = d_.root_causes.size();
+    const bool seen = visited_threads_.count(g_.segments[e.from].tid) > 0;
+    examine_thread(e.from, window, depth);
+    if (d_.root_causes.size() == before && !seen && !stopped_) {
+      SegmentProfile sp = profile_segment(trace_, events_, g_, e.from);
+      blame(e.from, classify(sp), sp, depth);
+    }
+    if (depth == 0) {
+      uint32_t origin = kNoIndex;
+      for (size_t k = before; k < d_.root_causes.size(); ++k)
+        if (g_.segments[d_.root_causes[k].segment].tid == g_.segments[e.from].tid)
+          origin = d_.root_causes[k].segment;
+      d_.path = polling_end_path(g_, origin, ei);
+      d_.notes.push_back(fmt::format("{}'s loop ended with a {} edge from {} at {:.6f} s", who(seg),
+                                     g_.kind_name(e), who(e.from),
+                                     secs(trace_.events[e.from_event].ts)));
+    }
+    return true;
   }
 
   void collect_call_sites(uint32_t first, uint32_t last) {

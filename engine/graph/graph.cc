@@ -25,6 +25,7 @@ RuleNames RuleNames::from(const rules::RuleSet& rules) {
   for (const auto& r : rules.edges) {
     n.edges.push_back(r.origin.id);
     n.edge_strengths.push_back(r.strength);
+    n.edge_ends_polling.push_back(r.ends_polling);
   }
   for (const auto& r : rules.flags) n.flags.push_back(r.origin.id);
   for (const auto& r : rules.links) n.links.push_back(r.origin.id);

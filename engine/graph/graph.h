@@ -74,6 +74,7 @@ struct RuleNames {
   std::vector<bool> split_cuts_after;           // per split rule: `cut after`
   std::vector<bool> split_loops;                // per split rule: `loop`
   std::vector<rules::Strength> edge_strengths;  // per edge rule
+  std::vector<bool> edge_ends_polling;          // per edge rule: `ends_polling`
 
   static RuleNames from(const rules::RuleSet& rules);
   const std::string& id(RuleRef ref) const;  // "" for None

@@ -74,10 +74,12 @@ split loop.wait {
 }
 
 # A blocking wait usually ends one step of event processing (seed 000 §4.2): the wait
-# starts the next segment.
+# starts the next segment. A flock with LOCK_NB (4 in `value`) is a try that never waits:
+# a loop of tries and sleeps is cut at its sleeps only, so it is one polling loop.
 split wait.entry {
   at syscall_enter
-  where (name in blocking_syscalls and name not in data_waits)
+  where (name in blocking_syscalls and name not in data_waits
+      and not (name == "flock" and (value / 4) % 2 == 1))
     or (name == "futex" and op in futex_waits)
   cut before
   neighbour weak
@@ -138,12 +140,13 @@ link exit.wait {
 # A file lock's release and the next successful acquire of the same file by another
 # process. A process that polls a lock (a try that fails, a sleep, another try) gets it
 # once the holder lets go, and no wake-up says so: the release is what ends its polling.
-# Closing a file releases its process's locks on it.
+# A close is no release here: it releases only the locks its own process held, and the
+# recorder cannot tell whether it held any, so a reader's close of a database file would
+# join the lock holder's next lock (sqlite opens and closes its file around its locks).
 link lock.release {
   from syscall_enter
   from_where (name == "flock" and op == "un")
     or (name == "fcntl" and op in lock_sets and value == 2)
-    or name == "close"
   to syscall_exit
   to_where ret == 0
     and ((syscall.name == "flock" and syscall.op in flock_takes)
@@ -194,10 +197,13 @@ edge exit.reaped {
   kind exit
 }
 
+# The release ends the other process's polling of the lock: a RepeatedYield of tries and
+# sleeps that it ends is explained by the holder.
 edge lock.handover {
   link lock.release
   strength strong
   kind lock
+  ends_polling
 }
 
 edge timer.fire {

@@ -157,20 +157,30 @@ test "a lock's release joins the next successful try of another process" {
 }
 
 # fcntl record locks: F_SETLK with F_WRLCK fails with EAGAIN while the holder has it; the
-# holder's close releases it.
-test "an fcntl lock released by the holder's close joins the next F_SETLK that gets it" {
+# holder's F_SETLK with F_UNLCK releases it. Another process that opened the file and
+# closed it meanwhile held no lock: its close is no release, and the holder's own later
+# lock (a downgrade to F_RDLCK before it lets go) is no handover from it.
+test "an fcntl lock's release joins the next F_SETLK that gets it; a close releases nothing" {
   trace [[
     causeway-trace 1
     process 100 comm=poller
     thread 101 pid=100 comm=poller
     process 200 comm=holder
     thread 201 pid=200 comm=holder
+    process 300 comm=reader
+    thread 301 pid=300 comm=reader
+    5ms 201 syscall_enter name=fcntl fd=3 resource=77 op=setlk value=1
+    5ms 201 syscall_exit name=fcntl ret=0
     10ms 101 syscall_enter name=fcntl fd=4 resource=77 op=setlk value=1
     10ms 101 syscall_exit name=fcntl ret=-11
     20ms 201 syscall_enter name=fcntl fd=3 resource=77 op=getlk value=1
     20ms 201 syscall_exit name=fcntl ret=0
-    40ms 201 syscall_enter name=close fd=3 resource=77
-    40ms 201 syscall_exit name=close ret=0
+    30ms 301 syscall_enter name=close fd=5 resource=77
+    30ms 301 syscall_exit name=close ret=0
+    35ms 201 syscall_enter name=fcntl fd=3 resource=77 op=setlk value=0
+    35ms 201 syscall_exit name=fcntl ret=0
+    40ms 201 syscall_enter name=fcntl fd=3 resource=77 op=setlk value=2
+    40ms 201 syscall_exit name=fcntl ret=0
     45ms 101 syscall_enter name=fcntl fd=4 resource=77 op=setlk value=2
     45ms 101 syscall_exit name=fcntl ret=0
     50ms 101 syscall_enter name=fcntl fd=4 resource=77 op=setlk value=1
@@ -178,6 +188,156 @@ test "an fcntl lock released by the holder's close joins the next F_SETLK that g
   ]]
   expect edge 201 -> 101 kind lock strength strong at 50ms
   expect no edge 201 -> 101 at 45ms
+  expect no edge 301 -> 201
+}
+
+# A process polls a lock (flock LOCK_EX | LOCK_NB, then a 9 ms sleep) that another holds
+# while it sleeps 200 ms: the poller's loop is a RepeatedYield, and the holder's release,
+# which ended it, points at the holder: its sleep is the root cause. A try is no cut.
+test "a lock-polling loop points at the lock's holder" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=poller
+    thread 101 pid=100 comm=poller
+    process 200 comm=holder
+    thread 201 pid=200 comm=holder
+    1ms 201 syscall_enter name=flock fd=3 resource=77 op=ex value=2
+    1ms 201 syscall_exit name=flock ret=0
+    2ms 201 syscall_enter name=clock_nanosleep
+    2ms 201 switch_out state=S
+    5ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    5ms 101 syscall_exit name=flock ret=-11
+    6ms 101 syscall_enter name=clock_nanosleep
+    6ms 101 switch_out state=S
+    15ms 101 switch_in
+    15ms 101 syscall_exit name=clock_nanosleep ret=0
+    15ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    15ms 101 syscall_exit name=flock ret=-11
+    16ms 101 syscall_enter name=clock_nanosleep
+    16ms 101 switch_out state=S
+    25ms 101 switch_in
+    25ms 101 syscall_exit name=clock_nanosleep ret=0
+    25ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    25ms 101 syscall_exit name=flock ret=-11
+    26ms 101 syscall_enter name=clock_nanosleep
+    26ms 101 switch_out state=S
+    35ms 101 switch_in
+    35ms 101 syscall_exit name=clock_nanosleep ret=0
+    35ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    35ms 101 syscall_exit name=flock ret=-11
+    36ms 101 syscall_enter name=clock_nanosleep
+    36ms 101 switch_out state=S
+    45ms 101 switch_in
+    45ms 101 syscall_exit name=clock_nanosleep ret=0
+    45ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    45ms 101 syscall_exit name=flock ret=-11
+    46ms 101 syscall_enter name=clock_nanosleep
+    46ms 101 switch_out state=S
+    55ms 101 switch_in
+    55ms 101 syscall_exit name=clock_nanosleep ret=0
+    55ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    55ms 101 syscall_exit name=flock ret=-11
+    56ms 101 syscall_enter name=clock_nanosleep
+    56ms 101 switch_out state=S
+    65ms 101 switch_in
+    65ms 101 syscall_exit name=clock_nanosleep ret=0
+    65ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    65ms 101 syscall_exit name=flock ret=-11
+    66ms 101 syscall_enter name=clock_nanosleep
+    66ms 101 switch_out state=S
+    75ms 101 switch_in
+    75ms 101 syscall_exit name=clock_nanosleep ret=0
+    75ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    75ms 101 syscall_exit name=flock ret=-11
+    76ms 101 syscall_enter name=clock_nanosleep
+    76ms 101 switch_out state=S
+    85ms 101 switch_in
+    85ms 101 syscall_exit name=clock_nanosleep ret=0
+    85ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    85ms 101 syscall_exit name=flock ret=-11
+    86ms 101 syscall_enter name=clock_nanosleep
+    86ms 101 switch_out state=S
+    95ms 101 switch_in
+    95ms 101 syscall_exit name=clock_nanosleep ret=0
+    95ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    95ms 101 syscall_exit name=flock ret=-11
+    96ms 101 syscall_enter name=clock_nanosleep
+    96ms 101 switch_out state=S
+    105ms 101 switch_in
+    105ms 101 syscall_exit name=clock_nanosleep ret=0
+    105ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    105ms 101 syscall_exit name=flock ret=-11
+    106ms 101 syscall_enter name=clock_nanosleep
+    106ms 101 switch_out state=S
+    115ms 101 switch_in
+    115ms 101 syscall_exit name=clock_nanosleep ret=0
+    115ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    115ms 101 syscall_exit name=flock ret=-11
+    116ms 101 syscall_enter name=clock_nanosleep
+    116ms 101 switch_out state=S
+    125ms 101 switch_in
+    125ms 101 syscall_exit name=clock_nanosleep ret=0
+    125ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    125ms 101 syscall_exit name=flock ret=-11
+    126ms 101 syscall_enter name=clock_nanosleep
+    126ms 101 switch_out state=S
+    135ms 101 switch_in
+    135ms 101 syscall_exit name=clock_nanosleep ret=0
+    135ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    135ms 101 syscall_exit name=flock ret=-11
+    136ms 101 syscall_enter name=clock_nanosleep
+    136ms 101 switch_out state=S
+    145ms 101 switch_in
+    145ms 101 syscall_exit name=clock_nanosleep ret=0
+    145ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    145ms 101 syscall_exit name=flock ret=-11
+    146ms 101 syscall_enter name=clock_nanosleep
+    146ms 101 switch_out state=S
+    155ms 101 switch_in
+    155ms 101 syscall_exit name=clock_nanosleep ret=0
+    155ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    155ms 101 syscall_exit name=flock ret=-11
+    156ms 101 syscall_enter name=clock_nanosleep
+    156ms 101 switch_out state=S
+    165ms 101 switch_in
+    165ms 101 syscall_exit name=clock_nanosleep ret=0
+    165ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    165ms 101 syscall_exit name=flock ret=-11
+    166ms 101 syscall_enter name=clock_nanosleep
+    166ms 101 switch_out state=S
+    175ms 101 switch_in
+    175ms 101 syscall_exit name=clock_nanosleep ret=0
+    175ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    175ms 101 syscall_exit name=flock ret=-11
+    176ms 101 syscall_enter name=clock_nanosleep
+    176ms 101 switch_out state=S
+    185ms 101 switch_in
+    185ms 101 syscall_exit name=clock_nanosleep ret=0
+    185ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    185ms 101 syscall_exit name=flock ret=-11
+    186ms 101 syscall_enter name=clock_nanosleep
+    186ms 101 switch_out state=S
+    195ms 101 switch_in
+    195ms 101 syscall_exit name=clock_nanosleep ret=0
+    195ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    195ms 101 syscall_exit name=flock ret=-11
+    196ms 101 syscall_enter name=clock_nanosleep
+    196ms 101 switch_out state=S
+    205ms 101 switch_in
+    205ms 101 syscall_exit name=clock_nanosleep ret=0
+    202ms 201 switch_in
+    202ms 201 syscall_exit name=clock_nanosleep ret=0
+    203ms 201 syscall_enter name=flock fd=3 resource=77 op=un value=8
+    203ms 201 syscall_exit name=flock ret=0
+    205ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
+    205ms 101 syscall_exit name=flock ret=0
+  ]]
+  hang "poller"
+  expect no split 101 at 15ms
+  expect split 101 at 16ms rule wait.entry
+  expect edge 201 -> 101 kind lock strength strong rule lock.handover at 205ms
+  expect hang 101 kind RepeatedYield
+  expect root_cause 201 kind LongWait
 }
 
 test "wake-ups between kernel workers are pruned" {
