@@ -620,7 +620,8 @@ TEST_CASE("malformed expectations in a test say what is wrong") {
 
 TEST_CASE("an edge rule's ends_polling clause marks its edges as ends of polling loops") {
   const std::string link =
-      "link l { from syscall_enter to syscall_exit join from.resource == to.resource pick next }\n";
+      "link l { from syscall_enter to syscall_exit join from.resource == to.syscall.resource pick "
+      "next }\n";
   auto r = load_pack(link +
                      "edge a { link l strength strong ends_polling }\n"
                      "edge b { link l strength weak }\n");
