@@ -62,13 +62,21 @@ std::string human_bytes(uint64_t b) {
 }
 
 std::string lost_text(const SessionStatus& s) {
-  if (s.lost_total == 0) return "no events lost";
+  // Switches the kernel never reported are not the buffer's fault: said apart.
+  std::string unreported =
+      s.switches_unreported == 0
+          ? ""
+          : fmt::format("; {} context switches were never reported by the kernel (counted as lost)",
+                        s.switches_unreported);
+  if (s.lost_total == 0)
+    return (s.switches_unreported ? "no events lost in the kernel buffer" : "no events lost") +
+           unreported;
   std::string per_cpu;
   for (size_t cpu = 0; cpu < s.lost_per_cpu.size(); ++cpu)
     if (s.lost_per_cpu[cpu])
       per_cpu += fmt::format("{}cpu{} {}", per_cpu.empty() ? "" : ", ", cpu, s.lost_per_cpu[cpu]);
-  return fmt::format("{} events LOST (kernel buffer full: {}); try --buffer larger or --pid",
-                     s.lost_total, per_cpu);
+  return fmt::format("{} events LOST (kernel buffer full: {}); try --buffer larger or --pid{}",
+                     s.lost_total, per_cpu, unreported);
 }
 
 nlohmann::json status_json(const SessionStatus& s, const RecorderPaths& paths, uint64_t max_bytes) {
@@ -125,8 +133,12 @@ struct RecordArgs {
   std::string hooks = "auto";
 };
 
-// The flags and functions the packs name; nullptr when they name none.
-std::unique_ptr<RecordInstrumentation> plan_from_packs(const RecordArgs& args, int& rc) {
+// The flags and functions the packs name; nullptr when they name none. `holders`: the
+// packs' holder rules (who holds what a thread still blocked at the end waits for);
+// `notes`: what the trace must say about how it traces them (a fallback).
+std::unique_ptr<RecordInstrumentation> plan_from_packs(const RecordArgs& args, int& rc,
+                                                       std::vector<HolderField>& holders,
+                                                       std::vector<std::string>& notes) {
   rc = kExitOk;
   auto loaded = load_rule_packs(args.rules, args.no_stdlib);
   std::cerr << loaded.render();
@@ -134,6 +146,10 @@ std::unique_ptr<RecordInstrumentation> plan_from_packs(const RecordArgs& args, i
     rc = kExitBadInput;
     return nullptr;
   }
+  for (const rules::HolderRule& h : loaded.rules.holders)
+    if (h.origin.active())
+      holders.push_back({h.origin.id, h.syscalls, h.find == rules::HolderRule::Find::Peer,
+                         h.owner_offset, h.size});
   instrument::InstrumentationPlan plan = instrument::plan_instrumentation(loaded.rules);
   if (plan.empty()) {
     for (const std::string& w : plan.warnings) std::cerr << "causeway: warning: " << w << "\n";
@@ -159,6 +175,7 @@ std::unique_ptr<RecordInstrumentation> plan_from_packs(const RecordArgs& args, i
     }
     if (!d.use_watchpoints) {
       std::cerr << "causeway: note: " << d.message << "\n";
+      notes.push_back(d.message);
       flags = FlagMethod::Probe;
     }
   }
@@ -199,7 +216,9 @@ int record_foreground(const RecordArgs& args) {
       return kExitBadInput;
     }
   int plan_rc = kExitOk;
-  std::unique_ptr<RecordInstrumentation> instrumentation = plan_from_packs(args, plan_rc);
+  std::vector<std::string> notes;
+  std::unique_ptr<RecordInstrumentation> instrumentation =
+      plan_from_packs(args, plan_rc, options.holders, notes);
   if (plan_rc != kExitOk) return plan_rc;
   std::vector<std::pair<std::string, std::string>> command_env;
   if (instrumentation && !args.command.empty()) {
@@ -223,6 +242,7 @@ int record_foreground(const RecordArgs& args) {
   recording.instrumentation = std::move(instrumentation);
   recording.command_env = std::move(command_env);
   recording.stop_at_exec = stop_at_exec;
+  recording.notes = std::move(notes);
   std::optional<ForegroundResult> recorded = record_in_foreground(std::move(recording));
   if (!recorded) return kExitEnvironment;
   SessionStatus s = recorded->status;

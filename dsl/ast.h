@@ -68,7 +68,7 @@ struct LuaBlock {
   uint32_t first_line = 1;  // source line of the code's first line
 };
 
-// `split|batch|link|edge|flag|answer ID { clauses }`; a bare `loop` is a clause without args
+// `split|batch|link|edge|flag|holder|answer ID { clauses }`; a bare `loop` is a clause without args
 struct Rule {
   std::string kind;
   std::string id;

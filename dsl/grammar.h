@@ -211,7 +211,8 @@ struct kw_test : TAO_PEGTL_KEYWORD("test") {};
 struct kw_disable : TAO_PEGTL_KEYWORD("disable") {};
 struct rule_kind
     : sor<TAO_PEGTL_KEYWORD("split"), TAO_PEGTL_KEYWORD("batch"), TAO_PEGTL_KEYWORD("link"),
-          TAO_PEGTL_KEYWORD("edge"), TAO_PEGTL_KEYWORD("flag"), TAO_PEGTL_KEYWORD("answer")> {};
+          TAO_PEGTL_KEYWORD("edge"), TAO_PEGTL_KEYWORD("flag"), TAO_PEGTL_KEYWORD("holder"),
+          TAO_PEGTL_KEYWORD("answer")> {};
 struct test_name : sor<short_string, rule_id> {};
 
 // The head of an item; a clause never looks like one, so a missing '}' is reported where

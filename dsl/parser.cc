@@ -428,9 +428,10 @@ class Builder {
 // ---------------------------------------------------------------- error messages
 
 constexpr std::string_view kItemList =
-    "pack, list, lua, split, batch, link, edge, flag, answer, test or disable";
-const std::vector<std::string> kItemKeywords = {"pack", "list", "lua",    "split", "batch",  "link",
-                                                "edge", "flag", "answer", "test",  "disable"};
+    "pack, list, lua, split, batch, link, edge, flag, holder, answer, test or disable";
+const std::vector<std::string> kItemKeywords = {"pack",   "list",   "lua",  "split",
+                                                "batch",  "link",   "edge", "flag",
+                                                "holder", "answer", "test", "disable"};
 const std::vector<std::string> kExpectSubjects = {"edge", "split",      "segments", "stat",
                                                   "hang", "root_cause", "questions"};
 

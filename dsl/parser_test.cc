@@ -386,18 +386,18 @@ batch serve_loop.items {
 TEST_CASE("error: a misspelt item names the items and suggests the nearest") {
   CHECK(errors_of("edge a { link l }\n\nrulez x {\n}\n") ==
         "t.cw:3:1: error: unknown item 'rulez' (expected pack, list, lua, split, batch, link, "
-        "edge, flag, answer, test or disable)\n"
+        "edge, flag, holder, answer, test or disable)\n"
         "  rulez x {\n"
         "  ^~~~~\n");
   CHECK(errors_of("splt x {}\n") ==
         "t.cw:1:1: error: unknown item 'splt' (expected pack, list, lua, split, batch, link, "
-        "edge, flag, answer, test or disable)\n"
+        "edge, flag, holder, answer, test or disable)\n"
         "  splt x {}\n"
         "  ^~~~\n"
         "hint: did you mean 'split'?\n");
   CHECK(errors_of("{ }") ==
         "t.cw:1:1: error: expected an item (pack, list, lua, split, batch, link, edge, flag, "
-        "answer, test or disable), found '{'\n"
+        "holder, answer, test or disable), found '{'\n"
         "  { }\n"
         "  ^\n");
 }

@@ -274,6 +274,7 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct* prev, struct tas
   rec->prev_state = state_letter(preempt, prev_state);
   rec->prev_kernel = (prev->flags & PF_KTHREAD_FLAG) != 0;
   rec->next_kernel = (next->flags & PF_KTHREAD_FLAG) != 0;
+  rec->next_recorded = next_recorded && next_tid != 0;
   __builtin_memset(rec->pad, 0, sizeof(rec->pad));
   submit(rec);
   return 0;

@@ -101,7 +101,10 @@ struct cw_rec_switch {
   __u8 prev_state;  /* 'R' preempted or runnable, 'S', 'D', 'T', 't', 'X', 'Z', 'P', 'I' */
   __u8 prev_kernel; /* prev is a kernel thread */
   __u8 next_kernel;
-  __u8 pad[5];
+  /* 1: `next` is recorded, so the record of its own switch out is due on this CPU (the
+   * decoder notices a kernel that never reports it, tracer/record_decoder.cc) */
+  __u8 next_recorded;
+  __u8 pad[4];
 };
 
 /* CW_REC_WAKING / CW_REC_WAKEUP_NEW: the header's task woke `target`. */

@@ -304,6 +304,7 @@ class Checker {
   void check_split(const dsl::Rule& rule);
   void check_batch(const dsl::Rule& rule);
   void check_flag(const dsl::Rule& rule);
+  void check_holder(const dsl::Rule& rule);
   void check_answer(const dsl::Rule& rule);
   void check_test(const dsl::TestBlock& test);
   void apply_disables();
@@ -1012,11 +1013,14 @@ void Checker::check_rule(const dsl::Rule& rule) {
     check_batch(rule);
   else if (rule.kind == "flag")
     check_flag(rule);
+  else if (rule.kind == "holder")
+    check_holder(rule);
   else if (rule.kind == "answer")
     check_answer(rule);
   else
-    error_at(rule.loc, rule.kind.size(), fmt::format("unknown rule kind '{}'", rule.kind),
-             did_you_mean(rule.kind, {"split", "batch", "link", "edge", "flag", "answer"}));
+    error_at(
+        rule.loc, rule.kind.size(), fmt::format("unknown rule kind '{}'", rule.kind),
+        did_you_mean(rule.kind, {"split", "batch", "link", "edge", "flag", "holder", "answer"}));
 }
 
 // `join from.F == to.G and ...`: each side a field, the tid or the pid of its event.
@@ -1244,6 +1248,7 @@ void Checker::apply_disables() {
   for (auto& r : out_.batches) rules[r.origin.id] = &r.origin;
   for (auto& r : out_.edges) rules[r.origin.id] = &r.origin;
   for (auto& r : out_.flags) rules[r.origin.id] = &r.origin;
+  for (auto& r : out_.holders) rules[r.origin.id] = &r.origin;
   std::vector<std::string> ids;
   for (const auto& [id, _] : rules) ids.push_back(id);
   for (size_t p = 0; p < units_.size(); ++p) {
@@ -1395,6 +1400,49 @@ void Checker::check_flag(const dsl::Rule& rule) {
     if (auto s = choice(*c["strength"], "strength", {"strong", "weak"}))
       flag.strength = *s == 0 ? Strength::Strong : Strength::Weak;
   out_.flags.push_back(std::move(flag));
+}
+
+// `holder ID { syscall "NAME", ...  owner OFFSET [size 4|8] }` (the owner's tid beside the
+// waited-on word) or `holder ID { syscall "NAME", ...  peer fd }` (the process at the other
+// end of the pipe or socket the call's fd names).
+void Checker::check_holder(const dsl::Rule& rule) {
+  auto c = collect(rule, {"syscall", "owner", "size", "peer"}, {"syscall"});
+  HolderRule holder;
+  holder.origin = origin(rule);
+  if (c.count("syscall"))
+    for (const auto& e : c["syscall"]->args) {
+      if (e->kind == dsl::ExprKind::Str && !e->sval.empty())
+        holder.syscalls.push_back(e->sval);
+      else
+        error(*e, "'syscall' needs system calls' names, like \"futex\"");
+    }
+  if (c.count("owner") == c.count("peer"))
+    error_at(rule.id_loc, rule.id.size(),
+             fmt::format("holder rule '{}' needs one of 'owner OFFSET' (the owner's thread id "
+                         "beside the waited-on word) or 'peer fd' (the other end of a stream)",
+                         rule.id));
+  if (c.count("owner"))
+    if (const dsl::Expr* e = single(*c["owner"])) {
+      auto offset = const_int(*e);
+      if (!offset || e->is_duration || *offset < -4096 || *offset > 4096)
+        error(*e,
+              "'owner' needs the owner's offset in bytes from the waited-on address, "
+              "between -4096 and 4096");
+      else
+        holder.owner_offset = *offset;
+    }
+  if (c.count("peer") && choice(*c["peer"], "peer", {"fd"})) holder.find = HolderRule::Find::Peer;
+  if (c.count("size")) {
+    if (c.count("peer")) error_at(c["size"]->loc, 4, "'size' is the owner word's: not with 'peer'");
+    if (const dsl::Expr* e = single(*c["size"])) {
+      auto size = const_int(*e);
+      if (!size || e->is_duration || (*size != 4 && *size != 8))
+        error(*e, "'size' must be 4 or 8 (bytes)");
+      else
+        holder.size = static_cast<int>(*size);
+    }
+  }
+  out_.holders.push_back(std::move(holder));
 }
 
 void Checker::check_answer(const dsl::Rule& rule) {

@@ -243,6 +243,37 @@ TEST_CASE("a flag compiles its clauses, with defaults for the rest") {
   CHECK(fixed.kind == "flag");
 }
 
+TEST_CASE("a holder rule names a system call and where the owner is, beside the waited-on word") {
+  auto r = load_pack(
+      "holder mutex.owner {\n"
+      "  syscall \"futex\"\n"
+      "  owner 8\n"
+      "}\n"
+      "holder wide {\n  syscall \"futex\"\n  owner -16\n  size 8\n}\n");
+  REQUIRE_MESSAGE(r.ok(), r.render());
+  REQUIRE(r.rules.holders.size() == 2);
+  CHECK(r.rules.holders[0].origin.id == "p/mutex.owner");
+  CHECK(r.rules.holders[0].syscalls == std::vector<std::string>{"futex"});
+  CHECK(r.rules.holders[0].find == HolderRule::Find::Owner);
+  CHECK(r.rules.holders[0].owner_offset == 8);
+  CHECK(r.rules.holders[0].size == 4);
+  CHECK(r.rules.holders[1].owner_offset == -16);
+  CHECK(r.rules.holders[1].size == 8);
+
+  SUBCASE("the other end of a stream, for several calls") {
+    auto peer = load_pack("holder stream {\n  syscall \"read\", \"recvfrom\"\n  peer fd\n}\n");
+    REQUIRE_MESSAGE(peer.ok(), peer.render());
+    CHECK(peer.rules.holders[0].syscalls == std::vector<std::string>{"read", "recvfrom"});
+    CHECK(peer.rules.holders[0].find == HolderRule::Find::Peer);
+  }
+  SUBCASE("owner or peer is needed, and a size is 4 or 8") {
+    auto bad = load_pack("holder h {\n  syscall \"futex\"\n  size 2\n}\n");
+    CHECK_FALSE(bad.ok());
+    CHECK(bad.render().find("'owner OFFSET'") != std::string::npos);
+    CHECK(bad.render().find("'size' must be 4 or 8") != std::string::npos);
+  }
+}
+
 TEST_CASE("names in a one-event rule resolve to their scopes and types") {
   struct Case {
     const char* text;

@@ -187,6 +187,19 @@ struct FlagRule {
   std::string kind = "flag";
 };
 
+// Who holds what a thread still blocked in one of `syscalls` when a recording ends waits
+// for (docs/rules.md "holder"). Owner: the call's first argument is the waited-on address
+// and the owner's tid is the `size`-byte word `owner_offset` bytes from it (glibc's mutex:
+// lock word at 0, owner at 8; tracer/mutex_owner.h). Peer: the first argument is an fd on
+// a pipe or a socket, held at its other end by another process (tracer/stream_peer.h).
+struct HolderRule {
+  RuleOrigin origin;
+  std::vector<std::string> syscalls;
+  enum class Find : uint8_t { Owner, Peer } find = Find::Owner;
+  int64_t owner_offset = 0;
+  int size = 4;
+};
+
 // A saved answer to a diagnosis question (engine/diagnosis/questions.h): when the question of kind
 // `question` is asked about a segment whose first event satisfies `subject`, the option
 // that satisfies `choose` is taken without asking. Edge questions: `choose` is over
@@ -289,6 +302,7 @@ struct RuleSet {
   std::vector<BatchRule> batches;
   std::vector<EdgeRule> edges;
   std::vector<FlagRule> flags;
+  std::vector<HolderRule> holders;  // load order
   std::vector<AnswerRule> answers;  // load order
   std::vector<LuaChunk> lua;
   std::vector<PackTest> tests;

@@ -58,4 +58,32 @@ inline std::optional<int> command_exit_code(const Trace& trace) {
   return status;
 }
 
+// What the recorder says about how it recorded (a fallback: data flags traced by
+// instruction probes because the machine's watchpoints do not fire; hooks timestamped
+// with another clock), as a marker "causeway: note: TEXT", so that the trace carries it to
+// every later reader (`graph` and `debug` list it).
+inline constexpr std::string_view kRecorderNote = "causeway: note: ";
+
+inline std::string recorder_note(std::string_view text) {
+  return std::string(kRecorderNote) + std::string(text);
+}
+
+inline bool is_recorder_note(std::string_view text) {
+  return text.starts_with(kRecorderNote);
+}
+
+// The recorder's notes in `trace`, in time order, without their prefix.
+inline std::vector<std::string> recorder_notes(const Trace& trace) {
+  std::vector<std::string> out;
+  const KindId marker = trace.schema.find("marker");
+  const int text_field = marker == kNoKind ? -1 : trace.schema.field_index(marker, "text");
+  if (text_field < 0) return out;
+  for (const Event& e : trace.events) {
+    if (e.kind != marker) continue;
+    std::string_view text = trace.strings.get(static_cast<StrId>(trace.value(e, text_field)));
+    if (is_recorder_note(text)) out.emplace_back(text.substr(kRecorderNote.size()));
+  }
+  return out;
+}
+
 }  // namespace cw

@@ -127,6 +127,18 @@ Schema make_builtin() {
   s.add(kind("task_end", "a queued task finished", {{"task", F::Uint, "task identity"}},
              SpanRole::Close, "task"));
 
+  // Hangs still in progress when the recording ended (tracer/end_state.h): who holds what
+  // a thread was still waiting for (a file lock, a mutex). Both come at the recording's end.
+  s.add(kind("lock_held",
+             "at the end of the recording, this thread held a lock a recorded thread was "
+             "still waiting for",
+             {{"object", F::Uint, "the lock: inode of a locked file, address of a mutex"},
+              {"waiter", F::Tid, "the waiting thread"},
+              {"lock", F::Str, "what kind of lock, e.g. FLOCK WRITE (/proc/locks) or the rule"}}));
+  s.add(kind("lock_wait", "at the end of the recording, this thread was still waiting for a lock",
+             {{"object", F::Uint, "the lock: inode of a locked file, address of a mutex"},
+              {"holder", F::Int, "the holding thread (-1: an OFD lock, owned by an open file)"}}));
+
   // User-visible semantics.
   s.add(kind("marker", "a marker written by `causeway mark` or the application",
              {{"text", F::Str, "marker text"}}));

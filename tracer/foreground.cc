@@ -128,6 +128,16 @@ std::optional<ForegroundResult> record_in_foreground(ForegroundRecording r) {
   std::filesystem::create_directories(paths.dir, ignored);
   MarkerSocket markers(paths.socket);
   catch_stop_signals(true);
+  if (!args.notes.empty()) {
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    const uint32_t on = child > 0           ? static_cast<uint32_t>(child)
+                        : args.pids.empty() ? 0
+                                            : args.pids[0];
+    for (const std::string& note : args.notes)
+      session->mark(static_cast<uint64_t>(now.tv_sec) * 1000000000ull + now.tv_nsec, on, on,
+                    recorder_note(note));
+  }
   if (child > 0) {
     // Names the traced command for `debug --hang auto` (engine/diagnosis/symptom.h), on the child's
     // own thread, before it runs.
@@ -184,6 +194,7 @@ std::optional<ForegroundResult> record_in_foreground(ForegroundRecording r) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() >=
             args.duration) {
       if (child > 0) {
+        session->note_end_state();  // while the command still waits, before it is stopped
         kill(child, SIGTERM);
         int wstatus = 0;
         waitpid(child, &wstatus, 0);

@@ -30,6 +30,9 @@ struct ForegroundRecording {
   std::unique_ptr<cli::RecordInstrumentation> instrumentation;  // nullptr: none
   std::vector<std::pair<std::string, std::string>> command_env;
   bool stop_at_exec = false;  // the command stops at its exec to be instrumented (ptrace)
+  // What the trace must say about how it was recorded (a fallback), as recorder notes
+  // (trace/command_marker.h) on the command's or the first pid's thread.
+  std::vector<std::string> notes;
 };
 
 struct ForegroundResult {

@@ -1,30 +1,18 @@
 #include "tracer/proc_snapshot.h"
 
-#include <dirent.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 
+#include "tracer/blocked_call.h"
+
 namespace cw {
 
 namespace {
 
 constexpr unsigned long kPfKthread = 0x00200000;  // include/linux/sched.h
-
-std::vector<uint32_t> numeric_entries(const std::string& dir) {
-  std::vector<uint32_t> out;
-  DIR* d = opendir(dir.c_str());
-  if (!d) return out;
-  while (dirent* e = readdir(d)) {
-    char* end = nullptr;
-    unsigned long v = std::strtoul(e->d_name, &end, 10);
-    if (end != e->d_name && *end == '\0') out.push_back(static_cast<uint32_t>(v));
-  }
-  closedir(d);
-  return out;
-}
 
 // /proc/PID/stat: "pid (comm) state ppid ... flags ...". The comm may hold spaces and
 // parentheses, so fields are counted from the last ')'.

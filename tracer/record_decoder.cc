@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "kernel/records.h"
+#include "tracer/lock_wait.h"
 
 namespace cw {
 
@@ -112,6 +113,23 @@ void RecordDecoder::add_marker(uint64_t ts, Tid tid, Pid pid, std::string_view t
   set_str(h, 0, text);
 }
 
+void RecordDecoder::add_lock_wait(uint64_t ts, const LockWait& w) {
+  static const KindId held = trace_.schema.find("lock_held"),
+                      wait = trace_.schema.find("lock_wait");
+  int64_t holder = w.holder_tid != 0 ? w.holder_tid : w.holder_pid;
+  if (holder > 0) {
+    note_thread(static_cast<Tid>(holder), static_cast<Pid>(w.holder_pid));
+    Held& h = hold(ts, static_cast<Tid>(holder), held, 0);
+    set(h, 0, w.object);
+    set(h, 1, w.waiter_tid);
+    set_str(h, 2, w.lock);
+  }
+  note_thread(w.waiter_tid, w.waiter_pid);
+  Held& h = hold(ts + 1, w.waiter_tid, wait, 0);
+  set(h, 0, w.object);
+  set(h, 1, static_cast<uint64_t>(holder));
+}
+
 void RecordDecoder::decode(const void* record, size_t size) {
   static const Fields F{Schema::builtin()};
   static const KindId k_switch_out = F.kind("switch_out"), k_switch_in = F.kind("switch_in"),
@@ -146,6 +164,17 @@ void RecordDecoder::decode(const void* record, size_t size) {
     case CW_REC_SWITCH: {
       const auto* r = as<cw_rec_switch>(record, size);
       if (!r) return bad();
+      // A recorded thread that got this CPU must leave it in a record whose prev it is.
+      // Some kernels never report some switches (a Firecracker VM delivers no tracepoint
+      // in the context of its pid 1's threads, to perf either): end the thread's run with
+      // an unknown state ('?') where the gap is noticed, and count the switch as lost
+      // rather than let the thread look as if it had run all along.
+      if (Tid& running = on_cpu_[cpu]; running != 0 && running != tid) {
+        set_str(hold(ts, running, k_switch_out, cpu), 0, "?");
+        ++stats_.switches_unreported;
+        trace_.lost.push_back({static_cast<uint16_t>(cpu), 1, ts});
+      }
+      on_cpu_[cpu] = r->next_recorded ? r->next_tid : 0;
       if (tid != 0) {
         char state[2] = {static_cast<char>(r->prev_state ? r->prev_state : '?'), 0};
         set_str(hold(ts, tid, k_switch_out, cpu), 0, state);

@@ -43,6 +43,8 @@ struct InstrumentNaming {
       classify_watch_hit;
 };
 
+struct LockWait;  // tracer/lock_wait.h
+
 struct DecoderStats {
   uint64_t records = 0;
   uint64_t events = 0;
@@ -52,6 +54,9 @@ struct DecoderStats {
   uint64_t stacks_attached = 0;
   uint64_t stacks_late = 0;              // arrived after their syscall's entry was handed over
   uint64_t watch_hits_unclassified = 0;  // read/write watch hits decoded as reads
+  // Recorded threads seen to get a CPU whose switch away the kernel never reported (also
+  // in Trace::lost, one per switch).
+  uint64_t switches_unreported = 0;
 };
 
 class RecordDecoder {
@@ -72,6 +77,10 @@ class RecordDecoder {
   void decode(const void* record, size_t size);
   // A marker from `causeway mark` (ts on CLOCK_MONOTONIC).
   void add_marker(uint64_t ts, Tid tid, Pid pid, std::string_view text);
+  // A lock a thread was still waiting for at the end (tracer/lock_wait.h): lock_held on
+  // the holder (its thread, or the holder process's main thread) at `ts`, lock_wait on
+  // the waiter just after.
+  void add_lock_wait(uint64_t ts, const LockWait& wait);
 
   // Moves the held events with ts <= horizon into trace.events, sorted by time. Returns
   // how many were moved.
@@ -116,6 +125,7 @@ class RecordDecoder {
   std::unordered_map<std::string, StackId> stack_ids_;  // pid + ips -> id
   std::unordered_map<Pid, ProcessInfo> processes_;      // the latest entry of each process
   std::unordered_map<Tid, ThreadInfo> threads_;         // ... and of each thread
+  std::unordered_map<uint32_t, Tid> on_cpu_;  // per CPU: the recorded thread running there, or 0
 };
 
 }  // namespace cw

@@ -6,6 +6,7 @@
 
 #include "kernel/records.h"
 #include "trace/text_format.h"
+#include "tracer/lock_wait.h"
 
 namespace cw {
 namespace {
@@ -88,6 +89,88 @@ TEST_CASE("records from two CPUs come out as events sorted by time") {
         "3us 102 wakeup cpu=1 target=101\n"
         "3500 101 switch_in\n");
   CHECK(d.stats().malformed == 0);
+}
+
+TEST_CASE("a recorded thread whose switch away the kernel never reported is ended and lost") {
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  d.add_thread(75, 1, "agent", false);
+  d.add_thread(201, 200, "app", false);
+  d.add_thread(15, 15, "rcu", true);
+  // CPU 1: app -> agent (recorded); the kernel hides agent -> rcu; then rcu -> app.
+  auto to_agent = make<cw_rec_switch>(CW_REC_SWITCH, 1000, 200, 201, 1);
+  to_agent.prev_state = 'R';
+  to_agent.next_pid = 1;
+  to_agent.next_tid = 75;
+  to_agent.next_recorded = 1;
+  auto from_rcu = make<cw_rec_switch>(CW_REC_SWITCH, 5000, 15, 15, 1);
+  from_rcu.prev_state = 'I';
+  from_rcu.next_pid = 200;
+  from_rcu.next_tid = 201;
+  from_rcu.next_recorded = 1;
+  // app's own switch away is reported: nothing more is lost.
+  auto app_out = make<cw_rec_switch>(CW_REC_SWITCH, 6000, 200, 201, 1);
+  app_out.prev_state = 'S';
+  d.decode(&to_agent, sizeof to_agent);
+  d.decode(&from_rcu, sizeof from_rcu);
+  d.decode(&app_out, sizeof app_out);
+  d.release_all();
+  CHECK(events_text(t) ==
+        "1us 201 switch_out cpu=1 state=R\n"
+        "1us 75 switch_in cpu=1\n"
+        "5us 75 switch_out cpu=1 state=?\n"
+        "5us 15 switch_out cpu=1 state=I\n"
+        "5us 201 switch_in cpu=1\n"
+        "6us 201 switch_out cpu=1 state=S\n");
+  CHECK(d.stats().switches_unreported == 1);
+  CHECK(t.lost_events() == 1);
+  REQUIRE(t.lost.size() == 1);
+  CHECK(t.lost[0].cpu == 1);
+}
+
+TEST_CASE("a thread not recorded (pid filter) may leave its CPU unseen: no loss") {
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  // app -> other (not recorded: next_recorded 0); other -> x -> y unseen; y -> app.
+  auto to_other = make<cw_rec_switch>(CW_REC_SWITCH, 1000, 200, 201, 0);
+  to_other.prev_state = 'S';
+  to_other.next_pid = 300;
+  to_other.next_tid = 300;
+  auto back = make<cw_rec_switch>(CW_REC_SWITCH, 2000, 400, 400, 0);
+  back.prev_state = 'S';
+  back.next_pid = 200;
+  back.next_tid = 201;
+  back.next_recorded = 1;
+  d.decode(&to_other, sizeof to_other);
+  d.decode(&back, sizeof back);
+  d.release_all();
+  CHECK(d.stats().switches_unreported == 0);
+  CHECK(t.lost.empty());
+}
+
+TEST_CASE("a lock still waited for at the end: lock_held on the holder, lock_wait on the waiter") {
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  LockWait w;
+  w.waiter_pid = 100;
+  w.waiter_tid = 101;
+  w.holder_pid = 100;
+  w.holder_tid = 102;
+  w.object = 0x1000;
+  w.lock = "owner (p/r)";
+  d.add_lock_wait(5000, w);
+  LockWait file;  // a process holds it: its main thread stands for it
+  file.waiter_pid = file.waiter_tid = 300;
+  file.holder_pid = 400;
+  file.object = 77;
+  file.lock = "FLOCK WRITE";
+  d.add_lock_wait(6000, file);
+  d.release_all();
+  CHECK(events_text(t) ==
+        "5us 102 lock_held object=4096 waiter=101 lock=\"owner (p/r)\"\n"
+        "5001 101 lock_wait object=4096 holder=102\n"
+        "6us 400 lock_held object=77 waiter=300 lock=\"FLOCK WRITE\"\n"
+        "6001 300 lock_wait object=77 holder=400\n");
 }
 
 TEST_CASE("a stack taken when a syscall blocks is attached to that syscall's entry") {

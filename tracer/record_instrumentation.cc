@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -18,6 +19,7 @@
 #include "instrument/proc_maps.h"
 #include "instrument/x86_decoder.h"
 #include "kernel/records.h"
+#include "trace/command_marker.h"
 
 namespace cw::cli {
 
@@ -295,9 +297,19 @@ void RecordInstrumentation::poll_hooks(RecordDecoder& decoder) {
     s.hook_lost_reported = lost;
   }
   for (const hook::HookNote& n : s.hook_log->take_notes()) {
-    std::string fn = n.fn_index < plan_.functions.size() ? plan_.functions[n.fn_index].name : "?";
-    s.messages.push_back(
-        fmt::format("function {}: {} (pid {}, in-process hook)", fn, n.text, n.pid));
+    if (n.fn_index < plan_.functions.size()) {
+      s.messages.push_back(fmt::format("function {}: {} (pid {}, in-process hook)",
+                                       plan_.functions[n.fn_index].name, n.text, n.pid));
+      continue;
+    }
+    // About the hooks as a whole (their clock): how the trace was made, so the trace says
+    // it too (trace/command_marker.h), not only stderr.
+    std::string text = fmt::format("in-process hooks: {} (pid {})", n.text, n.pid);
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    decoder.add_marker(static_cast<uint64_t>(now.tv_sec) * 1000000000ull + now.tv_nsec, n.pid,
+                       n.pid, recorder_note(text));
+    s.messages.push_back(std::move(text));
   }
 }
 

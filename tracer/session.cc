@@ -5,11 +5,15 @@
 
 #include <algorithm>
 #include <ctime>
+#include <fstream>
+#include <sstream>
 
 #include "kernel/syscalls.h"
 #include "trace/binary_format.h"
 #include "tracer/maps_capture.h"
+#include "tracer/proc_locks.h"
 #include "tracer/proc_snapshot.h"
+#include "tracer/stream_peer.h"
 
 namespace cw {
 
@@ -159,6 +163,47 @@ void Session::write_released() {
   trace_.values.clear();
 }
 
+namespace {
+
+// Whether process `pid` is one of `pids` or descends from one (children join a filtered
+// recording, kernel/README.md).
+bool recorded_process(uint32_t pid, const std::vector<uint32_t>& pids) {
+  if (pids.empty()) return true;
+  for (int depth = 0; pid > 1 && depth < 64; ++depth) {
+    if (std::find(pids.begin(), pids.end(), pid) != pids.end()) return true;
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    // "PID (COMM) STATE PPID ...": COMM may hold spaces and parentheses.
+    size_t close = line.rfind(')');
+    if (close == std::string::npos) return false;
+    std::istringstream rest(line.substr(close + 1));
+    std::string state;
+    uint32_t ppid = 0;
+    if (!(rest >> state >> ppid)) return false;
+    pid = ppid;
+  }
+  return false;
+}
+
+}  // namespace
+
+void Session::note_end_state() {
+  if (end_state_noted_) return;
+  end_state_noted_ = true;
+  const uint64_t now = now_ns();
+  auto keep = [&](uint32_t pid) { return recorded_process(pid, options_.pids); };
+  std::ifstream in("/proc/locks");
+  std::stringstream text;
+  text << in.rdbuf();
+  for (const LockWait& w : find_lock_waits(parse_proc_locks(text.str())))
+    if (keep(w.waiter_pid)) decoder_->add_lock_wait(now, w);
+  for (const LockWait& w : find_owner_waits(options_.holders, kernel::syscall_name, keep))
+    decoder_->add_lock_wait(now, w);
+  for (const LockWait& w : find_peer_waits(options_.holders, kernel::syscall_name, keep))
+    decoder_->add_lock_wait(now, w);
+}
+
 void Session::finish() {
   if (finished_) return;
   finished_ = true;
@@ -167,6 +212,7 @@ void Session::finish() {
   probes_->detach();
   while (probes_->drain([&](const void* r, size_t n) { decoder_->decode(r, n); }) > 0) {
   }
+  note_end_state();
   for (auto& source : sources_) source(*decoder_);
   maps_lost_ += maps_->capture.poll(maps_->pending);
   add_maps(trace_, maps_->pending);
@@ -190,6 +236,7 @@ SessionStatus Session::status() const {
   for (uint64_t n : lost_seen_) s.lost_total += n;
   s.maps_lost = maps_lost_;
   s.malformed = decoder_->stats().malformed;
+  s.switches_unreported = decoder_->stats().switches_unreported;
   s.stacks = decoder_->stats().stacks_attached;
   if (ring_) s.ring = ring_->stats();
   return s;

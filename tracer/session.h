@@ -12,9 +12,10 @@
 #include <vector>
 
 #include "kernel/probes.h"
+#include "trace/trace.h"
+#include "tracer/mutex_owner.h"
 #include "tracer/record_decoder.h"
 #include "tracer/ring.h"
-#include "trace/trace.h"
 
 namespace cw {
 
@@ -24,6 +25,9 @@ struct SessionOptions {
   size_t buffer_bytes = 64u << 20;  // the kernel ring buffer
   std::string output;               // one trace file, when `ring` is not set
   std::optional<RingOptions> ring;
+  // Who holds what threads still blocked at the end wait for (the packs' `holder` rules),
+  // read by note_end_state.
+  std::vector<HolderField> holders;
 };
 
 struct SessionStatus {
@@ -35,6 +39,7 @@ struct SessionStatus {
   uint64_t lost_total = 0;
   uint64_t maps_lost = 0;  // mmap records the kernel dropped
   uint64_t malformed = 0;
+  uint64_t switches_unreported = 0;  // DecoderStats::switches_unreported
   uint64_t stacks = 0;
   std::optional<RingStats> ring;
 };
@@ -60,6 +65,10 @@ class Session {
   // that no earlier record can still arrive.
   void step(int timeout_ms);
   void mark(uint64_t ts, uint32_t pid, uint32_t tid, std::string_view text);
+  // What is still going on at the end, as events: the locks threads are still waiting for
+  // and who holds them (file locks from /proc/locks, owners the packs' holder rules find).
+  // Call it before stopping the recorded command; finish() calls it otherwise.
+  void note_end_state();
   // Reads what is left, writes everything and closes the output.
   void finish();
   SessionStatus status() const;
@@ -83,6 +92,7 @@ class Session {
   uint64_t last_lost_check_ = 0;
   uint64_t last_release_ = 0;
   bool finished_ = false;
+  bool end_state_noted_ = false;
 };
 
 }  // namespace cw

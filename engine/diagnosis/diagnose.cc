@@ -15,6 +15,7 @@
 #include "engine/graph/expr_eval.h"
 #include "engine/graph/span_tree.h"
 #include "rules/lua_host.h"
+#include "trace/command_marker.h"
 #include "trace/names.h"
 
 namespace cw::engine {
@@ -79,6 +80,7 @@ class Diagnoser {
     if (!hang && no_hang) throw NoHangFound(why);
     if (!hang) throw DiagnoseError(why);
     d_.hang = *hang;
+    recording_notes();
     progress(0);
     visited_threads_.insert(hang->tid);
     const uint64_t block_end = hang->profile.longest_block_start + hang->profile.longest_block_ns;
@@ -110,6 +112,13 @@ class Diagnoser {
   }
 
  private:
+  // What the recorder said about how it recorded (trace/command_marker.h: data flags traced
+  // by instruction probes because watchpoints did not fire, ...), for the reader to weigh
+  // the evidence.
+  void recording_notes() {
+    for (std::string& n : recorder_notes(trace_)) d_.notes.push_back("recording: " + n);
+  }
+
   struct Window {
     uint64_t start = 0, end = 0;
   };
@@ -430,15 +439,24 @@ class Diagnoser {
         const Edge& e = g_.edges[ei];
         if (e.rule.kind == RuleKind::Split || e.rule.kind == RuleKind::Batch) continue;
         if (trace_.events[e.to_event].ts < p.longest_block_start) continue;
-        r.what += fmt::format("; ended by a {} edge ({}) from {} at {:.6f} s", g_.kind_name(e),
-                              strength_name(e.strength), who(e.from),
-                              secs(trace_.events[e.from_event].ts));
+        r.what += wait_edge_text(e, p);
         break;
       }
     }
     r.stack = stack_of_segment(s, p);
     r.depth = depth;
     return r;
+  }
+
+  // What an edge into a wait says about it. A call still open when the recording ended
+  // was not ended by anything: its edge says who it is still waiting for (a lock's holder,
+  // the other end of a pipe, as the packs' rules found them at the end).
+  std::string wait_edge_text(const Edge& e, const SegmentProfile& p) const {
+    const bool open = p.longest_block_call != kNoIndex && p.longest_block_exit == kNoIndex;
+    return fmt::format("; {} a {} edge ({}) from {} at {:.6f} s",
+                       open ? "still waiting when the recording ended, for" : "ended by",
+                       g_.kind_name(e), strength_name(e.strength), who(e.from),
+                       secs(trace_.events[e.from_event].ts));
   }
 
   // A flag edge into segments [first, last] of one thread.

@@ -31,14 +31,17 @@ struct ProfileKinds {
 enum class State : uint8_t { Running, Runnable, Blocked, Exited, Unknown };
 
 // The state a switch_out leaves the thread in: the kernel's task state letter R means
-// preempted (still runnable), X (dead) or Z (zombie) that the thread exited; every other
-// state waits for something.
+// preempted (still runnable), X (dead) or Z (zombie) that the thread exited, '?' that the
+// switch itself was never reported (the recorder noticed the thread gone from its CPU,
+// tracer/record_decoder.cc) and the state is not known; every other state waits for
+// something.
 State state_after(const Trace& trace, const ProfileKinds& k, const Event& e) {
   if (k.state_field < 0) return State::Blocked;
   std::string_view s = trace.strings.get(static_cast<StrId>(trace.value(e, k.state_field)));
   if (s.empty()) return State::Blocked;
   if (s[0] == 'R') return State::Runnable;
   if (s[0] == 'X' || s[0] == 'Z') return State::Exited;
+  if (s[0] == '?') return State::Unknown;
   return State::Blocked;
 }
 

@@ -172,6 +172,24 @@ TEST_CASE("a missing switch event makes the time unknown, not runnable or runnin
   CHECK(p.blocked_ns == 10 * kMs);
 }
 
+TEST_CASE("a switch_out the kernel never reported (state ?) leaves the state unknown") {
+  // The recorder saw 101 get the CPU at 10 ms and, at 40 ms, another thread take that CPU
+  // without 101's own switch away: it wrote switch_out state=? there. 101 gets a CPU again
+  // at 90 ms. 40..90 ms is neither runnable nor blocked.
+  const Trace t = load_trace(std::string(kApp) +
+                             "0 101 switch_out state=S\n"
+                             "10ms 101 switch_in\n"
+                             "40ms 101 switch_out state=?\n"
+                             "90ms 101 switch_in\n");
+  const ThreadEvents ev(t);
+  const SegmentProfile p = profile_range(t, ev, 101, 0, 100 * kMs);
+  CHECK(p.unknown_ns == 50 * kMs);
+  CHECK(p.runnable_ns == 0);
+  CHECK(p.blocked_ns == 10 * kMs);
+  CHECK(p.blocks == 1);
+  CHECK(p.on_cpu_ns == 40 * kMs);
+}
+
 TEST_CASE("a syscall loop: calls counted by name, most frequent first") {
   std::string text = std::string(kApp) + "0 102 switch_in\n";
   for (int i = 0; i < 20; ++i) {

@@ -92,6 +92,8 @@ class Finder {
         if (Pid pid = command_marker_pid(text)) command_pid_ = pid;
         continue;
       }
+      // The recorder's notes say how it recorded, not where the user saw a hang.
+      if (is_recorder_note(text)) continue;
       markers_.push_back({e.ts, std::string(text)});
     }
   }

@@ -6,6 +6,7 @@
 #include <ostream>
 #include <set>
 
+#include "trace/command_marker.h"
 #include "trace/names.h"
 
 namespace cw::engine {
@@ -130,7 +131,8 @@ json graph_json(const Trace& trace, const BuildResult& result) {
         {"processes", processes},
         {"threads", threads},
         {"lost_events", trace.lost_events()},
-        {"lost_per_cpu", lost_per_cpu}}},
+        {"lost_per_cpu", lost_per_cpu},
+        {"notes", recorder_notes(trace)}}},
       {"graph",
        {{"vertices", g.segments.size()},
         {"edges", g.edges.size()},
@@ -175,6 +177,7 @@ std::string text_summary(const Trace& trace, const BuildResult& result) {
   const auto [processes, threads] = distinct_processes_threads(trace);
   std::string out = fmt::format("trace: {} events, {} processes, {} threads, {} lost events\n",
                                 trace.events.size(), processes, threads, trace.lost_events());
+  for (const std::string& n : recorder_notes(trace)) out += "note: recording: " + n + "\n";
   out += fmt::format("graph: {} segments, {} edges ({} strong, {} weak, {} boosted)\n",
                      g.segments.size(), g.edges.size(), by_strength[0], by_strength[1],
                      by_strength[2]);

@@ -33,6 +33,15 @@ const char* const kTrace =
     "7000 101 flag_write flag=ready value=1\n"
     "8000 102 flag_read flag=ready value=1\n";
 
+TEST_CASE("the recorder's notes in the trace are listed by graph --json and the summary") {
+  auto b = testing::build(kRules, std::string(kTrace) +
+                                      "9000 101 marker text=\"causeway: note: flags: probes\"\n"
+                                      "9500 101 marker text=\"checkpoint\"\n");
+  CHECK(graph_json(b.trace, b.result)["trace"]["notes"] == nlohmann::json{"flags: probes"});
+  CHECK(text_summary(b.trace, b.result).find("note: recording: flags: probes\n") !=
+        std::string::npos);
+}
+
 TEST_CASE("graph --json has exactly the documented keys and counts") {
   auto b = testing::build(kRules, kTrace);
   nlohmann::json j = graph_json(b.trace, b.result);
@@ -42,7 +51,8 @@ TEST_CASE("graph --json has exactly the documented keys and counts") {
         {"processes", 2},
         {"threads", 2},
         {"lost_events", 5},
-        {"lost_per_cpu", {{"0", 5}}}}},
+        {"lost_per_cpu", {{"0", 5}}},
+        {"notes", nlohmann::json::array()}}},
       {"graph",
        {{"vertices", 3},
         {"edges", 4},

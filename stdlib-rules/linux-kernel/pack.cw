@@ -177,6 +177,25 @@ link task {
   pick next
 }
 
+# A lock a thread was still waiting for when the recording ended, and who held it then
+# (the recorder reads /proc/locks and the packs' holder rules at the end, docs/recording.md):
+# a hang still in progress has no waker yet; the holder's last segment is what it waits on.
+link lock.wait {
+  from lock_held
+  to lock_wait
+  join from.object == to.object
+  where from.waiter == to.tid
+  pick latest
+}
+
+# A thread still blocked reading (or writing) a pipe or a TCP socket when the recording
+# ends waits for whoever is at its other end: the recorder finds that process then
+# (docs/recording.md) and lock.wait joins it to the wait.
+holder stream.peer {
+  syscall "read", "readv", "recvfrom", "recvmsg", "recvmmsg", "write", "writev", "sendto", "sendmsg"
+  peer fd
+}
+
 # ---- edge strength -------------------------------------------------------------------
 
 edge message {
@@ -298,4 +317,12 @@ edge wakeup.shared-stack {
   link wakeup
   where edge.kind == "wakeup" and shared_symbols(from.stack, to.stack, ubiquitous_frames) > 0
   strength boost
+}
+
+# Who holds what a still-blocked thread waits for: not a wake-up that happened, but the
+# reason none has happened yet.
+edge lock.holder {
+  link lock.wait
+  strength strong
+  kind holder
 }

@@ -611,3 +611,35 @@ test "a write to a pipe that wakes a poller, or to the file its reader reads, is
   expect edge 200 -> 101 kind wakeup strength weak
   expect no edge 200 -> 101 kind file_change
 }
+
+test "a file lock still waited for at the end is joined to its holder" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=app
+    thread 101 pid=100 comm=waiter
+    process 200 comm=holder
+    thread 200 pid=200 comm=holder
+    1ms 101 syscall_enter name=flock fd=3
+    1ms 101 switch_out state=S
+    2ms 200 syscall_enter name=nanosleep
+    2ms 200 switch_out state=S
+    1s 200 lock_held object=77 waiter=101 lock="FLOCK WRITE"
+    1000001us 101 lock_wait object=77 holder=200
+  ]]
+  expect edge 200 -> 101 kind holder strength strong rule lock.holder
+}
+
+test "a lock held on another file is no holder of this wait" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=app
+    thread 101 pid=100 comm=waiter
+    process 200 comm=holder
+    thread 200 pid=200 comm=holder
+    1ms 101 syscall_enter name=flock fd=3
+    1ms 101 switch_out state=S
+    1s 200 lock_held object=78 waiter=101 lock="FLOCK WRITE"
+    1000001us 101 lock_wait object=77 holder=200
+  ]]
+  expect no edge 200 -> 101 kind holder
+}

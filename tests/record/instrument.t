@@ -87,7 +87,7 @@ calls handle_request 18 times (15 requests, 3 closes). By uprobes:
 
 And by inline hooks, which `record -- CMD` puts into the command through LD_PRELOAD:
 
-  $ causeway record --rules tests/record/packs/dispatch.cw --hooks inline -o $TMP_DIR/inline.cwt -- cw-prog-dispatch 3 5 2>&1 | grep -v 'function ?: clock:' | sed -E 's/0x[0-9a-f]+/ADDR/; s/ in [^)]*cw-prog-dispatch\)/ in cw-prog-dispatch)/; s/pid [0-9]+/pid N/' | head -2
+  $ causeway record --rules tests/record/packs/dispatch.cw --hooks inline -o $TMP_DIR/inline.cwt -- cw-prog-dispatch 3 5 2>&1 | grep -v 'in-process hooks: clock:' | sed -E 's/0x[0-9a-f]+/ADDR/; s/ in [^)]*cw-prog-dispatch\)/ in cw-prog-dispatch)/; s/pid [0-9]+/pid N/' | head -2
   causeway: function handle_request: hooked at ADDR (handle_request in cw-prog-dispatch) (pid N, in-process hook)
   causeway: function serve_ready: hooked at ADDR (serve_ready in cw-prog-dispatch) (pid N, in-process hook)
   $ causeway convert $TMP_DIR/inline.cwt --to text -o $TMP_DIR/inline.txt 2>/dev/null

@@ -5,11 +5,15 @@ Any command can be recorded, and the trace is created readable by its owner only
 passed on, so that its 1 or 2 is not read as causeway's (bad input, environment).
 
   $ causeway record -o $TMP_DIR/t.cwt -- sleep 1 2>&1 | sed -E 's/[0-9]+ events/N events/'
-  causeway: wrote .*/t.cwt: N events, no events lost (re)
+  causeway: wrote .*/t.cwt: N events, no events lost( in the kernel buffer; [0-9]+ context switches were never reported by the kernel \(counted as lost\))? (re)
   $ stat -c %a $TMP_DIR/t.cwt
   600
-  $ causeway graph $TMP_DIR/t.cwt --json 2>/dev/null | jq -c '[.trace.events > 10, .trace.processes > 1, .trace.lost_events, .graph.vertices > 0]'
-  [true,true,0,true]
+  $ causeway graph $TMP_DIR/t.cwt --json 2>/dev/null | jq -c '[.trace.events > 10, .trace.processes > 1, .graph.vertices > 0]'
+  [true,true,true]
+
+Some kernels never report some context switches (a Firecracker VM's pid 1, see
+docs/recording.md): those count as lost, and `record` says how many apart from the
+buffer's losses, as above.
   $ causeway record -o $TMP_DIR/t2.cwt -- sh -c 'exit 3' 2>$TMP_DIR/t2.log; echo "exit $?"; grep -o 'the command exited with status 3' $TMP_DIR/t2.log
   exit 0
   the command exited with status 3

@@ -1,0 +1,54 @@
+Hangs still in progress: the recording ends while a thread is still blocked, so its wait
+has no waker. At the end `record` writes who holds what each still-blocked thread waits
+for (docs/recording.md): file locks from /proc/locks, mutex owners where the packs'
+holder rules say a lock keeps them.
+
+The recording is system-wide, so other threads blocked at its end get holders too; the
+checks look at the program's own. `--hang` names the thread that hangs (which thread
+`--hang auto` picks is another matter).
+
+cw-prog-lockhold: cw-holder takes an exclusive flock and keeps it, sleeping; cw-waiter
+asks for the same lock and blocks forever. Recorded for 1 s (record then stops the
+program).
+
+  $ causeway record --duration 1 -o $TMP_DIR/hold.cwt -- cw-prog-lockhold 2>/dev/null
+  $ causeway convert $TMP_DIR/hold.cwt --to text -o $TMP_DIR/hold.txt 2>/dev/null
+  $ grep -c ' lock_held .*lock="FLOCK WRITE"' $TMP_DIR/hold.txt
+  1
+
+The stdlib joins them (linux.kernel's lock.holder) into a `holder` edge from the holder's
+last segment to the waiting one, and the diagnosis follows it: the hang is the waiter's
+wait, and what it waits on is cw-holder.
+
+  $ causeway graph $TMP_DIR/hold.cwt --json --edges 2>/dev/null | jq -c '[.edge_list[] | select(.kind == "holder" and .to.comm == "cw-waiter") | [.from.comm, .to.comm, .rule]]'
+  [["cw-holder","cw-waiter","linux.kernel/lock.holder"]]
+  $ causeway debug $TMP_DIR/hold.cwt --hang cw-waiter --min-hang 0.5 --auto --json 2>/dev/null > $TMP_DIR/hold.json
+  $ jq -c '[.hang.comm, .hang.kind]' $TMP_DIR/hold.json
+  ["cw-waiter","LongWait"]
+  $ jq -c '[.path[] | .comm]' $TMP_DIR/hold.json
+  ["cw-holder","cw-waiter"]
+
+cw-prog-mutexhold: thread cw-owner locks a mutex and sleeps 30 s with it held; the main
+thread cw-mutexwait blocks on the same mutex. glibc.pthread's holder rule says where the
+owner's tid is (8 bytes past the futex word); `record` reads it at the end.
+
+  $ causeway record --duration 1 -o $TMP_DIR/mutex.cwt -- cw-prog-mutexhold 2>/dev/null
+  $ causeway convert $TMP_DIR/mutex.cwt --to text -o $TMP_DIR/mutex.txt 2>/dev/null
+  $ grep -c ' lock_held .*lock="owner (glibc.pthread/mutex.owner)"' $TMP_DIR/mutex.txt
+  1
+  $ causeway debug $TMP_DIR/mutex.cwt --hang cw-mutexwait --min-hang 0.5 --auto --json 2>/dev/null > $TMP_DIR/mutex.json
+  $ jq -c '[.hang.comm, .hang.kind]' $TMP_DIR/mutex.json
+  ["cw-mutexwait","LongWait"]
+  $ jq -c '[.path[] | .comm]' $TMP_DIR/mutex.json
+  ["cw-owner","cw-mutexwait"]
+
+A script waiting on a subprocess's pipe: cat reads what sleep would write, and sleep
+writes nothing for 3 s. linux.kernel's stream.peer rule says which calls wait on an fd;
+`record` finds the process with the pipe's other end open.
+
+  $ causeway record --duration 1 -o $TMP_DIR/pipe.cwt -- sh -c 'sleep 3 | cat' 2>/dev/null
+  $ causeway debug $TMP_DIR/pipe.cwt --hang cat --min-hang 0.5 --auto --json 2>/dev/null > $TMP_DIR/pipe.json
+  $ jq -c '[.hang.comm, .hang.kind]' $TMP_DIR/pipe.json
+  ["cat","LongWait"]
+  $ jq -c '[.path[] | .comm]' $TMP_DIR/pipe.json
+  ["sleep","cat"]
