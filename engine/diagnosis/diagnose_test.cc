@@ -1246,5 +1246,72 @@ thread 300 pid=300 comm=cw-a
   CHECK(path(b, d.path) == "200@5 split, 200@510 message, 100@20 -");
 }
 
+TEST_CASE("a thread that waited for the culprit on the hang's path is not the culprit's culprit") {
+  // cw-client asks cw-proxy, which asks cw-backend; cw-backend sleeps 500 ms before it
+  // answers. cw-proxy went on running 1 ms after cw-backend began to sleep (its request
+  // segment ends after the sleep began), then waited for the answer in two slices (the
+  // first timed out at 313 ms; only the second was ended by cw-backend). Diagnosing
+  // cw-backend (the culprit) finds cw-proxy blocked meanwhile, but cw-proxy is downstream
+  // of cw-backend on the hang's path: it waited for it, and is not its cause.
+  Built b = build(kRules, R"(
+process 100 comm=cw-client
+thread 100 pid=100 comm=cw-client
+process 200 comm=cw-proxy ppid=100
+thread 200 pid=200 comm=cw-proxy
+process 300 comm=cw-backend ppid=100
+thread 300 pid=300 comm=cw-backend
+0ms 200 syscall_enter name=read fd=4
+0ms 200 switch_out state=S
+0ms 300 syscall_enter name=read fd=6
+0ms 300 switch_out state=S
+10ms 100 syscall_enter name=write fd=3
+10ms 100 send object=1 offset=0 len=8 peer=200 fd=3
+10ms 100 syscall_exit name=write ret=8
+10ms 100 syscall_enter name=read fd=3
+10ms 100 switch_out state=S
+11ms 200 switch_in
+11ms 200 recv object=1 offset=0 len=8 peer=100 fd=4
+11ms 200 syscall_exit name=read ret=8
+11ms 200 syscall_enter name=write fd=5
+11ms 200 send object=3 offset=0 len=8 peer=300 fd=5
+11ms 200 syscall_exit name=write ret=8
+12ms 300 switch_in
+12ms 300 recv object=3 offset=0 len=8 peer=200 fd=6
+12ms 300 syscall_exit name=read ret=8
+12ms 300 syscall_enter name=clock_nanosleep
+12ms 300 switch_out state=S
+13ms 200 syscall_enter name=read fd=5
+13ms 200 switch_out state=S
+313ms 200 switch_in
+313ms 200 syscall_exit name=read ret=-11
+313ms 200 syscall_enter name=read fd=5
+313ms 200 switch_out state=S
+512ms 300 switch_in
+512ms 300 syscall_exit name=clock_nanosleep ret=0
+512ms 300 syscall_enter name=write fd=6
+512ms 300 send object=4 offset=0 len=8 peer=200 fd=6
+512ms 300 syscall_exit name=write ret=8
+512ms 300 syscall_enter name=read fd=6
+512ms 300 switch_out state=S
+513ms 200 switch_in
+513ms 200 recv object=4 offset=0 len=8 peer=300 fd=5
+513ms 200 syscall_exit name=read ret=8
+513ms 200 syscall_enter name=write fd=4
+513ms 200 send object=2 offset=0 len=8 peer=100 fd=4
+513ms 200 syscall_exit name=write ret=8
+513ms 200 syscall_enter name=read fd=4
+513ms 200 switch_out state=S
+514ms 100 switch_in
+514ms 100 recv object=2 offset=0 len=8 peer=200 fd=3
+514ms 100 syscall_exit name=read ret=8
+)");
+  DiagnoseOptions o;
+  o.symptom.thread_name = "cw-client";
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
+  CHECK(d.hang.tid == 100);
+  CHECK(causes(b, d) == "300 LongWait depth 1");
+  CHECK(path(b, d.path) == "300@12 message, 200@313 message, 100@10 -");
+}
+
 }  // namespace
 }  // namespace cw::engine
