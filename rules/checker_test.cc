@@ -573,14 +573,15 @@ TEST_CASE("edge rules are sorted by priority, then later pack first, then file o
 
 TEST_CASE("a batch where belongs to the clause before it") {
   auto r = load_pack("batch b {\n  where fn == \"x\"\n  within cal\n  item recv\n}\n");
-  CHECK(r.render() ==
-        "p.cw:3:3: error: in a batch rule, 'where' follows 'within SPAN' or 'item KIND'\n"
-        "    where fn == \"x\"\n"
-        "    ^~~~~\n"
-        "p.cw:4:10: error: unknown span 'cal' (expected syscall, irq, softirq, call or task)\n"
-        "    within cal\n"
-        "           ^~~\n"
-        "hint: did you mean 'call'?\n");
+  CHECK(
+      r.render() ==
+      "p.cw:3:3: error: in a batch rule, 'where' follows 'within SPAN' or 'item KIND'\n"
+      "    where fn == \"x\"\n"
+      "    ^~~~~\n"
+      "p.cw:4:10: error: unknown span 'cal' (expected exit, syscall, irq, softirq, call or task)\n"
+      "    within cal\n"
+      "           ^~~\n"
+      "hint: did you mean 'call'?\n");
 }
 
 TEST_CASE("a name in a pair rule must say which end it is about") {

@@ -44,7 +44,13 @@ Schema make_builtin() {
               {"thread", F::Int, "1 when the child shares the address space (a thread)"}}));
   s.add(kind("thread_start", "the first event of a new thread", {{"parent", F::Tid, "creator"}}));
   s.add(kind("exec", "the process replaced its image", {{"path", F::Str, "executable"}}));
-  s.add(kind("exit", "the thread ended", {{"code", F::Int, "exit status"}}));
+  // What the kernel does after it (closing the thread's files, notifying its parent) is
+  // inside span "exit", which never closes: rules tell the exit's wake-ups (a pipe's
+  // hang-up) from the thread's own.
+  s.add(kind("exit",
+             "the thread ended; what it does after (closing its files, notifying its "
+             "parent) is inside span `exit`",
+             {{"code", F::Int, "exit status"}}, SpanRole::Open, "exit"));
   s.add(kind("comm", "the thread was renamed", {{"name", F::Str, "new name"}}));
 
   // System calls: a span named "syscall".

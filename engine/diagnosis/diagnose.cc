@@ -740,8 +740,20 @@ class Diagnoser {
       started = fmt::format("; its work began with a {} from {} at {:.6f} s", g_.kind_name(e),
                             who(e.from), secs(trace_.events[e.from_event].ts));
     }
+    waited_downstream(path, best);
     blame(culprit, classify(p), p, depth, started);
     return true;
+  }
+
+  // The threads of `path` after step `culprit` (up to the hang) were each woken by the step
+  // before them: they waited, through one another, for the culprit's work. Diagnosing the
+  // culprit must not blame them for it (a proxy that sent the request and then waited for
+  // the upstream's answer is not what kept the upstream busy): they are judged.
+  void waited_downstream(const std::vector<PathStep>& path, size_t culprit) {
+    const Tid tid = g_.segments[path[culprit].segment].tid;
+    for (size_t k = culprit + 1; k < path.size(); ++k)
+      if (g_.segments[path[k].segment].tid != tid)
+        visited_threads_.insert(g_.segments[path[k].segment].tid);
   }
 
   // A message that was sent before the segment it woke even began waited in a queue

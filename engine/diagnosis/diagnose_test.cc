@@ -12,12 +12,12 @@ namespace {
 using testing::build;
 using testing::Built;
 
-// The Linux rules a diagnosis needs, in small: blocking reads and sleeps cut segments,
+// The Linux rules a diagnosis needs, in small: blocking reads, polls and sleeps cut segments,
 // stream bytes, timers and flags are strong edges, plain wake-ups weak.
 const char* const kRules = R"(
 split wait.entry {
   at syscall_enter
-  where name in ["read", "clock_nanosleep", "futex"]
+  where name in ["read", "poll", "clock_nanosleep", "futex"]
   cut before
   neighbour weak
 }
@@ -1049,6 +1049,76 @@ thread 200 pid=200 comm=cw-server
   CHECK(second.woken == segment_at(b, 100, 100));
 }
 
+TEST_CASE("a poll loop on a set of descriptors is one wait: the slice a message ended is found") {
+  // cw-client polls its two descriptors (poll names no one descriptor: fd -1, count 2) with
+  // a 100 ms timeout; the first two slices time out, the third is ended by cw-server's
+  // answer at 250 ms. The slice at 0 ms is one of the three of a single wait.
+  Built b = build(kRules, R"(
+process 100 comm=cw-client
+thread 100 pid=100 comm=cw-client
+process 200 comm=cw-server ppid=100
+thread 200 pid=200 comm=cw-server
+0ms 100 syscall_enter name=poll fd=-1 count=2 timeout_ns=100000000
+0ms 100 switch_out state=S
+100ms 100 switch_in
+100ms 100 syscall_exit name=poll ret=0
+100ms 100 syscall_enter name=poll fd=-1 count=2 timeout_ns=100000000
+100ms 100 switch_out state=S
+200ms 100 switch_in
+200ms 100 syscall_exit name=poll ret=0
+200ms 100 syscall_enter name=poll fd=-1 count=2 timeout_ns=100000000
+200ms 100 switch_out state=S
+250ms 200 send object=7 offset=0 len=8 peer=100 fd=4
+251ms 100 switch_in
+251ms 100 syscall_exit name=poll ret=1
+251ms 100 recv object=7 offset=0 len=8 peer=200 fd=3
+)");
+  ThreadEvents events(b.trace);
+  LogicalWait lw = logical_wait(b.trace, events, b.graph(), segment_at(b, 100, 0));
+  CHECK(lw.first == segment_at(b, 100, 0));
+  CHECK(lw.woken == segment_at(b, 100, 200));
+  CHECK(lw.last == lw.woken);
+  CHECK(lw.wake_edge != kNoIndex);
+}
+
+TEST_CASE("polls of sets of different sizes, or of no descriptor, are different waits") {
+  // The slice at 0 ms polls two descriptors, the one at 100 ms three; the sleeps at 300
+  // and 400 ms (poll of no descriptor) wait for time only.
+  Built b = build(kRules, R"(
+process 100 comm=cw-client
+thread 100 pid=100 comm=cw-client
+process 200 comm=cw-server ppid=100
+thread 200 pid=200 comm=cw-server
+0ms 100 syscall_enter name=poll fd=-1 count=2 timeout_ns=100000000
+0ms 100 switch_out state=S
+100ms 100 switch_in
+100ms 100 syscall_exit name=poll ret=0
+100ms 100 syscall_enter name=poll fd=-1 count=3 timeout_ns=100000000
+100ms 100 switch_out state=S
+150ms 200 send object=7 offset=0 len=8 peer=100 fd=4
+151ms 100 switch_in
+151ms 100 syscall_exit name=poll ret=1
+151ms 100 recv object=7 offset=0 len=8 peer=200 fd=3
+300ms 100 syscall_enter name=poll fd=-1 count=0 timeout_ns=100000000
+300ms 100 switch_out state=S
+400ms 100 switch_in
+400ms 100 syscall_exit name=poll ret=0
+400ms 100 syscall_enter name=poll fd=-1 count=0 timeout_ns=100000000
+400ms 100 switch_out state=S
+450ms 200 send object=8 offset=0 len=8 peer=100 fd=4
+451ms 100 switch_in
+451ms 100 syscall_exit name=poll ret=0
+451ms 100 recv object=8 offset=0 len=8 peer=200 fd=3
+)");
+  ThreadEvents events(b.trace);
+  LogicalWait pair = logical_wait(b.trace, events, b.graph(), segment_at(b, 100, 0));
+  CHECK(pair.first == pair.last);
+  CHECK(pair.woken == kNoIndex);
+  LogicalWait sleep = logical_wait(b.trace, events, b.graph(), segment_at(b, 100, 300));
+  CHECK(sleep.first == sleep.last);
+  CHECK(sleep.woken == kNoIndex);
+}
+
 TEST_CASE("a thread born during the hang can be its culprit") {
   // cw-parent waits on a pipe from 0 ms; its thread cw-spawner forks cw-child at 5 ms,
   // which computes in two halves (a non-blocking read between) and answers at 415 ms.
@@ -1174,6 +1244,73 @@ thread 300 pid=300 comm=cw-a
   CHECK(d.root_causes[0].what.find("its work began with a message from cw-a 300 at 0.005000 s") !=
         std::string::npos);
   CHECK(path(b, d.path) == "200@5 split, 200@510 message, 100@20 -");
+}
+
+TEST_CASE("a thread that waited for the culprit on the hang's path is not the culprit's culprit") {
+  // cw-client asks cw-proxy, which asks cw-backend; cw-backend sleeps 500 ms before it
+  // answers. cw-proxy went on running 1 ms after cw-backend began to sleep (its request
+  // segment ends after the sleep began), then waited for the answer in two slices (the
+  // first timed out at 313 ms; only the second was ended by cw-backend). Diagnosing
+  // cw-backend (the culprit) finds cw-proxy blocked meanwhile, but cw-proxy is downstream
+  // of cw-backend on the hang's path: it waited for it, and is not its cause.
+  Built b = build(kRules, R"(
+process 100 comm=cw-client
+thread 100 pid=100 comm=cw-client
+process 200 comm=cw-proxy ppid=100
+thread 200 pid=200 comm=cw-proxy
+process 300 comm=cw-backend ppid=100
+thread 300 pid=300 comm=cw-backend
+0ms 200 syscall_enter name=read fd=4
+0ms 200 switch_out state=S
+0ms 300 syscall_enter name=read fd=6
+0ms 300 switch_out state=S
+10ms 100 syscall_enter name=write fd=3
+10ms 100 send object=1 offset=0 len=8 peer=200 fd=3
+10ms 100 syscall_exit name=write ret=8
+10ms 100 syscall_enter name=read fd=3
+10ms 100 switch_out state=S
+11ms 200 switch_in
+11ms 200 recv object=1 offset=0 len=8 peer=100 fd=4
+11ms 200 syscall_exit name=read ret=8
+11ms 200 syscall_enter name=write fd=5
+11ms 200 send object=3 offset=0 len=8 peer=300 fd=5
+11ms 200 syscall_exit name=write ret=8
+12ms 300 switch_in
+12ms 300 recv object=3 offset=0 len=8 peer=200 fd=6
+12ms 300 syscall_exit name=read ret=8
+12ms 300 syscall_enter name=clock_nanosleep
+12ms 300 switch_out state=S
+13ms 200 syscall_enter name=read fd=5
+13ms 200 switch_out state=S
+313ms 200 switch_in
+313ms 200 syscall_exit name=read ret=-11
+313ms 200 syscall_enter name=read fd=5
+313ms 200 switch_out state=S
+512ms 300 switch_in
+512ms 300 syscall_exit name=clock_nanosleep ret=0
+512ms 300 syscall_enter name=write fd=6
+512ms 300 send object=4 offset=0 len=8 peer=200 fd=6
+512ms 300 syscall_exit name=write ret=8
+512ms 300 syscall_enter name=read fd=6
+512ms 300 switch_out state=S
+513ms 200 switch_in
+513ms 200 recv object=4 offset=0 len=8 peer=300 fd=5
+513ms 200 syscall_exit name=read ret=8
+513ms 200 syscall_enter name=write fd=4
+513ms 200 send object=2 offset=0 len=8 peer=100 fd=4
+513ms 200 syscall_exit name=write ret=8
+513ms 200 syscall_enter name=read fd=4
+513ms 200 switch_out state=S
+514ms 100 switch_in
+514ms 100 recv object=2 offset=0 len=8 peer=200 fd=3
+514ms 100 syscall_exit name=read ret=8
+)");
+  DiagnoseOptions o;
+  o.symptom.thread_name = "cw-client";
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
+  CHECK(d.hang.tid == 100);
+  CHECK(causes(b, d) == "300 LongWait depth 1");
+  CHECK(path(b, d.path) == "300@12 message, 200@313 message, 100@10 -");
 }
 
 }  // namespace

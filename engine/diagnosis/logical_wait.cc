@@ -11,9 +11,15 @@ bool same_wait(const Trace& trace, uint32_t a, uint32_t b) {
   if (ea.kind != eb.kind) return false;
   int resource = trace.schema.field_index(ea.kind, "resource");
   int fd = trace.schema.field_index(ea.kind, "fd");
+  int count = trace.schema.field_index(ea.kind, "count");
   bool has_object = (resource >= 0 && trace.value(ea, resource) != 0) ||
                     (fd >= 0 && trace.int_value(ea, fd) >= 0);
-  if (!has_object) return false;
+  // A call on a set of descriptors (a poll: no one descriptor, `count` of them) waits on
+  // that set; a loop that polls again after a timeout polls the same number of them.
+  // Without descriptors (count 0) it is a sleep.
+  bool on_set = !has_object && count >= 0 && trace.value(ea, count) != 0;
+  if (!has_object && !on_set) return false;
+  if (on_set && trace.value(ea, count) != trace.value(eb, count)) return false;
   for (const char* field : {"name", "fd", "resource"}) {
     int f = trace.schema.field_index(ea.kind, field);
     if (f >= 0 && trace.value(ea, f) != trace.value(eb, f)) return false;

@@ -7,15 +7,16 @@
 
 #include <cstdint>
 
-#include "engine/graph/graph.h"
 #include "engine/diagnosis/segment_profile.h"
+#include "engine/graph/graph.h"
 #include "trace/trace.h"
 
 namespace cw::engine {
 
 // Two blocking calls wait for the same thing: the same call on the same descriptor and
-// object (the same socket, the same futex word). A call on no object (a sleep) waits for
-// time, not for another thread, and is like nothing.
+// object (the same socket, the same futex word), or the same call on a set of descriptors
+// of the same size (a poll loop: `fd` -1, `count` descriptors). A call on no object and no
+// descriptors (a sleep) waits for time, not for another thread, and is like nothing.
 bool same_wait(const Trace& trace, uint32_t call_a, uint32_t call_b);
 
 // The edge that ended the wait of `segment` whose block began at `block_start`: the

@@ -271,6 +271,20 @@ edge file.change {
   priority 10
 }
 
+# A process's exit closes its files and tells its parent: a thread waiting for data (a
+# poll or a read on a pipe or socket the exiting process held open: the hang-up, or the
+# parent's SIGCHLD) that the exit wakes was waiting for that exit. A build tool polling its
+# job's output pipe is woken so when the job's last process exits. The wake-ups an
+# interrupt makes meanwhile are not the exit's.
+edge exit.wake {
+  link wakeup
+  where from.exit and not from.irq and not from.softirq and from.interrupt != 1
+    and to.syscall.name in data_waits
+  strength strong
+  kind exit
+  priority 10
+}
+
 # Any other wake-up may or may not be causal (seed 000 §4.1).
 edge wakeup.default {
   link wakeup

@@ -529,6 +529,47 @@ test "a child's exit joins the wait4 that reaped it" {
   expect edge 200 -> 100 kind exit strength strong rule exit.reaped
 }
 
+test "an exiting child's wake-up of its parent's poll is a strong exit edge" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=builder
+    thread 100 pid=100 comm=builder
+    process 200 comm=job ppid=100
+    thread 200 pid=200 comm=job
+    1ms 100 syscall_enter name=ppoll fd=-1 count=1
+    1ms 100 switch_out state=S
+    5ms 200 exit code=0
+    5ms 200 wakeup target=100
+    6ms 100 switch_in
+    6ms 100 syscall_exit name=ppoll ret=1
+  ]]
+  expect edge 200 -> 100 kind exit strength strong rule exit.wake
+}
+
+test "a wake-up before the exit, or an interrupt's during it, is not the exit's" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=builder
+    thread 100 pid=100 comm=builder
+    process 200 comm=job ppid=100
+    thread 200 pid=200 comm=job
+    1ms 100 syscall_enter name=ppoll fd=-1 count=1
+    1ms 100 switch_out state=S
+    3ms 200 wakeup target=100
+    4ms 100 switch_in
+    4ms 100 syscall_exit name=ppoll ret=0
+    4ms 100 syscall_enter name=ppoll fd=-1 count=1
+    4ms 100 switch_out state=S
+    5ms 200 exit code=0
+    5ms 200 wakeup target=100 interrupt=1
+    6ms 100 switch_in
+    6ms 100 syscall_exit name=ppoll ret=0
+  ]]
+  expect edge 200 -> 100 kind wakeup strength weak rule wakeup.default
+  expect no edge 200 -> 100 kind exit
+  expect stat pruned == 1
+}
+
 test "a timer's arming joins its expiry" {
   trace [[
     causeway-trace 1
