@@ -110,6 +110,7 @@ SegmentProfile profile(const Trace& trace, const ThreadEvents& events, Tid tid, 
   if (uint32_t s = last_before(switches, first_in_range); s != kNoIndex)
     seen_switch_in = trace.events[s].kind == k.switch_in;
   std::unordered_map<StrId, uint32_t> by_name;
+  uint64_t last_call = start_ns;
   for (; pos != list.end(); ++pos) {
     const Event& e = trace.events[*pos];
     if (e.ts > end_ns || (e.ts == end_ns && !include_end)) break;
@@ -135,6 +136,10 @@ SegmentProfile profile(const Trace& trace, const ThreadEvents& events, Tid tid, 
       seen_switch_in = true;
     } else if (e.kind == k.syscall_enter) {
       ++p.syscalls;
+      const uint64_t quiet = e.ts - std::min(e.ts, last_call);
+      p.longest_quiet_ns = std::max(p.longest_quiet_ns, quiet);
+      if (p.syscalls > 1) p.longest_gap_ns = std::max(p.longest_gap_ns, quiet);
+      last_call = e.ts;
       if (k.name_field >= 0) ++by_name[static_cast<StrId>(trace.value(e, k.name_field))];
       open_call = *pos;
     } else if (e.kind == k.syscall_exit) {
@@ -149,6 +154,7 @@ SegmentProfile profile(const Trace& trace, const ThreadEvents& events, Tid tid, 
     }
   }
   close_state(end_ns);
+  p.longest_quiet_ns = std::max(p.longest_quiet_ns, end_ns - std::min(end_ns, last_call));
 
   // The exit of the call open across the longest block, wherever it comes.
   if (p.longest_block_call != kNoIndex) {

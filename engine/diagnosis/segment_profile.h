@@ -38,9 +38,14 @@ struct SegmentProfile {
   uint32_t longest_block_exit = kNoIndex;  // that call's syscall_exit, kNoIndex if none yet
   uint32_t blocks = 0;                     // number of blocked intervals
   uint32_t syscalls = 0;                   // system calls entered in the range
-  std::vector<SyscallCount> by_name;       // most frequent first
-  uint32_t flag_events = 0;                // flag_write / flag_read events
-  uint32_t events = 0;                     // the thread's events in the range
+  // The longest stretch of the range with no system call entered (from its start to the
+  // first, between two, from the last to its end), and the longest between two calls:
+  // a loop calls all along.
+  uint64_t longest_quiet_ns = 0;
+  uint64_t longest_gap_ns = 0;
+  std::vector<SyscallCount> by_name;  // most frequent first
+  uint32_t flag_events = 0;           // flag_write / flag_read events
+  uint32_t events = 0;                // the thread's events in the range
 };
 
 // Events of each thread, in time order (indexes into Trace::events). Built once per

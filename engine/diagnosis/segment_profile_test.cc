@@ -53,6 +53,16 @@ TEST_CASE("a thread blocked 900 ms in a read: the block, its call and the call's
   CHECK(p.longest_block_call == event_at(t, 101, 1 * kMs, "syscall_enter"));
   CHECK(p.longest_block_exit == event_at(t, 101, 901'200'000, "syscall_exit"));
   CHECK(p.syscalls == 2);
+  // No call entered between the read at 1 ms and the write at 902 ms.
+  CHECK(p.longest_quiet_ns == 901 * kMs);
+  CHECK(p.longest_gap_ns == 901 * kMs);
+  const SegmentProfile none = profile_range(t, ev, 101, 0, 1 * kMs);  // no call at all
+  CHECK(none.longest_quiet_ns == 1 * kMs);
+  CHECK(none.longest_gap_ns == 0);
+  // From the write at 902 ms to the end: quiet, but no gap between two calls.
+  const SegmentProfile tail = profile_range(t, ev, 101, 901 * kMs, 1000 * kMs);
+  CHECK(tail.longest_quiet_ns == 98 * kMs);
+  CHECK(tail.longest_gap_ns == 0);
   CHECK(p.events == 7);  // the switch_out at 1 s is the range's end, outside it
   REQUIRE(p.by_name.size() == 2);
   // One call each: ordered by name id, and `read` was interned first.

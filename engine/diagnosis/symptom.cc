@@ -686,8 +686,13 @@ uint64_t trace_start_ns(const Trace& trace) {
 
 HangKind classify(const SegmentProfile& p) {
   const uint64_t length = p.end_ns - std::min(p.end_ns, p.start_ns);
+  // A loop calls all along, turn after turn: bursts of calls (a program's start-up, its
+  // input read, its output written) around long computations without any are not one.
+  // (Sixteen calls make eight turns or more: none takes a quarter of the stretch; the
+  // stretch may begin or end with up to half of it outside the loop.)
   if (p.syscalls >= kYieldCalls && !p.by_name.empty() &&
-      2 * p.by_name.front().count >= p.syscalls && 2 * p.longest_block_ns <= length)
+      2 * p.by_name.front().count >= p.syscalls && 2 * p.longest_block_ns <= length &&
+      4 * p.longest_gap_ns <= length && 2 * p.longest_quiet_ns <= length)
     return HangKind::RepeatedYield;
   if (p.blocked_ns >= p.on_cpu_ns + p.runnable_ns) return HangKind::LongWait;
   return HangKind::LongRunning;

@@ -510,7 +510,22 @@ TEST_CASE("classify: yield loops, waits and computations") {
   p.blocked_ns = 90 * kMs;
   p.on_cpu_ns = 10 * kMs;
   p.longest_block_ns = 50 * kMs;
+  p.longest_gap_ns = 25 * kMs;
+  p.longest_quiet_ns = 50 * kMs;
   CHECK(classify(p) == HangKind::RepeatedYield);
+  // The same calls in bursts with more than a quarter of the stretch between two of them
+  // (a start-up, a computation, the output), or a burst and then more than half of it
+  // without any: not a loop.
+  p.longest_gap_ns = 26 * kMs;
+  p.on_cpu_ns = 60 * kMs;
+  p.blocked_ns = 40 * kMs;
+  CHECK(classify(p) == HangKind::LongRunning);
+  p.longest_gap_ns = 1 * kMs;
+  p.longest_quiet_ns = 51 * kMs;
+  CHECK(classify(p) == HangKind::LongRunning);
+  p.longest_quiet_ns = 1 * kMs;
+  p.on_cpu_ns = 10 * kMs;
+  p.blocked_ns = 90 * kMs;
   p.longest_block_ns = 51 * kMs;  // one block is more than half the stretch
   CHECK(classify(p) == HangKind::LongWait);
   p.longest_block_ns = 1 * kMs;
