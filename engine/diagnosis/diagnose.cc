@@ -652,10 +652,6 @@ class Diagnoser {
       }
       uint32_t culprit = segment_in(t.tid, window);
       if (culprit == kNoIndex) continue;
-      if (depth > 0 && waited_for(t.tid, g_.segments[seg].tid, window)) {
-        visited_threads_.insert(t.tid);  // judged: a consequence of `seg`'s wait
-        continue;
-      }
       examine_thread(culprit, window, depth);
     }
     if ((circle_via != 0 || hang_thread_on_path) && d_.root_causes.size() == causes_before) {
@@ -895,19 +891,6 @@ class Diagnoser {
     if (!same_wait(p.longest_block_call, baseline_wait)) return false;
     return upstream == hang_tid || visited_threads_.count(upstream) ||
            hung_in(upstream, window, &up, &up_kind);
-  }
-
-  // Whether `tid` spent the window blocked in a wait that `culprit_tid` ended: it waited
-  // for the culprit being diagnosed, so it is a consequence of the culprit's wait, not a
-  // cause (on a path it may have run on a little after the culprit began waiting).
-  bool waited_for(Tid tid, Tid culprit_tid, Window window) const {
-    SegmentProfile p;
-    HangKind kind;
-    if (!hung_in(tid, window, &p, &kind) || kind != HangKind::LongWait) return false;
-    const uint32_t blocked = segment_at(tid, p.longest_block_start);
-    if (blocked == kNoIndex) return false;
-    const uint32_t e = wake_edge(trace_, g_, blocked, p.longest_block_start);
-    return e != kNoIndex && g_.segments[g_.edges[e].from].tid == culprit_tid;
   }
 
   // The segment of `tid` that ran or waited for a CPU longest within `window` (the one at
