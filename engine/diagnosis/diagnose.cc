@@ -327,8 +327,11 @@ class Diagnoser {
     uint32_t v = start;
     while (segs.size() < opt_.max_depth) {
       progress(++d_.search_steps);
-      if (caused_from_path(v)) break;
-      std::vector<uint32_t> in = incoming_by_source(g_, v, beam_.costs, on_path_);
+      std::vector<uint32_t> in = incoming_by_source(g_, v, beam_.costs);
+      if (!in.empty() && caused_from_path(v, in[0])) break;
+      // Sources already on the path would make a cycle (incoming_by_source keeps each
+      // source's cheapest edge, so leaving them out here is the same as skipping them).
+      std::erase_if(in, [&](uint32_t ei) { return on_path_[g_.edges[ei].from]; });
       if (in.empty()) break;  // the first segment of its thread, or nothing explains it
       std::vector<Option> options;
       for (uint32_t ei : in) {
@@ -379,14 +382,12 @@ class Diagnoser {
     return path;
   }
 
-  // Whether the best explanation of `v` is a strong edge from a segment already on the
-  // path: a step that sent a request and read its answer without blocking in between is
-  // one segment, both the origin and the end of the exchange. The slice has come full
-  // circle there; a weaker edge from elsewhere would explain `v` worse.
-  bool caused_from_path(uint32_t v) const {
-    std::vector<uint32_t> all = incoming_by_source(g_, v, beam_.costs);
-    if (all.empty()) return false;
-    const Edge& best = g_.edges[all[0]];
+  // Whether the best explanation of `v` (`best_edge`) is a strong edge from a segment already on
+  // the path: a step that sent a request and read its answer without blocking in between is one
+  // segment, both the origin and the end of the exchange. The slice has come full circle there; a
+  // weaker edge from elsewhere would explain `v` worse.
+  bool caused_from_path(uint32_t v, uint32_t best_edge) const {
+    const Edge& best = g_.edges[best_edge];
     return on_path_[best.from] && best.strength == Strength::Strong &&
            g_.segments[best.from].tid != g_.segments[v].tid;
   }
