@@ -4,6 +4,8 @@
 #include "instrument/hook/event_log.h"
 
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,6 +20,7 @@
 
 #include "base/temp_dir.h"
 #include "instrument/hook/elf_symbols.h"
+#include "instrument/hook/event_sink.h"
 #include "instrument/hook/hook_log_reader.h"
 #include "instrument/hook/inline_hook.h"
 #include "instrument/hook/log_format.h"
@@ -421,6 +424,40 @@ TEST_CASE("a later reader skips the fills an earlier one handed back, and hands 
   CHECK(later_got.steps.size() == 2 * 5000 - 2 * kPerChunk);
   CHECK((later_got.steps == std::vector<Step>(all.begin() + 2 * kPerChunk, all.end())));
   CHECK(read_header(dir.path("hooks." + std::to_string(getpid()))).chunks_claimed == 3);
+}
+
+TEST_CASE("a calibration that moves between polls does not move a thread's times back") {
+  cw::TempDir dir("cw-hook-log");
+  open_log(dir, log_bytes(4), 4096);
+  const std::string path = dir.path("hooks." + std::to_string(getpid()));
+  PatternHooks hooks;
+  HookLogReader reader(dir.path());
+  ThreadSteps got(static_cast<uint32_t>(gettid()));
+  auto sink = [&](const HookEvent& e) { got(e); };
+  // Only the test moves the calibration: the writer's own refreshes are held off.
+  const uint64_t recalibrate_at = cw_hook_recalibrate_at;
+  cw_hook_recalibrate_at = ~uint64_t{0};
+  for (uint64_t i = 0; i < 50; ++i) PatternHooks::call(i);
+  reader.poll(sink);
+  const uint64_t polled_first = got.last_ts;
+  // A refresh that puts `latest` at a thousandth of the slope (as a refresh 1 ms in, off
+  // by much, would): converted alone, the next events would come out before the last ones.
+  int fd = open(path.c_str(), O_RDWR);
+  REQUIRE(fd >= 0);
+  void* memory = mmap(nullptr, sizeof(log::Header), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  REQUIRE(memory != MAP_FAILED);
+  auto* header = static_cast<log::Header*>(memory);
+  REQUIRE(header->clock == log::kClockTsc);
+  header->latest.tsc = __builtin_ia32_rdtsc();
+  header->latest.ns = header->first.ns + (monotonic_ns() - header->first.ns) / 1000;
+  for (uint64_t i = 50; i < 100; ++i) PatternHooks::call(i);
+  reader.poll(sink);
+  munmap(memory, sizeof(log::Header));
+  cw_hook_recalibrate_at = recalibrate_at;
+  CHECK((got.steps == PatternHooks::expected(0, 100)));
+  CHECK(got.in_order);
+  CHECK(got.last_ts >= polled_first);
 }
 
 TEST_CASE("writer threads and a reader thread at once: every event delivered or counted lost") {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <unordered_map>
 #include <utility>
 
 #include "instrument/hook/atomic_word.h"
@@ -54,6 +55,13 @@ struct HookLogReader::Log {
   uint32_t notes_taken = 0;
   std::vector<ChunkState> chunks;
   bool truncated = false;
+  // The time last delivered for each thread. Each poll converts TSC ticks with the
+  // calibration it reads, and `latest` moves between polls (early on, 1 ms after `first`,
+  // with a slope off by up to a part in a thousand): the same tick would convert to a
+  // different time, and a thread's first event of a poll could land before its last of
+  // the poll before. A thread's events are delivered in order, so its times must not go
+  // back: each is at least the one before (the clamp is within the calibration's error).
+  std::unordered_map<uint32_t, uint64_t> last_ts;
 
   log::ChunkHeader* chunk_header(uint32_t index) const {
     return reinterpret_cast<log::ChunkHeader*>(base + header->chunks_offset +
@@ -253,6 +261,9 @@ size_t HookLogReader::poll(const std::function<void(const HookEvent&)>& sink) {
             header->clock == log::kClockMonotonicNs
                 ? event.tsc
                 : static_cast<uint64_t>(static_cast<long double>(first.ns) + since * ns_per_tick);
+        uint64_t& last = log.last_ts[state.tid];
+        out.ts = std::max(out.ts, last);
+        last = out.ts;
         out.pid = header->pid;
         out.tid = state.tid;
         out.fn_index = event.fn_index;

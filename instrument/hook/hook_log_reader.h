@@ -35,7 +35,7 @@ class HookLogReader {
 
   // Reads what was appended since the last call, in every log in the directory (also logs
   // created since), and hands full chunks it has read back to the writers; events of one
-  // thread arrive in order. Returns the events delivered.
+  // thread arrive in order, their times never going back. Returns the events delivered.
   size_t poll(const std::function<void(const HookEvent&)>& sink);
   // Notes published since the last call, including one per unreadable or malformed log.
   std::vector<HookNote> take_notes();
