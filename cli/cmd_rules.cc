@@ -1,15 +1,19 @@
-// `causeway rules check|test|fmt PACK…`
+// `causeway rules check|test|fmt PACK…`, `causeway rules kinds`
 #include <fmt/format.h>
 
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <span>
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/json_output.h"
 #include "cli/rule_paths.h"
 #include "dsl/parser.h"
+#include "dsl/rule_kinds.h"
 #include "eval/pack_tests.h"
 #include "rules/loader.h"
 
@@ -163,6 +167,51 @@ Command add_rules_fmt(CLI::App& rules) {
               }
             }
             return status;
+          }};
+}
+
+Command add_rules_kinds(CLI::App& rules) {
+  auto json = std::make_shared<bool>(false);
+  auto* cmd = rules.add_subcommand("kinds", "list the rule kinds and the clauses each takes");
+  cmd->add_flag("--json", *json, "print them as JSON (docs/json.md)");
+  cmd->footer(
+      "Each kind: its keyword and what it is for; its clauses (* required, 'alone' takes no "
+      "value); whether `disable` can turn its rules off, and whether the graph build applies "
+      "them (then a pack test's graph shows what they do). The parser and the checker read "
+      "the same table (docs/rules.md \"Rules\").\nExit status: 0.");
+  return {cmd, [json] {
+            if (*json) {
+              nlohmann::json kinds = nlohmann::json::array();
+              auto words = [](std::span<const std::string_view> w) {
+                return std::vector<std::string>(w.begin(), w.end());
+              };
+              for (const auto& k : dsl::kRuleKinds)
+                kinds.push_back({{"keyword", k.keyword},
+                                 {"description", k.description},
+                                 {"disableable", k.disableable},
+                                 {"builds_graph", k.builds_graph},
+                                 {"clauses", words(k.clauses)},
+                                 {"required", words(k.required)},
+                                 {"bare", words(k.bare)}});
+              std::cout << with_schema_version(nlohmann::json{{"kinds", kinds}}).dump(2) << "\n";
+              return kExitOk;
+            }
+            for (const auto& k : dsl::kRuleKinds) {
+              std::vector<std::string> clauses;
+              for (std::string_view c : k.clauses) {
+                std::string text(c);
+                if (std::find(k.required.begin(), k.required.end(), c) != k.required.end())
+                  text += '*';
+                if (std::find(k.bare.begin(), k.bare.end(), c) != k.bare.end()) text += " (alone)";
+                clauses.push_back(std::move(text));
+              }
+              std::cout << fmt::format("{:<7} {}\n        clauses: {}\n        {}; {}\n", k.keyword,
+                                       k.description, fmt::join(clauses, ", "),
+                                       k.disableable ? "disable can turn it off" : "not disabled",
+                                       k.builds_graph ? "the graph build applies it"
+                                                      : "the graph build does not apply it");
+            }
+            return kExitOk;
           }};
 }
 

@@ -17,6 +17,8 @@ struct Command {
 Command add_rules_check(CLI::App& rules);
 Command add_rules_test(CLI::App& rules);
 Command add_rules_fmt(CLI::App& rules);
+// `rules kinds`: the table of rule kinds (dsl/rule_kinds.h).
+Command add_rules_kinds(CLI::App& rules);
 Command add_graph(CLI::App& app);
 Command add_convert(CLI::App& app);
 // `debug`: diagnose a hang (docs/diagnosis.md).

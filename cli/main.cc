@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
   commands.push_back(add_rules_check(*rules));
   commands.push_back(add_rules_test(*rules));
   commands.push_back(add_rules_fmt(*rules));
+  commands.push_back(add_rules_kinds(*rules));
   auto* flags = app.add_subcommand("flags", "find the data flags a program's threads wait on");
   flags->require_subcommand(1);
   commands.push_back(add_flags_suggest(*flags));

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/source.h"
+#include "dsl/rule_kinds.h"
 
 namespace cw::dsl {
 
@@ -68,9 +69,9 @@ struct LuaBlock {
   uint32_t first_line = 1;  // source line of the code's first line
 };
 
-// `split|batch|link|edge|flag|holder|answer ID { clauses }`; a bare `loop` is a clause without args
+// `KIND ID { clauses }`, KIND one of dsl/rule_kinds.h; a bare `loop` is a clause without args
 struct Rule {
-  std::string kind;
+  RuleKind kind = RuleKind::Split;
   std::string id;
   SourceLoc loc;  // of the kind keyword
   SourceLoc id_loc;

@@ -206,7 +206,8 @@ class Printer {
     line(0, "lua " + token_text(code), code.end);
   }
   void rule(const Rule& r) {
-    block(r.kind + " " + r.id, r.id_loc.byte, [&] { clauses(r.clauses); });
+    block(std::string(rule_keyword(r.kind)) + " " + r.id, r.id_loc.byte,
+          [&] { clauses(r.clauses); });
   }
 
   void test(const TestBlock& t) {

@@ -36,7 +36,8 @@ std::string shape(const std::string& text) {
   if (f.pack) s += "pack " + f.pack->id + shape(f.pack->clauses) + "\n";
   for (const auto& l : f.lists) s += "list " + l.name + shape(*l.value) + "\n";
   for (const auto& l : f.lua) s += "lua " + l.code + "\n";
-  for (const auto& r : f.rules) s += r.kind + " " + r.id + shape(r.clauses) + "\n";
+  for (const auto& r : f.rules)
+    s += std::string(rule_keyword(r.kind)) + " " + r.id + shape(r.clauses) + "\n";
   for (const auto& d : f.disables) s += "disable " + d.rule + "\n";
   for (const auto& t : f.tests) {
     s += "test " + t.name + "|" + t.trace_text + "|" + std::to_string(t.trace_is_file) +

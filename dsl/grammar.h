@@ -8,7 +8,10 @@
 #include <tao/pegtl/contrib/analyze.hpp>
 #include <tao/pegtl/contrib/parse_tree.hpp>
 #include <tao/pegtl/contrib/raw_string.hpp>
+#include <utility>
 #include <vector>
+
+#include "dsl/rule_kinds.h"
 
 namespace cw::dsl::grammar {
 
@@ -209,10 +212,16 @@ struct kw_list : TAO_PEGTL_KEYWORD("list") {};
 struct kw_lua : TAO_PEGTL_KEYWORD("lua") {};
 struct kw_test : TAO_PEGTL_KEYWORD("test") {};
 struct kw_disable : TAO_PEGTL_KEYWORD("disable") {};
-struct rule_kind
-    : sor<TAO_PEGTL_KEYWORD("split"), TAO_PEGTL_KEYWORD("batch"), TAO_PEGTL_KEYWORD("link"),
-          TAO_PEGTL_KEYWORD("edge"), TAO_PEGTL_KEYWORD("flag"), TAO_PEGTL_KEYWORD("holder"),
-          TAO_PEGTL_KEYWORD("answer")> {};
+// `split`, `batch`, ...: one keyword per kind of the table (dsl/rule_kinds.h), spelled
+// from it at compile time, so a kind added there is a kind the grammar knows.
+template <size_t K, size_t... I>
+auto table_keyword(std::index_sequence<I...>) -> pegtl::keyword<kRuleKinds[K].keyword[I]...>;
+template <size_t K>
+using rule_kind_keyword =
+    decltype(table_keyword<K>(std::make_index_sequence<kRuleKinds[K].keyword.size()>()));
+template <size_t... K>
+auto table_keywords(std::index_sequence<K...>) -> sor<rule_kind_keyword<K>...>;
+struct rule_kind : decltype(table_keywords(std::make_index_sequence<kRuleKinds.size()>())) {};
 struct test_name : sor<short_string, rule_id> {};
 
 // The head of an item; a clause never looks like one, so a missing '}' is reported where

@@ -159,7 +159,10 @@ class Builder {
   Rule rule(const Node& n) {
     Rule r;
     r.loc = loc(n);
-    r.kind = std::string(n.children.at(0)->string_view());
+    // The grammar admits only the table's keywords.
+    const RuleKindInfo* kind = find_rule_kind(n.children.at(0)->string_view());
+    if (!kind) throw std::logic_error("dsl parser: a rule kind not in dsl/rule_kinds.h");
+    r.kind = kind->kind;
     r.id = std::string(n.children.at(1)->string_view());
     r.id_loc = loc(*n.children[1]);
     for (size_t i = 2; i < n.children.size(); ++i) r.clauses.push_back(clause(*n.children[i]));
@@ -427,11 +430,20 @@ class Builder {
 
 // ---------------------------------------------------------------- error messages
 
-constexpr std::string_view kItemList =
-    "pack, list, lua, split, batch, link, edge, flag, holder, answer, test or disable";
-const std::vector<std::string> kItemKeywords = {"pack",   "list",   "lua",  "split",
-                                                "batch",  "link",   "edge", "flag",
-                                                "holder", "answer", "test", "disable"};
+// The words that start an item: the rule kinds come from their table.
+const std::vector<std::string> kItemKeywords = [] {
+  std::vector<std::string> words = {"pack", "list", "lua"};
+  for (const RuleKindInfo& kind : kRuleKinds) words.emplace_back(kind.keyword);
+  words.insert(words.end(), {"test", "disable"});
+  return words;
+}();
+// "pack, list, lua, split, ..., test or disable"
+const std::string kItemList = [] {
+  std::string out;
+  for (size_t i = 0; i < kItemKeywords.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == kItemKeywords.size() ? " or " : ", ") + kItemKeywords[i];
+  return out;
+}();
 const std::vector<std::string> kExpectSubjects = {"edge", "split",      "segments", "stat",
                                                   "hang", "root_cause", "questions"};
 

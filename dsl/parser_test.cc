@@ -101,7 +101,7 @@ TEST_CASE("rules of every kind, with dashed ids and clauses over several lines")
   File f = parse_ok(text);
   REQUIRE(f.rules.size() == 5);
   const Rule& split = f.rules[0];
-  CHECK(split.kind == "split");
+  CHECK(split.kind == RuleKind::Split);
   CHECK(split.id == "wait-entry.v2");
   CHECK(split.id_loc.col == 7);
   REQUIRE(split.clauses.size() == 3);
@@ -116,7 +116,7 @@ TEST_CASE("rules of every kind, with dashed ids and clauses over several lines")
   std::vector<std::string> batch;
   for (const auto& c : f.rules[1].clauses) batch.push_back(c.keyword + " " + show(*c.args[0]));
   CHECK(batch == std::vector<std::string>{"within call", "where (== fn \"loop\")", "item recv"});
-  CHECK(f.rules[2].kind == "link");
+  CHECK(f.rules[2].kind == RuleKind::Link);
   CHECK(f.rules[2].clauses[3].args.size() == 2);
   CHECK(show(*f.rules[3].clauses[2].args[0]) == "-5");
   CHECK(f.rules[3].clauses[2].args[0]->loc.col == 42);
@@ -304,7 +304,7 @@ TEST_CASE("an answer rule is a rule whose clauses are question, subject and choo
       "}\n"
       "answer q2 { question recurse  subject tid == 812 and ts == 5  choose recurse }\n");
   REQUIRE(f.rules.size() == 2);
-  CHECK(f.rules[0].kind == "answer");
+  CHECK(f.rules[0].kind == RuleKind::Answer);
   CHECK(f.rules[0].id == "q1");
   std::vector<std::string> clauses;
   for (const auto& r : f.rules)

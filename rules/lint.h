@@ -3,10 +3,13 @@
 // list never used. Warnings never make a load fail.
 #pragma once
 
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "base/source.h"
+#include "dsl/rule_kinds.h"
 #include "rules/ruleset.h"
 
 namespace cw::rules {
@@ -22,6 +25,10 @@ struct ListUse {
 
 struct LintFacts {
   std::vector<ListUse> lists;
+  // Per rule kind, the clauses its check looked for: rules/rule_kinds_test.cc holds them
+  // to the table of kinds (dsl/rule_kinds.h), so a clause the table gives a kind cannot be
+  // accepted there and ignored here.
+  std::map<dsl::RuleKind, std::set<std::string>> clauses_read;
 };
 
 // `rules.edges` must already be in evaluation order.

@@ -2,16 +2,20 @@
 # Every rule of a tested pack must be needed by one of its tests: deleting any single
 # rule must make `causeway rules test` fail (a test that still passes without its rule
 # tests nothing). Rules are found as top-level blocks `KIND ID {` ... `}` in canonical
-# layout (causeway rules fmt).
+# layout (causeway rules fmt), KIND one of the kinds the graph build applies, as
+# `causeway rules kinds --json` lists them (holder rules act when recording and answer
+# rules when diagnosing: a pack test's graph cannot show them).
 #
 # usage: rule_removal.sh CAUSEWAY STDLIB_DIR PACK_FILE...
 set -u
 cw=$1 stdlib=$(cd "$2" && pwd); shift 2
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+kinds=$("$cw" rules kinds --json | jq -r '[.kinds[] | select(.builds_graph) | .keyword] | join("|")')
+if [ -z "$kinds" ]; then echo "no rule kinds from '$cw rules kinds --json'"; exit 1; fi
 checked=0 survived=0
 for file in "$@"; do
   dir=$(dirname "$file")
-  mapfile -t starts < <(grep -nE '^(split|batch|link|edge|flag) [A-Za-z0-9_.-]+ \{' "$file" | cut -d: -f1)
+  mapfile -t starts < <(grep -nE "^($kinds) [A-Za-z0-9_.-]+ \\{" "$file" | cut -d: -f1)
   for start in "${starts[@]}"; do
     rule=$(sed -n "${start}p" "$file" | awk '{print $1 " " $2}')
     end=$(awk -v s="$start" 'NR > s && /^}/ { print NR; exit }' "$file")

@@ -8,10 +8,11 @@
 #include <unordered_map>
 
 #include "base/source.h"
+#include "dsl/rule_kinds.h"
 #include "engine/graph/expr_eval.h"
 #include "engine/graph/link_pairing.h"
-#include "rules/lua_host.h"
 #include "engine/graph/span_tree.h"
+#include "rules/lua_host.h"
 
 namespace cw::engine {
 
@@ -196,7 +197,8 @@ class Builder {
       if (s.mode == rules::SplitRule::Mode::AtEvent) {
         if (s.at != kNoKind) actions(s.at).splits.push_back(i);
       } else if (s.link >= r.links.size()) {
-        rule_error(s.origin, fmt::format("split {} names no link", s.origin.id));
+        rule_error(s.origin, fmt::format("{} {} names no link",
+                                         dsl::rule_keyword(dsl::RuleKind::Split), s.origin.id));
       }
     }
     if (r.batches.size() > kMaxBatchRules)
@@ -232,7 +234,8 @@ class Builder {
       edge_cost_.push_back(eval_.prepare(e.cost, e.origin));
       edge_kind_.push_back(e.kind.empty() ? uint16_t{0xffff} : result_.graph.intern_kind(e.kind));
       if (e.link >= r.links.size())
-        rule_error(e.origin, fmt::format("edge {} names no link", e.origin.id));
+        rule_error(e.origin, fmt::format("{} {} names no link",
+                                         dsl::rule_keyword(dsl::RuleKind::Edge), e.origin.id));
       if (!e.origin.active()) continue;
       switch (e.strength) {
         case rules::Strength::Strong:

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dsl/rule_kinds.h"
 #include "rules/ruleset.h"
 #include "trace/trace.h"
 
@@ -18,8 +19,25 @@ namespace cw::engine {
 
 using rules::kNoRule;
 
-// Which list of the RuleSet a rule index points into.
+// Which list of the RuleSet a rule index points into: the kinds of rule (dsl/rule_kinds.h)
+// whose rules make the graph's cuts and edges, by the same names.
 enum class RuleKind : uint8_t { None, Split, Batch, Edge, Flag };
+
+// The kind of the table each one is (None has none: Split stands in); each is a kind the
+// graph build applies.
+constexpr dsl::RuleKind table_kind(RuleKind kind) {
+  switch (kind) {
+    case RuleKind::Batch: return dsl::RuleKind::Batch;
+    case RuleKind::Edge: return dsl::RuleKind::Edge;
+    case RuleKind::Flag: return dsl::RuleKind::Flag;
+    default: return dsl::RuleKind::Split;
+  }
+}
+static_assert([] {
+  for (RuleKind k : {RuleKind::Split, RuleKind::Batch, RuleKind::Edge, RuleKind::Flag})
+    if (!dsl::rule_kind_info(table_kind(k)).builds_graph) return false;
+  return true;
+}());
 
 struct RuleRef {
   RuleKind kind = RuleKind::None;

@@ -70,3 +70,23 @@ Every command explains itself.
   check, test and format rule packs
   Usage: causeway rules [OPTIONS] SUBCOMMAND
   
+
+`rules kinds` prints the table of rule kinds that the parser and the checker read: each
+kind's clauses (* required), whether `disable` can turn it off, whether the graph build
+applies it.
+
+  $ causeway rules kinds | head -6
+  split   where a thread's execution is cut into segments
+          clauses: at, peers, where, cut, neighbour, loop (alone), priority
+          disable can turn it off; the graph build applies it
+  batch   a loop that serves many requests
+          clauses: within*, item*, where, neighbour
+          disable can turn it off; the graph build applies it
+  $ causeway rules kinds --json | jq -c '.schema_version, [.kinds[].keyword], [.kinds[] | select(.disableable | not) | .keyword], [.kinds[] | select(.builds_graph | not) | .keyword], (.kinds[] | select(.keyword == "edge") | [.required, .bare])'
+  1
+  ["split","batch","link","edge","flag","holder","answer"]
+  ["link","answer"]
+  ["holder","answer"]
+  [["link","strength"],["ends_polling"]]
+  $ causeway rules --help | grep '^  kinds'
+    kinds                       list the rule kinds and the clauses each takes

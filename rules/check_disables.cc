@@ -1,0 +1,78 @@
+// Checker pass: `disable PACK/RULE`, after every rule is compiled.
+#include <fmt/format.h>
+
+#include "dsl/rule_kinds.h"
+#include "rules/check_context.h"
+
+namespace cw::rules::check {
+
+namespace {
+
+// The compiled rules of one kind.
+std::vector<RuleOrigin*> origins(RuleSet& out, dsl::RuleKind kind) {
+  std::vector<RuleOrigin*> found;
+  auto add = [&](auto& rules) {
+    for (auto& r : rules) found.push_back(&r.origin);
+  };
+  switch (kind) {
+    case dsl::RuleKind::Split: add(out.splits); break;
+    case dsl::RuleKind::Batch: add(out.batches); break;
+    case dsl::RuleKind::Link: add(out.links); break;
+    case dsl::RuleKind::Edge: add(out.edges); break;
+    case dsl::RuleKind::Flag: add(out.flags); break;
+    case dsl::RuleKind::Holder: add(out.holders); break;
+    case dsl::RuleKind::Answer: add(out.answers); break;
+  }
+  return found;
+}
+
+}  // namespace
+
+// `disable PACK/RULE` (or a local id, this pack's own): marks the rule, which the engine
+// then skips. Only kinds the table marks `disableable` can be (dsl/rule_kinds.h); a link's
+// candidates are left to its edge rules, which can be.
+void Checker::apply_disables() {
+  std::map<std::string, RuleOrigin*> rules;
+  for (const dsl::RuleKindInfo& kind : dsl::kRuleKinds)
+    if (kind.disableable)
+      for (RuleOrigin* origin : origins(out_, kind.kind)) rules[origin->id] = origin;
+  std::vector<std::string> ids;
+  for (const auto& [id, _] : rules) ids.push_back(id);
+  for (size_t p = 0; p < units_.size(); ++p) {
+    const std::string& me = units_[p].info.id;
+    for (const dsl::File* file : units_[p].files) {
+      source_ = file->source;
+      for (const dsl::Disable& d : file->disables) {
+        const std::string id = d.rule.find('/') == std::string::npos ? me + "/" + d.rule : d.rule;
+        const std::string owner = id.substr(0, id.find('/'));
+        auto it = rules.find(id);
+        auto pack = pack_index_.find(owner);
+        const auto& visible = packs_[p].visible;
+        if (pack != pack_index_.end() &&
+            std::find(visible.begin(), visible.end(), pack->second) == visible.end()) {
+          error_at(
+              d.rule_loc, d.rule.size(),
+              fmt::format("pack '{}' disables '{}' but does not require pack '{}'", me, id, owner),
+              {fmt::format("add `requires {}` to the pack header", owner)});
+        } else if (it == rules.end()) {
+          bool link = std::any_of(out_.links.begin(), out_.links.end(),
+                                  [&](const LinkRule& l) { return l.origin.id == id; });
+          if (link)
+            error_at(d.rule_loc, d.rule.size(),
+                     fmt::format("'{}' is a link: disable the edge "
+                                 "rules that classify its candidates",
+                                 id));
+          else
+            error_at(d.rule_loc, d.rule.size(),
+                     fmt::format("no split, batch, edge or flag rule '{}' to disable", id),
+                     did_you_mean(id, ids));
+        } else {
+          if (it->second->active()) it->second->disabled_by = me;
+          out_.disabled.push_back({id, me, source_, d.loc});
+        }
+      }
+    }
+  }
+}
+
+}  // namespace cw::rules::check

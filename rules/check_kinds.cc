@@ -1,0 +1,517 @@
+// Checker pass: one rule by its kind. The clauses each kind takes and needs come from
+// dsl/rule_kinds.h; what their values must be, and what a rule compiles to (rules/
+// ruleset.h), is here, one function per kind.
+#include <fmt/format.h>
+
+#include <array>
+
+#include "dsl/rule_kinds.h"
+#include "rules/check_context.h"
+
+namespace cw::rules::check {
+
+// ---- clauses --------------------------------------------------------------------------
+
+// The rule's clauses by keyword; unknown, repeated and missing ones (by the table of
+// kinds) are reported.
+ClauseMap Checker::collect(const dsl::Rule& rule) {
+  const dsl::RuleKindInfo& kind = dsl::rule_kind_info(rule.kind);
+  const std::vector<std::string> allowed = strings(kind.clauses);
+  ClauseMap out(facts_.clauses_read[rule.kind]);
+  for (const auto& clause : rule.clauses) {
+    if (std::find(allowed.begin(), allowed.end(), clause.keyword) == allowed.end()) {
+      error_at(clause.loc, clause.keyword.size(),
+               fmt::format("unknown clause '{}' in {} rule", clause.keyword, kind.keyword),
+               did_you_mean(clause.keyword, allowed));
+      continue;
+    }
+    if (!out.add(clause)) {
+      error_at(clause.loc, clause.keyword.size(),
+               fmt::format("clause '{}' given twice", clause.keyword));
+      continue;
+    }
+  }
+  for (const std::string& name : strings(kind.required))
+    if (!out.has(name))
+      error_at(rule.id_loc, rule.id.size(),
+               fmt::format("missing clause '{}' in {} rule '{}'", name, kind.keyword, rule.id));
+  return out;
+}
+
+const dsl::Expr* Checker::single(const dsl::Clause& clause) {
+  if (clause.args.size() == 1) return clause.args[0].get();
+  error_at(clause.loc, clause.keyword.size(),
+           fmt::format("clause '{}' takes one value, not {}", clause.keyword, clause.args.size()));
+  return nullptr;
+}
+
+std::optional<std::string> Checker::word(const dsl::Expr& e, const std::string& what) {
+  if (e.kind == dsl::ExprKind::Name) return joined(e.path);
+  if (e.kind == dsl::ExprKind::Str) return e.sval;
+  error(e, fmt::format("expected {} here", what));
+  return std::nullopt;
+}
+
+std::optional<size_t> Checker::choice(const dsl::Clause& clause, const std::string& what,
+                                      const std::vector<std::string>& options) {
+  const dsl::Expr* e = single(clause);
+  if (!e) return std::nullopt;
+  auto w = word(*e, "a " + what);
+  if (!w) return std::nullopt;
+  auto it = std::find(options.begin(), options.end(), *w);
+  if (it != options.end()) return static_cast<size_t>(it - options.begin());
+  error(*e, fmt::format("unknown {} '{}' (expected {})", what, *w, alternatives(options)));
+  return std::nullopt;
+}
+
+KindId Checker::event_kind(const dsl::Clause& clause) {
+  const dsl::Expr* e = single(clause);
+  if (!e) return kNoKind;
+  auto name = word(*e, "an event kind");
+  if (!name) return kNoKind;
+  KindId kind = schema().find(*name);
+  if (kind == kNoKind) {
+    std::vector<std::string> kinds;
+    for (const auto& k : schema().kinds()) kinds.push_back(k.name);
+    error(*e, fmt::format("unknown event kind '{}'", *name), did_you_mean(*name, kinds));
+  }
+  return kind;
+}
+
+std::optional<uint64_t> Checker::duration(const dsl::Expr& e, const std::string& clause) {
+  if (e.kind == dsl::ExprKind::Int && e.is_duration && e.ival >= 0)
+    return static_cast<uint64_t>(e.ival);
+  error(e, fmt::format("'{}' needs a duration like 10ms", clause));
+  return std::nullopt;
+}
+
+// `join from.F == to.G and ...`: each side a field, the tid or the pid of its event.
+void Checker::compile_join(const dsl::Expr& e, LinkRule& link) {
+  if (e.kind == dsl::ExprKind::Binary && e.op == "and" && e.args.size() == 2) {
+    compile_join(*e.args[0], link);
+    compile_join(*e.args[1], link);
+    return;
+  }
+  auto side_of = [](const dsl::Expr& x) -> int {
+    if (x.kind != dsl::ExprKind::Name || x.path.size() < 2) return -1;
+    return x.path[0] == "from" ? 0 : x.path[0] == "to" ? 1 : -1;
+  };
+  if (e.kind != dsl::ExprKind::Binary || e.op != "==" || e.args.size() != 2 ||
+      side_of(*e.args[0]) < 0 || side_of(*e.args[1]) < 0 ||
+      side_of(*e.args[0]) == side_of(*e.args[1])) {
+    error(e, "'join' must be equalities like from.F == to.G joined by 'and'");
+    return;
+  }
+  Scope scope{true, kNoKind, link.from, link.to};
+  CompiledExpr scratch;
+  FieldRef refs[2];
+  for (size_t i = 0; i < 2; ++i) {
+    auto node = compile_name(*e.args[i], scope, scratch);
+    if (!node) return;
+    const FieldRef& ref = scratch.nodes[*node].field;
+    if (scratch.nodes[*node].op != Op::Field ||
+        (ref.scope != FieldScope::EventField && ref.scope != FieldScope::SpanField &&
+         ref.scope != FieldScope::Tid && ref.scope != FieldScope::Pid)) {
+      error(*e.args[i], "'join' pairs a field, a span's field, the tid or the pid of each event");
+      return;
+    }
+    refs[side_of(*e.args[i])] = ref;
+  }
+  if (!comparable(refs[0].type, refs[1].type)) {
+    error(e, fmt::format("cannot compare {} with {}", type_name(refs[0].type),
+                         type_name(refs[1].type)));
+    return;
+  }
+  link.join.emplace_back(std::move(refs[0]), std::move(refs[1]));
+}
+
+void Checker::check_link(const dsl::Rule& rule, LinkRule& link) {
+  auto c = collect(rule);
+  link.origin = origin(rule);
+  if (c.count("from")) link.from = event_kind(*c["from"]);
+  if (c.count("to")) link.to = event_kind(*c["to"]);
+  const bool kinds_known = link.from != kNoKind && link.to != kNoKind;
+  if (c.count("join") && kinds_known)
+    for (const auto& arg : c["join"]->args) compile_join(*arg, link);
+  if (c.count("pick"))
+    if (auto pick = choice(*c["pick"], "pick", {"next", "latest", "overlap"}))
+      link.pick = static_cast<LinkRule::Pick>(*pick);
+  if (c.count("range")) {
+    const dsl::Clause& range = *c["range"];
+    if (link.pick != LinkRule::Pick::Overlap) {
+      error_at(range.loc, range.keyword.size(), "clause 'range' needs 'pick overlap'");
+    } else if (range.args.size() != 2) {
+      error_at(range.loc, range.keyword.size(), "clause 'range' takes two fields: OFFSET, LEN");
+    } else if (kinds_known) {
+      int16_t* slots[2][2] = {{&link.offset_field, &link.to_offset_field},
+                              {&link.len_field, &link.to_len_field}};
+      for (size_t i = 0; i < 2; ++i) {
+        auto name = word(*range.args[i], "a field name");
+        if (!name) continue;
+        KindId kinds[2] = {link.from, link.to};
+        for (size_t side = 0; side < 2; ++side) {
+          int index = schema().field_index(kinds[side], *name);
+          if (index < 0 ||
+              value_type(schema().kind(kinds[side]).fields[index].type) != ValueType::Int) {
+            std::vector<std::string> fields;
+            for (const auto& f : schema().kind(kinds[side]).fields) fields.push_back(f.name);
+            error(*range.args[i],
+                  fmt::format("unknown field '{}' of event '{}'", *name,
+                              schema().kind(kinds[side]).name),
+                  did_you_mean(*name, fields));
+            break;
+          }
+          *slots[i][side] = static_cast<int16_t>(index);
+        }
+      }
+    }
+  } else if (link.pick == LinkRule::Pick::Overlap) {
+    error_at(rule.id_loc, rule.id.size(),
+             fmt::format("missing clause 'range' in link rule '{}'", rule.id),
+             {"pick overlap pairs byte ranges: say which fields hold them, `range offset, len`"});
+  }
+  if (c.count("where") && kinds_known)
+    if (const dsl::Expr* e = single(*c["where"]))
+      compile_root(*e, Scope{true, kNoKind, link.from, link.to}, ValueType::Bool, "where",
+                   link.where);
+  if (c.count("within"))
+    if (const dsl::Expr* e = single(*c["within"]))
+      if (auto ns = duration(*e, "within")) link.within_ns = *ns;
+  for (auto [name, kind, out] : {std::tuple{"from_where", link.from, &link.from_where},
+                                 std::tuple{"to_where", link.to, &link.to_where}})
+    if (c.count(name) && kind != kNoKind)
+      if (const dsl::Expr* e = single(*c[name])) {
+        Scope self;
+        self.self = kind;
+        compile_root(*e, self, ValueType::Bool, name, *out);
+      }
+}
+
+void Checker::check_edge(const dsl::Rule& rule) {
+  auto c = collect(rule);
+  EdgeRule edge;
+  edge.origin = origin(rule);
+  const LinkRule* link = nullptr;
+  if (c.count("link"))
+    if (const dsl::Expr* e = single(*c["link"]))
+      if (auto index = find_link(*e, rule)) {
+        edge.link = *index;
+        link = &out_.links[*index];
+        edge.kind = link->origin.local;
+      }
+  if (c.count("strength"))
+    if (auto s = choice(*c["strength"], "strength", {"strong", "weak", "boost", "prune"}))
+      edge.strength = static_cast<Strength>(*s);
+  if (c.count("kind"))
+    if (const dsl::Expr* e = single(*c["kind"]))
+      if (auto kind = word(*e, "an edge kind")) edge.kind = *kind;
+  if (c.count("priority"))
+    if (auto p = priority(*c["priority"])) edge.priority = *p;
+  if (c.count("ends_polling")) {
+    const dsl::Clause& ends = *c["ends_polling"];
+    if (ends.args.empty())
+      edge.ends_polling = true;
+    else
+      error(*ends.args[0], "clause 'ends_polling' takes no value",
+            {"write `ends_polling` alone on its line: the edge ends another thread's polling "
+             "loop"});
+  }
+  const bool kinds_known = link && link->from != kNoKind && link->to != kNoKind;
+  Scope scope{true, kNoKind, link ? link->from : kNoKind, link ? link->to : kNoKind,
+              edge.strength == Strength::Boost || edge.strength == Strength::Prune};
+  if (c.count("where") && kinds_known)
+    if (const dsl::Expr* e = single(*c["where"]))
+      compile_root(*e, scope, ValueType::Bool, "where", edge.where);
+  if (c.count("cost") && kinds_known)
+    if (const dsl::Expr* e = single(*c["cost"]))
+      compile_root(*e, scope, ValueType::Int, "cost", edge.cost);
+  out_.edges.push_back(std::move(edge));
+}
+
+void Checker::check_split(const dsl::Rule& rule) {
+  auto c = collect(rule);
+  SplitRule split;
+  split.origin = origin(rule);
+  Scope scope;
+  bool usable = true;
+  if (c.count("at") && c.count("peers")) {
+    const dsl::Clause& peers = *c["peers"];
+    error_at(peers.loc, peers.keyword.size(), "clause 'peers' cannot be used with 'at'");
+  } else if (c.count("at")) {
+    split.at = event_kind(*c["at"]);
+    scope.self = split.at;
+    usable = split.at != kNoKind;
+  } else if (c.count("peers")) {
+    split.mode = SplitRule::Mode::Peers;
+    usable = false;
+    if (const dsl::Expr* e = single(*c["peers"]))
+      if (auto index = find_link(*e, rule)) {
+        split.link = *index;
+        const LinkRule& link = out_.links[*index];
+        // Both ends of the link are cut points: fields are names only when they agree.
+        if (link.from == link.to) scope.self = link.from;
+        usable = true;
+      }
+  } else {
+    error_at(rule.id_loc, rule.id.size(),
+             fmt::format("missing clause 'at' in split rule '{}'", rule.id),
+             {"or cut between messages with disjoint peers: `peers LINK`"});
+    usable = false;
+  }
+  if (c.count("where") && usable)
+    if (const dsl::Expr* e = single(*c["where"]))
+      compile_root(*e, scope, ValueType::Bool, "where", split.where);
+  if (c.count("cut")) {
+    std::vector<std::string> cuts{"before", "after"};
+    for (const auto& span : schema().span_names()) cuts.push_back(span);
+    if (auto cut = choice(*c["cut"], "cut", cuts)) {
+      split.cut_after = *cut == 1;
+      if (*cut >= 2) split.cut_span = cuts[*cut];
+    }
+  }
+  if (c.count("neighbour"))
+    if (auto n = choice(*c["neighbour"], "neighbour", {"weak", "strong", "none"}))
+      split.neighbour = std::array{Neighbour::Weak, Neighbour::Strong, Neighbour::None}[*n];
+  if (c.count("loop")) {
+    const dsl::Clause& loop = *c["loop"];
+    if (loop.args.empty())
+      split.loop = true;
+    else
+      error(*loop.args[0], "clause 'loop' takes no value",
+            {"write `loop` alone on its line: the cut is where the thread returns to its loop"});
+  }
+  if (c.count("priority"))
+    if (auto p = priority(*c["priority"])) split.priority = *p;
+  out_.splits.push_back(std::move(split));
+}
+
+std::optional<int> Checker::priority(const dsl::Clause& clause) {
+  const dsl::Expr* e = single(clause);
+  if (!e) return std::nullopt;
+  auto value = const_int(*e);
+  if (!value || e->is_duration || *value < -1000000 || *value > 1000000) {
+    error(*e, "'priority' needs an integer between -1000000 and 1000000");
+    return std::nullopt;
+  }
+  return static_cast<int>(*value);
+}
+
+void Checker::check_batch(const dsl::Rule& rule) {
+  BatchRule batch;
+  batch.origin = origin(rule);
+  const dsl::RuleKindInfo& kind = dsl::rule_kind_info(dsl::RuleKind::Batch);
+  const std::vector<std::string> allowed = strings(kind.clauses);
+  const dsl::Clause* within = nullptr;
+  const dsl::Clause* item = nullptr;
+  const dsl::Clause* within_where = nullptr;
+  const dsl::Clause* item_where = nullptr;
+  const dsl::Clause* neighbour = nullptr;
+  const dsl::Clause* last = nullptr;  // `where` belongs to the clause before it
+  // The clauses read below, by name (see LintFacts::clauses_read).
+  facts_.clauses_read[dsl::RuleKind::Batch].insert({"within", "item", "where", "neighbour"});
+  for (const auto& clause : rule.clauses) {
+    const dsl::Clause** slot = nullptr;
+    if (clause.keyword == "within")
+      slot = &within;
+    else if (clause.keyword == "item")
+      slot = &item;
+    else if (clause.keyword == "neighbour")
+      slot = &neighbour;
+    else if (clause.keyword == "where") {
+      if (last == within && within)
+        slot = &within_where;
+      else if (last == item && item)
+        slot = &item_where;
+      else {
+        error_at(clause.loc, clause.keyword.size(),
+                 "in a batch rule, 'where' follows 'within SPAN' or 'item KIND'");
+        continue;
+      }
+    } else {
+      error_at(clause.loc, clause.keyword.size(),
+               fmt::format("unknown clause '{}' in {} rule", clause.keyword, kind.keyword),
+               did_you_mean(clause.keyword, allowed));
+      continue;
+    }
+    if (*slot) {
+      error_at(clause.loc, clause.keyword.size(),
+               fmt::format("clause '{}' given twice", clause.keyword));
+      continue;
+    }
+    *slot = &clause;
+    last = &clause;
+  }
+  for (const std::string& name : strings(kind.required))
+    if (!(name == "within" ? within : name == "item" ? item : nullptr))
+      error_at(rule.id_loc, rule.id.size(),
+               fmt::format("missing clause '{}' in {} rule '{}'", name, kind.keyword, rule.id));
+  if (within)
+    if (const dsl::Expr* e = single(*within))
+      if (auto span = word(*e, "a span name")) {
+        batch.span_open = schema().span_opener(*span);
+        if (batch.span_open == kNoKind)
+          error(*e,
+                fmt::format("unknown span '{}' (expected {})", *span,
+                            alternatives(schema().span_names())),
+                did_you_mean(*span, schema().span_names()));
+        else
+          batch.span = *span;
+      }
+  if (item) batch.item = event_kind(*item);
+  if (within_where && batch.span_open != kNoKind)
+    if (const dsl::Expr* e = single(*within_where))
+      compile_root(*e, Scope{false, batch.span_open}, ValueType::Bool, "where", batch.within_where);
+  if (item_where && batch.item != kNoKind)
+    if (const dsl::Expr* e = single(*item_where))
+      compile_root(*e, Scope{false, batch.item}, ValueType::Bool, "where", batch.item_where);
+  if (neighbour)
+    if (auto n = choice(*neighbour, "neighbour", {"weak", "strong", "none"}))
+      batch.neighbour = std::array{Neighbour::Weak, Neighbour::Strong, Neighbour::None}[*n];
+  out_.batches.push_back(std::move(batch));
+}
+
+void Checker::check_flag(const dsl::Rule& rule) {
+  auto c = collect(rule);
+  FlagRule flag;
+  flag.origin = origin(rule);
+  if (!c.count("symbol") && !c.count("address"))
+    error_at(rule.id_loc, rule.id.size(),
+             fmt::format("missing clause 'symbol' in flag rule '{}'", rule.id),
+             {"or give its fixed address: `address 0x...`"});
+  for (auto [name, slot] : {std::pair{"symbol", &flag.symbol}, std::pair{"binary", &flag.binary}})
+    if (c.count(name))
+      if (const dsl::Expr* e = single(*c[name])) {
+        if (e->kind == dsl::ExprKind::Str && !e->sval.empty())
+          *slot = e->sval;
+        else
+          error(*e, fmt::format("'{}' needs a string", name));
+      }
+  if (c.count("address"))
+    if (const dsl::Expr* e = single(*c["address"])) {
+      if (e->kind == dsl::ExprKind::Int && !e->is_duration && e->ival > 0)
+        flag.address = static_cast<uint64_t>(e->ival);
+      else
+        error(*e, "'address' needs a positive integer like 0x601040");
+    }
+  if (c.count("size"))
+    if (const dsl::Expr* e = single(*c["size"])) {
+      auto size = const_int(*e);
+      if (!size || e->is_duration || (*size != 1 && *size != 2 && *size != 4 && *size != 8))
+        error(*e, "'size' must be 1, 2, 4 or 8 (bytes)");
+      else
+        flag.size = static_cast<int>(*size);
+    }
+  if (c.count("set"))
+    if (const dsl::Expr* e = single(*c["set"]))
+      compile_root(*e, Scope{false, schema().find("flag_write")}, ValueType::Bool, "set", flag.set);
+  if (c.count("access"))
+    if (auto a = choice(*c["access"], "access", {"read", "write", "both"}))
+      flag.access = static_cast<FlagRule::Access>(*a);
+  if (c.count("strength"))
+    if (auto s = choice(*c["strength"], "strength", {"strong", "weak"}))
+      flag.strength = *s == 0 ? Strength::Strong : Strength::Weak;
+  out_.flags.push_back(std::move(flag));
+}
+
+// `holder ID { syscall "NAME", ...  owner OFFSET [size 4|8] }` (the owner's tid beside the
+// waited-on word) or `holder ID { syscall "NAME", ...  peer fd }` (the process at the other
+// end of the pipe or socket the call's fd names).
+void Checker::check_holder(const dsl::Rule& rule) {
+  auto c = collect(rule);
+  HolderRule holder;
+  holder.origin = origin(rule);
+  if (c.count("syscall"))
+    for (const auto& e : c["syscall"]->args) {
+      if (e->kind == dsl::ExprKind::Str && !e->sval.empty())
+        holder.syscalls.push_back(e->sval);
+      else
+        error(*e, "'syscall' needs system calls' names, like \"futex\"");
+    }
+  if (c.count("owner") == c.count("peer"))
+    error_at(rule.id_loc, rule.id.size(),
+             fmt::format("holder rule '{}' needs one of 'owner OFFSET' (the owner's thread id "
+                         "beside the waited-on word) or 'peer fd' (the other end of a stream)",
+                         rule.id));
+  if (c.count("owner"))
+    if (const dsl::Expr* e = single(*c["owner"])) {
+      auto offset = const_int(*e);
+      if (!offset || e->is_duration || *offset < -4096 || *offset > 4096)
+        error(*e,
+              "'owner' needs the owner's offset in bytes from the waited-on address, "
+              "between -4096 and 4096");
+      else
+        holder.owner_offset = *offset;
+    }
+  if (c.count("peer") && choice(*c["peer"], "peer", {"fd"})) holder.find = HolderRule::Find::Peer;
+  if (c.count("size")) {
+    if (c.count("peer")) error_at(c["size"]->loc, 4, "'size' is the owner word's: not with 'peer'");
+    if (const dsl::Expr* e = single(*c["size"])) {
+      auto size = const_int(*e);
+      if (!size || e->is_duration || (*size != 4 && *size != 8))
+        error(*e, "'size' must be 4 or 8 (bytes)");
+      else
+        holder.size = static_cast<int>(*size);
+    }
+  }
+  out_.holders.push_back(std::move(holder));
+}
+
+void Checker::check_answer(const dsl::Rule& rule) {
+  auto c = collect(rule);
+  AnswerRule answer;
+  answer.origin = origin(rule);
+  static const std::vector<std::string> questions = {"edge", "baseline", "recurse"};
+  bool question_known = false;
+  if (c.count("question"))
+    if (const dsl::Expr* e = single(*c["question"]))
+      if (auto w = word(*e, "a question kind")) {
+        auto it = std::find(questions.begin(), questions.end(), *w);
+        if (it == questions.end()) {
+          error(
+              *e,
+              fmt::format("unknown question kind '{}' (expected {})", *w, alternatives(questions)),
+              did_you_mean(*w, questions));
+        } else {
+          answer.question = static_cast<AnswerRule::Question>(it - questions.begin());
+          question_known = true;
+        }
+      }
+  using Q = AnswerRule::Question;
+  if (c.count("subject"))
+    if (const dsl::Expr* e = single(*c["subject"])) {
+      Scope scope;
+      scope.answer = "subject";
+      compile_root(*e, scope, ValueType::Bool, "subject", answer.subject);
+    }
+  const dsl::Expr* choose = c.count("choose") ? single(*c["choose"]) : nullptr;
+  if (choose && question_known) {
+    const bool bare = choose->kind == dsl::ExprKind::Name && choose->path.size() == 1;
+    const std::string word = bare ? choose->path[0] : std::string();
+    if (word == "stop") {
+      answer.choice = AnswerRule::Choice::Stop;
+    } else if (word == "recurse") {
+      if (answer.question == Q::Recurse)
+        answer.choice = AnswerRule::Choice::Recurse;
+      else
+        error(*choose,
+              fmt::format("'choose recurse' answers a recurse question, not {} question",
+                          answer.question == Q::Edge ? "an edge" : "a baseline"),
+              {answer.question == Q::Edge
+                   ? "an edge question chooses an edge (over from., to. and edge.kind) or stop"
+                   : "a baseline question chooses a segment (over its first event) or stop"});
+    } else if (answer.question == Q::Recurse) {
+      error(*choose, "a recurse question is answered by 'choose recurse' or 'choose stop'");
+    } else {
+      Scope scope;
+      scope.answer = "choose";
+      if (answer.question == Q::Edge) {
+        scope.pair = true;
+        scope.classified = true;  // the edge exists: `edge.kind` is its kind
+      }
+      compile_root(*choose, scope, ValueType::Bool, "choose", answer.choose);
+    }
+  }
+  out_.answers.push_back(std::move(answer));
+}
+
+}  // namespace cw::rules::check
