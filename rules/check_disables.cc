@@ -38,6 +38,16 @@ void Checker::apply_disables() {
       for (RuleOrigin* origin : origins(out_, kind.kind)) rules[origin->id] = origin;
   std::vector<std::string> ids;
   for (const auto& [id, _] : rules) ids.push_back(id);
+  // "split, batch, edge, flag or holder rule": the kinds that can be, from the table.
+  std::vector<std::string_view> kinds;
+  for (const dsl::RuleKindInfo& kind : dsl::kRuleKinds)
+    if (kind.disableable) kinds.push_back(kind.keyword);
+  std::string kinds_text;
+  for (size_t k = 0; k < kinds.size(); ++k)
+    kinds_text += std::string(k == 0                  ? ""
+                              : k + 1 == kinds.size() ? " or "
+                                                      : ", ") +
+                  std::string(kinds[k]);
   for (size_t p = 0; p < units_.size(); ++p) {
     const std::string& me = units_[p].info.id;
     for (const dsl::File* file : units_[p].files) {
@@ -64,7 +74,7 @@ void Checker::apply_disables() {
                                  id));
           else
             error_at(d.rule_loc, d.rule.size(),
-                     fmt::format("no split, batch, edge or flag rule '{}' to disable", id),
+                     fmt::format("no {} rule '{}' to disable", kinds_text, id),
                      did_you_mean(id, ids));
         } else {
           if (it->second->active()) it->second->disabled_by = me;

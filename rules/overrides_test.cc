@@ -57,7 +57,7 @@ TEST_CASE("a rule stays off only while the pack that disabled it is selected") {
 
 TEST_CASE("disable: unknown ids suggest the nearest, links and unrequired packs are errors") {
   auto typo = load_user("pack user { version \"1.0.0\" requires base }\ndisable base/wait.entyr\n");
-  CHECK(typo.render().find("user.cw:2:9: error: no split, batch, edge or flag rule "
+  CHECK(typo.render().find("user.cw:2:9: error: no split, batch, edge, flag or holder rule "
                            "'base/wait.entyr' to disable") != std::string::npos);
   CHECK(typo.render().find("did you mean 'base/wait.entry'?") != std::string::npos);
   auto link = load_user("pack user { version \"1.0.0\" requires base }\ndisable base/wakeup\n");

@@ -37,7 +37,7 @@ A pack can turn a stdlib rule off; check says which rule, by which pack, where.
 A rule id it does not know is an error, with the nearest id.
 
   $ causeway rules check tests/cli/data/disable-unknown.cw
-  tests/cli/data/disable-unknown.cw:7:9: error: no split, batch, edge or flag rule 'linux.kernel/wait.entyr' to disable
+  tests/cli/data/disable-unknown.cw:7:9: error: no split, batch, edge, flag or holder rule 'linux.kernel/wait.entyr' to disable
     disable linux.kernel/wait.entyr
             ^~~~~~~~~~~~~~~~~~~~~~~
   hint: did you mean 'linux.kernel/wait.entry'?
