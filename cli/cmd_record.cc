@@ -30,6 +30,7 @@
 #include "kernel/watchpoints.h"
 #include "rules/loader.h"
 #include "trace/binary_format.h"
+#include "tracer/daemon.h"
 #include "tracer/foreground.h"
 #include "tracer/record_instrumentation.h"
 #include "tracer/recorder_dir.h"
@@ -77,32 +78,6 @@ std::string lost_text(const SessionStatus& s) {
       per_cpu += fmt::format("{}cpu{} {}", per_cpu.empty() ? "" : ", ", cpu, s.lost_per_cpu[cpu]);
   return fmt::format("{} events LOST (kernel buffer full: {}); try --buffer larger or --pid{}",
                      s.lost_total, per_cpu, unreported);
-}
-
-nlohmann::json status_json(const SessionStatus& s, const RecorderPaths& paths, uint64_t max_bytes) {
-  // Keyed by CPU number, only CPUs that lost events: the shape `graph --json` gives.
-  nlohmann::json lost_per_cpu = nlohmann::json::object();
-  for (size_t cpu = 0; cpu < s.lost_per_cpu.size(); ++cpu)
-    if (s.lost_per_cpu[cpu]) lost_per_cpu[std::to_string(cpu)] = s.lost_per_cpu[cpu];
-  nlohmann::json j = {{"pid", getpid()},
-                      {"dir", paths.dir},
-                      {"records", s.records},
-                      {"events", s.events},
-                      {"first_ts", s.first_ts},
-                      {"newest_ts", s.newest_ts},
-                      {"lost_events", s.lost_total},
-                      {"lost_per_cpu", lost_per_cpu},
-                      {"maps_lost", s.maps_lost},
-                      {"malformed_records", s.malformed}};
-  if (s.ring)
-    j["ring"] = {{"files", s.ring->files},
-                 {"bytes", s.ring->bytes},
-                 {"max_bytes", max_bytes},
-                 {"events_written", s.ring->events_written},
-                 {"events_overwritten", s.ring->events_overwritten},
-                 {"oldest_ts", s.ring->oldest_ts},
-                 {"newest_ts", s.ring->newest_ts}};
-  return j;
 }
 
 kernel::StackMode stack_mode(const std::string& s) {
@@ -253,79 +228,6 @@ int record_foreground(const RecordArgs& args) {
   return kExitOk;
 }
 
-void write_status_file(const RecorderPaths& paths, const nlohmann::json& j) {
-  std::string tmp = paths.status_file + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << j.dump(2) << "\n";
-  }
-  std::rename(tmp.c_str(), paths.status_file.c_str());
-}
-
-// The always-on recorder, in its own session, detached from the terminal.
-[[noreturn]] void run_daemon(const RecordArgs& args, uint64_t size, const RecorderPaths& paths,
-                             int ready_fd) {
-  // A process group of its own, so the terminal's signals do not reach it; not a session
-  // of its own: the scheduler's autogroups would then weigh the recorder, alone, against
-  // the whole workload's session, and a busy workload starves it into losing events.
-  setpgid(0, 0);
-  signal(SIGHUP, SIG_IGN);
-  signal(SIGINT, SIG_IGN);
-  int null = open("/dev/null", O_RDWR);
-  int log = open(paths.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  dup2(null, 0);
-  dup2(log >= 0 ? log : null, 1);
-  dup2(log >= 0 ? log : null, 2);
-  auto fail = [&](const std::string& why) {
-    std::string msg = "E" + why;
-    (void)!write(ready_fd, msg.data(), msg.size());
-    _exit(kExitEnvironment);
-  };
-  SessionOptions options;
-  options.pids = args.pids;
-  options.stacks = stack_mode(args.stacks);
-  options.buffer_bytes = parse_size(args.buffer);
-  options.ring = RingOptions{paths.ring, size};
-  std::unique_ptr<Session> session;
-  try {
-    session = std::make_unique<Session>(options);
-  } catch (const std::exception& e) {
-    fail(e.what());
-  }
-  {
-    std::ofstream pid_out(paths.pid_file);
-    pid_out << getpid() << "\n";
-  }
-  MarkerSocket markers(paths.socket);
-  catch_stop_signals(false);
-  (void)!write(ready_fd, "K", 1);
-  close(ready_fd);
-  auto last_status = std::chrono::steady_clock::now() - std::chrono::hours(1);
-  int rc = kExitOk;
-  try {
-    while (!stop_requested()) {
-      session->step(100);
-      markers.drain([&](uint64_t ts, uint32_t pid, uint32_t tid, const std::string& text) {
-        session->mark(ts, pid, tid, text);
-      });
-      auto now = std::chrono::steady_clock::now();
-      if (now - last_status >= std::chrono::seconds(1)) {
-        write_status_file(paths, status_json(session->status(), paths, size));
-        last_status = now;
-      }
-    }
-    session->finish();
-    auto j = status_json(session->status(), paths, size);
-    j["stopped"] = true;
-    write_status_file(paths, j);
-  } catch (const std::exception& e) {
-    std::cerr << "causeway: recorder stopped: " << e.what() << "\n";
-    rc = kExitEnvironment;
-  }
-  unlink(paths.pid_file.c_str());
-  _exit(rc);
-}
-
 int record_start(const RecordArgs& args, const std::string& size_text) {
   if (int rc = check_privileges(); rc != kExitOk) return rc;
   uint64_t size = parse_size(size_text);
@@ -356,7 +258,12 @@ int record_start(const RecordArgs& args, const std::string& size_text) {
   if (pid < 0) throw std::runtime_error(fmt::format("fork: {}", std::strerror(errno)));
   if (pid == 0) {
     close(ready[0]);
-    run_daemon(args, size, paths, ready[1]);
+    SessionOptions options;
+    options.pids = args.pids;
+    options.stacks = stack_mode(args.stacks);
+    options.buffer_bytes = parse_size(args.buffer);
+    options.ring = RingOptions{paths.ring, size};
+    run_daemon(options, paths, ready[1], kExitEnvironment);
   }
   close(ready[1]);
   std::string answer;
