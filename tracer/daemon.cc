@@ -14,7 +14,7 @@
 
 namespace cw {
 
-nlohmann::json recorder_status_json(const SessionStatus& s, const cli::RecorderPaths& paths,
+nlohmann::json recorder_status_json(const SessionStatus& s, const RecorderPaths& paths,
                                     uint64_t max_bytes) {
   // Keyed by CPU number, only CPUs that lost events: the shape `graph --json` gives.
   nlohmann::json lost_per_cpu = nlohmann::json::object();
@@ -41,7 +41,7 @@ nlohmann::json recorder_status_json(const SessionStatus& s, const cli::RecorderP
   return j;
 }
 
-void write_status_file(const cli::RecorderPaths& paths, const nlohmann::json& j) {
+void write_status_file(const RecorderPaths& paths, const nlohmann::json& j) {
   std::string tmp = paths.status_file + ".tmp";
   {
     std::ofstream out(tmp);
@@ -50,7 +50,7 @@ void write_status_file(const cli::RecorderPaths& paths, const nlohmann::json& j)
   std::rename(tmp.c_str(), paths.status_file.c_str());
 }
 
-void run_daemon(const SessionOptions& options, const cli::RecorderPaths& paths, int ready_fd,
+void run_daemon(const SessionOptions& options, const RecorderPaths& paths, int ready_fd,
                 int failure_exit) {
   // A process group of its own, so the terminal's signals do not reach it; not a session
   // of its own: the scheduler's autogroups would then weigh the recorder, alone, against
@@ -79,7 +79,7 @@ void run_daemon(const SessionOptions& options, const cli::RecorderPaths& paths, 
     std::ofstream pid_out(paths.pid_file);
     pid_out << getpid() << "\n";
   }
-  cli::MarkerSocket markers(paths.socket);
+  MarkerSocket markers(paths.socket);
   catch_stop_signals(false);
   (void)!write(ready_fd, "K", 1);
   close(ready_fd);

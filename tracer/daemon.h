@@ -14,17 +14,17 @@ namespace cw {
 
 // What the status file holds (docs/json.md, `record status --json`): the session's counts,
 // the ring's when there is one; `max_bytes` is the ring's bound.
-nlohmann::json recorder_status_json(const SessionStatus& s, const cli::RecorderPaths& paths,
+nlohmann::json recorder_status_json(const SessionStatus& s, const RecorderPaths& paths,
                                     uint64_t max_bytes);
 
 // Replaces the status file whole (written beside it, then renamed): a reader never sees
 // half of one.
-void write_status_file(const cli::RecorderPaths& paths, const nlohmann::json& j);
+void write_status_file(const RecorderPaths& paths, const nlohmann::json& j);
 
 // Becomes the recorder, in a process forked for it: records as `options` says (its `ring`
 // set) until SIGTERM. Writes "K" to `ready_fd` once recording, or "E" and why it cannot;
 // exits 0 when stopped, `failure_exit` when it could not record or stopped on an error.
-[[noreturn]] void run_daemon(const SessionOptions& options, const cli::RecorderPaths& paths,
+[[noreturn]] void run_daemon(const SessionOptions& options, const RecorderPaths& paths,
                              int ready_fd, int failure_exit);
 
 }  // namespace cw

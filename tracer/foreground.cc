@@ -20,11 +20,6 @@
 
 namespace cw {
 
-using cli::MarkerSocket;
-using cli::recorder_dir;
-using cli::RecorderPaths;
-using cli::RecordInstrumentation;
-
 namespace {
 
 volatile std::sig_atomic_t g_stop = 0;
@@ -59,9 +54,15 @@ void print_messages(RecordInstrumentation& instrumentation) {
 // The command is stopped at its exec: resolve and attach the instrumentation in its fresh
 // image, then let it run; false when it cannot be attached (the command is killed). A command that
 // failed to exec is left to report that itself.
-bool instrument_command(Session& session, RecordInstrumentation& instrumentation, pid_t child) {
+bool instrument_command(Session& session, RecordInstrumentation& instrumentation, pid_t child,
+                        std::optional<int>* ended) {
   int wstatus = 0;
-  if (waitpid(child, &wstatus, 0) != child || !WIFSTOPPED(wstatus)) return true;
+  if (waitpid(child, &wstatus, 0) != child) return true;
+  // It ended before its exec (it could not be run): reaped here, so the recording ends now.
+  if (!WIFSTOPPED(wstatus)) {
+    *ended = wstatus;
+    return true;
+  }
   bool ok = true;
   try {
     instrumentation.attach(session.probes(), static_cast<uint32_t>(child), true);
@@ -88,6 +89,7 @@ std::optional<ForegroundResult> record_in_foreground(ForegroundRecording r) {
   // The command waits at a gate until the probes are attached, so its start is recorded.
   int gate[2] = {-1, -1};
   pid_t child = -1;
+  std::optional<int> ended;  // the command's status, when it ended before it could be traced
   if (!args.command.empty()) {
     if (pipe2(gate, O_CLOEXEC) != 0) throw std::runtime_error(std::strerror(errno));
     child = fork();
@@ -151,7 +153,7 @@ std::optional<ForegroundResult> record_in_foreground(ForegroundRecording r) {
     if (write(gate[1], &go, 1) != 1) throw std::runtime_error("cannot start the command");
     close(gate[1]);
     if (stop_at_exec) {
-      if (!instrument_command(*session, *instrumentation, child)) return std::nullopt;
+      if (!instrument_command(*session, *instrumentation, child, &ended)) return std::nullopt;
     }
   } else {
     if (instrumentation) {
@@ -176,6 +178,10 @@ std::optional<ForegroundResult> record_in_foreground(ForegroundRecording r) {
   auto started = std::chrono::steady_clock::now();
   int status = 0;
   for (;;) {
+    if (ended) {
+      status = *ended;
+      break;
+    }
     session->step(100);
     if (instrumentation) print_messages(*instrumentation);
     markers.drain([&](uint64_t ts, uint32_t pid, uint32_t tid, const std::string& text) {
@@ -183,10 +189,13 @@ std::optional<ForegroundResult> record_in_foreground(ForegroundRecording r) {
     });
     if (child > 0) {
       int wstatus = 0;
-      if (waitpid(child, &wstatus, WNOHANG) == child) {
+      const pid_t waited = waitpid(child, &wstatus, WNOHANG);
+      if (waited == child) {
         status = wstatus;
         break;
       }
+      // Reaped already (nothing left to wait for): never record on forever.
+      if (waited < 0 && errno == ECHILD) break;
     } else if (g_stop) {
       break;
     }

@@ -27,7 +27,7 @@ struct ForegroundRecording {
   std::vector<uint32_t> pids;        // instrumented when there is no command
   double duration = 0;               // seconds; 0: no limit
   std::string dir;                   // the recorder's folder (`--dir`), for markers
-  std::unique_ptr<cli::RecordInstrumentation> instrumentation;  // nullptr: none
+  std::unique_ptr<RecordInstrumentation> instrumentation;  // nullptr: none
   std::vector<std::pair<std::string, std::string>> command_env;
   bool stop_at_exec = false;  // the command stops at its exec to be instrumented (ptrace)
   // What the trace must say about how it was recorded (a fallback), as recorder notes

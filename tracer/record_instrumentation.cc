@@ -21,7 +21,7 @@
 #include "kernel/records.h"
 #include "trace/command_marker.h"
 
-namespace cw::cli {
+namespace cw {
 
 namespace {
 
@@ -317,4 +317,4 @@ std::vector<std::string> RecordInstrumentation::take_messages() {
   return std::exchange(state_->messages, {});
 }
 
-}  // namespace cw::cli
+}  // namespace cw

@@ -13,7 +13,7 @@
 #include "kernel/probes.h"
 #include "tracer/record_decoder.h"
 
-namespace cw::cli {
+namespace cw {
 
 enum class FlagMethod { Auto, Watch, Probe };
 enum class HookMethod { Auto, Inline, Uprobe };
@@ -51,4 +51,4 @@ class RecordInstrumentation {
   std::unique_ptr<State> state_;
 };
 
-}  // namespace cw::cli
+}  // namespace cw

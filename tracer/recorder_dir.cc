@@ -12,7 +12,7 @@
 #include <ctime>
 #include <fstream>
 
-namespace cw::cli {
+namespace cw {
 
 namespace {
 
@@ -116,4 +116,4 @@ bool send_marker(const std::string& path, std::string_view text) {
   return ok;
 }
 
-}  // namespace cw::cli
+}  // namespace cw

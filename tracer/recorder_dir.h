@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-namespace cw::cli {
+namespace cw {
 
 // --dir, else $CAUSEWAY_DIR, else /var/lib/causeway.
 std::string recorder_dir(const std::string& option);
@@ -46,4 +46,4 @@ class MarkerSocket {
 // listens at `path`.
 bool send_marker(const std::string& path, std::string_view text);
 
-}  // namespace cw::cli
+}  // namespace cw

@@ -20,6 +20,14 @@ buffer's losses, as above.
   $ causeway record -o $TMP_DIR/t3.cwt -- /no/such/program 2>&1 | grep -v wrote
   causeway: cannot run /no/such/program: No such file or directory
 
+So does a command that cannot be run when the packs instrument it (it is held at its exec
+to be instrumented, and ends before): the recording ends with it, it does not go on.
+
+  $ timeout 60 causeway record --rules tests/record/packs/spin-flag.cw -o $TMP_DIR/t4.cwt -- /no/such/program 2>&1 | grep -oE 'cannot run .*|the command exited with status [0-9]+'; echo "exit ${PIPESTATUS[0]}"
+  cannot run /no/such/program: No such file or directory
+  the command exited with status 127
+  exit 0
+
 Without privileges the recorder says what is missing and exits 2.
 
   $ setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all causeway record -o /tmp/unprivileged.cwt -- true
