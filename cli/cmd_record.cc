@@ -133,9 +133,20 @@ struct RecordArgs {
   std::string hooks = "auto";
 };
 
+// The packs' active holder rules as the recorder reads them at the end (who holds what a
+// thread still blocked then waits for). Both ways of recording take them from here.
+std::vector<HolderField> holder_fields(const rules::LoadResult& loaded) {
+  std::vector<HolderField> holders;
+  for (const rules::HolderRule& h : loaded.rules.holders)
+    if (h.origin.active())
+      holders.push_back({h.origin.id, h.syscalls, h.find == rules::HolderRule::Find::Peer,
+                         h.owner_offset, h.size});
+  return holders;
+}
+
 // The flags and functions the packs name; nullptr when they name none. `holders`: the
-// packs' holder rules (who holds what a thread still blocked at the end waits for);
-// `notes`: what the trace must say about how it traces them (a fallback).
+// packs' holder rules (holder_fields); `notes`: what the trace must say about how it
+// traces them (a fallback).
 std::unique_ptr<RecordInstrumentation> plan_from_packs(const RecordArgs& args, int& rc,
                                                        std::vector<HolderField>& holders,
                                                        std::vector<std::string>& notes) {
@@ -146,10 +157,7 @@ std::unique_ptr<RecordInstrumentation> plan_from_packs(const RecordArgs& args, i
     rc = kExitBadInput;
     return nullptr;
   }
-  for (const rules::HolderRule& h : loaded.rules.holders)
-    if (h.origin.active())
-      holders.push_back({h.origin.id, h.syscalls, h.find == rules::HolderRule::Find::Peer,
-                         h.owner_offset, h.size});
+  holders = holder_fields(loaded);
   instrument::InstrumentationPlan plan = instrument::plan_instrumentation(loaded.rules);
   if (plan.empty()) {
     for (const std::string& w : plan.warnings) std::cerr << "causeway: warning: " << w << "\n";
@@ -264,7 +272,7 @@ void write_status_file(const RecorderPaths& paths, const nlohmann::json& j) {
 
 // The always-on recorder, in its own session, detached from the terminal.
 [[noreturn]] void run_daemon(const RecordArgs& args, uint64_t size, const RecorderPaths& paths,
-                             int ready_fd) {
+                             std::vector<HolderField> holders, int ready_fd) {
   // A process group of its own, so the terminal's signals do not reach it; not a session
   // of its own: the scheduler's autogroups would then weigh the recorder, alone, against
   // the whole workload's session, and a busy workload starves it into losing events.
@@ -286,6 +294,7 @@ void write_status_file(const RecorderPaths& paths, const nlohmann::json& j) {
   options.stacks = stack_mode(args.stacks);
   options.buffer_bytes = parse_size(args.buffer);
   options.ring = RingOptions{paths.ring, size};
+  options.holders = std::move(holders);
   std::unique_ptr<Session> session;
   try {
     session = std::make_unique<Session>(options);
@@ -334,6 +343,12 @@ int record_start(const RecordArgs& args, const std::string& size_text) {
                              size_text);
     return kExitBadInput;
   }
+  // The packs' holder rules, read when the recording stops, as `record -- CMD` does; loaded
+  // here, before the recorder detaches, so a broken pack is reported to the user.
+  auto loaded = load_rule_packs(args.rules, args.no_stdlib);
+  std::cerr << loaded.render();
+  if (!loaded.ok()) return kExitBadInput;
+  std::vector<HolderField> holders = holder_fields(loaded);
   RecorderPaths paths(recorder_dir(args.dir));
   if (auto pid = running_recorder(paths)) {
     std::cerr << fmt::format(
@@ -356,7 +371,7 @@ int record_start(const RecordArgs& args, const std::string& size_text) {
   if (pid < 0) throw std::runtime_error(fmt::format("fork: {}", std::strerror(errno)));
   if (pid == 0) {
     close(ready[0]);
-    run_daemon(args, size, paths, ready[1]);
+    run_daemon(args, size, paths, std::move(holders), ready[1]);
   }
   close(ready[1]);
   std::string answer;
