@@ -1313,5 +1313,74 @@ thread 300 pid=300 comm=cw-backend
   CHECK(path(b, d.path) == "300@12 message, 200@313 message, 100@10 -");
 }
 
+// git runs its hook: parent 100 forks hook 200 and waits in wait4 while the hook computes
+// 1 s; the hook's exit ends the wait (the wake-up's switch_in was never reported, so no
+// cut separates what the parent did next). The parent then forks 300, which exits at once
+// and signals it; that signal lands in the same segment, after the wait had returned.
+// Both edges are strong and cost the same: the exit that ended the wait is the one to
+// follow, not the later signal.
+const char* const kProcessRules = R"(
+split wait.entry {
+  at syscall_enter
+  where name in ["wait4"]
+  cut before
+  neighbour weak
+}
+link fork { from fork to thread_start join from.child == to.tid pick next }
+edge fork.child { link fork strength strong kind fork }
+link exit.wait {
+  from exit
+  to syscall_exit
+  join from.pid == to.ret
+  where from.tid == from.pid and to.name == "wait4"
+  pick latest
+}
+edge exit.reaped { link exit.wait strength strong kind exit }
+link signal { from signal_send to signal_deliver join from.target == to.tid pick next }
+edge signal.sent { link signal strength strong kind signal }
+)";
+
+const char* const kHookThenChild = R"(
+process 100 comm=git
+thread 100 pid=100 comm=git
+process 200 comm=hook ppid=100
+thread 200 pid=200 comm=hook
+process 300 comm=git ppid=100
+thread 300 pid=300 comm=git-child
+0 100 switch_in
+1ms 100 fork child=200 child_pid=200
+1ms 200 thread_start parent=100
+1ms 200 switch_in
+2ms 100 syscall_enter name=wait4 resource=200
+2ms 100 switch_out state=S
+1000ms 200 exit
+1000ms 200 switch_out state=X
+1000.1ms 100 syscall_exit name=wait4 ret=200
+1001ms 100 fork child=300 child_pid=300
+1001ms 300 thread_start parent=100
+1001ms 300 switch_in
+1002ms 300 exit
+1002ms 300 signal_send target=100 sig=17
+1002ms 300 switch_out state=X
+1003ms 100 signal_deliver sig=17
+1004ms 100 syscall_enter name=wait4 resource=300
+1004.1ms 100 syscall_exit name=wait4 ret=300
+1005ms 100 exit
+)";
+
+TEST_CASE("of two equally strong edges into a wait, the one that ended it is followed") {
+  Built b = build(kProcessRules, kHookThenChild);
+  DiagnoseOptions o;
+  o.symptom.thread_name = "git";
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
+  CHECK(d.hang.tid == 100);
+  CHECK(d.hang.kind == HangKind::LongWait);
+  CHECK(causes(b, d) == "200 LongRunning depth 1");
+  CHECK(path(b, d.path) == "200@1 exit, 100@2 -");
+  const uint32_t waker = wake_edge(b.trace, b.graph(), d.hang.segment, 2'000'000);
+  REQUIRE(waker != kNoIndex);
+  CHECK(b.graph().segments[b.graph().edges[waker].from].tid == 200);
+}
+
 }  // namespace
 }  // namespace cw::engine

@@ -29,14 +29,20 @@ bool same_wait(const Trace& trace, uint32_t a, uint32_t b) {
 
 uint32_t wake_edge(const Trace& trace, const Graph& graph, uint32_t segment, uint64_t block_start) {
   const Tid tid = graph.segments[segment].tid;
-  for (uint32_t ei : incoming_by_source(graph, segment, EdgeCosts{})) {
+  const EdgeCosts costs;
+  uint32_t best = kNoIndex;
+  for (uint32_t ei : incoming_by_source(graph, segment, costs)) {  // cheapest first
     const Edge& e = graph.edges[ei];
     if (e.rule.kind == RuleKind::Split || e.rule.kind == RuleKind::Batch) continue;
     if (graph.segments[e.from].tid == tid) continue;  // its own timer: a timeout
-    if (trace.events[e.to_event].ts < block_start) continue;
-    return ei;
+    const uint64_t ts = trace.events[e.to_event].ts;
+    if (ts < block_start) continue;
+    if (best != kNoIndex && edge_cost(e, costs) > edge_cost(graph.edges[best], costs)) break;
+    // Of equally strong edges, the first to arrive ended the wait: what came after it
+    // returned (a later child's signal to a parent that went on working) did not.
+    if (best == kNoIndex || ts < trace.events[graph.edges[best].to_event].ts) best = ei;
   }
-  return kNoIndex;
+  return best;
 }
 
 namespace {

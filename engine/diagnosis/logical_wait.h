@@ -21,8 +21,8 @@ bool same_wait(const Trace& trace, uint32_t call_a, uint32_t call_b);
 
 // The edge that ended the wait of `segment` whose block began at `block_start`: the
 // cheapest incoming edge from another thread (not a neighbour edge across a cut) whose
-// effect came after the block began; kNoIndex when none did (the wait timed out, or was
-// never woken).
+// effect came after the block began, of equally cheap ones the first to arrive; kNoIndex
+// when none did (the wait timed out, or was never woken).
 uint32_t wake_edge(const Trace& trace, const Graph& graph, uint32_t segment, uint64_t block_start);
 
 struct LogicalWait {
