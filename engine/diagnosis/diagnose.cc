@@ -97,10 +97,14 @@ class Diagnoser {
         vertex_ = lw.woken;
         profile = profile_segment(trace_, events_, g_, vertex_);
         window = Window{std::min(window.start, lw.start_ns), std::max(window.end, lw.end_ns)};
-        d_.notes.push_back(fmt::format(
-            "{}'s wait timed out and began again; followed the slice at {:.6f} s that a wake-up "
-            "ended",
-            who(vertex_), secs(g_.segments[vertex_].start_ns)));
+        d_.notes.push_back(
+            profile.longest_block_ns == 0
+                ? fmt::format("{}'s wake-up was not recorded; followed the segment at {:.6f} s "
+                              "that took what its wait was woken for",
+                              who(vertex_), secs(g_.segments[vertex_].start_ns))
+                : fmt::format("{}'s wait timed out and began again; followed the slice at "
+                              "{:.6f} s that a wake-up ended",
+                              who(vertex_), secs(g_.segments[vertex_].start_ns)));
       }
     }
     diagnose_vertex(vertex_, hang->kind, profile, 0, window, hang->first_segment,

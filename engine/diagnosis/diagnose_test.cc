@@ -1081,6 +1081,45 @@ thread 200 pid=200 comm=cw-server
   CHECK(lw.wake_edge != kNoIndex);
 }
 
+TEST_CASE("a wait whose wake-up went unrecorded: the message read after a ready poll woke it") {
+  // cw-client polls two descriptors for cw-server's answer; the server computes 1 s and
+  // answers at 999 ms. The client's wake-up was not recorded (an interrupt on another
+  // CPU); its poll returns ready, a second poll finds the descriptor ready at once (a cut,
+  // as an event loop's wait), and the recvfrom after it takes the message.
+  Built b = build(kRules, R"(
+process 100 comm=cw-client
+thread 100 pid=100 comm=cw-client
+process 200 comm=cw-server ppid=100
+thread 200 pid=200 comm=cw-server
+0ms 200 switch_in
+0ms 100 syscall_enter name=poll fd=-1 count=2 timeout_ns=2000000000
+0ms 100 switch_out state=S
+999ms 200 send object=7 offset=0 len=8 peer=100 fd=4
+1000ms 100 switch_in
+1000ms 100 syscall_exit name=poll ret=1
+1001ms 100 syscall_enter name=poll fd=-1 count=1 timeout_ns=0
+1001ms 100 syscall_exit name=poll ret=1
+1001ms 100 syscall_enter name=recvfrom fd=3
+1001ms 100 recv object=7 offset=0 len=8 peer=200 fd=3
+1001ms 100 syscall_exit name=recvfrom ret=8
+1002ms 100 syscall_enter name=write fd=1
+1002ms 100 syscall_exit name=write ret=8
+1003ms 100 exit
+1003ms 200 exit
+)");
+  ThreadEvents events(b.trace);
+  LogicalWait lw = logical_wait(b.trace, events, b.graph(), segment_at(b, 100, 0));
+  CHECK(lw.woken == segment_at(b, 100, 1001));
+  REQUIRE(lw.wake_edge != kNoIndex);
+  CHECK(b.graph().segments[b.graph().edges[lw.wake_edge].from].tid == 200);
+
+  DiagnoseOptions o;
+  o.symptom.thread_name = "cw-client";
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
+  CHECK(d.hang.segment == segment_at(b, 100, 0));
+  CHECK(causes(b, d) == "200 LongRunning depth 1");
+}
+
 TEST_CASE("polls of sets of different sizes, or of no descriptor, are different waits") {
   // The slice at 0 ms polls two descriptors, the one at 100 ms three; the sleeps at 300
   // and 400 ms (poll of no descriptor) wait for time only.

@@ -36,6 +36,9 @@ struct LogicalWait {
 // that block in the same wait (segments between them that do not block at all do not
 // break it), in which every slice before the last ended with no wake-up from another
 // thread. A segment that does not block in a call on an object is a wait of its own.
+// When no slice's wake-up was recorded, a later segment that did not block and took a
+// message sent while the wait ran, before it reached another thread itself, is `woken`
+// (the wake-up went unrecorded, the data was read after a poll that found it ready).
 LogicalWait logical_wait(const Trace& trace, const ThreadEvents& events, const Graph& graph,
                          uint32_t segment);
 
