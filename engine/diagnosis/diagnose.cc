@@ -354,11 +354,14 @@ class Diagnoser {
       stop.label = fmt::format("stop here: {} is where this began", who(v));
       if (evidence_) stop.evidence = segment_evidence(v);
       options.push_back(stop);
-      // Of equally cheap explanations of a segment that waited, the edge that ended its
-      // wait comes first: the others arrived later in the segment, after it had returned.
+      // Of equally cheap explanations of a segment that waited, the causal edge that ended
+      // its wait comes first: the others arrived later in the segment, after it had
+      // returned. A weak wake-up is no such evidence (a timer's expiry is run by whatever
+      // kernel thread was on the CPU): it keeps its place.
       const SegmentProfile vp = profile_segment(trace_, events_, g_, v);
-      const uint32_t waker =
+      uint32_t waker =
           vp.longest_block_ns > 0 ? wake_edge(trace_, g_, v, vp.longest_block_start) : kNoIndex;
+      if (waker != kNoIndex && g_.edges[waker].strength == Strength::Weak) waker = kNoIndex;
       std::stable_sort(options.begin(), options.end(), [&](const Option& a, const Option& b) {
         if (a.cost != b.cost) return a.cost < b.cost;
         return waker != kNoIndex && !a.stop && a.edge == waker && (b.stop || b.edge != waker);
