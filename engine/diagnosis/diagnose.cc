@@ -332,6 +332,14 @@ class Diagnoser {
     while (segs.size() < opt_.max_depth) {
       progress(++d_.search_steps);
       std::vector<uint32_t> in = incoming_by_source(g_, v, beam_.costs);
+      // What reached the segment after it acted on the path (sent the message, woke the
+      // thread, exited) cannot have caused that: a server's answer is not explained by the
+      // signal that stopped it later in the same segment.
+      if (!edges.empty()) {
+        const uint64_t acted = trace_.events[g_.edges[edges.back()].from_event].ts;
+        std::erase_if(in,
+                      [&](uint32_t ei) { return trace_.events[g_.edges[ei].to_event].ts > acted; });
+      }
       if (!in.empty() && caused_from_path(v, in[0])) break;
       // Sources already on the path would make a cycle (incoming_by_source keeps each
       // source's cheapest edge, so leaving them out here is the same as skipping them).

@@ -1421,5 +1421,59 @@ TEST_CASE("of two equally strong edges into a wait, the one that ended it is fol
   CHECK(b.graph().segments[b.graph().edges[waker].from].tid == 200);
 }
 
+// cw-client asks cw-server at 1 ms and waits; the server computes 500 ms and answers. At
+// 600 ms, later in the same segment, cw-killer's signal stops it. The signal is as strong as
+// the client's request, but it came after the answer left: it explains nothing on the path.
+TEST_CASE("the slice leaves out edges that reached a step after it acted on the path") {
+  const std::string rules = std::string(kRules) +
+                            "link signal { from signal_send to signal_deliver join from.target "
+                            "== to.tid pick next }\n"
+                            "edge signal.sent { link signal strength strong kind signal }\n";
+  Built b = build(rules, R"(
+process 100 comm=cw-client
+thread 100 pid=100 comm=cw-client
+process 200 comm=cw-server ppid=100
+thread 200 pid=200 comm=cw-server
+process 300 comm=cw-killer ppid=100
+thread 300 pid=300 comm=cw-killer
+0ms 200 syscall_enter name=read fd=4
+0ms 200 switch_out state=S
+1ms 100 syscall_enter name=write fd=3
+1ms 100 send object=1 offset=0 len=8 peer=200 fd=3
+1ms 100 syscall_exit name=write ret=8
+2ms 100 syscall_enter name=read fd=3
+2ms 100 switch_out state=S
+3ms 200 switch_in
+3ms 200 syscall_exit name=read ret=8
+3ms 200 recv object=1 offset=0 len=8 peer=100 fd=4
+503ms 200 syscall_enter name=write fd=4
+503ms 200 send object=2 offset=0 len=8 peer=100 fd=4
+503ms 200 syscall_exit name=write ret=8
+504ms 100 switch_in
+504ms 100 syscall_exit name=read ret=8
+504ms 100 recv object=2 offset=0 len=8 peer=200 fd=3
+550ms 300 switch_in
+600ms 300 signal_send target=200 sig=15
+601ms 200 signal_deliver sig=15
+602ms 200 exit
+603ms 100 exit
+603ms 300 exit
+)");
+  DiagnoseOptions o;
+  o.symptom.thread_name = "cw-client";
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
+  CHECK(d.hang.tid == 100);
+  CHECK(d.hang.kind == HangKind::LongWait);
+  CHECK(causes(b, d) == "200 LongRunning depth 1");
+  // The hang's own slice (the questions before the recursion into the server) does not ask
+  // whether the killer's signal explains the server's answer.
+  for (const auto& q : d.queries) {
+    if (q.question.kind == QuestionKind::Recurse) break;
+    for (const Option& opt : q.question.options)
+      CHECK(opt.label.find("cw-killer") == std::string::npos);
+  }
+  CHECK(path(b, d.path) == "200@0 message, 100@2 -");
+}
+
 }  // namespace
 }  // namespace cw::engine
