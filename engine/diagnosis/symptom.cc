@@ -110,6 +110,17 @@ class Finder {
     return false;
   }
 
+  // Whether process `pid` is a proper descendant of process `ancestor`.
+  bool descends_from(Pid pid, Pid ancestor) const {
+    for (size_t hops = 0; pid != 0 && hops <= trace_.processes.size(); ++hops) {
+      const ProcessInfo* p = trace_.process(pid);
+      if (!p || p->ppid == pid) return false;
+      pid = p->ppid;
+      if (pid == ancestor) return true;
+    }
+    return false;
+  }
+
   bool has_loop_cut(const Graph::ThreadSegments& t) const {
     for (uint32_t s = t.begin; s < t.end; ++s)
       if (is_loop_cut(g_, s)) return true;
@@ -593,7 +604,33 @@ class Finder {
     Pool pool;
     if (!gather(thread_name, pool, why)) return std::nullopt;
     const auto ranked = rank(pool.all);
-    const HangCandidate& top = ranked.front();
+    const HangCandidate* best_candidate = &ranked.front();
+    // By name, the user named the program they ran: a process of that name that another
+    // candidate of that name forked (a subshell, a helper re-executing itself) is part of
+    // what that one waits for while their stretches overlap; the ancestor is the hang when
+    // it went without a response for at least half as long (a shell's command substitution
+    // reads what its subshell's pipeline writes, and either may wait a little longer).
+    std::string over_descendant;
+    if (!thread_name.empty() && best_candidate->by_design.empty()) {
+      for (bool moved = true; moved;) {
+        moved = false;
+        for (const HangCandidate& c : ranked) {
+          const Hang& h = best_candidate->hang;
+          if (&c == best_candidate || !c.by_design.empty() || c.hang.pid == h.pid ||
+              2 * c.score_ns < best_candidate->score_ns || c.hang.start_ns >= h.end_ns ||
+              h.start_ns >= c.hang.end_ns || !descends_from(h.pid, c.hang.pid))
+            continue;
+          if (over_descendant.empty())
+            over_descendant =
+                fmt::format("; preferred over its descendant {} {} ({:.3f} s)", comm(h.tid), h.tid,
+                            static_cast<double>(best_candidate->score_ns) / 1e9);
+          best_candidate = &c;
+          moved = true;
+          break;
+        }
+      }
+    }
+    const HangCandidate& top = *best_candidate;
     if (top.score_ns < request.min_hang_ns) {
       if (no_hang) *no_hang = true;
       *why = fmt::format(
@@ -626,6 +663,7 @@ class Finder {
                           count_of(pool.mains, "main thread"), count_of(pool.loops, "loop thread"),
                           pool.whose, comm(best.tid), best.tid,
                           static_cast<double>(best.end_ns - best.start_ns) / 1e9);
+    chosen += over_descendant;
     if (passed_over > 0)
       chosen += fmt::format("; ranked above {} that wait{} by design ({}{})",
                             count_of(passed_over, "longer thread"), passed_over == 1 ? "s" : "",

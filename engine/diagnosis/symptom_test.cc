@@ -655,5 +655,48 @@ TEST_CASE("a message the server sent before it read the request is no answer: th
   }
 }
 
+// A shell script (sh 100) reads what its subshell (sh 101, forked by it) prints; the
+// subshell waits in wait4 for its pipeline 4 ms longer than the script's read. Named "sh",
+// the script is the hang: the subshell is part of what it waits for.
+const std::string kSubshell =
+    "process 100 comm=sh\n"
+    "thread 100 pid=100 comm=sh\n"
+    "process 101 comm=sh ppid=100\n"
+    "thread 101 pid=101 comm=sh\n"
+    "0 100 switch_in\n"
+    "1ms 100 fork child=101 child_pid=101\n"
+    "1ms 101 thread_start parent=100\n"
+    "1ms 101 switch_in\n"
+    "2ms 100 syscall_enter name=read fd=3\n"
+    "2.1ms 100 switch_out state=S\n"
+    "3ms 101 syscall_enter name=wait4 fd=-1 resource=1\n"
+    "3.1ms 101 switch_out state=S\n"
+    "900ms 100 switch_in\n"
+    "900.1ms 100 syscall_exit name=read ret=8\n"
+    "904ms 101 switch_in\n"
+    "904.1ms 101 syscall_exit name=wait4 ret=102\n"
+    "905ms 101 exit\n"
+    "906ms 100 exit\n";
+
+TEST_CASE("by name, a process of that name wins over its overlapping descendant of that name") {
+  const std::string rules =
+      "split wait4.entry { at syscall_enter where name == \"wait4\" "
+      "cut before neighbour weak }\n";
+  const Built b = build(kSubshell, {}, rules);
+  SymptomRequest r;
+  r.thread_name = "sh";
+  const Found f = find(b, r);
+  REQUIRE_MESSAGE(f.hang, f.why);
+  CHECK(f.hang->tid == 100);
+  CHECK(f.hang->kind == HangKind::LongWait);
+  CHECK(f.hang->chosen_by.find("preferred over its descendant sh 101") != std::string::npos);
+
+  SUBCASE("unnamed, the longer wait is taken") {
+    const Found g = find(b);
+    REQUIRE_MESSAGE(g.hang, g.why);
+    CHECK(g.hang->tid == 101);
+  }
+}
+
 }  // namespace
 }  // namespace cw::engine
