@@ -108,9 +108,20 @@ struct RecordArgs {
   std::string hooks = "auto";
 };
 
+// The packs' active holder rules as the recorder reads them at the end (who holds what a
+// thread still blocked then waits for). Both ways of recording take them from here.
+std::vector<HolderField> holder_fields(const rules::LoadResult& loaded) {
+  std::vector<HolderField> holders;
+  for (const rules::HolderRule& h : loaded.rules.holders)
+    if (h.origin.active())
+      holders.push_back({h.origin.id, h.syscalls, h.find == rules::HolderRule::Find::Peer,
+                         h.owner_offset, h.size});
+  return holders;
+}
+
 // The flags and functions the packs name; nullptr when they name none. `holders`: the
-// packs' holder rules (who holds what a thread still blocked at the end waits for);
-// `notes`: what the trace must say about how it traces them (a fallback).
+// packs' holder rules (holder_fields); `notes`: what the trace must say about how it
+// traces them (a fallback).
 std::unique_ptr<RecordInstrumentation> plan_from_packs(const RecordArgs& args, int& rc,
                                                        std::vector<HolderField>& holders,
                                                        std::vector<std::string>& notes) {
@@ -121,10 +132,7 @@ std::unique_ptr<RecordInstrumentation> plan_from_packs(const RecordArgs& args, i
     rc = kExitBadInput;
     return nullptr;
   }
-  for (const rules::HolderRule& h : loaded.rules.holders)
-    if (h.origin.active())
-      holders.push_back({h.origin.id, h.syscalls, h.find == rules::HolderRule::Find::Peer,
-                         h.owner_offset, h.size});
+  holders = holder_fields(loaded);
   instrument::InstrumentationPlan plan = instrument::plan_instrumentation(loaded.rules);
   if (plan.empty()) {
     for (const std::string& w : plan.warnings) std::cerr << "causeway: warning: " << w << "\n";
@@ -236,6 +244,12 @@ int record_start(const RecordArgs& args, const std::string& size_text) {
                              size_text);
     return kExitBadInput;
   }
+  // The packs' holder rules, read when the recording stops, as `record -- CMD` does; loaded
+  // here, before the recorder detaches, so a broken pack is reported to the user.
+  auto loaded = load_rule_packs(args.rules, args.no_stdlib);
+  std::cerr << loaded.render();
+  if (!loaded.ok()) return kExitBadInput;
+  std::vector<HolderField> holders = holder_fields(loaded);
   RecorderPaths paths(recorder_dir(args.dir));
   if (auto pid = running_recorder(paths)) {
     std::cerr << fmt::format(
@@ -263,6 +277,7 @@ int record_start(const RecordArgs& args, const std::string& size_text) {
     options.stacks = stack_mode(args.stacks);
     options.buffer_bytes = parse_size(args.buffer);
     options.ring = RingOptions{paths.ring, size};
+    options.holders = std::move(holders);
     run_daemon(options, paths, ready[1], kExitEnvironment);
   }
   close(ready[1]);

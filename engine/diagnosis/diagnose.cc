@@ -97,10 +97,14 @@ class Diagnoser {
         vertex_ = lw.woken;
         profile = profile_segment(trace_, events_, g_, vertex_);
         window = Window{std::min(window.start, lw.start_ns), std::max(window.end, lw.end_ns)};
-        d_.notes.push_back(fmt::format(
-            "{}'s wait timed out and began again; followed the slice at {:.6f} s that a wake-up "
-            "ended",
-            who(vertex_), secs(g_.segments[vertex_].start_ns)));
+        d_.notes.push_back(
+            profile.longest_block_ns == 0
+                ? fmt::format("{}'s wake-up was not recorded; followed the segment at {:.6f} s "
+                              "that took what its wait was woken for",
+                              who(vertex_), secs(g_.segments[vertex_].start_ns))
+                : fmt::format("{}'s wait timed out and began again; followed the slice at "
+                              "{:.6f} s that a wake-up ended",
+                              who(vertex_), secs(g_.segments[vertex_].start_ns)));
       }
     }
     diagnose_vertex(vertex_, hang->kind, profile, 0, window, hang->first_segment,
@@ -328,6 +332,14 @@ class Diagnoser {
     while (segs.size() < opt_.max_depth) {
       progress(++d_.search_steps);
       std::vector<uint32_t> in = incoming_by_source(g_, v, beam_.costs);
+      // What reached the segment after it acted on the path (sent the message, woke the
+      // thread, exited) cannot have caused that: a server's answer is not explained by the
+      // signal that stopped it later in the same segment.
+      if (!edges.empty()) {
+        const uint64_t acted = trace_.events[g_.edges[edges.back()].from_event].ts;
+        std::erase_if(in,
+                      [&](uint32_t ei) { return trace_.events[g_.edges[ei].to_event].ts > acted; });
+      }
       if (!in.empty() && caused_from_path(v, in[0])) break;
       // Sources already on the path would make a cycle (incoming_by_source keeps each
       // source's cheapest edge, so leaving them out here is the same as skipping them).
@@ -350,8 +362,18 @@ class Diagnoser {
       stop.label = fmt::format("stop here: {} is where this began", who(v));
       if (evidence_) stop.evidence = segment_evidence(v);
       options.push_back(stop);
-      std::stable_sort(options.begin(), options.end(),
-                       [](const Option& a, const Option& b) { return a.cost < b.cost; });
+      // Of equally cheap explanations of a segment that waited, the causal edge that ended
+      // its wait comes first: the others arrived later in the segment, after it had
+      // returned. A weak wake-up is no such evidence (a timer's expiry is run by whatever
+      // kernel thread was on the CPU): it keeps its place.
+      const SegmentProfile vp = profile_segment(trace_, events_, g_, v);
+      uint32_t waker =
+          vp.longest_block_ns > 0 ? wake_edge(trace_, g_, v, vp.longest_block_start) : kNoIndex;
+      if (waker != kNoIndex && g_.edges[waker].strength == Strength::Weak) waker = kNoIndex;
+      std::stable_sort(options.begin(), options.end(), [&](const Option& a, const Option& b) {
+        if (a.cost != b.cost) return a.cost < b.cost;
+        return waker != kNoIndex && !a.stop && a.edge == waker && (b.stop || b.edge != waker);
+      });
       Option pick = options[0];
       if (options[1].cost - options[0].cost < kAmbiguityMargin && ambiguous(options)) {
         Question q;

@@ -1081,6 +1081,45 @@ thread 200 pid=200 comm=cw-server
   CHECK(lw.wake_edge != kNoIndex);
 }
 
+TEST_CASE("a wait whose wake-up went unrecorded: the message read after a ready poll woke it") {
+  // cw-client polls two descriptors for cw-server's answer; the server computes 1 s and
+  // answers at 999 ms. The client's wake-up was not recorded (an interrupt on another
+  // CPU); its poll returns ready, a second poll finds the descriptor ready at once (a cut,
+  // as an event loop's wait), and the recvfrom after it takes the message.
+  Built b = build(kRules, R"(
+process 100 comm=cw-client
+thread 100 pid=100 comm=cw-client
+process 200 comm=cw-server ppid=100
+thread 200 pid=200 comm=cw-server
+0ms 200 switch_in
+0ms 100 syscall_enter name=poll fd=-1 count=2 timeout_ns=2000000000
+0ms 100 switch_out state=S
+999ms 200 send object=7 offset=0 len=8 peer=100 fd=4
+1000ms 100 switch_in
+1000ms 100 syscall_exit name=poll ret=1
+1001ms 100 syscall_enter name=poll fd=-1 count=1 timeout_ns=0
+1001ms 100 syscall_exit name=poll ret=1
+1001ms 100 syscall_enter name=recvfrom fd=3
+1001ms 100 recv object=7 offset=0 len=8 peer=200 fd=3
+1001ms 100 syscall_exit name=recvfrom ret=8
+1002ms 100 syscall_enter name=write fd=1
+1002ms 100 syscall_exit name=write ret=8
+1003ms 100 exit
+1003ms 200 exit
+)");
+  ThreadEvents events(b.trace);
+  LogicalWait lw = logical_wait(b.trace, events, b.graph(), segment_at(b, 100, 0));
+  CHECK(lw.woken == segment_at(b, 100, 1001));
+  REQUIRE(lw.wake_edge != kNoIndex);
+  CHECK(b.graph().segments[b.graph().edges[lw.wake_edge].from].tid == 200);
+
+  DiagnoseOptions o;
+  o.symptom.thread_name = "cw-client";
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
+  CHECK(d.hang.segment == segment_at(b, 100, 0));
+  CHECK(causes(b, d) == "200 LongRunning depth 1");
+}
+
 TEST_CASE("polls of sets of different sizes, or of no descriptor, are different waits") {
   // The slice at 0 ms polls two descriptors, the one at 100 ms three; the sleeps at 300
   // and 400 ms (poll of no descriptor) wait for time only.
@@ -1311,6 +1350,129 @@ thread 300 pid=300 comm=cw-backend
   CHECK(d.hang.tid == 100);
   CHECK(causes(b, d) == "300 LongWait depth 1");
   CHECK(path(b, d.path) == "300@12 message, 200@313 message, 100@10 -");
+}
+
+// git runs its hook: parent 100 forks hook 200 and waits in wait4 while the hook computes
+// 1 s; the hook's exit ends the wait (the wake-up's switch_in was never reported, so no
+// cut separates what the parent did next). The parent then forks 300, which exits at once
+// and signals it; that signal lands in the same segment, after the wait had returned.
+// Both edges are strong and cost the same: the exit that ended the wait is the one to
+// follow, not the later signal.
+const char* const kProcessRules = R"(
+split wait.entry {
+  at syscall_enter
+  where name in ["wait4"]
+  cut before
+  neighbour weak
+}
+link fork { from fork to thread_start join from.child == to.tid pick next }
+edge fork.child { link fork strength strong kind fork }
+link exit.wait {
+  from exit
+  to syscall_exit
+  join from.pid == to.ret
+  where from.tid == from.pid and to.name == "wait4"
+  pick latest
+}
+edge exit.reaped { link exit.wait strength strong kind exit }
+link signal { from signal_send to signal_deliver join from.target == to.tid pick next }
+edge signal.sent { link signal strength strong kind signal }
+)";
+
+const char* const kHookThenChild = R"(
+process 100 comm=git
+thread 100 pid=100 comm=git
+process 200 comm=hook ppid=100
+thread 200 pid=200 comm=hook
+process 300 comm=git ppid=100
+thread 300 pid=300 comm=git-child
+0 100 switch_in
+1ms 100 fork child=200 child_pid=200
+1ms 200 thread_start parent=100
+1ms 200 switch_in
+2ms 100 syscall_enter name=wait4 resource=200
+2ms 100 switch_out state=S
+1000ms 200 exit
+1000ms 200 switch_out state=X
+1000.1ms 100 syscall_exit name=wait4 ret=200
+1001ms 100 fork child=300 child_pid=300
+1001ms 300 thread_start parent=100
+1001ms 300 switch_in
+1002ms 300 exit
+1002ms 300 signal_send target=100 sig=17
+1002ms 300 switch_out state=X
+1003ms 100 signal_deliver sig=17
+1004ms 100 syscall_enter name=wait4 resource=300
+1004.1ms 100 syscall_exit name=wait4 ret=300
+1005ms 100 exit
+)";
+
+TEST_CASE("of two equally strong edges into a wait, the one that ended it is followed") {
+  Built b = build(kProcessRules, kHookThenChild);
+  DiagnoseOptions o;
+  o.symptom.thread_name = "git";
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
+  CHECK(d.hang.tid == 100);
+  CHECK(d.hang.kind == HangKind::LongWait);
+  CHECK(causes(b, d) == "200 LongRunning depth 1");
+  CHECK(path(b, d.path) == "200@1 exit, 100@2 -");
+  const uint32_t waker = wake_edge(b.trace, b.graph(), d.hang.segment, 2'000'000);
+  REQUIRE(waker != kNoIndex);
+  CHECK(b.graph().segments[b.graph().edges[waker].from].tid == 200);
+}
+
+// cw-client asks cw-server at 1 ms and waits; the server computes 500 ms and answers. At
+// 600 ms, later in the same segment, cw-killer's signal stops it. The signal is as strong as
+// the client's request, but it came after the answer left: it explains nothing on the path.
+TEST_CASE("the slice leaves out edges that reached a step after it acted on the path") {
+  const std::string rules = std::string(kRules) +
+                            "link signal { from signal_send to signal_deliver join from.target "
+                            "== to.tid pick next }\n"
+                            "edge signal.sent { link signal strength strong kind signal }\n";
+  Built b = build(rules, R"(
+process 100 comm=cw-client
+thread 100 pid=100 comm=cw-client
+process 200 comm=cw-server ppid=100
+thread 200 pid=200 comm=cw-server
+process 300 comm=cw-killer ppid=100
+thread 300 pid=300 comm=cw-killer
+0ms 200 syscall_enter name=read fd=4
+0ms 200 switch_out state=S
+1ms 100 syscall_enter name=write fd=3
+1ms 100 send object=1 offset=0 len=8 peer=200 fd=3
+1ms 100 syscall_exit name=write ret=8
+2ms 100 syscall_enter name=read fd=3
+2ms 100 switch_out state=S
+3ms 200 switch_in
+3ms 200 syscall_exit name=read ret=8
+3ms 200 recv object=1 offset=0 len=8 peer=100 fd=4
+503ms 200 syscall_enter name=write fd=4
+503ms 200 send object=2 offset=0 len=8 peer=100 fd=4
+503ms 200 syscall_exit name=write ret=8
+504ms 100 switch_in
+504ms 100 syscall_exit name=read ret=8
+504ms 100 recv object=2 offset=0 len=8 peer=200 fd=3
+550ms 300 switch_in
+600ms 300 signal_send target=200 sig=15
+601ms 200 signal_deliver sig=15
+602ms 200 exit
+603ms 100 exit
+603ms 300 exit
+)");
+  DiagnoseOptions o;
+  o.symptom.thread_name = "cw-client";
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
+  CHECK(d.hang.tid == 100);
+  CHECK(d.hang.kind == HangKind::LongWait);
+  CHECK(causes(b, d) == "200 LongRunning depth 1");
+  // The hang's own slice (the questions before the recursion into the server) does not ask
+  // whether the killer's signal explains the server's answer.
+  for (const auto& q : d.queries) {
+    if (q.question.kind == QuestionKind::Recurse) break;
+    for (const Option& opt : q.question.options)
+      CHECK(opt.label.find("cw-killer") == std::string::npos);
+  }
+  CHECK(path(b, d.path) == "200@0 message, 100@2 -");
 }
 
 }  // namespace

@@ -1,5 +1,8 @@
 #include "engine/diagnosis/logical_wait.h"
 
+#include <algorithm>
+#include <cstdint>
+
 #include "engine/diagnosis/beam_search.h"
 
 namespace cw::engine {
@@ -29,14 +32,20 @@ bool same_wait(const Trace& trace, uint32_t a, uint32_t b) {
 
 uint32_t wake_edge(const Trace& trace, const Graph& graph, uint32_t segment, uint64_t block_start) {
   const Tid tid = graph.segments[segment].tid;
-  for (uint32_t ei : incoming_by_source(graph, segment, EdgeCosts{})) {
+  const EdgeCosts costs;
+  uint32_t best = kNoIndex;
+  for (uint32_t ei : incoming_by_source(graph, segment, costs)) {  // cheapest first
     const Edge& e = graph.edges[ei];
     if (e.rule.kind == RuleKind::Split || e.rule.kind == RuleKind::Batch) continue;
     if (graph.segments[e.from].tid == tid) continue;  // its own timer: a timeout
-    if (trace.events[e.to_event].ts < block_start) continue;
-    return ei;
+    const uint64_t ts = trace.events[e.to_event].ts;
+    if (ts < block_start) continue;
+    if (best != kNoIndex && edge_cost(e, costs) > edge_cost(graph.edges[best], costs)) break;
+    // Of equally strong edges, the first to arrive ended the wait: what came after it
+    // returned (a later child's signal to a parent that went on working) did not.
+    if (best == kNoIndex || ts < trace.events[graph.edges[best].to_event].ts) best = ei;
   }
-  return kNoIndex;
+  return best;
 }
 
 namespace {
@@ -50,6 +59,34 @@ bool acted(const Graph& graph, uint32_t s) {
       return true;
   }
   return false;
+}
+
+// The causal (not weak) edge from another thread into segment `s` that arrived first, sent
+// while the wait ran (in [from, to]), if it arrived before `s` reached another thread
+// itself; kNoIndex otherwise. A message queued before the wait began did not end it, nor
+// one sent after it returned; a segment that asked something first and then got its
+// answer was not taking what the wait was woken for.
+uint32_t taken_before_acting(const Trace& trace, const Graph& graph, uint32_t s, uint64_t from,
+                             uint64_t to) {
+  const Tid tid = graph.segments[s].tid;
+  uint64_t acted_at = UINT64_MAX;
+  for (auto [it, end] = out_edges(s, graph.csr); it != end; ++it) {
+    const Edge& e = graph.edges[graph.csr[*it]];
+    if (e.strength != Strength::Weak && graph.segments[e.to].tid != tid)
+      acted_at = std::min(acted_at, trace.events[e.from_event].ts);
+  }
+  uint32_t first = kNoIndex;
+  for (auto [it, end] = in_edges(s, graph.csr); it != end; ++it) {
+    const uint32_t ei = graph.csr[*it];
+    const Edge& e = graph.edges[ei];
+    if (e.strength == Strength::Weak || graph.segments[e.from].tid == tid) continue;
+    if (e.rule.kind == RuleKind::Split || e.rule.kind == RuleKind::Batch) continue;
+    const uint64_t sent = trace.events[e.from_event].ts;
+    const uint64_t ts = trace.events[e.to_event].ts;
+    if (ts > acted_at || sent < from || sent > to) continue;
+    if (first == kNoIndex || ts < trace.events[graph.edges[first].to_event].ts) first = ei;
+  }
+  return first;
 }
 
 }  // namespace
@@ -87,7 +124,19 @@ LogicalWait logical_wait(const Trace& trace, const ThreadEvents& events, const G
   for (uint32_t s = segment + 1; s < t->end; ++s) {
     if (acted(graph, s - 1)) break;
     SegmentProfile sp = profile_segment(trace, events, graph, s);
-    if (sp.longest_block_ns == 0) continue;
+    if (sp.longest_block_ns == 0) {
+      // A segment that did not block took what the wait woke for when the wake-up went
+      // unrecorded (a wake-up from another CPU's interrupt): the wait returned, a second
+      // poll found the descriptor ready at once and cut, and the read after it has the
+      // message. That message is the wake-up.
+      if (const uint32_t e = taken_before_acting(trace, graph, s, w.start_ns, w.end_ns);
+          e != kNoIndex) {
+        w.woken = s;
+        w.wake_edge = e;
+        break;
+      }
+      continue;
+    }
     if (!same_wait(trace, sp.longest_block_call, call)) break;
     w.last = s;
     w.end_ns = sp.longest_block_start + sp.longest_block_ns;

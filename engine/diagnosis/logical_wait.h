@@ -21,8 +21,8 @@ bool same_wait(const Trace& trace, uint32_t call_a, uint32_t call_b);
 
 // The edge that ended the wait of `segment` whose block began at `block_start`: the
 // cheapest incoming edge from another thread (not a neighbour edge across a cut) whose
-// effect came after the block began; kNoIndex when none did (the wait timed out, or was
-// never woken).
+// effect came after the block began, of equally cheap ones the first to arrive; kNoIndex
+// when none did (the wait timed out, or was never woken).
 uint32_t wake_edge(const Trace& trace, const Graph& graph, uint32_t segment, uint64_t block_start);
 
 struct LogicalWait {
@@ -36,6 +36,9 @@ struct LogicalWait {
 // that block in the same wait (segments between them that do not block at all do not
 // break it), in which every slice before the last ended with no wake-up from another
 // thread. A segment that does not block in a call on an object is a wait of its own.
+// When no slice's wake-up was recorded, a later segment that did not block and took a
+// message sent while the wait ran, before it reached another thread itself, is `woken`
+// (the wake-up went unrecorded, the data was read after a poll that found it ready).
 LogicalWait logical_wait(const Trace& trace, const ThreadEvents& events, const Graph& graph,
                          uint32_t segment);
 

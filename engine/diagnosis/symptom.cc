@@ -110,6 +110,17 @@ class Finder {
     return false;
   }
 
+  // Whether process `pid` is a proper descendant of process `ancestor`.
+  bool descends_from(Pid pid, Pid ancestor) const {
+    for (size_t hops = 0; pid != 0 && hops <= trace_.processes.size(); ++hops) {
+      const ProcessInfo* p = trace_.process(pid);
+      if (!p || p->ppid == pid) return false;
+      pid = p->ppid;
+      if (pid == ancestor) return true;
+    }
+    return false;
+  }
+
   bool has_loop_cut(const Graph::ThreadSegments& t) const {
     for (uint32_t s = t.begin; s < t.end; ++s)
       if (is_loop_cut(g_, s)) return true;
@@ -172,39 +183,59 @@ class Finder {
     return (uint64_t{std::min(a, b)} << 32) | std::max(a, b);
   }
 
-  // The processes the thread asked something of in segments [first, last]: a causal (not
-  // weak) edge out to a process its own process had opened the conversation with. A
-  // server's answers to its clients are no requests: the clients spoke first.
-  std::vector<Pid> asked_in(uint32_t first, uint32_t last) const {
-    std::vector<Pid> asked;
+  // A process the thread asked something of, and when its request reached it: the latest
+  // arrival of the thread's causal edges into that process (a request sent in several
+  // writes is whole when its last one is read).
+  struct Asked {
+    Pid pid = 0;
+    uint64_t arrived_ns = 0;
+  };
+
+  // The processes the thread asked something of in segments [first, last], added to
+  // `asked`: a causal (not weak) edge out to a process its own process had opened the
+  // conversation with. A server's answers to its clients are no requests: the clients
+  // spoke first.
+  void asked_in(uint32_t first, uint32_t last, std::vector<Asked>& asked) const {
     for (uint32_t s = first; s <= last; ++s) {
       const Pid own = g_.segments[s].pid;
       for (auto [it, end] = out_edges(s, g_.csr); it != end; ++it) {
         const Edge& e = g_.edges[g_.csr[*it]];
         const Pid to = g_.segments[e.to].pid;
-        if (e.strength != Strength::Weak && to != own && initiator(own, to) == own)
-          asked.push_back(to);
+        if (e.strength == Strength::Weak || to == own || initiator(own, to) != own) continue;
+        const uint64_t arrived = trace_.events[e.to_event].ts;
+        auto a =
+            std::find_if(asked.begin(), asked.end(), [&](const Asked& x) { return x.pid == to; });
+        if (a == asked.end())
+          asked.push_back({to, arrived});
+        else
+          a->arrived_ns = std::max(a->arrived_ns, arrived);
       }
     }
-    return asked;
   }
 
   // How a wait in segments [first, last] ended, seen from the processes the thread is
   // waiting to hear from: by an answer from one of `asked` (taken out of it), by a causal
-  // edge from another process (new work), or by no causal edge at all (a timeout).
+  // edge from another process (new work), or by no causal edge at all (a timeout). An
+  // answer leaves its process after the request reached it: what the process sent before
+  // it read the request (a notice of its own, the reply to an earlier call) answers
+  // nothing, and the wait goes on (dbus-daemon's NameAcquired signal reached dbus-send
+  // inside its wait for the reply to its method call, which came 1.2 s later).
   enum class WaitEnd : uint8_t { Answer, OtherWork, NoCause };
-  WaitEnd wait_end(uint32_t first, uint32_t last, std::vector<Pid>& asked) const {
+  WaitEnd wait_end(uint32_t first, uint32_t last, std::vector<Asked>& asked) const {
     WaitEnd end_kind = WaitEnd::NoCause;
     for (uint32_t s = first; s <= last; ++s)
       for (auto [it, end] = in_edges(s, g_.csr); it != end; ++it) {
         const Edge& e = g_.edges[g_.csr[*it]];
         const Pid from = g_.segments[e.from].pid;
         if (e.strength == Strength::Weak || from == g_.segments[s].pid) continue;
-        if (auto a = std::find(asked.begin(), asked.end(), from); a != asked.end()) {
+        auto a =
+            std::find_if(asked.begin(), asked.end(), [&](const Asked& x) { return x.pid == from; });
+        if (a == asked.end()) {
+          end_kind = WaitEnd::OtherWork;
+        } else if (trace_.events[e.from_event].ts >= a->arrived_ns) {
           asked.erase(a);
           return WaitEnd::Answer;
         }
-        end_kind = WaitEnd::OtherWork;
       }
     return end_kind;
   }
@@ -224,7 +255,7 @@ class Finder {
     };
     auto last_at = [&](size_t i) { return i + 1 < loops.size() ? loops[i + 1] - 1 : t.end - 1; };
     const size_t before = out.size();
-    std::vector<Pid> waiting_for;  // processes asked something that have not answered yet
+    std::vector<Asked> waiting_for;  // processes asked something that have not answered yet
     if (loops.front() > t.begin)
       out.push_back({t.tid, g_.segments[t.begin].start_ns, g_.segments[loops.front()].start_ns,
                      t.begin, loops.front() - 1});
@@ -237,10 +268,7 @@ class Finder {
         const uint32_t turn = i == 0 ? t.begin : loops[i - 1];  // since the last loop wait
         const uint32_t woken =
             r == kNoIndex ? loops[i] : std::min(g_.segment_of(trace_, r), last_at(i));
-        if (loops[i] > turn)
-          for (Pid p : asked_in(turn, loops[i] - 1))
-            if (std::find(waiting_for.begin(), waiting_for.end(), p) == waiting_for.end())
-              waiting_for.push_back(p);
+        if (loops[i] > turn) asked_in(turn, loops[i] - 1, waiting_for);
         // Slices of one wait for an answer that time out (a poll with a timeout) are that
         // wait too, until the answer comes.
         const bool had_asked = !waiting_for.empty();
@@ -576,7 +604,33 @@ class Finder {
     Pool pool;
     if (!gather(thread_name, pool, why)) return std::nullopt;
     const auto ranked = rank(pool.all);
-    const HangCandidate& top = ranked.front();
+    const HangCandidate* best_candidate = &ranked.front();
+    // By name, the user named the program they ran: a process of that name that another
+    // candidate of that name forked (a subshell, a helper re-executing itself) is part of
+    // what that one waits for while their stretches overlap; the ancestor is the hang when
+    // it went without a response for at least half as long (a shell's command substitution
+    // reads what its subshell's pipeline writes, and either may wait a little longer).
+    std::string over_descendant;
+    if (!thread_name.empty() && best_candidate->by_design.empty()) {
+      for (bool moved = true; moved;) {
+        moved = false;
+        for (const HangCandidate& c : ranked) {
+          const Hang& h = best_candidate->hang;
+          if (&c == best_candidate || !c.by_design.empty() || c.hang.pid == h.pid ||
+              2 * c.score_ns < best_candidate->score_ns || c.hang.start_ns >= h.end_ns ||
+              h.start_ns >= c.hang.end_ns || !descends_from(h.pid, c.hang.pid))
+            continue;
+          if (over_descendant.empty())
+            over_descendant =
+                fmt::format("; preferred over its descendant {} {} ({:.3f} s)", comm(h.tid), h.tid,
+                            static_cast<double>(best_candidate->score_ns) / 1e9);
+          best_candidate = &c;
+          moved = true;
+          break;
+        }
+      }
+    }
+    const HangCandidate& top = *best_candidate;
     if (top.score_ns < request.min_hang_ns) {
       if (no_hang) *no_hang = true;
       *why = fmt::format(
@@ -609,6 +663,7 @@ class Finder {
                           count_of(pool.mains, "main thread"), count_of(pool.loops, "loop thread"),
                           pool.whose, comm(best.tid), best.tid,
                           static_cast<double>(best.end_ns - best.start_ns) / 1e9);
+    chosen += over_descendant;
     if (passed_over > 0)
       chosen += fmt::format("; ranked above {} that wait{} by design ({}{})",
                             count_of(passed_over, "longer thread"), passed_over == 1 ? "s" : "",

@@ -599,5 +599,104 @@ TEST_CASE("a loop wait for the answer to the thread's own request stays in its s
   }
 }
 
+// client 200 (a D-Bus client) sends server 300 a request at 2 ms and waits for the reply in
+// its loop wait. Before the server reads the request (at 6.5 ms) it sends the client a
+// notice of its own (at 5 ms, as dbus-daemon's NameAcquired signal): the client wakes, reads
+// it and waits again, 1 s, until the reply comes (at 1006 ms). The server sleeps meanwhile.
+const std::string kNoticeBeforeAnswer =
+    "process 200 comm=client\n"
+    "thread 200 pid=200 comm=client\n"
+    "process 300 comm=server\n"
+    "thread 300 pid=300 comm=server\n"
+    "0 200 switch_in\n"
+    "0 300 switch_in\n"
+    "0.1ms 300 syscall_enter name=epoll_wait\n"
+    "0.2ms 300 switch_out state=S\n"
+    "1ms 200 syscall_enter name=epoll_wait\n"
+    "1.1ms 200 syscall_exit name=epoll_wait ret=1\n"
+    "2ms 200 send object=7 offset=0 len=4\n"
+    "3ms 200 syscall_enter name=epoll_wait\n"
+    "3.1ms 200 switch_out state=S\n"
+    "4ms 300 switch_in\n"
+    "4.1ms 300 syscall_exit name=epoll_wait ret=1\n"
+    "5ms 300 send object=8 offset=0 len=4\n"
+    "5.1ms 200 switch_in\n"
+    "5.2ms 200 syscall_exit name=epoll_wait ret=1\n"
+    "5.3ms 200 recv object=8 offset=0 len=4\n"
+    "6ms 200 syscall_enter name=epoll_wait\n"
+    "6.1ms 200 switch_out state=S\n"
+    "6.5ms 300 recv object=7 offset=0 len=4\n"
+    "7ms 300 syscall_enter name=clock_nanosleep\n"
+    "7.1ms 300 switch_out state=S\n"
+    "1005ms 300 switch_in\n"
+    "1005.1ms 300 syscall_exit name=clock_nanosleep\n"
+    "1006ms 300 send object=8 offset=4 len=4\n"
+    "1006.1ms 300 syscall_enter name=epoll_wait\n"
+    "1006.2ms 300 switch_out state=S\n"
+    "1006.3ms 200 switch_in\n"
+    "1006.4ms 200 syscall_exit name=epoll_wait ret=1\n"
+    "1006.5ms 200 recv object=8 offset=4 len=4\n"
+    "1007ms 200 exit\n"
+    "2000ms 300 switch_in\n";
+
+TEST_CASE("a message the server sent before it read the request is no answer: the wait goes on") {
+  const Built b = build(kNoticeBeforeAnswer, {"wait.entry"});
+  SymptomRequest named;
+  named.thread_name = "client";
+  for (const SymptomRequest& r : {named, SymptomRequest{}}) {
+    CAPTURE(r.thread_name);
+    const Found f = find(b, r);
+    REQUIRE_MESSAGE(f.hang, f.why);
+    CHECK(f.hang->tid == 200);
+    CHECK(f.hang->kind == HangKind::LongWait);
+    CHECK(f.hang->start_ns <= 6 * kMs);
+    CHECK(f.hang->end_ns >= 1006 * kMs);
+    CHECK(f.hang->profile.longest_block_ns >= 1000 * kMs);
+  }
+}
+
+// A shell script (sh 100) reads what its subshell (sh 101, forked by it) prints; the
+// subshell waits in wait4 for its pipeline 4 ms longer than the script's read. Named "sh",
+// the script is the hang: the subshell is part of what it waits for.
+const std::string kSubshell =
+    "process 100 comm=sh\n"
+    "thread 100 pid=100 comm=sh\n"
+    "process 101 comm=sh ppid=100\n"
+    "thread 101 pid=101 comm=sh\n"
+    "0 100 switch_in\n"
+    "1ms 100 fork child=101 child_pid=101\n"
+    "1ms 101 thread_start parent=100\n"
+    "1ms 101 switch_in\n"
+    "2ms 100 syscall_enter name=read fd=3\n"
+    "2.1ms 100 switch_out state=S\n"
+    "3ms 101 syscall_enter name=wait4 fd=-1 resource=1\n"
+    "3.1ms 101 switch_out state=S\n"
+    "900ms 100 switch_in\n"
+    "900.1ms 100 syscall_exit name=read ret=8\n"
+    "904ms 101 switch_in\n"
+    "904.1ms 101 syscall_exit name=wait4 ret=102\n"
+    "905ms 101 exit\n"
+    "906ms 100 exit\n";
+
+TEST_CASE("by name, a process of that name wins over its overlapping descendant of that name") {
+  const std::string rules =
+      "split wait4.entry { at syscall_enter where name == \"wait4\" "
+      "cut before neighbour weak }\n";
+  const Built b = build(kSubshell, {}, rules);
+  SymptomRequest r;
+  r.thread_name = "sh";
+  const Found f = find(b, r);
+  REQUIRE_MESSAGE(f.hang, f.why);
+  CHECK(f.hang->tid == 100);
+  CHECK(f.hang->kind == HangKind::LongWait);
+  CHECK(f.hang->chosen_by.find("preferred over its descendant sh 101") != std::string::npos);
+
+  SUBCASE("unnamed, the longer wait is taken") {
+    const Found g = find(b);
+    REQUIRE_MESSAGE(g.hang, g.why);
+    CHECK(g.hang->tid == 101);
+  }
+}
+
 }  // namespace
 }  // namespace cw::engine

@@ -51,6 +51,9 @@ list file_change_waits = [
 # F_RDLCK 0, F_WRLCK 1, F_UNLCK 2) and flock operations that take one (`value` holds the
 # whole operation: LOCK_SH 1, LOCK_EX 2, LOCK_NB 4, LOCK_UN 8).
 list lock_sets = ["setlk", "setlkw", "ofd_setlk", "ofd_setlkw"]
+# Of those, the ones that wait until the lock is free (F_SETLKW, F_OFD_SETLKW); the others
+# are tries that fail at once.
+list lock_waits = ["setlkw", "ofd_setlkw"]
 list flock_takes = ["sh", "ex"]
 
 # Frames every stack shares; they say nothing about a common purpose.
@@ -78,12 +81,14 @@ split loop.wait {
 
 # A blocking wait usually ends one step of event processing (seed 000 §4.2): the wait
 # starts the next segment. A flock with LOCK_NB (4 in `value`) is a try that never waits:
-# a loop of tries and sleeps is cut at its sleeps only, so it is one polling loop.
+# a loop of tries and sleeps is cut at its sleeps only, so it is one polling loop. fcntl
+# waits only for a record lock asked with F_SETLKW (fcntl's other commands return at once).
 split wait.entry {
   at syscall_enter
   where (name in blocking_syscalls and name not in data_waits
       and not (name == "flock" and (value / 4) % 2 == 1))
     or (name == "futex" and op in futex_waits)
+    or (name == "fcntl" and op in lock_waits)
   cut before
   neighbour weak
 }

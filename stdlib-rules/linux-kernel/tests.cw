@@ -191,6 +191,32 @@ test "an fcntl lock's release joins the next F_SETLK that gets it; a close relea
   expect no edge 301 -> 201
 }
 
+# fcntl F_SETLKW waits for a record lock another process holds: the wait starts a segment,
+# as a blocking flock does. F_SETLK (a try) and F_GETLK return at once and cut nothing.
+test "an fcntl F_SETLKW is a blocking wait; F_SETLK and F_GETLK are not" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=waiter
+    thread 101 pid=100 comm=waiter
+    1ms 101 switch_in
+    2ms 101 syscall_enter name=fcntl fd=4 resource=77 op=getlk value=1
+    2ms 101 syscall_exit name=fcntl ret=0
+    3ms 101 syscall_enter name=fcntl fd=4 resource=77 op=setlk value=1
+    3ms 101 syscall_exit name=fcntl ret=-11
+    5ms 101 syscall_enter name=fcntl fd=4 resource=77 op=setlkw value=1
+    5ms 101 switch_out state=S
+    90ms 101 switch_in
+    90ms 101 syscall_exit name=fcntl ret=0
+    95ms 101 syscall_enter name=fcntl fd=4 resource=77 op=ofd_setlkw value=1
+    95ms 101 syscall_exit name=fcntl ret=0
+  ]]
+  expect no split 101 at 2ms
+  expect no split 101 at 3ms
+  expect split 101 at 5ms rule wait.entry
+  expect split 101 at 95ms rule wait.entry
+  expect segments 101 == 3
+}
+
 # A process polls a lock (flock LOCK_EX | LOCK_NB, then a 9 ms sleep) that another holds
 # while it sleeps 200 ms: the poller's loop is a RepeatedYield, and the holder's release,
 # which ended it, points at the holder: its sleep is the root cause. A try is no cut.

@@ -52,3 +52,16 @@ writes nothing for 3 s. linux.kernel's stream.peer rule says which calls wait on
   ["cat","LongWait"]
   $ jq -c '[.path[] | .comm]' $TMP_DIR/pipe.json
   ["sleep","cat"]
+
+An always-on recording (`record start`, a ring of files) reads the same holder rules
+when it stops: stopped while cw-mutexwait still waits, the ring holds the owner that
+glibc.pthread's rule found.
+
+  $ causeway record start --size 10M --dir $TMP_DIR/ringhold >/dev/null 2>&1
+  > cw-prog-mutexhold >/dev/null 2>&1 & prog=$!
+  > sleep 1
+  > causeway record stop --dir $TMP_DIR/ringhold -o $TMP_DIR/ringhold.cwt >/dev/null 2>&1
+  > kill $prog
+  > causeway convert $TMP_DIR/ringhold.cwt --to text -o $TMP_DIR/ringhold.txt 2>/dev/null
+  > grep ' lock_held .*lock="owner (glibc.pthread/mutex.owner)"' $TMP_DIR/ringhold.txt | grep -c "waiter=$prog "
+  1
