@@ -65,16 +65,13 @@ list ubiquitous_frames = [
 # ---- segments ------------------------------------------------------------------------
 
 # An event loop's wait for its next event: the thread has finished what it was doing and
-# is idle until something happens, so the wait is not a hang. Like data.wait below (which
-# would also cut here: of two split rules cutting at one event, the first in file order
-# names the cut), it cuts only a wait that blocks, before the call's entry: a loop wait
-# that finds its descriptor ready at once (a client polling its socket again after a wait
-# that ended) is part of the work that wait's wake-up began, and the bytes it then takes
-# must land on that wait, not on a segment of their own.
+# is idle until something happens, so the wait is not a hang. It comes before wait.entry,
+# which would also cut here: of two split rules cutting at one event, the first in file
+# order names the cut.
 split loop.wait {
-  at switch_out
-  where state != "R" and syscall.name in loop_waits
-  cut syscall
+  at syscall_enter
+  where name in loop_waits
+  cut before
   neighbour weak
   loop
 }

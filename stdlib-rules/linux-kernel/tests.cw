@@ -493,52 +493,18 @@ test "an event loop's poll is a loop return, a read inside a handler an ordinary
     1ms 101 syscall_enter name=getpid
     1ms 101 syscall_exit name=getpid ret=100
     2ms 101 syscall_enter name=poll
-    2.2ms 101 switch_out state=S
-    2.8ms 101 switch_in
     3ms 101 syscall_exit name=poll ret=1
     4ms 101 syscall_enter name=read fd=4
     4.5ms 101 switch_out state=D
     4.9ms 101 switch_in
     5ms 101 syscall_exit name=read ret=8
     6ms 101 syscall_enter name=epoll_wait
-    6.5ms 101 switch_out state=S
   ]]
   expect split 101 at 2ms rule loop.wait
   expect no split 101 at 2ms rule data.wait
   expect split 101 at 4ms rule data.wait
   expect split 101 at 6ms rule loop.wait
   expect segments 101 == 4
-}
-
-# curl after a poll that ended: it polls its socket once more (ready at once) and then
-# reads. Cut there, the server's bytes would land on a segment of their own, and the
-# wait they ended would look woken by nobody (a timeout).
-test "a loop wait that returns at once is no cut: the data it found lands on the wait before" {
-  trace [[
-    causeway-trace 1
-    process 100 comm=client
-    thread 101 pid=100 comm=client
-    process 200 comm=server
-    thread 201 pid=200 comm=server
-    0.5ms 101 syscall_enter name=getpid
-    0.5ms 101 syscall_exit name=getpid ret=100
-    1ms 101 syscall_enter name=poll count=2
-    1.1ms 101 switch_out state=S
-    10ms 101 switch_in
-    10.1ms 101 syscall_exit name=poll ret=1
-    9ms 201 syscall_enter name=sendto fd=5
-    9.1ms 201 send object=0x77 offset=0 len=40 fd=5
-    9.2ms 201 syscall_exit name=sendto ret=40
-    10.2ms 101 syscall_enter name=poll count=1
-    10.3ms 101 syscall_exit name=poll ret=1
-    10.4ms 101 syscall_enter name=recvfrom fd=3
-    10.5ms 101 recv object=0x77 offset=0 len=40 fd=3
-    10.6ms 101 syscall_exit name=recvfrom ret=40
-  ]]
-  expect split 101 at 1ms rule loop.wait
-  expect no split 101 at 10.2ms
-  expect segments 101 == 2
-  expect edge 201 -> 101 kind message strength strong at 10.5ms
 }
 
 test "consecutive messages with disjoint peers are cut apart" {
