@@ -86,7 +86,7 @@ case "$mode" in
     install_missing
     werror=OFF
     [ -n "${CI:-}" ] && werror=ON
-    configure "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCW_WERROR="$werror"
+    configure "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCW_WERROR="$werror" -DCW_REAL_SCENARIOS=ON
     ninja -C "$build" -j "$jobs"
     run_demo
     echo

@@ -1120,6 +1120,47 @@ thread 200 pid=200 comm=cw-server
   CHECK(causes(b, d) == "200 LongRunning depth 1");
 }
 
+TEST_CASE("a wait that timed out as its answer came: the message taken before it blocked again") {
+  // curl's 1 s poll times out at 1000 ms, just before lighttpd relays the answer (1002 ms);
+  // curl polls again, finds the descriptor ready at once, polls its socket, and reads the
+  // answer, without blocking in between. The answer ended the wait as surely as a wake-up
+  // would have: sent after the timed-out slice returned, but before the thread waited again.
+  Built b = build(kRules, R"(
+process 100 comm=cw-client
+thread 100 pid=100 comm=cw-client
+process 200 comm=cw-server ppid=100
+thread 200 pid=200 comm=cw-server
+0ms 200 switch_in
+0ms 100 syscall_enter name=poll fd=-1 count=2 timeout_ns=1000000000
+0ms 100 switch_out state=S
+1000ms 100 switch_in
+1000ms 100 syscall_exit name=poll ret=0
+1001ms 100 syscall_enter name=poll fd=-1 count=2 timeout_ns=1000000000
+1002ms 200 send object=7 offset=0 len=8 peer=100 fd=4
+1003ms 100 syscall_exit name=poll ret=1
+1004ms 100 syscall_enter name=poll fd=-1 count=1 timeout_ns=0
+1004ms 100 syscall_exit name=poll ret=1
+1005ms 100 syscall_enter name=recvfrom fd=3
+1005ms 100 recv object=7 offset=0 len=8 peer=200 fd=3
+1005ms 100 syscall_exit name=recvfrom ret=8
+1006ms 100 syscall_enter name=write fd=1
+1006ms 100 syscall_exit name=write ret=8
+1007ms 100 exit
+1007ms 200 exit
+)");
+  ThreadEvents events(b.trace);
+  LogicalWait lw = logical_wait(b.trace, events, b.graph(), segment_at(b, 100, 0));
+  REQUIRE(lw.wake_edge != kNoIndex);
+  CHECK(lw.woken == segment_at(b, 100, 1004));
+  CHECK(b.graph().segments[b.graph().edges[lw.wake_edge].from].tid == 200);
+
+  DiagnoseOptions o;
+  o.symptom.thread_name = "cw-client";
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
+  CHECK(d.hang.segment == segment_at(b, 100, 0));
+  CHECK(causes(b, d) == "200 LongRunning depth 1");
+}
+
 TEST_CASE("polls of sets of different sizes, or of no descriptor, are different waits") {
   // The slice at 0 ms polls two descriptors, the one at 100 ms three; the sleeps at 300
   // and 400 ms (poll of no descriptor) wait for time only.

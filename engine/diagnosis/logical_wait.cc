@@ -62,12 +62,14 @@ bool acted(const Graph& graph, uint32_t s) {
 }
 
 // The causal (not weak) edge from another thread into segment `s` that arrived first, sent
-// while the wait ran (in [from, to]), if it arrived before `s` reached another thread
-// itself; kNoIndex otherwise. A message queued before the wait began did not end it, nor
-// one sent after it returned; a segment that asked something first and then got its
-// answer was not taking what the wait was woken for.
-uint32_t taken_before_acting(const Trace& trace, const Graph& graph, uint32_t s, uint64_t from,
-                             uint64_t to) {
+// after the wait began (`from`), if it arrived before `s` reached another thread itself;
+// kNoIndex otherwise. A message queued before the wait began did not end it; a segment
+// that asked something first and then got its answer was not taking what the wait was
+// woken for. A message sent after the wait's last slice returned counts: the slice timed
+// out as the answer came (curl's 1 s poll, lighttpd's answer microseconds later), and the
+// thread, which has not waited again since (the caller's loop stops at the next slice that
+// blocks), took it on its next look.
+uint32_t taken_before_acting(const Trace& trace, const Graph& graph, uint32_t s, uint64_t from) {
   const Tid tid = graph.segments[s].tid;
   uint64_t acted_at = UINT64_MAX;
   for (auto [it, end] = out_edges(s, graph.csr); it != end; ++it) {
@@ -83,7 +85,7 @@ uint32_t taken_before_acting(const Trace& trace, const Graph& graph, uint32_t s,
     if (e.rule.kind == RuleKind::Split || e.rule.kind == RuleKind::Batch) continue;
     const uint64_t sent = trace.events[e.from_event].ts;
     const uint64_t ts = trace.events[e.to_event].ts;
-    if (ts > acted_at || sent < from || sent > to) continue;
+    if (ts > acted_at || sent < from) continue;
     if (first == kNoIndex || ts < trace.events[graph.edges[first].to_event].ts) first = ei;
   }
   return first;
@@ -126,11 +128,10 @@ LogicalWait logical_wait(const Trace& trace, const ThreadEvents& events, const G
     SegmentProfile sp = profile_segment(trace, events, graph, s);
     if (sp.longest_block_ns == 0) {
       // A segment that did not block took what the wait woke for when the wake-up went
-      // unrecorded (a wake-up from another CPU's interrupt): the wait returned, a second
-      // poll found the descriptor ready at once and cut, and the read after it has the
-      // message. That message is the wake-up.
-      if (const uint32_t e = taken_before_acting(trace, graph, s, w.start_ns, w.end_ns);
-          e != kNoIndex) {
+      // unrecorded (a wake-up from another CPU's interrupt), or when the wait timed out as
+      // the answer came: the wait returned, a second poll found the descriptor ready at
+      // once and cut, and the read after it has the message. That message is the wake-up.
+      if (const uint32_t e = taken_before_acting(trace, graph, s, w.start_ns); e != kNoIndex) {
         w.woken = s;
         w.wake_edge = e;
         break;
