@@ -15,7 +15,6 @@ namespace {
 // are unwinding junk.
 constexpr uint64_t kFirstMappedAddress = 0x10000;
 
-
 std::string or_unknown(std::string_view s) {
   return s.empty() ? "?" : std::string(s);
 }

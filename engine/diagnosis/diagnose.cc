@@ -964,6 +964,17 @@ class Diagnoser {
     r.what += started;
     add_root(std::move(r));
     if (depth + 1 >= opt_.max_recursion) return;
+    // A thread that slept for time (a sleep on no descriptor or lock) and that no other
+    // thread woke waited for nobody: there is nothing behind it to look for, so no
+    // question and no recursion (whose baseline comparison could only blame bystanders).
+    if (kind == HangKind::LongWait && sleeps_for_time(trace_, sp.longest_block_call) &&
+        wake_edge(trace_, g_, seg, sp.longest_block_start) == kNoIndex) {
+      d_.notes.push_back(fmt::format(
+          "{} slept for time ({} ms, on no descriptor or lock) and no other thread ended that "
+          "sleep: nothing behind it to diagnose",
+          who(seg), fmt::format("{:.1f}", double(sp.longest_block_ns) / 1e6)));
+      return;
+    }
     Question q;
     q.kind = QuestionKind::Recurse;
     q.subject = seg;

@@ -16,10 +16,10 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/graph/builder.h"
 #include "engine/diagnosis/questions.h"
 #include "engine/diagnosis/segment_profile.h"
 #include "engine/diagnosis/symptom.h"
+#include "engine/graph/builder.h"
 #include "rules/ruleset.h"
 #include "trace/trace.h"
 

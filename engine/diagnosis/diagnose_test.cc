@@ -311,6 +311,37 @@ TEST_CASE("LongWait through three processes: the timekeeper's timer wait is the 
         "lasted. Diagnose it too (the culprit of the culprit)?");
 }
 
+TEST_CASE("a culprit that slept for time, woken by no one, is not recursed into") {
+  // The chain's hang round with the timekeeper sleeping 500 ms in clock_nanosleep (no
+  // descriptor, no lock, a timeout) instead of reading its timerfd: it waited for nobody,
+  // so there is no question whether to diagnose it, and it stays the root cause.
+  std::string trace = kChain;
+  const std::string timer =
+      "102ms 300 syscall_enter name=timerfd_settime fd=3\n"
+      "102ms 300 timer_arm timer=9 expires_ns=602000000\n"
+      "102ms 300 syscall_exit name=timerfd_settime ret=0\n"
+      "102ms 300 syscall_enter name=read fd=3\n"
+      "102ms 300 switch_out state=S\n"
+      "602ms 300 timer_fire timer=9\n"
+      "602ms 300 switch_in\n"
+      "602ms 300 syscall_exit name=read ret=8\n";
+  const auto at = trace.find(timer);
+  REQUIRE(at != std::string::npos);
+  trace.replace(at, timer.size(),
+                "102ms 300 syscall_enter name=clock_nanosleep fd=-1 timeout_ns=500000000\n"
+                "102ms 300 switch_out state=S\n"
+                "602ms 300 switch_in\n"
+                "602ms 300 syscall_exit name=clock_nanosleep ret=0\n");
+  Built b = build(kRules, trace);
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, {});
+  CHECK(causes(b, d) == "300 LongWait depth 1");
+  CHECK(d.queries.empty());
+  CHECK(std::count_if(d.notes.begin(), d.notes.end(), [](const std::string& n) {
+          return n.find("cw-timekeeper 300 slept for time (500.0 ms") == 0;
+        }) == 1);
+  // The same wait on a descriptor (the chain as it is) is asked about: see the test above.
+}
+
 TEST_CASE("below a culprit, a thread that was waiting for the culprit is not its cause") {
   // Round 1 (the baseline) with the server still on the CPU for 1.5 ms after its request
   // to the timekeeper: on the baseline's path its segment outlasts the start of the

@@ -30,6 +30,19 @@ bool same_wait(const Trace& trace, uint32_t a, uint32_t b) {
   return true;
 }
 
+bool sleeps_for_time(const Trace& trace, uint32_t call) {
+  if (call == kNoIndex) return false;
+  const Event& e = trace.events[call];
+  const int resource = trace.schema.field_index(e.kind, "resource");
+  const int fd = trace.schema.field_index(e.kind, "fd");
+  const int count = trace.schema.field_index(e.kind, "count");
+  const int timeout = trace.schema.field_index(e.kind, "timeout_ns");
+  if (resource >= 0 && trace.value(e, resource) != 0) return false;
+  if (fd >= 0 && trace.int_value(e, fd) >= 0) return false;
+  if (count >= 0 && trace.value(e, count) != 0) return false;
+  return timeout >= 0 && trace.int_value(e, timeout) >= 0;
+}
+
 uint32_t wake_edge(const Trace& trace, const Graph& graph, uint32_t segment, uint64_t block_start) {
   const Tid tid = graph.segments[segment].tid;
   const EdgeCosts costs;

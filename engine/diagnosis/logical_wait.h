@@ -19,6 +19,11 @@ namespace cw::engine {
 // descriptors (a sleep) waits for time, not for another thread, and is like nothing.
 bool same_wait(const Trace& trace, uint32_t call_a, uint32_t call_b);
 
+// A call that waits for time alone: on no object and no descriptor, with a finite timeout
+// (a sleep, a poll of no descriptor). No other thread is behind such a wait unless one
+// ended it early (a signal).
+bool sleeps_for_time(const Trace& trace, uint32_t call);
+
 // The edge that ended the wait of `segment` whose block began at `block_start`: the
 // cheapest incoming edge from another thread (not a neighbour edge across a cut) whose
 // effect came after the block began, of equally cheap ones the first to arrive; kNoIndex
@@ -38,7 +43,8 @@ struct LogicalWait {
 // thread. A segment that does not block in a call on an object is a wait of its own.
 // When no slice's wake-up was recorded, a later segment that did not block and took a
 // message sent while the wait ran, before it reached another thread itself, is `woken`
-// (the wake-up went unrecorded, the data was read after a poll that found it ready).
+// (the wake-up went unrecorded, the data was read after a poll that found it ready, or the
+// wait timed out as the data came).
 LogicalWait logical_wait(const Trace& trace, const ThreadEvents& events, const Graph& graph,
                          uint32_t segment);
 

@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/graph/graph.h"
 #include "engine/diagnosis/segment_profile.h"
+#include "engine/graph/graph.h"
 #include "trace/trace.h"
 
 namespace cw::engine {

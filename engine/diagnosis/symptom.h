@@ -15,8 +15,8 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/graph/graph.h"
 #include "engine/diagnosis/segment_profile.h"
+#include "engine/graph/graph.h"
 #include "trace/trace.h"
 
 namespace cw::engine {
