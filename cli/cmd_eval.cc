@@ -311,8 +311,11 @@ Command add_eval(CLI::App& app) {
               }
               Trace trace;
               ReadReport report;
+              // Taken, not printed: a note on frames left unnamed names every process of
+              // the machine (a JIT's /memfd: region in an unrelated one), not this scenario.
+              SymbolizeReport symbols;
               if (r.error.empty()) {
-                if (read_trace_input(r.trace, trace, report) != kExitOk)
+                if (read_trace_input(r.trace, trace, report, &symbols) != kExitOk)
                   r.error = "cannot read the recording " + r.trace;
               }
               if (r.error.empty()) r.error = command_failure(trace, log_of(out_dir, s));
