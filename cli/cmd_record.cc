@@ -438,6 +438,12 @@ std::vector<Command> add_record(CLI::App& app) {
   start->add_option("--stacks", args->stacks, "user call stacks: blocking, all or none")
       ->check(CLI::IsMember({"none", "blocking", "all"}));
   start->add_option("--buffer", args->buffer, "kernel ring buffer size (default 64M)");
+  start->add_option("--rules", args->rules,
+                    "packs (files or folders) whose holder rules name, when the recording "
+                    "stops, who holds what a thread still waits for (the standard packs and "
+                    "$CAUSEWAY_RULES_PATH are loaded too; data flags and named functions are "
+                    "traced by 'record -- CMD' only)");
+  start->add_flag("--no-stdlib", args->no_stdlib, "do not load the standard packs");
   dir_option(start);
   start->footer(
       "Needs root, or CAP_BPF and CAP_PERFMON. The recorder runs in the background until "

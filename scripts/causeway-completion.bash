@@ -9,7 +9,7 @@ _causeway_options() {
     convert) echo "-o --output --to --help" ;;
     eval) echo "--suite --programs --keep --from --json --show --help" ;;
     record) echo "-o --output --pid --stacks --buffer --duration --rules --no-stdlib --flags --hooks --dir --help" ;;
-    "record start") echo "--size --pid --stacks --buffer --dir --help" ;;
+    "record start") echo "--size --pid --stacks --buffer --rules --no-stdlib --dir --help" ;;
     "record stop") echo "-o --output --dir --help" ;;
     "record status") echo "--json --dir --help" ;;
     mark) echo "--dir --help" ;;

@@ -21,3 +21,12 @@ events it dropped.
   no recording is running in DIR
   $ causeway mark --dir $TMP_DIR/rec too late 2>&1 | sed -E 's#/[^ ]*/rec/#DIR/#'
   causeway: no recording is listening on DIR/marker.sock (Connection refused); start one with 'causeway record start' or 'causeway record -o TRACE -- CMD'
+
+`record start` reads the packs' holder rules as `record` does, its own `--rules` too; a
+broken pack is said before the recorder detaches, and nothing is started.
+
+  $ causeway record start --size 10M --dir $TMP_DIR/badrules --rules tests/cli/data/syntax-error.cw 2>&1 | head -1; echo "exit ${PIPESTATUS[0]}"
+  tests/cli/data/syntax-error.cw:9:3: error: expected an expression after '=='
+  exit 1
+  $ causeway record status --dir $TMP_DIR/badrules | sed -E 's#/[^ ]*/badrules#DIR#'
+  no recording is running in DIR
