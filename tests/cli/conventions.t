@@ -32,10 +32,11 @@ An unknown command is named, with the close one when there is one; exit 1.
   standard packs: /.*/share/causeway/rules (re)
   preload library: /.*/lib(/causeway)?/libcauseway-preload.so (re)
 
-Each command's help speaks of that command: only those that load packs mention them,
+Each command's help speaks of that command: only those that load packs mention them (`record
+start` does, for its holder rules),
 `record status` does not speak of a CMD, `eval --help` shows no path of the build.
 
-  $ for c in convert mark "rules fmt" "record start" "record stop" "record status"; do causeway $c --help | grep -l -e '--rules' -e 'CMD' >/dev/null && echo "$c"; done; echo done
+  $ for c in convert mark "rules fmt" "record stop" "record status"; do causeway $c --help | grep -l -e '--rules' -e 'CMD' >/dev/null && echo "$c"; done; echo done
   done
   $ causeway eval --help | grep -c "$PWD"
   0
