@@ -967,8 +967,12 @@ class Diagnoser {
     // A thread that slept for time (a sleep on no descriptor or lock) and that no other
     // thread woke waited for nobody: there is nothing behind it to look for, so no
     // question and no recursion (whose baseline comparison could only blame bystanders).
+    // Only a causal edge ends such a sleep early (a signal); a weak wake-up at its end is
+    // the timer's expiry delivered by whoever ran it (a kernel worker).
+    const uint32_t waker =
+        kind == HangKind::LongWait ? wake_edge(trace_, g_, seg, sp.longest_block_start) : kNoIndex;
     if (kind == HangKind::LongWait && sleeps_for_time(trace_, sp.longest_block_call) &&
-        wake_edge(trace_, g_, seg, sp.longest_block_start) == kNoIndex) {
+        (waker == kNoIndex || g_.edges[waker].strength == Strength::Weak)) {
       d_.notes.push_back(fmt::format(
           "{} slept for time ({} ms, on no descriptor or lock) and no other thread ended that "
           "sleep: nothing behind it to diagnose",

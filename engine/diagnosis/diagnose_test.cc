@@ -327,11 +327,15 @@ TEST_CASE("a culprit that slept for time, woken by no one, is not recursed into"
       "602ms 300 syscall_exit name=read ret=8\n";
   const auto at = trace.find(timer);
   REQUIRE(at != std::string::npos);
+  // Its timer's expiry is delivered by a kernel worker: a weak wake-up, not a cause.
   trace.replace(at, timer.size(),
                 "102ms 300 syscall_enter name=clock_nanosleep fd=-1 timeout_ns=500000000\n"
                 "102ms 300 switch_out state=S\n"
+                "602ms 50 wakeup target=300\n"
                 "602ms 300 switch_in\n"
                 "602ms 300 syscall_exit name=clock_nanosleep ret=0\n");
+  trace.replace(trace.find("process 300 comm=cw-timekeeper"), 0,
+                "thread 50 pid=0 comm=kworker/u8:2 kernel\n");
   Built b = build(kRules, trace);
   Diagnosis d = diagnose(b.trace, b.result, b.rules, {});
   CHECK(causes(b, d) == "300 LongWait depth 1");
