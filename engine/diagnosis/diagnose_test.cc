@@ -30,6 +30,12 @@ edge wakeup.default { link wakeup strength weak kind wakeup }
 flag ready { symbol "ready" }
 )";
 
+// The two processes most tests here play: a client and the server it asks (process ids
+// 100 and 200, one thread each), ahead of each test's own events.
+const std::string kClientServer =
+    "process 100 comm=cw-client\nthread 100 pid=100 comm=cw-client\n"
+    "process 200 comm=cw-server ppid=100\nthread 200 pid=200 comm=cw-server\n";
+
 // cw-client asks cw-server, which asks cw-timekeeper, which arms a timer and answers when
 // it fires. Round 1 at 10 ms: a 1 ms timer (the baseline). Round 2 at 100 ms: 500 ms.
 const char* const kChain = R"(
@@ -993,11 +999,7 @@ TEST_CASE("a wait another thread ended: its own waker is followed before any bas
 TEST_CASE("one wait in slices that timed out: the slice a wake-up ended is followed") {
   // cw-client reads with a 100 ms timeout (EAGAIN) until cw-server, computing 319 ms on
   // the request, answers at 320 ms; the hang is named in a slice that timed out.
-  Built b = build(kRules, R"(
-process 100 comm=cw-client
-thread 100 pid=100 comm=cw-client
-process 200 comm=cw-server ppid=100
-thread 200 pid=200 comm=cw-server
+  Built b = build(kRules, kClientServer + R"(
 0ms 200 syscall_enter name=read fd=4
 0ms 200 switch_out state=S
 0ms 100 syscall_enter name=write fd=3
@@ -1047,11 +1049,7 @@ TEST_CASE("a wait that timed out and was acted on is over: the next wait is a ne
   // cw-client's read times out at 100 ms; it then writes to cw-server (it acts on the
   // timeout) and reads again, and that read is answered at 320 ms. The first read is a
   // wait of its own: its timeout ended it, and the answer belongs to the second.
-  Built b = build(kRules, R"(
-process 100 comm=cw-client
-thread 100 pid=100 comm=cw-client
-process 200 comm=cw-server ppid=100
-thread 200 pid=200 comm=cw-server
+  Built b = build(kRules, kClientServer + R"(
 0ms 200 syscall_enter name=read fd=4
 0ms 200 switch_out state=S
 0ms 100 syscall_enter name=read fd=3
@@ -1088,11 +1086,7 @@ TEST_CASE("a poll loop on a set of descriptors is one wait: the slice a message 
   // cw-client polls its two descriptors (poll names no one descriptor: fd -1, count 2) with
   // a 100 ms timeout; the first two slices time out, the third is ended by cw-server's
   // answer at 250 ms. The slice at 0 ms is one of the three of a single wait.
-  Built b = build(kRules, R"(
-process 100 comm=cw-client
-thread 100 pid=100 comm=cw-client
-process 200 comm=cw-server ppid=100
-thread 200 pid=200 comm=cw-server
+  Built b = build(kRules, kClientServer + R"(
 0ms 100 syscall_enter name=poll fd=-1 count=2 timeout_ns=100000000
 0ms 100 switch_out state=S
 100ms 100 switch_in
@@ -1121,11 +1115,7 @@ TEST_CASE("a wait whose wake-up went unrecorded: the message read after a ready 
   // answers at 999 ms. The client's wake-up was not recorded (an interrupt on another
   // CPU); its poll returns ready, a second poll finds the descriptor ready at once (a cut,
   // as an event loop's wait), and the recvfrom after it takes the message.
-  Built b = build(kRules, R"(
-process 100 comm=cw-client
-thread 100 pid=100 comm=cw-client
-process 200 comm=cw-server ppid=100
-thread 200 pid=200 comm=cw-server
+  Built b = build(kRules, kClientServer + R"(
 0ms 200 switch_in
 0ms 100 syscall_enter name=poll fd=-1 count=2 timeout_ns=2000000000
 0ms 100 switch_out state=S
@@ -1160,11 +1150,7 @@ TEST_CASE("a wait that timed out as its answer came: the message taken before it
   // curl polls again, finds the descriptor ready at once, polls its socket, and reads the
   // answer, without blocking in between. The answer ended the wait as surely as a wake-up
   // would have: sent after the timed-out slice returned, but before the thread waited again.
-  Built b = build(kRules, R"(
-process 100 comm=cw-client
-thread 100 pid=100 comm=cw-client
-process 200 comm=cw-server ppid=100
-thread 200 pid=200 comm=cw-server
+  Built b = build(kRules, kClientServer + R"(
 0ms 200 switch_in
 0ms 100 syscall_enter name=poll fd=-1 count=2 timeout_ns=1000000000
 0ms 100 switch_out state=S
@@ -1199,11 +1185,7 @@ thread 200 pid=200 comm=cw-server
 TEST_CASE("polls of sets of different sizes, or of no descriptor, are different waits") {
   // The slice at 0 ms polls two descriptors, the one at 100 ms three; the sleeps at 300
   // and 400 ms (poll of no descriptor) wait for time only.
-  Built b = build(kRules, R"(
-process 100 comm=cw-client
-thread 100 pid=100 comm=cw-client
-process 200 comm=cw-server ppid=100
-thread 200 pid=200 comm=cw-server
+  Built b = build(kRules, kClientServer + R"(
 0ms 100 syscall_enter name=poll fd=-1 count=2 timeout_ns=100000000
 0ms 100 switch_out state=S
 100ms 100 switch_in
@@ -1505,11 +1487,7 @@ TEST_CASE("the slice leaves out edges that reached a step after it acted on the 
                             "link signal { from signal_send to signal_deliver join from.target "
                             "== to.tid pick next }\n"
                             "edge signal.sent { link signal strength strong kind signal }\n";
-  Built b = build(rules, R"(
-process 100 comm=cw-client
-thread 100 pid=100 comm=cw-client
-process 200 comm=cw-server ppid=100
-thread 200 pid=200 comm=cw-server
+  Built b = build(rules, kClientServer + R"(
 process 300 comm=cw-killer ppid=100
 thread 300 pid=300 comm=cw-killer
 0ms 200 syscall_enter name=read fd=4
