@@ -5,6 +5,7 @@
 #include <iostream>
 #include <memory>
 
+#include "base/output_file.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/trace_input.h"
@@ -36,9 +37,10 @@ Command add_convert(CLI::App& app) {
             if (to.empty()) to = is_text_trace_file(args->in) ? "binary" : "text";
             try {
               if (to == "text") {
-                std::ofstream out(args->out, std::ios::binary | std::ios::trunc);
-                if (!out) throw std::runtime_error(fmt::format("{}: cannot write", args->out));
-                out << write_text_trace(trace);
+                // 0600 like the binary form: traces hold other users' data.
+                std::string why;
+                if (!write_output_file(args->out, write_text_trace(trace), 0600, &why))
+                  throw std::runtime_error(why);
               } else {
                 write_trace(trace, args->out);
               }

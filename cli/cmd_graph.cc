@@ -5,15 +5,17 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <sstream>
 
+#include "base/output_file.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/graph_input.h"
 #include "cli/json_output.h"
 #include "cli/rule_paths.h"
 #include "cli/trace_input.h"
-#include "engine/graph/builder.h"
 #include "engine/export/report.h"
+#include "engine/graph/builder.h"
 #include "rules/loader.h"
 
 namespace cw::cli {
@@ -56,12 +58,13 @@ Command add_graph(CLI::App& app) {
             if (int rc = build_graph_input(trace, loaded.rules, result); rc != kExitOk) return rc;
 
             if (!args->dot.empty()) {
-              std::ofstream out(args->dot);
-              if (!out) {
-                std::cerr << fmt::format("causeway: {}: cannot write\n", args->dot);
+              std::ostringstream dot;
+              engine::write_dot(dot, trace, result.graph);
+              std::string why;
+              if (!write_output_file(args->dot, dot.str(), 0644, &why)) {
+                std::cerr << "causeway: " << why << "\n";
                 return kExitEnvironment;
               }
-              engine::write_dot(out, trace, result.graph);
             }
             if (args->json) {
               auto json = engine::graph_json(trace, result);

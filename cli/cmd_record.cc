@@ -421,7 +421,8 @@ std::vector<Command> add_record(CLI::App& app) {
                   "folder whose socket 'causeway mark' writes to (default $CAUSEWAY_DIR or "
                   "/var/lib/causeway)");
   cmd->footer(
-      "Needs root, or CAP_BPF and CAP_PERFMON. The trace file is created 0600.\n"
+      "Needs root, or CAP_BPF and CAP_PERFMON. The trace file is created 0600; a symbolic link at "
+      "its path is refused.\n"
       "Stacks are walked by frame pointers: code built without them gives short stacks "
       "(docs/recording.md).\nExit status: 0 the trace was written (CMD's own exit status, "
       "when not 0, is printed: it is not causeway's), 1 the input was wrong, 2 the environment "

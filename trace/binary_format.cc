@@ -16,6 +16,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "base/output_file.h"
 #include "base/source.h"
 #include "trace/text_format.h"
 
@@ -158,16 +159,15 @@ TraceWriter::TraceWriter(const std::string& path, const Schema& schema, TraceWri
   state_->path = path;
   state_->options = options;
   if (state_->options.events_per_chunk == 0) state_->options.events_per_chunk = 1;
-  state_->fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  // 0600, also for a file that was there: traces hold other users' data. A symlink at the
+  // path is refused, not followed (base/output_file.h).
+  std::string why;
+  state_->fd = open_output_file(path, 0600, &why);
   if (state_->fd < 0) {
-    std::string message = fmt::format("{}: cannot create: {}", path, std::strerror(errno));
     delete state_;
-    throw std::runtime_error(message);
+    throw std::runtime_error(why);
   }
   try {
-    // An existing file keeps its mode through O_TRUNC; traces hold other users' data.
-    if (::fchmod(state_->fd, 0600) != 0)
-      throw std::runtime_error(fmt::format("{}: cannot chmod: {}", path, std::strerror(errno)));
     uint8_t header[kHeaderSize] = {};
     std::memcpy(header, kFileMagic, 8);
     uint32_t fields[4] = {Trace::kFormatMajor, Trace::kFormatMinor, kClockMonotonic, 0};

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "base/output_file.h"
 #include "base/quoted.h"
 #include "engine/diagnosis/questions.h"
 #include "engine/diagnosis/symptom.h"
@@ -145,10 +146,8 @@ std::string save_answer_pack(const std::string& dir, const std::string& trace_pa
   for (const auto& p : packs)
     if (p != spec.pack_id) spec.requires_.push_back(p);
   std::string text = answer_pack_text(trace, graph, diagnosis, spec);
-  std::ofstream out(file, std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) throw std::runtime_error(fmt::format("{}: cannot write", file.string()));
+  std::string why;
+  if (!write_output_file(file.string(), text, 0644, &why)) throw std::runtime_error(why);
   return file.string();
 }
 

@@ -11,3 +11,19 @@ A text trace converts to the binary form and back without losing anything.
 
   $ causeway graph $TMP_DIR/back.trace --json > $TMP_DIR/a.json && causeway graph examples/server-loop.trace --json > $TMP_DIR/b.json && cmp $TMP_DIR/a.json $TMP_DIR/b.json && echo same graph
   same graph
+
+Output files are never written through a symbolic link (as root in a shared folder that
+would clobber any file): the link is refused, exit 2, and what it points to is unchanged.
+The same holds for `graph --dot` and `record -o` (base/output_file.h).
+
+  $ echo 'root:x:0:0' > $TMP_DIR/precious && ln -s $TMP_DIR/precious $TMP_DIR/link.cwt
+  $ causeway convert examples/server-loop.trace -o $TMP_DIR/link.cwt 2>&1 | sed "s#$TMP_DIR#TMP#g"; echo "exit ${PIPESTATUS[0]}"
+  causeway: TMP/link.cwt: refusing to write through a symbolic link (remove it, or write elsewhere)
+  exit 2
+  $ causeway convert examples/server-loop.trace --to text -o $TMP_DIR/link.cwt >/dev/null 2>&1; echo "exit $?"
+  exit 2
+  $ causeway graph examples/server-loop.trace --dot $TMP_DIR/link.cwt 2>&1 >/dev/null | sed "s#$TMP_DIR#TMP#g"
+  causeway: TMP/link.cwt: refusing to write through a symbolic link (remove it, or write elsewhere)
+  $ cat $TMP_DIR/precious; stat -c %a $TMP_DIR/precious
+  root:x:0:0
+  644

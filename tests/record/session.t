@@ -28,6 +28,16 @@ to be instrumented, and ends before): the recording ends with it, it does not go
   the command exited with status 127
   exit 0
 
+A symbolic link at the output path is refused before anything is recorded (as root in a
+shared folder it would clobber the file it points to), and the command is not run:
+
+  $ echo keep > $TMP_DIR/precious && ln -s $TMP_DIR/precious $TMP_DIR/link.cwt
+  $ causeway record -o $TMP_DIR/link.cwt -- touch $TMP_DIR/ran 2>&1 | sed "s#$TMP_DIR#TMP#g"; echo "exit ${PIPESTATUS[0]}"; cat $TMP_DIR/precious; test -e $TMP_DIR/ran || echo "not run"
+  causeway: TMP/link.cwt: refusing to write through a symbolic link (remove it, or write elsewhere)
+  exit 2
+  keep
+  not run
+
 Without privileges the recorder says what is missing and exits 2.
 
   $ setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all causeway record -o /tmp/unprivileged.cwt -- true
