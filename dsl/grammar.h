@@ -35,6 +35,7 @@ enum class Err : uint8_t {
   CloseList,
   CloseCall,
   UnterminatedString,
+  NulInString,
   BadEscape,
   UnterminatedLongString,
   HexDigits,
@@ -131,8 +132,10 @@ struct decimal : seq<plus<digit>, opt<one<'.'>, plus<digit>>, opt<unit>,
 struct number : sor<hex_int, decimal> {};
 
 struct escape : seq<one<'\\'>, must_<Err::BadEscape, one<'"', '\\', 'n', 't'>>> {};
-struct short_string : seq<one<'"'>, star<sor<escape, not_one<'"', '\\', '\n', '\r'>>>,
-                          must_<Err::UnterminatedString, one<'"'>>> {};
+// A NUL byte in a string is an error, not dropped: a pack's text is not cut at it.
+struct short_string
+    : seq<one<'"'>, star<sor<escape, not_one<'"', '\\', '\n', '\r', '\0'>>>,
+          must_<Err::NulInString, not_at<one<'\0'>>>, must_<Err::UnterminatedString, one<'"'>>> {};
 using lua_raw_string = raw_string<'[', '=', ']'>;
 struct long_open : seq<one<'['>, star<one<'='>>, one<'['>> {};
 struct long_string : seq<at<long_open>, must_<Err::UnterminatedLongString, lua_raw_string>> {};

@@ -520,6 +520,11 @@ class ErrorWriter {
         d.length = 1;
         d.hints.push_back("a string ends on its line; use [[ ... ]] for text over several lines");
         break;
+      case g::Err::NulInString:
+        d.message = fmt::format("a NUL byte (byte {}) in a string", at);
+        d.length = 1;
+        d.hints.push_back(R"(a string cannot hold a NUL; write the text without it)");
+        break;
       case g::Err::BadEscape: {
         d.loc = lines_.loc(at - 1);
         d.length = at < text_.size() && text_[at] != '\n' ? 2 : 1;

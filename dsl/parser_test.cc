@@ -443,6 +443,13 @@ TEST_CASE("error: an unknown escape in a string") {
         "hint: the escapes are \\\", \\\\, \\n and \\t\n");
 }
 
+TEST_CASE("error: a NUL byte in a string is refused, not dropped") {
+  const std::string text = std::string("flag f { symbol \"a") + '\0' + "b\" }";
+  const std::string errors = errors_of(text);
+  CHECK(errors.rfind("t.cw:1:19: error: a NUL byte (byte 18) in a string\n", 0) == 0);
+  CHECK(errors.find("hint: a string cannot hold a NUL") != std::string::npos);
+}
+
 TEST_CASE("error: an unterminated long string points at its opener") {
   CHECK(errors_of("lua [==[\nreturn 1\n]]\n") ==
         "t.cw:1:5: error: unterminated long string (expected ']==]')\n"

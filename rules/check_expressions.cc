@@ -407,6 +407,13 @@ std::optional<uint32_t> Checker::compile_binary(const dsl::Expr& e, const Scope&
           return std::nullopt;
         }
       }
+      // A literal 0 on the right fails on every event the rule is evaluated on: said here,
+      // not first by `graph`.
+      if ((node.op == Op::Div || node.op == Op::Mod) && out.nodes[*right].op == Op::Const &&
+          out.nodes[*right].ival == 0) {
+        error(*e.args[1], node.op == Op::Div ? "division by zero" : "modulo by zero");
+        return std::nullopt;
+      }
       node.type = ValueType::Int;
       break;
   }

@@ -490,6 +490,15 @@ TEST_CASE("type errors in expressions") {
         "p.cw:2:25: error: 'where' needs a condition (bool), not int\n"
         "  split s { at recv where fd + 1 }\n"
         "                          ^~~~~~\n");
+  // A literal zero divisor fails on every event: the checker says so, not `graph` later.
+  auto modulo = load_pack("split s { at recv where fd % 0 == 1 }\n");
+  CHECK(modulo.render() ==
+        "p.cw:2:30: error: modulo by zero\n"
+        "  split s { at recv where fd % 0 == 1 }\n"
+        "                               ^\n");
+  auto division = load_pack("split s { at recv where fd / 0 == 1 }\n");
+  CHECK(division.render().find("error: division by zero") != std::string::npos);
+  CHECK(load_pack("split s { at recv where fd % 2 == 1 }\n").ok());
 }
 
 TEST_CASE("an unknown strength lists the valid ones") {
