@@ -47,25 +47,46 @@ static std::string_view severity_name(Severity s) {
   return "error";
 }
 
+// A control byte (an escape sequence's ESC, a BEL, ...) shown as \xNN: a pack's or a
+// trace's bytes must not reach the terminal as commands (issue 18). Tabs stay.
+static bool is_control(unsigned char c) {
+  return (c < 0x20 && c != '\t') || c == 0x7f;
+}
+
+static std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (unsigned char c : text)
+    if (is_control(c))
+      out += fmt::format("\\x{:02x}", c);
+    else
+      out += static_cast<char>(c);
+  return out;
+}
+
 std::string Diagnostic::render() const {
   std::string out;
-  const std::string path = source ? source->path : std::string("<input>");
+  const std::string path = printable(source ? source->path : std::string("<input>"));
   if (loc.line == 0) {
-    out = fmt::format("{}: {}: {}\n", path, severity_name(severity), message);
+    out = fmt::format("{}: {}: {}\n", path, severity_name(severity), printable(message));
   } else {
     out = fmt::format("{}:{}:{}: {}: {}\n", path, loc.line, loc.col, severity_name(severity),
-                      message);
+                      printable(message));
     std::string_view line = source ? source->line_text(loc.line) : std::string_view{};
     out += "  ";
-    out += line;
+    out += printable(line);
     out += "\n  ";
+    // The caret under the same byte: an escaped byte takes four columns.
+    auto width = [&](size_t i) { return i < line.size() && is_control(line[i]) ? 4u : 1u; };
     for (uint32_t i = 0; i + 1 < loc.col; ++i)
-      out += (i < line.size() && line[i] == '\t') ? '\t' : ' ';
+      out.append(width(i), (i < line.size() && line[i] == '\t') ? '\t' : ' ');
+    size_t span = 0;
+    for (uint32_t i = 0; i < std::max<uint32_t>(length, 1); ++i) span += width(loc.col - 1 + i);
     out += '^';
-    out.append(length > 1 ? length - 1 : 0, '~');
+    out.append(span - 1, '~');
     out += '\n';
   }
-  for (const auto& h : hints) out += fmt::format("hint: {}\n", h);
+  for (const auto& h : hints) out += fmt::format("hint: {}\n", printable(h));
   return out;
 }
 

@@ -33,6 +33,22 @@ TEST_CASE("tabs before the column are kept so the caret lines up") {
   CHECK(d.render() == "a.cw:1:2: error: bad\n  \tx = 1\n  \t^\n");
 }
 
+TEST_CASE("control bytes in the excerpt, message and hints are shown escaped, caret aligned") {
+  // An OSC sequence (ESC ] 0 ; title BEL) in a pack would retitle the terminal, or worse.
+  auto src = make_source("evil.cw", std::string("x \x1b]0;pwned\x07 y\n"));
+  Diagnostic d{Severity::Error, src, {1, 3, 2}, 1, "unknown item '\x1b]0'", {"see \x07"}};
+  CHECK(d.render() ==
+        "evil.cw:1:3: error: unknown item '\\x1b]0'\n"
+        "  x \\x1b]0;pwned\\x07 y\n"
+        "    ^~~~\n"
+        "hint: see \\x07\n");
+  Diagnostic after{Severity::Error, src, {1, 13, 12}, 1, "here", {}};
+  CHECK(after.render() ==
+        "evil.cw:1:13: error: here\n"
+        "  x \\x1b]0;pwned\\x07 y\n"
+        "                    ^\n");  // under the space after BEL: 2 + 18 columns
+}
+
 TEST_CASE("closest_match suggests only near names") {
   CHECK(closest_match("stak", {"stack", "state", "tid"}) == "stack");
   CHECK(closest_match("zzzzzz", {"stack", "tid"}).empty());
