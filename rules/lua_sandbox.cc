@@ -488,7 +488,10 @@ void LuaSandbox::load(std::string_view file, std::string_view code, uint32_t fir
   impl.begin_run();
   ChunkReader reader{first_line - 1u, code};
   int status = lua_load(L, &ChunkReader::read, &reader, chunk_name.c_str(), "t");
-  if (status == LUA_ERRSYNTAX) {
+  // A syntax error, or another error raised while compiling (a chunk nested past the C
+  // stack's limit: "C stack overflow", a run-time error status): its message is on the
+  // stack, never seen by the handler of a call. Running out of memory is said below.
+  if (status != LUA_OK && status != LUA_ERRMEM) {
     impl.end_run(status);
     std::string message = error_object_text(L, -1);
     lua_settop(L, 0);

@@ -142,6 +142,15 @@ TEST_CASE("lua: finalizers are refused") {
         "in the sandbox");
 }
 
+TEST_CASE("lua: a chunk nested too deeply to compile says why, not an empty reason") {
+  LuaSandbox lua("my.pack");
+  const std::string code = "local x = " + std::string(100000, '(') + "1" + std::string(100000, ')');
+  const std::string error = load_error(lua, code, 3);
+  const std::string said = "pack.cw:3: error: lua block (pack my.pack) does not compile: ";
+  REQUIRE(error.rfind(said, 0) == 0);
+  CHECK(error.size() > said.size());
+}
+
 TEST_CASE("lua: an endless loop is stopped by the instruction budget") {
   LuaSandbox lua("my.pack", {.instructions = 10'000});
   lua.load("pack.cw",
