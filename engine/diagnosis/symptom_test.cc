@@ -544,10 +544,9 @@ TEST_CASE("trace_start_ns is the first event's time, 0 for an empty trace") {
         5 * kMs);
 }
 
-// client 200 turns a loop on epoll_wait: at 500 ms it sends a request to server 300, then
-// waits 1 s in its loop wait until the server's reply comes. server 300's loop waits for
-// requests: idle 0.5 s before the request, 1.5 s after its reply.
-const std::string kClientLoop =
+// Client 200 and server 300, each turning a loop on epoll_wait: the server waits for
+// requests from 0.2 ms, the client's first loop wait returns at once (1.1 ms).
+const std::string kClientServerLoops =
     "process 200 comm=client\n"
     "thread 200 pid=200 comm=client\n"
     "process 300 comm=server\n"
@@ -557,21 +556,26 @@ const std::string kClientLoop =
     "0.1ms 300 syscall_enter name=epoll_wait\n"
     "0.2ms 300 switch_out state=S\n"
     "1ms 200 syscall_enter name=epoll_wait\n"
-    "1.1ms 200 syscall_exit name=epoll_wait ret=1\n"
-    "500ms 200 send object=7 offset=0 len=4\n"
-    "500.1ms 300 switch_in\n"
-    "500.2ms 300 syscall_exit name=epoll_wait ret=1\n"
-    "500.3ms 300 recv object=7 offset=0 len=4\n"
-    "501ms 200 syscall_enter name=epoll_wait\n"
-    "501.1ms 200 switch_out state=S\n"
-    "1502ms 300 send object=8 offset=0 len=4\n"
-    "1502.1ms 300 syscall_enter name=epoll_wait\n"
-    "1502.2ms 300 switch_out state=S\n"
-    "1502.3ms 200 switch_in\n"
-    "1502.4ms 200 syscall_exit name=epoll_wait ret=1\n"
-    "1502.5ms 200 recv object=8 offset=0 len=4\n"
-    "1503ms 200 exit\n"
-    "3000ms 300 switch_in\n";
+    "1.1ms 200 syscall_exit name=epoll_wait ret=1\n";
+
+// client 200 turns a loop on epoll_wait: at 500 ms it sends a request to server 300, then
+// waits 1 s in its loop wait until the server's reply comes. server 300's loop waits for
+// requests: idle 0.5 s before the request, 1.5 s after its reply.
+const std::string kClientLoop = kClientServerLoops +
+                                "500ms 200 send object=7 offset=0 len=4\n"
+                                "500.1ms 300 switch_in\n"
+                                "500.2ms 300 syscall_exit name=epoll_wait ret=1\n"
+                                "500.3ms 300 recv object=7 offset=0 len=4\n"
+                                "501ms 200 syscall_enter name=epoll_wait\n"
+                                "501.1ms 200 switch_out state=S\n"
+                                "1502ms 300 send object=8 offset=0 len=4\n"
+                                "1502.1ms 300 syscall_enter name=epoll_wait\n"
+                                "1502.2ms 300 switch_out state=S\n"
+                                "1502.3ms 200 switch_in\n"
+                                "1502.4ms 200 syscall_exit name=epoll_wait ret=1\n"
+                                "1502.5ms 200 recv object=8 offset=0 len=4\n"
+                                "1503ms 200 exit\n"
+                                "3000ms 300 switch_in\n";
 
 TEST_CASE("a loop wait for the answer to the thread's own request stays in its stretch") {
   const Built b = build(kClientLoop, {"wait.entry"});
@@ -603,41 +607,31 @@ TEST_CASE("a loop wait for the answer to the thread's own request stays in its s
 // its loop wait. Before the server reads the request (at 6.5 ms) it sends the client a
 // notice of its own (at 5 ms, as dbus-daemon's NameAcquired signal): the client wakes, reads
 // it and waits again, 1 s, until the reply comes (at 1006 ms). The server sleeps meanwhile.
-const std::string kNoticeBeforeAnswer =
-    "process 200 comm=client\n"
-    "thread 200 pid=200 comm=client\n"
-    "process 300 comm=server\n"
-    "thread 300 pid=300 comm=server\n"
-    "0 200 switch_in\n"
-    "0 300 switch_in\n"
-    "0.1ms 300 syscall_enter name=epoll_wait\n"
-    "0.2ms 300 switch_out state=S\n"
-    "1ms 200 syscall_enter name=epoll_wait\n"
-    "1.1ms 200 syscall_exit name=epoll_wait ret=1\n"
-    "2ms 200 send object=7 offset=0 len=4\n"
-    "3ms 200 syscall_enter name=epoll_wait\n"
-    "3.1ms 200 switch_out state=S\n"
-    "4ms 300 switch_in\n"
-    "4.1ms 300 syscall_exit name=epoll_wait ret=1\n"
-    "5ms 300 send object=8 offset=0 len=4\n"
-    "5.1ms 200 switch_in\n"
-    "5.2ms 200 syscall_exit name=epoll_wait ret=1\n"
-    "5.3ms 200 recv object=8 offset=0 len=4\n"
-    "6ms 200 syscall_enter name=epoll_wait\n"
-    "6.1ms 200 switch_out state=S\n"
-    "6.5ms 300 recv object=7 offset=0 len=4\n"
-    "7ms 300 syscall_enter name=clock_nanosleep\n"
-    "7.1ms 300 switch_out state=S\n"
-    "1005ms 300 switch_in\n"
-    "1005.1ms 300 syscall_exit name=clock_nanosleep\n"
-    "1006ms 300 send object=8 offset=4 len=4\n"
-    "1006.1ms 300 syscall_enter name=epoll_wait\n"
-    "1006.2ms 300 switch_out state=S\n"
-    "1006.3ms 200 switch_in\n"
-    "1006.4ms 200 syscall_exit name=epoll_wait ret=1\n"
-    "1006.5ms 200 recv object=8 offset=4 len=4\n"
-    "1007ms 200 exit\n"
-    "2000ms 300 switch_in\n";
+const std::string kNoticeBeforeAnswer = kClientServerLoops +
+                                        "2ms 200 send object=7 offset=0 len=4\n"
+                                        "3ms 200 syscall_enter name=epoll_wait\n"
+                                        "3.1ms 200 switch_out state=S\n"
+                                        "4ms 300 switch_in\n"
+                                        "4.1ms 300 syscall_exit name=epoll_wait ret=1\n"
+                                        "5ms 300 send object=8 offset=0 len=4\n"
+                                        "5.1ms 200 switch_in\n"
+                                        "5.2ms 200 syscall_exit name=epoll_wait ret=1\n"
+                                        "5.3ms 200 recv object=8 offset=0 len=4\n"
+                                        "6ms 200 syscall_enter name=epoll_wait\n"
+                                        "6.1ms 200 switch_out state=S\n"
+                                        "6.5ms 300 recv object=7 offset=0 len=4\n"
+                                        "7ms 300 syscall_enter name=clock_nanosleep\n"
+                                        "7.1ms 300 switch_out state=S\n"
+                                        "1005ms 300 switch_in\n"
+                                        "1005.1ms 300 syscall_exit name=clock_nanosleep\n"
+                                        "1006ms 300 send object=8 offset=4 len=4\n"
+                                        "1006.1ms 300 syscall_enter name=epoll_wait\n"
+                                        "1006.2ms 300 switch_out state=S\n"
+                                        "1006.3ms 200 switch_in\n"
+                                        "1006.4ms 200 syscall_exit name=epoll_wait ret=1\n"
+                                        "1006.5ms 200 recv object=8 offset=4 len=4\n"
+                                        "1007ms 200 exit\n"
+                                        "2000ms 300 switch_in\n";
 
 TEST_CASE("a message the server sent before it read the request is no answer: the wait goes on") {
   const Built b = build(kNoticeBeforeAnswer, {"wait.entry"});
