@@ -229,6 +229,18 @@ int record_foreground(const RecordArgs& args) {
   std::optional<ForegroundResult> recorded = record_in_foreground(std::move(recording));
   if (!recorded) return kExitEnvironment;
   SessionStatus s = recorded->status;
+  if (recorded->write_error) {
+    // The environment's failure (a full disk, an I/O error), not the input's; the command's
+    // status is said even when it is 0, since nothing else shows how it ended.
+    const int ws = recorded->command_wstatus;
+    std::string command = command_status_text(ws);
+    if (command.empty() && !args.command.empty()) command = "; the command exited with status 0";
+    std::cerr << fmt::format(
+        "causeway: {} is incomplete: it holds the {} events written before the error and no end "
+        "chunk{}\n",
+        args.output, s.events, command);
+    return kExitEnvironment;
+  }
   std::cerr << fmt::format("causeway: wrote {}: {} events, {}{}\n", args.output, s.events,
                            lost_text(s), command_status_text(recorded->command_wstatus));
   // The command's status is said, not passed on: its 1 or 2 would read as causeway's own
@@ -426,7 +438,9 @@ std::vector<Command> add_record(CLI::App& app) {
       "Stacks are walked by frame pointers: code built without them gives short stacks "
       "(docs/recording.md).\nExit status: 0 the trace was written (CMD's own exit status, "
       "when not 0, is printed: it is not causeway's), 1 the input was wrong, 2 the environment "
-      "cannot record (the message says what is missing).");
+      "cannot record (the message says what is missing), or the trace could not be written (a "
+      "full disk: the file keeps what was written, without its end chunk, and CMD's status is "
+      "printed).");
 
   auto dir_option = [&](CLI::App* sub) {
     sub->add_option("--dir", args->dir,
