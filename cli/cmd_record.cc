@@ -248,6 +248,21 @@ int record_foreground(const RecordArgs& args) {
   return kExitOk;
 }
 
+// The recorder running in `paths`, if one is. A pid file left by one that was killed
+// (or died) is removed, and `stale` tells of it: otherwise it would pass for a running
+// recorder, and `record start` would refuse to start another.
+std::optional<int> live_recorder(const RecorderPaths& paths, std::string* stale,
+                                 int* stale_pid = nullptr) {
+  RecorderState state = recorder_state(paths);
+  if (!state.stale_pid || !remove_stale_pid_file(paths, state.stale_pid)) return state.running;
+  if (stale_pid) *stale_pid = state.stale_pid;
+  *stale = fmt::format(
+      "the recorder that ran in {} (pid {}) is not running: {}; removed its stale pid file "
+      "(its log: {})",
+      paths.dir, state.stale_pid, state.stale_why, paths.log);
+  return state.running;
+}
+
 int record_start(const RecordArgs& args, const std::string& size_text) {
   if (int rc = check_privileges(); rc != kExitOk) return rc;
   uint64_t size = parse_size(size_text);
@@ -263,7 +278,10 @@ int record_start(const RecordArgs& args, const std::string& size_text) {
   if (!loaded.ok()) return kExitBadInput;
   std::vector<HolderField> holders = holder_fields(loaded);
   RecorderPaths paths(recorder_dir(args.dir));
-  if (auto pid = running_recorder(paths)) {
+  std::string stale;
+  std::optional<int> running = live_recorder(paths, &stale);
+  if (!stale.empty()) std::cerr << "causeway: note: " << stale << "\n";
+  if (auto pid = running) {
     std::cerr << fmt::format(
         "causeway: a recording is already running in {} (pid {}); stop it with 'causeway record "
         "stop'\n",
@@ -317,13 +335,17 @@ int record_start(const RecordArgs& args, const std::string& size_text) {
 
 int record_stop(const std::string& dir, const std::string& output) {
   RecorderPaths paths(recorder_dir(dir));
-  auto pid = running_recorder(paths);
+  std::string stale;
+  auto pid = live_recorder(paths, &stale);
+  if (!stale.empty()) std::cerr << "causeway: note: " << stale << "\n";
   if (pid) {
     kill(*pid, SIGTERM);
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (running_recorder(paths) && std::chrono::steady_clock::now() < deadline)
+    // A recorder killed meanwhile leaves its pid file: live_recorder removes it, and says so.
+    while (live_recorder(paths, &stale) && std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    if (running_recorder(paths)) {
+    if (!stale.empty()) std::cerr << "causeway: note: " << stale << "\n";
+    if (live_recorder(paths, &stale)) {
       std::cerr << fmt::format("causeway: the recorder (pid {}) did not stop within 60 s\n", *pid);
       return kExitEnvironment;
     }
@@ -365,19 +387,26 @@ int record_stop(const std::string& dir, const std::string& output) {
 
 int record_status(const std::string& dir, bool json) {
   RecorderPaths paths(recorder_dir(dir));
-  auto pid = running_recorder(paths);
+  std::string stale;
+  int stale_pid = 0;
+  auto pid = live_recorder(paths, &stale, &stale_pid);
   nlohmann::json j;
   if (std::ifstream in(paths.status_file); in) j = nlohmann::json::parse(in, nullptr, false);
   if (j.is_discarded() || !j.is_object()) j = nlohmann::json::object();
   j["running"] = pid.has_value();
   j["dir"] = paths.dir;
-  if (pid) j["pid"] = *pid;
+  if (pid)
+    j["pid"] = *pid;
+  else
+    j.erase("pid");  // the status file's, of a recorder that is gone
+  if (stale_pid) j["stale_pid"] = stale_pid;
   if (json) {
     std::cout << with_schema_version(std::move(j)).dump(2) << "\n";
     return kExitOk;
   }
   if (!pid) {
     std::cout << fmt::format("no recording is running in {}\n", paths.dir);
+    if (!stale.empty()) std::cout << "  " << stale << "\n";
     return kExitOk;
   }
   std::cout << fmt::format("recording in {} (pid {})\n", paths.dir, *pid);
