@@ -32,6 +32,7 @@
 #include "trace/binary_format.h"
 #include "tracer/daemon.h"
 #include "tracer/foreground.h"
+#include "tracer/pid_namespace.h"
 #include "tracer/record_instrumentation.h"
 #include "tracer/recorder_dir.h"
 #include "tracer/ring.h"
@@ -89,7 +90,14 @@ kernel::StackMode stack_mode(const std::string& s) {
 // Says why recording is impossible here and returns kExitEnvironment, or kExitOk.
 int check_privileges() {
   std::string missing = kernel::missing_privileges();
-  if (missing.empty()) return kExitOk;
+  if (missing.empty()) {
+    // Before anything is run or written: inside a PID namespace the kernel's pids and
+    // /proc's disagree (tracer/pid_namespace.h).
+    std::string problem = pid_namespace_problem();
+    if (problem.empty()) return kExitOk;
+    std::cerr << "causeway: " << problem << "\n";
+    return kExitEnvironment;
+  }
   std::cerr << "causeway: cannot record: " << missing << "\n";
   return kExitEnvironment;
 }
