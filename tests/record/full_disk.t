@@ -7,7 +7,7 @@ rather than taking it for a whole recording.
 A 256 KiB file system holds the header and the first tables, not the first chunk of events:
 
   $ mkdir $TMP_DIR/full && mount -t tmpfs -o size=256k none $TMP_DIR/full && trap 'umount $TMP_DIR/full' EXIT
-  > causeway record -o $TMP_DIR/full/t.cwt -- sh -c 'cw-prog-busy 2; echo done >$TMP_DIR/ran; exit 3' 2>$TMP_DIR/full.log; echo "exit $?"
+  > causeway record -o $TMP_DIR/full/t.cwt -- sh -c 'cw-prog-busy 2; echo done >$TMP_DIR/full-disk-ran; exit 3' 2>$TMP_DIR/full.log; echo "exit $?"
   > stat -c %s $TMP_DIR/full/t.cwt >$TMP_DIR/size; cp $TMP_DIR/full/t.cwt $TMP_DIR/partial.cwt
   exit 2
   $ sed -E "s#$TMP_DIR#TMP#g; s/[0-9]+ (bytes|events)/N \1/" $TMP_DIR/full.log
@@ -16,7 +16,7 @@ A 256 KiB file system holds the header and the first tables, not the first chunk
 
 The command ran to its end, and the size said is the file's:
 
-  $ cat $TMP_DIR/ran
+  $ cat $TMP_DIR/full-disk-ran
   done
   $ grep -q "after $(cat $TMP_DIR/size) bytes" $TMP_DIR/full.log && echo same
   same

@@ -5,7 +5,7 @@ number processes differently (before this, such a trace named the command "pid 2
 marker and process table while its events came from the host's pid). The refusal comes
 before anything is run or written, says why and what to do, and exits 2.
 
-  $ unshare --pid --fork --mount-proc causeway record -o $TMP_DIR/ns.cwt -- touch $TMP_DIR/ran 2>&1 | sed -E 's/pid:\[[0-9]+\]/pid:[N]/'; echo "exit ${PIPESTATUS[0]}"; test -e $TMP_DIR/ran || echo "not run"; test -e $TMP_DIR/ns.cwt || echo "no trace"
+  $ unshare --pid --fork --mount-proc causeway record -o $TMP_DIR/ns.cwt -- touch $TMP_DIR/ns-ran 2>&1 | sed -E 's/pid:\[[0-9]+\]/pid:[N]/'; echo "exit ${PIPESTATUS[0]}"; test -e $TMP_DIR/ns-ran || echo "not run"; test -e $TMP_DIR/ns.cwt || echo "no trace"
   causeway: cannot record inside a PID namespace (a container; pid:[N]): the kernel reports the host's pids, while /proc, --pid and this process's own pid here are the namespace's, so the trace's processes, names and memory maps would not match its events. Record from the host's PID namespace instead: on the host (with --pid HOST_PID for a container's process), in a container that shares the host's pids (docker run --pid=host), or through 'nsenter --target 1 --pid --mount' from a privileged container
   exit 2
   not run
