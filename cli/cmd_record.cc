@@ -32,6 +32,7 @@
 #include "trace/binary_format.h"
 #include "tracer/daemon.h"
 #include "tracer/foreground.h"
+#include "tracer/pid_namespace.h"
 #include "tracer/record_instrumentation.h"
 #include "tracer/recorder_dir.h"
 #include "tracer/ring.h"
@@ -89,7 +90,14 @@ kernel::StackMode stack_mode(const std::string& s) {
 // Says why recording is impossible here and returns kExitEnvironment, or kExitOk.
 int check_privileges() {
   std::string missing = kernel::missing_privileges();
-  if (missing.empty()) return kExitOk;
+  if (missing.empty()) {
+    // Before anything is run or written: inside a PID namespace the kernel's pids and
+    // /proc's disagree (tracer/pid_namespace.h).
+    std::string problem = pid_namespace_problem();
+    if (problem.empty()) return kExitOk;
+    std::cerr << "causeway: " << problem << "\n";
+    return kExitEnvironment;
+  }
   std::cerr << "causeway: cannot record: " << missing << "\n";
   return kExitEnvironment;
 }
@@ -229,11 +237,38 @@ int record_foreground(const RecordArgs& args) {
   std::optional<ForegroundResult> recorded = record_in_foreground(std::move(recording));
   if (!recorded) return kExitEnvironment;
   SessionStatus s = recorded->status;
+  if (recorded->write_error) {
+    // The environment's failure (a full disk, an I/O error), not the input's; the command's
+    // status is said even when it is 0, since nothing else shows how it ended.
+    const int ws = recorded->command_wstatus;
+    std::string command = command_status_text(ws);
+    if (command.empty() && !args.command.empty()) command = "; the command exited with status 0";
+    std::cerr << fmt::format(
+        "causeway: {} is incomplete: it holds the {} events written before the error and no end "
+        "chunk{}\n",
+        args.output, s.events, command);
+    return kExitEnvironment;
+  }
   std::cerr << fmt::format("causeway: wrote {}: {} events, {}{}\n", args.output, s.events,
                            lost_text(s), command_status_text(recorded->command_wstatus));
   // The command's status is said, not passed on: its 1 or 2 would read as causeway's own
   // (the input was wrong, the environment cannot do it).
   return kExitOk;
+}
+
+// The recorder running in `paths`, if one is. A pid file left by one that was killed
+// (or died) is removed, and `stale` tells of it: otherwise it would pass for a running
+// recorder, and `record start` would refuse to start another.
+std::optional<int> live_recorder(const RecorderPaths& paths, std::string* stale,
+                                 int* stale_pid = nullptr) {
+  RecorderState state = recorder_state(paths);
+  if (!state.stale_pid || !remove_stale_pid_file(paths, state.stale_pid)) return state.running;
+  if (stale_pid) *stale_pid = state.stale_pid;
+  *stale = fmt::format(
+      "the recorder that ran in {} (pid {}) is not running: {}; removed its stale pid file "
+      "(its log: {})",
+      paths.dir, state.stale_pid, state.stale_why, paths.log);
+  return state.running;
 }
 
 int record_start(const RecordArgs& args, const std::string& size_text) {
@@ -251,7 +286,10 @@ int record_start(const RecordArgs& args, const std::string& size_text) {
   if (!loaded.ok()) return kExitBadInput;
   std::vector<HolderField> holders = holder_fields(loaded);
   RecorderPaths paths(recorder_dir(args.dir));
-  if (auto pid = running_recorder(paths)) {
+  std::string stale;
+  std::optional<int> running = live_recorder(paths, &stale);
+  if (!stale.empty()) std::cerr << "causeway: note: " << stale << "\n";
+  if (auto pid = running) {
     std::cerr << fmt::format(
         "causeway: a recording is already running in {} (pid {}); stop it with 'causeway record "
         "stop'\n",
@@ -305,13 +343,17 @@ int record_start(const RecordArgs& args, const std::string& size_text) {
 
 int record_stop(const std::string& dir, const std::string& output) {
   RecorderPaths paths(recorder_dir(dir));
-  auto pid = running_recorder(paths);
+  std::string stale;
+  auto pid = live_recorder(paths, &stale);
+  if (!stale.empty()) std::cerr << "causeway: note: " << stale << "\n";
   if (pid) {
     kill(*pid, SIGTERM);
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (running_recorder(paths) && std::chrono::steady_clock::now() < deadline)
+    // A recorder killed meanwhile leaves its pid file: live_recorder removes it, and says so.
+    while (live_recorder(paths, &stale) && std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    if (running_recorder(paths)) {
+    if (!stale.empty()) std::cerr << "causeway: note: " << stale << "\n";
+    if (live_recorder(paths, &stale)) {
       std::cerr << fmt::format("causeway: the recorder (pid {}) did not stop within 60 s\n", *pid);
       return kExitEnvironment;
     }
@@ -353,19 +395,26 @@ int record_stop(const std::string& dir, const std::string& output) {
 
 int record_status(const std::string& dir, bool json) {
   RecorderPaths paths(recorder_dir(dir));
-  auto pid = running_recorder(paths);
+  std::string stale;
+  int stale_pid = 0;
+  auto pid = live_recorder(paths, &stale, &stale_pid);
   nlohmann::json j;
   if (std::ifstream in(paths.status_file); in) j = nlohmann::json::parse(in, nullptr, false);
   if (j.is_discarded() || !j.is_object()) j = nlohmann::json::object();
   j["running"] = pid.has_value();
   j["dir"] = paths.dir;
-  if (pid) j["pid"] = *pid;
+  if (pid)
+    j["pid"] = *pid;
+  else
+    j.erase("pid");  // the status file's, of a recorder that is gone
+  if (stale_pid) j["stale_pid"] = stale_pid;
   if (json) {
     std::cout << with_schema_version(std::move(j)).dump(2) << "\n";
     return kExitOk;
   }
   if (!pid) {
     std::cout << fmt::format("no recording is running in {}\n", paths.dir);
+    if (!stale.empty()) std::cout << "  " << stale << "\n";
     return kExitOk;
   }
   std::cout << fmt::format("recording in {} (pid {})\n", paths.dir, *pid);
@@ -426,7 +475,9 @@ std::vector<Command> add_record(CLI::App& app) {
       "Stacks are walked by frame pointers: code built without them gives short stacks "
       "(docs/recording.md).\nExit status: 0 the trace was written (CMD's own exit status, "
       "when not 0, is printed: it is not causeway's), 1 the input was wrong, 2 the environment "
-      "cannot record (the message says what is missing).");
+      "cannot record (the message says what is missing), or the trace could not be written (a "
+      "full disk: the file keeps what was written, without its end chunk, and CMD's status is "
+      "printed).");
 
   auto dir_option = [&](CLI::App* sub) {
     sub->add_option("--dir", args->dir,

@@ -12,6 +12,7 @@
 #include "cw_commit.h"
 #include "cw_version.h"
 #include "instrument/hook/preload_path.h"
+#include "trace/binary_format.h"
 
 namespace {
 
@@ -84,6 +85,10 @@ int main(int argc, char** argv) {
     if (c.app->parsed()) {
       try {
         return c.run();
+      } catch (const cw::TraceWriteError& e) {
+        // A full disk or an I/O error: the environment's failure, not the input's.
+        std::cerr << "causeway: " << e.what() << "\n";
+        return kExitEnvironment;
       } catch (const MissingPacksError& e) {
         std::cerr << "causeway: " << e.what() << "\n";
         return kExitEnvironment;

@@ -122,15 +122,31 @@ struct TraceWriter::State {
   size_t stacks_written = 1;   // id 0, no stack, is implicit
   size_t processes_written = 0, threads_written = 0, lost_written = 0, maps_written = 0;
   Buffer payload;
+  uint64_t whole = 0;  // bytes on disk up to the end of the last whole chunk
+  uint64_t at = 0;     // bytes on disk, a chunk being written included
+  int failed = 0;      // the errno of a failed write; then nothing more is written
+
+  [[noreturn]] void fail() const {
+    throw TraceWriteError(
+        fmt::format("{}: cannot write after {} bytes: {}", path, whole, std::strerror(failed)),
+        path, whole, failed);
+  }
 
   void write_all(const void* data, size_t n) {
+    if (failed) fail();
     auto* p = static_cast<const char*>(data);
     while (n > 0) {
       ssize_t w = ::write(fd, p, n);
       if (w < 0 && errno == EINTR) continue;
-      if (w <= 0)
-        throw std::runtime_error(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
+      if (w <= 0) {
+        failed = w < 0 ? errno : ENOSPC;  // a write of 0 bytes: no room
+        // Cut the half-written chunk off: the file stays a trace of whole chunks (freeing
+        // what it took), and without an end chunk readers say it is incomplete.
+        if (::ftruncate(fd, static_cast<off_t>(whole)) == 0) at = whole;
+        fail();
+      }
       p += w;
+      at += static_cast<uint64_t>(w);
       n -= static_cast<size_t>(w);
     }
   }
@@ -148,6 +164,7 @@ struct TraceWriter::State {
     write_all(header, sizeof header);
     write_all(bytes.data(), bytes.size());
     payload.clear();
+    whole = at;
   }
 };
 
@@ -173,6 +190,7 @@ TraceWriter::TraceWriter(const std::string& path, const Schema& schema, TraceWri
     uint32_t fields[4] = {Trace::kFormatMajor, Trace::kFormatMinor, kClockMonotonic, 0};
     std::memcpy(header + 8, fields, sizeof fields);
     state_->write_all(header, sizeof header);
+    state_->whole = state_->at;
     serialize_schema(schema, state_->payload);
     state_->emit(ChunkType::Schema);
     state_->kinds_written = schema.size();
@@ -294,9 +312,19 @@ void TraceWriter::append(const Trace& trace, size_t events_from) {
   }
 }
 
+uint64_t TraceWriter::bytes_written() const {
+  return state_->whole;
+}
+
 void TraceWriter::close() {
   State& s = *state_;
   if (s.fd < 0) return;
+  if (s.failed) {
+    // No end chunk after a failed write: the trace must not look finished.
+    ::close(s.fd);
+    s.fd = -1;
+    return;
+  }
   s.emit(ChunkType::End);
   int fd = s.fd;
   s.fd = -1;

@@ -18,6 +18,20 @@ struct TraceFormatError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A write that failed part-way (a full disk, an I/O error): what was written stays a
+// readable trace up to its last whole chunk, without the end chunk, so readers say it is
+// incomplete. `bytes_written` is that length.
+struct TraceWriteError : std::runtime_error {
+  TraceWriteError(const std::string& message, std::string path, uint64_t bytes_written, int error)
+      : std::runtime_error(message),
+        path(std::move(path)),
+        bytes_written(bytes_written),
+        error(error) {}
+  std::string path;
+  uint64_t bytes_written = 0;
+  int error = 0;  // errno
+};
+
 struct SkippedRange {
   uint64_t offset = 0;  // byte offset in the file
   uint64_t size = 0;    // bytes skipped
@@ -60,7 +74,9 @@ struct TraceWriterOptions {
 // Strings, stacks, processes and threads are written before the events that use them.
 class TraceWriter {
  public:
-  // Creates `path` with mode 0600 (truncating). Throws std::runtime_error on I/O errors.
+  // Creates `path` with mode 0600 (truncating). Throws std::runtime_error when it cannot
+  // be created, TraceWriteError when a write fails; after that the writer is spent:
+  // append() throws the same again and close() only closes the file.
   explicit TraceWriter(const std::string& path, const Schema& schema = Schema::builtin());
   TraceWriter(const std::string& path, const Schema& schema, TraceWriterOptions options);
   ~TraceWriter();
@@ -70,7 +86,8 @@ class TraceWriter {
   // Writes everything in `trace` not yet written (new strings, stacks, threads,
   // processes, events from `events_from`, lost records), as one or more chunks.
   void append(const Trace& trace, size_t events_from = 0);
-  void close();  // writes the end chunk; called by the destructor if needed
+  void close();                    // writes the end chunk; called by the destructor if needed
+  uint64_t bytes_written() const;  // whole chunks (and the header) on disk so far
 
  private:
   struct State;

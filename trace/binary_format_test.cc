@@ -2,15 +2,18 @@
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "base/temp_dir.h"
@@ -202,6 +205,49 @@ TEST_CASE("an unwritable path is an error naming it") {
   CHECK_THROWS_WITH_AS(write_trace(Trace{}, "/nonexistent-dir/x.cwt"),
                        "/nonexistent-dir/x.cwt: cannot create: No such file or directory",
                        std::runtime_error);
+}
+
+TEST_CASE("a write that fails part-way leaves whole chunks, no end chunk, and says how much") {
+  TempDir dir("cw-tracer-test");
+  const Trace t = parse(kSample);
+  write_trace(t, dir.file("whole.cwt"), TraceWriterOptions{1});
+  const uint64_t whole = fs::file_size(dir.file("whole.cwt"));
+  // A file-size limit stands for a full disk: past it write() fails (EFBIG, SIGXFSZ
+  // ignored), as it does with ENOSPC, after writing what fits.
+  rlimit saved{};
+  REQUIRE(getrlimit(RLIMIT_FSIZE, &saved) == 0);
+  auto* old_handler = signal(SIGXFSZ, SIG_IGN);
+  const std::string path = dir.file("cut.cwt");
+  std::optional<TraceWriteError> error;
+  {
+    TraceWriter writer(path, t.schema, TraceWriterOptions{1});
+    rlimit limit = saved;
+    limit.rlim_cur = whole - 30;  // the last events chunk fits, not all of the end chunk
+    REQUIRE(setrlimit(RLIMIT_FSIZE, &limit) == 0);
+    try {
+      writer.append(t);
+      writer.close();
+    } catch (const TraceWriteError& e) {
+      error = e;
+    }
+    CHECK_THROWS_AS(writer.append(t), TraceWriteError);  // spent: nothing more is written
+    writer.close();                                      // closes, writes no end chunk
+    setrlimit(RLIMIT_FSIZE, &saved);
+  }
+  signal(SIGXFSZ, old_handler);
+  REQUIRE(error.has_value());
+  CHECK(error->error == EFBIG);
+  CHECK(error->path == path);
+  // The half-written chunk was cut off: the file is exactly the whole chunks said.
+  CHECK(error->bytes_written == fs::file_size(path));
+  CHECK(error->bytes_written < whole);
+  CHECK(std::string(error->what()) ==
+        fmt::format("{}: cannot write after {} bytes: File too large", path, error->bytes_written));
+  Trace back;
+  ReadReport report = read_trace(path, back);
+  CHECK(report.skipped.empty());
+  REQUIRE(report.notes.size() == 1);
+  CHECK(report.notes[0] == "no end chunk: the recording did not finish, or the file was cut short");
 }
 
 TEST_CASE("TraceWriter streams appends as chunks and the reader joins them") {

@@ -75,10 +75,7 @@ void run_daemon(const SessionOptions& options, const RecorderPaths& paths, int r
   } catch (const std::exception& e) {
     fail(e.what());
   }
-  {
-    std::ofstream pid_out(paths.pid_file);
-    pid_out << getpid() << "\n";
-  }
+  write_pid_file(paths);
   MarkerSocket markers(paths.socket);
   catch_stop_signals(false);
   (void)!write(ready_fd, "K", 1);

@@ -177,12 +177,28 @@ std::optional<ForegroundResult> record_in_foreground(ForegroundRecording r) {
 
   auto started = std::chrono::steady_clock::now();
   int status = 0;
+  bool reaped = false;  // the command's status is in `status`
+  // A trace that cannot be written (a full disk) ends the recording, not the command: it
+  // runs to its end as it would have, and its status is still said.
+  std::optional<TraceWriteError> write_error;
+  auto stop_writing = [&](const TraceWriteError& e) {
+    write_error = e;
+    session->abandon();
+    std::cerr << "causeway: " << e.what() << "; recording stopped"
+              << (child > 0 && !reaped ? ", waiting for the command to end" : "") << "\n";
+  };
   for (;;) {
     if (ended) {
       status = *ended;
+      reaped = true;
       break;
     }
-    session->step(100);
+    try {
+      session->step(100);
+    } catch (const TraceWriteError& e) {
+      stop_writing(e);
+      break;
+    }
     if (instrumentation) print_messages(*instrumentation);
     markers.drain([&](uint64_t ts, uint32_t pid, uint32_t tid, const std::string& text) {
       session->mark(ts, pid, tid, text);
@@ -192,6 +208,7 @@ std::optional<ForegroundResult> record_in_foreground(ForegroundRecording r) {
       const pid_t waited = waitpid(child, &wstatus, WNOHANG);
       if (waited == child) {
         status = wstatus;
+        reaped = true;
         break;
       }
       // Reaped already (nothing left to wait for): never record on forever.
@@ -208,13 +225,27 @@ std::optional<ForegroundResult> record_in_foreground(ForegroundRecording r) {
         int wstatus = 0;
         waitpid(child, &wstatus, 0);
         status = wstatus;
+        reaped = true;
       }
       break;
     }
   }
-  session->finish();
+  if (!write_error) {
+    try {
+      session->finish();
+    } catch (const TraceWriteError& e) {
+      stop_writing(e);
+    }
+  }
+  if (write_error && child > 0 && !reaped) {
+    int wstatus = 0;
+    pid_t waited;
+    while ((waited = waitpid(child, &wstatus, 0)) < 0 && errno == EINTR) {
+    }
+    if (waited == child) status = wstatus;
+  }
   if (instrumentation) print_messages(*instrumentation);
-  return ForegroundResult{status, session->status()};
+  return ForegroundResult{status, session->status(), std::move(write_error)};
 }
 
 }  // namespace cw

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "trace/binary_format.h"
 #include "tracer/record_instrumentation.h"
 #include "tracer/session.h"
 
@@ -38,6 +39,9 @@ struct ForegroundRecording {
 struct ForegroundResult {
   int command_wstatus = 0;  // the command's status as waitpid gives it; 0 without a command
   SessionStatus status;     // of the finished session
+  // Set when the trace could not be written (a full disk): the recording stopped then,
+  // the command was left to run to its end, and the file holds only what was written.
+  std::optional<TraceWriteError> write_error;
 };
 
 // Records as `r` says. nullopt when the recorder cannot record or instrument here (it

@@ -94,6 +94,33 @@ InstrumentNaming RecordInstrumentation::naming() const {
   return n;
 }
 
+std::string uprobe_refused_prefix(std::span<const uint8_t> insn) {
+  for (uint8_t b : insn) {
+    switch (b) {
+      case 0xf0: return "a lock prefix";
+      case 0x26:
+      case 0x2e:
+      case 0x36:
+      case 0x3e: return "a segment prefix";
+      case 0xf2:
+      case 0xf3:
+      case 0x64:
+      case 0x65:
+      case 0x66:
+      case 0x67: continue;  // other legacy prefixes: allowed, and more may follow
+      default: return "";   // the opcode (or REX): no more prefixes
+    }
+  }
+  return "";
+}
+
+std::string asan_options_with_preload(const char* existing) {
+  constexpr const char* kOrder = "verify_asan_link_order=0";
+  if (!existing || !*existing) return kOrder;
+  // Later options win: the user's own value for it, if any, cannot make the command exit.
+  return fmt::format("{}:{}", existing, kOrder);
+}
+
 std::vector<std::pair<std::string, std::string>> RecordInstrumentation::command_environment() {
   std::vector<std::pair<std::string, std::string>> env;
   if (plan_.functions.empty() || hooks_ == HookMethod::Uprobe) return env;
@@ -113,6 +140,7 @@ std::vector<std::pair<std::string, std::string>> RecordInstrumentation::command_
     functions += fmt::format("{}{}:{}", i ? ";" : "", i, plan_.functions[i].name);
   const char* preload = std::getenv("LD_PRELOAD");
   env.emplace_back("LD_PRELOAD", preload && *preload ? library + ":" + preload : library);
+  env.emplace_back("ASAN_OPTIONS", asan_options_with_preload(std::getenv("ASAN_OPTIONS")));
   env.emplace_back("CAUSEWAY_HOOK_DIR", state_->hook_dir->path());
   env.emplace_back("CAUSEWAY_HOOK_FUNCTIONS", functions);
   state_->hook_log = std::make_unique<hook::HookLogReader>(state_->hook_dir->path());
@@ -197,6 +225,7 @@ void RecordInstrumentation::attach(kernel::Probes& probes, uint32_t pid, bool co
     // in the file defining it or through a GOT slot in any file.
     size_t reads = 0, writes = 0;
     std::set<std::string> where;
+    std::map<std::string, size_t> refused;  // why -> instructions the kernel cannot probe
     for (const instrument::ProcMap* m : files) {
       const instrument::ElfImage* img = s.image(m->path);
       if (!img) continue;
@@ -206,6 +235,13 @@ void RecordInstrumentation::attach(kernel::Probes& probes, uint32_t pid, bool co
       auto sites = instrument::scan_flag_accesses(*img, s.decoder, img == home_image ? vaddr : 0,
                                                   flag.size, slots);
       for (const instrument::FlagAccessSite& site : sites) {
+        // The kernel would refuse the probe, and the whole recording with it: leave the
+        // instruction out and say that its accesses are missed.
+        if (std::string why = uprobe_refused_prefix(img->bytes(site.vaddr, site.length));
+            !why.empty()) {
+          ++refused[why];
+          continue;
+        }
         kernel::FlagSiteProbe p;
         p.path = m->path;
         p.flag_index = i;
@@ -237,12 +273,20 @@ void RecordInstrumentation::attach(kernel::Probes& probes, uint32_t pid, bool co
     }
     std::string files_text;
     for (const auto& f : where) files_text += (files_text.empty() ? "" : ", ") + f;
-    s.messages.push_back(
-        reads + writes == 0
-            ? fmt::format("flag {}: no instruction in {} accesses '{}'; nothing to probe", flag.id,
-                          process, flag.symbol)
-            : fmt::format("flag {}: {} read and {} write instructions probed in {}", flag.id, reads,
-                          writes, files_text));
+    std::string missed;
+    for (const auto& [why, n] : refused)
+      missed += fmt::format(
+          "; {} instruction{} with {} not probed (uprobes cannot run {}), so "
+          "the accesses {} are missed: --flags watch traces them",
+          n, n == 1 ? "" : "s", why, n == 1 ? "it" : "them", n == 1 ? "it makes" : "they make");
+    if (reads + writes == 0 && refused.empty())
+      s.messages.push_back(
+          fmt::format("flag {}: no instruction in {} accesses '{}'; nothing to probe", flag.id,
+                      process, flag.symbol));
+    else
+      s.messages.push_back(fmt::format("flag {}: {} read and {} write instructions probed in {}{}",
+                                       flag.id, reads, writes,
+                                       files_text.empty() ? process : files_text, missed));
   }
 
   if (plan_.functions.empty() || (command && s.inline_hooks)) return;

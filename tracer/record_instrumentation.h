@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,6 +18,18 @@ namespace cw {
 
 enum class FlagMethod { Auto, Watch, Probe };
 enum class HookMethod { Auto, Inline, Uprobe };
+
+// ASAN_OPTIONS for a command given the in-process hook library through LD_PRELOAD:
+// `existing` (the recorder's own, may be null) with verify_asan_link_order=0 added. A
+// program built with AddressSanitizer otherwise exits at once ("ASan runtime does not come
+// first in initial library list"); the library interposes no symbol ASan intercepts (it
+// exports none), so the order does not matter to it. Programs without ASan ignore it.
+std::string asan_options_with_preload(const char* existing);
+
+// Why the kernel's uprobes refuse to probe the x86-64 instruction `insn` (it cannot
+// single-step it out of line: arch/x86/kernel/uprobes.c, is_prefix_bad), or "" when they
+// do not: a lock prefix or an es/cs/ds/ss segment prefix among its legacy prefixes.
+std::string uprobe_refused_prefix(std::span<const uint8_t> insn);
 
 class RecordInstrumentation {
  public:

@@ -226,6 +226,12 @@ void Session::finish() {
     file_->close();
 }
 
+void Session::abandon() {
+  if (!finished_) probes_->detach();  // finish() detaches first, before it writes
+  finished_ = true;
+  if (file_) file_->close();  // a spent writer only closes the file, with no end chunk
+}
+
 SessionStatus Session::status() const {
   SessionStatus s;
   s.records = decoder_->stats().records;

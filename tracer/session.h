@@ -71,6 +71,9 @@ class Session {
   void note_end_state();
   // Reads what is left, writes everything and closes the output.
   void finish();
+  // After the output could not be written (step() or finish() threw TraceWriteError):
+  // stops recording, writing nothing more; the file keeps the whole chunks written.
+  void abandon();
   SessionStatus status() const;
 
  private:
