@@ -53,6 +53,9 @@ static bool is_control(unsigned char c) {
   return (c < 0x20 && c != '\t') || c == 0x7f;
 }
 
+// The widest source excerpt a diagnostic shows, in bytes.
+constexpr size_t kExcerptWidth = 160;
+
 static std::string printable(std::string_view text) {
   std::string out;
   out.reserve(text.size());
@@ -72,16 +75,36 @@ std::string Diagnostic::render() const {
   } else {
     out = fmt::format("{}:{}:{}: {}: {}\n", path, loc.line, loc.col, severity_name(severity),
                       printable(message));
-    std::string_view line = source ? source->line_text(loc.line) : std::string_view{};
+    const std::string_view whole = source ? source->line_text(loc.line) : std::string_view{};
+    // A long line (generated, minified or hostile: a megabyte of one pack line) is shown
+    // as a window around the column, so the terminal gets one readable line.
+    const size_t col = std::min<size_t>(loc.col - 1, whole.size());
+    size_t first = 0, last = whole.size();
+    if (whole.size() > kExcerptWidth) {
+      first = col > kExcerptWidth / 2 ? col - kExcerptWidth / 2 : 0;
+      last = std::min(whole.size(), first + kExcerptWidth);
+      // Never start or end inside a UTF-8 sequence.
+      auto continuation = [&](size_t i) {
+        return (static_cast<unsigned char>(whole[i]) & 0xc0) == 0x80;
+      };
+      while (first > 0 && continuation(first)) --first;
+      while (last < whole.size() && continuation(last)) ++last;
+    }
+    const std::string_view line = whole.substr(first, last - first);
+    const std::string_view cut = "...";
     out += "  ";
+    if (first > 0) out += cut;
     out += printable(line);
+    if (last < whole.size()) out += cut;
     out += "\n  ";
+    if (first > 0) out.append(cut.size(), ' ');
     // The caret under the same byte: an escaped byte takes four columns.
-    auto width = [&](size_t i) { return i < line.size() && is_control(line[i]) ? 4u : 1u; };
-    for (uint32_t i = 0; i + 1 < loc.col; ++i)
-      out.append(width(i), (i < line.size() && line[i] == '\t') ? '\t' : ' ');
+    auto width = [&](size_t i) { return i < whole.size() && is_control(whole[i]) ? 4u : 1u; };
+    for (size_t i = first; i < col; ++i)
+      out.append(width(i), (i < whole.size() && whole[i] == '\t') ? '\t' : ' ');
     size_t span = 0;
-    for (uint32_t i = 0; i < std::max<uint32_t>(length, 1); ++i) span += width(loc.col - 1 + i);
+    const size_t span_end = std::max(col + 1, std::min<size_t>(col + length, last));
+    for (size_t i = col; i < span_end; ++i) span += width(i);
     out += '^';
     out.append(span - 1, '~');
     out += '\n';

@@ -49,6 +49,26 @@ TEST_CASE("control bytes in the excerpt, message and hints are shown escaped, ca
         "                    ^\n");  // under the space after BEL: 2 + 18 columns
 }
 
+TEST_CASE("a long line is shown as a window around the column, caret under the same byte") {
+  // A hostile or generated pack: one line of 100,000 bytes, the error in its middle.
+  std::string line(100'000, 'x');
+  line.replace(50'000, 3, "BAD");
+  auto src = make_source("long.cw", line + "\n");
+  Diagnostic d{Severity::Error, src, {1, 50'001, 50'000}, 3, "here", {}};
+  const std::string shown = line.substr(50'000 - 80, 160);
+  CHECK(d.render() == "long.cw:1:50001: error: here\n  ..." + shown + "...\n  " +
+                          std::string(3 + 80, ' ') + "^~~\n");
+  // Near the start there is nothing cut before.
+  Diagnostic start{Severity::Error, src, {1, 2, 1}, 1, "start", {}};
+  CHECK(start.render() == "long.cw:1:2: error: start\n  " + line.substr(0, 160) + "...\n   ^\n");
+  // A window never splits a UTF-8 sequence: it widens to keep the whole character.
+  std::string wide = std::string(79, 'x') + "\xC3\xA9" + std::string(200, 'y');
+  auto src2 = make_source("u.cw", wide + "\n");
+  Diagnostic u{Severity::Error, src2, {1, 161, 160}, 1, "u", {}};
+  CHECK(u.render() == "u.cw:1:161: error: u\n  ..." + wide.substr(79, 161) + "...\n  " +
+                          std::string(3 + 81, ' ') + "^\n");
+}
+
 TEST_CASE("closest_match suggests only near names") {
   CHECK(closest_match("stak", {"stack", "state", "tid"}) == "stack");
   CHECK(closest_match("zzzzzz", {"stack", "tid"}).empty());

@@ -22,6 +22,7 @@ using namespace tao::pegtl;
 enum class Err : uint8_t {
   UnknownItem,
   PackId,
+  PackIdChar,
   RuleId,
   ListName,
   ListEquals,
@@ -248,8 +249,9 @@ struct bare_clause
 struct open_brace : must_<Err::OpenBrace, one<'{'>> {};
 struct close_brace : must_<Err::CloseBrace, one<'}'>> {};
 
-struct pack_item : seq<kw_pack, sp, must_<Err::PackId, pack_id>, sp, open_brace, sp,
-                       star<clause, sp>, close_brace> {};
+struct pack_item
+    : seq<kw_pack, sp, must_<Err::PackId, pack_id>, must_<Err::PackIdChar, not_at<one<'-'>>>, sp,
+          open_brace, sp, star<clause, sp>, close_brace> {};
 struct list_name : identifier {};
 struct list_item
     : seq<kw_list, sp, must_<Err::ListName, list_name>, sp, must_<Err::ListEquals, one<'='>>, sp,

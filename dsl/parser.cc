@@ -480,6 +480,12 @@ class ErrorWriter {
         break;
       }
       case g::Err::PackId: d.message = "expected a pack id after 'pack'"; break;
+      case g::Err::PackIdChar:
+        d.message = "a pack id cannot hold '-'";
+        d.length = 1;
+        d.hints.push_back(
+            "a pack id is names of letters, digits and '_' joined by '.', e.g. my_team.server");
+        break;
       case g::Err::RuleId:
         d.message = fmt::format("expected a rule id after '{}'", item_keyword());
         break;
@@ -763,7 +769,8 @@ ParseResult parse(SourcePtr source, const ParseLimits& limits) {
   const LineIndex lines(text);
   Builder builder(*source, lines, limits.max_depth);
   std::vector<Token> tokens;  // lexed at the first error, for naming what was found
-  size_t pos = skip_space(text, 0);
+  // An editor's UTF-8 byte order mark may open the file.
+  size_t pos = skip_space(text, std::string_view(text).starts_with("\xEF\xBB\xBF") ? 3 : 0);
   while (pos < text.size()) {
     tao::pegtl::memory_input<tao::pegtl::tracking_mode::lazy> in(
         text.data() + pos, text.data() + text.size(), source->path);

@@ -450,6 +450,20 @@ TEST_CASE("error: a NUL byte in a string is refused, not dropped") {
   CHECK(errors.find("hint: a string cannot hold a NUL") != std::string::npos);
 }
 
+TEST_CASE("a UTF-8 byte order mark may open a file") {
+  CHECK(errors_of("\xEF\xBB\xBFpack p { version \"1.0.0\" }\n") == "");
+  // Only at the start: elsewhere it is a stray byte like any other.
+  CHECK(errors_of("pack p { version \"1.0.0\" }\n\xEF\xBB\xBF").find("error") != std::string::npos);
+}
+
+TEST_CASE("error: a '-' in a pack id is named, with the characters an id may hold") {
+  CHECK(errors_of("pack my-team.server { version \"1.0.0\" }\n") ==
+        "t.cw:1:8: error: a pack id cannot hold '-'\n"
+        "  pack my-team.server { version \"1.0.0\" }\n"
+        "         ^\n"
+        "hint: a pack id is names of letters, digits and '_' joined by '.', e.g. my_team.server\n");
+}
+
 TEST_CASE("error: an unterminated long string points at its opener") {
   CHECK(errors_of("lua [==[\nreturn 1\n]]\n") ==
         "t.cw:1:5: error: unterminated long string (expected ']==]')\n"

@@ -341,10 +341,14 @@ void Checker::check_batch(const dsl::Rule& rule) {
     *slot = &clause;
     last = &clause;
   }
-  for (const std::string& name : strings(kind.required))
-    if (!(name == "within" ? within : name == "item" ? item : nullptr))
+  for (const std::string& name : strings(kind.required)) {
+    const dsl::Clause* given = nullptr;
+    if (name == "within") given = within;
+    if (name == "item") given = item;
+    if (!given)
       error_at(rule.id_loc, rule.id.size(),
                fmt::format("missing clause '{}' in {} rule '{}'", name, kind.keyword, rule.id));
+  }
   if (within)
     if (const dsl::Expr* e = single(*within))
       if (auto span = word(*e, "a span name")) {

@@ -93,10 +93,12 @@ case "$mode" in
     echo "== unit, pack and end-to-end tests"
     ctest --test-dir "$build" --output-on-failure -j "$jobs"
     echo
-    echo "== parsers and trace reader under AddressSanitizer + UndefinedBehaviorSanitizer"
+    echo "== parsers, trace reader and the fuzz corpus under AddressSanitizer + UndefinedBehaviorSanitizer"
     configure "$build-asan" -DCMAKE_BUILD_TYPE=Debug -DCW_SANITIZE=ON -DCW_WERROR="$werror"
-    ninja -C "$build-asan" -j "$jobs" base_tests trace_tests dsl_tests rules_tests
-    ctest --test-dir "$build-asan" --output-on-failure -j "$jobs" -R '^(base|trace|dsl|rules)$'
+    # With the kept fuzz corpus (fuzz/corpus, docs/fuzzing.md) replayed under the sanitizers.
+    ninja -C "$build-asan" -j "$jobs" base_tests trace_tests dsl_tests rules_tests \
+      dsl_parse_replay trace_text_replay trace_binary_replay rules_pack_replay
+    ctest --test-dir "$build-asan" --output-on-failure -j "$jobs" -R '^(base|trace|dsl|rules|fuzz-.*)$'
     ;;
   *)
     echo "usage: scripts/setup.sh demo|test" >&2

@@ -444,6 +444,8 @@ class Reader {
   }
 
   void read_header() {
+    // A recorder killed before its first write leaves an empty file; say so, not "junk".
+    if (size_ == 0) refuse("empty file (0 bytes): not a causeway trace");
     if (size_ < 8 || std::memcmp(data_, kFileMagic, 8) != 0)
       refuse("not a causeway trace (no CWTRACE header)");
     if (size_ < kHeaderSize)

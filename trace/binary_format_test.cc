@@ -346,6 +346,8 @@ TEST_CASE("a file that is not a trace is refused, naming the file") {
   CHECK_THROWS_WITH_AS(read_trace(dir.file("x.txt"), out),
                        (dir.file("x.txt") + ": not a causeway trace (no CWTRACE header)").c_str(),
                        TraceFormatError);
+  CHECK_THROWS_WITH_AS(read_trace_bytes("", out, "empty"),
+                       "empty: empty file (0 bytes): not a causeway trace", TraceFormatError);
   CHECK_THROWS_WITH_AS(read_trace_bytes(std::string("CWTRACE\0\1\0", 10), out, "short"),
                        "short: not a causeway trace: header truncated at 10 bytes",
                        TraceFormatError);

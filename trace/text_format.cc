@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <unordered_map>
@@ -81,11 +82,20 @@ class TextParser {
 
   Trace parse() {
     size_t pos = begin_;
+    // An editor's UTF-8 byte order mark may open the file.
+    if (pos == 0 && text_.compare(0, 3, "\xEF\xBB\xBF") == 0) pos = 3;
     while (pos < end_) {
       size_t nl = text_.find('\n', pos);
       size_t line_end = (nl == std::string::npos || nl > end_) ? end_ : nl;
       size_t content_end = line_end;
       if (content_end > pos && text_[content_end - 1] == '\r') --content_end;
+      // A NUL is refused, not kept inside a name or a value where it would cut the text
+      // short in every C string the name reaches (a binary trace has its own reader).
+      if (const void* nul = std::memchr(text_.data() + pos, '\0', content_end - pos)) {
+        const size_t at = static_cast<const char*>(nul) - text_.data();
+        fail(at, 1, fmt::format("a NUL byte (byte {}) in a text trace", at),
+             {"a text trace holds no NUL; a binary trace starts with the bytes CWTRACE"});
+      }
       parse_line(pos, content_end);
       if (line_end >= end_) break;
       pos = line_end + 1;

@@ -74,6 +74,21 @@ TEST_CASE("the example of docs/trace-format.md parses into tables and typed even
   CHECK(field(t, t.events[2], "target") == 101);
 }
 
+TEST_CASE("a UTF-8 byte order mark may open a text trace") {
+  Trace t = parse(
+      "\xEF\xBB\xBF"
+      "causeway-trace 1\nthread 11 pid=10 comm=a\n1ms 11 switch_in\n");
+  CHECK(t.events.size() == 1);
+}
+
+TEST_CASE("error: a NUL byte is refused where it is, not kept inside a name") {
+  const std::string text =
+      std::string("causeway-trace 1\n1ms 11 syscall_enter name=send") + '\0' + "to\n";
+  const std::string e = error_of(text);
+  CHECK(e.rfind("t.trace:2:31: error: a NUL byte (byte 47) in a text trace\n", 0) == 0);
+  CHECK(e.find("hint: a text trace holds no NUL") != std::string::npos);
+}
+
 TEST_CASE("times take ns, us, ms and s units with decimals") {
   Trace t = parse(
       "causeway-trace 1\n1 1 switch_in\n2ns 1 switch_in\n1.25us 1 switch_in\n1.5ms 1 switch_in\n"

@@ -1,0 +1,4 @@
+﻿pack hostile.bom {
+  version "0.1.0"
+  requires linux.kernel
+}

@@ -1,0 +1,11 @@
+pack hostile.crlf {
+  version "0.1.0"
+  requires linux.kernel
+}
+
+edge e {
+  link wakeup
+  where to.ts > 0
+  strength weak
+  kind hostile
+}

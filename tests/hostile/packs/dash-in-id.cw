@@ -1,0 +1,3 @@
+pack hostile.dash-id {
+  version "0.1.0"
+}

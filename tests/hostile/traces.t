@@ -1,0 +1,147 @@
+Damaged traces: each file under traces/ is examples/slow-server.trace, converted to the
+binary form and damaged in one way by traces/make.py, or a text trace with one bad line.
+Reading keeps every intact part and says where the damage is; each case is bounded in
+time by `timeout`.
+
+An empty file, a cut header, another file type, a newer major version: refused, saying which.
+
+  $ timeout 20 causeway graph tests/hostile/traces/empty.cwt
+  causeway: tests/hostile/traces/empty.cwt: empty file (0 bytes): not a causeway trace
+  [1]
+
+  $ timeout 20 causeway graph tests/hostile/traces/short-header.cwt
+  causeway: tests/hostile/traces/short-header.cwt: not a causeway trace: header truncated at 10 bytes
+  [1]
+
+  $ timeout 20 causeway graph tests/hostile/traces/bad-magic.cwt
+  causeway: tests/hostile/traces/bad-magic.cwt: not a causeway trace (no CWTRACE header)
+  [1]
+
+  $ timeout 20 causeway graph tests/hostile/traces/newer-major.cwt
+  causeway: tests/hostile/traces/newer-major.cwt: trace format version 99.1 is newer than this causeway reads (1.x); upgrade causeway
+  [1]
+
+A file cut inside the events chunk: the intact chunks are kept, the cut is reported with its byte offset.
+
+  $ timeout 20 causeway graph tests/hostile/traces/cut-in-events.cwt
+  tests/hostile/traces/cut-in-events.cwt: warning: skipped 1032 bytes at offset 5344: truncated events chunk (needs 2016 bytes, 1008 left)
+  tests/hostile/traces/cut-in-events.cwt: note: no end chunk: the recording did not finish, or the file was cut short
+  trace: 0 events, 2 processes, 2 threads, 0 lost events
+  graph: 0 segments, 0 edges (0 strong, 0 weak, 0 boosted)
+  rules: 0 candidates, 0 unclassified, 0 pruned, 0 boosted, 0 cuts, 0 flag edges from 0 data flags
+  over-connections: 0 (requests), 0 (segments)
+
+A file that ends before its end chunk: all it holds is kept, with a note.
+
+  $ timeout 20 causeway graph tests/hostile/traces/no-end-chunk.cwt
+  tests/hostile/traces/no-end-chunk.cwt: note: no end chunk: the recording did not finish, or the file was cut short
+  trace: 39 events, 2 processes, 2 threads, 0 lost events
+  graph: 6 segments, 12 edges (4 strong, 8 weak, 0 boosted)
+  edges by kind: message 4 split 4 wakeup 4
+  rules: 8 candidates, 0 unclassified, 0 pruned, 0 boosted, 4 cuts, 0 flag edges from 0 data flags
+  over-connections: 0 (requests), 0 (segments)
+
+One flipped byte: its chunk fails the checksum and is skipped; the others are kept.
+
+  $ timeout 20 causeway graph tests/hostile/traces/flipped-event-byte.cwt
+  tests/hostile/traces/flipped-event-byte.cwt: warning: skipped 2040 bytes at offset 5344: checksum mismatch in events chunk
+  trace: 0 events, 2 processes, 2 threads, 0 lost events
+  graph: 0 segments, 0 edges (0 strong, 0 weak, 0 boosted)
+  rules: 0 candidates, 0 unclassified, 0 pruned, 0 boosted, 0 cuts, 0 flag edges from 0 data flags
+  over-connections: 0 (requests), 0 (segments)
+
+A chunk size of 2^62: no allocation of that size, the chunk is skipped.
+
+  $ timeout 20 causeway graph tests/hostile/traces/huge-chunk-size.cwt
+  tests/hostile/traces/huge-chunk-size.cwt: warning: skipped 2040 bytes at offset 5344: truncated events chunk (needs 4611686018427387904 bytes, 2040 left)
+  trace: 0 events, 2 processes, 2 threads, 0 lost events
+  graph: 0 segments, 0 edges (0 strong, 0 weak, 0 boosted)
+  rules: 0 candidates, 0 unclassified, 0 pruned, 0 boosted, 0 cuts, 0 flag edges from 0 data flags
+  over-connections: 0 (requests), 0 (segments)
+
+Junk between two chunks: the reader finds the next chunk and loses nothing.
+
+  $ timeout 20 causeway graph tests/hostile/traces/junk-between-chunks.cwt
+  tests/hostile/traces/junk-between-chunks.cwt: warning: skipped 28 bytes at offset 5344: no chunk magic
+  trace: 39 events, 2 processes, 2 threads, 0 lost events
+  graph: 6 segments, 12 edges (4 strong, 8 weak, 0 boosted)
+  edges by kind: message 4 split 4 wakeup 4
+  rules: 8 candidates, 0 unclassified, 0 pruned, 0 boosted, 4 cuts, 0 flag edges from 0 data flags
+  over-connections: 0 (requests), 0 (segments)
+
+A chunk of a type from a newer causeway is skipped with a note.
+
+  $ timeout 20 causeway graph tests/hostile/traces/unknown-chunk-type.cwt
+  tests/hostile/traces/unknown-chunk-type.cwt: note: skipped a chunk of unknown type 77 at byte 5344 (24 bytes; from a newer causeway?)
+  trace: 39 events, 2 processes, 2 threads, 0 lost events
+  graph: 6 segments, 12 edges (4 strong, 8 weak, 0 boosted)
+  edges by kind: message 4 split 4 wakeup 4
+  rules: 8 candidates, 0 unclassified, 0 pruned, 0 boosted, 4 cuts, 0 flag edges from 0 data flags
+  over-connections: 0 (requests), 0 (segments)
+
+Random bytes after a valid header: all skipped, one warning.
+
+  $ timeout 20 causeway graph tests/hostile/traces/random-after-header.cwt
+  tests/hostile/traces/random-after-header.cwt: warning: skipped 4096 bytes at offset 32: no chunk magic
+  tests/hostile/traces/random-after-header.cwt: note: no end chunk: the recording did not finish, or the file was cut short
+  trace: 0 events, 0 processes, 0 threads, 0 lost events
+  graph: 0 segments, 0 edges (0 strong, 0 weak, 0 boosted)
+  rules: 0 candidates, 0 unclassified, 0 pruned, 0 boosted, 0 cuts, 0 flag edges from 0 data flags
+  over-connections: 0 (requests), 0 (segments)
+
+Text traces: an error says file:line:col with the line and a caret.
+
+  $ timeout 20 causeway graph tests/hostile/traces/bad-kind.trace
+  tests/hostile/traces/bad-kind.trace:11:12: error: unknown event kind 'sendd'
+    10ms   811 sendd object=1
+               ^~~~~
+  hint: did you mean 'send'?
+  [1]
+
+  $ timeout 20 causeway graph tests/hostile/traces/ts-overflow.trace
+  tests/hostile/traces/ts-overflow.trace:10:1: error: time '99999999999999999999ms' is out of range
+    99999999999999999999ms 811 syscall_enter name=sendto fd=3
+    ^~~~~~~~~~~~~~~~~~~~~~
+  [1]
+
+  $ timeout 20 causeway graph tests/hostile/traces/value-overflow.trace
+  tests/hostile/traces/value-overflow.trace:10:39: error: integer '99999999999999999999999' is out of range for field 'fd'
+    10ms 811 syscall_enter name=sendto fd=99999999999999999999999
+                                          ^~~~~~~~~~~~~~~~~~~~~~~
+  [1]
+
+  $ timeout 20 causeway graph tests/hostile/traces/nul-byte.trace
+  tests/hostile/traces/nul-byte.trace:10:33: error: a NUL byte (byte 323) in a text trace
+    10ms 811 syscall_enter name=send\x00to fd=3
+                                    ^~~~
+  hint: a text trace holds no NUL; a binary trace starts with the bytes CWTRACE
+  [1]
+
+A last line without a newline is a line.
+
+  $ timeout 20 causeway graph tests/hostile/traces/no-final-newline.trace
+  trace: 3 events, 2 processes, 2 threads, 0 lost events
+  graph: 2 segments, 0 edges (0 strong, 0 weak, 0 boosted)
+  rules: 0 candidates, 0 unclassified, 0 pruned, 0 boosted, 0 cuts, 0 flag edges from 0 data flags
+  over-connections: 0 (requests), 0 (segments)
+
+The JSON summary of a damaged trace is JSON, with the damage in it (under "trace").
+
+  $ timeout 20 causeway graph tests/hostile/traces/flipped-event-byte.cwt --json 2>/dev/null | sed -n '/"trace"/,$p'
+    "trace": {
+      "events": 0,
+      "lost_events": 0,
+      "lost_per_cpu": {},
+      "notes": [],
+      "processes": 2,
+      "skipped": [
+        {
+          "offset": 5344,
+          "reason": "checksum mismatch in events chunk",
+          "size": 2040
+        }
+      ],
+      "skipped_chunks": 1,
+      "threads": 2
+    }
+  }
