@@ -23,6 +23,8 @@ Command add_graph(CLI::App& app);
 Command add_convert(CLI::App& app);
 // `debug`: diagnose a hang (docs/diagnosis.md).
 Command add_debug(CLI::App& app);
+// `latency`: function latencies inferred from stacks, ranked by context (docs/latency.md).
+Command add_latency(CLI::App& app);
 // `hangs`: the candidates for `debug --hang auto`, ranked (docs/diagnosis.md).
 Command add_hangs(CLI::App& app);
 // `record` (with start, stop, status) and `mark`.

@@ -1,0 +1,141 @@
+#include "engine/latency/infer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace cw::latency {
+
+void ContextTracker::close_from(size_t depth, uint64_t next) {
+  while (open_.size() > depth) {
+    FunctionInstance in = open_.back();
+    open_.pop_back();
+    in.next = next;
+    CctNode& n = cct_.node(in.node);
+    ++n.instances;
+    n.total.conservative += in.latency(Mode::Conservative);
+    n.total.aggressive += in.latency(Mode::Aggressive);
+    out_.push_back(in);
+  }
+}
+
+void ContextTracker::sample(uint64_t ts, std::span<const FunctionId> outer_first) {
+  cct_.path_id(outer_first, &nodes_);
+  // The context continues up to the first depth whose node differs: the same function
+  // under a different caller is a different node, so comparing nodes compares contexts.
+  size_t same = 0;
+  while (same < open_.size() && same < nodes_.size() && open_[same].node == nodes_[same]) ++same;
+  close_from(same, ts);
+  for (auto& in : open_) in.last = ts;
+  for (size_t d = same; d < nodes_.size(); ++d)
+    open_.push_back(FunctionInstance{nodes_[d], tid_, ts, ts, ts});
+  last_ts_ = ts;
+}
+
+void ContextTracker::finish(uint64_t end) {
+  close_from(0, std::max(end, last_ts_));
+}
+
+namespace {
+
+bool selected(const Trace& trace, const ThreadInfo& t, const Selection& s) {
+  if (s.pid && t.pid != *s.pid) return false;
+  if (s.comm) {
+    const ProcessInfo* p = trace.process(t.pid);
+    const bool named =
+        trace.strings.get(t.comm) == *s.comm || (p && trace.strings.get(p->comm) == *s.comm);
+    if (!named) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Profile infer(const Trace& trace, const Selection& selection) {
+  Profile out;
+  struct PerThread {
+    std::vector<uint64_t> events;  // indexes of its events
+    bool has_stack = false;
+    uint64_t end = 0;  // its last event of any kind
+    bool wanted = false;
+  };
+  std::unordered_map<Tid, PerThread> threads;
+  for (const ThreadInfo& t : trace.threads)
+    if ((threads[t.tid].wanted = selected(trace, t, selection))) ++out.selected_threads;
+  for (uint64_t i = 0; i < trace.events.size(); ++i) {
+    const Event& e = trace.events[i];
+    auto it = threads.find(e.tid);
+    if (it == threads.end() || !it->second.wanted) continue;
+    it->second.end = std::max(it->second.end, e.ts);
+    it->second.events.push_back(i);
+    it->second.has_stack |= e.stack != 0;
+  }
+  if (!trace.events.empty()) {
+    out.start_ns = trace.events.front().ts;
+    out.end_ns = trace.events.back().ts;
+  }
+
+  // Threads in id order, so ids and output do not depend on hash order.
+  std::vector<Tid> order;
+  for (const auto& [tid, t] : threads)
+    if (t.wanted && t.has_stack) order.push_back(tid);
+  std::sort(order.begin(), order.end());
+
+  std::unordered_map<uint64_t, FunctionId> by_ip;  // unnamed frames, by address
+  std::vector<FunctionId> frames;
+  for (Tid tid : order) {
+    const PerThread& t = threads[tid];
+    const ThreadInfo* info = trace.thread(tid);
+    const ProcessInfo* proc = info ? trace.process(info->pid) : nullptr;
+    const std::string_view comm = proc   ? trace.strings.get(proc->comm)
+                                  : info ? trace.strings.get(info->comm)
+                                         : "?";
+    const FunctionId process_frame = out.cct.intern(fmt::format("[{}]", comm));
+    ContextTracker tracker(out.cct, tid, out.instances);
+    // Spans the thread is inside (schema span roles: a system call, a function call), with
+    // the stack taken where each opened. The thread stays in that context until the span
+    // closes, so the closing event is one more stack: without it a call that blocked
+    // would end, conservatively, where it began.
+    std::vector<std::pair<const std::string*, StackId>> spans;
+    for (uint64_t i : t.events) {
+      const Event& e = trace.events[i];
+      StackId stack = e.stack;
+      const KindDef& kind = trace.schema.kind(e.kind);
+      if (kind.span_role == SpanRole::Open) {
+        spans.emplace_back(&kind.span, e.stack);
+      } else if (kind.span_role == SpanRole::Close) {
+        auto it = std::find_if(spans.rbegin(), spans.rend(),
+                               [&](const auto& open) { return *open.first == kind.span; });
+        if (it != spans.rend()) {
+          if (stack == 0) stack = it->second;
+          spans.erase(std::next(it).base(), spans.end());
+        }
+      }
+      if (stack == 0) continue;
+      const bool own = e.stack != 0;  // not one repeated at a span's end
+      const Stack& s = trace.stacks[stack];
+      frames.assign(1, process_frame);
+      for (size_t k = s.ips.size(); k-- > 0;) {
+        const StrId sym = k < s.symbols.size() ? s.symbols[k] : 0;
+        if (own) ++out.frames;
+        if (sym != 0) {
+          frames.push_back(out.cct.intern(trace.strings.get(sym)));
+          continue;
+        }
+        if (own) ++out.unnamed_frames;
+        auto [it, added] = by_ip.try_emplace(s.ips[k], 0);
+        if (added) it->second = out.cct.intern(fmt::format("0x{:x}", s.ips[k]));
+        frames.push_back(it->second);
+      }
+      tracker.sample(e.ts, frames);
+      ++(own ? out.stacks : out.span_ends);
+    }
+    tracker.finish(t.end);
+    ++out.threads;
+  }
+  out.cct.normalize();
+  return out;
+}
+
+}  // namespace cw::latency

@@ -1,0 +1,136 @@
+#include "engine/latency/infer.h"
+
+#include <doctest/doctest.h>
+
+#include <map>
+
+#include "engine/latency/latency_test_support.h"
+
+namespace cw::latency {
+namespace {
+
+using testing::app_trace;
+using testing::kFigure3;
+
+constexpr uint64_t ms = 1'000'000;
+
+// "name@depth conservative/aggressive" of each instance, in the order they ended.
+std::vector<std::string> instances(const Profile& p) {
+  std::vector<std::string> out;
+  for (const auto& in : p.instances) {
+    const CctNode& n = p.cct.node(in.node);
+    out.push_back(p.cct.function_name(n.function) + "@" + std::to_string(n.depth) + " " +
+                  std::to_string(in.latency(Mode::Conservative) / ms) + "/" +
+                  std::to_string(in.latency(Mode::Aggressive) / ms));
+  }
+  return out;
+}
+
+TEST_CASE("Figure 3: a context change ends every frame above it, conservatively and aggressively") {
+  const Profile p = infer(app_trace(kFigure3), {});
+  // At 3 ms C replaces B: B and the D under it end (last seen 2 ms, replaced at 3 ms).
+  // At 4 ms the stack is one frame shorter: the D under C ends. The rest ends with the
+  // thread, at its last event (4 ms).
+  CHECK(instances(p) == std::vector<std::string>{"D@4 1/2", "B@3 1/2", "D@4 0/1", "C@3 1/1",
+                                                 "A@2 3/3", "[app]@1 3/3"});
+  CHECK(p.stacks == 4);
+  CHECK(p.threads == 1);
+  CHECK(p.frames == 11);
+  CHECK(p.unnamed_frames == 0);
+}
+
+TEST_CASE("a span opened with a stack keeps its context until it closes") {
+  // read blocks from 1 to 9 ms; only its entry has a stack. Its exit is the same context
+  // again, so read's conservative latency is the 8 ms it blocked, not 0.
+  const Profile p = infer(app_trace("1ms 11 syscall_enter name=read stack=main;load;read\n"
+                                    "2ms 11 switch_out state=S\n"
+                                    "9ms 11 switch_in\n"
+                                    "9ms 11 syscall_exit name=read ret=0\n"
+                                    "10ms 11 syscall_enter name=write stack=main;save;write\n"
+                                    "10ms 11 syscall_exit name=write ret=1\n"),
+                          {});
+  CHECK(instances(p) == std::vector<std::string>{"read@4 8/9", "load@3 8/9", "write@4 0/0",
+                                                 "save@3 0/0", "main@2 9/9", "[app]@1 9/9"});
+  CHECK(p.stacks == 2);
+  CHECK(p.span_ends == 2);
+  CHECK(p.frames == 6);
+}
+
+TEST_CASE("the same function under another caller is another node: D twice") {
+  const Profile p = infer(app_trace(kFigure3), {});
+  std::map<std::string, int> nodes_per_function;
+  for (NodeId v = 1; v < p.cct.node_count(); ++v)
+    ++nodes_per_function[p.cct.function_name(p.cct.node(v).function)];
+  CHECK(nodes_per_function["D"] == 2);
+  CHECK(nodes_per_function["A"] == 1);
+  // Two distinct stacks ended in a leaf and one ended at C: three path ids.
+  CHECK(p.cct.path_count() == 3);
+}
+
+TEST_CASE("a stack seen again gets the path id it had") {
+  Cct cct;
+  const FunctionId a = cct.intern("a"), b = cct.intern("b");
+  const std::vector<FunctionId> ab{a, b}, ba{b, a};
+  const PathId first = cct.path_id(ab);
+  CHECK(cct.path_id(ba) != first);
+  CHECK(cct.path_id(ab) == first);
+  CHECK(cct.names_to(cct.path_end(first)) == std::vector<std::string>{"a", "b"});
+}
+
+TEST_CASE("normalisation leaves each node its own time; totals, not means") {
+  // main runs 29 ms in one instance; work runs ten instances inside it, each seen by two
+  // stacks 1 ms apart and ended by a stack in main alone 1 ms later.
+  std::string body;
+  for (int i = 0; i < 10; ++i) {
+    body += std::to_string(3 * i) + "ms 11 syscall_enter name=read stack=main;work\n";
+    body += std::to_string(3 * i + 1) + "ms 11 syscall_enter name=read stack=main;work\n";
+    body += std::to_string(3 * i + 2) + "ms 11 syscall_enter name=read stack=main\n";
+  }
+  const Profile p = infer(app_trace(body), {});
+  const Cct& cct = p.cct;
+  NodeId main_node = 0, work_node = 0;
+  for (NodeId v = 1; v < cct.node_count(); ++v) {
+    if (cct.function_name(cct.node(v).function) == "main") main_node = v;
+    if (cct.function_name(cct.node(v).function) == "work") work_node = v;
+  }
+  REQUIRE(main_node != 0);
+  REQUIRE(work_node != 0);
+  CHECK(cct.node(work_node).instances == 10);
+  CHECK(cct.node(work_node).total.conservative == 10 * ms);
+  CHECK(cct.node(work_node).total.aggressive == 20 * ms);
+  CHECK(cct.node(main_node).instances == 1);
+  CHECK(cct.node(main_node).total.conservative == 29 * ms);
+  // Its callee's ten instances are subtracted whole: 29 - 10 and 29 - 20 ms. With the
+  // means (29 ms and 1 ms) main would keep 28 ms of which 10 were work's.
+  CHECK(cct.node(main_node).own.conservative == 19 * ms);
+  CHECK(cct.node(main_node).own.aggressive == 9 * ms);
+  CHECK(cct.node(work_node).own.conservative == 10 * ms);
+}
+
+TEST_CASE("frames without a symbol are named by address; a selection keeps its threads") {
+  const Trace t = parse_text_trace(make_source("t.trace",
+                                               "causeway-trace 1\n"
+                                               "process 10 comm=app\n"
+                                               "thread 11 pid=10 comm=app\n"
+                                               "process 20 comm=other\n"
+                                               "thread 21 pid=20 comm=other\n"
+                                               "1ms 11 syscall_enter name=read stack=main;0x4010\n"
+                                               "2ms 21 syscall_enter name=read stack=main\n"
+                                               "3ms 11 syscall_enter name=read stack=main\n"));
+  const Profile all = infer(t, {});
+  CHECK(all.threads == 2);
+  CHECK(all.unnamed_frames == 1);
+  const Profile one = infer(t, Selection{Pid{20}, std::nullopt});
+  CHECK(one.threads == 1);
+  CHECK(one.stacks == 1);
+  const Profile named = infer(t, Selection{std::nullopt, std::string("app")});
+  CHECK(named.threads == 1);
+  CHECK(named.stacks == 2);
+  bool by_address = false;
+  for (NodeId v = 1; v < named.cct.node_count(); ++v)
+    by_address |= named.cct.function_name(named.cct.node(v).function) == "0x4010";
+  CHECK(by_address);
+}
+
+}  // namespace
+}  // namespace cw::latency

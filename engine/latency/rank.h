@@ -1,0 +1,59 @@
+// Ranking the costly calling contexts of a PA-CCT (seed 004, §3.4.2, Algorithm 3), alone
+// or as the difference of a slow run against a normal one.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/latency/cct.h"
+
+namespace cw::latency {
+
+// Where a context was seen, in a differential ranking.
+enum class Presence : uint8_t {
+  Both,      // in the base run and the slow run
+  New,       // only in the slow run
+  Vanished,  // only in the base run
+};
+std::string_view presence_name(Presence p);
+
+struct RankedFrame {
+  std::string function;
+  int64_t cost = 0;       // own latency; in a differential ranking, slow minus base
+  uint64_t own = 0;       // own latency in the run ranked (the slow one when comparing)
+  uint64_t base_own = 0;  // own latency in the base run (differential ranking only)
+  uint64_t instances = 0;
+  uint32_t distance = 0;  // frames away from the path's costliest frame (0: that frame)
+};
+
+struct RankedPath {
+  std::vector<RankedFrame> frames;  // outermost first
+  int64_t cost = 0;                 // the frames' costs summed
+  size_t costliest = 0;             // index in frames
+  Presence presence = Presence::Both;
+};
+
+struct RankOptions {
+  Mode mode = Mode::Conservative;
+  size_t top = 10;
+  // Contexts whose cost is below this (in absolute value) are left out: differences of
+  // a few scheduler ticks are noise, not a slowdown.
+  uint64_t threshold_ns = 0;
+};
+
+// The contexts (root-to-leaf paths) of `cct`, costliest first.
+std::vector<RankedPath> rank_paths(const Cct& cct, const RankOptions& options);
+
+// The contexts of `slow`, ranked by how much more they cost than the same context of
+// `base` (a context new in the slow run costs all it costs). Contexts only in `base`
+// follow, as Vanished, their cost negative. Two contexts are the same when their
+// function names are, in order.
+std::vector<RankedPath> diff_rank_paths(const Cct& base, const Cct& slow,
+                                        const RankOptions& options);
+
+// The folded-stack form of flame-graph tools: one line per context with own latency,
+// "f1;f2;…;fn NANOSECONDS".
+std::string folded(const Cct& cct, Mode mode);
+
+}  // namespace cw::latency

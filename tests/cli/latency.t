@@ -1,0 +1,176 @@
+Function latencies inferred from the stacks on events (seed 004's example, Figure 3):
+each context from its process frame to a leaf, with each function's own time and its
+distance from the costliest function of the context (0).
+
+  $ causeway latency tests/cli/data/figure3.trace
+  trace: 4 stacks on 1 thread, 11 frames (0 without a symbol), 3 contexts, 5 functions
+  costliest calling contexts (conservative: an instance ends at the last stack in its context); per function: distance from the costliest (0), own time
+  #1  2.000 ms
+      1  [app]         0.000 ms
+      0  A             1.000 ms
+      1  B             0.000 ms
+      2  D             1.000 ms
+  #2  2.000 ms
+      1  [app]         0.000 ms
+      0  A             1.000 ms
+      1  C             1.000 ms
+      2  D             0.000 ms
+
+The aggressive mode ends an instance at the first stack outside its context.
+
+  $ causeway latency tests/cli/data/figure3.trace --mode aggressive --top 1
+  trace: 4 stacks on 1 thread, 11 frames (0 without a symbol), 3 contexts, 5 functions
+  costliest calling contexts (aggressive: an instance ends at the first stack outside its context); per function: distance from the costliest (0), own time
+  #1  2.000 ms
+      3  [app]         0.000 ms
+      2  A             0.000 ms
+      1  B             0.000 ms
+      0  D             2.000 ms
+
+The same as folded stacks, for flame-graph tools.
+
+  $ causeway latency tests/cli/data/figure3.trace --mode aggressive --folded
+  [app];A;B;D 2000000
+  [app];A;C;D 1000000
+
+A slow run against a normal one: the context that slowed down first, then the new one,
+then what vanished.
+
+  $ causeway latency --base tests/cli/data/figure3.trace --buggy tests/cli/data/figure3-slow.trace
+  base: 4 stacks on 1 thread, 11 frames (0 without a symbol), 3 contexts, 5 functions
+  buggy: 5 stacks on 1 thread, 11 frames (0 without a symbol), 3 contexts, 5 functions
+  changed calling contexts (conservative: an instance ends at the last stack in its context); per function: distance from the costliest (0), own time in the slow run and in the base run
+  #1  +6.000 ms
+      3  [app]         0.000 ms  base     0.000 ms
+      2  A             2.000 ms  base     1.000 ms
+      1  C             0.000 ms  base     1.000 ms
+      0  D             6.000 ms  base     0.000 ms
+  #2  +3.000 ms  new in the slow run
+      1  [app]         0.000 ms  base     0.000 ms
+      0  A             2.000 ms  base     0.000 ms
+      1  E             1.000 ms  base     0.000 ms
+  #3  -2.000 ms  only in the base run
+      1  [app]         0.000 ms  base     0.000 ms
+      0  A             0.000 ms  base     1.000 ms
+      1  B             0.000 ms  base     0.000 ms
+      2  D             0.000 ms  base     1.000 ms
+
+A noise threshold leaves out small changes.
+
+  $ causeway latency --base tests/cli/data/figure3.trace --buggy tests/cli/data/figure3-slow.trace --threshold 2.5ms
+  base: 4 stacks on 1 thread, 11 frames (0 without a symbol), 3 contexts, 5 functions
+  buggy: 5 stacks on 1 thread, 11 frames (0 without a symbol), 3 contexts, 5 functions
+  changed calling contexts (conservative: an instance ends at the last stack in its context); per function: distance from the costliest (0), own time in the slow run and in the base run
+  #1  +6.000 ms
+      3  [app]         0.000 ms  base     0.000 ms
+      2  A             2.000 ms  base     1.000 ms
+      1  C             0.000 ms  base     1.000 ms
+      0  D             6.000 ms  base     0.000 ms
+  #2  +3.000 ms  new in the slow run
+      1  [app]         0.000 ms  base     0.000 ms
+      0  A             2.000 ms  base     0.000 ms
+      1  E             1.000 ms  base     0.000 ms
+
+JSON carries the same ranking (docs/json.md).
+
+  $ causeway latency tests/cli/data/figure3.trace --json --top 1
+  {
+    "contexts": [
+      {
+        "cost_ns": 2000000,
+        "costliest": 1,
+        "frames": [
+          {
+            "cost_ns": 0,
+            "distance": 1,
+            "function": "[app]",
+            "instances": 1,
+            "own_ns": 0
+          },
+          {
+            "cost_ns": 1000000,
+            "distance": 0,
+            "function": "A",
+            "instances": 1,
+            "own_ns": 1000000
+          },
+          {
+            "cost_ns": 0,
+            "distance": 1,
+            "function": "B",
+            "instances": 1,
+            "own_ns": 0
+          },
+          {
+            "cost_ns": 1000000,
+            "distance": 2,
+            "function": "D",
+            "instances": 1,
+            "own_ns": 1000000
+          }
+        ],
+        "rank": 1
+      }
+    ],
+    "mode": "conservative",
+    "schema_version": 1,
+    "threshold_ns": 0,
+    "trace": {
+      "contexts": 3,
+      "end_ns": 4000000,
+      "frames": 11,
+      "frames_without_symbol": 0,
+      "functions": 5,
+      "stacks": 4,
+      "start_ns": 1000000,
+      "threads": 1
+    }
+  }
+
+A system call that blocked keeps its context until it returns: the client's read waits
+800 ms for the server's answer, and the server's serve() computes that long between two
+system calls (no stack shows inside it).
+
+  $ causeway latency examples/slow-server.trace --top 2
+  trace: 9 stacks on 2 threads, 29 frames (0 without a symbol), 5 contexts, 10 functions
+  costliest calling contexts (conservative: an instance ends at the last stack in its context); per function: distance from the costliest (0), own time
+  #1  819.100 ms
+      2  [cw-server]      0.000 ms
+      1  main             0.000 ms
+      0  serve          800.300 ms
+      1  recvfrom        18.800 ms  3 instances
+  #2  810.200 ms
+      3  [cw-client]      0.000 ms
+      2  main             0.000 ms
+      1  ask              9.500 ms
+      0  read           800.700 ms  2 instances
+
+Selecting a process by pid or by name.
+
+  $ causeway latency examples/slow-server.trace --pid 811 --top 1 --folded
+  [cw-client];main;ask 9500000
+  [cw-client];main;ask;read 800700000
+
+  $ causeway latency examples/slow-server.trace --comm nosuch
+  causeway latency: examples/slow-server.trace: no thread named 'nosuch'
+  [1]
+
+Errors.
+
+  $ causeway latency
+  causeway latency: give a TRACE, or --base TRACE --buggy TRACE
+  [1]
+
+  $ causeway latency tests/cli/data/figure3.trace --threshold 3 parsecs
+  The following argument was not expected: parsecs
+  Run with --help for more information.
+  [1]
+
+  $ causeway latency tests/cli/data/figure3.trace --threshold 3parsecs
+  causeway latency: --threshold '3parsecs' is not a duration (e.g. 500us, 2ms, 1s)
+  [1]
+
+  $ causeway latency --base tests/cli/data/figure3.trace
+  --base requires --buggy
+  Run with --help for more information.
+  [1]
