@@ -6,6 +6,7 @@
 
 #include "engine/diagnosis/questions.h"
 #include "engine/diagnosis/symptom.h"
+#include "engine/latency/infer.h"
 #include "trace/names.h"
 
 namespace cw::engine {
@@ -113,6 +114,45 @@ void stack_text(std::string& out, const Trace& trace, StackId stack, std::string
   }
   out += fmt::format("{}stack:\n", indent);
   for (const auto& f : frames) out += fmt::format("{}  {}\n", indent, f);
+}
+
+// A busy root cause's costliest functions: the latencies the stacks of its stretch show
+// (engine/latency, seed 004), so "it ran for 2 s" comes with where.
+constexpr size_t kCostliestShown = 5;
+
+struct Costliest {
+  uint64_t stacks = 0;  // stacks of the stretch the latencies come from
+  std::vector<latency::FunctionCost> top;
+};
+
+Costliest costliest_of(const Trace& trace, const Graph& graph, const RootCause& rc) {
+  if (rc.kind != HangKind::LongRunning) return {};
+  const Segment& s = graph.segments[rc.segment];
+  latency::Selection selection;
+  selection.tid = s.tid;
+  selection.from = rc.end_ns > rc.start_ns ? rc.start_ns : s.start_ns;
+  selection.to = rc.end_ns > rc.start_ns ? rc.end_ns : s.end_ns;
+  const latency::Profile p = latency::infer(trace, selection);
+  return {p.stacks + p.span_ends,
+          latency::costliest_functions(p.cct, latency::Mode::Conservative, kCostliestShown)};
+}
+
+void costliest_text(std::string& out, const Trace& trace, const Graph& graph, const RootCause& rc) {
+  if (rc.kind != HangKind::LongRunning) return;
+  const Costliest c = costliest_of(trace, graph, rc);
+  if (c.top.empty()) {
+    out += c.stacks == 0 ? "  costliest functions: unknown (no stack was recorded while it ran)\n"
+                         : fmt::format(
+                               "  costliest functions: unknown ({} stack{} while it ran; timing a "
+                               "function takes two in the same context)\n",
+                               c.stacks, c.stacks == 1 ? "" : "s");
+    return;
+  }
+  out +=
+      fmt::format("  costliest functions (from its {} stacks, as `causeway latency`):", c.stacks);
+  for (size_t i = 0; i < c.top.size(); ++i)
+    out += fmt::format("{} {} {}", i ? "," : "", c.top[i].function, duration(c.top[i].own_ns));
+  out += "\n";
 }
 
 std::string source_text(const Query& q) {
@@ -294,6 +334,7 @@ std::string debug_text(const Trace& trace, const Graph& graph, const Diagnosis& 
         "  kind: {}{}\n", hang_kind_name(rc.kind),
         rc.depth == 0 ? " (the hang itself)" : fmt::format(" (culprit at depth {})", rc.depth));
     out += fmt::format("  what: {}\n", rc.what);
+    costliest_text(out, trace, graph, rc);
     stack_text(out, trace, rc.stack, "  ");
   }
 
@@ -391,6 +432,12 @@ nlohmann::json debug_json(const Trace& trace, const Graph& graph, const Diagnosi
                                   {"end_ns", s.end_ns},
                                   {"what", rc.what},
                                   {"stack", frames_json(trace, rc.stack)}});
+    if (rc.kind == HangKind::LongRunning) {
+      nlohmann::json costliest = nlohmann::json::array();
+      for (const auto& f : costliest_of(trace, graph, rc).top)
+        costliest.push_back({{"function", f.function}, {"own_ns", f.own_ns}});
+      out["root_causes"].back()["costliest_functions"] = std::move(costliest);
+    }
   }
   out["path"] = path_json(trace, graph, d.path);
   out["queries"] = nlohmann::json::array();

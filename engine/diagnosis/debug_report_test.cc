@@ -86,6 +86,8 @@ TEST_CASE("debug text: root cause first, then the hang, the path, the questions,
         "  when: 0.100000 s to 0.300000 s (200.0 ms)\n"
         "  kind: LongRunning (culprit at depth 1)\n"
         "  what: ran 200.0 ms on a CPU before its send\n"
+        "  costliest functions: unknown (1 stack while it ran; timing a function takes two in "
+        "the same context)\n"
         "  stack:\n"
         "    0x401234\n"
         "    serve\n"
@@ -114,6 +116,30 @@ TEST_CASE("debug text: root cause first, then the hang, the path, the questions,
         "  - the culprit was not diagnosed further\n");
 }
 
+TEST_CASE("a busy root cause names its costliest functions, from the stacks of its stretch") {
+  // The worker makes system calls while it computes: their stacks time its functions.
+  const std::string trace = std::string(kTrace).replace(
+      std::string(kTrace).find("1300000000 813 syscall_enter name=sendto"), 0,
+      "1150000000 813 syscall_enter name=getpid stack=main;serve;compute;hash\n"
+      "1150000000 813 syscall_exit name=getpid ret=1\n"
+      "1250000000 813 syscall_enter name=getpid stack=main;serve;compute;hash\n"
+      "1250000000 813 syscall_exit name=getpid ret=1\n"
+      "1280000000 813 syscall_enter name=getpid stack=main;serve;compute\n"
+      "1280000000 813 syscall_exit name=getpid ret=1\n");
+  auto b = testing::build(kRules, trace);
+  Diagnosis d = long_wait(b);
+  const std::string text = debug_text(b.trace, b.graph(), d);
+  // hash: 1.15 to 1.25 s; compute: 1.15 to 1.28 s less hash's 100 ms; serve: 1.15 to
+  // 1.3 s (its sendto) less compute's 130 ms. Four stacks, three repeated by an exit.
+  CHECK(text.find("  costliest functions (from its 7 stacks, as `causeway latency`): hash 100.0 "
+                  "ms, compute 30.0 ms, serve 20.0 ms\n") != std::string::npos);
+  const auto j = debug_json(b.trace, b.graph(), d);
+  CHECK(j["root_causes"][0]["costliest_functions"] ==
+        nlohmann::json::parse(R"([{"function":"hash","own_ns":100000000},
+                                  {"function":"compute","own_ns":30000000},
+                                  {"function":"serve","own_ns":20000000}])"));
+}
+
 TEST_CASE("debug --json has exactly the documented keys") {
   auto b = testing::build(kRules, kTrace);
   Diagnosis d = long_wait(b);
@@ -133,7 +159,8 @@ TEST_CASE("debug --json has exactly the documented keys") {
          {"start_ns", 1100000000},
          {"end_ns", 1300000000},
          {"what", "ran 200.0 ms on a CPU before its send"},
-         {"stack", {"0x401234", "serve", "main"}}}}},
+         {"stack", {"0x401234", "serve", "main"}},
+         {"costliest_functions", nlohmann::json::array()}}}},
       {"path",
        {{{"pid", 812},
          {"tid", 813},

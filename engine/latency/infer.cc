@@ -41,6 +41,7 @@ namespace {
 
 bool selected(const Trace& trace, const ThreadInfo& t, const Selection& s) {
   if (s.pid && t.pid != *s.pid) return false;
+  if (s.tid && t.tid != *s.tid) return false;
   if (s.comm) {
     const ProcessInfo* p = trace.process(t.pid);
     const bool named =
@@ -67,13 +68,18 @@ Profile infer(const Trace& trace, const Selection& selection) {
     const Event& e = trace.events[i];
     auto it = threads.find(e.tid);
     if (it == threads.end() || !it->second.wanted) continue;
+    if (e.ts > selection.to) {
+      it->second.end = selection.to;  // it went on past the stretch
+      continue;
+    }
     it->second.end = std::max(it->second.end, e.ts);
+    if (e.ts < selection.from) continue;
     it->second.events.push_back(i);
     it->second.has_stack |= e.stack != 0;
   }
   if (!trace.events.empty()) {
-    out.start_ns = trace.events.front().ts;
-    out.end_ns = trace.events.back().ts;
+    out.start_ns = std::max(selection.from, trace.events.front().ts);
+    out.end_ns = std::min(selection.to, trace.events.back().ts);
   }
 
   // Threads in id order, so ids and output do not depend on hash order.
@@ -135,6 +141,20 @@ Profile infer(const Trace& trace, const Selection& selection) {
     ++out.threads;
   }
   out.cct.normalize();
+  return out;
+}
+
+std::vector<FunctionCost> costliest_functions(const Cct& cct, Mode mode, size_t n) {
+  std::unordered_map<FunctionId, uint64_t> own;
+  for (NodeId v = 1; v < cct.node_count(); ++v)
+    own[cct.node(v).function] += cct.node(v).own.get(mode);
+  std::vector<FunctionCost> out;
+  for (const auto& [f, ns] : own)
+    if (ns > 0) out.push_back({cct.function_name(f), ns});
+  std::sort(out.begin(), out.end(), [](const FunctionCost& a, const FunctionCost& b) {
+    return a.own_ns != b.own_ns ? a.own_ns > b.own_ns : a.function < b.function;
+  });
+  if (out.size() > n) out.resize(n);
   return out;
 }
 

@@ -46,11 +46,14 @@ class ContextTracker {
   uint64_t last_ts_ = 0;
 };
 
-// Which threads to analyse: all, or those of a process, or those whose process or
-// thread name is `comm`.
+// Which threads to analyse (all, those of a process, those whose process or thread name
+// is `comm`, one thread) and over which stretch of time: the events in [from, to].
 struct Selection {
   std::optional<Pid> pid;
   std::optional<std::string> comm;
+  std::optional<Tid> tid;
+  uint64_t from = 0;
+  uint64_t to = UINT64_MAX;
 };
 
 struct Profile {
@@ -64,6 +67,13 @@ struct Profile {
   uint64_t unnamed_frames = 0;  // frames shown by address: no symbol was found
   uint64_t start_ns = 0, end_ns = 0;
 };
+
+// The functions with the most own time, summed over their contexts, costliest first.
+struct FunctionCost {
+  std::string function;
+  uint64_t own_ns = 0;
+};
+std::vector<FunctionCost> costliest_functions(const Cct& cct, Mode mode, size_t n);
 
 // Builds the PA-CCT of the selected threads of `trace`. Each process's contexts hang
 // under a frame "[COMM]" of its own, so two programs' `main`s stay apart and the same

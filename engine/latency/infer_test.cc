@@ -132,5 +132,32 @@ TEST_CASE("frames without a symbol are named by address; a selection keeps its t
   CHECK(by_address);
 }
 
+TEST_CASE("a stretch of one thread: only its stacks count; functions summed over contexts") {
+  const Trace t = app_trace(
+      "1ms 11 syscall_enter name=read stack=main;parse;lex\n"
+      "2ms 11 syscall_enter name=read stack=main;parse;lex\n"
+      "3ms 11 syscall_enter name=read stack=main;eval;lex\n"
+      "6ms 11 syscall_enter name=read stack=main;eval;lex\n"
+      "7ms 11 syscall_enter name=read stack=main;eval\n"
+      "20ms 11 syscall_enter name=read stack=main;other\n"
+      "30ms 11 syscall_enter name=read stack=main;other\n");
+  Selection s;
+  s.tid = 11;
+  s.from = 1 * ms;
+  s.to = 7 * ms;
+  const Profile p = infer(t, s);
+  CHECK(p.stacks == 5);
+  // lex: 1 ms under parse and 3 ms under eval, one function; eval 1 ms of its own.
+  const auto top = costliest_functions(p.cct, Mode::Conservative, 2);
+  REQUIRE(top.size() == 2);
+  CHECK(top[0].function == "lex");
+  CHECK(top[0].own_ns == 4 * ms);
+  CHECK(top[1].function == "eval");
+  CHECK(top[1].own_ns == 1 * ms);
+  // Another thread id selects nothing.
+  s.tid = 12;
+  CHECK(infer(t, s).threads == 0);
+}
+
 }  // namespace
 }  // namespace cw::latency

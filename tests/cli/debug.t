@@ -68,6 +68,7 @@ The root cause comes first, then the hang, the causal path, the questions.
     when: 0.009600 s to 0.819100 s (809.5 ms)
     kind: LongRunning (culprit at depth 1)
     what: ran 799.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1; its work began with a message from cw-client 811 at 0.019000 s
+    costliest functions (from its 5 stacks, as `causeway latency`): serve 799.9 ms, recvfrom 9.6 ms
     stack:
       recvfrom
       serve
@@ -96,7 +97,7 @@ start and every time also in seconds since it, as the text counts.
 
   $ causeway debug examples/slow-server.trace --hang 811@0.1 --json | jq -c '.hang, .root_causes[0], .path[], (.queries[] | {kind, options, chosen, source}), (keys)'
   {"comm":"cw-client","end_ns":821000000,"end_s":0.82,"kind":"LongWait","pid":811,"start_ns":20100000,"start_s":0.0191,"tid":811}
-  {"comm":"cw-srv-worker","end_ns":820100000,"end_s":0.8191,"kind":"LongRunning","pid":812,"stack":["recvfrom","serve","main"],"start_ns":10600000,"start_s":0.0096,"tid":813,"what":"ran 799.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1; its work began with a message from cw-client 811 at 0.019000 s"}
+  {"comm":"cw-srv-worker","costliest_functions":[{"function":"serve","own_ns":799900000},{"function":"recvfrom","own_ns":9600000}],"end_ns":820100000,"end_s":0.8191,"kind":"LongRunning","pid":812,"stack":["recvfrom","serve","main"],"start_ns":10600000,"start_s":0.0096,"tid":813,"what":"ran 799.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1; its work began with a message from cw-client 811 at 0.019000 s"}
   {"comm":"cw-srv-worker","edge_kind":"message","end_ns":820100000,"end_s":0.8191,"pid":812,"start_ns":10600000,"start_s":0.0096,"strength":"strong","tid":813}
   {"comm":"cw-client","edge_kind":null,"end_ns":821000000,"end_s":0.82,"pid":811,"start_ns":20100000,"start_s":0.0191,"strength":null,"tid":811}
   {"kind":"recurse","options":["diagnose cw-srv-worker 813 (cw-server 812)","stop: it is the root cause"],"chosen":"diagnose cw-srv-worker 813 (cw-server 812)","source":"auto"}
