@@ -12,12 +12,15 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "base/output_file.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/json_output.h"
 #include "cli/trace_input.h"
+#include "engine/export/latency_html.h"
 #include "engine/latency/infer.h"
 #include "engine/latency/rank.h"
+#include "engine/latency/report.h"
 
 namespace cw::cli {
 namespace {
@@ -47,40 +50,12 @@ std::string ms(int64_t ns, bool sign = false) {
   return sign ? fmt::format("{:+.3f} ms", value) : fmt::format("{:.3f} ms", value);
 }
 
-nlohmann::json profile_json(const Profile& p) {
-  return {{"threads", p.threads},
-          {"stacks", p.stacks},
-          {"frames", p.frames},
-          {"frames_without_symbol", p.unnamed_frames},
-          {"contexts", p.cct.path_count()},
-          {"functions", p.cct.function_count() - 1},
-          {"start_ns", p.start_ns},
-          {"end_ns", p.end_ns}};
-}
-
 std::string profile_text(const std::string& name, const Profile& p) {
   return fmt::format(
       "{}: {} stacks on {} thread{}, {} frames ({} without a symbol), {} contexts, {} "
       "functions\n",
       name, p.stacks, p.threads, p.threads == 1 ? "" : "s", p.frames, p.unnamed_frames,
       p.cct.path_count(), p.cct.function_count() - 1);
-}
-
-nlohmann::json path_json(const RankedPath& p, size_t rank, bool differential) {
-  nlohmann::json frames = nlohmann::json::array();
-  for (const auto& f : p.frames) {
-    nlohmann::json j = {{"function", f.function},
-                        {"own_ns", f.own},
-                        {"cost_ns", f.cost},
-                        {"instances", f.instances},
-                        {"distance", f.distance}};
-    if (differential) j["base_own_ns"] = f.base_own;
-    frames.push_back(std::move(j));
-  }
-  nlohmann::json j = {
-      {"rank", rank}, {"cost_ns", p.cost}, {"costliest", p.costliest}, {"frames", frames}};
-  if (differential) j["presence"] = std::string(latency::presence_name(p.presence));
-  return j;
 }
 
 void print_path(const RankedPath& p, size_t rank, bool differential) {
@@ -112,6 +87,7 @@ Command add_latency(CLI::App& app) {
     std::string threshold = "0";
     bool json = false;
     bool folded = false;
+    std::string html;
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
@@ -146,6 +122,10 @@ Command add_latency(CLI::App& app) {
       ->type_name("DURATION")
       ->default_val("0");
   cmd->add_flag("--json", args->json, "print the ranking as JSON (docs/json.md)");
+  cmd->add_option("--html", args->html,
+                  "also write the ranking as one self-contained page: a heat map of the contexts "
+                  "and their calling-context tree")
+      ->type_name("FILE");
   cmd->add_flag("--folded", args->folded,
                 "print each context's own time as folded stacks (flamegraph.pl, speedscope)");
   cmd->footer(
@@ -195,19 +175,23 @@ Command add_latency(CLI::App& app) {
         }
         const auto ranked = differential ? latency::diff_rank_paths(normal.cct, slow.cct, options)
                                          : latency::rank_paths(slow.cct, options);
-        if (args->json) {
-          nlohmann::json out = {{"mode", std::string(latency::mode_name(options.mode))},
-                                {"threshold_ns", *threshold},
-                                {"contexts", nlohmann::json::array()}};
-          if (differential) {
-            out["base"] = profile_json(normal);
-            out["buggy"] = profile_json(slow);
-          } else {
-            out["trace"] = profile_json(slow);
+        if (!args->html.empty()) {
+          const std::string title =
+              differential ? args->base + " against " + args->buggy : args->trace;
+          const std::string page = engine::latency_html(
+              latency::ranking_json(options, slow, differential ? &normal : nullptr, ranked),
+              latency::ranked_tree_json(ranked, differential), title);
+          std::string why;
+          if (!write_output_file(args->html, page, 0644, &why)) {
+            std::cerr << "causeway latency: " << why << "\n";
+            return kExitEnvironment;
           }
-          for (size_t i = 0; i < ranked.size(); ++i)
-            out["contexts"].push_back(path_json(ranked[i], i + 1, differential));
-          std::cout << with_schema_version(std::move(out)).dump(2) << "\n";
+          std::cerr << fmt::format("wrote {}: {} contexts\n", args->html, ranked.size());
+        }
+        if (args->json) {
+          const auto j =
+              latency::ranking_json(options, slow, differential ? &normal : nullptr, ranked);
+          std::cout << with_schema_version(j).dump(2) << "\n";
           return kExitOk;
         }
         if (differential) {

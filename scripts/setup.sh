@@ -17,10 +17,13 @@ packages=(
   jq util-linux linux-perf
 )
 
+# What only the tests need: the browser the latency page is checked in.
+test_packages=(chromium)
+
 install_missing() {
   [ "${CW_SKIP_INSTALL:-0}" = 1 ] && return
   local missing=()
-  for p in "${packages[@]}"; do
+  for p in "${packages[@]}" "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return
@@ -83,7 +86,7 @@ case "$mode" in
     run_demo
     ;;
   test)
-    install_missing
+    install_missing "${test_packages[@]}"
     werror=OFF
     [ -n "${CI:-}" ] && werror=ON
     configure "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCW_WERROR="$werror" -DCW_REAL_SCENARIOS=ON

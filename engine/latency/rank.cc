@@ -42,6 +42,7 @@ RankedPath path_of(const Cct& cct, NodeId leaf, Mode mode) {
     RankedFrame f;
     f.function = cct.function_name(n.function);
     f.own = n.own.get(mode);
+    f.total = n.total.get(mode);
     f.cost = static_cast<int64_t>(f.own);
     f.instances = n.instances;
     p.frames.push_back(std::move(f));
@@ -121,7 +122,7 @@ std::vector<RankedPath> diff_rank_paths(const Cct& base, const Cct& slow,
     p.presence = Presence::Vanished;
     for (RankedFrame& f : p.frames) {
       f.base_own = f.own;
-      f.own = 0;
+      f.own = f.total = 0;
       f.cost = -static_cast<int64_t>(f.base_own);
     }
     finish(p);

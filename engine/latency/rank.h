@@ -22,6 +22,7 @@ struct RankedFrame {
   std::string function;
   int64_t cost = 0;       // own latency; in a differential ranking, slow minus base
   uint64_t own = 0;       // own latency in the run ranked (the slow one when comparing)
+  uint64_t total = 0;     // with its callees' (in the same run as `own`)
   uint64_t base_own = 0;  // own latency in the base run (differential ranking only)
   uint64_t instances = 0;
   uint32_t distance = 0;  // frames away from the path's costliest frame (0: that frame)

@@ -174,3 +174,18 @@ Errors.
   --base requires --buggy
   Run with --help for more information.
   [1]
+
+The page (`--html`): one self-contained file that loads nothing from the network, refused
+through a symbolic link (tests/browser/latency_html.sh opens it in Chromium).
+
+  $ causeway latency tests/cli/data/figure3.trace --html $TMP_DIR/page.html >/dev/null
+  wrote .*/page.html: 2 contexts (re)
+
+  $ grep -c '<script' $TMP_DIR/page.html; grep -cE 'https?:|src=' $TMP_DIR/page.html
+  3
+  0
+  [1]
+
+  $ ln -sf /etc/hostname $TMP_DIR/link.html && causeway latency tests/cli/data/figure3.trace --html $TMP_DIR/link.html >/dev/null
+  causeway latency: .*/link.html: refusing to write through a symbolic link \(remove it, or write elsewhere\) (re)
+  [2]
