@@ -3,10 +3,11 @@
 # trace once (cached by its parameters and the generator's sources), times reading it,
 # loading the packs and building the graph 3 times, then a whole non-interactive
 # diagnosis and single search steps on that graph 3 times, then the cost per call of an
-# inline hook, a uprobe and a watchpoint, and prints Markdown tables.
+# inline hook, a uprobe and a watchpoint, and `causeway latency`'s inference and ranking,
+# and prints Markdown tables.
 #
 #   bench/run.sh [--events N] [--seed S] [--repeat R] [--hang auto|TID@SECONDS]
-#                [--only graph|debug|hooks] [--hubs N] [--samples K] [options for both tools...]
+#                [--only graph|debug|latency|hooks] [--hubs N] [--samples K] [options for both tools...]
 #
 # Environment: CW_BENCH_BUILD (build dir, default build-release), CW_BENCH_CACHE (trace
 # cache, default ~/.cache/causeway-bench), CW_BENCH_JOBS (ninja -j, default 2).
@@ -40,7 +41,8 @@ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCW_WERROR=OFF
 case $only in
   hooks) targets=(cw-bench-hooks) ;;
   graph|debug) targets=(cw-gen-trace cw-bench-graph cw-bench-debug) ;;
-  *) targets=(cw-gen-trace cw-bench-graph cw-bench-debug cw-bench-hooks) ;;
+  latency) targets=(cw-gen-trace cw-bench-latency) ;;
+  *) targets=(cw-gen-trace cw-bench-graph cw-bench-debug cw-bench-hooks cw-bench-latency) ;;
 esac
 ninja -C "$build" -j"${CW_BENCH_JOBS:-2}" "${targets[@]}" >/dev/null
 
@@ -80,6 +82,19 @@ if [[ -z $only || $only == debug ]]; then
   echo
   "$build/bench/cw-bench-debug" "$trace" --repeat "$repeat" --hang "$hang" "${extra[@]}" \
     "${debug_extra[@]}"
+  echo
+  echo "(load average after: $(cut -d' ' -f1-3 /proc/loadavg))"
+fi
+
+if [[ -z $only || $only == latency ]]; then
+  echo
+  echo "## causeway latency benchmark"
+  echo
+  machine
+  echo
+  echo "\`cw-bench-latency $trace --repeat $repeat\`"
+  echo
+  "$build/bench/cw-bench-latency" "$trace" --repeat "$repeat"
   echo
   echo "(load average after: $(cut -d' ' -f1-3 /proc/loadavg))"
 fi

@@ -20,6 +20,7 @@ using NodeId = uint32_t;
 using PathId = uint32_t;
 
 inline constexpr NodeId kRoot = 0;
+inline constexpr FunctionId kNoFunction = UINT32_MAX;
 inline constexpr PathId kNoPath = UINT32_MAX;
 
 // Latencies are inferred two ways (seed 004, §3.3): a function instance ends at the last

@@ -16,7 +16,7 @@ void ContextTracker::close_from(size_t depth, uint64_t next) {
     ++n.instances;
     n.total.conservative += in.latency(Mode::Conservative);
     n.total.aggressive += in.latency(Mode::Aggressive);
-    out_.push_back(in);
+    if (out_) out_->push_back(in);
   }
 }
 
@@ -53,93 +53,105 @@ bool selected(const Trace& trace, const ThreadInfo& t, const Selection& s) {
 
 }  // namespace
 
-Profile infer(const Trace& trace, const Selection& selection) {
+Profile infer(const Trace& trace, const Selection& selection, const InferOptions& options) {
   Profile out;
-  struct PerThread {
-    std::vector<uint64_t> events;  // indexes of its events
-    bool has_stack = false;
-    uint64_t end = 0;  // its last event of any kind
+  // First pass: which threads to follow, and where each one's recording ends.
+  struct Seen {
     bool wanted = false;
+    bool has_stack = false;
+    uint64_t end = 0;  // its last event of any kind (or the stretch's end)
   };
-  std::unordered_map<Tid, PerThread> threads;
+  std::unordered_map<Tid, Seen> seen;
   for (const ThreadInfo& t : trace.threads)
-    if ((threads[t.tid].wanted = selected(trace, t, selection))) ++out.selected_threads;
-  for (uint64_t i = 0; i < trace.events.size(); ++i) {
-    const Event& e = trace.events[i];
-    auto it = threads.find(e.tid);
-    if (it == threads.end() || !it->second.wanted) continue;
+    if ((seen[t.tid].wanted = selected(trace, t, selection))) ++out.selected_threads;
+  for (const Event& e : trace.events) {
+    auto it = seen.find(e.tid);
+    if (it == seen.end() || !it->second.wanted) continue;
     if (e.ts > selection.to) {
       it->second.end = selection.to;  // it went on past the stretch
       continue;
     }
     it->second.end = std::max(it->second.end, e.ts);
-    if (e.ts < selection.from) continue;
-    it->second.events.push_back(i);
-    it->second.has_stack |= e.stack != 0;
+    if (e.ts >= selection.from) it->second.has_stack |= e.stack != 0;
   }
   if (!trace.events.empty()) {
     out.start_ns = std::max(selection.from, trace.events.front().ts);
     out.end_ns = std::min(selection.to, trace.events.back().ts);
   }
 
-  // Threads in id order, so ids and output do not depend on hash order.
-  std::vector<Tid> order;
-  for (const auto& [tid, t] : threads)
-    if (t.wanted && t.has_stack) order.push_back(tid);
-  std::sort(order.begin(), order.end());
-
-  std::unordered_map<uint64_t, FunctionId> by_ip;  // unnamed frames, by address
-  std::vector<FunctionId> frames;
-  for (Tid tid : order) {
-    const PerThread& t = threads[tid];
-    const ThreadInfo* info = trace.thread(tid);
-    const ProcessInfo* proc = info ? trace.process(info->pid) : nullptr;
-    const std::string_view comm = proc   ? trace.strings.get(proc->comm)
-                                  : info ? trace.strings.get(info->comm)
-                                         : "?";
-    const FunctionId process_frame = out.cct.intern(fmt::format("[{}]", comm));
-    ContextTracker tracker(out.cct, tid, out.instances);
+  // Second pass, in time order, one tracker per thread that has stacks.
+  struct Followed {
+    ContextTracker tracker;
+    FunctionId process_frame;
     // Spans the thread is inside (schema span roles: a system call, a function call), with
     // the stack taken where each opened. The thread stays in that context until the span
     // closes, so the closing event is one more stack: without it a call that blocked
     // would end, conservatively, where it began.
     std::vector<std::pair<const std::string*, StackId>> spans;
-    for (uint64_t i : t.events) {
-      const Event& e = trace.events[i];
-      StackId stack = e.stack;
-      const KindDef& kind = trace.schema.kind(e.kind);
-      if (kind.span_role == SpanRole::Open) {
-        spans.emplace_back(&kind.span, e.stack);
-      } else if (kind.span_role == SpanRole::Close) {
-        auto it = std::find_if(spans.rbegin(), spans.rend(),
-                               [&](const auto& open) { return *open.first == kind.span; });
-        if (it != spans.rend()) {
-          if (stack == 0) stack = it->second;
-          spans.erase(std::next(it).base(), spans.end());
-        }
-      }
-      if (stack == 0) continue;
-      const bool own = e.stack != 0;  // not one repeated at a span's end
-      const Stack& s = trace.stacks[stack];
-      frames.assign(1, process_frame);
-      for (size_t k = s.ips.size(); k-- > 0;) {
-        const StrId sym = k < s.symbols.size() ? s.symbols[k] : 0;
-        if (own) ++out.frames;
-        if (sym != 0) {
-          frames.push_back(out.cct.intern(trace.strings.get(sym)));
-          continue;
-        }
-        if (own) ++out.unnamed_frames;
-        auto [it, added] = by_ip.try_emplace(s.ips[k], 0);
-        if (added) it->second = out.cct.intern(fmt::format("0x{:x}", s.ips[k]));
-        frames.push_back(it->second);
-      }
-      tracker.sample(e.ts, frames);
-      ++(own ? out.stacks : out.span_ends);
+  };
+  std::unordered_map<Tid, Followed> followed;
+  std::vector<FunctionInstance>* keep = options.keep_instances ? &out.instances : nullptr;
+  std::vector<FunctionId> by_symbol(trace.strings.size(), kNoFunction);
+  std::unordered_map<uint64_t, FunctionId> by_ip;  // unnamed frames, by address
+  std::vector<FunctionId> frames;
+  for (const Event& e : trace.events) {
+    if (e.ts < selection.from) continue;
+    if (e.ts > selection.to) break;
+    auto it = seen.find(e.tid);
+    if (it == seen.end() || !it->second.wanted || !it->second.has_stack) continue;
+    auto f = followed.find(e.tid);
+    if (f == followed.end()) {
+      const ThreadInfo* info = trace.thread(e.tid);
+      const ProcessInfo* proc = info ? trace.process(info->pid) : nullptr;
+      const std::string_view comm = proc   ? trace.strings.get(proc->comm)
+                                    : info ? trace.strings.get(info->comm)
+                                           : "?";
+      f = followed
+              .emplace(e.tid, Followed{ContextTracker(out.cct, e.tid, keep),
+                                       out.cct.intern(fmt::format("[{}]", comm)),
+                                       {}})
+              .first;
     }
-    tracker.finish(t.end);
-    ++out.threads;
+    Followed& t = f->second;
+    StackId stack = e.stack;
+    const KindDef& kind = trace.schema.kind(e.kind);
+    if (kind.span_role == SpanRole::Open) {
+      t.spans.emplace_back(&kind.span, e.stack);
+    } else if (kind.span_role == SpanRole::Close) {
+      auto open = std::find_if(t.spans.rbegin(), t.spans.rend(),
+                               [&](const auto& o) { return *o.first == kind.span; });
+      if (open != t.spans.rend()) {
+        if (stack == 0) stack = open->second;
+        t.spans.erase(std::next(open).base(), t.spans.end());
+      }
+    }
+    if (stack == 0) continue;
+    const bool own = e.stack != 0;  // not one repeated at a span's end
+    const Stack& s = trace.stacks[stack];
+    frames.assign(1, t.process_frame);
+    for (size_t k = s.ips.size(); k-- > 0;) {
+      const StrId sym = k < s.symbols.size() ? s.symbols[k] : 0;
+      if (own) ++out.frames;
+      if (sym != 0) {
+        FunctionId& id = by_symbol[sym];
+        if (id == kNoFunction) id = out.cct.intern(trace.strings.get(sym));
+        frames.push_back(id);
+        continue;
+      }
+      if (own) ++out.unnamed_frames;
+      auto [ip, added] = by_ip.try_emplace(s.ips[k], 0);
+      if (added) ip->second = out.cct.intern(fmt::format("0x{:x}", s.ips[k]));
+      frames.push_back(ip->second);
+    }
+    t.tracker.sample(e.ts, frames);
+    ++(own ? out.stacks : out.span_ends);
   }
+  // Threads in id order, so the instances' order does not depend on hash order.
+  std::vector<Tid> order;
+  for (const auto& [tid, t] : followed) order.push_back(tid);
+  std::sort(order.begin(), order.end());
+  for (Tid tid : order) followed.at(tid).tracker.finish(seen.at(tid).end);
+  out.threads = order.size();
   out.cct.normalize();
   return out;
 }

@@ -25,10 +25,11 @@ struct FunctionInstance {
 };
 
 // Algorithm 2 for one thread. Feed its stacks in time order, then finish(). Each ended
-// instance is appended to `out` and added to its node's annotations in `cct`.
+// instance is added to its node's annotations in `cct`, and appended to `out` if given.
 class ContextTracker {
  public:
-  ContextTracker(Cct& cct, Tid tid, std::vector<FunctionInstance>& out)
+  // `out` may be null: the instances then only annotate the tree.
+  ContextTracker(Cct& cct, Tid tid, std::vector<FunctionInstance>* out)
       : cct_(cct), tid_(tid), out_(out) {}
   void sample(uint64_t ts, std::span<const FunctionId> outer_first);
   // Ends what is still open: the thread's recording ended at `end` (at or after its
@@ -40,7 +41,7 @@ class ContextTracker {
 
   Cct& cct_;
   Tid tid_;
-  std::vector<FunctionInstance>& out_;
+  std::vector<FunctionInstance>* out_;
   std::vector<FunctionInstance> open_;  // one per depth of the current context
   std::vector<NodeId> nodes_;
   uint64_t last_ts_ = 0;
@@ -56,13 +57,19 @@ struct Selection {
   uint64_t to = UINT64_MAX;
 };
 
+struct InferOptions {
+  // Keep every instance (a timeline of them), not only the tree's sums: at Chromium scale
+  // that is ~10 M instances, 400 MB.
+  bool keep_instances = false;
+};
+
 struct Profile {
-  Cct cct;  // annotated and normalised
-  std::vector<FunctionInstance> instances;
-  uint64_t selected_threads = 0;  // threads the selection named
-  uint64_t threads = 0;           // of those, threads with at least one stack
-  uint64_t stacks = 0;            // events with a stack
-  uint64_t span_ends = 0;         // events that closed a span opened with a stack (its stack again)
+  Cct cct;                                  // annotated and normalised
+  std::vector<FunctionInstance> instances;  // with InferOptions::keep_instances
+  uint64_t selected_threads = 0;            // threads the selection named
+  uint64_t threads = 0;                     // of those, threads with at least one stack
+  uint64_t stacks = 0;                      // events with a stack
+  uint64_t span_ends = 0;  // events that closed a span opened with a stack (its stack again)
   uint64_t frames = 0;
   uint64_t unnamed_frames = 0;  // frames shown by address: no symbol was found
   uint64_t start_ns = 0, end_ns = 0;
@@ -78,6 +85,6 @@ std::vector<FunctionCost> costliest_functions(const Cct& cct, Mode mode, size_t 
 // Builds the PA-CCT of the selected threads of `trace`. Each process's contexts hang
 // under a frame "[COMM]" of its own, so two programs' `main`s stay apart and the same
 // program matches itself across two recordings.
-Profile infer(const Trace& trace, const Selection& selection);
+Profile infer(const Trace& trace, const Selection& selection, const InferOptions& options = {});
 
 }  // namespace cw::latency

@@ -27,7 +27,7 @@ std::vector<std::string> instances(const Profile& p) {
 }
 
 TEST_CASE("Figure 3: a context change ends every frame above it, conservatively and aggressively") {
-  const Profile p = infer(app_trace(kFigure3), {});
+  const Profile p = infer(app_trace(kFigure3), {}, {.keep_instances = true});
   // At 3 ms C replaces B: B and the D under it end (last seen 2 ms, replaced at 3 ms).
   // At 4 ms the stack is one frame shorter: the D under C ends. The rest ends with the
   // thread, at its last event (4 ms).
@@ -35,6 +35,12 @@ TEST_CASE("Figure 3: a context change ends every frame above it, conservatively 
                                                  "A@2 3/3", "[app]@1 3/3"});
   CHECK(p.stacks == 4);
   CHECK(p.threads == 1);
+  // Without keeping instances the tree holds the same sums.
+  const Profile sums = infer(app_trace(kFigure3), {});
+  CHECK(sums.instances.empty());
+  REQUIRE(sums.cct.node_count() == p.cct.node_count());
+  for (NodeId v = 0; v < p.cct.node_count(); ++v)
+    CHECK(sums.cct.node(v).total.aggressive == p.cct.node(v).total.aggressive);
   CHECK(p.frames == 11);
   CHECK(p.unnamed_frames == 0);
 }
@@ -48,7 +54,7 @@ TEST_CASE("a span opened with a stack keeps its context until it closes") {
                                     "9ms 11 syscall_exit name=read ret=0\n"
                                     "10ms 11 syscall_enter name=write stack=main;save;write\n"
                                     "10ms 11 syscall_exit name=write ret=1\n"),
-                          {});
+                          {}, {.keep_instances = true});
   CHECK(instances(p) == std::vector<std::string>{"read@4 8/9", "load@3 8/9", "write@4 0/0",
                                                  "save@3 0/0", "main@2 9/9", "[app]@1 9/9"});
   CHECK(p.stacks == 2);
