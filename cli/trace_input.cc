@@ -22,14 +22,24 @@ bool is_text_trace_file(const std::string& path) {
   return start == kTextTraceHeader;
 }
 
+CLI::Option* add_trace_format_option(CLI::App* cmd, std::string& format) {
+  return cmd
+      ->add_option("--format", format,
+                   "the trace's form: auto (by content), binary, text, or perf-script (the output "
+                   "of perf script)")
+      ->default_val("auto")
+      ->check(CLI::IsMember({"auto", "binary", "text", "perf-script"}));
+}
+
 int read_trace_input(const std::string& path, Trace& trace, ReadReport& report,
-                     SymbolizeReport* symbols) {
+                     SymbolizeReport* symbols, const std::string& format) {
   // A long recording takes a while to read and name: say so at a terminal.
   ProgressLine progress(path);
   auto show = progress.callback();
   if (progress.enabled()) show("reading", 0, 0);
   try {
-    report = load_trace(path, trace);
+    report =
+        load_trace(path, trace, parse_trace_input_format(format).value_or(TraceInputFormat::Auto));
   } catch (const DiagnosticError& e) {
     progress.clear();
     std::cerr << e.what();
