@@ -678,7 +678,7 @@ class Parser {
     if (pid_missing)
       notes_->push_back(
           "perf script did not print process ids: each thread is taken for a process of its "
-          "own (run perf script -F +pid, or --show-task-events, to keep threads together)");
+          "own (perf script --show-task-events prints them)");
     if (dropped_wakeups)
       notes_->push_back(fmt::format(
           "{} sched_wakeup events left out: sched_waking was recorded too", dropped_wakeups));
