@@ -157,7 +157,7 @@ Schema make_builtin() {
              "the thread was seen at its `stack` by a sampling profiler (perf's cpu-clock), "
              "or by an imported event that has no kind of its own",
              {{"event", F::Str, "the event that took it: cpu-clock, cycles, a tracepoint"},
-              {"period", F::Uint,
+              {"period", F::Int,
                "the event's period: ns of CPU time for cpu-clock, events counted for a "
                "counter, 0 when not known"}}));
   return s;
