@@ -16,25 +16,32 @@ namespace cw::cli {
 
 Command add_convert(CLI::App& app) {
   struct Args {
-    std::string in, out, to;
+    std::string in, out, to, format = "auto";
   };
   auto args = std::make_shared<Args>();
-  auto* cmd = app.add_subcommand("convert", "convert a trace between the binary and text forms");
-  cmd->add_option("TRACE", args->in, "input trace (either form)")
+  auto* cmd = app.add_subcommand(
+      "convert",
+      "convert a trace between the binary and text forms, or perf script output to either");
+  cmd->add_option("TRACE", args->in, "input trace (either form, or perf script output)")
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("-o,--output", args->out, "output file")->required();
   cmd->add_option("--to", args->to, "output form (default: the other one)")
       ->check(CLI::IsMember({"text", "binary"}));
+  add_trace_format_option(cmd, args->format);
   cmd->footer(
       "Exit status: 0 done, 1 the input trace was wrong (the message says where), 2 the "
       "output cannot be written.");
   return {cmd, [args] {
             Trace trace;
             ReadReport report;
-            if (int rc = read_trace_input(args->in, trace, report); rc != kExitOk) return rc;
+            if (int rc = read_trace_input(args->in, trace, report, nullptr, args->format);
+                rc != kExitOk)
+              return rc;
             std::string to = args->to;
-            if (to.empty()) to = is_text_trace_file(args->in) ? "binary" : "text";
+            // The other form; perf script output becomes the binary form.
+            if (to.empty())
+              to = is_text_trace_file(args->in) || report.perf_script ? "binary" : "text";
             try {
               if (to == "text") {
                 // 0600 like the binary form: traces hold other users' data.

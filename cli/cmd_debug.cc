@@ -25,9 +25,9 @@
 #include "cli/rule_paths.h"
 #include "cli/trace_input.h"
 #include "engine/diagnosis/answer_pack.h"
-#include "engine/graph/builder.h"
 #include "engine/diagnosis/debug_report.h"
 #include "engine/diagnosis/diagnose.h"
+#include "engine/graph/builder.h"
 #include "rules/loader.h"
 #include "rules/lua_sandbox.h"
 
@@ -215,6 +215,7 @@ void unnamed_frames_note(const std::string& path, const engine::Graph& graph,
 Command add_debug(CLI::App& app) {
   struct Args {
     std::string trace;
+    std::string format = "auto";
     std::vector<std::string> rules;
     bool no_stdlib = false;
     std::string hang = "auto";
@@ -256,6 +257,7 @@ Command add_debug(CLI::App& app) {
   cmd->add_flag("--auto", args->automatic,
                 "never ask: take the best-scored option (also without a terminal); the "
                 "report lists each such choice");
+  add_trace_format_option(cmd, args->format);
   cmd->add_flag("--json", args->json, "print the diagnosis as JSON (docs/json.md)");
   cmd->add_flag("--baseline", args->baseline,
                 "compare the hang's wait with a quick run of the same wait before it even "
@@ -305,7 +307,8 @@ Command add_debug(CLI::App& app) {
         Trace trace;
         ReadReport report;
         SymbolizeReport symbols;
-        if (int rc = read_trace_input(args->trace, trace, report, &symbols); rc != kExitOk)
+        if (int rc = read_trace_input(args->trace, trace, report, &symbols, args->format);
+            rc != kExitOk)
           return rc;
 
         engine::BuildResult built;

@@ -23,6 +23,7 @@ namespace cw::cli {
 Command add_graph(CLI::App& app) {
   struct Args {
     std::string trace;
+    std::string format = "auto";
     std::vector<std::string> rules;
     bool no_stdlib = false;
     bool json = false;
@@ -37,6 +38,7 @@ Command add_graph(CLI::App& app) {
   cmd->add_option("--rules", args->rules, "add rule packs (files or folders), in order")
       ->check(CLI::ExistingPath);
   cmd->add_flag("--no-stdlib", args->no_stdlib, "do not load stdlib-rules");
+  add_trace_format_option(cmd, args->format);
   cmd->add_flag("--json", args->json, "print the graph's counts as JSON (docs/json.md)");
   cmd->add_flag("--edges", args->edges,
                 "with --json: also list every cross-thread edge with its evidence events");
@@ -52,7 +54,9 @@ Command add_graph(CLI::App& app) {
 
             Trace trace;
             ReadReport report;
-            if (int rc = read_trace_input(args->trace, trace, report); rc != kExitOk) return rc;
+            if (int rc = read_trace_input(args->trace, trace, report, nullptr, args->format);
+                rc != kExitOk)
+              return rc;
 
             engine::BuildResult result;
             if (int rc = build_graph_input(trace, loaded.rules, result); rc != kExitOk) return rc;

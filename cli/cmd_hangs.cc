@@ -15,9 +15,9 @@
 #include "cli/json_output.h"
 #include "cli/rule_paths.h"
 #include "cli/trace_input.h"
-#include "engine/graph/builder.h"
 #include "engine/diagnosis/debug_report.h"
 #include "engine/diagnosis/symptom.h"
+#include "engine/graph/builder.h"
 #include "rules/loader.h"
 
 namespace cw::cli {
@@ -67,6 +67,7 @@ nlohmann::json candidate_json(const Trace& trace, uint64_t t0, const engine::Han
 Command add_hangs(CLI::App& app) {
   struct Args {
     std::string trace;
+    std::string format = "auto";
     std::vector<std::string> rules;
     bool no_stdlib = false;
     size_t top = 10;
@@ -88,6 +89,7 @@ Command add_hangs(CLI::App& app) {
       ->type_name("N")
       ->default_val(10)
       ->check(CLI::Range(size_t{1}, size_t{100000}));
+  add_trace_format_option(cmd, args->format);
   cmd->add_flag("--json", args->json, "print the candidates as JSON (docs/json.md)");
   cmd->footer(
       "Pass a candidate's TID@SECONDS to `causeway debug --hang`. See docs/diagnosis.md.\n"
@@ -98,7 +100,9 @@ Command add_hangs(CLI::App& app) {
             if (!loaded.ok()) return kExitBadInput;
             Trace trace;
             ReadReport report;
-            if (int rc = read_trace_input(args->trace, trace, report); rc != kExitOk) return rc;
+            if (int rc = read_trace_input(args->trace, trace, report, nullptr, args->format);
+                rc != kExitOk)
+              return rc;
             engine::BuildResult built;
             if (int rc = build_graph_input(trace, loaded.rules, built); rc != kExitOk) return rc;
 

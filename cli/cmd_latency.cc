@@ -88,13 +88,15 @@ Command add_latency(CLI::App& app) {
     bool json = false;
     bool folded = false;
     std::string html;
+    std::string format = "auto";
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
       "latency",
       "which functions a run spent its time in, inferred from the stacks on its events; "
       "or what a slow run spent more time in than a normal one");
-  auto* trace = cmd->add_option("TRACE", args->trace, "trace file (binary or text form)")
+  auto* trace = cmd->add_option("TRACE", args->trace,
+                                "trace file (binary or text form, or perf script output)")
                     ->check(CLI::ExistingFile);
   auto* base = cmd->add_option("--base", args->base, "the normal run, to compare against")
                    ->type_name("TRACE")
@@ -121,6 +123,7 @@ Command add_latency(CLI::App& app) {
                   "leave out contexts that cost (or changed by) less than this, e.g. 1ms")
       ->type_name("DURATION")
       ->default_val("0");
+  add_trace_format_option(cmd, args->format);
   cmd->add_flag("--json", args->json, "print the ranking as JSON (docs/json.md)");
   cmd->add_option("--html", args->html,
                   "also write the ranking as one self-contained page: a heat map of the contexts "
@@ -129,8 +132,9 @@ Command add_latency(CLI::App& app) {
   cmd->add_flag("--folded", args->folded,
                 "print each context's own time as folded stacks (flamegraph.pl, speedscope)");
   cmd->footer(
-      "Stacks come from the events that carry one (system calls); a function's latency is how "
-      "long consecutive stacks keep its calling context. See docs/latency.md.\n"
+      "Stacks come from the events that carry one (system calls, perf samples); a function's "
+      "latency is how long consecutive stacks keep its calling context. A perf recording is "
+      "read from `perf script` output. See docs/latency.md.\n"
       "Exit status: 0 done, 1 the input was wrong, 2 the environment cannot do it.");
   return {
       cmd, [args] {
@@ -152,7 +156,8 @@ Command add_latency(CLI::App& app) {
         auto load = [&](const std::string& path, Profile& out) {
           Trace t;
           ReadReport report;
-          if (int rc = read_trace_input(path, t, report); rc != kExitOk) return rc;
+          if (int rc = read_trace_input(path, t, report, nullptr, args->format); rc != kExitOk)
+            return rc;
           out = latency::infer(t, selection);
           if (out.selected_threads == 0 && (selection.pid || selection.comm)) {
             std::cerr << fmt::format("causeway latency: {}: no thread {}\n", path,

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 
@@ -22,17 +23,52 @@ bool is_text_trace_file(const std::string& path) {
   return start == kTextTraceHeader;
 }
 
+namespace {
+
+// Whether the file's first bytes are printable text (a binary trace's header is not).
+bool looks_like_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string start(512, '\0');
+  in.read(start.data(), static_cast<std::streamsize>(start.size()));
+  start.resize(static_cast<size_t>(in.gcount()));
+  return !start.empty() && std::all_of(start.begin(), start.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u >= 0x20 || c == '\n' || c == '\t' || c == '\r';
+  });
+}
+
+}  // namespace
+
+CLI::Option* add_trace_format_option(CLI::App* cmd, std::string& format) {
+  return cmd
+      ->add_option("--format", format,
+                   "the trace's form: auto (by content), binary, text, or perf-script (the output "
+                   "of perf script)")
+      ->default_val("auto")
+      ->check(CLI::IsMember({"auto", "binary", "text", "perf-script"}));
+}
+
 int read_trace_input(const std::string& path, Trace& trace, ReadReport& report,
-                     SymbolizeReport* symbols) {
+                     SymbolizeReport* symbols, const std::string& format) {
   // A long recording takes a while to read and name: say so at a terminal.
   ProgressLine progress(path);
   auto show = progress.callback();
   if (progress.enabled()) show("reading", 0, 0);
   try {
-    report = load_trace(path, trace);
+    report =
+        load_trace(path, trace, parse_trace_input_format(format).value_or(TraceInputFormat::Auto));
   } catch (const DiagnosticError& e) {
     progress.clear();
     std::cerr << e.what();
+    return kExitBadInput;
+  } catch (const TraceFormatError& e) {
+    progress.clear();
+    std::cerr << "causeway: " << e.what() << "\n";
+    // Text that is neither form may be perf script output that starts with something
+    // else than an event line (a note, a warning perf printed into it).
+    if (format == "auto" && looks_like_text(path))
+      std::cerr << "hint: a text trace starts with 'causeway-trace', perf script output with an "
+                   "event line; --format perf-script reads it as perf script output anyway\n";
     return kExitBadInput;
   } catch (const std::exception& e) {
     progress.clear();

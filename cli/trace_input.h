@@ -1,6 +1,7 @@
 // Reading a trace named on the command line, with the reader's report shown to the user.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <string>
 
 #include "trace/binary_format.h"
@@ -15,7 +16,13 @@ bool is_text_trace_file(const std::string& path);
 // Names the stack frames from the files on this machine; the files it could not find are
 // noted for every process, or, when `symbols` is given, left to the caller (which notes
 // those of the processes it reports on).
+// `format` "auto" (by content), "binary", "text" or "perf-script" (perf script's text
+// output, trace/perf_script.h).
 int read_trace_input(const std::string& path, Trace& trace, ReadReport& report,
-                     SymbolizeReport* symbols = nullptr);
+                     SymbolizeReport* symbols = nullptr, const std::string& format = "auto");
+
+// --format for a command that reads a trace: which form it is in, when its content does
+// not tell (a perf script file whose first line is not an event).
+CLI::Option* add_trace_format_option(CLI::App* cmd, std::string& format);
 
 }  // namespace cw::cli

@@ -4,9 +4,9 @@
 
 _causeway_options() {
   case "$1" in
-    graph) echo "--rules --no-stdlib --json --edges --dot --help" ;;
-    debug) echo "--rules --no-stdlib --hang --answers --save-answers --auto --json --beam-width --lookback --help" ;;
-    convert) echo "-o --output --to --help" ;;
+    graph) echo "--rules --no-stdlib --format --json --edges --dot --help" ;;
+    debug) echo "--rules --no-stdlib --format --hang --answers --save-answers --auto --json --beam-width --lookback --help" ;;
+    convert) echo "-o --output --to --format --help" ;;
     eval) echo "--suite --programs --keep --from --json --show --help" ;;
     record) echo "-o --output --pid --stacks --buffer --duration --rules --no-stdlib --flags --hooks --dir --help" ;;
     "record start") echo "--size --pid --stacks --buffer --rules --no-stdlib --dir --help" ;;
@@ -50,6 +50,7 @@ _causeway() {
     --flags) COMPREPLY=($(compgen -W "auto watch probe" -- "$cur")); return ;;
     --hooks) COMPREPLY=($(compgen -W "auto inline uprobe" -- "$cur")); return ;;
     --to) COMPREPLY=($(compgen -W "text binary" -- "$cur")); return ;;
+    --format) COMPREPLY=($(compgen -W "auto binary text perf-script" -- "$cur")); return ;;
     --hang) COMPREPLY=($(compgen -W "auto" -- "$cur")); return ;;
     --suite | --programs | --keep | --from | --dir | --save-answers)
       COMPREPLY=($(compgen -d -- "$cur")); return ;;

@@ -18,6 +18,7 @@
 
 #include "base/output_file.h"
 #include "base/source.h"
+#include "trace/perf_script.h"
 #include "trace/text_format.h"
 
 namespace cw {
@@ -951,13 +952,42 @@ ReadReport read_trace(const std::string& path, Trace& out) {
       .read();
 }
 
-ReadReport load_trace(const std::string& path, Trace& out) {
+std::optional<TraceInputFormat> parse_trace_input_format(std::string_view name) {
+  if (name == "auto") return TraceInputFormat::Auto;
+  if (name == "binary") return TraceInputFormat::Binary;
+  if (name == "text") return TraceInputFormat::Text;
+  if (name == "perf-script") return TraceInputFormat::PerfScript;
+  return std::nullopt;
+}
+
+ReadReport load_trace(const std::string& path, Trace& out, TraceInputFormat format) {
   MappedFile file(path);
   std::string_view bytes = file.bytes();
-  if (!bytes.starts_with(kTextTraceHeader))
-    return Reader(bytes, out, path, [&file](uint64_t pos) { file.release_before(pos); }).read();
-  out = parse_text_trace(make_source(path, std::string(bytes)));
+  if (format == TraceInputFormat::Auto) {
+    const bool binary = bytes.starts_with(std::string_view(binary_format::kFileMagic, 8));
+    if (binary)
+      format = TraceInputFormat::Binary;
+    else if (bytes.starts_with(kTextTraceHeader))
+      format = TraceInputFormat::Text;
+    // A header line is short; 64 KiB leaves room for perf script --header's comments.
+    else if (looks_like_perf_script(bytes.substr(0, 65536)))
+      format = TraceInputFormat::PerfScript;
+    else
+      format = TraceInputFormat::Binary;  // its reader says why it is not a trace
+  }
   ReadReport report;
+  switch (format) {
+    case TraceInputFormat::Auto:
+    case TraceInputFormat::Binary:
+      return Reader(bytes, out, path, [&file](uint64_t pos) { file.release_before(pos); }).read();
+    case TraceInputFormat::Text:
+      out = parse_text_trace(make_source(path, std::string(bytes)));
+      break;
+    case TraceInputFormat::PerfScript:
+      out = parse_perf_script(make_source(path, std::string(bytes)), &report.notes);
+      report.perf_script = true;
+      break;
+  }
   report.major = Trace::kFormatMajor;
   report.events_read = out.events.size();
   return report;

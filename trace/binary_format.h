@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -44,6 +45,7 @@ struct ReadReport {
   uint64_t events_read = 0;
   std::vector<SkippedRange> skipped;
   std::vector<std::string> notes;  // e.g. unknown chunk types from a newer minor version
+  bool perf_script = false;        // read from `perf script` output (trace/perf_script.h)
   bool clean() const { return skipped.empty(); }
 };
 
@@ -101,7 +103,15 @@ void write_trace(const Trace& trace, const std::string& path, TraceWriterOptions
 ReadReport read_trace(const std::string& path, Trace& out);
 ReadReport read_trace_bytes(std::string_view bytes, Trace& out, const std::string& name);
 
-// Reads either form, by content (text traces start with "causeway-trace").
-ReadReport load_trace(const std::string& path, Trace& out);
+// The forms load_trace reads. Auto tells them apart by content: the binary form starts
+// with its magic, the text form with "causeway-trace", and `perf script` output with an
+// event line (trace/perf_script.h).
+enum class TraceInputFormat : uint8_t { Auto, Binary, Text, PerfScript };
+// "auto", "binary", "text", "perf-script"; nullopt for anything else.
+std::optional<TraceInputFormat> parse_trace_input_format(std::string_view name);
+
+// Reads any form, by content unless `format` says which.
+ReadReport load_trace(const std::string& path, Trace& out,
+                      TraceInputFormat format = TraceInputFormat::Auto);
 
 }  // namespace cw

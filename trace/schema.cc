@@ -150,6 +150,16 @@ Schema make_builtin() {
              {{"text", F::Str, "marker text"}}));
   s.add(kind("input", "a user input event (key press, click)",
              {{"device", F::Str, "device"}, {"code", F::Int, "key or button code"}}));
+
+  // Sampling: where a thread was while it ran, with no call boundary or wait implied.
+  // Added last, so the kinds before it keep their ids (files map kinds by name anyway).
+  s.add(kind("sample",
+             "the thread was seen at its `stack` by a sampling profiler (perf's cpu-clock), "
+             "or by an imported event that has no kind of its own",
+             {{"event", F::Str, "the event that took it: cpu-clock, cycles, a tracepoint"},
+              {"period", F::Int,
+               "the event's period: ns of CPU time for cpu-clock, events counted for a "
+               "counter, 0 when not known"}}));
   return s;
 }
 

@@ -1,10 +1,12 @@
 #include "engine/latency/infer.h"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <map>
 
 #include "engine/latency/latency_test_support.h"
+#include "trace/perf_script.h"
 
 namespace cw::latency {
 namespace {
@@ -60,6 +62,31 @@ TEST_CASE("a span opened with a stack keeps its context until it closes") {
   CHECK(p.stacks == 2);
   CHECK(p.span_ends == 2);
   CHECK(p.frames == 6);
+}
+
+// `perf record -g -e cpu-clock -F 1000` of main() calling fast() for 3 ms, then slow()
+// for 6 ms: a sample every 1 ms, each with its call chain.
+std::string perf_samples() {
+  std::string out;
+  auto sample = [&](int at_ms, const char* leaf) {
+    out += fmt::format("prog 7 [000] 100.{:03}000: 1000000 cpu-clock:\n", at_ms);
+    out += fmt::format("\t1{} {}+0x4 (/bin/prog)\n", leaf[0] == 'f' ? 0 : 1, leaf);
+    out += "\t200 main+0x10 (/bin/prog)\n\t300 __libc_start_call_main+0x7a (libc.so.6)\n\n";
+  };
+  for (int t = 1; t <= 3; ++t) sample(t, "fast");
+  for (int t = 4; t <= 9; ++t) sample(t, "slow");
+  return out;
+}
+
+TEST_CASE("samples from perf script: a function sampled continuously is one long instance") {
+  const Trace t = parse_perf_script(make_source("out.txt", perf_samples()));
+  const Profile p = infer(t, {}, {.keep_instances = true});
+  // fast is seen at 1..3 ms (conservative 2 ms; aggressive to slow's first sample, 3 ms),
+  // slow at 4..9 ms, the thread's last event (5 ms either way).
+  CHECK(instances(p) == std::vector<std::string>{"fast@4 2/3", "slow@4 5/5", "main@3 8/8",
+                                                 "__libc_start_call_main@2 8/8", "[prog]@1 8/8"});
+  CHECK(p.stacks == 9);
+  CHECK(p.threads == 1);
 }
 
 TEST_CASE("the same function under another caller is another node: D twice") {

@@ -27,3 +27,14 @@ The same holds for `graph --dot` and `record -o` (base/output_file.h).
   $ cat $TMP_DIR/precious; stat -c %a $TMP_DIR/precious
   root:x:0:0
   644
+
+perf script output converts to the binary form by default, and to text: samples with their
+stacks, outermost first, and the process perf's task events named.
+
+  $ causeway convert tests/cli/data/hotspot.perf.txt -o $TMP_DIR/hotspot.cwt 2>&1 | sed "s#$TMP_DIR#TMP#g"
+  21 events written to TMP/hotspot.cwt (binary form)
+  $ causeway convert $TMP_DIR/hotspot.cwt -o $TMP_DIR/hotspot.trace 2>/dev/null && head -4 $TMP_DIR/hotspot.trace
+  causeway-trace 1
+  process 24483 comm=cw-prog-hotspot ppid=24482
+  thread 24483 pid=24483 comm=cw-prog-hotspot
+  13764941493us 24483 sample event=cpu-clock period=1001001 stack=__libc_start_call_main@0x2724a;main@0x16f6;fast_part@0x15bd

@@ -19,6 +19,8 @@ the second answer takes 800 ms of computing, so the client's second read waits.
     --answers FILE:FILE         answer the questions from FILE: one option number or 's' (stop) per line, '#' comments; then ask (terminal) or choose the best (otherwise)
     --save-answers PACK         write every answer as an `answer` rule in folder PACK (PACK/pack.cw, with a test): --rules PACK then asks nothing
     --auto                      never ask: take the best-scored option (also without a terminal); the report lists each such choice
+    --format TEXT:{auto,binary,text,perf-script}=auto
+                                the trace's form: auto (by content), binary, text, or perf-script (the output of perf script)
     --json                      print the diagnosis as JSON (docs/json.md)
     --baseline                  compare the hang's wait with a quick run of the same wait before it even when another thread's wake-up ended it (by default only a wait nobody woke is compared)
     --beam-width N:UINT in [1 - 4096]=8

@@ -49,6 +49,7 @@ A mistake in a text trace is shown where it is.
 
   $ printf 'not a trace at all' > $TMP_DIR/junk && causeway graph $TMP_DIR/junk 2>&1 | sed "s|$TMP_DIR/||"
   causeway: junk: not a causeway trace (no CWTRACE header)
+  hint: a text trace starts with 'causeway-trace', perf script output with an event line; --format perf-script reads it as perf script output anyway
 
   $ causeway graph $TMP_DIR/junk >/dev/null 2>&1
   [1]
@@ -56,5 +57,5 @@ A mistake in a text trace is shown where it is.
 A trace cut short keeps what is intact and says what it skipped.
 
   $ causeway convert examples/server-loop.trace -o $TMP_DIR/demo.cwt 2>/dev/null && head -c 3000 $TMP_DIR/demo.cwt > $TMP_DIR/cut.cwt && causeway graph $TMP_DIR/cut.cwt --json 2>&1 | sed "s|$TMP_DIR/||" | grep -E 'warning|skipped_chunks'
-  cut.cwt: warning: skipped 2968 bytes at offset 32: truncated schema chunk (needs 4688 bytes, 2944 left)
+  cut.cwt: warning: skipped 2968 bytes at offset 32: truncated schema chunk (needs 5016 bytes, 2944 left)
       "skipped_chunks": 1,

@@ -17,6 +17,8 @@ slept 3 s on nothing and a helper parked in one recvmsg all its life.
     --no-stdlib                 do not load stdlib-rules
     --top N:UINT in [1 - 100000]=10
                                 list at most N candidates
+    --format TEXT:{auto,binary,text,perf-script}=auto
+                                the trace's form: auto (by content), binary, text, or perf-script (the output of perf script)
     --json                      print the candidates as JSON (docs/json.md)
   
   Pass a candidate's TID@SECONDS to `causeway debug --hang`. See docs/diagnosis.md.

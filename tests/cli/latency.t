@@ -155,6 +155,50 @@ Selecting a process by pid or by name.
   causeway latency: examples/slow-server.trace: no thread named 'nosuch'
   [1]
 
+perf recordings, from `perf script` output (docs/latency.md, "Existing recordings: perf").
+tests/cli/data/hotspot.perf.txt is `perf record -g -e cpu-clock -F 999 -- cw-prog-hotspot
+8 2000000` printed by `perf script --show-task-events` (the binary's path shortened): 21
+samples a millisecond apart, 3 in fast_part and 18 in slow_part, each under main. It is
+recognised by its content; each phase is one instance from its first sample to its last.
+
+  $ causeway latency tests/cli/data/hotspot.perf.txt
+  trace: 21 stacks on 1 thread, 63 frames (0 without a symbol), 2 contexts, 5 functions
+  costliest calling contexts (conservative: an instance ends at the last stack in its context); per function: distance from the costliest (0), own time
+  #1  27.791 ms
+      3  [cw-prog-hotspot]           0.000 ms
+      2  __libc_start_call_main      0.000 ms
+      1  main                        1.000 ms
+      0  slow_part                  26.791 ms
+  #2  2.997 ms
+      3  [cw-prog-hotspot]           0.000 ms
+      2  __libc_start_call_main      0.000 ms
+      1  main                        1.000 ms
+      0  fast_part                   1.997 ms
+
+  $ causeway latency tests/cli/data/hotspot.perf.txt --folded
+  [cw-prog-hotspot];__libc_start_call_main;main 1000000
+  [cw-prog-hotspot];__libc_start_call_main;main;fast_part 1997000
+  [cw-prog-hotspot];__libc_start_call_main;main;slow_part 26791000
+
+A perf script file that starts with something else is read with --format perf-script;
+a line it cannot read is an error where it is.
+
+  $ (echo 'captured by perf 6.1'; cat tests/cli/data/hotspot.perf.txt) > $TMP_DIR/noted.txt
+  $ causeway latency $TMP_DIR/noted.txt 2>&1 | sed "s|$TMP_DIR/||"
+  causeway: noted.txt: not a causeway trace (no CWTRACE header)
+  hint: a text trace starts with 'causeway-trace', perf script output with an event line; --format perf-script reads it as perf script output anyway
+  $ causeway latency $TMP_DIR/noted.txt --format perf-script 2>&1 | sed "s|$TMP_DIR/||"
+  noted.txt:1:1: error: expected an event line 'COMM TID [CPU] SECONDS.MICROSECONDS: [PERIOD] EVENT: ...' (perf script's default fields)
+    captured by perf 6.1
+    ^~~~~~~~~~~~~~~~~~~~
+  $ sed '1d' $TMP_DIR/noted.txt | sed 's/^\t *15bd fast_part/\tfast_part/' > $TMP_DIR/cut.txt
+  $ causeway latency $TMP_DIR/cut.txt 2>&1 | sed "s|$TMP_DIR/||"
+  cut.txt:4:2: error: expected the frame's address in hexadecimal, not 'fast_part+0x2c'
+    	fast_part+0x2c (/usr/local/bin/cw-prog-hotspot)
+    	^~~~~~~~~~~~~~
+  $ causeway latency $TMP_DIR/cut.txt 2>/dev/null
+  [1]
+
 Errors.
 
   $ causeway latency
