@@ -54,3 +54,40 @@ TEST_CASE("closest_match suggests only near names") {
   CHECK(closest_match("zzzzzz", {"stack", "tid"}).empty());
   CHECK(closest_match("swich_in", {"switch_in", "switch_out"}) == "switch_in");
 }
+
+TEST_CASE("a long line is quoted as a window around the caret, cut at both ends") {
+  // 300 bytes: "a0 a1 ... " — the diagnostic points at the token at byte 150.
+  std::string line;
+  for (int i = 0; line.size() < 300; ++i) line += "a" + std::to_string(i) + " ";
+  const size_t at = line.find("a40 ");
+  auto src = make_source("long.cw", line + "\n");
+  Diagnostic d{
+      Severity::Error, src, {1, static_cast<uint32_t>(at + 1), static_cast<uint32_t>(at)}, 3,
+      "here",          {}};
+  const std::string text = d.render();
+  const std::string window = line.substr(at - 40, 120);
+  CHECK(text == "long.cw:1:" + std::to_string(at + 1) + ": error: here\n  ..." + window +
+                    "...\n  " + std::string(3 + 40, ' ') + "^~~\n");
+  // Near the start nothing is cut before; a span longer than the window stops at its edge.
+  Diagnostic first{Severity::Error, src, {1, 1, 0}, 1000, "all", {}};
+  CHECK(first.render() == "long.cw:1:1: error: all\n  " + line.substr(0, 120) + "...\n  ^" +
+                              std::string(119, '~') + "\n");
+  // A line within the limit is quoted whole, as before.
+  auto short_src = make_source("short.cw", std::string(120, 'x') + "\n");
+  Diagnostic whole{Severity::Error, short_src, {1, 100, 99}, 1, "x", {}};
+  CHECK(whole.render() == "short.cw:1:100: error: x\n  " + std::string(120, 'x') + "\n  " +
+                              std::string(99, ' ') + "^\n");
+}
+
+TEST_CASE("line_text finds lines through the index make_source builds") {
+  auto src = make_source("a.cw", "one\r\ntwo\n\nfour");
+  CHECK(src->line_text(1) == "one");
+  CHECK(src->line_text(2) == "two");
+  CHECK(src->line_text(3) == "");
+  CHECK(src->line_text(4) == "four");
+  CHECK(src->line_text(5).empty());
+  CHECK(src->line_text(0).empty());
+  // A Source made without make_source has no index and gives the same answers.
+  Source plain{"b.cw", "one\r\ntwo\n\nfour", {}};
+  for (uint32_t l = 0; l <= 5; ++l) CHECK(plain.line_text(l) == src->line_text(l));
+}
