@@ -361,7 +361,7 @@ int record_status(const std::string& dir, bool json) {
   j["dir"] = paths.dir;
   if (pid) j["pid"] = *pid;
   if (json) {
-    std::cout << with_schema_version(std::move(j)).dump(2) << "\n";
+    std::cout << json_text(with_schema_version(std::move(j))) << "\n";
     return kExitOk;
   }
   if (!pid) {

@@ -4,6 +4,7 @@
 
 #include <string_view>
 
+#include "base/terminal_text.h"
 #include "engine/diagnosis/questions.h"
 #include "engine/diagnosis/symptom.h"
 #include "trace/names.h"
@@ -15,8 +16,10 @@ namespace {
 // are unwinding junk.
 constexpr uint64_t kFirstMappedAddress = 0x10000;
 
+// A name from the trace in a line of the report: its newline or escape sequence is the
+// recorded program's, not a line or a command of ours.
 std::string or_unknown(std::string_view s) {
-  return s.empty() ? "?" : std::string(s);
+  return s.empty() ? "?" : terminal_text(s);
 }
 
 // "1.203457 s" since the trace started.
