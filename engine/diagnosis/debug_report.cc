@@ -7,6 +7,7 @@
 #include "base/terminal_text.h"
 #include "engine/diagnosis/questions.h"
 #include "engine/diagnosis/symptom.h"
+#include "trace/losses.h"
 #include "trace/names.h"
 
 namespace cw::engine {
@@ -348,6 +349,8 @@ std::string debug_text(const Trace& trace, const Graph& graph, const Diagnosis& 
     out += "\nnotes:\n";
     for (const auto& n : d.notes) out += fmt::format("  - {}\n", n);
   }
+  // What the recorder missed, every time: a diagnosis is only as whole as its trace.
+  out += "\n" + losses_text(trace);
   return out;
 }
 
@@ -426,6 +429,9 @@ nlohmann::json debug_json(const Trace& trace, const Graph& graph, const Diagnosi
     out["yield_loop"] = {{"syscalls", std::move(syscalls)}, {"call_sites", std::move(sites)}};
   }
   out["notes"] = d.notes;
+  nlohmann::json losses = nlohmann::json::object();
+  for (const LossLine& l : loss_lines(trace)) losses[l.key] = l.count;
+  out["losses"] = std::move(losses);
   return out;
 }
 

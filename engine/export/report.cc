@@ -8,6 +8,7 @@
 
 #include "base/terminal_text.h"
 #include "trace/command_marker.h"
+#include "trace/losses.h"
 #include "trace/names.h"
 
 namespace cw::engine {
@@ -43,6 +44,12 @@ std::string dot_escape(std::string_view raw) {
 }
 
 }  // namespace
+
+json losses_json(const Trace& trace) {
+  json out = json::object();
+  for (const LossLine& l : loss_lines(trace)) out[l.key] = l.count;
+  return out;
+}
 
 json stats_json(const BuildStats& s) {
   return {{"candidates", s.candidates},
@@ -136,6 +143,7 @@ json graph_json(const Trace& trace, const BuildResult& result) {
         {"threads", threads},
         {"lost_events", trace.lost_events()},
         {"lost_per_cpu", lost_per_cpu},
+        {"losses", losses_json(trace)},
         {"notes", recorder_notes(trace)}}},
       {"graph",
        {{"vertices", g.segments.size()},
@@ -181,6 +189,7 @@ std::string text_summary(const Trace& trace, const BuildResult& result) {
   const auto [processes, threads] = distinct_processes_threads(trace);
   std::string out = fmt::format("trace: {} events, {} processes, {} threads, {} lost events\n",
                                 trace.events.size(), processes, threads, trace.lost_events());
+  out += losses_text(trace);
   for (const std::string& n : recorder_notes(trace))
     out += "note: recording: " + terminal_text(n) + "\n";
   out += fmt::format("graph: {} segments, {} edges ({} strong, {} weak, {} boosted)\n",

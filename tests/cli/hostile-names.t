@@ -8,6 +8,7 @@ a newline in a name does not start a line of the report.
 
   $ causeway graph tests/cli/data/hostile-names.trace
   trace: 40 events, 2 processes, 2 threads, 0 lost events
+  recording lost: nothing
   note: recording: clock \xff\x1b[2J
   graph: 6 segments, 12 edges (4 strong, 8 weak, 0 boosted)
   edges by kind: message 4 split 4 wakeup 4
@@ -49,6 +50,8 @@ a newline in a name does not start a line of the report.
   
   notes:
     - recording: clock \xff\x1b[2J
+  
+  recording lost: nothing
 
 The DOT file's labels carry the same escapes (the backslash escaped for DOT).
 
