@@ -274,3 +274,32 @@ TEST_CASE("50,000 missing requirements are reported with work linear in their nu
     CHECK(last.find(fmt::format("    dep.p{}\n", kNames - 1)) != std::string::npos);
   }
 }
+
+// Issue 18, defect 2, the same attack as a chain: 50,000 packs each requiring the next.
+// Resolving the chain recursed once per pack (the stack overflowed, a crash); what each
+// pack sees is the chain after it, 50,000 * 50,000 / 2 entries (20,000 packs took 50 s and
+// 1.7 GB). Now the walk has its own stack, and the visibility stops at a bound with an
+// error where it was crossed.
+TEST_CASE("a chain of 50,000 packs is refused at a bound, without recursion or quadratic work") {
+  constexpr size_t kPacks = 50'000;
+  std::vector<SourcePtr> sources;
+  for (size_t i = 0; i < kPacks; ++i)
+    sources.push_back(
+        make_source(fmt::format("p{}.cw", i),
+                    fmt::format("pack c.p{} {{ version \"1.0.0\"{} }}\n", i,
+                                i + 1 < kPacks ? fmt::format(" requires c.p{}", i + 1) : "")));
+  auto result = load_sources(sources);
+  REQUIRE(result.diagnostics.size() == 1);
+  // Pack i sees kPacks - i packs; the bound (2^20 in all) is crossed at the first pack whose
+  // own count takes the sum past it.
+  size_t total = 0, at = 0;
+  while (total + (kPacks - at) <= (size_t{1} << 20)) total += kPacks - at++;
+  CHECK(result.render() ==
+        fmt::format("p{0}.cw:1:1: error: pack 'c.p{0}' and the packs loaded before it see more "
+                    "than 1048576 packs through their requirements, counted per pack\n"
+                    "  pack c.p{0} {{ version \"1.0.0\" requires c.p{1} }}\n"
+                    "  ^~~~\n"
+                    "hint: a pack sees every pack its requirements require, transitively: a "
+                    "long chain of requirements makes that quadratic; require fewer packs\n",
+                    at, at + 1));
+}
