@@ -11,13 +11,26 @@
 
 namespace cw {
 
+static uint64_t g_line_lookup_steps = 0;
+
+uint64_t line_lookup_steps() {
+  return g_line_lookup_steps;
+}
+
 std::string_view Source::line_text(uint32_t line) const {
   if (line == 0) return {};
   size_t pos = 0;
-  for (uint32_t l = 1; l < line; ++l) {
-    pos = text.find('\n', pos);
-    if (pos == std::string::npos) return {};
-    ++pos;
+  if (!line_starts.empty()) {
+    if (line > line_starts.size()) return {};
+    pos = line_starts[line - 1];
+    ++g_line_lookup_steps;
+  } else {
+    for (uint32_t l = 1; l < line; ++l) {
+      ++g_line_lookup_steps;
+      pos = text.find('\n', pos);
+      if (pos == std::string::npos) return {};
+      ++pos;
+    }
   }
   size_t end = text.find('\n', pos);
   if (end == std::string::npos) end = text.size();
@@ -27,7 +40,11 @@ std::string_view Source::line_text(uint32_t line) const {
 }
 
 SourcePtr make_source(std::string path, std::string text) {
-  return std::make_shared<const Source>(Source{std::move(path), std::move(text)});
+  Source s{std::move(path), std::move(text), {}};
+  s.line_starts.push_back(0);
+  for (size_t i = 0; i < s.text.size(); ++i)
+    if (s.text[i] == '\n') s.line_starts.push_back(i + 1);
+  return std::make_shared<const Source>(std::move(s));
 }
 
 SourcePtr read_source(const std::string& path) {
@@ -53,9 +70,6 @@ static bool is_control(unsigned char c) {
   return (c < 0x20 && c != '\t') || c == 0x7f;
 }
 
-// The widest source excerpt a diagnostic shows, in bytes.
-constexpr size_t kExcerptWidth = 160;
-
 static std::string printable(std::string_view text) {
   std::string out;
   out.reserve(text.size());
@@ -67,6 +81,20 @@ static std::string printable(std::string_view text) {
   return out;
 }
 
+// At most this many bytes of a source line around the caret: a pack with 50,000 names on
+// one line gave 50,000 errors each quoting the whole line, output quadratic in the line
+// (issue 18, defect 2). Longer lines are cut to a window marked with "...".
+static constexpr size_t kExcerptBytes = 120;
+static constexpr size_t kExcerptBefore = 40;  // of them, before the caret
+
+// Moves `i` back to the first byte of the UTF-8 sequence it is in (a cut never splits one).
+static size_t char_start(std::string_view s, size_t i) {
+  size_t back = 0;
+  while (i > 0 && i < s.size() && (static_cast<unsigned char>(s[i]) & 0xC0) == 0x80 && back < 3)
+    --i, ++back;
+  return i;
+}
+
 std::string Diagnostic::render() const {
   std::string out;
   const std::string path = printable(source ? source->path : std::string("<input>"));
@@ -75,36 +103,31 @@ std::string Diagnostic::render() const {
   } else {
     out = fmt::format("{}:{}:{}: {}: {}\n", path, loc.line, loc.col, severity_name(severity),
                       printable(message));
-    const std::string_view whole = source ? source->line_text(loc.line) : std::string_view{};
-    // A long line (generated, minified or hostile: a megabyte of one pack line) is shown
-    // as a window around the column, so the terminal gets one readable line.
-    const size_t col = std::min<size_t>(loc.col - 1, whole.size());
-    size_t first = 0, last = whole.size();
-    if (whole.size() > kExcerptWidth) {
-      first = col > kExcerptWidth / 2 ? col - kExcerptWidth / 2 : 0;
-      last = std::min(whole.size(), first + kExcerptWidth);
-      // Never start or end inside a UTF-8 sequence.
-      auto continuation = [&](size_t i) {
-        return (static_cast<unsigned char>(whole[i]) & 0xc0) == 0x80;
-      };
-      while (first > 0 && continuation(first)) --first;
-      while (last < whole.size() && continuation(last)) ++last;
+    std::string_view line = source ? source->line_text(loc.line) : std::string_view{};
+    const size_t caret = loc.col > 0 ? loc.col - 1 : 0;  // byte of the line under the caret
+    size_t from = 0, to = line.size();
+    if (line.size() > kExcerptBytes) {
+      from = char_start(line,
+                        caret > kExcerptBefore ? std::min(caret, line.size()) - kExcerptBefore : 0);
+      to = std::min(line.size(), from + kExcerptBytes);
+      if (to < line.size()) to = char_start(line, to);
     }
-    const std::string_view line = whole.substr(first, last - first);
-    const std::string_view cut = "...";
+    const std::string_view cut_before = from > 0 ? "..." : "";
     out += "  ";
-    if (first > 0) out += cut;
-    out += printable(line);
-    if (last < whole.size()) out += cut;
+    out += cut_before;
+    out += printable(line.substr(from, to - from));
+    if (to < line.size()) out += "...";
     out += "\n  ";
-    if (first > 0) out.append(cut.size(), ' ');
     // The caret under the same byte: an escaped byte takes four columns.
-    auto width = [&](size_t i) { return i < whole.size() && is_control(whole[i]) ? 4u : 1u; };
-    for (size_t i = first; i < col; ++i)
-      out.append(width(i), (i < whole.size() && whole[i] == '\t') ? '\t' : ' ');
+    auto width = [&](size_t i) { return i < line.size() && is_control(line[i]) ? 4u : 1u; };
+    out.append(cut_before.size(), ' ');
+    for (size_t i = from; i < caret; ++i)
+      out.append(width(i), (i < line.size() && line[i] == '\t') ? '\t' : ' ');
+    // A span running past a cut window ends at its edge.
+    size_t last = caret + std::max<uint32_t>(length, 1);
+    if (to < line.size()) last = std::min(last, std::max(to, caret + 1));
     size_t span = 0;
-    const size_t span_end = std::max(col + 1, std::min<size_t>(col + length, last));
-    for (size_t i = col; i < span_end; ++i) span += width(i);
+    for (size_t i = caret; i < last; ++i) span += width(i);
     out += '^';
     out.append(span - 1, '~');
     out += '\n';

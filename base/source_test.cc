@@ -49,28 +49,55 @@ TEST_CASE("control bytes in the excerpt, message and hints are shown escaped, ca
         "                    ^\n");  // under the space after BEL: 2 + 18 columns
 }
 
-TEST_CASE("a long line is shown as a window around the column, caret under the same byte") {
-  // A hostile or generated pack: one line of 100,000 bytes, the error in its middle.
-  std::string line(100'000, 'x');
-  line.replace(50'000, 3, "BAD");
-  auto src = make_source("long.cw", line + "\n");
-  Diagnostic d{Severity::Error, src, {1, 50'001, 50'000}, 3, "here", {}};
-  const std::string shown = line.substr(50'000 - 80, 160);
-  CHECK(d.render() == "long.cw:1:50001: error: here\n  ..." + shown + "...\n  " +
-                          std::string(3 + 80, ' ') + "^~~\n");
-  // Near the start there is nothing cut before.
-  Diagnostic start{Severity::Error, src, {1, 2, 1}, 1, "start", {}};
-  CHECK(start.render() == "long.cw:1:2: error: start\n  " + line.substr(0, 160) + "...\n   ^\n");
-  // A window never splits a UTF-8 sequence: it widens to keep the whole character.
-  std::string wide = std::string(79, 'x') + "\xC3\xA9" + std::string(200, 'y');
-  auto src2 = make_source("u.cw", wide + "\n");
-  Diagnostic u{Severity::Error, src2, {1, 161, 160}, 1, "u", {}};
-  CHECK(u.render() == "u.cw:1:161: error: u\n  ..." + wide.substr(79, 161) + "...\n  " +
-                          std::string(3 + 81, ' ') + "^\n");
+TEST_CASE("a window around the caret never splits a UTF-8 sequence") {
+  // é is bytes 39 and 40; a window starting 40 bytes before the caret at byte 80 would
+  // start inside it, so it starts at 39.
+  const std::string wide = std::string(39, 'x') + "\xC3\xA9" + std::string(200, 'y');
+  auto src = make_source("u.cw", wide + "\n");
+  Diagnostic u{Severity::Error, src, {1, 81, 80}, 1, "u", {}};
+  CHECK(u.render() == "u.cw:1:81: error: u\n  ..." + wide.substr(39, 120) + "...\n  " +
+                          std::string(3 + 41, ' ') + "^\n");
 }
 
 TEST_CASE("closest_match suggests only near names") {
   CHECK(closest_match("stak", {"stack", "state", "tid"}) == "stack");
   CHECK(closest_match("zzzzzz", {"stack", "tid"}).empty());
   CHECK(closest_match("swich_in", {"switch_in", "switch_out"}) == "switch_in");
+}
+
+TEST_CASE("a long line is quoted as a window around the caret, cut at both ends") {
+  // 300 bytes: "a0 a1 ... " — the diagnostic points at the token at byte 150.
+  std::string line;
+  for (int i = 0; line.size() < 300; ++i) line += "a" + std::to_string(i) + " ";
+  const size_t at = line.find("a40 ");
+  auto src = make_source("long.cw", line + "\n");
+  Diagnostic d{
+      Severity::Error, src, {1, static_cast<uint32_t>(at + 1), static_cast<uint32_t>(at)}, 3,
+      "here",          {}};
+  const std::string text = d.render();
+  const std::string window = line.substr(at - 40, 120);
+  CHECK(text == "long.cw:1:" + std::to_string(at + 1) + ": error: here\n  ..." + window +
+                    "...\n  " + std::string(3 + 40, ' ') + "^~~\n");
+  // Near the start nothing is cut before; a span longer than the window stops at its edge.
+  Diagnostic first{Severity::Error, src, {1, 1, 0}, 1000, "all", {}};
+  CHECK(first.render() == "long.cw:1:1: error: all\n  " + line.substr(0, 120) + "...\n  ^" +
+                              std::string(119, '~') + "\n");
+  // A line within the limit is quoted whole, as before.
+  auto short_src = make_source("short.cw", std::string(120, 'x') + "\n");
+  Diagnostic whole{Severity::Error, short_src, {1, 100, 99}, 1, "x", {}};
+  CHECK(whole.render() == "short.cw:1:100: error: x\n  " + std::string(120, 'x') + "\n  " +
+                              std::string(99, ' ') + "^\n");
+}
+
+TEST_CASE("line_text finds lines through the index make_source builds") {
+  auto src = make_source("a.cw", "one\r\ntwo\n\nfour");
+  CHECK(src->line_text(1) == "one");
+  CHECK(src->line_text(2) == "two");
+  CHECK(src->line_text(3) == "");
+  CHECK(src->line_text(4) == "four");
+  CHECK(src->line_text(5).empty());
+  CHECK(src->line_text(0).empty());
+  // A Source made without make_source has no index and gives the same answers.
+  Source plain{"b.cw", "one\r\ntwo\n\nfour", {}};
+  for (uint32_t l = 0; l <= 5; ++l) CHECK(plain.line_text(l) == src->line_text(l));
 }

@@ -357,9 +357,8 @@ Command add_debug(CLI::App& app) {
           // Nothing to diagnose is an answer, not an error.
           progress.clear();
           if (args->json)
-            std::cout << with_schema_version(
-                             nlohmann::json{{"hang", nullptr}, {"no_hang", e.what()}})
-                             .dump(2)
+            std::cout << json_text(with_schema_version(
+                             nlohmann::json{{"hang", nullptr}, {"no_hang", e.what()}}))
                       << "\n";
           else
             std::cout << e.what() << "\n(`causeway hangs " << args->trace
@@ -414,7 +413,7 @@ Command add_debug(CLI::App& app) {
           const uint64_t start = engine::trace_start_ns(trace);
           add_seconds_since_start(j, start);
           j["trace_start_ns"] = start;
-          std::cout << with_schema_version(std::move(j)).dump(2) << "\n";
+          std::cout << json_text(with_schema_version(std::move(j))) << "\n";
         } else
           std::cout << engine::debug_text(trace, built.graph, diagnosis);
         return kExitOk;

@@ -340,7 +340,7 @@ Command add_eval(CLI::App& app) {
               results.push_back(std::move(r));
             }
             if (args->json)
-              std::cout << with_schema_version(eval::render_json(results)).dump(2) << "\n";
+              std::cout << json_text(with_schema_version(eval::render_json(results))) << "\n";
             else
               std::cout << eval::render_markdown(results);
             if (args->show && !args->json)

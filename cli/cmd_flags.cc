@@ -288,7 +288,7 @@ int run_suggest(const SuggestArgs& args) {
   if (args.json) {
     nlohmann::ordered_json out = {{"schema_version", kJsonSchemaVersion},
                                   {"suggestions", to_json(report, found)}};
-    std::cout << out.dump(2) << "\n";
+    std::cout << json_text(out) << "\n";
   } else {
     print_text(report, found);
   }

@@ -78,7 +78,7 @@ Command add_graph(CLI::App& app) {
                 json["trace"]["skipped"].push_back(
                     {{"offset", s.offset}, {"size", s.size}, {"reason", s.reason}});
               if (args->edges) json["edge_list"] = engine::edge_list_json(trace, result.graph);
-              std::cout << with_schema_version(std::move(json)).dump(2) << "\n";
+              std::cout << json_text(with_schema_version(std::move(json))) << "\n";
             } else {
               std::cout << engine::text_summary(trace, result);
             }

@@ -9,6 +9,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "base/terminal_text.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/graph_input.h"
@@ -115,7 +116,7 @@ Command add_hangs(CLI::App& app) {
               nlohmann::json out = {{"candidates", nlohmann::json::array()}};
               for (const auto& c : list) out["candidates"].push_back(candidate_json(trace, t0, c));
               if (list.empty()) out["none"] = why;
-              std::cout << with_schema_version(std::move(out)).dump(2) << "\n";
+              std::cout << json_text(with_schema_version(std::move(out))) << "\n";
               return kExitOk;
             }
             if (list.empty()) {
@@ -129,13 +130,14 @@ Command add_hangs(CLI::App& app) {
               std::cout << fmt::format(
                   "{:>3}. {} (pid {}, tid {})  {}  at {:.6f} s, {:.3f} s without a response  "
                   "--hang {}\n",
-                  i + 1, comm_of(trace, h.tid), h.pid, h.tid, engine::hang_kind_name(h.kind),
-                  seconds(h.start_ns - std::min(h.start_ns, t0)), seconds(c.score_ns), c.hang_arg);
+                  i + 1, terminal_text(comm_of(trace, h.tid)), h.pid, h.tid,
+                  engine::hang_kind_name(h.kind), seconds(h.start_ns - std::min(h.start_ns, t0)),
+                  seconds(c.score_ns), c.hang_arg);
               if (std::string on = waited_on(trace, c); !on.empty()) {
                 std::cout << "     waited in " << on;
                 if (c.woken_by != 0)
-                  std::cout << fmt::format(", ended by {} {}", comm_of(trace, c.woken_by),
-                                           c.woken_by);
+                  std::cout << fmt::format(", ended by {} {}",
+                                           terminal_text(comm_of(trace, c.woken_by)), c.woken_by);
                 std::cout << "\n";
               }
               if (!c.by_design.empty())

@@ -409,7 +409,7 @@ int record_status(const std::string& dir, bool json) {
     j.erase("pid");  // the status file's, of a recorder that is gone
   if (stale_pid) j["stale_pid"] = stale_pid;
   if (json) {
-    std::cout << with_schema_version(std::move(j)).dump(2) << "\n";
+    std::cout << json_text(with_schema_version(std::move(j))) << "\n";
     return kExitOk;
   }
   if (!pid) {

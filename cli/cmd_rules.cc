@@ -193,7 +193,7 @@ Command add_rules_kinds(CLI::App& rules) {
                                  {"clauses", words(k.clauses)},
                                  {"required", words(k.required)},
                                  {"bare", words(k.bare)}});
-              std::cout << with_schema_version(nlohmann::json{{"kinds", kinds}}).dump(2) << "\n";
+              std::cout << json_text(with_schema_version(nlohmann::json{{"kinds", kinds}})) << "\n";
               return kExitOk;
             }
             for (const auto& k : dsl::kRuleKinds) {

@@ -3,8 +3,10 @@
 
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <optional>
 #include <vector>
 
+#include "base/terminal_text.h"
 #include "cli/command_words.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
@@ -84,6 +86,15 @@ int main(int argc, char** argv) {
   }
   for (auto& c : commands)
     if (c.app->parsed()) {
+      // Names, paths and markers from a trace reach the terminal in reports, questions and
+      // messages: everything a command prints goes out with control bytes and bytes that
+      // are not UTF-8 shown as \xNN (issue 18, defect 3). Not `rules fmt`, whose output is
+      // the pack itself.
+      std::optional<cw::TerminalGuard> out_guard, err_guard;
+      if (c.app->get_name() != "fmt") {
+        out_guard.emplace(std::cout);
+        err_guard.emplace(std::cerr);
+      }
       try {
         return c.run();
       } catch (const cw::TraceWriteError& e) {

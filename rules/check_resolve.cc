@@ -103,20 +103,44 @@ std::string answer_names_text() {
 
 // ---- set-up ---------------------------------------------------------------------------
 
+// What every pack sees is the transitive closure of `requires`: quadratic in a long chain
+// (20,000 packs each requiring the next took 50 s and 1.7 GB). Past this many entries in
+// all, loading stops with an error at the pack that crossed it (issue 18, defect 2).
+constexpr size_t kMaxVisible = size_t{1} << 20;
+
 void Checker::compute_visibility() {
+  size_t total = 0;
+  bool over = false;
   for (size_t p = 0; p < units_.size(); ++p) {
+    packs_[p].visible.push_back(p);
+    if (over) continue;
     std::set<size_t> seen{p};
     std::vector<size_t> pending{p};
-    while (!pending.empty()) {
+    while (!pending.empty() && !over) {
       size_t q = pending.back();
       pending.pop_back();
       for (const auto& req : units_[q].info.requires_) {
         auto it = pack_index_.find(req);
-        if (it != pack_index_.end() && seen.insert(it->second).second)
+        if (it != pack_index_.end() && seen.insert(it->second).second) {
           pending.push_back(it->second);
+          if (total + seen.size() > kMaxVisible) {
+            over = true;
+            break;
+          }
+        }
       }
     }
-    packs_[p].visible.push_back(p);
+    if (over) {
+      const PackInfo& info = units_[p].info;
+      diags_.error(info.header_source, info.header_loc, 4,
+                   fmt::format("pack '{}' and the packs loaded before it see more than {} packs "
+                               "through their requirements, counted per pack",
+                               info.id, kMaxVisible),
+                   {"a pack sees every pack its requirements require, transitively: a long "
+                    "chain of requirements makes that quadratic; require fewer packs"});
+      continue;
+    }
+    total += seen.size();
     for (size_t q : seen)
       if (q != p) packs_[p].visible.push_back(q);
   }

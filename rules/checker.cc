@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 
 #include "dsl/rule_kinds.h"
 #include "rules/check_context.h"
@@ -50,11 +51,15 @@ bool Diagnostics::has_errors() const {
 }
 
 std::vector<Diagnostic> Diagnostics::sorted(const std::vector<SourcePtr>& file_order) const {
+  // Looked up, not searched per comparison: thousands of files each with a diagnostic
+  // made sorting quadratic.
+  std::unordered_map<const Source*, long> file_rank;
+  for (size_t i = 0; i < file_order.size(); ++i)
+    file_rank[file_order[i].get()] = static_cast<long>(i);
   auto rank = [&](const std::vector<Diagnostic>& g) {
     const Diagnostic& d = g.front();
-    long file = -1;
-    for (size_t i = 0; i < file_order.size(); ++i)
-      if (file_order[i] == d.source) file = static_cast<long>(i);
+    auto it = file_rank.find(d.source.get());
+    long file = it == file_rank.end() ? -1 : it->second;
     return std::tuple(d.severity == Severity::Warning, file, d.loc.byte);
   };
   std::vector<const std::vector<Diagnostic>*> order;

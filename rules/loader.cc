@@ -143,31 +143,40 @@ void resolve(const std::vector<PackUnit>& packs, Diagnostics& diags) {
   }
   enum class Mark { New, Active, Done };
   std::vector<Mark> mark(packs.size(), Mark::New);
-  std::vector<size_t> path;
-  std::function<void(size_t)> visit = [&](size_t p) {
-    mark[p] = Mark::Active;
-    path.push_back(p);
-    for (const auto& req : packs[p].info.requires_) {
-      auto it = index.find(req);
+  // Depth first with its own stack, not recursion: a chain of 50,000 packs each requiring
+  // the next overflowed the call stack (issue 18, defect 2). `path` holds the packs being
+  // visited and, for each, the next of its requirements to follow.
+  std::vector<std::pair<size_t, size_t>> path;
+  for (size_t root = 0; root < packs.size(); ++root) {
+    if (mark[root] != Mark::New) continue;
+    mark[root] = Mark::Active;
+    path.push_back({root, 0});
+    while (!path.empty()) {
+      auto& [p, next] = path.back();
+      const auto& reqs = packs[p].info.requires_;
+      if (next == reqs.size()) {
+        mark[p] = Mark::Done;
+        path.pop_back();
+        continue;
+      }
+      auto it = index.find(reqs[next++]);
       if (it == index.end()) continue;
       size_t q = it->second;
       if (mark[q] == Mark::Active) {
         std::string cycle;
-        auto start = std::find(path.begin(), path.end(), q);
-        for (auto i = start; i != path.end(); ++i) cycle += packs[*i].info.id + " -> ";
+        auto start = std::find_if(path.begin(), path.end(),
+                                  [&](const auto& step) { return step.first == q; });
+        for (auto i = start; i != path.end(); ++i) cycle += packs[i->first].info.id + " -> ";
         cycle += packs[q].info.id;
         const PackInfo& first = packs[q].info;
         diags.error(first.header_source, first.header_loc, 4,
                     fmt::format("packs require each other in a cycle: {}", cycle));
       } else if (mark[q] == Mark::New) {
-        visit(q);
+        mark[q] = Mark::Active;
+        path.push_back({q, 0});  // `p` and `next` are not used past this point
       }
     }
-    path.pop_back();
-    mark[p] = Mark::Done;
-  };
-  for (size_t p = 0; p < packs.size(); ++p)
-    if (mark[p] == Mark::New) visit(p);
+  }
 }
 
 // Groups parsed files into packs (docs/rules.md "Packs"), in the order of their headers.

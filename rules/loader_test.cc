@@ -229,3 +229,77 @@ TEST_CASE("diagnostics come errors first, each group in file order") {
   CHECK(r.diagnostics[0].source->path == "a.cw");
   CHECK(r.diagnostics[1].source->path == "b.cw");
 }
+
+// Issue 18, defect 2: a pack requiring 50,000 packs that are not there gave 50,000 errors,
+// each quoting its whole source line (quadratic output when the names share a line) and
+// each finding that line by counting newlines from the top (quadratic time when they do
+// not). The work is bounded by what is counted, not by a clock.
+TEST_CASE("50,000 missing requirements are reported with work linear in their number") {
+  constexpr size_t kNames = 50'000;
+  auto pack = [&](std::string_view separator) {
+    std::string text = "pack big { version \"1.0.0\"\n  requires ";
+    for (size_t i = 0; i < kNames; ++i)
+      text += fmt::format("{}dep.p{}", i == 0 ? "" : separator, i);
+    return text + "\n}\n";
+  };
+
+  SUBCASE("on one line: each error quotes a window of the line, not all of it") {
+    auto result = load_sources({make_source("one-line.cw", pack(", "))});
+    REQUIRE(result.diagnostics.size() == kNames);
+    for (size_t i : {size_t{0}, kNames / 2, kNames - 1}) {
+      const std::string text = result.diagnostics[i].render();
+      CAPTURE(i);
+      CHECK(text.size() < 400);
+      // Still says what and where, with the name under the caret.
+      const std::string name = fmt::format("dep.p{}", i);
+      CHECK(text.find(fmt::format("requires '{}', which is not loaded", name)) !=
+            std::string::npos);
+      const size_t excerpt = text.find('\n') + 1;
+      const size_t caret_line = text.find('\n', excerpt) + 1;
+      const size_t caret_col = text.find('^', caret_line) - caret_line;
+      CHECK(text.compare(excerpt + caret_col, name.size(), name) == 0);
+    }
+  }
+
+  SUBCASE("one per line: each error finds its line without counting from the top") {
+    auto result = load_sources({make_source("many-lines.cw", pack(",\n    "))});
+    REQUIRE(result.diagnostics.size() == kNames);
+    const uint64_t before = line_lookup_steps();
+    std::string last;
+    for (size_t i = kNames - 1000; i < kNames; ++i) last = result.diagnostics[i].render();
+    // The last thousand errors, near the end of the file: a look-up each, where counting
+    // lines from the top took ~50,000 steps each.
+    CHECK(line_lookup_steps() - before <= 1000 * 2);
+    CHECK(last.find(fmt::format("dep.p{},", kNames - 1)) == std::string::npos);
+    CHECK(last.find(fmt::format("    dep.p{}\n", kNames - 1)) != std::string::npos);
+  }
+}
+
+// Issue 18, defect 2, the same attack as a chain: 50,000 packs each requiring the next.
+// Resolving the chain recursed once per pack (the stack overflowed, a crash); what each
+// pack sees is the chain after it, 50,000 * 50,000 / 2 entries (20,000 packs took 50 s and
+// 1.7 GB). Now the walk has its own stack, and the visibility stops at a bound with an
+// error where it was crossed.
+TEST_CASE("a chain of 50,000 packs is refused at a bound, without recursion or quadratic work") {
+  constexpr size_t kPacks = 50'000;
+  std::vector<SourcePtr> sources;
+  for (size_t i = 0; i < kPacks; ++i)
+    sources.push_back(
+        make_source(fmt::format("p{}.cw", i),
+                    fmt::format("pack c.p{} {{ version \"1.0.0\"{} }}\n", i,
+                                i + 1 < kPacks ? fmt::format(" requires c.p{}", i + 1) : "")));
+  auto result = load_sources(sources);
+  REQUIRE(result.diagnostics.size() == 1);
+  // Pack i sees kPacks - i packs; the bound (2^20 in all) is crossed at the first pack whose
+  // own count takes the sum past it.
+  size_t total = 0, at = 0;
+  while (total + (kPacks - at) <= (size_t{1} << 20)) total += kPacks - at++;
+  CHECK(result.render() ==
+        fmt::format("p{0}.cw:1:1: error: pack 'c.p{0}' and the packs loaded before it see more "
+                    "than 1048576 packs through their requirements, counted per pack\n"
+                    "  pack c.p{0} {{ version \"1.0.0\" requires c.p{1} }}\n"
+                    "  ^~~~\n"
+                    "hint: a pack sees every pack its requirements require, transitively: a "
+                    "long chain of requirements makes that quadratic; require fewer packs\n",
+                    at, at + 1));
+}

@@ -5,6 +5,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "rules/lua_sandbox.h"
@@ -26,6 +27,9 @@ class LuaHost {
   const rules::RuleSet& rules_;
   rules::LuaLimits limits_;
   std::map<std::string, std::unique_ptr<rules::LuaSandbox>> sandboxes_;
+  bool indexed_ = false;
+  std::set<std::string> with_chunks_;                    // packs with `lua` chunks
+  std::map<std::string, const rules::PackInfo*> packs_;  // by id
 };
 
 }  // namespace cw::engine

@@ -52,12 +52,16 @@ const PackInfo* RuleSet::pack(const std::string& id) const {
 }
 
 RuleSet select_packs(const RuleSet& rules, const std::vector<std::string>& pack_ids) {
+  // By id once, not RuleSet::pack's scan per name: a pack may require thousands.
+  std::map<std::string, const PackInfo*> by_id;
+  for (const auto& p : rules.packs) by_id.emplace(p.id, &p);
   std::set<std::string> chosen;
   std::vector<std::string> pending = pack_ids;
   while (!pending.empty()) {
     std::string id = pending.back();
     pending.pop_back();
-    const PackInfo* info = rules.pack(id);
+    auto found = by_id.find(id);
+    const PackInfo* info = found == by_id.end() ? nullptr : found->second;
     if (!info || !chosen.insert(id).second) continue;
     pending.insert(pending.end(), info->requires_.begin(), info->requires_.end());
   }

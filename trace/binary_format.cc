@@ -51,6 +51,7 @@ std::string_view chunk_type_name(uint32_t type) {
     case ChunkType::Lost: return "lost";
     case ChunkType::End: return "end";
     case ChunkType::Maps: return "maps";
+    case ChunkType::Losses: return "losses";
   }
   return {};
 }
@@ -121,7 +122,8 @@ struct TraceWriter::State {
   size_t kinds_written = 0;
   size_t strings_written = 1;  // id 0, the empty string, is implicit
   size_t stacks_written = 1;   // id 0, no stack, is implicit
-  size_t processes_written = 0, threads_written = 0, lost_written = 0, maps_written = 0;
+  size_t processes_written = 0, threads_written = 0, lost_written = 0, maps_written = 0,
+         losses_written = 0;
   Buffer payload;
   uint64_t whole = 0;  // bytes on disk up to the end of the last whole chunk
   uint64_t at = 0;     // bytes on disk, a chunk being written included
@@ -287,6 +289,17 @@ void TraceWriter::append(const Trace& trace, size_t events_from) {
     }
     s.emit(ChunkType::Lost);
     s.lost_written = trace.lost.size();
+  }
+  // Losses: u32 count, u32 0, then per record u64 ts, count, u32 kind, 0 (24 bytes).
+  if (s.losses_written < trace.losses.size()) {
+    b.u32(static_cast<uint32_t>(trace.losses.size() - s.losses_written));
+    b.u32(0);
+    for (size_t i = s.losses_written; i < trace.losses.size(); ++i) {
+      const LossRecord& l = trace.losses[i];
+      b.u64(l.ts), b.u64(l.count), b.u32(static_cast<uint32_t>(l.kind)), b.u32(0);
+    }
+    s.emit(ChunkType::Losses);
+    s.losses_written = trace.losses.size();
   }
   // Events: u64 count, u64 value count, count 24-byte events whose `values` is relative
   // to the chunk, then the values. The reader copies both arrays in bulk.
@@ -540,6 +553,7 @@ class Reader {
         case ChunkType::Lost: return read_lost(c);
         case ChunkType::End: seen_end_ = true; return;
         case ChunkType::Maps: return read_maps(c);
+        case ChunkType::Losses: return read_losses(c);
       }
       --report_.chunks_read;
       note(
@@ -751,6 +765,20 @@ class Reader {
       l.cpu = static_cast<uint16_t>(c.get<uint32_t>());
       c.get<uint32_t>();
       out_.lost.push_back(l);
+    }
+  }
+
+  void read_losses(Cursor& c) {
+    uint32_t n = c.get<uint32_t>();
+    c.get<uint32_t>();
+    if (n > c.remaining() / 24) throw Malformed{"loss-record count exceeds the chunk"};
+    for (uint32_t i = 0; i < n; ++i) {
+      LossRecord l;
+      l.ts = c.get<uint64_t>();
+      l.count = c.get<uint64_t>();
+      l.kind = static_cast<LossKind>(c.get<uint32_t>());  // an unknown kind is kept
+      c.get<uint32_t>();
+      out_.losses.push_back(l);
     }
   }
 

@@ -64,7 +64,8 @@ enum class ChunkType : uint32_t {
   Events = 6,
   Lost = 7,
   End = 8,
-  Maps = 9,  // since format 1.1
+  Maps = 9,     // since format 1.1
+  Losses = 10,  // since format 1.2: LossRecord (an older reader skips it, with a note)
 };
 }  // namespace binary_format
 

@@ -167,6 +167,82 @@ TEST_CASE("memory maps stream in their own chunks and read back sorted by pid th
         }) == 2);
 }
 
+std::vector<std::string> losses_of(const Trace& t) {
+  std::vector<std::string> out;
+  for (const LossRecord& l : t.losses)
+    out.push_back(fmt::format("{} {} {}", static_cast<uint32_t>(l.kind), l.count, l.ts));
+  return out;
+}
+
+TEST_CASE("every kind of loss streams in losses chunks and reads back as written") {
+  TempDir dir("cw-tracer-test");
+  Trace t = parse(kSample);  // with 12 events lost in the kernel buffer
+  TraceWriter writer(dir.file("l.cwt"), t.schema);
+  t.losses.push_back({LossKind::HookLog, 40, 1000});
+  t.losses.push_back({LossKind::SwitchUnreported, 1, 1500});
+  writer.append(t);
+  size_t from = t.events.size();
+  t.losses.push_back({LossKind::Maps, 2, 2000});
+  t.losses.push_back({LossKind::WatchpointSilent, 1, 2500});
+  t.losses.push_back({static_cast<LossKind>(77), 5, 2600});  // from a newer recorder: kept
+  writer.append(t, from);
+  writer.close();
+
+  Trace back;
+  ReadReport report = read_trace(dir.file("l.cwt"), back);
+  CHECK(report.clean());
+  CHECK(report.notes.empty());
+  CHECK(losses_of(back) ==
+        std::vector<std::string>{"1 40 1000", "2 1 1500", "3 2 2000", "4 1 2500", "77 5 2600"});
+  CHECK(back.lost_events() == 12);  // the kernel buffer's stay apart
+  CHECK(back.losses_of(LossKind::HookLog) == 40);
+  std::vector<ChunkInfo> chunks = walk_chunks(slurp(dir.file("l.cwt")));
+  CHECK(std::count_if(chunks.begin(), chunks.end(), [](const ChunkInfo& c) {
+          return c.type == static_cast<uint32_t>(bf::ChunkType::Losses);
+        }) == 2);
+}
+
+TEST_CASE("a file from before format 1.2 (no losses chunk) reads cleanly with no losses") {
+  std::string bytes;
+  {
+    TempDir dir("cw-tracer-test");
+    Trace t = parse(kSample);
+    write_trace(t, dir.file("old.cwt"));
+    bytes = slurp(dir.file("old.cwt"));
+  }
+  for (const ChunkInfo& c : walk_chunks(bytes))
+    CHECK(c.type != static_cast<uint32_t>(bf::ChunkType::Losses));
+  uint32_t minor = 1;  // what a 1.1 writer put in the header; its chunks are these
+  std::memcpy(bytes.data() + 12, &minor, 4);
+  Trace out;
+  ReadReport report = read_trace_bytes(bytes, out, "old.cwt");
+  CHECK(report.clean());
+  CHECK(report.notes.empty());
+  CHECK(report.minor == 1);
+  CHECK(out.events.size() == 5);
+  CHECK(out.lost_events() == 12);
+  CHECK(out.losses.empty());
+}
+
+TEST_CASE("a damaged losses chunk is skipped and reported; the rest is kept") {
+  Trace t = parse(kSample);
+  t.losses.push_back({LossKind::HookLog, 3, 1000});
+  std::string bytes;
+  {
+    TempDir dir("cw-tracer-test");
+    write_trace(t, dir.file("d.cwt"));
+    bytes = slurp(dir.file("d.cwt"));
+  }
+  for (const ChunkInfo& c : walk_chunks(bytes))
+    if (c.type == static_cast<uint32_t>(bf::ChunkType::Losses))
+      bytes[c.offset + bf::kChunkHeaderSize] ^= 0x55;  // the checksum no longer matches
+  Trace out;
+  ReadReport report = read_trace_bytes(bytes, out, "d.cwt");
+  CHECK(out.losses.empty());
+  CHECK(out.events.size() == 5);
+  REQUIRE(report.skipped.size() == 1);
+}
+
 TEST_CASE("a damaged maps chunk is skipped and reported; the rest is kept") {
   TempDir dir("cw-tracer-test");
   Trace t = parse(kSample);

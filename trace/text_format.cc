@@ -286,11 +286,12 @@ class TextParser {
     if (first.text == "thread") return parse_thread(tokens);
     if (first.text == "lost") return parse_lost(tokens);
     if (first.text == "map") return parse_map(tokens);
+    if (first.text == "loss") return parse_loss(tokens);
     fail(first,
          fmt::format("unknown record '{}': a line starts with a time, 'process', 'thread', "
-                     "'lost' or 'map'",
+                     "'lost', 'loss' or 'map'",
                      first.text),
-         did_you_mean(first.text, {"process", "thread", "lost", "map"}));
+         did_you_mean(first.text, {"process", "thread", "lost", "loss", "map"}));
   }
 
   void parse_header(const std::vector<Token>& tokens) {
@@ -391,6 +392,30 @@ class TextParser {
         l.ts = parse_time(kv.value);
     });
     trace_.lost.push_back(l);
+  }
+
+  // loss KIND count=N [at=TIME]: KIND a name (hook_log, ...) or, for a kind from a newer
+  // recorder, its number.
+  void parse_loss(const std::vector<Token>& tokens) {
+    LossRecord l;
+    const Token kind = required(tokens, 1, "a kind of loss after 'loss'");
+    std::vector<std::string> names;
+    for (LossKind k : kLossKinds) names.emplace_back(loss_kind_name(k));
+    if (auto known = loss_kind_from_name(kind.text))
+      l.kind = *known;
+    else if (auto number = parse_unsigned(kind.text);
+             number && *number > 0 && *number <= UINT32_MAX)
+      l.kind = static_cast<LossKind>(*number);
+    else
+      fail(kind, fmt::format("unknown kind of loss '{}'", kind.text),
+           did_you_mean(kind.text, names));
+    parse_record_fields(tokens, 2, "loss", {"count", "at"}, [&](const KeyValue& kv) {
+      if (kv.key.text == "count")
+        l.count = parse_int(kv.value, "count", FieldType::Uint);
+      else
+        l.ts = parse_time(kv.value);
+    });
+    trace_.losses.push_back(l);
   }
 
   // map PID START-END PGOFF PATH [build_id=HEX] [at=TIME]
@@ -640,6 +665,12 @@ std::string write_text_trace(const Trace& trace) {
   }
   for (const auto& l : trace.lost)
     out += fmt::format("lost cpu={} count={} at={}\n", l.cpu, l.count, format_time(l.ts));
+  for (const auto& l : trace.losses) {
+    std::string_view name = loss_kind_name(l.kind);
+    out += fmt::format("loss {} count={} at={}\n",
+                       name.empty() ? std::to_string(static_cast<uint32_t>(l.kind)) : name, l.count,
+                       format_time(l.ts));
+  }
   for (const auto& m : trace.maps) {
     out += fmt::format("map {} 0x{:x}-0x{:x} 0x{:x} ", m.pid, m.start, m.end, m.pgoff);
     std::string_view path = str(m.path);

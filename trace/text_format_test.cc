@@ -200,6 +200,45 @@ TEST_CASE("map lines give a process's executable mappings, sorted by pid then ti
   CHECK(write_text_trace(parse(write_text_trace(t))) == write_text_trace(t));
 }
 
+TEST_CASE("loss lines: every kind by name, a newer recorder's by number; they round-trip") {
+  const std::string text =
+      "causeway-trace 1\n"
+      "lost cpu=1 count=12 at=3s\n"
+      "loss hook_log count=40 at=1ms\n"
+      "loss switches_unreported count=1 at=1.5ms\n"
+      "loss maps count=2 at=2ms\n"
+      "loss watchpoints_silent count=1\n"
+      "loss 77 count=5 at=2.6ms\n";
+  Trace t = parse_text_trace(make_source("t.trace", text));
+  REQUIRE(t.losses.size() == 5);
+  CHECK(t.losses[0].kind == LossKind::HookLog);
+  CHECK(t.losses[0].count == 40);
+  CHECK(t.losses[0].ts == 1000000);
+  CHECK(t.losses_of(LossKind::SwitchUnreported) == 1);
+  CHECK(t.losses_of(LossKind::Maps) == 2);
+  CHECK(t.losses[3].kind == LossKind::WatchpointSilent);
+  CHECK(t.losses[3].ts == 0);
+  CHECK(static_cast<uint32_t>(t.losses[4].kind) == 77);
+  CHECK(t.lost_events() == 12);
+  const std::string written = write_text_trace(t);
+  CHECK(written.find("loss hook_log count=40 at=1ms\n") != std::string::npos);
+  CHECK(written.find("loss watchpoints_silent count=1 at=0\n") != std::string::npos);
+  CHECK(written.find("loss 77 count=5 at=2600us\n") != std::string::npos);
+  Trace again = parse_text_trace(make_source("w.trace", written));
+  CHECK(write_text_trace(again) == written);
+}
+
+TEST_CASE("a bad loss line points at what is wrong") {
+  CHECK(error_of("causeway-trace 1\nloss hook_logs count=1\n") ==
+        "t.trace:2:6: error: unknown kind of loss 'hook_logs'\n"
+        "  loss hook_logs count=1\n"
+        "       ^~~~~~~~~\n"
+        "hint: did you mean 'hook_log'?\n");
+  CHECK(
+      error_of("causeway-trace 1\nloss maps cpu=1\n").find("unknown field 'cpu' of loss record") !=
+      std::string::npos);
+}
+
 TEST_CASE("a bad map line points at what is wrong") {
   CHECK(error_of("causeway-trace 1\nmap 100 0x400000:0x401000 0x0 /bin/a\n") ==
         "t.trace:2:9: error: bad address range '0x400000:0x401000': expected START-END, e.g. "
@@ -344,7 +383,7 @@ TEST_CASE("bad times name the problem") {
 TEST_CASE("malformed lines say what was expected") {
   CHECK(error_of("causeway-trace 1\nproces 1\n") ==
         "t.trace:2:1: error: unknown record 'proces': a line starts with a time, 'process', "
-        "'thread', 'lost' or 'map'\n"
+        "'thread', 'lost', 'loss' or 'map'\n"
         "  proces 1\n"
         "  ^~~~~~\n"
         "hint: did you mean 'process'?\n");

@@ -64,6 +64,29 @@ void Trace::rebuild_indexes() {
   for (uint32_t i = 0; i < processes.size(); ++i) process_index_[processes[i].pid] = i;
 }
 
+std::string_view loss_kind_name(LossKind kind) {
+  switch (kind) {
+    case LossKind::HookLog: return "hook_log";
+    case LossKind::SwitchUnreported: return "switches_unreported";
+    case LossKind::Maps: return "maps";
+    case LossKind::WatchpointSilent: return "watchpoints_silent";
+  }
+  return "";
+}
+
+std::optional<LossKind> loss_kind_from_name(std::string_view name) {
+  for (LossKind k : kLossKinds)
+    if (loss_kind_name(k) == name) return k;
+  return std::nullopt;
+}
+
+uint64_t Trace::losses_of(LossKind kind) const {
+  uint64_t n = 0;
+  for (const LossRecord& l : losses)
+    if (l.kind == kind) n += l.count;
+  return n;
+}
+
 uint64_t Trace::lost_events() const {
   uint64_t n = 0;
   for (const auto& l : lost) n += l.count;

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -73,6 +74,30 @@ struct LostRecord {
   uint64_t ts = 0;  // when the loss was noticed
 };
 
+// What else the recorder could not keep (issue 18, "a recorder that says what it
+// missed"). Kernel ring buffer overflows are LostRecord, per CPU; these are the others.
+// The numbers are stored in files: never renumber, only add.
+enum class LossKind : uint32_t {
+  HookLog = 1,           // in-process hook events dropped: no chunk of the hook log free
+  SwitchUnreported = 2,  // context switches the kernel (or the VM) never delivered
+  Maps = 3,              // mmap records the kernel dropped (stacks there may stay unnamed)
+  WatchpointSilent = 4,  // hardware watchpoints opened that never fired while recording
+};
+// "hook_log", "switches_unreported", "maps", "watchpoints_silent"; "" for a kind this
+// causeway does not know (from a newer recorder; kept and counted all the same).
+std::string_view loss_kind_name(LossKind kind);
+// The kind named so, or nothing.
+std::optional<LossKind> loss_kind_from_name(std::string_view name);
+// Every kind this causeway knows, in the order reports list them.
+inline constexpr LossKind kLossKinds[] = {LossKind::HookLog, LossKind::SwitchUnreported,
+                                          LossKind::Maps, LossKind::WatchpointSilent};
+
+struct LossRecord {
+  LossKind kind = LossKind::HookLog;
+  uint64_t count = 0;
+  uint64_t ts = 0;  // when the loss was noticed
+};
+
 class StringTable {
  public:
   StringTable();
@@ -90,7 +115,8 @@ class StringTable {
 
 struct Trace {
   static constexpr uint32_t kFormatMajor = 1;
-  static constexpr uint32_t kFormatMinor = 1;  // 1: memory maps (the Maps chunk)
+  // 1: memory maps (the Maps chunk); 2: losses other than the kernel buffer's (Losses).
+  static constexpr uint32_t kFormatMinor = 2;
 
   Schema schema = Schema::builtin();
   StringTable strings;
@@ -100,7 +126,8 @@ struct Trace {
   std::vector<Event> events;  // sorted by ts (stable)
   std::vector<uint64_t> values;
   std::vector<LostRecord> lost;
-  std::vector<MapRecord> maps;  // by pid, then ts
+  std::vector<LossRecord> losses;  // appended as noticed, like `lost`
+  std::vector<MapRecord> maps;     // by pid, then ts
 
   // Appends an event; its field values are zero until set through value_ref.
   Event& add_event(uint64_t ts, Tid tid, KindId kind, uint16_t cpu = 0, StackId stack = 0);
@@ -113,10 +140,11 @@ struct Trace {
   StackId add_stack(Stack s);
   const ThreadInfo* thread(Tid tid) const;  // nullptr if unknown
   const ProcessInfo* process(Pid pid) const;
-  Pid pid_of(Tid tid) const;  // 0 if unknown
-  void sort_events();         // stable sort by ts
-  void rebuild_indexes();     // after threads/processes change
-  uint64_t lost_events() const;
+  Pid pid_of(Tid tid) const;     // 0 if unknown
+  void sort_events();            // stable sort by ts
+  void rebuild_indexes();        // after threads/processes change
+  uint64_t lost_events() const;  // kernel ring buffer only
+  uint64_t losses_of(LossKind kind) const;
   // Puts `maps` in (pid, ts) order, keeping the order of equal keys (readers and parsers
   // call it; a recorder appends maps as they come and its writer streams them in that order).
   void sort_maps() {

@@ -172,6 +172,8 @@ std::optional<ForegroundResult> record_in_foreground(ForegroundRecording r) {
     session->decoder().set_instrument_naming(instrumentation->naming());
     RecordInstrumentation* hooks = instrumentation.get();
     session->add_source([hooks](RecordDecoder& decoder) { hooks->poll_hooks(decoder); });
+    session->add_final(
+        [hooks](RecordDecoder& decoder) { hooks->note_silent_watchpoints(decoder); });
     print_messages(*instrumentation);
   }
 

@@ -106,6 +106,15 @@ StackId RecordDecoder::intern_stack(Pid pid, const uint64_t* ips, uint32_t n) {
   return it->second;
 }
 
+void RecordDecoder::add_loss(LossKind kind, uint64_t count) {
+  if (count > 0) trace_.losses.push_back({kind, count, newest_ts_});
+}
+
+uint64_t RecordDecoder::flag_hits(Pid pid, uint32_t flag_index) const {
+  auto it = flag_hits_.find({pid, flag_index});
+  return it == flag_hits_.end() ? 0 : it->second;
+}
+
 void RecordDecoder::add_marker(uint64_t ts, Tid tid, Pid pid, std::string_view text) {
   static const KindId marker = trace_.schema.find("marker");
   note_thread(tid, pid);
@@ -172,7 +181,7 @@ void RecordDecoder::decode(const void* record, size_t size) {
       if (Tid& running = on_cpu_[cpu]; running != 0 && running != tid) {
         set_str(hold(ts, running, k_switch_out, cpu), 0, "?");
         ++stats_.switches_unreported;
-        trace_.lost.push_back({static_cast<uint16_t>(cpu), 1, ts});
+        trace_.losses.push_back({LossKind::SwitchUnreported, 1, ts});
       }
       on_cpu_[cpu] = r->next_recorded ? r->next_tid : 0;
       if (tid != 0) {
@@ -399,6 +408,7 @@ void RecordDecoder::decode(const void* record, size_t size) {
         }
         default: return bad();
       }
+      ++flag_hits_[{hdr->pid, r->flag_index}];
       Held& h = hold(ts, tid, write ? k_flag_write : k_flag_read, cpu);
       set_str(h, 0, instrument_.flags[r->flag_index]);
       set(h, 1, r->addr);

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <span>
 #include <string>
 #include <string_view>
@@ -55,7 +56,7 @@ struct DecoderStats {
   uint64_t stacks_late = 0;              // arrived after their syscall's entry was handed over
   uint64_t watch_hits_unclassified = 0;  // read/write watch hits decoded as reads
   // Recorded threads seen to get a CPU whose switch away the kernel never reported (also
-  // in Trace::lost, one per switch).
+  // in Trace::losses, LossKind::SwitchUnreported, one record per switch).
   uint64_t switches_unreported = 0;
 };
 
@@ -90,8 +91,15 @@ class RecordDecoder {
   // when sent, and may be ahead of records still queued in the kernel).
   uint64_t newest_ts() const { return newest_ts_; }
   const DecoderStats& stats() const { return stats_; }
+  // A loss noticed outside the decoder (hook log, maps, watchpoints), stamped with the
+  // newest record's time, so that the trace file carries it.
+  void add_loss(LossKind kind, uint64_t count);
+  // Flag records decoded for flag `flag_index` in process `pid` (a watchpoint with none
+  // never fired).
+  uint64_t flag_hits(Pid pid, uint32_t flag_index) const;
 
  private:
+  std::map<std::pair<Pid, uint32_t>, uint64_t> flag_hits_;
   struct Held {
     uint64_t ts;
     uint64_t order;  // arrival order: keeps a thread's same-time events in sequence

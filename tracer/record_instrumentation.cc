@@ -53,7 +53,8 @@ struct RecordInstrumentation::State {
   std::map<uint32_t, size_t> watches;                        // per pid
   std::unique_ptr<TempDir> hook_dir;
   std::unique_ptr<hook::HookLogReader> hook_log;
-  uint64_t hook_lost_reported = 0;  // lost events already said
+  uint64_t hook_lost_reported = 0;                         // lost events already said
+  std::vector<std::pair<uint32_t, uint32_t>> watchpoints;  // (pid, flag index) attached
   bool inline_hooks = false;
   std::vector<std::string> messages;
 
@@ -215,6 +216,7 @@ void RecordInstrumentation::attach(kernel::Probes& probes, uint32_t pid, bool co
       w.flag_index = i;
       probes.attach_watchpoint(w);
       ++s.watches[pid];
+      s.watchpoints.emplace_back(pid, static_cast<uint32_t>(i));
       s.messages.push_back(fmt::format("flag {}: hardware watchpoint ({}) on {} at {:#x} in {}",
                                        flag.id, flag.reads ? "reads and writes" : "writes",
                                        flag.symbol.empty() ? "address" : flag.symbol, runtime,
@@ -316,6 +318,19 @@ void RecordInstrumentation::attach(kernel::Probes& probes, uint32_t pid, bool co
   }
 }
 
+void RecordInstrumentation::note_silent_watchpoints(RecordDecoder& decoder) {
+  State& s = *state_;
+  uint64_t silent = 0;
+  for (auto [pid, flag] : s.watchpoints)
+    if (decoder.flag_hits(pid, flag) == 0) ++silent;
+  if (silent == 0) return;
+  decoder.add_loss(LossKind::WatchpointSilent, silent);
+  s.messages.push_back(fmt::format(
+      "{} of {} hardware watchpoints never fired: their flags were not touched, or this "
+      "machine does not deliver the hits (--flags probe does without them)",
+      silent, s.watchpoints.size()));
+}
+
 void RecordInstrumentation::poll_hooks(RecordDecoder& decoder) {
   State& s = *state_;
   if (!s.hook_log) return;
@@ -334,6 +349,7 @@ void RecordInstrumentation::poll_hooks(RecordDecoder& decoder) {
   // Loss is said as it happens: a call whose entry was kept but not its exit (or the
   // reverse) makes a span that looks longer or shorter than it was.
   if (uint64_t lost = s.hook_log->lost(); lost > s.hook_lost_reported) {
+    decoder.add_loss(LossKind::HookLog, lost - s.hook_lost_reported);
     s.messages.push_back(fmt::format(
         "in-process hooks: {} events lost so far (the programs called hooked functions faster "
         "than the hook log was read); calls around the gaps may lack their entry or exit",

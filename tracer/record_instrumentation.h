@@ -53,6 +53,9 @@ class RecordInstrumentation {
   void attach(kernel::Probes& probes, uint32_t pid, bool command);
   // Moves the events the in-process hooks logged since the last call into the decoder.
   void poll_hooks(RecordDecoder& decoder);
+  // At the end: counts the watchpoints that never fired (some machines open one and never
+  // deliver a hit; or the flag was not touched) as a loss in the trace, and says so.
+  void note_silent_watchpoints(RecordDecoder& decoder);
   // What was attached where, refused or not found, one line each, since the last call.
   std::vector<std::string> take_messages();
 

@@ -501,6 +501,10 @@ class RingMerger {
     }
     for (const LostRecord& l : t.lost)
       if (lost_seen_.emplace(l.cpu, l.ts, l.count).second) out_.lost.push_back(l);
+    // Every file repeats the losses known when it was opened: each is kept once.
+    for (const LossRecord& l : t.losses)
+      if (losses_seen_.emplace(static_cast<uint32_t>(l.kind), l.ts, l.count).second)
+        out_.losses.push_back(l);
     if (strings_identity && stacks_identity)
       copy_events(t);
     else
@@ -577,6 +581,7 @@ class RingMerger {
   std::unordered_map<Tid, size_t> thread_at_;
   std::map<std::tuple<Pid, uint64_t, uint64_t>, size_t> map_at_;
   std::set<std::tuple<uint16_t, uint64_t, uint64_t>> lost_seen_;
+  std::set<std::tuple<uint32_t, uint64_t, uint64_t>> losses_seen_;
   std::unordered_map<std::string, StackId> stack_at_;
 };
 

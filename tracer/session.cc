@@ -102,7 +102,7 @@ void Session::step(int timeout_ms) {
   probes_->poll(timeout_ms, [&](const void* r, size_t n) { decoder_->decode(r, n); });
   for (auto& source : sources_) source(*decoder_);
   uint64_t now = now_ns();
-  maps_lost_ += maps_->capture.poll(maps_->pending);
+  note_maps_lost(maps_->capture.poll(maps_->pending));
   if (!maps_->pending.empty()) {
     add_maps(trace_, maps_->pending);
     maps_->pending.clear();
@@ -126,6 +126,11 @@ void Session::step(int timeout_ms) {
 
 void Session::mark(uint64_t ts, uint32_t pid, uint32_t tid, std::string_view text) {
   decoder_->add_marker(ts, tid, pid, text);
+}
+
+void Session::note_maps_lost(uint64_t n) {
+  maps_lost_ += n;
+  decoder_->add_loss(LossKind::Maps, n);
 }
 
 void Session::note_lost() {
@@ -214,7 +219,8 @@ void Session::finish() {
   }
   note_end_state();
   for (auto& source : sources_) source(*decoder_);
-  maps_lost_ += maps_->capture.poll(maps_->pending);
+  for (auto& last : finals_) last(*decoder_);
+  note_maps_lost(maps_->capture.poll(maps_->pending));
   add_maps(trace_, maps_->pending);
   maps_->pending.clear();
   note_lost();

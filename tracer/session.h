@@ -61,6 +61,9 @@ class Session {
   // Called at every step before events are released, and once more when finishing:
   // a source of events other than the kernel (they must be visible within the hold time).
   void add_source(std::function<void(RecordDecoder&)> poll) { sources_.push_back(std::move(poll)); }
+  // Called once when finishing, after the last records and sources: what can only be
+  // said at the end (watchpoints that never fired).
+  void add_final(std::function<void(RecordDecoder&)> last) { finals_.push_back(std::move(last)); }
   // Waits up to `timeout_ms` for records, decodes them, and writes what is old enough
   // that no earlier record can still arrive.
   void step(int timeout_ms);
@@ -79,6 +82,7 @@ class Session {
  private:
   void write_released();
   void note_lost();
+  void note_maps_lost(uint64_t n);
 
   SessionOptions options_;
   Trace trace_;
@@ -88,6 +92,7 @@ class Session {
   std::unique_ptr<class TraceWriter> file_;
   std::unique_ptr<RingWriter> ring_;
   std::vector<std::function<void(RecordDecoder&)>> sources_;
+  std::vector<std::function<void(RecordDecoder&)>> finals_;
   std::vector<uint64_t> lost_seen_;
   uint64_t events_written_ = 0;
   uint64_t first_ts_ = 0;

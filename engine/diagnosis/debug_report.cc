@@ -4,9 +4,11 @@
 
 #include <string_view>
 
+#include "base/terminal_text.h"
 #include "engine/diagnosis/questions.h"
 #include "engine/diagnosis/symptom.h"
 #include "engine/latency/infer.h"
+#include "trace/losses.h"
 #include "trace/names.h"
 
 namespace cw::engine {
@@ -16,8 +18,10 @@ namespace {
 // are unwinding junk.
 constexpr uint64_t kFirstMappedAddress = 0x10000;
 
+// A name from the trace in a line of the report: its newline or escape sequence is the
+// recorded program's, not a line or a command of ours.
 std::string or_unknown(std::string_view s) {
-  return s.empty() ? "?" : std::string(s);
+  return s.empty() ? "?" : terminal_text(s);
 }
 
 // "1.203457 s" since the trace started.
@@ -386,6 +390,8 @@ std::string debug_text(const Trace& trace, const Graph& graph, const Diagnosis& 
     out += "\nnotes:\n";
     for (const auto& n : d.notes) out += fmt::format("  - {}\n", n);
   }
+  // What the recorder missed, every time: a diagnosis is only as whole as its trace.
+  out += "\n" + losses_text(trace);
   return out;
 }
 
@@ -470,6 +476,9 @@ nlohmann::json debug_json(const Trace& trace, const Graph& graph, const Diagnosi
     out["yield_loop"] = {{"syscalls", std::move(syscalls)}, {"call_sites", std::move(sites)}};
   }
   out["notes"] = d.notes;
+  nlohmann::json losses = nlohmann::json::object();
+  for (const LossLine& l : loss_lines(trace)) losses[l.key] = l.count;
+  out["losses"] = std::move(losses);
   return out;
 }
 

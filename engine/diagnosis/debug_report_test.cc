@@ -113,7 +113,9 @@ TEST_CASE("debug text: root cause first, then the hang, the path, the questions,
         "--answers FILE.\n"
         "\n"
         "notes:\n"
-        "  - the culprit was not diagnosed further\n");
+        "  - the culprit was not diagnosed further\n"
+        "\n"
+        "recording lost: nothing\n");
 }
 
 TEST_CASE("a busy root cause names its costliest functions, from the stacks of its stretch") {
@@ -188,7 +190,13 @@ TEST_CASE("debug --json has exactly the documented keys") {
          {"chosen", "stop here"},
          {"source", "rule"},
          {"rule", "answers.x/q2"}}}},
-      {"notes", {"the culprit was not diagnosed further"}}};
+      {"notes", {"the culprit was not diagnosed further"}},
+      {"losses",
+       {{"kernel_buffer", 0},
+        {"hook_log", 0},
+        {"switches_unreported", 0},
+        {"maps", 0},
+        {"watchpoints_silent", 0}}}};
   CHECK(debug_json(b.trace, b.graph(), d) == expected);
 }
 

@@ -8,6 +8,7 @@
 #include <memory>
 #include <set>
 
+#include "base/terminal_text.h"
 #include "engine/diagnosis/beam_search.h"
 #include "engine/diagnosis/logical_wait.h"
 #include "engine/diagnosis/polling_end.h"
@@ -138,8 +139,9 @@ class Diagnoser {
     return fmt::format("{:.1f} ms", static_cast<double>(ns) / 1e6);
   }
 
-  std::string thread_name(Tid tid) const { return std::string(thread_comm(trace_, tid, "?")); }
-  std::string process_name(Pid pid) const { return std::string(process_comm(trace_, pid, "?")); }
+  // For sentences (what, questions): a name's control bytes shown as \xNN.
+  std::string thread_name(Tid tid) const { return terminal_text(thread_comm(trace_, tid, "?")); }
+  std::string process_name(Pid pid) const { return terminal_text(process_comm(trace_, pid, "?")); }
   std::string who(uint32_t s) const {
     const Segment& seg = g_.segments[s];
     std::string t = thread_name(seg.tid), p = process_name(seg.pid);

@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "base/terminal_text.h"
 #include "trace/command_marker.h"
 #include "trace/names.h"
 
@@ -127,7 +128,8 @@ class Finder {
     return false;
   }
 
-  std::string comm(Tid tid) const { return std::string(thread_comm(trace_, tid, "?")); }
+  // For messages: a name's control bytes shown as \xNN (matching uses the raw comm).
+  std::string comm(Tid tid) const { return terminal_text(thread_comm(trace_, tid, "?")); }
 
   // ---- stretches ----------------------------------------------------------------------
 
@@ -420,7 +422,7 @@ class Finder {
       const bool loop = has_loop_cut(t);
       const bool main = t.tid == pid && !(info && info->kernel);
       if (!thread_name.empty()) {
-        if (comm(t.tid) != thread_name || !in_command(pid)) continue;
+        if (thread_comm(trace_, t.tid, "?") != thread_name || !in_command(pid)) continue;
       } else if (!(main || loop) || !in_command(pid)) {
         continue;
       }

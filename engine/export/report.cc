@@ -6,7 +6,9 @@
 #include <ostream>
 #include <set>
 
+#include "base/terminal_text.h"
 #include "trace/command_marker.h"
+#include "trace/losses.h"
 #include "trace/names.h"
 
 namespace cw::engine {
@@ -29,7 +31,10 @@ std::pair<size_t, size_t> distinct_processes_threads(const Trace& trace) {
   return {pids.size(), tids.size()};
 }
 
-std::string dot_escape(std::string_view s) {
+// A label holds a name from the trace: its control bytes become \xNN (the backslash then
+// escaped for DOT, so Graphviz shows it), as on a terminal.
+std::string dot_escape(std::string_view raw) {
+  const std::string s = terminal_text(raw);
   std::string out;
   for (char c : s) {
     if (c == '"' || c == '\\') out += '\\';
@@ -39,6 +44,12 @@ std::string dot_escape(std::string_view s) {
 }
 
 }  // namespace
+
+json losses_json(const Trace& trace) {
+  json out = json::object();
+  for (const LossLine& l : loss_lines(trace)) out[l.key] = l.count;
+  return out;
+}
 
 json stats_json(const BuildStats& s) {
   return {{"candidates", s.candidates},
@@ -132,6 +143,7 @@ json graph_json(const Trace& trace, const BuildResult& result) {
         {"threads", threads},
         {"lost_events", trace.lost_events()},
         {"lost_per_cpu", lost_per_cpu},
+        {"losses", losses_json(trace)},
         {"notes", recorder_notes(trace)}}},
       {"graph",
        {{"vertices", g.segments.size()},
@@ -177,7 +189,9 @@ std::string text_summary(const Trace& trace, const BuildResult& result) {
   const auto [processes, threads] = distinct_processes_threads(trace);
   std::string out = fmt::format("trace: {} events, {} processes, {} threads, {} lost events\n",
                                 trace.events.size(), processes, threads, trace.lost_events());
-  for (const std::string& n : recorder_notes(trace)) out += "note: recording: " + n + "\n";
+  out += losses_text(trace);
+  for (const std::string& n : recorder_notes(trace))
+    out += "note: recording: " + terminal_text(n) + "\n";
   out += fmt::format("graph: {} segments, {} edges ({} strong, {} weak, {} boosted)\n",
                      g.segments.size(), g.edges.size(), by_strength[0], by_strength[1],
                      by_strength[2]);

@@ -17,6 +17,9 @@ nlohmann::json graph_json(const Trace& trace, const BuildResult& result);
 // Every cross-thread edge with the two events that are its evidence, all their fields
 // included (`graph --json --edges`, docs/json.md).
 nlohmann::json edge_list_json(const Trace& trace, const Graph& graph);
+// Every kind of loss with its count, zeros included: {"kernel_buffer": N, "hook_log": N,
+// "switches_unreported": N, "maps": N, "watchpoints_silent": N} (trace/losses.h).
+nlohmann::json losses_json(const Trace& trace);
 // The "stats" object alone (pack tests compare against it).
 nlohmann::json stats_json(const BuildStats& stats);
 

@@ -52,6 +52,12 @@ TEST_CASE("graph --json has exactly the documented keys and counts") {
         {"threads", 2},
         {"lost_events", 5},
         {"lost_per_cpu", {{"0", 5}}},
+        {"losses",
+         {{"kernel_buffer", 5},
+          {"hook_log", 0},
+          {"switches_unreported", 0},
+          {"maps", 0},
+          {"watchpoints_silent", 0}}},
         {"notes", nlohmann::json::array()}}},
       {"graph",
        {{"vertices", 3},
@@ -103,6 +109,7 @@ TEST_CASE("the text summary gives sizes, strengths, kinds and statistics") {
   auto b = testing::build(kRules, kTrace);
   CHECK(text_summary(b.trace, b.result) ==
         "trace: 8 events, 2 processes, 2 threads, 5 lost events\n"
+        "recording lost: 5 events in the kernel buffer (cpu 0: 5)\n"
         "graph: 3 segments, 4 edges (2 strong, 1 weak, 1 boosted)\n"
         "edges by kind: flag 1 futex 1 split 1 wakeup 1\n"
         "rules: 2 candidates, 0 unclassified, 0 pruned, 1 boosted, 1 cuts, 1 flag edges from 1 "

@@ -93,6 +93,8 @@ The root cause comes first, then the hang, the causal path, the questions.
     1. [recurse] cw-srv-worker 813 (cw-server 812) ran 799.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 (from 0.009600 s), while the hang lasted. Diagnose it too (the culprit of the culprit)?
        -> diagnose cw-srv-worker 813 (cw-server 812) (AUTOMATIC: the best-scored of 2 options, nobody was asked)
     1 of 1 choices were made automatically; answer them in a terminal, or with --answers FILE.
+  
+  recording lost: nothing
 
 The same as JSON (docs/json.md): the hang, the root causes, the path, the questions; the trace's
 start and every time also in seconds since it, as the text counts.
@@ -103,7 +105,7 @@ start and every time also in seconds since it, as the text counts.
   {"comm":"cw-srv-worker","edge_kind":"message","end_ns":820100000,"end_s":0.8191,"pid":812,"start_ns":10600000,"start_s":0.0096,"strength":"strong","tid":813}
   {"comm":"cw-client","edge_kind":null,"end_ns":821000000,"end_s":0.82,"pid":811,"start_ns":20100000,"start_s":0.0191,"strength":null,"tid":811}
   {"kind":"recurse","options":["diagnose cw-srv-worker 813 (cw-server 812)","stop: it is the root cause"],"chosen":"diagnose cw-srv-worker 813 (cw-server 812)","source":"auto"}
-  ["hang","notes","path","queries","root_causes","schema_version","trace_start_ns"]
+  ["hang","losses","notes","path","queries","root_causes","schema_version","trace_start_ns"]
   $ causeway debug examples/slow-server.trace --hang 811@0.1 --json | jq -c '[.schema_version, .trace_start_ns]'
   [1,1000000]
 
@@ -114,6 +116,7 @@ of diagnosing it too (the only question here: whether to recurse into the culpri
   questions: 1 asked
     1. [recurse] cw-srv-worker 813 (cw-server 812) ran 799.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 (from 0.009600 s), while the hang lasted. Diagnose it too (the culprit of the culprit)?
        -> stop: it is the root cause (from the answers file)
+  
 
 A line that answers nothing is an error at its line.
 
@@ -161,6 +164,7 @@ the same thread.
   questions: 0 asked, 1 answered by rules
     1. [recurse] cw-srv-worker 813 (cw-server 812) ran 799.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 (from 0.009600 s), while the hang lasted. Diagnose it too (the culprit of the culprit)?
        -> diagnose cw-srv-worker 813 (cw-server 812) (by rule answers.replay/q1)
+  
 
 A pack that causeway did not write is not overwritten.
 

@@ -4,6 +4,7 @@ one request is strongly tied to both clients: one over-connection.
 
   $ causeway graph examples/server-loop.trace
   trace: 42 events, 3 processes, 3 threads, 0 lost events
+  recording lost: nothing
   graph: 8 segments, 13 edges (4 strong, 9 weak, 0 boosted)
   edges by kind: message 4 split 5 wakeup 4
   rules: 8 candidates, 0 unclassified, 0 pruned, 0 boosted, 5 cuts, 0 flag edges from 0 data flags
@@ -35,6 +36,7 @@ Without the stdlib, nothing is cut or joined: the engine knows no Linux by itsel
 
   $ causeway graph examples/server-loop.trace --no-stdlib
   trace: 42 events, 3 processes, 3 threads, 0 lost events
+  recording lost: nothing
   graph: 3 segments, 0 edges (0 strong, 0 weak, 0 boosted)
   rules: 0 candidates, 0 unclassified, 0 pruned, 0 boosted, 0 cuts, 0 flag edges from 0 data flags
   over-connections: 0 (requests), 0 (segments)

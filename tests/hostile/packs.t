@@ -5,8 +5,8 @@ machine or the terminal. Each case says what causeway answers and is bounded in 
 Random bytes after a header: an error at the first one, shown escaped.
 
   $ timeout 20 causeway rules check tests/hostile/packs/binary-junk.cw
-  tests/hostile/packs/binary-junk.cw:5:1: error: expected an item (pack, list, lua, split, batch, link, edge, flag, holder, answer, test or disable), found '¥'
-    ¥MÊ\x18%0»\x1dm\x13,ÞÖ#{.Ù\x1e?r\x1fË\x19q\x17D”ÖI<\4`¾1 \x1eiþÚ îè¹™\x7f\|)™ý¯å“%<ÖT¯Mú×\x14' ®³þé#/Šò!\x1fžä‘Å±\x0bìµV;ü\x1eo“B~ËÈþ)UåÍŽFÜŽÔ·ÂvM*ZMvw\x06ø]†\x02JÖ½£@\x1béÈËÌÉ5öÍ\x1fa"jáS8®\x1a4\x00M3º\x0d$jÀL±ºò>;ùî...
+  tests/hostile/packs/binary-junk.cw:5:1: error: expected an item (pack, list, lua, split, batch, link, edge, flag, holder, answer, test or disable), found '\xa5'
+    \xa5M\xca\x18%0\xbb\x1dm\x13,\xde\xd6#{.\xd9\x1e?r\x1f\xcb\x19q\x17D\x94\xd6I<\x9d\4`\xbe1 \x1ei\xfeÚ \xeeè¹™\x7f\|)\x99\xfd\xaf\xe5\x93%<\xd6T\xafM\xfa\xd7\x14'\xa0\xae\xb3\xfe\xe9#/\x8a\xf2!\x1f\x9e\xe4\x91Å±\x0b\xec\xb5V;\xfc\x1eo\x93B~\xcb\xc8\xfe)U\xe5ÍŽFÜŽÔ·\xc2vM*ZMvw\x06\xf8]\x86\x90\x02J...
     ^
   [1]
 
@@ -35,15 +35,15 @@ A '-' in a pack id is named as such.
 
   $ timeout 20 causeway rules check tests/hostile/packs/deep-parens.cw
   tests/hostile/packs/deep-parens.cw:8:74: error: expression nested too deeply (limit 64)
-      where ((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((...
-                                                                             ^
+    ...((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((...
+                                               ^
   [1]
 
 100,000 nested parentheses in a Lua block: Lua's own limit, with its reason (defect 7).
 
   $ timeout 20 causeway rules check tests/hostile/packs/deep-lua.cw
   tests/hostile/packs/deep-lua.cw:6:1: error: lua block (pack hostile.deep_lua) does not compile: C stack overflow
-    x = ((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((...
+    x = ((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((...
     ^
   [1]
 
@@ -64,8 +64,8 @@ A line of a megabyte: the error shows a window of it.
 
   $ timeout 20 causeway rules check tests/hostile/packs/long-line.cw
   tests/hostile/packs/long-line.cw:8:1000037: error: unknown field 'from.nosuch'
-    ...xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" and from.nosuch == 1
-                                                                                       ^~~~~~~~~~~
+    ...xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" and from.nosuch == 1
+                                               ^~~~~~~~~~~
   [1]
 
 20,000 rules load in bounded time.

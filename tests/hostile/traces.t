@@ -27,6 +27,7 @@ A file cut inside the events chunk: the intact chunks are kept, the cut is repor
   tests/hostile/traces/cut-in-events.cwt: warning: skipped 1032 bytes at offset 5344: truncated events chunk (needs 2016 bytes, 1008 left)
   tests/hostile/traces/cut-in-events.cwt: note: no end chunk: the recording did not finish, or the file was cut short
   trace: 0 events, 2 processes, 2 threads, 0 lost events
+  recording lost: nothing
   graph: 0 segments, 0 edges (0 strong, 0 weak, 0 boosted)
   rules: 0 candidates, 0 unclassified, 0 pruned, 0 boosted, 0 cuts, 0 flag edges from 0 data flags
   over-connections: 0 (requests), 0 (segments)
@@ -36,6 +37,7 @@ A file that ends before its end chunk: all it holds is kept, with a note.
   $ timeout 20 causeway graph tests/hostile/traces/no-end-chunk.cwt
   tests/hostile/traces/no-end-chunk.cwt: note: no end chunk: the recording did not finish, or the file was cut short
   trace: 39 events, 2 processes, 2 threads, 0 lost events
+  recording lost: nothing
   graph: 6 segments, 12 edges (4 strong, 8 weak, 0 boosted)
   edges by kind: message 4 split 4 wakeup 4
   rules: 8 candidates, 0 unclassified, 0 pruned, 0 boosted, 4 cuts, 0 flag edges from 0 data flags
@@ -46,6 +48,7 @@ One flipped byte: its chunk fails the checksum and is skipped; the others are ke
   $ timeout 20 causeway graph tests/hostile/traces/flipped-event-byte.cwt
   tests/hostile/traces/flipped-event-byte.cwt: warning: skipped 2040 bytes at offset 5344: checksum mismatch in events chunk
   trace: 0 events, 2 processes, 2 threads, 0 lost events
+  recording lost: nothing
   graph: 0 segments, 0 edges (0 strong, 0 weak, 0 boosted)
   rules: 0 candidates, 0 unclassified, 0 pruned, 0 boosted, 0 cuts, 0 flag edges from 0 data flags
   over-connections: 0 (requests), 0 (segments)
@@ -55,6 +58,7 @@ A chunk size of 2^62: no allocation of that size, the chunk is skipped.
   $ timeout 20 causeway graph tests/hostile/traces/huge-chunk-size.cwt
   tests/hostile/traces/huge-chunk-size.cwt: warning: skipped 2040 bytes at offset 5344: truncated events chunk (needs 4611686018427387904 bytes, 2040 left)
   trace: 0 events, 2 processes, 2 threads, 0 lost events
+  recording lost: nothing
   graph: 0 segments, 0 edges (0 strong, 0 weak, 0 boosted)
   rules: 0 candidates, 0 unclassified, 0 pruned, 0 boosted, 0 cuts, 0 flag edges from 0 data flags
   over-connections: 0 (requests), 0 (segments)
@@ -64,6 +68,7 @@ Junk between two chunks: the reader finds the next chunk and loses nothing.
   $ timeout 20 causeway graph tests/hostile/traces/junk-between-chunks.cwt
   tests/hostile/traces/junk-between-chunks.cwt: warning: skipped 28 bytes at offset 5344: no chunk magic
   trace: 39 events, 2 processes, 2 threads, 0 lost events
+  recording lost: nothing
   graph: 6 segments, 12 edges (4 strong, 8 weak, 0 boosted)
   edges by kind: message 4 split 4 wakeup 4
   rules: 8 candidates, 0 unclassified, 0 pruned, 0 boosted, 4 cuts, 0 flag edges from 0 data flags
@@ -74,6 +79,7 @@ A chunk of a type from a newer causeway is skipped with a note.
   $ timeout 20 causeway graph tests/hostile/traces/unknown-chunk-type.cwt
   tests/hostile/traces/unknown-chunk-type.cwt: note: skipped a chunk of unknown type 77 at byte 5344 (24 bytes; from a newer causeway?)
   trace: 39 events, 2 processes, 2 threads, 0 lost events
+  recording lost: nothing
   graph: 6 segments, 12 edges (4 strong, 8 weak, 0 boosted)
   edges by kind: message 4 split 4 wakeup 4
   rules: 8 candidates, 0 unclassified, 0 pruned, 0 boosted, 4 cuts, 0 flag edges from 0 data flags
@@ -85,6 +91,7 @@ Random bytes after a valid header: all skipped, one warning.
   tests/hostile/traces/random-after-header.cwt: warning: skipped 4096 bytes at offset 32: no chunk magic
   tests/hostile/traces/random-after-header.cwt: note: no end chunk: the recording did not finish, or the file was cut short
   trace: 0 events, 0 processes, 0 threads, 0 lost events
+  recording lost: nothing
   graph: 0 segments, 0 edges (0 strong, 0 weak, 0 boosted)
   rules: 0 candidates, 0 unclassified, 0 pruned, 0 boosted, 0 cuts, 0 flag edges from 0 data flags
   over-connections: 0 (requests), 0 (segments)
@@ -121,6 +128,7 @@ A last line without a newline is a line.
 
   $ timeout 20 causeway graph tests/hostile/traces/no-final-newline.trace
   trace: 3 events, 2 processes, 2 threads, 0 lost events
+  recording lost: nothing
   graph: 2 segments, 0 edges (0 strong, 0 weak, 0 boosted)
   rules: 0 candidates, 0 unclassified, 0 pruned, 0 boosted, 0 cuts, 0 flag edges from 0 data flags
   over-connections: 0 (requests), 0 (segments)
@@ -130,6 +138,13 @@ The JSON summary of a damaged trace is JSON, with the damage in it (under "trace
   $ timeout 20 causeway graph tests/hostile/traces/flipped-event-byte.cwt --json 2>/dev/null | sed -n '/"trace"/,$p'
     "trace": {
       "events": 0,
+      "losses": {
+        "hook_log": 0,
+        "kernel_buffer": 0,
+        "maps": 0,
+        "switches_unreported": 0,
+        "watchpoints_silent": 0
+      },
       "lost_events": 0,
       "lost_per_cpu": {},
       "notes": [],
