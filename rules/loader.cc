@@ -24,8 +24,22 @@ bool LoadResult::ok() const {
 }
 
 std::string LoadResult::render() const {
+  // As compilers do, the first errors are enough to act on: a pack with 50,000 bad names
+  // gives 50,000 errors, and printing them all buries the first under 200,000 lines.
   std::string out;
-  for (const auto& d : diagnostics) out += d.render();
+  size_t errors = 0, hidden = 0;
+  bool hiding = false;  // the notes of a hidden error are hidden with it
+  for (const auto& d : diagnostics) {
+    if (d.severity == Severity::Error) hiding = ++errors > kErrorsShown;
+    if (hiding) {
+      hidden += d.severity == Severity::Error;
+      continue;
+    }
+    out += d.render();
+  }
+  if (hidden)
+    out += fmt::format("{} more error{} not shown (the first {} are above)\n", hidden,
+                       hidden == 1 ? "" : "s", kErrorsShown);
   return out;
 }
 

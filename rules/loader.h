@@ -10,11 +10,14 @@
 
 namespace cw::rules {
 
+// LoadResult::render shows at most this many errors, then how many it left out.
+inline constexpr size_t kErrorsShown = 100;
+
 struct LoadResult {
   RuleSet rules;
   std::vector<Diagnostic> diagnostics;  // errors, then warnings (lint), in file order
   bool ok() const;                      // no errors (warnings allowed)
-  std::string render() const;           // all diagnostics, rendered
+  std::string render() const;           // the diagnostics, rendered (kErrorsShown errors at most)
 };
 
 // Loads packs from files or folders (docs/rules.md "Packs"), in the order given; a

@@ -27,6 +27,23 @@ std::vector<std::string> pack_ids(const RuleSet& rules) {
 
 const char* kWakeupLink = "link wakeup { from wakeup to switch_in join from.target == to.tid }\n";
 
+TEST_CASE("render shows the first errors and counts the rest") {
+  std::string names;
+  for (int i = 0; i < 150; ++i) names += (i ? ", p" : "p") + std::to_string(i);
+  const auto r = load_sources(
+      {make_source("many.cw", "pack many { version \"0.1.0\"\n requires " + names + " }\n")});
+  REQUIRE(r.diagnostics.size() >= 150);
+  const std::string text = r.render();
+  size_t shown = 0;
+  for (size_t at = text.find(": error: "); at != std::string::npos;
+       at = text.find(": error: ", at + 1))
+    ++shown;
+  CHECK(shown == kErrorsShown);
+  CHECK(text.find("requires 'p99', which") != std::string::npos);
+  CHECK(text.find("requires 'p100', which") == std::string::npos);
+  CHECK(text.ends_with("50 more errors not shown (the first 100 are above)\n"));
+}
+
 }  // namespace
 
 TEST_CASE("versions and engine constraints") {

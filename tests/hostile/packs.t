@@ -73,6 +73,19 @@ A line of a megabyte: the error shows a window of it.
   $ timeout 20 causeway rules check tests/hostile/packs/many-rules.cw
   1 pack checked (hostile.many_rules), 0 warnings
 
+A `requires` list of 50,000 packs that do not exist (defect 2): linear, and the first 100
+errors are shown with a count of the rest.
+
+  $ { printf 'pack hostile.many_requires {\n  version "0.1.0"\n  requires '; seq -f 'p%g' 50000 | paste -sd, | sed 's/,/, /g'; printf '}\n'; } > $TMP_DIR/requires.cw
+  $ timeout 20 causeway rules check $TMP_DIR/requires.cw >$TMP_DIR/requires.out 2>&1; echo "exit $?"; wc -l <$TMP_DIR/requires.out; tail -n 5 $TMP_DIR/requires.out
+  exit 1
+  401
+  .*/requires.cw:3:498: error: pack 'hostile.many_requires' requires 'p100', which is not loaded (re)
+    ...p92, p93, p94, p95, p96, p97, p98, p99, p100, p101, p102, p103, p104, p105, p106, p107, p108, p109, p110, p111, p112, p1...
+                                               ^~~~
+  hint: add it with --rules, or put it on CAUSEWAY_RULES_PATH
+  49900 more errors not shown (the first 100 are above)
+
 A NUL inside a string literal is refused, not dropped (defect 4).
 
   $ timeout 20 causeway rules check tests/hostile/packs/nul-in-string.cw
