@@ -42,6 +42,8 @@ static long rounds = 100;
 static atomic_int workers_done;
 static pthread_t worker_threads[kWorkers];
 static atomic_int handled[kWorkers];
+// Workers that have set their index: a signal sent before would find none to count it.
+static atomic_int workers_started;
 static atomic_int handler_wrong;
 static __thread int worker_index = -1;
 
@@ -107,6 +109,7 @@ static struct worker_result results[kWorkers];
 
 static void* worker(void* argument) {
   worker_index = (int)(intptr_t)argument;
+  atomic_fetch_add(&workers_started, 1);
   struct worker_result* r = &results[worker_index];
   for (long round = 0; round < rounds; ++round) {
     r->wrong += stress_round((uint64_t)(worker_index * rounds + round), &r->checksum);
@@ -121,6 +124,8 @@ static void* worker(void* argument) {
 // One signal at a time, each waited for: none merges with another, so all are counted.
 static void* signaller(void* argument) {
   (void)argument;
+  // A worker that has not run yet has no index, and its handler would count nothing.
+  while (atomic_load(&workers_started) < kWorkers) pause_ms(1);
   for (int i = 0; i < kSignals; ++i) {
     int target = i % kWorkers;
     int before = atomic_load(&handled[target]);

@@ -26,9 +26,10 @@ recorder:
   not started
 
 From the host, a process inside a PID namespace is recorded by its host pid: the trace's
-process table, its names and its events agree.
+process table, its names and its events agree. (The program is waited for: on a loaded
+machine it can take more than half a second to start.)
 
-  $ unshare --pid --fork --mount-proc cw-prog-busy 3 & sleep 0.5; pid=$(pgrep -n -x cw-prog-busy); causeway record --pid $pid --duration 1 -o $TMP_DIR/host.cwt 2>/dev/null; wait
+  $ unshare --pid --fork --mount-proc cw-prog-busy 3 & for i in $(seq 100); do pid=$(pgrep -n -x cw-prog-busy) && break; sleep 0.1; done; causeway record --pid $pid --duration 1 -o $TMP_DIR/host.cwt 2>/dev/null; wait
   > causeway convert $TMP_DIR/host.cwt -o $TMP_DIR/host.txt --to text >/dev/null 2>&1
   > awk -v P="$pid" '$1 == "process" && $2 == P {print "process", ($3 == "comm=cw-prog-busy")} $1 == "thread" && $3 == "pid="P {mine[$2] = 1} $3 == "syscall_enter" {if ($2 in mine) inside++; else outside++} END {print "inside:", (inside > 0), "outside:", outside + 0}' $TMP_DIR/host.txt
   process 1
