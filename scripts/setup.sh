@@ -99,8 +99,7 @@ case "$mode" in
     echo "== parsers, trace reader and the fuzz corpus under AddressSanitizer + UndefinedBehaviorSanitizer"
     configure "$build-asan" -DCMAKE_BUILD_TYPE=Debug -DCW_SANITIZE=ON -DCW_WERROR="$werror"
     # With the kept fuzz corpus (fuzz/corpus, docs/fuzzing.md) replayed under the sanitizers.
-    ninja -C "$build-asan" -j "$jobs" base_tests trace_tests dsl_tests rules_tests \
-      dsl_parse_replay trace_text_replay trace_binary_replay rules_pack_replay
+    ninja -C "$build-asan" -j "$jobs" base_tests trace_tests dsl_tests rules_tests fuzz_replays
     ctest --test-dir "$build-asan" --output-on-failure -j "$jobs" -R '^(base|trace|dsl|rules|fuzz-.*)$'
     ;;
   *)
