@@ -28,6 +28,16 @@ static_assert(std::endian::native == std::endian::little,
 
 namespace {
 
+// memcpy with a null pointer is undefined even for 0 bytes, and an empty vector's data()
+// is null: a stack of no frames or a chunk of no events copies nothing.
+void copy_bytes(void* to, const void* from, size_t n) {
+  if (n != 0) std::memcpy(to, from, n);
+}
+
+}  // namespace
+
+namespace {
+
 using binary_format::ChunkType;
 using binary_format::kChunkHeaderSize;
 using binary_format::kChunkMagic;
@@ -706,10 +716,10 @@ class Reader {
       uint8_t symbolised = c.get<uint8_t>();
       if (frames > c.remaining() / 8) throw Malformed{"frame count exceeds the chunk"};
       stacks[i].ips.resize(frames);
-      std::memcpy(stacks[i].ips.data(), c.take(frames * 8ull), frames * 8ull);
+      copy_bytes(stacks[i].ips.data(), c.take(frames * 8ull), frames * 8ull);
       if (symbolised) {
         file_symbols[i].resize(frames);
-        std::memcpy(file_symbols[i].data(), c.take(frames * 4ull), frames * 4ull);
+        copy_bytes(file_symbols[i].data(), c.take(frames * 4ull), frames * 4ull);
       }
     }
     if (first != out_.stacks.size()) stacks_identity_ = false;
@@ -833,9 +843,9 @@ class Reader {
       out_.values.insert(out_.values.end(), first_v, first_v + nvalues);
     } else {
       out_.events.resize(first_event + count);
-      std::memcpy(out_.events.data() + first_event, events, count * kDiskEventSize);
+      copy_bytes(out_.events.data() + first_event, events, count * kDiskEventSize);
       out_.values.resize(first_value + nvalues);
-      std::memcpy(out_.values.data() + first_value, values, nvalues * 8);
+      copy_bytes(out_.values.data() + first_value, values, nvalues * 8);
     }
     const uint64_t* v = out_.values.data() + first_value;
     const uint64_t nkinds = file_kinds_.size(), nstrings = str_map_.size(),
