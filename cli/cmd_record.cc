@@ -299,6 +299,13 @@ int record_foreground(const RecordArgs& args) {
                   : ", no cpu-clock samples (perf events could not be opened)";
   std::cerr << fmt::format("causeway: wrote {}: {} events{}, {}{}\n", args.output, s.events,
                            sampled, lost_text(s), command_status_text(recorded->command_wstatus));
+  // Where dwarf mode's time goes (docs/latency.md): said apart, after the usual line.
+  if (s.unwound_stacks > 0)
+    std::cerr << fmt::format(
+        "causeway: unwound {} stacks with CFI ({:.1f} frames each) in {:.0f} ms of the "
+        "recorder's time\n",
+        s.unwound_stacks, double(s.unwound_frames) / double(s.unwound_stacks),
+        double(s.unwind_ns) / 1e6);
   // The command's status is said, not passed on: its 1 or 2 would read as causeway's own
   // (the input was wrong, the environment cannot do it).
   return kExitOk;

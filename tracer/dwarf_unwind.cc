@@ -5,6 +5,7 @@
 #include <gelf.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <set>
 
@@ -170,6 +171,15 @@ std::vector<uint64_t> DwarfUnwinder::unwind(Pid pid, Tid tid, const uint64_t (&r
                                             std::span<const uint8_t> stack, size_t max_frames) {
   std::vector<uint64_t> ips;
   ++stats_.stacks;
+  struct Timer {
+    uint64_t& total;
+    std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+    ~Timer() {
+      total += static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                         std::chrono::steady_clock::now() - start)
+                                         .count());
+    }
+  } timer{stats_.ns};
   Process& p = process(pid);
   if (max_frames == 0) return ips;
   if (!p.prepare() || !dwfl_addrmodule(p.dwfl, regs[kUnwindIp])) {

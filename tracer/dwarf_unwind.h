@@ -31,6 +31,7 @@ struct UnwindStats {
   uint64_t stacks = 0;   // unwound
   uint64_t frames = 0;   // frames found in them
   uint64_t no_file = 0;  // stacks whose first address is in no mapped file known here
+  uint64_t ns = 0;       // spent in unwind(): opening files, reading CFI, walking
 };
 
 class DwarfUnwinder {

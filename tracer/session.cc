@@ -272,7 +272,11 @@ SessionStatus Session::status() const {
   s.stacks = decoder_->stats().stacks_attached;
   s.samples = decoder_->stats().samples;
   s.sampling_problem = probes_->sampling_problem();
-  if (unwinder_) s.unwound_frames = unwinder_->stats().frames;
+  if (unwinder_) {
+    s.unwound_stacks = unwinder_->stats().stacks;
+    s.unwound_frames = unwinder_->stats().frames;
+    s.unwind_ns = unwinder_->stats().ns;
+  }
   if (ring_) s.ring = ring_->stats();
   return s;
 }

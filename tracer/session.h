@@ -50,7 +50,9 @@ struct SessionStatus {
   uint64_t stacks = 0;
   uint64_t samples = 0;
   std::string sampling_problem;  // why --sample gives no samples ("" when it works)
-  uint64_t unwound_frames = 0;   // --call-graph dwarf: frames found in the stacks unwound
+  uint64_t unwound_stacks = 0;   // --call-graph dwarf: stack copies unwound,
+  uint64_t unwound_frames = 0;   // the frames found in them
+  uint64_t unwind_ns = 0;        // and the recorder's time spent on them
   std::optional<RingStats> ring;
 };
 
