@@ -6,9 +6,11 @@
 
 #include <doctest/doctest.h>
 #include <elfutils/libdwfl.h>
+#include <execinfo.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -55,6 +57,9 @@ cw_test_capture_regs:
 struct Capture {
   uint64_t regs[cw::kUnwindRegs];
   std::vector<uint8_t> stack;
+  // The same stack as glibc's backtrace() (libgcc's CFI unwinder) sees it, taken right
+  // after: the reference. Its first frame is in chain_leaf (after the backtrace call).
+  std::vector<uint64_t> reference;
 };
 
 // The end of the mapping that holds `addr` (a stack is copied up to there at most).
@@ -78,6 +83,9 @@ __attribute__((noinline)) void chain_leaf(Capture& c, size_t bytes) {
   uint64_t sp = c.regs[cw::kUnwindSp];
   size_t n = std::min<uint64_t>(bytes, mapping_end(sp) - sp);
   c.stack.assign(reinterpret_cast<const uint8_t*>(sp), reinterpret_cast<const uint8_t*>(sp) + n);
+  void* frames[64];
+  int got = backtrace(frames, 64);
+  for (int i = 0; i < got; ++i) c.reference.push_back(reinterpret_cast<uint64_t>(frames[i]));
   sink = n;
 }
 __attribute__((noinline)) void chain_middle(Capture& c, size_t bytes) {
@@ -125,17 +133,13 @@ std::vector<std::string> names(const std::vector<uint64_t>& ips) {
   return out;
 }
 
-bool reaches_start(const std::vector<std::string>& frames) {
-  for (const std::string& f : frames)
-    if (f == "main" || f == "__libc_start_call_main" || f == "start_thread" || f == "clone3" ||
-        f == "clone" || f == "_start")
-      return true;
-  return false;
-}
-
-std::string joined(const std::vector<std::string>& frames) {
+std::string joined(const std::vector<std::string>& frames, const std::vector<uint64_t>& ips) {
   std::string s;
-  for (const auto& f : frames) s += (s.empty() ? "" : ";") + f;
+  for (size_t i = 0; i < frames.size(); ++i) {
+    char at[24];
+    std::snprintf(at, sizeof at, "@%llx", static_cast<unsigned long long>(ips[i]));
+    s += (s.empty() ? "" : ";") + frames[i] + at;
+  }
   return s;
 }
 
@@ -150,13 +154,19 @@ TEST_CASE("a stack copy of code without frame pointers unwinds through its calle
   std::vector<uint64_t> ips =
       unwinder.unwind(getpid(), static_cast<cw::Tid>(gettid()), c.regs, c.stack, 128);
   std::vector<std::string> frames = names(ips);
-  INFO("frames: " << joined(frames));
+  INFO("frames: " << joined(frames, ips));
   REQUIRE(frames.size() >= 4);
   CHECK(ips[0] == c.regs[cw::kUnwindIp]);
   CHECK(frames[0] == "_ZN12_GLOBAL__N_110chain_leafERNS_7CaptureEm");
   CHECK(frames[1] == "_ZN12_GLOBAL__N_112chain_middleERNS_7CaptureEm");
   CHECK(frames[2] == "_ZN12_GLOBAL__N_111chain_outerERNS_7CaptureEm");
-  CHECK(reaches_start(frames));
+  // Above chain_leaf, every return address is the one libgcc's unwinder found, up to the
+  // thread's start (std::thread's routine, start_thread, clone3).
+  REQUIRE(c.reference.size() >= 6);
+  std::vector<uint64_t> ours(ips.begin() + 1, ips.end());
+  std::vector<uint64_t> theirs(c.reference.begin() + 1, c.reference.end());
+  CHECK(ours == theirs);
+  CHECK(ips.size() >= 6);
   CHECK(unwinder.stats().stacks == 1);
   CHECK(unwinder.stats().no_file == 0);
 }
