@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <fstream>
 #include <set>
+#include <sstream>
 
 #include "trace/elf_file.h"
 
@@ -35,6 +37,21 @@ bool load_bias(const std::string& path, uint64_t start, uint64_t pgoff, uint64_t
   return false;
 }
 
+// Processes whose files stay open at once; the least recently used beyond are closed (their
+// mappings kept, reopened when needed), so a long recording of many short-lived processes
+// does not run out of file descriptors.
+constexpr size_t kMaxOpen = 48;
+
+// A process with no mapping known for an address is read from /proc at most this often
+// (a forked child has its parent's mappings, of which perf reports no mmap).
+constexpr uint64_t kProcRereadNs = 1'000'000'000;
+
+uint64_t steady_ns() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
 const Dwfl_Callbacks kCallbacks = {
     .find_elf = dwfl_build_id_find_elf,
     .find_debuginfo = dwfl_standard_find_debuginfo,
@@ -51,6 +68,8 @@ struct DwarfUnwinder::Process {
     bool reported = false;
   };
   Pid pid = 0;
+  uint64_t last_used = 0;
+  uint64_t proc_read_ns = 0;  // when /proc/PID/maps was last read (0: never)
   std::vector<Map> maps;
   Dwfl* dwfl = nullptr;
   bool attached = false;
@@ -136,6 +155,18 @@ struct DwarfUnwinder::Process {
   }
 };
 
+void DwarfUnwinder::close_least_used() {
+  size_t open = 0;
+  for (auto& [pid, p] : processes_) open += p->dwfl != nullptr;
+  while (open > kMaxOpen) {
+    Process* oldest = nullptr;
+    for (auto& [pid, p] : processes_)
+      if (p->dwfl && (!oldest || p->last_used < oldest->last_used)) oldest = p.get();
+    oldest->close();
+    --open;
+  }
+}
+
 DwarfUnwinder::DwarfUnwinder() = default;
 DwarfUnwinder::~DwarfUnwinder() = default;
 
@@ -163,6 +194,22 @@ void DwarfUnwinder::add_map(Pid pid, uint64_t start, uint64_t end, uint64_t pgof
   p.maps.push_back({start, end, pgoff, path});
 }
 
+void DwarfUnwinder::read_proc_maps(Pid pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/maps");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string range, perms, offset, dev, inode, path;
+    fields >> range >> perms >> offset >> dev >> inode;
+    std::getline(fields >> std::ws, path);
+    size_t dash = range.find('-');
+    if (perms.size() < 3 || perms[2] != 'x' || dash == std::string::npos) continue;
+    add_map(pid, std::stoull(range.substr(0, dash), nullptr, 16),
+            std::stoull(range.substr(dash + 1), nullptr, 16), std::stoull(offset, nullptr, 16),
+            path);
+  }
+}
+
 void DwarfUnwinder::forget(Pid pid) {
   processes_.erase(pid);
 }
@@ -182,7 +229,16 @@ std::vector<uint64_t> DwarfUnwinder::unwind(Pid pid, Tid tid, const uint64_t (&r
   } timer{stats_.ns};
   Process& p = process(pid);
   if (max_frames == 0) return ips;
-  if (!p.prepare() || !dwfl_addrmodule(p.dwfl, regs[kUnwindIp])) {
+  p.last_used = ++clock_;
+  close_least_used();
+  bool ready = p.prepare() && dwfl_addrmodule(p.dwfl, regs[kUnwindIp]);
+  if (!ready && read_proc_ &&
+      (p.proc_read_ns == 0 || steady_ns() - p.proc_read_ns > kProcRereadNs)) {
+    p.proc_read_ns = steady_ns();
+    read_proc_maps(pid);
+    ready = p.prepare() && dwfl_addrmodule(p.dwfl, regs[kUnwindIp]);
+  }
+  if (!ready) {
     ++stats_.no_file;
     ips.push_back(regs[kUnwindIp]);
     ++stats_.frames;

@@ -48,6 +48,10 @@ class DwarfUnwinder {
   void add_map(Pid pid, uint64_t start, uint64_t end, uint64_t pgoff, const std::string& path);
   // The process exited: its files are closed.
   void forget(Pid pid);
+  // When a stack's ip is in no mapping known for its process, read the process's maps
+  // from /proc (at most once a second per process): a forked child runs in its parent's
+  // mappings, which no mmap record reports. On by default; tests turn it off.
+  void set_read_proc(bool on) { read_proc_ = on; }
 
   // The return addresses of thread `tid`'s stack, innermost first (the first is regs' ip),
   // at most `max_frames`. `stack` holds the memory from regs[kUnwindSp] up. The walk stops
@@ -60,7 +64,11 @@ class DwarfUnwinder {
  private:
   struct Process;
   Process& process(Pid pid);
+  void read_proc_maps(Pid pid);
+  void close_least_used();
   std::unordered_map<Pid, std::unique_ptr<Process>> processes_;
+  uint64_t clock_ = 0;  // unwind() calls, for least-recently-used
+  bool read_proc_ = true;
   UnwindStats stats_;
 };
 

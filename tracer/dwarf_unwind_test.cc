@@ -192,7 +192,8 @@ TEST_CASE("the unwinding stops where the stack copy ends") {
 TEST_CASE("a stack in no known file is its ip alone") {
   Capture c;
   std::thread([&] { chain_outer(c, 4096); }).join();
-  cw::DwarfUnwinder unwinder;  // no maps given
+  cw::DwarfUnwinder unwinder;  // no maps given, and none read from /proc
+  unwinder.set_read_proc(false);
   std::vector<uint64_t> ips =
       unwinder.unwind(getpid(), static_cast<cw::Tid>(gettid()), c.regs, c.stack, 128);
   REQUIRE(ips.size() == 1);
@@ -200,10 +201,23 @@ TEST_CASE("a stack in no known file is its ip alone") {
   CHECK(unwinder.stats().no_file == 1);
 }
 
+TEST_CASE("a process with no mapping known is read from /proc (a forked child)") {
+  Capture c;
+  std::thread([&] { chain_outer(c, 8192); }).join();
+  cw::DwarfUnwinder unwinder;  // no maps given: this process's are read from /proc
+  std::vector<uint64_t> ips =
+      unwinder.unwind(getpid(), static_cast<cw::Tid>(gettid()), c.regs, c.stack, 128);
+  std::vector<uint64_t> ours(ips.begin() + 1, ips.end());
+  std::vector<uint64_t> theirs(c.reference.begin() + 1, c.reference.end());
+  CHECK(ours == theirs);
+  CHECK(unwinder.stats().no_file == 0);
+}
+
 TEST_CASE("a mapping over an older one replaces it") {
   Capture c;
   std::thread([&] { chain_outer(c, 8192); }).join();
   cw::DwarfUnwinder unwinder;
+  unwinder.set_read_proc(false);
   add_own_maps(unwinder);
   uint64_t ip = c.regs[cw::kUnwindIp];
   CHECK(unwinder.unwind(1, 1, c.regs, c.stack, 128).size() == 1);  // pid 1: nothing known
