@@ -111,6 +111,8 @@ struct RecordArgs {
   std::string stacks = "blocking";
   std::string call_graph = "fp";
   uint32_t sample_hz = 0;
+  std::string start_call_graph = "fp";  // the same, given to `record start`
+  uint32_t start_sample_hz = 0;
   std::string buffer = "64M";
   std::string dir;
   double duration = 0;
@@ -558,8 +560,10 @@ std::vector<Command> add_record(CLI::App& app) {
   start->add_option("--pid", args->pids, "record only these processes (and their children)");
   start->add_option("--stacks", args->stacks, "user call stacks: blocking, all or none")
       ->check(CLI::IsMember({"none", "blocking", "all"}));
-  start->add_option("--call-graph", args->call_graph, call_graph_help);
-  start->add_option("--sample", args->sample_hz, sample_help);
+  // Bound to variables of their own: sharing record's made CLI11 (2.1) refuse them in
+  // `record --pid P --sample HZ -- CMD`; record_start copies them over.
+  start->add_option("--call-graph", args->start_call_graph, call_graph_help);
+  start->add_option("--sample", args->start_sample_hz, sample_help);
   start->add_option("--buffer", args->buffer, "kernel ring buffer size (default 64M)");
   start->add_option("--rules", args->rules,
                     "packs (files or folders) whose holder rules name, when the recording "
@@ -589,7 +593,12 @@ std::vector<Command> add_record(CLI::App& app) {
 
   // Sub-commands come first: main() runs the first parsed one, and `record` is parsed too.
   std::vector<Command> out;
-  out.push_back({start, [args, size] { return record_start(*args, *size); }});
+  out.push_back({start, [args, size] {
+                   RecordArgs given = *args;
+                   given.call_graph = args->start_call_graph;
+                   given.sample_hz = args->start_sample_hz;
+                   return record_start(given, *size);
+                 }});
   out.push_back({stop, [args, stop_output] { return record_stop(args->dir, *stop_output); }});
   out.push_back({status, [args, json] { return record_status(args->dir, *json); }});
 

@@ -18,6 +18,8 @@ usage: bench/record/stack_depth.sh [options]
   --hz HZ           cpu-clock samples per second (default 999)
   --bytes N         stack bytes copied in dwarf mode (default 8192)
   --keep DIR        keep the traces of the last repetition in DIR
+  --filtered        record only the program (--pid of an idle process, to which the
+                    command is added), not the whole machine as `record -- CMD` does
 EOF
 }
 
@@ -27,6 +29,7 @@ repeat=5
 hz=999
 bytes=8192
 keep=""
+filtered=0
 while [[ $# -gt 0 ]]; do
   case $1 in
     --causeway) causeway=$2; shift 2 ;;
@@ -34,13 +37,23 @@ while [[ $# -gt 0 ]]; do
     --hz) hz=$2; shift 2 ;;
     --bytes) bytes=$2; shift 2 ;;
     --keep) keep=$2; shift 2 ;;
+    --filtered) filtered=1; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "stack_depth.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
   esac
 done
 
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+pid_args=()
+idle=""
+if [[ $filtered == 1 ]]; then
+  # An idle process to name with --pid: the recording is then filtered to it and the
+  # command (and the command's children).
+  sleep 100000 &
+  idle=$!
+  pid_args=(--pid "$idle")
+fi
+trap 'rm -rf "$work"; [[ -n $idle ]] && kill $idle 2>/dev/null; true' EXIT
 # 20 MB that gzip -6 has work to do on: text with repeats, not random bytes.
 python3 - "$work/input" <<'EOF'
 import random, sys
@@ -87,7 +100,7 @@ for ((rep = 1; rep <= repeat; rep++)); do
         fp | dwarf)
           graph=fp
           [[ $m == dwarf ]] && graph="dwarf,$bytes"
-          "$causeway" record -o "$work/$w-$m.cwt" --call-graph "$graph" --sample "$hz" \
+          "$causeway" record -o "$work/$w-$m.cwt" --call-graph "$graph" --sample "$hz" "${pid_args[@]}" \
             -- bash -c "$(timed "$w" "$ms")" 2>"$work/$w-$m.err" >/dev/null
           if grep -q 'no cpu-clock samples' "$work/$w-$m.err"; then
             grep 'no cpu-clock samples' "$work/$w-$m.err" >&2
@@ -106,21 +119,25 @@ median() { tr ' ' '\n' | grep . | sort -n | awk '{ v[NR] = $1 } END { print (NR 
 # first) reaches the thread's start, and the mean number of frames.
 depth() {  # $1 trace, $2 comm
   "$causeway" convert "$1" -o "$work/t.txt" >/dev/null 2>&1
+  # Two passes: the thread table first (a thread's last name wins: bash execs the program).
   awk -v comm="$2" '
-    # thread table lines name each tid; events of other programs (the shell) are left out
-    $1 == "thread" { for (i = 2; i <= NF; i++) { if ($i ~ /^tid=/) t = substr($i, 5); if ($i ~ /^comm=/) c = substr($i, 6) } name[t] = c; next }
+    FNR == NR { if ($1 == "thread") for (i = 3; i <= NF; i++) if ($i ~ /^comm=/) name[$2] = substr($i, 6); next }
     $3 == "sample" && name[$2] == comm {
       n++; s = ""
-      for (i = 4; i <= NF; i++) if ($i ~ /^stack=/) s = substr($i, 7)
-      k = split(s, f, ";"); d += k
-      for (j = 1; j <= k && j <= 3; j++)
-        if (f[j] ~ /^(main|__libc_start_call_main|__libc_start_main.*|_start|start_thread|clone3?)$/) { start++; break }
+      at = index($0, " stack=")  # the last field; quoted when a frame holds a space
+      if (at) s = substr($0, at + 7)
+      gsub(/"/, "", s)
+      k = s == "" ? 0 : split(s, f, ";"); d += k
+      for (j = 1; j <= k && j <= 3; j++) {
+        fn = f[j]; sub(/@0x[0-9a-f]+$/, "", fn)
+        if (fn ~ /^(main|__libc_start_call_main|__libc_start_main.*|_start|start_thread|clone3?)$/) { start++; break }
+      }
     }
-    END { if (n) printf "%d %.1f %.1f\n", n, 100 * start / n, d / n; else print "0 0 0" }' "$work/t.txt"
+    END { if (n) printf "%d %.1f %.1f\n", n, 100 * start / n, d / n; else print "0 0 0" }' "$work/t.txt" "$work/t.txt"
 }
 
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs, kernel $(uname -r)"
-echo "samples at $hz Hz, dwarf copies $bytes bytes; medians of $repeat runs (ms of the program's own wall time)"
+echo "samples at $hz Hz, dwarf copies $bytes bytes; medians of $repeat runs (ms of the program's own wall time); $([[ $filtered == 1 ]] && echo "recording filtered to the program" || echo "recording the whole machine")"
 printf '%-8s %-6s %10s %10s %9s %9s %10s\n' workload mode median_ms trace_KB samples reach_% depth
 for w in "${workloads[@]}"; do
   for m in "${modes[@]}"; do

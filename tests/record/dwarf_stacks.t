@@ -15,13 +15,13 @@ the test is skipped then (exit 77), not passed.
   dwarf.cwt: N events, N cpu-clock samples
 
 With dwarf stacks the context where the samples found the program computing is the whole
-chain, from the C library's start through main to inner_level; its sleeps are under
-inner_level too.
+chain, from the C library's start through main to inner_level (`$`: the context ends
+there); its sleeps are under inner_level too (`;`: deeper contexts).
 
   $ causeway latency $TMP_DIR/dwarf.cwt --comm cw-prog-deepcha --folded 2>/dev/null |
-  >   grep -o ';__libc_start_call_main;main;outer_level;middle_level;inner_level\(;[a-z_]*nanosleep\)* ' | sort -u
-  ;__libc_start_call_main;main;outer_level;middle_level;inner_level 
-  ;__libc_start_call_main;main;outer_level;middle_level;inner_level;nanosleep;clock_nanosleep 
+  >   grep -o ';__libc_start_call_main;main;outer_level;middle_level;inner_level[; ]' | sort -u | tr ' ' '$'
+  ;__libc_start_call_main;main;outer_level;middle_level;inner_level$
+  ;__libc_start_call_main;main;outer_level;middle_level;inner_level;
 
 Nearly every sample's stack reaches the start: of the folded contexts that end in
 inner_level, those through main hold at least 90 % of the time.
@@ -48,6 +48,18 @@ inner_level shows under the chain without samples.
   $ causeway record -o $TMP_DIR/nosample.cwt --call-graph dwarf -- cw-prog-deepchain 100000000 2>/dev/null
   $ causeway latency $TMP_DIR/nosample.cwt --comm cw-prog-deepcha --folded 2>/dev/null | grep -c 'main;outer_level;middle_level;inner_level' | awk '{ print ($1 > 0) ? "found" : "missing" }'
   found
+
+The options work beside `--pid` (the command joins the recorded processes), and only
+the recorded processes are sampled.
+
+  $ sleep 60 & idle=$!
+  > causeway record -o $TMP_DIR/pid.cwt --pid $idle --call-graph dwarf --sample 999 -- cw-prog-deepchain 100000000 2>&1 | grep -o 'cpu-clock samples'
+  > kill $idle
+  > causeway convert $TMP_DIR/pid.cwt -o $TMP_DIR/pid.txt >/dev/null 2>&1
+  > awk 'FNR == NR { if ($1 == "thread") for (i = 3; i <= NF; i++) if ($i ~ /^comm=/) name[$2] = substr($i, 6); next }
+  >      $3 == "sample" { n[name[$2]]++ } END { for (c in n) print c }' $TMP_DIR/pid.txt $TMP_DIR/pid.txt
+  cpu-clock samples
+  cw-prog-deepcha
 
 The stack copy's size is checked.
 
