@@ -51,7 +51,9 @@ if [[ $filtered == 1 ]]; then
   # command (and the command's children).
   sleep 100000 &
   idle=$!
-  pid_args=(--pid "$idle")
+  # First, as --pid=P: a --pid right before `--` takes the `--` as the end of its list
+  # (CLI11), and the command's own options would then be read as causeway's.
+  pid_args=("--pid=$idle")
 fi
 trap 'rm -rf "$work"; [[ -n $idle ]] && kill $idle 2>/dev/null; true' EXIT
 # 20 MB that gzip -6 has work to do on: text with repeats, not random bytes.
@@ -100,7 +102,7 @@ for ((rep = 1; rep <= repeat; rep++)); do
         fp | dwarf)
           graph=fp
           [[ $m == dwarf ]] && graph="dwarf,$bytes"
-          "$causeway" record -o "$work/$w-$m.cwt" --call-graph "$graph" --sample "$hz" "${pid_args[@]}" \
+          "$causeway" record "${pid_args[@]}" -o "$work/$w-$m.cwt" --call-graph "$graph" --sample "$hz" \
             -- bash -c "$(timed "$w" "$ms")" 2>"$work/$w-$m.err" >/dev/null
           if grep -q 'no cpu-clock samples' "$work/$w-$m.err"; then
             grep 'no cpu-clock samples' "$work/$w-$m.err" >&2
