@@ -219,13 +219,10 @@ class Diagnoser {
   }
 
   std::string stack_text(StackId id) const {
-    const Stack& st = trace_.stacks[id];
+    const std::vector<Frame> frames = frames_of(trace_.stacks[id]);
     std::string out;
-    for (size_t k = 0; k < st.ips.size() && k < 4; ++k) {
-      std::string_view sym =
-          k < st.symbols.size() && st.symbols[k] ? trace_.strings.get(st.symbols[k]) : "";
-      out += (k ? " ← " : "") + (sym.empty() ? fmt::format("{:#x}", st.ips[k]) : std::string(sym));
-    }
+    for (size_t k = 0; k < frames.size() && k < 4; ++k)
+      out += (k ? " ← " : "") + frame_name(trace_.strings, frames[k]);
     return out;
   }
 
