@@ -106,6 +106,42 @@ StackId RecordDecoder::intern_stack(Pid pid, const uint64_t* ips, uint32_t n) {
   return it->second;
 }
 
+StackId RecordDecoder::add_kernel_frames(Pid pid, StackId user, const uint64_t* ips, uint32_t n) {
+  const Stack* tail = user != 0 && user < trace_.stacks.size() ? &trace_.stacks[user] : nullptr;
+  const size_t user_frames =
+      tail ? tail->ips.size() - std::min<size_t>(tail->kernel, tail->ips.size()) : 0;
+  // The key tells a kernel+user stack from a user stack of the same addresses.
+  std::string key(reinterpret_cast<const char*>(&pid), sizeof pid);
+  key += 'K';
+  key.append(reinterpret_cast<const char*>(&n), sizeof n);
+  key.append(reinterpret_cast<const char*>(ips), n * sizeof(uint64_t));
+  if (tail)
+    key.append(reinterpret_cast<const char*>(tail->ips.data() + tail->kernel),
+               user_frames * sizeof(uint64_t));
+  auto [it, fresh] = stack_ids_.try_emplace(std::move(key), 0);
+  if (!fresh) return it->second;
+  Stack s;
+  s.kernel = n;
+  s.ips.assign(ips, ips + n);
+  s.symbols.assign(n, 0);
+  for (uint32_t i = 0; i < n; ++i) {
+    std::string_view name = kernel_symbol_ ? kernel_symbol_(ips[i]) : std::string_view();
+    if (!name.empty())
+      s.symbols[i] = trace_.strings.intern(name);
+    else
+      ++stats_.kernel_frames_unnamed;
+  }
+  if (tail) {
+    const size_t from = tail->ips.size() - user_frames;
+    s.ips.insert(s.ips.end(), tail->ips.begin() + static_cast<std::ptrdiff_t>(from),
+                 tail->ips.end());
+    for (size_t i = from; i < tail->ips.size(); ++i)
+      s.symbols.push_back(i < tail->symbols.size() ? tail->symbols[i] : 0);
+  }
+  it->second = trace_.add_stack(std::move(s));
+  return it->second;
+}
+
 void RecordDecoder::add_loss(LossKind kind, uint64_t count) {
   if (count > 0) trace_.losses.push_back({kind, count, newest_ts_});
 }
@@ -375,6 +411,24 @@ void RecordDecoder::decode(const void* record, size_t size) {
       std::memcpy(ips, r->ips, n * sizeof(uint64_t));
       held_[it->second.second].stack = intern_stack(hdr->pid, ips, n);
       ++stats_.stacks_attached;
+      return;
+    }
+    case CW_REC_KSTACK: {
+      constexpr size_t fixed = offsetof(cw_rec_stack, ips);
+      if (size < fixed) return bad();
+      const auto* r = static_cast<const cw_rec_stack*>(record);
+      uint32_t n = std::min<uint32_t>(r->n, CW_MAX_STACK);
+      if (fixed + n * sizeof(uint64_t) > size) return bad();
+      auto it = last_enter_.find(tid);
+      if (it == last_enter_.end() || it->second.first != r->seq) {
+        ++stats_.stacks_late;
+        return;
+      }
+      uint64_t ips[CW_MAX_STACK];
+      std::memcpy(ips, r->ips, n * sizeof(uint64_t));
+      StackId& stack = held_[it->second.second].stack;
+      stack = add_kernel_frames(hdr->pid, stack, ips, n);
+      ++stats_.kernel_stacks;
       return;
     }
     case CW_REC_CALL: {

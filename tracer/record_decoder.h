@@ -54,6 +54,8 @@ struct DecoderStats {
   uint64_t malformed = 0;
   uint64_t stacks_attached = 0;
   uint64_t stacks_late = 0;              // arrived after their syscall's entry was handed over
+  uint64_t kernel_stacks = 0;            // kernel stacks attached (CW_REC_KSTACK)
+  uint64_t kernel_frames_unnamed = 0;    // their frames no kernel symbol named
   uint64_t watch_hits_unclassified = 0;  // read/write watch hits decoded as reads
   // Recorded threads seen to get a CPU whose switch away the kernel never reported (also
   // in Trace::losses, LossKind::SwitchUnreported, one record per switch).
@@ -69,6 +71,12 @@ class RecordDecoder {
   // the caller's to rebuild when it needs them.
   void add_process(Pid pid, Pid ppid, std::string_view comm, std::string_view exe);
   void add_thread(Tid tid, Pid pid, std::string_view comm, bool kernel);
+
+  // Names kernel stack frames (CW_REC_KSTACK) by address ("" unknown: the frame keeps
+  // its address only); without it they are all unnamed.
+  void set_kernel_symbols(std::function<std::string_view(uint64_t)> name) {
+    kernel_symbol_ = std::move(name);
+  }
 
   // Names for CW_REC_CALL and CW_REC_FLAG records decoded from now on.
   void set_instrument_naming(InstrumentNaming naming) { instrument_ = std::move(naming); }
@@ -118,10 +126,13 @@ class RecordDecoder {
   void put_process(const ProcessInfo& p);
   void put_thread(const ThreadInfo& t);
   StackId intern_stack(Pid pid, const uint64_t* ips, uint32_t n);
+  // The stack `user` with the kernel frames `ips` put in front of it.
+  StackId add_kernel_frames(Pid pid, StackId user, const uint64_t* ips, uint32_t n);
 
   Trace& trace_;
   SyscallNaming naming_;
   InstrumentNaming instrument_;
+  std::function<std::string_view(uint64_t)> kernel_symbol_;
   DecoderStats stats_;
   std::vector<Held> held_;
   size_t sorted_ = 0;  // held_[0, sorted_) is in time order

@@ -1,11 +1,16 @@
 #include "tracer/record_decoder.h"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <unistd.h>
 
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 
 #include "kernel/records.h"
 #include "trace/text_format.h"
+#include "tracer/kallsyms.h"
 #include "tracer/lock_wait.h"
 
 namespace cw {
@@ -202,6 +207,76 @@ TEST_CASE("a stack taken when a syscall blocks is attached to that syscall's ent
   CHECK(t.stacks[t.events[0].stack].ips == std::vector<uint64_t>{0x401000, 0x402000});
   CHECK(d.stats().stacks_attached == 1);
   CHECK(d.stats().stacks_late == 1);
+}
+
+TEST_CASE("a kernel stack where a syscall blocked goes before its user stack, named") {
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  d.set_kernel_symbols([](uint64_t addr) -> std::string_view {
+    if (addr >= 0xffffffff81000000 && addr < 0xffffffff81000100) return "anon_pipe_read";
+    if (addr >= 0xffffffff82000000 && addr < 0xffffffff82000100) return "schedule";
+    return {};  // unknown: the frame keeps its address
+  });
+  auto enter = make<cw_rec_sys_enter>(CW_REC_SYS_ENTER, 1000, 100, 101);
+  enter.seq = 7;
+  d.decode(&enter, sizeof enter);
+  auto send = [&](uint32_t type, uint64_t seq, std::vector<uint64_t> ips) {
+    cw_rec_stack rec;
+    std::memset(&rec, 0, sizeof rec);
+    const size_t size = offsetof(cw_rec_stack, ips) + ips.size() * sizeof(uint64_t);
+    rec.h = {type, static_cast<uint32_t>(size), 1200, 100, 101, 0, 0};
+    rec.seq = seq;
+    rec.n = static_cast<uint32_t>(ips.size());
+    std::copy(ips.begin(), ips.end(), rec.ips);
+    d.decode(&rec, size);
+  };
+  send(CW_REC_STACK, 7, {0x401000, 0x402000});
+  send(CW_REC_KSTACK, 7, {0xffffffff82000010, 0xffffffff81000020, 0xffffffff90000000});
+  send(CW_REC_KSTACK, 8, {0xffffffff82000010});  // another call's: not attached here
+  d.release_all();
+  REQUIRE(t.events.size() == 1);
+  const Stack& s = t.stacks[t.events[0].stack];
+  CHECK(s.ips == std::vector<uint64_t>{0xffffffff82000010, 0xffffffff81000020, 0xffffffff90000000,
+                                       0x401000, 0x402000});
+  CHECK(s.kernel == 3);
+  REQUIRE(s.symbols.size() == 5);
+  CHECK(t.strings.get(s.symbols[0]) == "schedule");
+  CHECK(t.strings.get(s.symbols[1]) == "anon_pipe_read");
+  CHECK(s.symbols[2] == 0);
+  CHECK(s.symbols[3] == 0);  // user frames are named when the trace is read
+  CHECK(d.stats().kernel_stacks == 1);
+  CHECK(d.stats().kernel_frames_unnamed == 1);
+  CHECK(d.stats().stacks_late == 1);
+  // Read back from a file, the kernel frames are told apart by their addresses.
+  Stack copy{s.ips, s.symbols};
+  CHECK(t.stacks[t.add_stack(std::move(copy))].kernel == 3);
+}
+
+TEST_CASE("kernel symbols from a kallsyms file; all-zero addresses mean they are hidden") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / fmt::format("cw_kallsyms_{}", ::getpid());
+  fs::create_directories(dir);
+  {
+    std::ofstream(dir / "shown") << "ffffffff81000000 T _stext\n"
+                                    "ffffffff81000100 t anon_pipe_read\n"
+                                    "ffffffff81000200 D some_data\n"
+                                    "ffffffff81000300 t mod_fn\t[some_module]\n";
+    std::ofstream(dir / "hidden") << "0000000000000000 T _stext\n"
+                                     "0000000000000000 t anon_pipe_read\n";
+  }
+  KernelSymbols shown((dir / "shown").string());
+  KernelSymbols hidden((dir / "hidden").string());
+  KernelSymbols missing((dir / "missing").string());
+  fs::remove_all(dir);
+  CHECK(shown.name(0xffffffff81000150) == "anon_pipe_read");
+  CHECK(shown.name(0xffffffff81000250) == "anon_pipe_read");  // data symbols are skipped
+  CHECK(shown.name(0xffffffff81000301) == "mod_fn");
+  CHECK(shown.name(0xffffffff80000000) == "");
+  CHECK_FALSE(shown.restricted());
+  CHECK(hidden.restricted());
+  CHECK(hidden.name(0xffffffff81000150) == "");
+  CHECK_FALSE(missing.readable());
+  CHECK_FALSE(missing.restricted());
 }
 
 TEST_CASE("stream transfers, forks and exits become their trace events") {

@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <ctime>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 #include "kernel/syscalls.h"
 #include "trace/binary_format.h"
+#include "tracer/kallsyms.h"
 #include "tracer/maps_capture.h"
 #include "tracer/proc_locks.h"
 #include "tracer/proc_snapshot.h"
@@ -63,6 +65,15 @@ Session::Session(SessionOptions options) : options_(std::move(options)) {
       SyscallNaming{[](uint32_t nr) { return kernel::syscall_name(nr); },
                     [](uint32_t nr, uint32_t op) { return kernel::syscall_op_name(nr, op); },
                     [](uint32_t vec) { return kernel::softirq_name(vec); }});
+  if (options_.stacks != kernel::StackMode::None) {
+    // Kernel stacks where calls blocked are named now: kallsyms is this machine's.
+    kernel_symbols_ = std::make_unique<KernelSymbols>();
+    if (kernel_symbols_->restricted())
+      std::cerr << "causeway: note: /proc/kallsyms hides kernel addresses (kptr_restrict); "
+                   "kernel stack frames keep their addresses only\n";
+    decoder_->set_kernel_symbols(
+        [symbols = kernel_symbols_.get()](uint64_t addr) { return symbols->name(addr); });
+  }
   // Map capture starts first, so every mapping an event's stack may need is recorded;
   // the probes attach before /proc is read, so a task created in between is in both.
   MapsCaptureOptions map_options;

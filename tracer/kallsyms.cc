@@ -1,0 +1,45 @@
+#include "tracer/kallsyms.h"
+
+#include <algorithm>
+#include <charconv>
+#include <fstream>
+
+namespace cw {
+
+KernelSymbols::KernelSymbols(const std::string& path) {
+  std::ifstream in(path);
+  readable_ = static_cast<bool>(in);
+  std::string line;
+  bool any = false;
+  while (std::getline(in, line)) {
+    // "ffffffff81234560 T anon_pipe_read" or "... t name\t[module]"
+    const size_t sp1 = line.find(' ');
+    if (sp1 == std::string::npos || sp1 + 3 > line.size()) continue;
+    const char type = line[sp1 + 1];
+    if (type != 't' && type != 'T' && type != 'w' && type != 'W') continue;
+    uint64_t addr = 0;
+    auto [end, ec] = std::from_chars(line.data(), line.data() + sp1, addr, 16);
+    if (ec != std::errc() || end != line.data() + sp1) continue;
+    any = true;
+    if (addr == 0) continue;  // hidden
+    std::string_view name = std::string_view(line).substr(sp1 + 3);
+    name = name.substr(0, name.find_first_of("\t "));
+    if (name.empty()) continue;
+    symbols_.push_back(
+        Symbol{addr, static_cast<uint32_t>(names_.size()), static_cast<uint32_t>(name.size())});
+    names_ += name;
+  }
+  restricted_ = any && symbols_.empty();
+  std::stable_sort(symbols_.begin(), symbols_.end(),
+                   [](const Symbol& a, const Symbol& b) { return a.addr < b.addr; });
+}
+
+std::string_view KernelSymbols::name(uint64_t addr) const {
+  auto it = std::upper_bound(symbols_.begin(), symbols_.end(), addr,
+                             [](uint64_t a, const Symbol& s) { return a < s.addr; });
+  if (it == symbols_.begin()) return {};
+  --it;
+  return std::string_view(names_).substr(it->name_at, it->name_size);
+}
+
+}  // namespace cw
