@@ -95,6 +95,18 @@ struct FileFrame {
   bool inlined = false;
 };
 
+// A function symbol: [addr, addr + size), its name in ResolvedFile::names.
+struct FunctionSymbol {
+  uint64_t addr = 0, size = 0;
+  uint32_t name_at = 0, name_size = 0;
+};
+
+// A function's address range in a compilation unit (of its DWARF).
+struct FunctionRange {
+  Dwarf_Addr low = 0, high = 0;
+  Dwarf_Die die;
+};
+
 // A mapped file as symbolisation sees it: where its segments lie, and the libdwfl module
 // that names its functions, lines and inlined calls (with its separate debug file).
 struct ResolvedFile {
@@ -104,11 +116,15 @@ struct ResolvedFile {
   Dwfl_Module* module = nullptr;  // null: nothing to name frames with
   DebugLookup lookup;
   StrId module_name = 0;  // the file's name, for frames no symbol covers
-  // Names among aliases (symbols sharing an address), built on first use.
-  bool aliases_read = false;
-  std::unordered_map<uint64_t, std::string> aliases;
+  // Function symbols by address, one name per address, built on first use.
+  bool symbols_read = false;
+  std::vector<FunctionSymbol> symbols;
+  std::string names;
   // Frames found at each link-time address: [first, first + count) of `frames`.
   std::unordered_map<uint64_t, std::pair<uint32_t, uint32_t>> at;
+  // Each compilation unit's functions by address (by the unit's DIE offset), built on
+  // first use.
+  std::unordered_map<Dwarf_Off, std::vector<FunctionRange>> units;
   std::vector<FileFrame> frames;
 
   ResolvedFile() = default;
@@ -143,9 +159,11 @@ struct ResolvedFile {
   // match): fewest leading underscores ("nanosleep" over "__nanosleep"), then global over
   // weak over local, then the shortest, then alphabetical (so the choice is stable).
   // "clock_nanosleep@@GLIBC_2.17" in a .symtab names the same function as the .dynsym's
-  // "clock_nanosleep". Only addresses with more than one name are kept.
-  void read_aliases() {
-    aliases_read = true;
+  // "clock_nanosleep". Read once per file, through libdwfl (which finds the symbol table
+  // in the file, its debug file or .dynsym); looked up by binary search, as
+  // dwfl_module_addrinfo scans every symbol on each call.
+  void read_symbols() {
+    symbols_read = true;
     struct Candidate {
       size_t underscores;
       int binding_rank;
@@ -157,7 +175,7 @@ struct ResolvedFile {
         return name < o.name;
       }
     };
-    std::unordered_map<uint64_t, std::pair<int, Candidate>> best;  // count, best
+    std::unordered_map<uint64_t, std::pair<uint64_t, Candidate>> best;  // size, best
     const int n = ::dwfl_module_getsymtab(module);
     for (int i = 1; i < n; ++i) {
       GElf_Sym sym;
@@ -177,13 +195,34 @@ struct ResolvedFile {
                   : binding == STB_WEAK ? 1
                                         : 2,
                   std::string(name)};
-      auto [it, added] = best.try_emplace(addr, 1, c);
+      auto [it, added] = best.try_emplace(addr, sym.st_size, c);
       if (added) continue;
-      if (it->second.second.name != c.name) ++it->second.first;
+      it->second.first = std::max<uint64_t>(it->second.first, sym.st_size);
       if (c < it->second.second) it->second.second = std::move(c);
     }
-    for (auto& [addr, entry] : best)
-      if (entry.first > 1) aliases.emplace(addr, entry.second.name);
+    symbols.reserve(best.size());
+    for (auto& [addr, entry] : best) {
+      FunctionSymbol f{addr, entry.first, static_cast<uint32_t>(names.size()),
+                       static_cast<uint32_t>(entry.second.name.size())};
+      names += entry.second.name;
+      symbols.push_back(f);
+    }
+    std::sort(symbols.begin(), symbols.end(),
+              [](const FunctionSymbol& a, const FunctionSymbol& b) { return a.addr < b.addr; });
+  }
+
+  // The name of the function holding `vaddr`, "" when no symbol covers it.
+  std::string_view function_at(uint64_t vaddr) {
+    if (!symbols_read) read_symbols();
+    auto it = std::upper_bound(symbols.begin(), symbols.end(), vaddr,
+                               [](uint64_t v, const FunctionSymbol& s) { return v < s.addr; });
+    // A few steps back cover a small function nested in a larger one's range.
+    for (int steps = 0; it != symbols.begin() && steps < 16; ++steps) {
+      --it;
+      if (vaddr - it->addr < std::max<uint64_t>(it->size, 1))
+        return std::string_view(names).substr(it->name_at, it->name_size);
+    }
+    return {};
   }
 };
 
@@ -330,10 +369,14 @@ class Symbolizer {
       out.push_back(plain);
       return 0;
     }
-    ResolvedFile* file = resolve_file(map->path, map->build_id);
-    plain.module = module_name(map->path);
+    // Per map, once: its file and name (a stack's frames mostly share a few maps).
+    auto [cached, first_use] = by_map_.try_emplace(map);
+    if (first_use)
+      cached->second = {resolve_file(map->path, map->build_id), module_name(map->path)};
+    ResolvedFile* file = cached->second.first;
+    plain.module = cached->second.second;
     plain.offset = ip - map->start + map->pgoff;
-    if (!file) {
+    if (!file && noted_.emplace(pid, map).second) {
       const std::string_view path = trace_.strings.get(map->path);
       const std::string_view build_id = trace_.strings.get(map->build_id);
       not_found_by_pid_[pid].insert(
@@ -378,27 +421,78 @@ class Symbolizer {
     return it->second;
   }
 
+  // The scopes of `pc` that are functions, innermost first: the inlined instances holding
+  // it, then the function they are in. dwarf_getscopes would give them, but it walks the
+  // whole compilation unit on every call (most of the time in a C++ library); instead each
+  // unit's functions are indexed once by address, and only the one holding pc is walked.
+  void function_scopes(ResolvedFile& file, Dwarf_Die& cu, Dwarf_Addr pc,
+                       std::vector<Dwarf_Die>& out) {
+    auto [it, added] = file.units.try_emplace(::dwarf_dieoffset(&cu));
+    std::vector<FunctionRange>& index = it->second;
+    if (added) {
+      index_functions(cu, index, 0);
+      std::sort(index.begin(), index.end(),
+                [](const FunctionRange& a, const FunctionRange& b) { return a.low < b.low; });
+    }
+    auto at = std::upper_bound(index.begin(), index.end(), pc,
+                               [](Dwarf_Addr v, const FunctionRange& r) { return v < r.low; });
+    const FunctionRange* function = nullptr;
+    for (int steps = 0; at != index.begin() && steps < 16 && !function; ++steps) {
+      --at;
+      if (pc >= at->low && pc < at->high) function = &*at;
+    }
+    if (!function) return;
+    // Down from the function through the scopes holding pc; inlined instances are frames.
+    std::vector<Dwarf_Die> chain{function->die};
+    Dwarf_Die scope = function->die;
+    for (int depth = 0; depth < 64; ++depth) {
+      Dwarf_Die child;
+      if (::dwarf_child(&scope, &child) != 0) break;
+      bool deeper = false;
+      do {
+        const int tag = ::dwarf_tag(&child);
+        if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_lexical_block &&
+            tag != DW_TAG_try_block && tag != DW_TAG_catch_block)
+          continue;
+        if (::dwarf_haspc(&child, pc) != 1) continue;
+        if (tag == DW_TAG_inlined_subroutine) chain.push_back(child);
+        scope = child;
+        deeper = true;
+        break;
+      } while (::dwarf_siblingof(&child, &child) == 0);
+      if (!deeper) break;
+    }
+    out.assign(chain.rbegin(), chain.rend());
+  }
+
+  // The address ranges of the functions defined in `die`'s children (in namespaces and
+  // classes too).
+  static void index_functions(Dwarf_Die& die, std::vector<FunctionRange>& out, int depth) {
+    Dwarf_Die child;
+    if (depth > 16 || ::dwarf_child(&die, &child) != 0) return;
+    do {
+      const int tag = ::dwarf_tag(&child);
+      if (tag == DW_TAG_subprogram) {
+        Dwarf_Addr base = 0, low = 0, high = 0;
+        for (ptrdiff_t off = 0; (off = ::dwarf_ranges(&child, off, &base, &low, &high)) > 0;)
+          if (high > low) out.push_back(FunctionRange{low, high, child});
+      } else if (tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
+                 tag == DW_TAG_structure_type || tag == DW_TAG_union_type || tag == DW_TAG_module) {
+        index_functions(child, out, depth + 1);
+      }
+    } while (::dwarf_siblingof(&child, &child) == 0);
+  }
+
   // The frames at link-time address `vaddr` of `file`, stored in file.frames; returns
   // where they start and how many (0: nothing known there).
   std::pair<uint32_t, uint32_t> describe(ResolvedFile& file, uint64_t vaddr) {
     const uint32_t first = static_cast<uint32_t>(file.frames.size());
     // The function holding the address, from the symbol tables.
     StrId outer = 0;
-    GElf_Sym sym;
-    GElf_Off offset = 0;
-    if (const char* raw =
-            ::dwfl_module_addrinfo(file.module, vaddr, &offset, &sym, nullptr, nullptr, nullptr)) {
-      if (!file.aliases_read) file.read_aliases();
-      const uint64_t start = vaddr - offset;
-      auto alias = file.aliases.find(start);
-      std::string_view name =
-          alias != file.aliases.end() ? std::string_view(alias->second) : std::string_view(raw);
-      name = name.substr(0, name.find('@'));
-      if (!name.empty()) {
-        auto [it, added] = symbol_names_.try_emplace(std::string(name), 0);
-        if (added) it->second = trace_.strings.intern(demangle(name));
-        outer = it->second;
-      }
+    if (std::string_view name = file.function_at(vaddr); !name.empty()) {
+      auto [it, added] = symbol_names_.try_emplace(std::string(name), 0);
+      if (added) it->second = trace_.strings.intern(demangle(name));
+      outer = it->second;
     }
     // The source line of the address itself.
     StrId src_file = 0;
@@ -416,13 +510,13 @@ class Symbolizer {
     // function it was inlined into, the next frame out.
     Dwarf_Addr bias = 0;
     Dwarf_Die* cu = ::dwfl_module_addrdie(file.module, vaddr, &bias);
-    Dwarf_Die* scopes = nullptr;
-    const int nscopes = cu ? ::dwarf_getscopes(cu, vaddr - bias, &scopes) : 0;
+    std::vector<Dwarf_Die> scopes;  // innermost first: inlined instances, then the function
+    if (cu) function_scopes(file, *cu, vaddr - bias, scopes);
     Dwarf_Files* files = nullptr;
     if (cu && ::dwarf_getsrcfiles(cu, &files, nullptr) != 0) files = nullptr;
     StrId dwarf_outer = 0;
-    for (int i = 0; i < nscopes; ++i) {
-      Dwarf_Die* die = &scopes[i];
+    for (Dwarf_Die& scope : scopes) {
+      Dwarf_Die* die = &scope;
       const int tag = ::dwarf_tag(die);
       if (tag == DW_TAG_subprogram) {
         std::string name = die_function_name(die);
@@ -447,7 +541,6 @@ class Symbolizer {
       if (::dwarf_formudata(::dwarf_attr(die, DW_AT_call_line, &attr), &value) == 0)
         src_line = static_cast<uint32_t>(value);
     }
-    std::free(scopes);
     // The function holding it all: its symbol, else its DWARF name.
     if (!outer) outer = dwarf_outer;
     if (outer || src_line || file.frames.size() > first)
@@ -519,6 +612,8 @@ class Symbolizer {
   SymbolizeReport report_;
   std::vector<const MapRecord*> by_pid_;
   std::unordered_map<Pid, std::pair<size_t, size_t>> ranges_;
+  std::unordered_map<const MapRecord*, std::pair<ResolvedFile*, StrId>> by_map_;
+  std::set<std::pair<Pid, const MapRecord*>> noted_;  // files_not_found_by_pid_ entries made
   std::unordered_map<StrId, StrId> module_names_;
   std::unordered_map<std::string, StrId> symbol_names_;  // raw symbol -> demangled
   std::unordered_map<std::string, StrId> interned_;      // source file names

@@ -6,6 +6,10 @@
 
 namespace cw {
 
+namespace {
+constexpr uint64_t kMaxFunctionBytes = 1 << 20;
+}  // namespace
+
 KernelSymbols::KernelSymbols(const std::string& path) {
   std::ifstream in(path);
   readable_ = static_cast<bool>(in);
@@ -39,6 +43,9 @@ std::string_view KernelSymbols::name(uint64_t addr) const {
                              [](uint64_t a, const Symbol& s) { return a < s.addr; });
   if (it == symbols_.begin()) return {};
   --it;
+  // kallsyms gives no sizes: an address far past the symbol before it (code that was
+  // loaded later, the end of the text) is not that function's.
+  if (addr - it->addr > kMaxFunctionBytes) return {};
   return std::string_view(names_).substr(it->name_at, it->name_size);
 }
 

@@ -272,6 +272,7 @@ TEST_CASE("kernel symbols from a kallsyms file; all-zero addresses mean they are
   CHECK(shown.name(0xffffffff81000250) == "anon_pipe_read");  // data symbols are skipped
   CHECK(shown.name(0xffffffff81000301) == "mod_fn");
   CHECK(shown.name(0xffffffff80000000) == "");
+  CHECK(shown.name(0xffffffffc0000000) == "");  // far past the last symbol: not mod_fn
   CHECK_FALSE(shown.restricted());
   CHECK(hidden.restricted());
   CHECK(hidden.name(0xffffffff81000150) == "");

@@ -65,15 +65,6 @@ Session::Session(SessionOptions options) : options_(std::move(options)) {
       SyscallNaming{[](uint32_t nr) { return kernel::syscall_name(nr); },
                     [](uint32_t nr, uint32_t op) { return kernel::syscall_op_name(nr, op); },
                     [](uint32_t vec) { return kernel::softirq_name(vec); }});
-  if (options_.stacks != kernel::StackMode::None) {
-    // Kernel stacks where calls blocked are named now: kallsyms is this machine's.
-    kernel_symbols_ = std::make_unique<KernelSymbols>();
-    if (kernel_symbols_->restricted())
-      std::cerr << "causeway: note: /proc/kallsyms hides kernel addresses (kptr_restrict); "
-                   "kernel stack frames keep their addresses only\n";
-    decoder_->set_kernel_symbols(
-        [symbols = kernel_symbols_.get()](uint64_t addr) { return symbols->name(addr); });
-  }
   // Map capture starts first, so every mapping an event's stack may need is recorded;
   // the probes attach before /proc is read, so a task created in between is in both.
   MapsCaptureOptions map_options;
@@ -81,6 +72,17 @@ Session::Session(SessionOptions options) : options_(std::move(options)) {
   maps_ = std::make_unique<MapsCaptureHolder>(std::move(map_options));
   add_maps(trace_, maps_->capture.snapshot());
   probes_ = std::make_unique<kernel::Probes>(probe_options);
+  if (options_.stacks != kernel::StackMode::None) {
+    // Kernel stacks where calls blocked are named now: kallsyms is this machine's. Read
+    // once the probes are loaded, so that their own frames (the innermost, bpf_prog_…)
+    // are named too.
+    kernel_symbols_ = std::make_unique<KernelSymbols>();
+    if (kernel_symbols_->restricted())
+      std::cerr << "causeway: note: /proc/kallsyms hides kernel addresses (kptr_restrict); "
+                   "kernel stack frames keep their addresses only\n";
+    decoder_->set_kernel_symbols(
+        [symbols = kernel_symbols_.get()](uint64_t addr) { return symbols->name(addr); });
+  }
   first_ts_ = now_ns();
   for (const ProcProcess& p : snapshot_processes()) {
     decoder_->add_process(p.pid, p.ppid, p.comm, p.exe);
