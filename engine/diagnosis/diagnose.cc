@@ -219,10 +219,15 @@ class Diagnoser {
   }
 
   std::string stack_text(StackId id) const {
-    const std::vector<Frame> frames = frames_of(trace_.stacks[id]);
+    // The innermost user frames: a one-line summary has no room for the kernel's (the
+    // probe and the scheduler come first there); the full report lists them.
     std::string out;
-    for (size_t k = 0; k < frames.size() && k < 4; ++k)
-      out += (k ? " ← " : "") + frame_name(trace_.strings, frames[k]);
+    size_t shown = 0;
+    for (const Frame& f : frames_of(trace_.stacks[id])) {
+      if (f.kernel) continue;
+      out += (shown ? " ← " : "") + frame_name(trace_.strings, f);
+      if (++shown == 4) break;
+    }
     return out;
   }
 
