@@ -17,6 +17,11 @@ class KernelSymbols {
   // The function holding `addr`, "" when unknown (below the first symbol, or the
   // addresses were hidden).
   std::string_view name(uint64_t addr) const;
+  // Whether `addr` is in the recorder's own probe: a BPF program (kallsyms module [bpf])
+  // or the kernel's code that calls it from a tracepoint (bpf_trace_run*, __bpf_trace_*,
+  // __traceiter_*). A stack taken by the probe starts with these; they are not where the
+  // thread waits.
+  bool is_probe(uint64_t addr) const;
   // No symbol had an address: kptr_restrict (or no CAP_SYSLOG) hides them, so kernel
   // frames can only keep their addresses.
   bool restricted() const { return restricted_; }
@@ -27,7 +32,9 @@ class KernelSymbols {
   struct Symbol {
     uint64_t addr;
     uint32_t name_at, name_size;
+    bool probe;
   };
+  const Symbol* find(uint64_t addr) const;
   std::vector<Symbol> symbols_;  // by address
   std::string names_;
   bool restricted_ = false;

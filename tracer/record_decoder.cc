@@ -426,8 +426,11 @@ void RecordDecoder::decode(const void* record, size_t size) {
       }
       uint64_t ips[CW_MAX_STACK];
       std::memcpy(ips, r->ips, n * sizeof(uint64_t));
+      // The probe's own frames come first: the wait is below them.
+      uint32_t skip = 0;
+      while (kernel_probe_ && skip < n && kernel_probe_(ips[skip])) ++skip;
       StackId& stack = held_[it->second.second].stack;
-      stack = add_kernel_frames(hdr->pid, stack, ips, n);
+      stack = add_kernel_frames(hdr->pid, stack, ips + skip, n - skip);
       ++stats_.kernel_stacks;
       return;
     }

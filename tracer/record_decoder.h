@@ -73,9 +73,12 @@ class RecordDecoder {
   void add_thread(Tid tid, Pid pid, std::string_view comm, bool kernel);
 
   // Names kernel stack frames (CW_REC_KSTACK) by address ("" unknown: the frame keeps
-  // its address only); without it they are all unnamed.
-  void set_kernel_symbols(std::function<std::string_view(uint64_t)> name) {
+  // its address only); without it they are all unnamed. `probe` says which addresses are
+  // the recorder's own probe: leading frames there are dropped.
+  void set_kernel_symbols(std::function<std::string_view(uint64_t)> name,
+                          std::function<bool(uint64_t)> probe = {}) {
     kernel_symbol_ = std::move(name);
+    kernel_probe_ = std::move(probe);
   }
 
   // Names for CW_REC_CALL and CW_REC_FLAG records decoded from now on.
@@ -133,6 +136,7 @@ class RecordDecoder {
   SyscallNaming naming_;
   InstrumentNaming instrument_;
   std::function<std::string_view(uint64_t)> kernel_symbol_;
+  std::function<bool(uint64_t)> kernel_probe_;
   DecoderStats stats_;
   std::vector<Held> held_;
   size_t sorted_ = 0;  // held_[0, sorted_) is in time order

@@ -212,11 +212,13 @@ TEST_CASE("a stack taken when a syscall blocks is attached to that syscall's ent
 TEST_CASE("a kernel stack where a syscall blocked goes before its user stack, named") {
   Trace t;
   RecordDecoder d(t, test_naming());
-  d.set_kernel_symbols([](uint64_t addr) -> std::string_view {
-    if (addr >= 0xffffffff81000000 && addr < 0xffffffff81000100) return "anon_pipe_read";
-    if (addr >= 0xffffffff82000000 && addr < 0xffffffff82000100) return "schedule";
-    return {};  // unknown: the frame keeps its address
-  });
+  d.set_kernel_symbols(
+      [](uint64_t addr) -> std::string_view {
+        if (addr >= 0xffffffff81000000 && addr < 0xffffffff81000100) return "anon_pipe_read";
+        if (addr >= 0xffffffff82000000 && addr < 0xffffffff82000100) return "schedule";
+        return {};  // unknown: the frame keeps its address
+      },
+      [](uint64_t addr) { return addr >= 0xffffffffc0000000; });  // the probe's frames
   auto enter = make<cw_rec_sys_enter>(CW_REC_SYS_ENTER, 1000, 100, 101);
   enter.seq = 7;
   d.decode(&enter, sizeof enter);
@@ -231,7 +233,9 @@ TEST_CASE("a kernel stack where a syscall blocked goes before its user stack, na
     d.decode(&rec, size);
   };
   send(CW_REC_STACK, 7, {0x401000, 0x402000});
-  send(CW_REC_KSTACK, 7, {0xffffffff82000010, 0xffffffff81000020, 0xffffffff90000000});
+  send(CW_REC_KSTACK, 7,
+       {0xffffffffc0001000, 0xffffffffc0002000, 0xffffffff82000010, 0xffffffff81000020,
+        0xffffffff90000000});
   send(CW_REC_KSTACK, 8, {0xffffffff82000010});  // another call's: not attached here
   d.release_all();
   REQUIRE(t.events.size() == 1);
@@ -257,10 +261,12 @@ TEST_CASE("kernel symbols from a kallsyms file; all-zero addresses mean they are
   const fs::path dir = fs::temp_directory_path() / fmt::format("cw_kallsyms_{}", ::getpid());
   fs::create_directories(dir);
   {
-    std::ofstream(dir / "shown") << "ffffffff81000000 T _stext\n"
+    std::ofstream(dir / "shown") << "ffffffff80000100 t bpf_trace_run4\n"
+                                    "ffffffff81000000 T _stext\n"
                                     "ffffffff81000100 t anon_pipe_read\n"
                                     "ffffffff81000200 D some_data\n"
-                                    "ffffffff81000300 t mod_fn\t[some_module]\n";
+                                    "ffffffff81000300 t mod_fn\t[some_module]\n"
+                                    "ffffffffc0001000 t bpf_prog_1234_on_switch\t[bpf]\n";
     std::ofstream(dir / "hidden") << "0000000000000000 T _stext\n"
                                      "0000000000000000 t anon_pipe_read\n";
   }
@@ -271,8 +277,11 @@ TEST_CASE("kernel symbols from a kallsyms file; all-zero addresses mean they are
   CHECK(shown.name(0xffffffff81000150) == "anon_pipe_read");
   CHECK(shown.name(0xffffffff81000250) == "anon_pipe_read");  // data symbols are skipped
   CHECK(shown.name(0xffffffff81000301) == "mod_fn");
-  CHECK(shown.name(0xffffffff80000000) == "");
-  CHECK(shown.name(0xffffffffc0000000) == "");  // far past the last symbol: not mod_fn
+  CHECK(shown.name(0xffffffff7fffff00) == "");
+  CHECK(shown.name(0xffffffffa0000000) == "");  // far past the symbol before: not mod_fn
+  CHECK(shown.is_probe(0xffffffffc0001010));
+  CHECK(shown.is_probe(0xffffffff80000110));
+  CHECK_FALSE(shown.is_probe(0xffffffff81000150));
   CHECK_FALSE(shown.restricted());
   CHECK(hidden.restricted());
   CHECK(hidden.name(0xffffffff81000150) == "");

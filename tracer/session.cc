@@ -75,13 +75,14 @@ Session::Session(SessionOptions options) : options_(std::move(options)) {
   if (options_.stacks != kernel::StackMode::None) {
     // Kernel stacks where calls blocked are named now: kallsyms is this machine's. Read
     // once the probes are loaded, so that their own frames (the innermost, bpf_prog_…)
-    // are named too.
+    // are known, and dropped.
     kernel_symbols_ = std::make_unique<KernelSymbols>();
     if (kernel_symbols_->restricted())
       std::cerr << "causeway: note: /proc/kallsyms hides kernel addresses (kptr_restrict); "
                    "kernel stack frames keep their addresses only\n";
     decoder_->set_kernel_symbols(
-        [symbols = kernel_symbols_.get()](uint64_t addr) { return symbols->name(addr); });
+        [symbols = kernel_symbols_.get()](uint64_t addr) { return symbols->name(addr); },
+        [symbols = kernel_symbols_.get()](uint64_t addr) { return symbols->is_probe(addr); });
   }
   first_ts_ = now_ns();
   for (const ProcProcess& p : snapshot_processes()) {

@@ -18,6 +18,12 @@ call, and under that come the user frames.
   1
   $ jq -c '[.hang.stack_frames[] | .kernel // false] | [(index(false) != null), (. == (sort | reverse))]' $TMP_DIR/pipe.json
   [true,true]
+
+The recorder's own probe (its BPF program and the tracepoint code that calls it) is left
+out: the innermost frames are the scheduler's.
+
+  $ jq -c '[.hang.stack_frames[] | select(.kernel) | .name | select(test("^bpf_|^__bpf_trace|^__traceiter"))] | length' $TMP_DIR/pipe.json
+  0
   $ causeway debug $TMP_DIR/pipe.cwt --hang cat --min-hang 0.5 --auto 2>/dev/null | grep -E -c '^    (anon_pipe_read|pipe_read) \[kernel\]$'
   1
 
