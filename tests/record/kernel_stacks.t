@@ -31,7 +31,7 @@ The names are in the trace, stored when recording: its text form writes them wit
 addresses (`anon_pipe_read@0xffff…`, innermost last), after the user frames.
 
   $ causeway convert $TMP_DIR/pipe.cwt --to text -o $TMP_DIR/pipe.txt 2>/dev/null
-  $ grep -E ' syscall_enter .* name=read .*stack=([^ ]*;)?read@0x[0-9a-f]+;[^ ]*(anon_pipe_read|pipe_read)@0xffff' $TMP_DIR/pipe.txt | head -1 | wc -l
+  $ grep -E ' syscall_enter (.* )?name=read .*stack=([^ ]*;)?read@0x[0-9a-f]+;[^ ]*(anon_pipe_read|pipe_read)@0xffff' $TMP_DIR/pipe.txt | head -1 | wc -l
   1
 
 cw-prog-mutexhold: cw-mutexwait blocks on a pthread mutex another thread holds: the futex
