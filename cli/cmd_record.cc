@@ -505,7 +505,8 @@ std::vector<Command> add_record(CLI::App& app) {
   cmd->add_option("-o,--output", args->output, "trace file to write (default causeway.cwt)");
   cmd->add_option("--pid", args->pids, "record only these processes (and their children)");
   cmd->add_option("--stacks", args->stacks,
-                  "user call stacks: 'blocking' when a syscall blocks (default), 'all' at every "
+                  "call stacks: 'blocking' the user and kernel stacks when a syscall blocks "
+                  "(default), 'all' also the user stack at every "
                   "recorded syscall, 'none'")
       ->check(CLI::IsMember({"none", "blocking", "all"}));
   auto call_graph_help =

@@ -302,6 +302,31 @@ static __always_inline int take_stack(void* ctx, __u32 tid, __u32 tgid, __u64 se
   return take_fp_stack(ctx, tid, tgid, seq, flags);
 }
 
+// The kernel stack where a syscall blocked (CW_REC_KSTACK): which kernel function the
+// thread sleeps in (a pipe read, a futex wait, a poll), which the user stack cannot say.
+static __always_inline void take_kstack(void* ctx, __u32 tid, __u32 tgid, __u64 seq) {
+  __u32 zero = 0;
+  struct cw_rec_stack* rec = bpf_map_lookup_elem(&stack_scratch, &zero);
+  if (!rec) return;
+  long got = bpf_get_stack(ctx, rec->ips, sizeof(rec->ips), 0);
+  if (got <= 0) return;
+  __u32 n = (__u64)got / sizeof(__u64);
+  if (n > CW_MAX_STACK) n = CW_MAX_STACK;
+  __u64 size = sizeof(*rec) - sizeof(rec->ips) + (__u64)n * sizeof(__u64);
+  if (size > sizeof(*rec)) return;
+  rec->h.type = CW_REC_KSTACK;
+  rec->h.size = size;
+  rec->h.ts = bpf_ktime_get_ns();
+  rec->h.pid = tgid;
+  rec->h.tid = tid;
+  rec->h.cpu = bpf_get_smp_processor_id();
+  rec->h.flags = 0;
+  rec->seq = seq;
+  rec->n = n;
+  rec->pad = 0;
+  if (bpf_ringbuf_output(&events, rec, size, wakeup_flag()) != 0) count_lost();
+}
+
 // Calls of these classes are recorded only when something happens in them: the thread
 // blocks, wakes another, moves bytes on a stream or is told of ready descriptors. A read
 // of a regular file that did not block, a futex wake with no waiter, a zero-timeout poll
@@ -355,6 +380,7 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct* prev, struct tas
       if (stack_mode != 0 && !call->stack_taken) {
         call->stack_taken = 1;
         take_stack(ctx, prev_tid, prev_tgid, call->seq, 0);
+        take_kstack(ctx, prev_tid, prev_tgid, call->seq);
       }
     }
   }

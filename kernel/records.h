@@ -45,7 +45,8 @@ enum cw_rec_type {
   CW_REC_STACK = 15,     /* cw_rec_stack: user stack of the thread's open syscall */
   CW_REC_CALL = 16,      /* cw_rec_call: an instrumented function was entered or returned */
   CW_REC_FLAG = 17,      /* cw_rec_flag: a data flag was read or written */
-  /* 18 and 19 are left for kernel stacks (another branch) */
+  /* 18 is unused */
+  CW_REC_KSTACK = 19,    /* cw_rec_stack: kernel stack where the thread's syscall blocked */
   CW_REC_USTACK = 20,    /* cw_rec_ustack: registers and a copy of the top of the user stack */
   CW_REC_SAMPLE = 21,    /* cw_rec_sample: a cpu-clock tick found the thread running */
 };
@@ -234,7 +235,10 @@ struct cw_rec_signal {
 
 /* CW_REC_STACK: the user stack of the header's thread, taken when its syscall `seq`
  * blocked (or at entry with --stacks all). Frames are innermost first; `n` of them
- * follow the fixed part, so the record's size is variable. */
+ * follow the fixed part, so the record's size is variable.
+ * CW_REC_KSTACK has the same layout: the kernel stack of the thread where its syscall
+ * `seq` blocked (the function it sleeps in, down to the syscall entry), sent just after
+ * that syscall's CW_REC_STACK. */
 struct cw_rec_stack {
   struct cw_rec_header h;
   __u64 seq;

@@ -1,6 +1,8 @@
 #include "trace/symbolize.h"
 
 #include <cxxabi.h>
+#include <dwarf.h>
+#include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <gelf.h>
@@ -9,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <set>
 #include <string_view>
@@ -31,146 +34,19 @@ struct Segment {
   bool exec = false;
 };
 
-struct Symbol {
-  uint64_t addr = 0, size = 0;
-  uint32_t name_at = 0, name_size = 0;  // in ElfInfo::names
-  uint8_t underscores = 0;              // leading '_' count
-  uint8_t binding_rank = 0;             // global 0, weak 1, local 2
-};
-
-// What symbolisation needs from one ELF file, read once and then closed.
-struct ElfInfo {
-  std::string build_id;
+// Program headers of a mapped file: file offset -> link-time address.
+std::vector<Segment> read_loads(Elf* elf) {
   std::vector<Segment> loads;
-  std::vector<Symbol> symtab, dynsym;  // functions, sorted by address, one per address
-  std::string names;
-
-  std::string_view name(const Symbol& s) const { return {names.data() + s.name_at, s.name_size}; }
-
-  // The function holding `vaddr` in `table`, or nullptr.
-  static const Symbol* find(const std::vector<Symbol>& table, uint64_t vaddr) {
-    auto it = std::upper_bound(table.begin(), table.end(), vaddr,
-                               [](uint64_t v, const Symbol& s) { return v < s.addr; });
-    // A few steps back cover a small function nested in a larger one's range.
-    for (int steps = 0; it != table.begin() && steps < 16; ++steps) {
-      --it;
-      if (vaddr - it->addr < std::max<uint64_t>(it->size, 1)) return &*it;
-    }
-    return nullptr;
+  size_t phnum = 0;
+  if (!elf || ::elf_getphdrnum(elf, &phnum) != 0) return loads;
+  for (size_t i = 0; i < phnum; ++i) {
+    GElf_Phdr phdr;
+    if (!::gelf_getphdr(elf, static_cast<int>(i), &phdr) || phdr.p_type != PT_LOAD) continue;
+    loads.push_back(
+        Segment{phdr.p_offset, phdr.p_vaddr, phdr.p_filesz, (phdr.p_flags & PF_X) != 0});
   }
-};
-
-void read_symbol_table(Elf* elf, Elf_Scn* scn, const GElf_Shdr& shdr, ElfInfo& info,
-                       std::vector<Symbol>& table) {
-  Elf_Data* data = ::elf_getdata(scn, nullptr);
-  if (!data || shdr.sh_entsize == 0) return;
-  const size_t count = shdr.sh_size / shdr.sh_entsize;
-  for (size_t i = 0; i < count; ++i) {
-    GElf_Sym sym;
-    if (!::gelf_getsym(data, static_cast<int>(i), &sym)) break;  // past the data: a bad size
-    int type = GELF_ST_TYPE(sym.st_info);
-    if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
-        sym.st_value == 0)
-      continue;
-    const char* raw = ::elf_strptr(elf, shdr.sh_link, sym.st_name);
-    if (!raw || !*raw) continue;
-    // "clock_nanosleep@@GLIBC_2.17" in a .symtab names the same function as the .dynsym's
-    // "clock_nanosleep"; rules match the plain name.
-    std::string_view name(raw);
-    name = name.substr(0, name.find('@'));
-    if (name.empty() || name.size() > 0xffffffu) continue;
-    Symbol s;
-    s.addr = sym.st_value;
-    s.size = sym.st_size;
-    s.name_at = static_cast<uint32_t>(info.names.size());
-    s.name_size = static_cast<uint32_t>(name.size());
-    s.underscores = static_cast<uint8_t>(std::min<size_t>(name.find_first_not_of('_'), 255));
-    int binding = GELF_ST_BIND(sym.st_info);
-    s.binding_rank = binding == STB_GLOBAL ? 0 : binding == STB_WEAK ? 1 : 2;
-    if (info.names.size() + name.size() > 0xffffffffu) break;
-    info.names += name;
-    table.push_back(s);
-  }
-  // Aliases share an address; the one kept is the name a person would write: fewest
-  // leading underscores ("nanosleep" over "__nanosleep"), then global over weak over
-  // local, then the shortest, then alphabetical (so the choice is stable).
-  std::sort(table.begin(), table.end(), [&](const Symbol& a, const Symbol& b) {
-    if (a.addr != b.addr) return a.addr < b.addr;
-    if (a.underscores != b.underscores) return a.underscores < b.underscores;
-    if (a.binding_rank != b.binding_rank) return a.binding_rank < b.binding_rank;
-    if (a.name_size != b.name_size) return a.name_size < b.name_size;
-    return info.name(a) < info.name(b);
-  });
-  std::vector<Symbol> unique;
-  for (const Symbol& s : table) {
-    if (!unique.empty() && unique.back().addr == s.addr)
-      unique.back().size = std::max(unique.back().size, s.size);
-    else
-      unique.push_back(s);
-  }
-  table = std::move(unique);
+  return loads;
 }
-
-// nullptr when the file cannot be opened or is not ELF.
-std::unique_ptr<ElfInfo> read_elf(const std::string& path) {
-  ElfFile file(path);
-  Elf* elf = file.elf();
-  std::unique_ptr<ElfInfo> info;
-  GElf_Ehdr ehdr;
-  if (elf && ::gelf_getehdr(elf, &ehdr)) {
-    info = std::make_unique<ElfInfo>();
-    info->build_id = file.build_id();
-    size_t phnum = 0;
-    if (::elf_getphdrnum(elf, &phnum) == 0) {
-      for (size_t i = 0; i < phnum; ++i) {
-        GElf_Phdr phdr;
-        if (!::gelf_getphdr(elf, static_cast<int>(i), &phdr) || phdr.p_type != PT_LOAD) continue;
-        info->loads.push_back(
-            Segment{phdr.p_offset, phdr.p_vaddr, phdr.p_filesz, (phdr.p_flags & PF_X) != 0});
-      }
-    }
-    for (Elf_Scn* scn = ::elf_nextscn(elf, nullptr); scn; scn = ::elf_nextscn(elf, scn)) {
-      GElf_Shdr shdr;
-      if (!::gelf_getshdr(scn, &shdr)) continue;
-      if (shdr.sh_type == SHT_SYMTAB && info->symtab.empty())
-        read_symbol_table(elf, scn, shdr, *info, info->symtab);
-      else if (shdr.sh_type == SHT_DYNSYM && info->dynsym.empty())
-        read_symbol_table(elf, scn, shdr, *info, info->dynsym);
-    }
-  }
-  return info;
-}
-
-// A mapped file as symbolisation sees it: where its segments lie, and which symbol table
-// names its functions (possibly from its separate debug file).
-struct ResolvedFile {
-  const ElfInfo* layout = nullptr;   // program headers giving file offset -> address
-  bool exact_layout = true;          // false: only a debug file, whose offsets are rewritten
-  const ElfInfo* symbols = nullptr;  // owner of `table`
-  const std::vector<Symbol>* table = nullptr;
-  std::unordered_map<const Symbol*, StrId> interned;
-
-  // The link-time address of file offset `offset` in a mapping [start, ...) of `pgoff`.
-  bool address_of(uint64_t offset, uint64_t pgoff, uint64_t& vaddr) const {
-    if (exact_layout) {
-      for (const Segment& s : layout->loads) {
-        if (offset >= page_down(s.offset) && offset < s.offset + s.filesz) {
-          vaddr = s.vaddr + offset - s.offset;  // wraps correctly in the page before s.offset
-          return true;
-        }
-      }
-      return false;
-    }
-    // A debug file keeps each segment's address but not its file offset; an executable
-    // mapping is its text segment, mapped from the segment's first page.
-    for (const Segment& s : layout->loads) {
-      if (!s.exec) continue;
-      vaddr = page_down(s.vaddr) + (offset - pgoff);
-      return true;
-    }
-    return false;
-  }
-};
 
 std::string demangle(std::string_view name) {
   std::string text(name);
@@ -180,6 +56,189 @@ std::string demangle(std::string_view name) {
   if (status == 0 && plain) text = plain;
   std::free(plain);
   return text;
+}
+
+// The path of the separate debug file of build id `id` under `dir`.
+std::string debug_file_path(const std::string& dir, const std::string& id) {
+  return fmt::format("{}/.build-id/{}/{}.debug", dir, id.substr(0, 2), id.substr(2));
+}
+
+// What a module's find_debuginfo callback needs (the module's user data).
+struct DebugLookup {
+  std::string path;  // the separate debug file, "" when there is none
+};
+
+// libdwfl asks for the separate debug file only when the main file has no DWARF. It is
+// the file named by the build id under SymbolizeOptions::debug_dir, already checked; the
+// standard callback would also try .gnu_debuglink paths and, with DEBUGINFOD_URLS set,
+// the network, neither of which a read of a trace should do behind the user's back.
+int find_debuginfo(Dwfl_Module*, void** userdata, const char*, Dwarf_Addr, const char*, const char*,
+                   GElf_Word, char** debuginfo_file_name) {
+  const auto* lookup = static_cast<const DebugLookup*>(*userdata);
+  if (!lookup || lookup->path.empty()) return -1;
+  int fd = ::open(lookup->path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd >= 0 && debuginfo_file_name) *debuginfo_file_name = ::strdup(lookup->path.c_str());
+  return fd;
+}
+
+const Dwfl_Callbacks kCallbacks = {
+    nullptr,  // find_elf: every module is reported with its open file
+    find_debuginfo,
+    dwfl_offline_section_address,
+    nullptr,
+};
+
+// A function frame as found at one address of a file, before it is tied to a stack.
+struct FileFrame {
+  StrId function = 0, file = 0;
+  uint32_t line = 0;
+  bool inlined = false;
+};
+
+// A function symbol: [addr, addr + size), its name in ResolvedFile::names.
+struct FunctionSymbol {
+  uint64_t addr = 0, size = 0;
+  uint32_t name_at = 0, name_size = 0;
+};
+
+// A function's address range in a compilation unit (of its DWARF).
+struct FunctionRange {
+  Dwarf_Addr low = 0, high = 0;
+  Dwarf_Die die;
+};
+
+// A mapped file as symbolisation sees it: where its segments lie, and the libdwfl module
+// that names its functions, lines and inlined calls (with its separate debug file).
+struct ResolvedFile {
+  std::vector<Segment> loads;  // program headers giving file offset -> address
+  bool exact_layout = true;    // false: only a debug file, whose offsets are rewritten
+  Dwfl* dwfl = nullptr;
+  Dwfl_Module* module = nullptr;  // null: nothing to name frames with
+  DebugLookup lookup;
+  StrId module_name = 0;  // the file's name, for frames no symbol covers
+  // Function symbols by address, one name per address, built on first use.
+  bool symbols_read = false;
+  std::vector<FunctionSymbol> symbols;
+  std::string names;
+  // Frames found at each link-time address: [first, first + count) of `frames`.
+  std::unordered_map<uint64_t, std::pair<uint32_t, uint32_t>> at;
+  // Each compilation unit's functions by address (by the unit's DIE offset), built on
+  // first use.
+  std::unordered_map<Dwarf_Off, std::vector<FunctionRange>> units;
+  std::vector<FileFrame> frames;
+
+  ResolvedFile() = default;
+  ResolvedFile(const ResolvedFile&) = delete;
+  ResolvedFile& operator=(const ResolvedFile&) = delete;
+  ~ResolvedFile() {
+    if (dwfl) ::dwfl_end(dwfl);
+  }
+
+  // The link-time address of file offset `offset` in a mapping [start, ...) of `pgoff`.
+  bool address_of(uint64_t offset, uint64_t pgoff, uint64_t& vaddr) const {
+    if (exact_layout) {
+      for (const Segment& s : loads) {
+        if (offset >= page_down(s.offset) && offset < s.offset + s.filesz) {
+          vaddr = s.vaddr + offset - s.offset;  // wraps correctly in the page before s.offset
+          return true;
+        }
+      }
+      return false;
+    }
+    // A debug file keeps each segment's address but not its file offset; an executable
+    // mapping is its text segment, mapped from the segment's first page.
+    for (const Segment& s : loads) {
+      if (!s.exec) continue;
+      vaddr = page_down(s.vaddr) + (offset - pgoff);
+      return true;
+    }
+    return false;
+  }
+
+  // Aliases share an address; the one kept is the name a person would write (and rules
+  // match): fewest leading underscores ("nanosleep" over "__nanosleep"), then global over
+  // weak over local, then the shortest, then alphabetical (so the choice is stable).
+  // "clock_nanosleep@@GLIBC_2.17" in a .symtab names the same function as the .dynsym's
+  // "clock_nanosleep". Read once per file, through libdwfl (which finds the symbol table
+  // in the file, its debug file or .dynsym); looked up by binary search, as
+  // dwfl_module_addrinfo scans every symbol on each call.
+  void read_symbols() {
+    symbols_read = true;
+    struct Candidate {
+      size_t underscores;
+      int binding_rank;
+      std::string name;
+      bool operator<(const Candidate& o) const {
+        if (underscores != o.underscores) return underscores < o.underscores;
+        if (binding_rank != o.binding_rank) return binding_rank < o.binding_rank;
+        if (name.size() != o.name.size()) return name.size() < o.name.size();
+        return name < o.name;
+      }
+    };
+    std::unordered_map<uint64_t, std::pair<uint64_t, Candidate>> best;  // size, best
+    const int n = ::dwfl_module_getsymtab(module);
+    for (int i = 1; i < n; ++i) {
+      GElf_Sym sym;
+      GElf_Addr addr = 0;
+      GElf_Word shndx = 0;
+      const char* raw = ::dwfl_module_getsym_info(module, i, &sym, &addr, &shndx, nullptr, nullptr);
+      if (!raw || !*raw) continue;
+      const int type = GELF_ST_TYPE(sym.st_info);
+      if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF || addr == 0)
+        continue;
+      std::string_view name(raw);
+      name = name.substr(0, name.find('@'));
+      if (name.empty()) continue;
+      const int binding = GELF_ST_BIND(sym.st_info);
+      Candidate c{std::min(name.find_first_not_of('_'), name.size()),
+                  binding == STB_GLOBAL ? 0
+                  : binding == STB_WEAK ? 1
+                                        : 2,
+                  std::string(name)};
+      auto [it, added] = best.try_emplace(addr, sym.st_size, c);
+      if (added) continue;
+      it->second.first = std::max<uint64_t>(it->second.first, sym.st_size);
+      if (c < it->second.second) it->second.second = std::move(c);
+    }
+    symbols.reserve(best.size());
+    for (auto& [addr, entry] : best) {
+      FunctionSymbol f{addr, entry.first, static_cast<uint32_t>(names.size()),
+                       static_cast<uint32_t>(entry.second.name.size())};
+      names += entry.second.name;
+      symbols.push_back(f);
+    }
+    std::sort(symbols.begin(), symbols.end(),
+              [](const FunctionSymbol& a, const FunctionSymbol& b) { return a.addr < b.addr; });
+  }
+
+  // The name of the function holding `vaddr`, "" when no symbol covers it.
+  std::string_view function_at(uint64_t vaddr) {
+    if (!symbols_read) read_symbols();
+    auto it = std::upper_bound(symbols.begin(), symbols.end(), vaddr,
+                               [](uint64_t v, const FunctionSymbol& s) { return v < s.addr; });
+    // A few steps back cover a small function nested in a larger one's range.
+    for (int steps = 0; it != symbols.begin() && steps < 16; ++steps) {
+      --it;
+      if (vaddr - it->addr < std::max<uint64_t>(it->size, 1))
+        return std::string_view(names).substr(it->name_at, it->name_size);
+    }
+    return {};
+  }
+};
+
+// The name of a DWARF function (subprogram or inlined instance, through its abstract
+// origin): its linkage name demangled, else its plain name; "" when it has none.
+std::string die_function_name(Dwarf_Die* die) {
+  Dwarf_Attribute attr;
+  for (int name : {DW_AT_linkage_name, DW_AT_MIPS_linkage_name}) {
+    if (::dwarf_attr_integrate(die, name, &attr)) {
+      if (const char* s = ::dwarf_formstring(&attr)) return demangle(s);
+    }
+  }
+  if (::dwarf_attr_integrate(die, DW_AT_name, &attr)) {
+    if (const char* s = ::dwarf_formstring(&attr)) return s;
+  }
+  return {};
 }
 
 class Symbolizer {
@@ -201,33 +260,56 @@ class Symbolizer {
       pid[e.stack] = trace_.pid_of(e.tid);
       ts[e.stack] = e.ts;
     }
+    std::vector<Frame> found;
     for (StackId id = 1; id < n; ++id) {
       Stack& stack = trace_.stacks[id];
-      if (!stack.symbols.empty() || stack.ips.empty()) continue;
+      if (!stack.frames.empty() || stack.ips.empty()) continue;
       if (!seen[id]) {
         ++report_.stacks_unused;
         continue;
       }
-      std::vector<StrId> symbols(stack.ips.size(), 0);
+      const size_t kernel = std::min<size_t>(stack.kernel, stack.ips.size());
+      // User frames named already (by the file, or an earlier run) keep their names; the
+      // files are still read for inlined calls and lines.
+      bool named = false;
+      for (size_t f = kernel; f < stack.symbols.size(); ++f) named |= stack.symbols[f] != 0;
+      std::vector<StrId> symbols = stack.symbols;
+      symbols.resize(stack.ips.size(), 0);
+      std::vector<Frame> frames;
+      frames.reserve(stack.ips.size());
+      for (size_t f = 0; f < kernel; ++f) {
+        Frame k;
+        k.ip = stack.ips[f];
+        k.function = symbols[f];
+        k.kernel = true;
+        frames.push_back(k);
+      }
       bool any = false;
-      for (size_t f = 0; f < stack.ips.size(); ++f) {
+      for (size_t f = kernel; f < stack.ips.size(); ++f) {
         // Outer frames hold return addresses: the instruction after the call. Looking up
         // ip - 1 lands inside the call, which matters when the call was the function's
         // last instruction (a noreturn callee) and ip is already the next function.
-        uint64_t ip = stack.ips[f];
-        uint64_t lookup = f == 0 || ip == 0 ? ip : ip - 1;
-        symbols[f] = resolve(pid[id], ts[id], lookup);
-        if (symbols[f]) {
+        const uint64_t ip = stack.ips[f];
+        const uint64_t lookup = f == kernel || ip == 0 ? ip : ip - 1;
+        found.clear();
+        const StrId function = resolve(pid[id], ts[id], ip, lookup, found);
+        if (named) {
+          // The recorded name wins for the function the ip is in.
+          if (symbols[f]) found.back().function = symbols[f];
+        } else if (function) {
+          symbols[f] = function;
           ++report_.frames_resolved;
           any = true;
         } else {
           ++report_.frames_unresolved;
         }
+        frames.insert(frames.end(), found.begin(), found.end());
       }
       if (any) {
         stack.symbols = std::move(symbols);
         ++report_.stacks_symbolized;
       }
+      stack.frames = std::move(frames);
     }
     report_.files_not_found.assign(not_found_.begin(), not_found_.end());
     for (auto& [pid, files] : not_found_by_pid_)
@@ -271,34 +353,199 @@ class Symbolizer {
     return nullptr;
   }
 
-  StrId resolve(Pid pid, uint64_t ts, uint64_t ip) {
-    if (ip == 0) return 0;
-    const MapRecord* map = find_map(pid, ts, ip);
-    if (!map) {
-      ++report_.frames_outside_maps;
+  // Appends the frames of `ip` (looked up at `lookup`) to `out`, innermost first: the
+  // functions inlined there, then the one holding it (always at least one frame). Returns
+  // the symbol of the function holding it, 0 when unknown.
+  StrId resolve(Pid pid, uint64_t ts, uint64_t ip, uint64_t lookup, std::vector<Frame>& out) {
+    Frame plain;
+    plain.ip = ip;
+    if (ip == 0) {
+      out.push_back(plain);
       return 0;
     }
-    ResolvedFile* file = resolve_file(map->path, map->build_id);
-    if (!file) {
+    const MapRecord* map = find_map(pid, ts, lookup);
+    if (!map) {
+      ++report_.frames_outside_maps;
+      out.push_back(plain);
+      return 0;
+    }
+    // Per map, once: its file and name (a stack's frames mostly share a few maps).
+    auto [cached, first_use] = by_map_.try_emplace(map);
+    if (first_use)
+      cached->second = {resolve_file(map->path, map->build_id), module_name(map->path)};
+    ResolvedFile* file = cached->second.first;
+    plain.module = cached->second.second;
+    plain.offset = ip - map->start + map->pgoff;
+    if (!file && noted_.emplace(pid, map).second) {
       const std::string_view path = trace_.strings.get(map->path);
       const std::string_view build_id = trace_.strings.get(map->build_id);
       not_found_by_pid_[pid].insert(
           build_id.empty() ? std::string(path) : fmt::format("{} (build id {})", path, build_id));
     }
-    if (!file || !file->table) return 0;
     uint64_t vaddr = 0;
-    if (!file->address_of(ip - map->start + map->pgoff, map->pgoff, vaddr)) return 0;
-    const Symbol* symbol = ElfInfo::find(*file->table, vaddr);
-    if (!symbol) return 0;
-    auto [it, added] = file->interned.emplace(symbol, 0);
-    if (added) it->second = trace_.strings.intern(demangle(file->symbols->name(*symbol)));
+    if (!file || !file->module ||
+        !file->address_of(lookup - map->start + map->pgoff, map->pgoff, vaddr)) {
+      out.push_back(plain);
+      return 0;
+    }
+    auto [it, added] = file->at.try_emplace(vaddr);
+    if (added) it->second = describe(*file, vaddr);
+    StrId function = 0;
+    for (uint32_t k = 0; k < it->second.second; ++k) {
+      const FileFrame& ff = file->frames[it->second.first + k];
+      Frame f = plain;
+      f.function = ff.function;
+      f.file = ff.file;
+      f.line = ff.line;
+      f.inlined = ff.inlined;
+      if (!ff.inlined) function = ff.function;
+      out.push_back(f);
+    }
+    if (it->second.second == 0) out.push_back(plain);
+    return function;
+  }
+
+  StrId module_name(StrId path) {
+    auto [it, added] = module_names_.try_emplace(path, 0);
+    if (added) {
+      std::string_view p = trace_.strings.get(path);
+      it->second = trace_.strings.intern(p.substr(p.find_last_of('/') + 1));
+    }
     return it->second;
   }
 
-  const ElfInfo* elf(const std::string& path) {
-    auto [it, added] = elves_.try_emplace(path);
-    if (added) it->second = read_elf(path);
-    return it->second.get();
+  StrId intern_cached(const char* s) {
+    if (!s || !*s) return 0;
+    auto [it, added] = interned_.try_emplace(s, 0);
+    if (added) it->second = trace_.strings.intern(s);
+    return it->second;
+  }
+
+  // The scopes of `pc` that are functions, innermost first: the inlined instances holding
+  // it, then the function they are in. dwarf_getscopes would give them, but it walks the
+  // whole compilation unit on every call (most of the time in a C++ library); instead each
+  // unit's functions are indexed once by address, and only the one holding pc is walked.
+  void function_scopes(ResolvedFile& file, Dwarf_Die& cu, Dwarf_Addr pc,
+                       std::vector<Dwarf_Die>& out) {
+    auto [it, added] = file.units.try_emplace(::dwarf_dieoffset(&cu));
+    std::vector<FunctionRange>& index = it->second;
+    if (added) {
+      index_functions(cu, index, 0);
+      std::sort(index.begin(), index.end(),
+                [](const FunctionRange& a, const FunctionRange& b) { return a.low < b.low; });
+    }
+    auto at = std::upper_bound(index.begin(), index.end(), pc,
+                               [](Dwarf_Addr v, const FunctionRange& r) { return v < r.low; });
+    const FunctionRange* function = nullptr;
+    for (int steps = 0; at != index.begin() && steps < 16 && !function; ++steps) {
+      --at;
+      if (pc >= at->low && pc < at->high) function = &*at;
+    }
+    if (!function) return;
+    // Down from the function through the scopes holding pc; inlined instances are frames.
+    std::vector<Dwarf_Die> chain{function->die};
+    Dwarf_Die scope = function->die;
+    for (int depth = 0; depth < 64; ++depth) {
+      Dwarf_Die child;
+      if (::dwarf_child(&scope, &child) != 0) break;
+      bool deeper = false;
+      do {
+        const int tag = ::dwarf_tag(&child);
+        if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_lexical_block &&
+            tag != DW_TAG_try_block && tag != DW_TAG_catch_block)
+          continue;
+        if (::dwarf_haspc(&child, pc) != 1) continue;
+        if (tag == DW_TAG_inlined_subroutine) chain.push_back(child);
+        scope = child;
+        deeper = true;
+        break;
+      } while (::dwarf_siblingof(&child, &child) == 0);
+      if (!deeper) break;
+    }
+    out.assign(chain.rbegin(), chain.rend());
+  }
+
+  // The address ranges of the functions defined in `die`'s children (in namespaces and
+  // classes too).
+  static void index_functions(Dwarf_Die& die, std::vector<FunctionRange>& out, int depth) {
+    Dwarf_Die child;
+    if (depth > 16 || ::dwarf_child(&die, &child) != 0) return;
+    do {
+      const int tag = ::dwarf_tag(&child);
+      if (tag == DW_TAG_subprogram) {
+        Dwarf_Addr base = 0, low = 0, high = 0;
+        for (ptrdiff_t off = 0; (off = ::dwarf_ranges(&child, off, &base, &low, &high)) > 0;)
+          if (high > low) out.push_back(FunctionRange{low, high, child});
+      } else if (tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
+                 tag == DW_TAG_structure_type || tag == DW_TAG_union_type || tag == DW_TAG_module) {
+        index_functions(child, out, depth + 1);
+      }
+    } while (::dwarf_siblingof(&child, &child) == 0);
+  }
+
+  // The frames at link-time address `vaddr` of `file`, stored in file.frames; returns
+  // where they start and how many (0: nothing known there).
+  std::pair<uint32_t, uint32_t> describe(ResolvedFile& file, uint64_t vaddr) {
+    const uint32_t first = static_cast<uint32_t>(file.frames.size());
+    // The function holding the address, from the symbol tables.
+    StrId outer = 0;
+    if (std::string_view name = file.function_at(vaddr); !name.empty()) {
+      auto [it, added] = symbol_names_.try_emplace(std::string(name), 0);
+      if (added) it->second = trace_.strings.intern(demangle(name));
+      outer = it->second;
+    }
+    // The source line of the address itself.
+    StrId src_file = 0;
+    uint32_t src_line = 0;
+    if (Dwfl_Line* line = ::dwfl_module_getsrc(file.module, vaddr)) {
+      int lineno = 0;
+      const char* name = ::dwfl_lineinfo(line, nullptr, &lineno, nullptr, nullptr, nullptr);
+      if (name && lineno > 0) {
+        src_file = intern_cached(name);
+        src_line = static_cast<uint32_t>(lineno);
+      }
+    }
+    // Inlined calls: the DWARF scopes holding the address, innermost first. Each inlined
+    // instance is a frame at the current position; its call site is the position in the
+    // function it was inlined into, the next frame out.
+    Dwarf_Addr bias = 0;
+    Dwarf_Die* cu = ::dwfl_module_addrdie(file.module, vaddr, &bias);
+    std::vector<Dwarf_Die> scopes;  // innermost first: inlined instances, then the function
+    if (cu) function_scopes(file, *cu, vaddr - bias, scopes);
+    Dwarf_Files* files = nullptr;
+    if (cu && ::dwarf_getsrcfiles(cu, &files, nullptr) != 0) files = nullptr;
+    StrId dwarf_outer = 0;
+    for (Dwarf_Die& scope : scopes) {
+      Dwarf_Die* die = &scope;
+      const int tag = ::dwarf_tag(die);
+      if (tag == DW_TAG_subprogram) {
+        std::string name = die_function_name(die);
+        if (!name.empty()) dwarf_outer = trace_.strings.intern(name);
+        break;
+      }
+      if (tag != DW_TAG_inlined_subroutine) continue;
+      std::string name = die_function_name(die);
+      FileFrame f;
+      f.function = name.empty() ? 0 : trace_.strings.intern(name);
+      f.file = src_file;
+      f.line = src_line;
+      f.inlined = true;
+      file.frames.push_back(f);
+      // Where it was called: the position for the next frame out.
+      Dwarf_Attribute attr;
+      Dwarf_Word value = 0;
+      src_file = 0;
+      src_line = 0;
+      if (files && ::dwarf_formudata(::dwarf_attr(die, DW_AT_call_file, &attr), &value) == 0)
+        src_file = intern_cached(::dwarf_filesrc(files, value, nullptr, nullptr));
+      if (::dwarf_formudata(::dwarf_attr(die, DW_AT_call_line, &attr), &value) == 0)
+        src_line = static_cast<uint32_t>(value);
+    }
+    // The function holding it all: its symbol, else its DWARF name.
+    if (!outer) outer = dwarf_outer;
+    if (outer || src_line || file.frames.size() > first)
+      file.frames.push_back(FileFrame{outer, src_file, src_line, false});
+    return {first, static_cast<uint32_t>(file.frames.size() - first)};
   }
 
   ResolvedFile* resolve_file(StrId path_id, StrId build_id_id) {
@@ -307,31 +554,47 @@ class Symbolizer {
     if (!added) return it->second.get();
     std::string path(trace_.strings.get(path_id));
     std::string build_id(trace_.strings.get(build_id_id));
-    const ElfInfo* code = elf(path);
+    GElf_Ehdr ehdr;
+    ElfFile code_file(path);
+    bool code = code_file.elf() != nullptr && ::gelf_getehdr(code_file.elf(), &ehdr);
+    std::string code_id = code ? code_file.build_id() : std::string();
     // A different file at the same path (upgraded since the recording) would name the
     // wrong functions.
-    if (code && !build_id.empty() && code->build_id != build_id) code = nullptr;
-    std::string id = !build_id.empty() ? build_id : code ? code->build_id : std::string();
-    const ElfInfo* debug = nullptr;
-    if (id.size() > 2)
-      debug = elf(fmt::format("{}/.build-id/{}/{}.debug", options_.debug_dir, id.substr(0, 2),
-                              id.substr(2)));
-    if (debug && !debug->build_id.empty() && debug->build_id != id) debug = nullptr;
+    if (code && !build_id.empty() && code_id != build_id) code = false;
+    std::string id = !build_id.empty() ? build_id : code ? code_id : std::string();
+    std::string debug_path;
+    bool debug = false;
+    std::vector<Segment> debug_loads;
+    if (id.size() > 2) {
+      debug_path = debug_file_path(options_.debug_dir, id);
+      ElfFile debug_file(debug_path);
+      debug = debug_file.elf() != nullptr && ::gelf_getehdr(debug_file.elf(), &ehdr);
+      if (debug && !debug_file.build_id().empty() && debug_file.build_id() != id) debug = false;
+      if (debug) debug_loads = read_loads(debug_file.elf());
+    }
     if (!code && !debug) {
       not_found_.insert(build_id.empty() ? path : fmt::format("{} (build id {})", path, build_id));
       return nullptr;
     }
     auto file = std::make_unique<ResolvedFile>();
-    file->layout = code ? code : debug;
-    file->exact_layout = code != nullptr;
-    for (auto [owner, table] : {std::pair{code, code ? &code->symtab : nullptr},
-                                {debug, debug ? &debug->symtab : nullptr},
-                                {code, code ? &code->dynsym : nullptr},
-                                {debug, debug ? &debug->dynsym : nullptr}}) {
-      if (owner && !table->empty()) {
-        file->symbols = owner;
-        file->table = table;
-        break;
+    const std::string& main_path = code ? path : debug_path;
+    file->exact_layout = code;
+    file->loads = code ? read_loads(code_file.elf()) : std::move(debug_loads);
+    if (code && debug) file->lookup.path = debug_path;
+    // One Dwfl per file, the module at its link-time addresses (bias 0): addresses are
+    // turned into link-time ones above, from the recorded maps, so one file serves every
+    // process that mapped it.
+    file->dwfl = ::dwfl_begin(&kCallbacks);
+    if (file->dwfl) {
+      ::dwfl_report_begin(file->dwfl);
+      Dwfl_Module* module =
+          ::dwfl_report_elf(file->dwfl, main_path.c_str(), main_path.c_str(), -1, 0, true);
+      ::dwfl_report_end(file->dwfl, nullptr, nullptr);
+      if (module) {
+        void** userdata = nullptr;
+        ::dwfl_module_info(module, &userdata, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
+        if (userdata) *userdata = &file->lookup;
+        file->module = module;
       }
     }
     it->second = std::move(file);
@@ -349,7 +612,11 @@ class Symbolizer {
   SymbolizeReport report_;
   std::vector<const MapRecord*> by_pid_;
   std::unordered_map<Pid, std::pair<size_t, size_t>> ranges_;
-  std::unordered_map<std::string, std::unique_ptr<ElfInfo>> elves_;
+  std::unordered_map<const MapRecord*, std::pair<ResolvedFile*, StrId>> by_map_;
+  std::set<std::pair<Pid, const MapRecord*>> noted_;  // files_not_found_by_pid_ entries made
+  std::unordered_map<StrId, StrId> module_names_;
+  std::unordered_map<std::string, StrId> symbol_names_;  // raw symbol -> demangled
+  std::unordered_map<std::string, StrId> interned_;      // source file names
   std::unordered_map<std::pair<StrId, StrId>, std::unique_ptr<ResolvedFile>, PairHash> files_;
   std::set<std::string> not_found_;
   std::map<Pid, std::set<std::string>> not_found_by_pid_;

@@ -1,6 +1,6 @@
 // Names the frames of recorded stacks from the trace's memory maps and the ELF files they
 // map (found again by build id), so stacks of processes that exited long ago still read
-// as function names.
+// as function names, with source lines and inlined calls where the files have DWARF.
 #pragma once
 
 #include <cstddef>
@@ -31,13 +31,18 @@ struct SymbolizeReport {
   std::map<Pid, std::vector<std::string>> files_not_found_by_pid;
 };
 
-// Fills Stack::symbols (one StrId per ip, 0 = unknown; demangled names) of every stack
-// that has none yet and is used by an event. A stack belongs to the process of the
-// events using it; its frames are looked up in the latest map of that process recorded
-// at or before the event's time that covers the address (a child that forked without
-// exec falls back to its parents' maps, as recorded in Trace::processes). The mapped
-// file is the recorded path when its build id matches (or none was recorded), else the
-// debug file named by the build id; symbols come from .symtab (of either), else .dynsym.
+// Fills Stack::symbols (one StrId per ip, 0 = unknown; demangled names: the function the
+// ip is in) of every stack that has none yet and is used by an event, and Stack::frames of
+// every used stack: each ip's function with its source file and line, preceded by the
+// functions inlined there (innermost first, Frame::inlined), and for an ip no symbol
+// covers the mapped file's name and the ip's offset in it (frame_name: `libfoo.so+0x1a2b`).
+// A stack belongs to the process of the events using it; its frames are looked up in the
+// latest map of that process recorded at or before the event's time that covers the
+// address (a child that forked without exec falls back to its parents' maps, as recorded
+// in Trace::processes). The mapped file is the recorded path when its build id matches
+// (or none was recorded), else the debug file named by the build id; elfutils' libdwfl
+// reads its symbols (.symtab of either, else .dynsym) and DWARF (its own, else the debug
+// file's). Leading kernel frames (Stack::kernel) keep the names the recording gave them.
 // Stacks with no frame resolved keep no symbols, so a later run with more debug files
 // can try again. Never throws on unreadable or odd ELF files: their frames stay unknown.
 SymbolizeReport symbolize_stacks(Trace& trace, const SymbolizeOptions& options = {});

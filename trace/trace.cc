@@ -1,5 +1,7 @@
 #include "trace/trace.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -32,7 +34,36 @@ Event& Trace::add_event(uint64_t ts, Tid tid, KindId kind, uint16_t cpu, StackId
   return events.back();
 }
 
+std::vector<Frame> frames_of(const Stack& s) {
+  if (!s.frames.empty()) return s.frames;
+  std::vector<Frame> out(s.ips.size());
+  for (size_t i = 0; i < s.ips.size(); ++i) {
+    out[i].ip = s.ips[i];
+    out[i].function = i < s.symbols.size() ? s.symbols[i] : 0;
+    out[i].kernel = i < s.kernel;
+  }
+  return out;
+}
+
+std::string frame_name(const StringTable& strings, const Frame& f) {
+  if (f.function) return std::string(strings.get(f.function));
+  if (f.module) return fmt::format("{}+{:#x}", strings.get(f.module), f.offset);
+  return fmt::format("{:#x}", f.ip);
+}
+
+std::string frame_text(const StringTable& strings, const Frame& f) {
+  std::string out = frame_name(strings, f);
+  if (f.file && f.line)
+    fmt::format_to(std::back_inserter(out), " ({}:{})", strings.get(f.file), f.line);
+  return out;
+}
+
 StackId Trace::add_stack(Stack s) {
+  // Read from a file, a stack does not say where its kernel frames end; their addresses
+  // do: the kernel lives in the upper half of the address space (x86-64, arm64), user
+  // code never does, and the kernel's frames come first.
+  if (s.kernel == 0)
+    while (s.kernel < s.ips.size() && s.ips[s.kernel] >= kKernelAddressStart) ++s.kernel;
   stacks.push_back(std::move(s));
   return static_cast<StackId>(stacks.size() - 1);
 }

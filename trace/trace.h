@@ -33,11 +33,48 @@ struct Event {
 };
 static_assert(sizeof(Event) == 24, "Event must stay compact");
 
-// Frames are innermost first, as the kernel reports them.
+class StringTable;
+
+// One frame of a stack as read-time symbolisation (trace/symbolize.h) names it. An ip
+// inside inlined code gives several frames with the same ip: the inlined function(s)
+// first (inlined = true), then the function they were inlined into.
+struct Frame {
+  uint64_t ip = 0;
+  StrId function = 0;  // demangled; 0 unknown
+  StrId file = 0;      // source file of `line`; 0 unknown
+  uint32_t line = 0;   // 0 unknown
+  bool inlined = false;
+  bool kernel = false;  // a kernel frame (named at record time from /proc/kallsyms)
+  StrId module = 0;     // file name of the mapping holding ip; 0 when none is known
+  uint64_t offset = 0;  // ip's offset in that file: the same across runs despite ASLR
+};
+
+// Frames are innermost first, as the kernel reports them. When the stack was taken where
+// a system call blocked, the first `kernel` ips are the kernel's stack at that point and
+// the rest the user stack; their symbols come from the recording (kernel addresses are in
+// no process's maps).
+// Addresses from here up are the kernel's (x86-64 and arm64 keep user space below).
+inline constexpr uint64_t kKernelAddressStart = uint64_t{1} << 63;
+
 struct Stack {
   std::vector<uint64_t> ips;
   std::vector<StrId> symbols;  // empty when not symbolised; else one per ip (0 = unknown)
+  // Leading kernel frames. Trace::add_stack sets it from the addresses when 0 (files
+  // do not store it: kernel addresses are told apart by value, kKernelAddressStart).
+  uint32_t kernel = 0;
+  // Filled at read time by symbolize_stacks (never stored in a trace file): every frame
+  // with inlined functions and file:line; empty when not symbolised this run.
+  std::vector<Frame> frames;
 };
+
+// The frames to show for `s`: Stack::frames when symbolised this run, else one per ip
+// from Stack::symbols (a trace named elsewhere, or perf script output).
+std::vector<Frame> frames_of(const Stack& s);
+// How a frame is named: its function, else `module+0xoffset` (stable across runs), else
+// its raw address.
+std::string frame_name(const StringTable& strings, const Frame& f);
+// frame_name with ` (file:line)` when the source position is known.
+std::string frame_text(const StringTable& strings, const Frame& f);
 
 struct ProcessInfo {
   Pid pid = 0;

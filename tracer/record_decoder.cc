@@ -126,10 +126,55 @@ void RecordDecoder::unwind_pending() {
     std::vector<uint64_t> ips =
         unwind_(r->h.pid, r->h.tid, regs,
                 std::span<const uint8_t>(bytes.data() + fixed, bytes.size() - fixed));
-    held_[index].stack = intern_stack(r->h.pid, ips.data(), static_cast<uint32_t>(ips.size()));
+    StackId stack = intern_stack(r->h.pid, ips.data(), static_cast<uint32_t>(ips.size()));
+    // A kernel stack (CW_REC_KSTACK) that came before the unwinding is put back in front.
+    const StackId kernel_only = held_[index].stack;
+    if (kernel_only != 0 && trace_.stacks[kernel_only].kernel > 0) {
+      const std::vector<uint64_t> kips(
+          trace_.stacks[kernel_only].ips.begin(),
+          trace_.stacks[kernel_only].ips.begin() + trace_.stacks[kernel_only].kernel);
+      stack = add_kernel_frames(r->h.pid, stack, kips.data(), static_cast<uint32_t>(kips.size()));
+    }
+    held_[index].stack = stack;
     ++stats_.stacks_attached;
   }
   pending_unwind_.clear();
+}
+
+StackId RecordDecoder::add_kernel_frames(Pid pid, StackId user, const uint64_t* ips, uint32_t n) {
+  const Stack* tail = user != 0 && user < trace_.stacks.size() ? &trace_.stacks[user] : nullptr;
+  const size_t user_frames =
+      tail ? tail->ips.size() - std::min<size_t>(tail->kernel, tail->ips.size()) : 0;
+  // The key tells a kernel+user stack from a user stack of the same addresses.
+  std::string key(reinterpret_cast<const char*>(&pid), sizeof pid);
+  key += 'K';
+  key.append(reinterpret_cast<const char*>(&n), sizeof n);
+  key.append(reinterpret_cast<const char*>(ips), n * sizeof(uint64_t));
+  if (tail)
+    key.append(reinterpret_cast<const char*>(tail->ips.data() + tail->kernel),
+               user_frames * sizeof(uint64_t));
+  auto [it, fresh] = stack_ids_.try_emplace(std::move(key), 0);
+  if (!fresh) return it->second;
+  Stack s;
+  s.kernel = n;
+  s.ips.assign(ips, ips + n);
+  s.symbols.assign(n, 0);
+  for (uint32_t i = 0; i < n; ++i) {
+    std::string_view name = kernel_symbol_ ? kernel_symbol_(ips[i]) : std::string_view();
+    if (!name.empty())
+      s.symbols[i] = trace_.strings.intern(name);
+    else
+      ++stats_.kernel_frames_unnamed;
+  }
+  if (tail) {
+    const size_t from = tail->ips.size() - user_frames;
+    s.ips.insert(s.ips.end(), tail->ips.begin() + static_cast<std::ptrdiff_t>(from),
+                 tail->ips.end());
+    for (size_t i = from; i < tail->ips.size(); ++i)
+      s.symbols.push_back(i < tail->symbols.size() ? tail->symbols[i] : 0);
+  }
+  it->second = trace_.add_stack(std::move(s));
+  return it->second;
 }
 
 void RecordDecoder::add_loss(LossKind kind, uint64_t count) {
@@ -426,6 +471,27 @@ void RecordDecoder::decode(const void* record, size_t size) {
       h.seq = ts;
       last_sample_[tid] = {ts, held_.size() - 1};
       ++stats_.samples;
+      return;
+    }
+    case CW_REC_KSTACK: {
+      constexpr size_t fixed = offsetof(cw_rec_stack, ips);
+      if (size < fixed) return bad();
+      const auto* r = static_cast<const cw_rec_stack*>(record);
+      uint32_t n = std::min<uint32_t>(r->n, CW_MAX_STACK);
+      if (fixed + n * sizeof(uint64_t) > size) return bad();
+      auto it = last_enter_.find(tid);
+      if (it == last_enter_.end() || it->second.first != r->seq) {
+        ++stats_.stacks_late;
+        return;
+      }
+      uint64_t ips[CW_MAX_STACK];
+      std::memcpy(ips, r->ips, n * sizeof(uint64_t));
+      // The probe's own frames come first: the wait is below them.
+      uint32_t skip = 0;
+      while (kernel_probe_ && skip < n && kernel_probe_(ips[skip])) ++skip;
+      StackId& stack = held_[it->second.second].stack;
+      stack = add_kernel_frames(hdr->pid, stack, ips + skip, n - skip);
+      ++stats_.kernel_stacks;
       return;
     }
     case CW_REC_CALL: {

@@ -57,6 +57,9 @@ struct DecoderStats {
   uint64_t samples = 0;      // cpu-clock samples (record --sample)
   // Stack copies (--call-graph dwarf) that came with no unwinder set: left without a stack.
   uint64_t stacks_not_unwound = 0;
+  uint64_t stacks_late = 0;              // arrived after their syscall's entry was handed over
+  uint64_t kernel_stacks = 0;            // kernel stacks attached (CW_REC_KSTACK)
+  uint64_t kernel_frames_unnamed = 0;    // their frames no kernel symbol named
   uint64_t watch_hits_unclassified = 0;  // read/write watch hits decoded as reads
   // Recorded threads seen to get a CPU whose switch away the kernel never reported (also
   // in Trace::losses, LossKind::SwitchUnreported, one record per switch).
@@ -80,6 +83,14 @@ class RecordDecoder {
   using Unwind = std::function<std::vector<uint64_t>(Pid pid, Tid tid, const uint64_t* regs,
                                                      std::span<const uint8_t> stack)>;
   void set_unwind(Unwind unwind) { unwind_ = std::move(unwind); }
+  // Names kernel stack frames (CW_REC_KSTACK) by address ("" unknown: the frame keeps
+  // its address only); without it they are all unnamed. `probe` says which addresses are
+  // the recorder's own probe: leading frames there are dropped.
+  void set_kernel_symbols(std::function<std::string_view(uint64_t)> name,
+                          std::function<bool(uint64_t)> probe = {}) {
+    kernel_symbol_ = std::move(name);
+    kernel_probe_ = std::move(probe);
+  }
 
   // Names for CW_REC_CALL and CW_REC_FLAG records decoded from now on.
   void set_instrument_naming(InstrumentNaming naming) { instrument_ = std::move(naming); }
@@ -132,10 +143,14 @@ class RecordDecoder {
   // The held event a stack record belongs to (its syscall entry, or its sample), or null.
   Held* stack_owner(Tid tid, uint32_t flags, uint64_t seq);
   void unwind_pending();
+  // The stack `user` with the kernel frames `ips` put in front of it.
+  StackId add_kernel_frames(Pid pid, StackId user, const uint64_t* ips, uint32_t n);
 
   Trace& trace_;
   SyscallNaming naming_;
   InstrumentNaming instrument_;
+  std::function<std::string_view(uint64_t)> kernel_symbol_;
+  std::function<bool(uint64_t)> kernel_probe_;
   DecoderStats stats_;
   std::vector<Held> held_;
   size_t sorted_ = 0;  // held_[0, sorted_) is in time order

@@ -1,14 +1,19 @@
 #include "tracer/record_decoder.h"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
+#include <filesystem>
+#include <fstream>
 
 #include "kernel/records.h"
 #include "trace/text_format.h"
+#include "tracer/kallsyms.h"
 #include "tracer/lock_wait.h"
 
 namespace cw {
@@ -275,6 +280,124 @@ TEST_CASE("a stack copy is unwound when events are released, into the event's st
   copy->size = 64;
   d.decode(copy.get(), size);
   CHECK(d.stats().malformed == 1);
+}
+
+TEST_CASE("a kernel stack where a syscall blocked goes before its user stack, named") {
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  d.set_kernel_symbols(
+      [](uint64_t addr) -> std::string_view {
+        if (addr >= 0xffffffff81000000 && addr < 0xffffffff81000100) return "anon_pipe_read";
+        if (addr >= 0xffffffff82000000 && addr < 0xffffffff82000100) return "schedule";
+        return {};  // unknown: the frame keeps its address
+      },
+      [](uint64_t addr) { return addr >= 0xffffffffc0000000; });  // the probe's frames
+  auto enter = make<cw_rec_sys_enter>(CW_REC_SYS_ENTER, 1000, 100, 101);
+  enter.seq = 7;
+  d.decode(&enter, sizeof enter);
+  auto send = [&](uint32_t type, uint64_t seq, std::vector<uint64_t> ips) {
+    cw_rec_stack rec;
+    std::memset(&rec, 0, sizeof rec);
+    const size_t size = offsetof(cw_rec_stack, ips) + ips.size() * sizeof(uint64_t);
+    rec.h = {type, static_cast<uint32_t>(size), 1200, 100, 101, 0, 0};
+    rec.seq = seq;
+    rec.n = static_cast<uint32_t>(ips.size());
+    std::copy(ips.begin(), ips.end(), rec.ips);
+    d.decode(&rec, size);
+  };
+  send(CW_REC_STACK, 7, {0x401000, 0x402000});
+  send(CW_REC_KSTACK, 7,
+       {0xffffffffc0001000, 0xffffffffc0002000, 0xffffffff82000010, 0xffffffff81000020,
+        0xffffffff90000000});
+  send(CW_REC_KSTACK, 8, {0xffffffff82000010});  // another call's: not attached here
+  d.release_all();
+  REQUIRE(t.events.size() == 1);
+  const Stack& s = t.stacks[t.events[0].stack];
+  CHECK(s.ips == std::vector<uint64_t>{0xffffffff82000010, 0xffffffff81000020, 0xffffffff90000000,
+                                       0x401000, 0x402000});
+  CHECK(s.kernel == 3);
+  REQUIRE(s.symbols.size() == 5);
+  CHECK(t.strings.get(s.symbols[0]) == "schedule");
+  CHECK(t.strings.get(s.symbols[1]) == "anon_pipe_read");
+  CHECK(s.symbols[2] == 0);
+  CHECK(s.symbols[3] == 0);  // user frames are named when the trace is read
+  CHECK(d.stats().kernel_stacks == 1);
+  CHECK(d.stats().kernel_frames_unnamed == 1);
+  CHECK(d.stats().stacks_late == 1);
+  // Read back from a file, the kernel frames are told apart by their addresses.
+  Stack copy{s.ips, s.symbols};
+  CHECK(t.stacks[t.add_stack(std::move(copy))].kernel == 3);
+}
+
+TEST_CASE("a kernel stack that comes before its user stack copy is unwound keeps its place") {
+  // With --call-graph dwarf the user stack is unwound only at release, after the kernel
+  // stack of the same blocked call has arrived: the kernel frames must still lead.
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  d.set_kernel_symbols([](uint64_t addr) -> std::string_view {
+    return addr == 0xffffffff81000020 ? "anon_pipe_read" : "";
+  });
+  d.set_unwind([](Pid, Tid, const uint64_t* regs, std::span<const uint8_t>) {
+    return std::vector<uint64_t>{regs[16], 0x402000};
+  });
+  auto enter = make<cw_rec_sys_enter>(CW_REC_SYS_ENTER, 1000, 100, 101);
+  enter.seq = 7;
+  d.decode(&enter, sizeof enter);
+  auto copy = std::make_unique<cw_rec_ustack>();
+  std::memset(copy.get(), 0, sizeof *copy);
+  const size_t copy_size = offsetof(cw_rec_ustack, data) + 8;
+  copy->h = {CW_REC_USTACK, static_cast<uint32_t>(copy_size), 1100, 100, 101, 0, 0};
+  copy->seq = 7;
+  copy->regs[16] = 0x401000;
+  copy->size = 8;
+  d.decode(copy.get(), copy_size);
+  cw_rec_stack k;
+  std::memset(&k, 0, sizeof k);
+  const size_t k_size = offsetof(cw_rec_stack, ips) + sizeof(uint64_t);
+  k.h = {CW_REC_KSTACK, static_cast<uint32_t>(k_size), 1200, 100, 101, 0, 0};
+  k.seq = 7;
+  k.n = 1;
+  k.ips[0] = 0xffffffff81000020;
+  d.decode(&k, k_size);
+  d.release_all();
+  REQUIRE(t.events.size() == 1);
+  const Stack& s = t.stacks[t.events[0].stack];
+  CHECK(s.ips == std::vector<uint64_t>{0xffffffff81000020, 0x401000, 0x402000});
+  CHECK(s.kernel == 1);
+  CHECK(t.strings.get(s.symbols[0]) == "anon_pipe_read");
+}
+
+TEST_CASE("kernel symbols from a kallsyms file; all-zero addresses mean they are hidden") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / fmt::format("cw_kallsyms_{}", ::getpid());
+  fs::create_directories(dir);
+  {
+    std::ofstream(dir / "shown") << "ffffffff80000100 t bpf_trace_run4\n"
+                                    "ffffffff81000000 T _stext\n"
+                                    "ffffffff81000100 t anon_pipe_read\n"
+                                    "ffffffff81000200 D some_data\n"
+                                    "ffffffff81000300 t mod_fn\t[some_module]\n"
+                                    "ffffffffc0001000 t bpf_prog_1234_on_switch\t[bpf]\n";
+    std::ofstream(dir / "hidden") << "0000000000000000 T _stext\n"
+                                     "0000000000000000 t anon_pipe_read\n";
+  }
+  KernelSymbols shown((dir / "shown").string());
+  KernelSymbols hidden((dir / "hidden").string());
+  KernelSymbols missing((dir / "missing").string());
+  fs::remove_all(dir);
+  CHECK(shown.name(0xffffffff81000150) == "anon_pipe_read");
+  CHECK(shown.name(0xffffffff81000250) == "anon_pipe_read");  // data symbols are skipped
+  CHECK(shown.name(0xffffffff81000301) == "mod_fn");
+  CHECK(shown.name(0xffffffff7fffff00) == "");
+  CHECK(shown.name(0xffffffffa0000000) == "");  // far past the symbol before: not mod_fn
+  CHECK(shown.is_probe(0xffffffffc0001010));
+  CHECK(shown.is_probe(0xffffffff80000110));
+  CHECK_FALSE(shown.is_probe(0xffffffff81000150));
+  CHECK_FALSE(shown.restricted());
+  CHECK(hidden.restricted());
+  CHECK(hidden.name(0xffffffff81000150) == "");
+  CHECK_FALSE(missing.readable());
+  CHECK_FALSE(missing.restricted());
 }
 
 TEST_CASE("stream transfers, forks and exits become their trace events") {

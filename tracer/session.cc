@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <ctime>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 #include "kernel/syscalls.h"
 #include "trace/binary_format.h"
 #include "tracer/dwarf_unwind.h"
+#include "tracer/kallsyms.h"
 #include "tracer/maps_capture.h"
 #include "tracer/proc_locks.h"
 #include "tracer/proc_snapshot.h"
@@ -84,6 +86,18 @@ Session::Session(SessionOptions options) : options_(std::move(options)) {
   maps_ = std::make_unique<MapsCaptureHolder>(std::move(map_options));
   add_captured_maps(maps_->capture.snapshot());
   probes_ = std::make_unique<kernel::Probes>(probe_options);
+  if (options_.stacks != kernel::StackMode::None) {
+    // Kernel stacks where calls blocked are named now: kallsyms is this machine's. Read
+    // once the probes are loaded, so that their own frames (the innermost, bpf_prog_…)
+    // are known, and dropped.
+    kernel_symbols_ = std::make_unique<KernelSymbols>();
+    if (kernel_symbols_->restricted())
+      std::cerr << "causeway: note: /proc/kallsyms hides kernel addresses (kptr_restrict); "
+                   "kernel stack frames keep their addresses only\n";
+    decoder_->set_kernel_symbols(
+        [symbols = kernel_symbols_.get()](uint64_t addr) { return symbols->name(addr); },
+        [symbols = kernel_symbols_.get()](uint64_t addr) { return symbols->is_probe(addr); });
+  }
   first_ts_ = now_ns();
   for (const ProcProcess& p : snapshot_processes()) {
     decoder_->add_process(p.pid, p.ppid, p.comm, p.exe);

@@ -13,6 +13,7 @@
 
 #include "kernel/probes.h"
 #include "trace/trace.h"
+#include "tracer/kallsyms.h"
 #include "tracer/mutex_owner.h"
 #include "tracer/record_decoder.h"
 #include "tracer/ring.h"
@@ -103,6 +104,7 @@ class Session {
   std::unique_ptr<RecordDecoder> decoder_;
   std::unique_ptr<DwarfUnwinder> unwinder_;
   void add_captured_maps(const std::vector<CapturedMap>& maps);
+  std::unique_ptr<KernelSymbols> kernel_symbols_;  // names kernel stack frames
   std::unique_ptr<class TraceWriter> file_;
   std::unique_ptr<RingWriter> ring_;
   std::vector<std::function<void(RecordDecoder&)>> sources_;

@@ -1,5 +1,6 @@
 #include "trace/symbolize.h"
 
+#include <dlfcn.h>
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 #include <unistd.h>
@@ -207,6 +208,105 @@ TEST_CASE("a child that forked without exec is symbolised with its parent's maps
   StackId stack = add_stack_event(trace, monotonic_now_ns(), child, {leaf});
   symbolize_stacks(trace);
   CHECK(names(trace, stack) == std::vector<std::string>{"cw_symbolize_test_leaf"});
+}
+
+// The fixture library (symbolize_fixture.c) loaded from the build tree, and the addresses
+// its functions give: the leaf's return address (inside code inlined into
+// cw_fixture_outer) and the leaf itself.
+struct Fixture {
+  std::string path;
+  uint64_t return_address = 0;
+  uint64_t leaf = 0;
+  uint64_t base = 0;  // where the library is loaded (its first segment maps offset 0)
+};
+
+Fixture load_fixture(const std::string& name) {
+  Fixture fx;
+  fx.path = fs::canonical(fs::path(CW_SYMFIXTURE_DIR) / name).string();
+  void* handle = ::dlopen(fx.path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  REQUIRE_MESSAGE(handle != nullptr, ::dlerror());
+  auto run = reinterpret_cast<void (*)(void**, void**)>(::dlsym(handle, "cw_fixture_run"));
+  REQUIRE(reinterpret_cast<void*>(run) != nullptr);
+  void* ret = nullptr;
+  void* leaf = nullptr;
+  run(&ret, &leaf);
+  Dl_info info{};
+  REQUIRE(::dladdr(ret, &info) != 0);
+  fx.return_address = address_of(ret);
+  fx.leaf = address_of(leaf);
+  fx.base = address_of(info.dli_fbase);
+  return fx;  // stays loaded: the maps taken next must show it
+}
+
+std::string base_name(std::string_view path) {
+  return std::string(path.substr(path.find_last_of('/') + 1));
+}
+
+// The leaf and its caller through the inlined function, as symbolisation must give them.
+void check_inlined_frames(const Trace& trace, StackId id) {
+  const std::vector<Frame>& f = trace.stacks[id].frames;
+  REQUIRE(f.size() == 3);
+  CHECK(trace.strings.get(f[0].function) == "cw_fixture_leaf");
+  CHECK_FALSE(f[0].inlined);
+  CHECK(base_name(trace.strings.get(f[0].file)) == "symbolize_fixture.c");
+  CHECK(trace.strings.get(f[1].function) == "cw_fixture_inlined");
+  CHECK(f[1].inlined);
+  CHECK(base_name(trace.strings.get(f[1].file)) == "symbolize_fixture.c");
+  CHECK(f[1].line == 17);  // the leaf's call, inside the inlined function
+  CHECK(trace.strings.get(f[2].function) == "cw_fixture_outer");
+  CHECK_FALSE(f[2].inlined);
+  CHECK(f[2].line == 23);  // where cw_fixture_inlined was inlined
+  CHECK(f[1].ip == f[2].ip);
+  CHECK(frame_text(trace.strings, f[1]).ends_with("symbolize_fixture.c:17)"));
+  // Stack::symbols stays one per ip: the function each ip is in.
+  CHECK(names(trace, id) == std::vector<std::string>{"cw_fixture_leaf", "cw_fixture_outer"});
+}
+
+TEST_CASE("an ip in inlined code gives the inlined function and its caller, with lines") {
+  Fixture fx = load_fixture("libcw_symfixture.so");
+  Trace trace = trace_of_self();
+  const Tid self = static_cast<Tid>(::getpid());
+  StackId id = add_stack_event(trace, monotonic_now_ns(), self, {fx.leaf, fx.return_address});
+  SymbolizeReport report = symbolize_stacks(trace);
+  check_inlined_frames(trace, id);
+  CHECK(report.frames_resolved == 2);
+}
+
+TEST_CASE("a stripped library is named by its separate debug file, found by build id") {
+  Fixture fx = load_fixture("libcw_symfixture_stripped.so");
+  const std::string debug = (fs::path(CW_SYMFIXTURE_DIR) / "libcw_symfixture.debug").string();
+  const std::string build_id = read_build_id(fx.path);
+  REQUIRE(build_id.size() > 2);
+  REQUIRE(read_build_id(debug) == build_id);
+  const Tid self = static_cast<Tid>(::getpid());
+  {
+    // Without the debug file the hidden functions have no symbol: frames are named by
+    // the file and offset, which stay the same across runs (ASLR moves only the base).
+    Trace trace = trace_of_self();
+    StackId id = add_stack_event(trace, monotonic_now_ns(), self, {fx.return_address});
+    const fs::path empty_dir =
+        fs::temp_directory_path() / fmt::format("cw_symbolize_nodebug_{}", ::getpid());
+    SymbolizeReport report = symbolize_stacks(trace, SymbolizeOptions{empty_dir.string()});
+    CHECK(trace.stacks[id].symbols.empty());  // left for a later run with the debug file
+    CHECK(report.frames_unresolved == 1);
+    REQUIRE(trace.stacks[id].frames.size() == 1);
+    const Frame& f = trace.stacks[id].frames[0];
+    CHECK(f.offset == fx.return_address - fx.base);
+    CHECK(frame_name(trace.strings, f) ==
+          fmt::format("libcw_symfixture_stripped.so+{:#x}", fx.return_address - fx.base));
+  }
+  const fs::path debug_dir =
+      fs::temp_directory_path() / fmt::format("cw_symbolize_debug_{}", ::getpid());
+  fs::create_directories(debug_dir / ".build-id" / build_id.substr(0, 2));
+  fs::copy_file(debug,
+                debug_dir / ".build-id" / build_id.substr(0, 2) / (build_id.substr(2) + ".debug"),
+                fs::copy_options::overwrite_existing);
+  Trace trace = trace_of_self();
+  StackId id = add_stack_event(trace, monotonic_now_ns(), self, {fx.leaf, fx.return_address});
+  SymbolizeReport report = symbolize_stacks(trace, SymbolizeOptions{debug_dir.string()});
+  fs::remove_all(debug_dir);
+  check_inlined_frames(trace, id);
+  CHECK(report.files_not_found.empty());
 }
 
 }  // namespace

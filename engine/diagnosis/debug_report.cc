@@ -49,6 +49,25 @@ nlohmann::json frames_json(const Trace& trace, StackId stack) {
   return out;
 }
 
+// The same frames with what is known of each: docs/json.md "stack_frames".
+nlohmann::json frame_details_json(const Trace& trace, StackId stack) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Frame& f : stack_frame_list(trace, stack)) {
+    nlohmann::json j = {{"name", frame_name(trace.strings, f)}};
+    if (f.function) j["function"] = trace.strings.get(f.function);
+    if (f.file) j["file"] = trace.strings.get(f.file);
+    if (f.line) j["line"] = f.line;
+    if (f.inlined) j["inlined"] = true;
+    if (f.kernel) j["kernel"] = true;
+    if (f.module) {
+      j["module"] = trace.strings.get(f.module);
+      j["offset"] = f.offset;
+    }
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
 nlohmann::json path_json(const Trace& trace, const Graph& graph,
                          const std::vector<PathStep>& path) {
   nlohmann::json out = nlohmann::json::array();
@@ -111,7 +130,7 @@ void path_text(std::string& out, const Trace& trace, const Graph& graph, uint64_
 }
 
 void stack_text(std::string& out, const Trace& trace, StackId stack, std::string_view indent) {
-  auto frames = stack_frames(trace, stack);
+  auto frames = stack_frame_lines(trace, stack);
   if (frames.empty()) {
     out += fmt::format("{}stack: none recorded\n", indent);
     return;
@@ -294,20 +313,32 @@ std::string describe_event(const Trace& trace, uint32_t index) {
   return out + ")";
 }
 
-std::vector<std::string> stack_frames(const Trace& trace, StackId stack) {
-  std::vector<std::string> out;
+std::vector<Frame> stack_frame_list(const Trace& trace, StackId stack) {
+  std::vector<Frame> out;
   if (stack == 0 || stack >= trace.stacks.size()) return out;
-  const Stack& s = trace.stacks[stack];
-  for (size_t i = 0; i < s.ips.size(); ++i) {
+  for (Frame& f : frames_of(trace.stacks[stack])) {
     // Nothing is mapped that low: an unnamed frame there is the unwinder's junk (a
     // frame-pointer chain that ran off), not code. (A frame named by the trace itself
     // may have no address.)
-    StrId sym = i < s.symbols.size() ? s.symbols[i] : 0;
-    if (sym == 0 && s.ips[i] < kFirstMappedAddress) continue;
-    if (sym != 0)
-      out.emplace_back(trace.strings.get(sym));
-    else
-      out.push_back(fmt::format("{:#x}", s.ips[i]));
+    if (f.function == 0 && !f.kernel && f.ip < kFirstMappedAddress) continue;
+    out.push_back(f);
+  }
+  return out;
+}
+
+std::vector<std::string> stack_frames(const Trace& trace, StackId stack) {
+  std::vector<std::string> out;
+  for (const Frame& f : stack_frame_list(trace, stack)) out.push_back(frame_name(trace.strings, f));
+  return out;
+}
+
+std::vector<std::string> stack_frame_lines(const Trace& trace, StackId stack) {
+  std::vector<std::string> out;
+  for (const Frame& f : stack_frame_list(trace, stack)) {
+    std::string line = frame_text(trace.strings, f);
+    if (f.inlined) line += " [inlined]";
+    if (f.kernel) line += " [kernel]";
+    out.push_back(std::move(line));
   }
   return out;
 }
@@ -427,6 +458,15 @@ nlohmann::json debug_json(const Trace& trace, const Graph& graph, const Diagnosi
                  {"kind", hang_kind_name(h.kind)},
                  {"start_ns", h.start_ns},
                  {"end_ns", h.end_ns}};
+  {
+    // Where a LongWait blocked, as the text's "blocked:" line and its stack.
+    const uint32_t call = h.profile.longest_block_call;
+    const bool blocked =
+        h.kind == HangKind::LongWait && h.profile.longest_block_ns > 0 && call != kNoIndex;
+    const StackId stack = blocked ? trace.events[call].stack : 0;
+    out["hang"]["stack"] = frames_json(trace, stack);
+    out["hang"]["stack_frames"] = frame_details_json(trace, stack);
+  }
   out["root_causes"] = nlohmann::json::array();
   for (const RootCause& rc : d.root_causes) {
     const Segment& s = graph.segments[rc.segment];
@@ -437,7 +477,8 @@ nlohmann::json debug_json(const Trace& trace, const Graph& graph, const Diagnosi
                                   {"start_ns", s.start_ns},
                                   {"end_ns", s.end_ns},
                                   {"what", rc.what},
-                                  {"stack", frames_json(trace, rc.stack)}});
+                                  {"stack", frames_json(trace, rc.stack)},
+                                  {"stack_frames", frame_details_json(trace, rc.stack)}});
     if (rc.kind == HangKind::LongRunning) {
       nlohmann::json costliest = nlohmann::json::array();
       for (const auto& f : costliest_of(trace, graph, rc).top)

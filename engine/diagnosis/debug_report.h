@@ -27,7 +27,8 @@ std::string so_far_text(const Trace& trace, const Graph& graph, const Diagnosis&
 // "yield_loop", exactly as docs/json.md describes. Times are absolute trace ns.
 nlohmann::json debug_json(const Trace& trace, const Graph& graph, const Diagnosis& diagnosis);
 
-// A stack's frames, innermost first: the symbol when known, else the address in hex
+// A stack's frames, innermost first: the function when known, else `file+0xoffset` in
+// the file mapped there, else the address in hex
 // ("0x7f3a2b10"). Empty for stack 0. Frames below the first mappable page (0x0, 0x1000:
 // an unwinder that ran off the end of the stack) are left out.
 // An event for people, as perf trace shows a call: `read(fd: 3<object 0xffff8881…>)`,
@@ -37,5 +38,11 @@ nlohmann::json debug_json(const Trace& trace, const Graph& graph, const Diagnosi
 std::string describe_event(const Trace& trace, uint32_t index);
 
 std::vector<std::string> stack_frames(const Trace& trace, StackId stack);
+// The frames behind stack_frames (symbolised frames with inlined calls, file:line and
+// kernel frames when known), with the same ones left out.
+std::vector<Frame> stack_frame_list(const Trace& trace, StackId stack);
+// The frames as the text report lists them: `name (file:line)`, marked ` [inlined]` for
+// a function inlined into the next frame and ` [kernel]` for the kernel's.
+std::vector<std::string> stack_frame_lines(const Trace& trace, StackId stack);
 
 }  // namespace cw::engine

@@ -219,12 +219,14 @@ class Diagnoser {
   }
 
   std::string stack_text(StackId id) const {
-    const Stack& st = trace_.stacks[id];
+    // The innermost user frames: a one-line summary has no room for the kernel's (the
+    // probe and the scheduler come first there); the full report lists them.
     std::string out;
-    for (size_t k = 0; k < st.ips.size() && k < 4; ++k) {
-      std::string_view sym =
-          k < st.symbols.size() && st.symbols[k] ? trace_.strings.get(st.symbols[k]) : "";
-      out += (k ? " ← " : "") + (sym.empty() ? fmt::format("{:#x}", st.ips[k]) : std::string(sym));
+    size_t shown = 0;
+    for (const Frame& f : frames_of(trace_.stacks[id])) {
+      if (f.kernel) continue;
+      out += (shown ? " ← " : "") + frame_name(trace_.strings, f);
+      if (++shown == 4) break;
     }
     return out;
   }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <span>
 
 #include "base/source.h"
 
@@ -250,6 +251,18 @@ int Evaluator::compare(const PreparedExpr&, uint32_t, const Value& a, const Valu
   return 2;
 }
 
+namespace {
+
+// The user frames' symbols of a stack. Rules see the user stack only, as before kernel
+// frames were recorded: every blocked call's kernel stack shares the scheduler's frames,
+// which would make any two stacks look related.
+std::span<const StrId> user_symbols(const Stack& s) {
+  const size_t kernel = std::min<size_t>(s.kernel, s.symbols.size());
+  return std::span<const StrId>(s.symbols).subspan(kernel);
+}
+
+}  // namespace
+
 bool Evaluator::member(const PreparedExpr& p, const Value& x, const Value& list) const {
   if (list.type == ValueType::List) {
     const auto& extra = p.extra[list.i];
@@ -268,7 +281,7 @@ bool Evaluator::member(const PreparedExpr& p, const Value& x, const Value& list)
   }
   if (list.type == ValueType::Stack) {
     if (x.type != ValueType::Str || x.i == StringTable::kMissing || list.i == 0) return false;
-    for (StrId sym : trace_.stacks[list.i].symbols)
+    for (StrId sym : user_symbols(trace_.stacks[list.i]))
       if (sym == static_cast<StrId>(x.i)) return true;
   }
   return false;
@@ -305,7 +318,7 @@ bool Evaluator::matches(const PreparedExpr& p, uint32_t n, const Value& subject,
       if (*known >= 0) return *known == 1;
     }
     bool any = false;
-    for (StrId sym : trace_.stacks[subject.i].symbols)
+    for (StrId sym : user_symbols(trace_.stacks[subject.i]))
       if (sym != 0 && glob(p, n, cached, sym, pat)) {
         any = true;
         break;
@@ -328,7 +341,7 @@ rules::LuaValue Evaluator::to_lua(const PreparedExpr& p, const Value& v) const {
       list.type = LuaValue::Type::List;
       if (v.i == 0) return list;
       const Stack& s = trace_.stacks[v.i];
-      for (size_t f = 0; f < s.ips.size(); ++f) {
+      for (size_t f = std::min<size_t>(s.kernel, s.ips.size()); f < s.ips.size(); ++f) {
         StrId sym = f < s.symbols.size() ? s.symbols[f] : 0;
         list.list.push_back(LuaValue::string(sym ? std::string(trace_.strings.get(sym))
                                                  : fmt::format("{:#x}", s.ips[f])));
@@ -356,7 +369,11 @@ Value Evaluator::call(const PreparedExpr& p, uint32_t n, const EvalScope& scope)
     switch (x.type) {
       case ValueType::Str: return Value::integer(static_cast<int64_t>(text(x).size()));
       case ValueType::Stack:
-        return Value::integer(x.i ? static_cast<int64_t>(trace_.stacks[x.i].ips.size()) : 0);
+        return Value::integer(
+            x.i ? static_cast<int64_t>(
+                      trace_.stacks[x.i].ips.size() -
+                      std::min<size_t>(trace_.stacks[x.i].kernel, trace_.stacks[x.i].ips.size()))
+                : 0);
       case ValueType::List:
         return Value::integer(static_cast<int64_t>(p.expr->nodes[x.i].kids.size()));
       default: return Value::integer(0);
@@ -368,8 +385,8 @@ Value Evaluator::call(const PreparedExpr& p, uint32_t n, const EvalScope& scope)
     Value ignore = node.kids.size() > 2 ? eval_node(p, node.kids[2], scope) : Value::null();
     if (a.type != ValueType::Stack || b.type != ValueType::Stack || a.i == 0 || b.i == 0)
       return Value::integer(0);
-    const auto& sa = trace_.stacks[a.i].symbols;
-    const auto& sb = trace_.stacks[b.i].symbols;
+    const auto sa = user_symbols(trace_.stacks[a.i]);
+    const auto sb = user_symbols(trace_.stacks[b.i]);
     int64_t shared = 0;
     for (size_t i = 0; i < sa.size(); ++i) {
       StrId sym = sa[i];

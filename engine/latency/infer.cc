@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <unordered_map>
 
 namespace cw::latency {
@@ -92,8 +93,10 @@ Profile infer(const Trace& trace, const Selection& selection, const InferOptions
   std::unordered_map<Tid, Followed> followed;
   std::vector<FunctionInstance>* keep = options.keep_instances ? &out.instances : nullptr;
   std::vector<FunctionId> by_symbol(trace.strings.size(), kNoFunction);
-  std::unordered_map<uint64_t, FunctionId> by_ip;  // unnamed frames, by address
+  // Unnamed frames, by (module, offset), or (0, address) outside any known file.
+  std::map<std::pair<StrId, uint64_t>, FunctionId> by_ip;
   std::vector<FunctionId> frames;
+  std::vector<Frame> plain;
   for (const Event& e : trace.events) {
     if (e.ts < selection.from) continue;
     if (e.ts > selection.to) break;
@@ -129,18 +132,28 @@ Profile infer(const Trace& trace, const Selection& selection, const InferOptions
     const bool own = e.stack != 0;  // not one repeated at a span's end
     const Stack& s = trace.stacks[stack];
     frames.assign(1, t.process_frame);
-    for (size_t k = s.ips.size(); k-- > 0;) {
-      const StrId sym = k < s.symbols.size() ? s.symbols[k] : 0;
+    // Symbolised frames when there are (an inlined function is a frame, so a node, of its
+    // own), else one per ip with the names the trace holds.
+    const std::vector<Frame>* list = &s.frames;
+    if (s.frames.empty()) {
+      plain = frames_of(s);
+      list = &plain;
+    }
+    for (size_t k = list->size(); k-- > 0;) {
+      const Frame& fr = (*list)[k];
       if (own) ++out.frames;
-      if (sym != 0) {
-        FunctionId& id = by_symbol[sym];
-        if (id == kNoFunction) id = out.cct.intern(trace.strings.get(sym));
+      if (fr.function != 0) {
+        FunctionId& id = by_symbol[fr.function];
+        if (id == kNoFunction) id = out.cct.intern(trace.strings.get(fr.function));
         frames.push_back(id);
         continue;
       }
       if (own) ++out.unnamed_frames;
-      auto [ip, added] = by_ip.try_emplace(s.ips[k], 0);
-      if (added) ip->second = out.cct.intern(fmt::format("0x{:x}", s.ips[k]));
+      // An unnamed frame is named by its file and offset there (the same in every run,
+      // whatever the address space layout), else by its address.
+      auto [ip, added] =
+          by_ip.try_emplace(std::make_pair(fr.module, fr.module ? fr.offset : fr.ip), 0);
+      if (added) ip->second = out.cct.intern(frame_name(trace.strings, fr));
       frames.push_back(ip->second);
     }
     t.tracker.sample(e.ts, frames);

@@ -7,6 +7,8 @@
 #     bad.cw:3:7: error: ...              its output (stdout and stderr together)
 #     took \d+ms (re)                     a line matched as an extended regular expression
 #     [1]                                 its exit status, when not 0
+#   A command that exits 77 when 77 is not its expected status skips the rest of the file
+#   (a kernel feature the machine lacks): the file is reported SKIP with what it printed.
 #
 #   A command that exits 77 when 77 is not its expected status skips the rest of its file:
 #   the machine cannot run it (its output, e.g. "skip: no cpu-clock perf events", says
@@ -60,7 +62,7 @@ run_case() {  # $1 test file, $2 line, $3 command, $4 expected output file, $5 e
 
 for t in "${tests[@]}"; do
   name=${t#"$root"/}
-  cmd="" cmd_line=0 rc=0 ok=1
+  cmd="" cmd_line=0 rc=0 ok=1 skipped=0
   : >"$tmp/expected"
   skip_why=""
   flush() {
