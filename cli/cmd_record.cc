@@ -1,4 +1,5 @@
-// `causeway record [-o TRACE] [--pid P…] [--stacks MODE] [--rules PACK…] [-- CMD…]`: a
+// `causeway record [-o TRACE] [--pid P…] [--stacks MODE] [--call-graph fp|dwarf[,BYTES]]
+// [--sample HZ] [--rules PACK…] [-- CMD…]`: a
 // recording while CMD runs (or until Ctrl-C), instrumented as the packs say; `record
 // start|stop|status`: an always-on recording in a ring of files; `causeway mark [TEXT]`: a marker
 // in the running recording.
@@ -20,6 +21,7 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "cli/commands.h"
@@ -27,6 +29,7 @@
 #include "cli/json_output.h"
 #include "cli/progress.h"
 #include "cli/rule_paths.h"
+#include "kernel/records.h"
 #include "kernel/watchpoints.h"
 #include "rules/loader.h"
 #include "trace/binary_format.h"
@@ -106,6 +109,10 @@ struct RecordArgs {
   std::string output = "causeway.cwt";
   std::vector<uint32_t> pids;
   std::string stacks = "blocking";
+  std::string call_graph = "fp";
+  uint32_t sample_hz = 0;
+  std::string start_call_graph = "fp";  // the same, given to `record start`
+  uint32_t start_sample_hz = 0;
   std::string buffer = "64M";
   std::string dir;
   double duration = 0;
@@ -115,6 +122,44 @@ struct RecordArgs {
   std::string flags = "auto";
   std::string hooks = "auto";
 };
+
+constexpr uint32_t kDefaultStackCopy = 8192;
+constexpr uint32_t kMaxSampleHz = 10000;
+
+// --call-graph fp | dwarf[,BYTES] (perf's spelling) -> bytes of user stack to copy, 0 for
+// frame pointers; nullopt, with the reason said, when malformed.
+std::optional<uint32_t> parse_call_graph(const std::string& text) {
+  if (text == "fp") return 0;
+  if (text == "dwarf") return kDefaultStackCopy;
+  if (text.rfind("dwarf,", 0) == 0) {
+    std::string bytes_text = text.substr(6);
+    uint64_t bytes = parse_size(bytes_text);
+    if (bytes >= 8 && bytes <= CW_MAX_USTACK_BYTES && bytes % 8 == 0)
+      return static_cast<uint32_t>(bytes);
+    std::cerr << fmt::format(
+        "causeway: --call-graph {}: the stack copy must be 8 to {} bytes, a multiple of 8 "
+        "(e.g. dwarf,16384 or dwarf,16K), not '{}'\n",
+        text, CW_MAX_USTACK_BYTES, bytes_text);
+    return std::nullopt;
+  }
+  std::cerr << fmt::format("causeway: --call-graph {}: expected fp, dwarf or dwarf,BYTES\n", text);
+  return std::nullopt;
+}
+
+// The stack and sampling options of `args` into `options`; false (said) when malformed.
+bool stack_options(const RecordArgs& args, SessionOptions& options) {
+  options.stacks = stack_mode(args.stacks);
+  std::optional<uint32_t> copy = parse_call_graph(args.call_graph);
+  if (!copy) return false;
+  options.ustack_bytes = *copy;
+  if (args.sample_hz > kMaxSampleHz) {
+    std::cerr << fmt::format("causeway: --sample {}: at most {} samples per second\n",
+                             args.sample_hz, kMaxSampleHz);
+    return false;
+  }
+  options.sample_hz = args.sample_hz;
+  return true;
+}
 
 // The packs' active holder rules as the recorder reads them at the end (who holds what a
 // thread still blocked then waits for). Both ways of recording take them from here.
@@ -197,7 +242,7 @@ int record_foreground(const RecordArgs& args) {
   }
   SessionOptions options;
   options.pids = args.pids;
-  options.stacks = stack_mode(args.stacks);
+  if (!stack_options(args, options)) return kExitBadInput;
   options.buffer_bytes = buffer;
   options.output = args.output;
 
@@ -249,8 +294,20 @@ int record_foreground(const RecordArgs& args) {
         args.output, s.events, command);
     return kExitEnvironment;
   }
-  std::cerr << fmt::format("causeway: wrote {}: {} events, {}{}\n", args.output, s.events,
-                           lost_text(s), command_status_text(recorded->command_wstatus));
+  std::string sampled;
+  if (args.sample_hz > 0)
+    sampled = s.sampling_problem.empty()
+                  ? fmt::format(", {} cpu-clock samples", s.samples)
+                  : ", no cpu-clock samples (perf events could not be opened)";
+  std::cerr << fmt::format("causeway: wrote {}: {} events{}, {}{}\n", args.output, s.events,
+                           sampled, lost_text(s), command_status_text(recorded->command_wstatus));
+  // Where dwarf mode's time goes (docs/latency.md): said apart, after the usual line.
+  if (s.unwound_stacks > 0)
+    std::cerr << fmt::format(
+        "causeway: unwound {} stacks with CFI ({:.1f} frames each) in {:.0f} ms of the "
+        "recorder's time\n",
+        s.unwound_stacks, double(s.unwound_frames) / double(s.unwound_stacks),
+        double(s.unwind_ns) / 1e6);
   // The command's status is said, not passed on: its 1 or 2 would read as causeway's own
   // (the input was wrong, the environment cannot do it).
   return kExitOk;
@@ -304,6 +361,8 @@ int record_start(const RecordArgs& args, const std::string& size_text) {
   }
   chmod(paths.dir.c_str(), 0700);
   std::filesystem::remove_all(paths.ring, ec);  // a new recording starts a new ring
+  SessionOptions checked;
+  if (!stack_options(args, checked)) return kExitBadInput;
   int ready[2];
   if (pipe2(ready, O_CLOEXEC) != 0) throw std::runtime_error(std::strerror(errno));
   pid_t pid = fork();
@@ -312,7 +371,7 @@ int record_start(const RecordArgs& args, const std::string& size_text) {
     close(ready[0]);
     SessionOptions options;
     options.pids = args.pids;
-    options.stacks = stack_mode(args.stacks);
+    stack_options(args, options);  // checked above
     options.buffer_bytes = parse_size(args.buffer);
     options.ring = RingOptions{paths.ring, size};
     options.holders = std::move(holders);
@@ -449,6 +508,17 @@ std::vector<Command> add_record(CLI::App& app) {
                   "user call stacks: 'blocking' when a syscall blocks (default), 'all' at every "
                   "recorded syscall, 'none'")
       ->check(CLI::IsMember({"none", "blocking", "all"}));
+  auto call_graph_help =
+      "how user stacks are taken: 'fp' walks frame pointers in the kernel (default; code "
+      "built without them gives stacks of 1-2 frames), 'dwarf[,BYTES]' copies BYTES of the "
+      "stack (default 8192, at most 32768) with the registers and unwinds them here with the "
+      "files' CFI, as perf --call-graph dwarf does (deep stacks through Debian's libraries; "
+      "costs more per stack)";
+  cmd->add_option("--call-graph", args->call_graph, call_graph_help);
+  auto sample_help =
+      "also sample the recorded threads that are on a CPU, HZ times a second (cpu-clock), "
+      "each sample with its user stack: 'sample' events, so busy time has stacks too";
+  cmd->add_option("--sample", args->sample_hz, sample_help);
   cmd->add_option("--buffer", args->buffer, "kernel ring buffer size (default 64M)");
   cmd->add_option("--duration", args->duration, "stop after this many seconds");
   cmd->add_option("CMD", args->command, "command to run and record (after --)");
@@ -472,8 +542,9 @@ std::vector<Command> add_record(CLI::App& app) {
   cmd->footer(
       "Needs root, or CAP_BPF and CAP_PERFMON. The trace file is created 0600; a symbolic link at "
       "its path is refused.\n"
-      "Stacks are walked by frame pointers: code built without them gives short stacks "
-      "(docs/recording.md).\nExit status: 0 the trace was written (CMD's own exit status, "
+      "Stacks are walked by frame pointers unless --call-graph dwarf: code built without them "
+      "then gives short stacks (docs/recording.md, docs/latency.md).\nExit status: 0 the trace was "
+      "written (CMD's own exit status, "
       "when not 0, is printed: it is not causeway's), 1 the input was wrong, 2 the environment "
       "cannot record (the message says what is missing), or the trace could not be written (a "
       "full disk: the file keeps what was written, without its end chunk, and CMD's status is "
@@ -489,6 +560,10 @@ std::vector<Command> add_record(CLI::App& app) {
   start->add_option("--pid", args->pids, "record only these processes (and their children)");
   start->add_option("--stacks", args->stacks, "user call stacks: blocking, all or none")
       ->check(CLI::IsMember({"none", "blocking", "all"}));
+  // Bound to variables of their own: sharing record's made CLI11 (2.1) refuse them in
+  // `record --pid P --sample HZ -- CMD`; record_start copies them over.
+  start->add_option("--call-graph", args->start_call_graph, call_graph_help);
+  start->add_option("--sample", args->start_sample_hz, sample_help);
   start->add_option("--buffer", args->buffer, "kernel ring buffer size (default 64M)");
   start->add_option("--rules", args->rules,
                     "packs (files or folders) whose holder rules name, when the recording "
@@ -518,7 +593,12 @@ std::vector<Command> add_record(CLI::App& app) {
 
   // Sub-commands come first: main() runs the first parsed one, and `record` is parsed too.
   std::vector<Command> out;
-  out.push_back({start, [args, size] { return record_start(*args, *size); }});
+  out.push_back({start, [args, size] {
+                   RecordArgs given = *args;
+                   given.call_graph = args->start_call_graph;
+                   given.sample_hz = args->start_sample_hz;
+                   return record_start(given, *size);
+                 }});
   out.push_back({stop, [args, stop_output] { return record_stop(args->dir, *stop_output); }});
   out.push_back({status, [args, json] { return record_status(args->dir, *json); }});
 

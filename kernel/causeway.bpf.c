@@ -17,6 +17,8 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 const volatile __u32 self_tgid = 0;    // the recorder: never recorded
 const volatile __u32 stack_mode = 0;   // 0 none, 1 blocking, 2 all (ProbeOptions::stacks)
 const volatile __u32 filter_pids = 0;  // 1: only tgids in `traced_pids`
+// --call-graph dwarf: bytes of user stack copied per stack (0: walk frame pointers instead).
+const volatile __u32 ustack_bytes = 0;
 // Object recognition: file_operations addresses, or (when the kernel does not list data
 // symbols) the address of the f_op->release function each kind uses.
 const volatile __u64 eventfd_fops = 0, timerfd_fops = 0, pipefifo_fops = 0, socket_fops = 0;
@@ -112,6 +114,24 @@ struct {
   __type(value, struct cw_rec_stack);
 } stack_scratch SEC(".maps");
 
+// A dwarf-mode stack is built here (32 KiB is too big for the BPF stack). The slack after the
+// record lets the copy loop below write a page at any offset the verifier can bound.
+struct ustack_scratch {
+  struct cw_rec_ustack rec;
+  __u8 slack[4096];
+  struct pt_regs regs;
+};
+
+// Two slots per CPU (a per-CPU array's values stop at 32 KiB): 2 * cpu for the tracepoints,
+// 2 * cpu + 1 for the sampling program, whose tick may interrupt a syscall tracepoint on
+// the same CPU halfway through its stack. Sized by the loader.
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 2);
+  __type(key, __u32);
+  __type(value, struct ustack_scratch);
+} ustack_scratch SEC(".maps");
+
 #define PF_KTHREAD_FLAG 0x00200000
 #define S_IFMT_BITS 00170000
 #define S_IFSOCK_BITS 0140000
@@ -183,7 +203,8 @@ static __always_inline __u8 state_letter(bool preempt, unsigned int state) {
   return 'D';
 }
 
-static __always_inline int take_stack(void* ctx, __u32 tid, __u32 tgid, __u64 seq) {
+static __always_inline int take_fp_stack(void* ctx, __u32 tid, __u32 tgid, __u64 seq,
+                                         __u32 flags) {
   __u32 zero = 0;
   struct cw_rec_stack* rec = bpf_map_lookup_elem(&stack_scratch, &zero);
   if (!rec) return 0;
@@ -199,12 +220,86 @@ static __always_inline int take_stack(void* ctx, __u32 tid, __u32 tgid, __u64 se
   rec->h.pid = tgid;
   rec->h.tid = tid;
   rec->h.cpu = bpf_get_smp_processor_id();
-  rec->h.flags = 0;
+  rec->h.flags = flags;
   rec->seq = seq;
   rec->n = n;
   rec->pad = 0;
   if (bpf_ringbuf_output(&events, rec, size, wakeup_flag()) != 0) count_lost();
   return 1;
+}
+
+// Copies up to `want` bytes of user memory from `sp` up. One read does it unless the
+// stack's mapping ends sooner (a main thread near the top of its stack): then page by
+// page, keeping what could be read.
+static __always_inline __u32 copy_user_stack(__u8* dst, __u64 sp, __u32 want) {
+  if (want > CW_MAX_USTACK_BYTES) want = CW_MAX_USTACK_BYTES;
+  if (bpf_probe_read_user(dst, want, (void*)sp) == 0) return want;
+  __u32 got = 0;
+  for (int i = 0; i < CW_MAX_USTACK_BYTES / 4096 + 1; i++) {
+    if (got >= want) break;
+    __u64 addr = sp + got;
+    __u32 chunk = 4096 - (__u32)(addr & 4095);
+    if (chunk > want - got) chunk = want - got;
+    if (chunk == 0 || chunk > 4096) break;
+    if (bpf_probe_read_user(dst + (got & (CW_MAX_USTACK_BYTES - 1)), chunk, (void*)addr) != 0)
+      break;
+    got += chunk;
+  }
+  return got;
+}
+
+// --call-graph dwarf: the thread's user registers (saved where it entered the kernel) and
+// the top of its user stack, for user space to unwind with the files' CFI.
+static __always_inline int take_dwarf_stack(__u32 tid, __u32 tgid, __u64 seq, __u32 flags) {
+  __u32 slot = bpf_get_smp_processor_id() * 2 + ((flags & CW_STACK_OF_SAMPLE) ? 1 : 0);
+  struct ustack_scratch* scratch = bpf_map_lookup_elem(&ustack_scratch, &slot);
+  if (!scratch) return 0;
+  struct task_struct* task = bpf_get_current_task_btf();
+  if (task->flags & PF_KTHREAD_FLAG) return 0;
+  struct pt_regs* user = (struct pt_regs*)bpf_task_pt_regs(task);
+  if (bpf_probe_read_kernel(&scratch->regs, sizeof(scratch->regs), user) != 0) return 0;
+  struct pt_regs* r = &scratch->regs;
+  if ((r->cs & 3) != 3) return 0;  // not a frame of user code
+  struct cw_rec_ustack* rec = &scratch->rec;
+  rec->regs[0] = r->ax;
+  rec->regs[1] = r->dx;
+  rec->regs[2] = r->cx;
+  rec->regs[3] = r->bx;
+  rec->regs[4] = r->si;
+  rec->regs[5] = r->di;
+  rec->regs[6] = r->bp;
+  rec->regs[7] = r->sp;
+  rec->regs[8] = r->r8;
+  rec->regs[9] = r->r9;
+  rec->regs[10] = r->r10;
+  rec->regs[11] = r->r11;
+  rec->regs[12] = r->r12;
+  rec->regs[13] = r->r13;
+  rec->regs[14] = r->r14;
+  rec->regs[15] = r->r15;
+  rec->regs[16] = r->ip;
+  __u32 got = copy_user_stack(rec->data, r->sp, ustack_bytes);
+  __u64 size = sizeof(*rec) - sizeof(rec->data) + (__u64)got;
+  if (size > sizeof(*rec)) return 0;
+  rec->h.type = CW_REC_USTACK;
+  rec->h.size = size;
+  rec->h.ts = bpf_ktime_get_ns();
+  rec->h.pid = tgid;
+  rec->h.tid = tid;
+  rec->h.cpu = bpf_get_smp_processor_id();
+  rec->h.flags = flags;
+  rec->seq = seq;
+  rec->size = got;
+  rec->pad = 0;
+  if (bpf_ringbuf_output(&events, rec, size, wakeup_flag()) != 0) count_lost();
+  return 1;
+}
+
+// The current thread's user stack: `seq` is its syscall's number (flags 0) or its sample's
+// timestamp (CW_STACK_OF_SAMPLE).
+static __always_inline int take_stack(void* ctx, __u32 tid, __u32 tgid, __u64 seq, __u32 flags) {
+  if (ustack_bytes != 0) return take_dwarf_stack(tid, tgid, seq, flags);
+  return take_fp_stack(ctx, tid, tgid, seq, flags);
 }
 
 // Calls of these classes are recorded only when something happens in them: the thread
@@ -259,7 +354,7 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct* prev, struct tas
       emit_enter(call);  // a call that blocks always matters
       if (stack_mode != 0 && !call->stack_taken) {
         call->stack_taken = 1;
-        take_stack(ctx, prev_tid, prev_tgid, call->seq);
+        take_stack(ctx, prev_tid, prev_tgid, call->seq, 0);
       }
     }
   }
@@ -769,7 +864,7 @@ int BPF_PROG(on_sys_enter, struct pt_regs* regs, long id) {
   rec->fd = call->fd;
   rec->obj_kind = call->obj_kind;
   if (!lazy_class(cls) || stack_mode == 2) emit_enter(call);
-  if (stack_mode == 2) call->stack_taken = take_stack(ctx, tid, tgid, call->seq);
+  if (stack_mode == 2) call->stack_taken = take_stack(ctx, tid, tgid, call->seq, 0);
 
   return 0;
 }
@@ -1181,5 +1276,27 @@ int on_watch_hit(struct bpf_perf_event_data* ctx) {
       __builtin_memset(rec->insn, 0, sizeof(rec->insn));
   }
   submit(rec);
+  return 0;
+}
+
+// record --sample HZ: a cpu-clock tick on one CPU (one perf event per online CPU). The
+// thread it interrupted is recorded with its user stack, as at a blocking syscall.
+SEC("perf_event")
+int on_cpu_clock(struct bpf_perf_event_data* ctx) {
+  __u64 id = bpf_get_current_pid_tgid();
+  __u32 tid = (__u32)id, tgid = id >> 32;
+  if (tid == 0 || !traced_tgid(tgid)) return 0;
+  struct task_struct* task = bpf_get_current_task_btf();
+  if (task->flags & PF_KTHREAD_FLAG) return 0;
+  struct cw_rec_sample* rec = reserve(sizeof(*rec));
+  if (!rec) return 0;
+  fill_header(&rec->h, CW_REC_SAMPLE, sizeof(*rec));
+  __u64 ts = rec->h.ts;
+  rec->period = ctx->sample_period;
+  // Kernel addresses have the top bit set (the context allows no 2-byte read of cs).
+  rec->user = (PT_REGS_IP(&ctx->regs) >> 63) == 0;
+  rec->pad = 0;
+  submit(rec);
+  if (stack_mode != 0) take_stack(ctx, tid, tgid, ts, CW_STACK_OF_SAMPLE);
   return 0;
 }

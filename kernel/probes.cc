@@ -2,6 +2,7 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <linux/perf_event.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -117,6 +118,14 @@ struct Probes::State {
   // the debug registers causeway holds per thread.
   std::map<std::pair<uint32_t, uint64_t>, cw_watch_info> watches;
   std::map<uint32_t, int> registers_held;
+  // One cpu-clock event per online CPU with the sampling program (record --sample).
+  std::vector<bpf_link*> samplers;
+  std::string sampling_problem;
+
+  void destroy_samplers() {
+    for (bpf_link* link : samplers) bpf_link__destroy(link);
+    samplers.clear();
+  }
 
   void destroy_instrumentation() {
     for (bpf_link* link : instrumentation) bpf_link__destroy(link);
@@ -124,6 +133,7 @@ struct Probes::State {
   }
 
   ~State() {
+    destroy_samplers();
     destroy_instrumentation();
     if (ring) ring_buffer__free(ring);
     if (skeleton) causeway__destroy(skeleton);
@@ -144,6 +154,11 @@ Probes::Probes(const ProbeOptions& options) : state_(new State) {
     rodata->stack_mode = options.stacks == StackMode::None       ? 0
                          : options.stacks == StackMode::Blocking ? 1
                                                                  : 2;
+    if (options.ustack_bytes > CW_MAX_USTACK_BYTES)
+      throw ProbeError("a user stack copy of " + std::to_string(options.ustack_bytes) +
+                       " bytes is more than the " + std::to_string(CW_MAX_USTACK_BYTES) +
+                       " a record can carry");
+    rodata->ustack_bytes = options.stacks == StackMode::None ? 0 : options.ustack_bytes;
     state_->filtered = !options.pids.empty();
     rodata->filter_pids = state_->filtered;
     auto symbols =
@@ -167,6 +182,12 @@ Probes::Probes(const ProbeOptions& options) : state_(new State) {
     if (int err = bpf_map__set_max_entries(skel->maps.events, ring_bytes))
       fail("sizing the ring buffer failed", err);
     rodata->wakeup_bytes = ring_bytes / 8;
+    // Two stack-copy slots per CPU (causeway.bpf.c, ustack_scratch); one pair when unused.
+    int cpus = libbpf_num_possible_cpus();
+    if (cpus <= 0) fail("counting the possible CPUs failed", cpus);
+    uint32_t slots = rodata->ustack_bytes != 0 ? 2 * static_cast<uint32_t>(cpus) : 2;
+    if (int err = bpf_map__set_max_entries(skel->maps.ustack_scratch, slots))
+      fail("sizing the stack copy slots failed", err);
     if (int err = causeway__load(skel)) fail("loading the eBPF programs failed", err);
 
     for (auto [nr, sys_class] : options.syscall_classes) {
@@ -183,6 +204,7 @@ Probes::Probes(const ProbeOptions& options) : state_(new State) {
     state_->ring =
         ring_buffer__new(bpf_map__fd(skel->maps.events), &State::on_record, state_, nullptr);
     if (!state_->ring) fail("opening the ring buffer failed", errno);
+    if (options.sample_hz > 0) start_sampling(options.sample_hz);
   } catch (...) {
     delete state_;
     throw;
@@ -193,7 +215,70 @@ Probes::~Probes() {
   delete state_;
 }
 
+const std::string& Probes::sampling_problem() const {
+  return state_->sampling_problem;
+}
+
+namespace {
+
+// The CPUs in /sys/devices/system/cpu/online ("0-3,6"); empty when it cannot be read.
+std::vector<int> online_cpus() {
+  std::ifstream in("/sys/devices/system/cpu/online");
+  std::string text;
+  std::getline(in, text);
+  std::vector<int> cpus;
+  std::istringstream ranges(text);
+  for (std::string range; std::getline(ranges, range, ',');) {
+    if (range.empty()) continue;
+    size_t dash = range.find('-');
+    int first = std::stoi(range.substr(0, dash));
+    int last = dash == std::string::npos ? first : std::stoi(range.substr(dash + 1));
+    for (int cpu = first; cpu <= last; ++cpu) cpus.push_back(cpu);
+  }
+  return cpus;
+}
+
+}  // namespace
+
+void Probes::start_sampling(uint32_t hz) {
+  // A fixed period in ns of CPU time, not perf's frequency mode: every sample then stands
+  // for the same time, which is what the latency inference adds up.
+  uint64_t period_ns = 1'000'000'000ull / hz;
+  std::vector<int> cpus = online_cpus();
+  if (cpus.empty()) {
+    state_->sampling_problem = "the online CPUs could not be read from /sys";
+    return;
+  }
+  for (int cpu : cpus) {
+    perf_event_attr attr{};
+    attr.size = sizeof(attr);
+    attr.type = PERF_TYPE_SOFTWARE;
+    attr.config = PERF_COUNT_SW_CPU_CLOCK;
+    attr.sample_period = period_ns;
+    int fd =
+        static_cast<int>(syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC));
+    if (fd < 0) {
+      state_->sampling_problem = "perf_event_open(cpu-clock) on cpu " + std::to_string(cpu) +
+                                 " failed: " + std::strerror(errno);
+      state_->destroy_samplers();
+      return;
+    }
+    bpf_link* link = bpf_program__attach_perf_event(state_->skeleton->progs.on_cpu_clock, fd);
+    if (!link) {
+      int error = errno;
+      close(fd);
+      state_->sampling_problem = "attaching the sampling program to cpu " + std::to_string(cpu) +
+                                 "'s cpu-clock event failed: " + std::strerror(error) +
+                                 take_libbpf_log();
+      state_->destroy_samplers();
+      return;
+    }
+    state_->samplers.push_back(link);
+  }
+}
+
 void Probes::detach() {
+  state_->destroy_samplers();
   state_->destroy_instrumentation();
   causeway__detach(state_->skeleton);
 }

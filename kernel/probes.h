@@ -29,6 +29,12 @@ struct ProbeOptions {
   // process on the machine.
   std::vector<uint32_t> pids;
   StackMode stacks = StackMode::Blocking;
+  // 0: user stacks are walked by frame pointer in the kernel. Otherwise this many bytes
+  // of the user stack (at most CW_MAX_USTACK_BYTES) are copied with the registers, for
+  // user space to unwind (CW_REC_USTACK, tracer/dwarf_unwind.h).
+  uint32_t ustack_bytes = 0;
+  // cpu-clock samples per second on each online CPU (0: none): CW_REC_SAMPLE records.
+  uint32_t sample_hz = 0;
   size_t ring_buffer_bytes = 64u << 20;  // the BPF ring buffer; rounded to a power of 2
   uint32_t exclude_pid = 0;              // the recorder itself (its writes make events)
   // Syscall number -> enum cw_sys_class (kernel/syscalls.h); numbers absent are not
@@ -115,6 +121,10 @@ class Probes {
   // watchpoint per thread (threads that inherited one not counted).
   size_t attached_instrumentation() const;
 
+  // Why sampling was asked for and is not happening ("" when it is, or was not asked for):
+  // the machine would not open cpu-clock perf events. Recording goes on without samples.
+  const std::string& sampling_problem() const;
+
   // Stops the kernel side writing records; what it wrote stays readable through drain().
   void detach();
 
@@ -123,6 +133,7 @@ class Probes {
   std::vector<uint64_t> lost_per_cpu() const;
 
  private:
+  void start_sampling(uint32_t hz);
   struct State;
   State* state_;
 };

@@ -22,6 +22,8 @@
 #define CW_COMM_LEN 16
 #define CW_PATH_LEN 256
 #define CW_MAX_STACK 64   /* user frames kept per stack record */
+#define CW_MAX_USTACK_BYTES 32768 /* user stack bytes a CW_REC_USTACK can carry */
+#define CW_USTACK_REGS 17 /* x86-64 in DWARF order: rax rdx rcx rbx rsi rdi rbp rsp r8-r15 rip */
 #define CW_MAX_READY 16   /* ready descriptors reported per epoll/poll return */
 #define CW_MAX_SYSCALLS 512 /* syscall numbers the class table covers */
 
@@ -43,6 +45,9 @@ enum cw_rec_type {
   CW_REC_STACK = 15,     /* cw_rec_stack: user stack of the thread's open syscall */
   CW_REC_CALL = 16,      /* cw_rec_call: an instrumented function was entered or returned */
   CW_REC_FLAG = 17,      /* cw_rec_flag: a data flag was read or written */
+  /* 18 and 19 are left for kernel stacks (another branch) */
+  CW_REC_USTACK = 20,    /* cw_rec_ustack: registers and a copy of the top of the user stack */
+  CW_REC_SAMPLE = 21,    /* cw_rec_sample: a cpu-clock tick found the thread running */
 };
 
 /* Syscall classes: how the kernel side decodes a syscall's arguments. User space fills
@@ -236,6 +241,32 @@ struct cw_rec_stack {
   __u32 n;
   __u32 pad;
   __u64 ips[CW_MAX_STACK];
+};
+
+/* The header flag of a CW_REC_STACK or CW_REC_USTACK taken on a sample: `seq` is then the
+ * sample's timestamp (h.ts of its cw_rec_sample), not a syscall's number. */
+#define CW_STACK_OF_SAMPLE 1u
+
+/* CW_REC_USTACK (--call-graph dwarf): what user space needs to unwind the thread's user
+ * stack with the CFI of the mapped files (tracer/dwarf_unwind.h), in place of a
+ * frame-pointer walk. `size` bytes of the stack from regs[7] (rsp) up follow the fixed
+ * part; fewer than asked when the stack's mapping ends sooner. */
+struct cw_rec_ustack {
+  struct cw_rec_header h;
+  __u64 seq; /* as cw_rec_stack's */
+  __u64 regs[CW_USTACK_REGS];
+  __u32 size;
+  __u32 pad;
+  __u8 data[CW_MAX_USTACK_BYTES];
+};
+
+/* CW_REC_SAMPLE: a cpu-clock tick (record --sample HZ) interrupted the header's thread. Its
+ * stack, if taken, follows as a stack record with CW_STACK_OF_SAMPLE and seq = h.ts. */
+struct cw_rec_sample {
+  struct cw_rec_header h;
+  __u64 period; /* ns of CPU time per sample */
+  __u32 user;   /* 1: the tick interrupted user code, 0: kernel code on the thread's behalf */
+  __u32 pad;
 };
 
 /* CW_REC_CALL: a uprobe at a function's entry (is_exit 0) or a uretprobe at its return

@@ -130,13 +130,21 @@ std::optional<ForegroundResult> record_in_foreground(ForegroundRecording r) {
   std::filesystem::create_directories(paths.dir, ignored);
   MarkerSocket markers(paths.socket);
   catch_stop_signals(true);
-  if (!args.notes.empty()) {
+  std::vector<std::string> notes = args.notes;
+  if (const std::string& problem = session->probes().sampling_problem(); !problem.empty()) {
+    // Said, and in the trace: a recording without the samples asked for is not passed off
+    // as one with them.
+    std::string note = "no cpu-clock samples: " + problem + "; recording without them";
+    std::cerr << "causeway: warning: " << note << "\n";
+    notes.push_back(note);
+  }
+  if (!notes.empty()) {
     timespec now{};
     clock_gettime(CLOCK_MONOTONIC, &now);
     const uint32_t on = child > 0           ? static_cast<uint32_t>(child)
                         : args.pids.empty() ? 0
                                             : args.pids[0];
-    for (const std::string& note : args.notes)
+    for (const std::string& note : notes)
       session->mark(static_cast<uint64_t>(now.tv_sec) * 1000000000ull + now.tv_nsec, on, on,
                     recorder_note(note));
   }

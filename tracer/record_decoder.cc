@@ -106,6 +106,32 @@ StackId RecordDecoder::intern_stack(Pid pid, const uint64_t* ips, uint32_t n) {
   return it->second;
 }
 
+RecordDecoder::Held* RecordDecoder::stack_owner(Tid tid, uint32_t flags, uint64_t seq) {
+  auto& latest = (flags & CW_STACK_OF_SAMPLE) ? last_sample_ : last_enter_;
+  auto it = latest.find(tid);
+  if (it == latest.end() || it->second.first != seq) {
+    ++stats_.stacks_late;
+    return nullptr;
+  }
+  return &held_[it->second.second];
+}
+
+void RecordDecoder::unwind_pending() {
+  for (auto& [index, bytes] : pending_unwind_) {
+    if (index >= held_.size()) continue;
+    const auto* r = reinterpret_cast<const cw_rec_ustack*>(bytes.data());
+    constexpr size_t fixed = offsetof(cw_rec_ustack, data);
+    uint64_t regs[CW_USTACK_REGS];
+    std::copy(std::begin(r->regs), std::end(r->regs), regs);
+    std::vector<uint64_t> ips =
+        unwind_(r->h.pid, r->h.tid, regs,
+                std::span<const uint8_t>(bytes.data() + fixed, bytes.size() - fixed));
+    held_[index].stack = intern_stack(r->h.pid, ips.data(), static_cast<uint32_t>(ips.size()));
+    ++stats_.stacks_attached;
+  }
+  pending_unwind_.clear();
+}
+
 void RecordDecoder::add_loss(LossKind kind, uint64_t count) {
   if (count > 0) trace_.losses.push_back({kind, count, newest_ts_});
 }
@@ -154,7 +180,8 @@ void RecordDecoder::decode(const void* record, size_t size) {
                       k_signal_send = F.kind("signal_send"),
                       k_signal_deliver = F.kind("signal_deliver"),
                       k_call_enter = F.kind("call_enter"), k_call_exit = F.kind("call_exit"),
-                      k_flag_write = F.kind("flag_write"), k_flag_read = F.kind("flag_read");
+                      k_flag_write = F.kind("flag_write"), k_flag_read = F.kind("flag_read"),
+                      k_sample = F.kind("sample");
 
   ++stats_.records;
   const auto* hdr = as<cw_rec_header>(record, size);
@@ -366,15 +393,39 @@ void RecordDecoder::decode(const void* record, size_t size) {
       const auto* r = static_cast<const cw_rec_stack*>(record);
       uint32_t n = std::min<uint32_t>(r->n, CW_MAX_STACK);
       if (fixed + n * sizeof(uint64_t) > size) return bad();
-      auto it = last_enter_.find(tid);
-      if (it == last_enter_.end() || it->second.first != r->seq) {
-        ++stats_.stacks_late;
-        return;
-      }
+      Held* owner = stack_owner(tid, hdr->flags, r->seq);
+      if (!owner) return;
       uint64_t ips[CW_MAX_STACK];
       std::memcpy(ips, r->ips, n * sizeof(uint64_t));
-      held_[it->second.second].stack = intern_stack(hdr->pid, ips, n);
+      owner->stack = intern_stack(hdr->pid, ips, n);
       ++stats_.stacks_attached;
+      return;
+    }
+    case CW_REC_USTACK: {
+      constexpr size_t fixed = offsetof(cw_rec_ustack, data);
+      if (size < fixed) return bad();
+      const auto* r = static_cast<const cw_rec_ustack*>(record);
+      if (r->size > CW_MAX_USTACK_BYTES || fixed + r->size > size) return bad();
+      Held* owner = stack_owner(tid, hdr->flags, r->seq);
+      if (!owner) return;
+      if (!unwind_) {
+        ++stats_.stacks_not_unwound;
+        return;
+      }
+      const auto* bytes = static_cast<const uint8_t*>(record);
+      pending_unwind_.emplace_back(static_cast<size_t>(owner - held_.data()),
+                                   std::vector<uint8_t>(bytes, bytes + fixed + r->size));
+      return;
+    }
+    case CW_REC_SAMPLE: {
+      const auto* r = as<cw_rec_sample>(record, size);
+      if (!r) return bad();
+      Held& h = hold(ts, tid, k_sample, cpu);
+      set_str(h, 0, "cpu-clock");
+      set(h, 1, r->period);
+      h.seq = ts;
+      last_sample_[tid] = {ts, held_.size() - 1};
+      ++stats_.samples;
       return;
     }
     case CW_REC_CALL: {
@@ -420,6 +471,8 @@ void RecordDecoder::decode(const void* record, size_t size) {
 }
 
 size_t RecordDecoder::release(uint64_t horizon) {
+  // Before sorting: the pending copies know their events by index.
+  unwind_pending();
   auto by_time = [](const Held& a, const Held& b) {
     return a.ts != b.ts ? a.ts < b.ts : a.order < b.order;
   };
@@ -439,15 +492,18 @@ size_t RecordDecoder::release(uint64_t horizon) {
   sorted_ = held_.size();
   // Sorting moved what is still held: re-index the syscall entries that may still
   // receive their stack.
-  static const KindId k_sys_enter = Schema::builtin().find("syscall_enter");
+  static const KindId k_sys_enter = Schema::builtin().find("syscall_enter"),
+                      k_sample = Schema::builtin().find("sample");
   for (auto& [tid, entry] : last_enter_) entry.second = SIZE_MAX;
+  for (auto& [tid, entry] : last_sample_) entry.second = SIZE_MAX;
   for (size_t i = 0; i < held_.size(); ++i) {
     const Held& h = held_[i];
-    if (h.kind != k_sys_enter) continue;
-    auto& entry = last_enter_[h.tid];
+    if (h.kind != k_sys_enter && h.kind != k_sample) continue;
+    auto& entry = (h.kind == k_sys_enter ? last_enter_ : last_sample_)[h.tid];
     if (entry.second == SIZE_MAX || held_[entry.second].order < h.order) entry = {h.seq, i};
   }
   std::erase_if(last_enter_, [](const auto& kv) { return kv.second.second == SIZE_MAX; });
+  std::erase_if(last_sample_, [](const auto& kv) { return kv.second.second == SIZE_MAX; });
   return n;
 }
 

@@ -53,7 +53,10 @@ struct DecoderStats {
   // index beyond InstrumentNaming.
   uint64_t malformed = 0;
   uint64_t stacks_attached = 0;
-  uint64_t stacks_late = 0;              // arrived after their syscall's entry was handed over
+  uint64_t stacks_late = 0;  // arrived after their syscall's entry was handed over
+  uint64_t samples = 0;      // cpu-clock samples (record --sample)
+  // Stack copies (--call-graph dwarf) that came with no unwinder set: left without a stack.
+  uint64_t stacks_not_unwound = 0;
   uint64_t watch_hits_unclassified = 0;  // read/write watch hits decoded as reads
   // Recorded threads seen to get a CPU whose switch away the kernel never reported (also
   // in Trace::losses, LossKind::SwitchUnreported, one record per switch).
@@ -69,6 +72,14 @@ class RecordDecoder {
   // the caller's to rebuild when it needs them.
   void add_process(Pid pid, Pid ppid, std::string_view comm, std::string_view exe);
   void add_thread(Tid tid, Pid pid, std::string_view comm, bool kernel);
+
+  // Turns a stack copy (CW_REC_USTACK: x86-64 registers in DWARF order and the stack's
+  // bytes from rsp up) into return addresses, innermost first. Called when events are
+  // released, not when the record arrives, so that the mappings the stack runs through
+  // (polled after the records) are known by then (tracer/dwarf_unwind.h).
+  using Unwind = std::function<std::vector<uint64_t>(Pid pid, Tid tid, const uint64_t* regs,
+                                                     std::span<const uint8_t> stack)>;
+  void set_unwind(Unwind unwind) { unwind_ = std::move(unwind); }
 
   // Names for CW_REC_CALL and CW_REC_FLAG records decoded from now on.
   void set_instrument_naming(InstrumentNaming naming) { instrument_ = std::move(naming); }
@@ -118,6 +129,9 @@ class RecordDecoder {
   void put_process(const ProcessInfo& p);
   void put_thread(const ThreadInfo& t);
   StackId intern_stack(Pid pid, const uint64_t* ips, uint32_t n);
+  // The held event a stack record belongs to (its syscall entry, or its sample), or null.
+  Held* stack_owner(Tid tid, uint32_t flags, uint64_t seq);
+  void unwind_pending();
 
   Trace& trace_;
   SyscallNaming naming_;
@@ -130,6 +144,11 @@ class RecordDecoder {
   // Each thread's latest held syscall_enter (seq, index in held_): a stack arrives while
   // its thread is blocked in that very syscall.
   std::unordered_map<Tid, std::pair<uint64_t, size_t>> last_enter_;
+  // Each thread's latest held sample (its ts, index in held_).
+  std::unordered_map<Tid, std::pair<uint64_t, size_t>> last_sample_;
+  // Stack copies waiting to be unwound at the next release: (index in held_, record).
+  std::vector<std::pair<size_t, std::vector<uint8_t>>> pending_unwind_;
+  Unwind unwind_;
   std::unordered_map<std::string, StackId> stack_ids_;  // pid + ips -> id
   std::unordered_map<Pid, ProcessInfo> processes_;      // the latest entry of each process
   std::unordered_map<Tid, ThreadInfo> threads_;         // ... and of each thread

@@ -10,6 +10,7 @@
 
 #include "kernel/syscalls.h"
 #include "trace/binary_format.h"
+#include "tracer/dwarf_unwind.h"
 #include "tracer/maps_capture.h"
 #include "tracer/proc_locks.h"
 #include "tracer/proc_snapshot.h"
@@ -25,6 +26,8 @@ constexpr uint64_t kHoldNs = 200'000'000;
 constexpr uint64_t kLostCheckNs = 250'000'000;
 constexpr uint64_t kReleaseEveryNs = 100'000'000;
 constexpr int kRecorderNice = -10;
+// Frames kept of a stack unwound with CFI (a frame-pointer walk keeps CW_MAX_STACK).
+constexpr size_t kMaxUnwoundFrames = 128;
 
 uint64_t now_ns() {
   timespec t;
@@ -54,6 +57,8 @@ Session::Session(SessionOptions options) : options_(std::move(options)) {
   kernel::ProbeOptions probe_options;
   probe_options.pids = options_.pids;
   probe_options.stacks = options_.stacks;
+  probe_options.ustack_bytes = options_.ustack_bytes;
+  probe_options.sample_hz = options_.sample_hz;
   probe_options.ring_buffer_bytes = options_.buffer_bytes;
   probe_options.exclude_pid = static_cast<uint32_t>(getpid());
   probe_options.syscall_classes = syscall_classes();
@@ -63,12 +68,21 @@ Session::Session(SessionOptions options) : options_(std::move(options)) {
       SyscallNaming{[](uint32_t nr) { return kernel::syscall_name(nr); },
                     [](uint32_t nr, uint32_t op) { return kernel::syscall_op_name(nr, op); },
                     [](uint32_t vec) { return kernel::softirq_name(vec); }});
+  if (options_.ustack_bytes > 0 && options_.stacks != kernel::StackMode::None) {
+    unwinder_ = std::make_unique<DwarfUnwinder>();
+    decoder_->set_unwind([u = unwinder_.get()](Pid pid, Tid tid, const uint64_t* regs,
+                                               std::span<const uint8_t> stack) {
+      uint64_t r[kUnwindRegs];
+      std::copy(regs, regs + kUnwindRegs, r);
+      return u->unwind(pid, tid, r, stack, kMaxUnwoundFrames);
+    });
+  }
   // Map capture starts first, so every mapping an event's stack may need is recorded;
   // the probes attach before /proc is read, so a task created in between is in both.
   MapsCaptureOptions map_options;
   map_options.pids.assign(options_.pids.begin(), options_.pids.end());
   maps_ = std::make_unique<MapsCaptureHolder>(std::move(map_options));
-  add_maps(trace_, maps_->capture.snapshot());
+  add_captured_maps(maps_->capture.snapshot());
   probes_ = std::make_unique<kernel::Probes>(probe_options);
   first_ts_ = now_ns();
   for (const ProcProcess& p : snapshot_processes()) {
@@ -104,7 +118,7 @@ void Session::step(int timeout_ms) {
   uint64_t now = now_ns();
   note_maps_lost(maps_->capture.poll(maps_->pending));
   if (!maps_->pending.empty()) {
-    add_maps(trace_, maps_->pending);
+    add_captured_maps(maps_->pending);
     maps_->pending.clear();
   }
   if (now - last_lost_check_ >= kLostCheckNs) {
@@ -122,6 +136,12 @@ void Session::step(int timeout_ms) {
     write_released();
     last_release_ = now;
   }
+}
+
+void Session::add_captured_maps(const std::vector<CapturedMap>& maps) {
+  add_maps(trace_, maps);
+  if (unwinder_)
+    for (const CapturedMap& m : maps) unwinder_->add_map(m.pid, m.start, m.end, m.pgoff, m.path);
 }
 
 void Session::mark(uint64_t ts, uint32_t pid, uint32_t tid, std::string_view text) {
@@ -221,7 +241,7 @@ void Session::finish() {
   for (auto& source : sources_) source(*decoder_);
   for (auto& last : finals_) last(*decoder_);
   note_maps_lost(maps_->capture.poll(maps_->pending));
-  add_maps(trace_, maps_->pending);
+  add_captured_maps(maps_->pending);
   maps_->pending.clear();
   note_lost();
   decoder_->release_all();
@@ -250,6 +270,13 @@ SessionStatus Session::status() const {
   s.malformed = decoder_->stats().malformed;
   s.switches_unreported = decoder_->stats().switches_unreported;
   s.stacks = decoder_->stats().stacks_attached;
+  s.samples = decoder_->stats().samples;
+  s.sampling_problem = probes_->sampling_problem();
+  if (unwinder_) {
+    s.unwound_stacks = unwinder_->stats().stacks;
+    s.unwound_frames = unwinder_->stats().frames;
+    s.unwind_ns = unwinder_->stats().ns;
+  }
   if (ring_) s.ring = ring_->stats();
   return s;
 }

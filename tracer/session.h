@@ -19,9 +19,16 @@
 
 namespace cw {
 
+class DwarfUnwinder;
+struct CapturedMap;
+
 struct SessionOptions {
   std::vector<uint32_t> pids;  // empty: every process
   kernel::StackMode stacks = kernel::StackMode::Blocking;
+  // --call-graph dwarf: bytes of user stack copied per stack and unwound here with the
+  // files' CFI (tracer/dwarf_unwind.h); 0 walks frame pointers in the kernel.
+  uint32_t ustack_bytes = 0;
+  uint32_t sample_hz = 0;           // --sample: cpu-clock samples per second per CPU, 0 for none
   size_t buffer_bytes = 64u << 20;  // the kernel ring buffer
   std::string output;               // one trace file, when `ring` is not set
   std::optional<RingOptions> ring;
@@ -41,6 +48,11 @@ struct SessionStatus {
   uint64_t malformed = 0;
   uint64_t switches_unreported = 0;  // DecoderStats::switches_unreported
   uint64_t stacks = 0;
+  uint64_t samples = 0;
+  std::string sampling_problem;  // why --sample gives no samples ("" when it works)
+  uint64_t unwound_stacks = 0;   // --call-graph dwarf: stack copies unwound,
+  uint64_t unwound_frames = 0;   // the frames found in them
+  uint64_t unwind_ns = 0;        // and the recorder's time spent on them
   std::optional<RingStats> ring;
 };
 
@@ -89,6 +101,8 @@ class Session {
   std::unique_ptr<kernel::Probes> probes_;
   std::unique_ptr<struct MapsCaptureHolder> maps_;
   std::unique_ptr<RecordDecoder> decoder_;
+  std::unique_ptr<DwarfUnwinder> unwinder_;
+  void add_captured_maps(const std::vector<CapturedMap>& maps);
   std::unique_ptr<class TraceWriter> file_;
   std::unique_ptr<RingWriter> ring_;
   std::vector<std::function<void(RecordDecoder&)>> sources_;
