@@ -44,7 +44,8 @@ std::string default_suite() {
 struct PairResult {
   eval::LatencyPair pair;
   std::string error;
-  eval::PairScore score;
+  eval::PairScore score;     // normalised ranking
+  eval::PairScore unscaled;  // the same without --normalize
   eval::ContextShape shape;
   std::string hottest;  // the costliest function of the first context
   int64_t first_cost_ns = 0;
@@ -81,6 +82,9 @@ std::optional<latency::Profile> profile_of(const std::string& trace_file, const 
   return p;
 }
 
+// The pair's folder (its inputs, the plug-in it built) stays until its recordings are
+// read: frames are named from the files they map, and a removed plug-in names nothing.
+// With --keep it stays for `--from` runs too.
 void run_pair(PairResult& r, const std::string& out_dir, bool record) {
   const eval::LatencyPair& p = r.pair;
   const auto t0 = std::chrono::steady_clock::now();
@@ -102,7 +106,6 @@ void run_pair(PairResult& r, const std::string& out_dir, bool record) {
       r.error = record_command(options, {run, mode}, file(fmt::format(".{}.cwt", mode).c_str()),
                                file(fmt::format(".{}.log", mode).c_str()), env, "", kRunTimeout);
     }
-    fs::remove_all(work, ec);
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!r.error.empty()) return;
@@ -111,11 +114,17 @@ void run_pair(PairResult& r, const std::string& out_dir, bool record) {
   if (!base) return;
   auto slow = profile_of(file(".slow.cwt"), file(".slow.log"), p.program, slow_trace, r.error);
   if (!slow) return;
+  // Ranked as `latency --base --buggy --normalize`: the two runs differ in length, and a
+  // server's threads that wait for work all along would otherwise rank as slower by as
+  // much as the slowdown itself (docs/latency.md). The unscaled ranking is scored too.
   latency::RankOptions options;
   options.top = SIZE_MAX;
+  options.normalize = true;
   const std::vector<latency::RankedPath> ranking =
       latency::diff_rank_paths(base->cct, slow->cct, options);
   r.score = eval::score_pair(ranking, p.truth);
+  options.normalize = false;
+  r.unscaled = eval::score_pair(latency::diff_rank_paths(base->cct, slow->cct, options), p.truth);
   r.shape = eval::context_shape(slow_trace, slow->cct, p.program);
   if (!ranking.empty()) {
     r.hottest = ranking[0].frames[ranking[0].costliest].function;
@@ -123,6 +132,11 @@ void run_pair(PairResult& r, const std::string& out_dir, bool record) {
   }
   r.base_ns = base->end_ns - base->start_ns;
   r.slow_ns = slow->end_ns - slow->start_ns;
+}
+
+void remove_work(const PairResult& r, const std::string& out_dir) {
+  std::error_code ec;
+  fs::remove_all(fs::path(out_dir) / (r.pair.name + ".work"), ec);
 }
 
 std::string cell(const std::optional<size_t>& v) {
@@ -134,20 +148,20 @@ std::string cell(const std::optional<uint32_t>& v) {
 
 std::string render_markdown(const std::vector<PairResult>& results) {
   std::string out =
-      "| pair | kind | \\|I\\| | \\|P\\| | \\|F\\| | l | p_min | f_min | root-cause binary | "
-      "root-cause function | first context's costliest | base → slow |\n"
-      "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+      "| pair | kind | \\|I\\| | \\|P\\| | \\|F\\| | l | p_min | f_min | p_min unscaled | "
+      "root-cause binary | root-cause function | first context's costliest | base → slow |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const PairResult& r : results) {
     if (!r.error.empty()) {
       out += fmt::format("| {} | {} | error: {} |\n", r.pair.name, r.pair.kind, r.error);
       continue;
     }
     out += fmt::format(
-        "| {} | {} | {} | {} | {} | {:.1f} | {} | {} | {} | {} | {} | {:.2f} s → {:.2f} s |\n",
+        "| {} | {} | {} | {} | {} | {:.1f} | {} | {} | {} | {} | {} | {} | {:.2f} s → {:.2f} s |\n",
         r.pair.name, r.pair.kind, r.shape.binaries, r.shape.contexts, r.shape.functions,
-        r.shape.mean_length, cell(r.score.p_min), cell(r.score.f_min), r.pair.truth_binary,
-        fmt::join(r.pair.truth, ", "), r.hottest, static_cast<double>(r.base_ns) / 1e9,
-        static_cast<double>(r.slow_ns) / 1e9);
+        r.shape.mean_length, cell(r.score.p_min), cell(r.score.f_min), cell(r.unscaled.p_min),
+        r.pair.truth_binary, fmt::join(r.pair.truth, ", "), r.hottest,
+        static_cast<double>(r.base_ns) / 1e9, static_cast<double>(r.slow_ns) / 1e9);
   }
   size_t ran = 0, top = 0;
   for (const PairResult& r : results) {
@@ -176,6 +190,8 @@ json render_json(const std::vector<PairResult>& results) {
       j["p_min"] = r.score.p_min ? json(*r.score.p_min) : json(nullptr);
       j["f_min"] = r.score.f_min ? json(*r.score.f_min) : json(nullptr);
       j["matched_function"] = r.score.function;
+      j["p_min_unscaled"] = r.unscaled.p_min ? json(*r.unscaled.p_min) : json(nullptr);
+      j["f_min_unscaled"] = r.unscaled.f_min ? json(*r.unscaled.f_min) : json(nullptr);
       j["binaries"] = r.shape.binaries;
       j["contexts"] = r.shape.contexts;
       j["functions"] = r.shape.functions;
@@ -249,6 +265,7 @@ int run_latency_eval(const LatencyEvalArgs& args) {
   for (size_t i = 0; i < results.size(); ++i) {
     PairResult& r = results[i];
     run_pair(r, out_dir, args.from.empty());
+    if (args.keep.empty() && args.from.empty()) remove_work(r, out_dir);
     const std::string progress =
         fmt::format("eval [{}/{}] {}: ", i + 1, results.size(), r.pair.name);
     if (!r.error.empty())
