@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # python3 calling a C library through ctypes; the library waits in the slow run.
 . "$(dirname "$0")/../lib.sh"
-need python3
+need /usr/bin/python3
 case "$MODE" in
   prepare) build_plugin cwlag_py.c "$PAIR_DIR/libcwlag.so" ;;
   base | slow)
     [ "$MODE" = slow ] && export CW_LAG=sleep:2000
-    python3 - "$PAIR_DIR/libcwlag.so" >"$WORK/out" <<'PY' || die "python3 failed"
+    /usr/bin/python3 - "$PAIR_DIR/libcwlag.so" >"$WORK/out" <<'PY' || die "python3 failed"
 import ctypes, sys
 lib = ctypes.CDLL(sys.argv[1])
 lib.cw_checksum.restype = ctypes.c_uint64
