@@ -523,7 +523,8 @@ std::vector<Command> add_record(CLI::App& app) {
   cmd->add_option("--call-graph", args->call_graph, call_graph_help);
   auto sample_help =
       "also sample the recorded threads that are on a CPU, HZ times a second (cpu-clock), "
-      "each sample with its user stack: 'sample' events, so busy time has stacks too";
+      "each sample with its user stack: 'sample' events, so busy time has stacks too (where "
+      "cpu-clock events cannot be opened, causeway says so and records without samples)";
   cmd->add_option("--sample", args->sample_hz, sample_help);
   cmd->add_option("--buffer", args->buffer, "kernel ring buffer size (default 64M)");
   cmd->add_option("--duration", args->duration, "stop after this many seconds");
@@ -548,8 +549,8 @@ std::vector<Command> add_record(CLI::App& app) {
   cmd->footer(
       "Needs root, or CAP_BPF and CAP_PERFMON. The trace file is created 0600; a symbolic link at "
       "its path is refused.\n"
-      "Stacks are walked by frame pointers unless --call-graph dwarf: code built without them "
-      "then gives short stacks (docs/recording.md, docs/latency.md).\nExit status: 0 the trace was "
+      "Stacks are walked by frame pointers (code built without them gives short stacks) unless "
+      "--call-graph dwarf (docs/recording.md, docs/latency.md).\nExit status: 0 the trace was "
       "written (CMD's own exit status, "
       "when not 0, is printed: it is not causeway's), 1 the input was wrong, 2 the environment "
       "cannot record (the message says what is missing), or the trace could not be written (a "
