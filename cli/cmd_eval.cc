@@ -20,6 +20,8 @@
 
 #include "base/temp_dir.h"
 #include "cli/commands.h"
+#include "cli/eval_latency.h"
+#include "cli/eval_run.h"
 #include "cli/exit_codes.h"
 #include "cli/json_output.h"
 #include "cli/rule_paths.h"
@@ -42,12 +44,6 @@ using eval::ScenarioResult;
 // How long one scenario's recording may take before it is stopped.
 constexpr auto kRecordTimeout = std::chrono::seconds(120);
 
-std::string self_exe() {
-  std::error_code ec;
-  fs::path p = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string("causeway") : p.string();
-}
-
 // $CAUSEWAY_SCENARIOS, else share/causeway/scenarios under the binary's prefix (the
 // build tree links BUILD/share/causeway/scenarios to tests/scenarios), never the source
 // path the binary was built from.
@@ -65,70 +61,17 @@ std::string default_programs() {
       .string();
 }
 
-// Why a recording failed, from its log: the command's own last word (a driver saying why it
-// could not start its server), then the recorder's last line (its closing "causeway: wrote
-// ..." hides the first when only the last line is shown).
-std::string failure_line(const std::string& file) {
-  std::ifstream in(file);
-  std::string line, last, command_last;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    last = line;
-    if (line.rfind("causeway:", 0) != 0) command_last = line;
-  }
-  if (command_last.empty() || command_last == last) return last;
-  return command_last + " (recorder: " + last + ")";
-}
-
 // `causeway record -o TRACE [--rules PACK] RECORD... -- COMMAND`, its stderr in LOG.
 // Returns "" or why it failed.
 std::string record(const Scenario& s, const std::string& programs, const std::string& trace,
                    const std::string& log) {
-  std::vector<std::string> argv = {self_exe(), "record", "-o", trace};
-  if (!s.pack.empty()) argv.insert(argv.end(), {"--rules", s.pack});
-  argv.insert(argv.end(), s.record.begin(), s.record.end());
-  argv.push_back("--");
-  std::string program = s.command[0];
-  if (program.find('/') == std::string::npos && fs::exists(fs::path(programs) / program))
-    program = (fs::path(programs) / program).string();
-  argv.push_back(program);
-  argv.insert(argv.end(), s.command.begin() + 1, s.command.end());
-
-  pid_t pid = fork();
-  if (pid < 0) return "fork failed";
-  if (pid == 0) {
-    int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd >= 0) {
-      dup2(fd, STDERR_FILENO);
-      dup2(fd, STDOUT_FILENO);
-    }
-    std::string path = programs + ":" + (std::getenv("PATH") ? std::getenv("PATH") : "");
-    setenv("PATH", path.c_str(), 1);
-    std::vector<char*> args;
-    for (std::string& a : argv) args.push_back(a.data());
-    args.push_back(nullptr);
-    execv(args[0], args.data());
-    _exit(127);
-  }
-  auto deadline = std::chrono::steady_clock::now() + kRecordTimeout;
-  int status = 0;
-  for (;;) {
-    pid_t r = waitpid(pid, &status, WNOHANG);
-    if (r == pid) break;
-    if (r < 0) return "waitpid failed";
-    if (std::chrono::steady_clock::now() > deadline) {
-      kill(pid, SIGINT);  // record stops its command and writes what it has
-      waitpid(pid, &status, 0);
-      return fmt::format("recording took longer than {} s: stopped (log: {})",
-                         kRecordTimeout.count(), log);
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return {};
-  return fmt::format("causeway record failed ({}): {} (log: {})",
-                     WIFEXITED(status) ? fmt::format("exit {}", WEXITSTATUS(status))
-                                       : fmt::format("signal {}", WTERMSIG(status)),
-                     failure_line(log), log);
+  std::vector<std::string> options;
+  if (!s.pack.empty()) options.insert(options.end(), {"--rules", s.pack});
+  options.insert(options.end(), s.record.begin(), s.record.end());
+  std::vector<std::string> command = s.command;
+  if (command[0].find('/') == std::string::npos && fs::exists(fs::path(programs) / command[0]))
+    command[0] = (fs::path(programs) / command[0]).string();
+  return record_command(options, command, trace, log, {}, programs, kRecordTimeout);
 }
 
 std::string log_of(const std::string& out_dir, const Scenario& s) {
@@ -210,6 +153,7 @@ Command add_eval(CLI::App& app) {
     std::string keep, from;
     bool json = false;
     bool show = false;
+    bool latency = false;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand(
@@ -239,118 +183,126 @@ Command add_eval(CLI::App& app) {
       ->check(CLI::ExistingDirectory)
       ->excludes(keep);
   cmd->add_flag("--json", args->json, "print the results as JSON (docs/scenarios.md)");
+  cmd->add_flag("--latency", args->latency,
+                "run the latency pairs instead (tests/latency-pairs): record each program's "
+                "normal and slow run, rank with `latency --base --buggy`, score against the "
+                "function a fix would touch (p_min, f_min); the suite defaults to "
+                "$CAUSEWAY_LATENCY_PAIRS, else share/causeway/latency-pairs");
   cmd->add_flag("--show", args->show,
                 "after the table, print each scenario's diagnosis as `causeway debug` does");
   cmd->footer(
       "Recording needs root (or CAP_BPF and CAP_PERFMON). Progress goes to stderr.\nExit "
       "status: 0 every scenario matched its ground truth (and each rule-dependent one missed "
       "without its rule), 1 the input was wrong (unknown scenario, bad scenario.json), 2 the "
-      "environment cannot do it, 3 a scenario did not match.");
-  return {cmd, [args] {
-            if (args->suite.empty()) args->suite = default_suite();
-            if (args->programs.empty()) args->programs = default_programs();
-            std::error_code missing;
-            if (!fs::is_directory(args->suite, missing)) {
-              std::cerr << fmt::format(
-                  "causeway: eval: no scenario suite at {}: give --suite DIR (tests/scenarios "
-                  "of a checkout) or set CAUSEWAY_SCENARIOS\n",
-                  args->suite);
-              return kExitEnvironment;
-            }
-            pack_paths({}, false);  // the standard packs are there, before recording
-            std::vector<std::string> dirs = eval::scenario_dirs(args->suite);
-            if (dirs.empty()) {
-              std::cerr << fmt::format("causeway: eval: no scenario folders in {}\n", args->suite);
+      "environment cannot do it, 3 a scenario did not match. With --latency: 0 every pair ran "
+      "and its truth was ranked, 3 a pair failed to run or its truth was in no context.");
+  return {
+      cmd, [args] {
+        if (args->latency)
+          return run_latency_eval({args->names, args->suite, args->keep, args->from, args->json});
+        if (args->suite.empty()) args->suite = default_suite();
+        if (args->programs.empty()) args->programs = default_programs();
+        std::error_code missing;
+        if (!fs::is_directory(args->suite, missing)) {
+          std::cerr << fmt::format(
+              "causeway: eval: no scenario suite at {}: give --suite DIR (tests/scenarios "
+              "of a checkout) or set CAUSEWAY_SCENARIOS\n",
+              args->suite);
+          return kExitEnvironment;
+        }
+        pack_paths({}, false);  // the standard packs are there, before recording
+        std::vector<std::string> dirs = eval::scenario_dirs(args->suite);
+        if (dirs.empty()) {
+          std::cerr << fmt::format("causeway: eval: no scenario folders in {}\n", args->suite);
+          return kExitBadInput;
+        }
+        if (!args->names.empty()) {
+          std::vector<std::string> chosen;
+          for (const std::string& n : args->names) {
+            std::string why;
+            auto d = find_scenario(dirs, n, &why);
+            if (!d) {
+              std::cerr << "causeway: eval: " << why << "\n";
               return kExitBadInput;
             }
-            if (!args->names.empty()) {
-              std::vector<std::string> chosen;
-              for (const std::string& n : args->names) {
-                std::string why;
-                auto d = find_scenario(dirs, n, &why);
-                if (!d) {
-                  std::cerr << "causeway: eval: " << why << "\n";
-                  return kExitBadInput;
-                }
-                chosen.push_back(*d);
-              }
-              dirs = std::move(chosen);
-            }
-            std::vector<Scenario> scenarios;
-            for (const std::string& d : dirs) {
-              try {
-                scenarios.push_back(eval::load_scenario(d));
-              } catch (const eval::ScenarioError& e) {
-                std::cerr << "causeway: " << e.what() << "\n";
-                return kExitBadInput;
-              }
-            }
-            std::optional<TempDir> temp;
-            std::string out_dir = !args->from.empty() ? args->from : args->keep;
-            if (out_dir.empty()) {
-              temp.emplace("causeway-eval");
-              out_dir = temp->path();
-            }
-            std::error_code ec;
-            fs::create_directories(out_dir, ec);
+            chosen.push_back(*d);
+          }
+          dirs = std::move(chosen);
+        }
+        std::vector<Scenario> scenarios;
+        for (const std::string& d : dirs) {
+          try {
+            scenarios.push_back(eval::load_scenario(d));
+          } catch (const eval::ScenarioError& e) {
+            std::cerr << "causeway: " << e.what() << "\n";
+            return kExitBadInput;
+          }
+        }
+        std::optional<TempDir> temp;
+        std::string out_dir = !args->from.empty() ? args->from : args->keep;
+        if (out_dir.empty()) {
+          temp.emplace("causeway-eval");
+          out_dir = temp->path();
+        }
+        std::error_code ec;
+        fs::create_directories(out_dir, ec);
 
-            std::vector<ScenarioResult> results;
-            for (size_t i = 0; i < scenarios.size(); ++i) {
-              const Scenario& s = scenarios[i];
-              ScenarioResult r;
-              r.scenario = s;
-              r.trace = (fs::path(out_dir) / (s.name + ".cwt")).string();
-              // One line per scenario, once it is done: reading the trace may print notes.
-              const std::string progress =
-                  fmt::format("eval [{}/{}] {}: ", i + 1, scenarios.size(), s.name);
-              if (args->from.empty()) {
-                auto t0 = std::chrono::steady_clock::now();
-                r.error = record(s, args->programs, r.trace, log_of(out_dir, s));
-                r.record_seconds =
-                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-              }
-              Trace trace;
-              ReadReport report;
-              // Taken, not printed: a note on frames left unnamed names every process of
-              // the machine (a JIT's /memfd: region in an unrelated one), not this scenario.
-              SymbolizeReport symbols;
-              if (r.error.empty()) {
-                if (read_trace_input(r.trace, trace, report, &symbols) != kExitOk)
-                  r.error = "cannot read the recording " + r.trace;
-              }
-              if (r.error.empty()) r.error = command_failure(trace, log_of(out_dir, s));
-              if (r.error.empty()) {
-                std::vector<std::string> with;
-                if (!s.pack.empty()) with.push_back(s.pack);
-                r.with_rules = diagnose(s, trace, with, r);
-                if (r.error.empty() && s.needs_pack) r.without_pack = diagnose(s, trace, {}, r);
-              }
-              if (!r.error.empty())
-                std::cerr << progress << "error: " << r.error << "\n";
-              else
-                std::cerr << progress
-                          << fmt::format("{} ({} question{}{})\n",
-                                         r.passed() ? "match" : "MISMATCH",
-                                         r.with_rules->columns.questions,
-                                         r.with_rules->columns.questions == 1 ? "" : "s",
-                                         s.needs_pack ? (r.without_pack && !r.without_pack->match
-                                                             ? "; misses without its pack"
-                                                             : "; MATCHES WITHOUT ITS PACK")
-                                                      : "");
-              results.push_back(std::move(r));
-            }
-            if (args->json)
-              std::cout << json_text(with_schema_version(eval::render_json(results))) << "\n";
-            else
-              std::cout << eval::render_markdown(results);
-            if (args->show && !args->json)
-              for (const ScenarioResult& r : results)
-                if (r.with_rules)
-                  std::cout << fmt::format("\n## {}: {}\n\n{}", r.scenario.name, r.scenario.title,
-                                           r.with_rules->report);
-            eval::Summary sum = eval::summarize(results);
-            return sum.passed == sum.scenarios ? kExitOk : kExitMismatch;
-          }};
+        std::vector<ScenarioResult> results;
+        for (size_t i = 0; i < scenarios.size(); ++i) {
+          const Scenario& s = scenarios[i];
+          ScenarioResult r;
+          r.scenario = s;
+          r.trace = (fs::path(out_dir) / (s.name + ".cwt")).string();
+          // One line per scenario, once it is done: reading the trace may print notes.
+          const std::string progress =
+              fmt::format("eval [{}/{}] {}: ", i + 1, scenarios.size(), s.name);
+          if (args->from.empty()) {
+            auto t0 = std::chrono::steady_clock::now();
+            r.error = record(s, args->programs, r.trace, log_of(out_dir, s));
+            r.record_seconds =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          }
+          Trace trace;
+          ReadReport report;
+          // Taken, not printed: a note on frames left unnamed names every process of
+          // the machine (a JIT's /memfd: region in an unrelated one), not this scenario.
+          SymbolizeReport symbols;
+          if (r.error.empty()) {
+            if (read_trace_input(r.trace, trace, report, &symbols) != kExitOk)
+              r.error = "cannot read the recording " + r.trace;
+          }
+          if (r.error.empty()) r.error = command_failure(trace, log_of(out_dir, s));
+          if (r.error.empty()) {
+            std::vector<std::string> with;
+            if (!s.pack.empty()) with.push_back(s.pack);
+            r.with_rules = diagnose(s, trace, with, r);
+            if (r.error.empty() && s.needs_pack) r.without_pack = diagnose(s, trace, {}, r);
+          }
+          if (!r.error.empty())
+            std::cerr << progress << "error: " << r.error << "\n";
+          else
+            std::cerr << progress
+                      << fmt::format("{} ({} question{}{})\n", r.passed() ? "match" : "MISMATCH",
+                                     r.with_rules->columns.questions,
+                                     r.with_rules->columns.questions == 1 ? "" : "s",
+                                     s.needs_pack ? (r.without_pack && !r.without_pack->match
+                                                         ? "; misses without its pack"
+                                                         : "; MATCHES WITHOUT ITS PACK")
+                                                  : "");
+          results.push_back(std::move(r));
+        }
+        if (args->json)
+          std::cout << json_text(with_schema_version(eval::render_json(results))) << "\n";
+        else
+          std::cout << eval::render_markdown(results);
+        if (args->show && !args->json)
+          for (const ScenarioResult& r : results)
+            if (r.with_rules)
+              std::cout << fmt::format("\n## {}: {}\n\n{}", r.scenario.name, r.scenario.title,
+                                       r.with_rules->report);
+        eval::Summary sum = eval::summarize(results);
+        return sum.passed == sum.scenarios ? kExitOk : kExitMismatch;
+      }};
 }
 
 }  // namespace cw::cli

@@ -87,6 +87,7 @@ Command add_latency(CLI::App& app) {
     std::string threshold = "0";
     bool json = false;
     bool folded = false;
+    bool normalize = false;
     std::string html;
     std::string format = "auto";
   };
@@ -123,6 +124,11 @@ Command add_latency(CLI::App& app) {
                   "leave out contexts that cost (or changed by) less than this, e.g. 1ms")
       ->type_name("DURATION")
       ->default_val("0");
+  cmd->add_flag("--normalize", args->normalize,
+                "with --base: scale the base run's times so its total equals the slow run's "
+                "before subtracting (as pprof -normalize): compare shares of the runs' time, so "
+                "threads that wait for work all along do not rank as slower in the longer run")
+      ->needs(base);
   add_trace_format_option(cmd, args->format);
   cmd->add_flag("--json", args->json, "print the ranking as JSON (docs/json.md)");
   cmd->add_option("--html", args->html,
@@ -171,9 +177,10 @@ Command add_latency(CLI::App& app) {
         if (int rc = load(differential ? args->buggy : args->trace, slow); rc != kExitOk) return rc;
         if (differential)
           if (int rc = load(args->base, normal); rc != kExitOk) return rc;
-        const latency::RankOptions options{
+        latency::RankOptions options{
             args->mode == "aggressive" ? Mode::Aggressive : Mode::Conservative, args->top,
             *threshold};
+        options.normalize = args->normalize;
         if (args->folded) {
           std::cout << latency::folded(slow.cct, options.mode);
           return kExitOk;
@@ -201,6 +208,11 @@ Command add_latency(CLI::App& app) {
         }
         if (differential) {
           std::cout << profile_text("base", normal) << profile_text("buggy", slow);
+          if (options.normalize)
+            std::cout << fmt::format(
+                "base run scaled by {:.3f} (--normalize): its times are shown and subtracted "
+                "as shares of the slow run's\n",
+                latency::base_scale(normal.cct, slow.cct, options.mode));
         } else {
           std::cout << profile_text("trace", slow);
         }

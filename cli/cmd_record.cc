@@ -503,7 +503,13 @@ std::vector<Command> add_record(CLI::App& app) {
       "record what every thread does (eBPF): while CMD runs, until Ctrl-C, or always-on with "
       "'record start'");
   cmd->add_option("-o,--output", args->output, "trace file to write (default causeway.cwt)");
-  cmd->add_option("--pid", args->pids, "record only these processes (and their children)");
+  // One value per --pid (repeat it, or give a comma list as perf -p takes): a list of
+  // values would run on into `-- CMD` and take the command's options for causeway's.
+  cmd->add_option("--pid", args->pids,
+                  "record only these processes (and their children): --pid 1,2 or --pid 1 --pid 2")
+      ->delimiter(',')
+      ->allow_extra_args(false)
+      ->type_name("PID");
   cmd->add_option("--stacks", args->stacks,
                   "call stacks: 'blocking' the user and kernel stacks when a syscall blocks "
                   "(default), 'all' also the user stack at every "
@@ -559,7 +565,12 @@ std::vector<Command> add_record(CLI::App& app) {
   auto size = std::make_shared<std::string>("2G");
   auto* start = cmd->add_subcommand("start", "start an always-on recording in a ring of files");
   start->add_option("--size", *size, "bound of the ring on disk (default 2G)");
-  start->add_option("--pid", args->pids, "record only these processes (and their children)");
+  start
+      ->add_option("--pid", args->pids,
+                   "record only these processes (and their children): --pid 1,2 or --pid 1 --pid 2")
+      ->delimiter(',')
+      ->allow_extra_args(false)
+      ->type_name("PID");
   start->add_option("--stacks", args->stacks, "user call stacks: blocking, all or none")
       ->check(CLI::IsMember({"none", "blocking", "all"}));
   // Bound to variables of their own: sharing record's made CLI11 (2.1) refuse them in

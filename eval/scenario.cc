@@ -4,10 +4,10 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
+
+#include "eval/json_file.h"
 
 namespace cw::eval {
 
@@ -16,71 +16,21 @@ using nlohmann::json;
 
 namespace {
 
-class Reader {
- public:
-  explicit Reader(std::string file) : file_(std::move(file)) {}
-
-  [[noreturn]] void fail(const std::string& where, const std::string& what) const {
-    throw ScenarioError(fmt::format("{}: {}: {}", file_, where, what));
+// The edges listed under truth.KEY.
+std::vector<EdgeTruth> edges(const JsonReader& r, const json& truth, const char* key) {
+  std::vector<EdgeTruth> out;
+  auto it = truth.find(key);
+  if (it == truth.end()) return out;
+  std::string at = std::string("truth.") + key;
+  if (!it->is_array()) r.fail(at, "expected an array of edges");
+  for (size_t i = 0; i < it->size(); ++i) {
+    std::string w = fmt::format("{}[{}]", at, i);
+    r.only((*it)[i], w, {"from", "to", "kind"});
+    out.push_back({r.text((*it)[i], w, "from", true), r.text((*it)[i], w, "to", true),
+                   r.text((*it)[i], w, "kind", false)});
   }
-
-  // Every key of `obj` must be one of `known`.
-  void only(const json& obj, const std::string& where, std::initializer_list<const char*> known) {
-    if (!obj.is_object()) fail(where, "expected an object");
-    for (const auto& [key, value] : obj.items()) {
-      if (std::none_of(known.begin(), known.end(), [&](const char* k) { return key == k; })) {
-        std::string list;
-        for (const char* k : known) list += (list.empty() ? "" : ", ") + std::string(k);
-        fail(where.empty() ? key : where + "." + key,
-             fmt::format("unknown key (expected one of: {})", list));
-      }
-    }
-  }
-
-  std::string text(const json& obj, const std::string& where, const char* key, bool required) {
-    auto it = obj.find(key);
-    std::string at = where.empty() ? key : where + "." + key;
-    if (it == obj.end()) {
-      if (required) fail(at, "missing");
-      return {};
-    }
-    if (!it->is_string()) fail(at, "expected a string");
-    return it->get<std::string>();
-  }
-
-  std::vector<std::string> texts(const json& obj, const char* key, bool required) {
-    auto it = obj.find(key);
-    if (it == obj.end()) {
-      if (required) fail(key, "missing");
-      return {};
-    }
-    if (!it->is_array()) fail(key, "expected an array of strings");
-    std::vector<std::string> out;
-    for (size_t i = 0; i < it->size(); ++i) {
-      if (!(*it)[i].is_string()) fail(fmt::format("{}[{}]", key, i), "expected a string");
-      out.push_back((*it)[i].get<std::string>());
-    }
-    return out;
-  }
-
-  std::vector<EdgeTruth> edges(const json& truth, const char* key) {
-    std::vector<EdgeTruth> out;
-    auto it = truth.find(key);
-    if (it == truth.end()) return out;
-    std::string at = std::string("truth.") + key;
-    if (!it->is_array()) fail(at, "expected an array of edges");
-    for (size_t i = 0; i < it->size(); ++i) {
-      std::string w = fmt::format("{}[{}]", at, i);
-      only((*it)[i], w, {"from", "to", "kind"});
-      out.push_back({text((*it)[i], w, "from", true), text((*it)[i], w, "to", true),
-                     text((*it)[i], w, "kind", false)});
-    }
-    return out;
-  }
-
- private:
-  std::string file_;
-};
+  return out;
+}
 
 const std::set<std::string> kKinds = {"LongRunning", "RepeatedYield", "LongWait"};
 const std::set<std::string> kQuestions = {"edge", "baseline", "recurse"};
@@ -89,25 +39,8 @@ const std::set<std::string> kQuestions = {"edge", "baseline", "recurse"};
 
 Scenario load_scenario(const std::string& dir) {
   const std::string file = (fs::path(dir) / "scenario.json").string();
-  std::ifstream in(file);
-  if (!in) throw ScenarioError(fmt::format("{}: cannot read", file));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  json j;
-  try {
-    j = json::parse(buffer.str());
-  } catch (const json::parse_error& e) {
-    // nlohmann names the byte just past the offending token: say where that is.
-    const std::string text = buffer.str();
-    const size_t at = std::min<size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
-    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<long>(at), '\n');
-    const size_t line_start = at == 0 ? std::string::npos : text.rfind('\n', at - 1);
-    const size_t col = line_start == std::string::npos ? at + 1 : at - line_start;
-    std::string what = e.what();
-    what = what.substr(what.rfind(": ") + 2);
-    throw ScenarioError(fmt::format("{}:{}:{}: not valid JSON: {}", file, line, col, what));
-  }
-  Reader r(file);
+  const json j = read_json_file(file);
+  JsonReader r(file);
   r.only(j, "",
          {"title", "case", "story", "command", "record", "pack", "needs_pack", "hang", "answers",
           "truth"});
@@ -170,8 +103,8 @@ Scenario load_scenario(const std::string& dir) {
       s.path_truth.push_back(p[i].get<std::string>());
     }
   }
-  s.edges = r.edges(*truth, "edges");
-  s.not_edges = r.edges(*truth, "not_edges");
+  s.edges = edges(r, *truth, "edges");
+  s.not_edges = edges(r, *truth, "not_edges");
   return s;
 }
 

@@ -7,9 +7,11 @@ _causeway_options() {
     graph) echo "--rules --no-stdlib --format --json --edges --dot --help" ;;
     debug) echo "--rules --no-stdlib --format --hang --answers --save-answers --auto --json --beam-width --lookback --help" ;;
     convert) echo "-o --output --to --format --help" ;;
-    eval) echo "--suite --programs --keep --from --json --show --help" ;;
-    record) echo "-o --output --pid --stacks --buffer --duration --rules --no-stdlib --flags --hooks --dir --help" ;;
-    "record start") echo "--size --pid --stacks --buffer --rules --no-stdlib --dir --help" ;;
+    eval) echo "--suite --programs --keep --from --json --show --latency --help" ;;
+    latency) echo "--base --buggy --normalize --pid --comm --top --mode --threshold --format --json --html --folded --help" ;;
+    hangs) echo "--rules --no-stdlib --top --format --json --help" ;;
+    record) echo "-o --output --pid --stacks --call-graph --sample --buffer --duration --rules --no-stdlib --flags --hooks --dir --help" ;;
+    "record start") echo "--size --pid --stacks --call-graph --sample --buffer --rules --no-stdlib --dir --help" ;;
     "record stop") echo "-o --output --dir --help" ;;
     "record status") echo "--json --dir --help" ;;
     mark) echo "--dir --help" ;;
@@ -54,13 +56,13 @@ _causeway() {
     --hang) COMPREPLY=($(compgen -W "auto" -- "$cur")); return ;;
     --suite | --programs | --keep | --from | --dir | --save-answers)
       COMPREPLY=($(compgen -d -- "$cur")); return ;;
-    --rules | --dot | --answers | -o | --output)
+    --rules | --dot | --answers | -o | --output | --base | --buggy | --html)
       COMPREPLY=($(compgen -f -- "$cur")); return ;;
-    --pid | --tid | --duration | --buffer | --size | --beam-width | --lookback) return ;;
+    --pid | --tid | --duration | --buffer | --size | --beam-width | --lookback | --sample | --top | --threshold | --comm) return ;;
   esac
 
   case "$cmd" in
-    "") COMPREPLY=($(compgen -W "graph debug convert eval record mark rules flags --help --version" -- "$cur")) ;;
+    "") COMPREPLY=($(compgen -W "graph debug hangs latency convert eval record mark rules flags --help --version" -- "$cur")) ;;
     rules) COMPREPLY=($(compgen -W "check test fmt" -- "$cur")) ;;
     flags) COMPREPLY=($(compgen -W "suggest" -- "$cur")) ;;
     *)

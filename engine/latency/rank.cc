@@ -83,7 +83,22 @@ std::vector<RankedPath> keep_top(std::vector<RankedPath> paths, const RankOption
   return paths;
 }
 
+uint64_t total_own(const Cct& cct, Mode mode) {
+  uint64_t sum = 0;
+  for (NodeId v = 1; v < cct.node_count(); ++v) sum += cct.node(v).own.get(mode);
+  return sum;
+}
+
+uint64_t scaled(uint64_t ns, double scale) {
+  return static_cast<uint64_t>(static_cast<double>(ns) * scale + 0.5);
+}
+
 }  // namespace
+
+double base_scale(const Cct& base, const Cct& slow, Mode mode) {
+  const uint64_t b = total_own(base, mode), s = total_own(slow, mode);
+  return b == 0 || s == 0 ? 1.0 : static_cast<double>(s) / static_cast<double>(b);
+}
 
 std::vector<RankedPath> rank_paths(const Cct& cct, const RankOptions& options) {
   std::vector<RankedPath> paths;
@@ -98,6 +113,7 @@ std::vector<RankedPath> diff_rank_paths(const Cct& base, const Cct& slow,
                                         const RankOptions& options) {
   std::map<std::string, NodeId> base_leaves;
   for (NodeId leaf : leaves(base)) base_leaves.emplace(key_of(base, leaf), leaf);
+  const double scale = options.normalize ? base_scale(base, slow, options.mode) : 1.0;
 
   std::vector<RankedPath> changed, vanished;
   for (NodeId leaf : leaves(slow)) {
@@ -108,7 +124,7 @@ std::vector<RankedPath> diff_rank_paths(const Cct& base, const Cct& slow,
     } else {
       const std::vector<NodeId> was = base.nodes_to(it->second);
       for (size_t i = 0; i < p.frames.size(); ++i) {
-        p.frames[i].base_own = base.node(was[i]).own.get(options.mode);
+        p.frames[i].base_own = scaled(base.node(was[i]).own.get(options.mode), scale);
         p.frames[i].cost =
             static_cast<int64_t>(p.frames[i].own) - static_cast<int64_t>(p.frames[i].base_own);
       }
@@ -121,7 +137,7 @@ std::vector<RankedPath> diff_rank_paths(const Cct& base, const Cct& slow,
     RankedPath p = path_of(base, leaf, options.mode);
     p.presence = Presence::Vanished;
     for (RankedFrame& f : p.frames) {
-      f.base_own = f.own;
+      f.base_own = scaled(f.own, scale);
       f.own = f.total = 0;
       f.cost = -static_cast<int64_t>(f.base_own);
     }

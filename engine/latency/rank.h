@@ -41,7 +41,17 @@ struct RankOptions {
   // Contexts whose cost is below this (in absolute value) are left out: differences of
   // a few scheduler ticks are noise, not a slowdown.
   uint64_t threshold_ns = 0;
+  // Differential ranking only: scale the base run's times so its total equals the slow
+  // run's before subtracting (pprof's -normalize). Two runs of different lengths then
+  // compare shares of their time: a thread that waits for work all along (a server's
+  // listener, a pool's idle worker) waits longer in the longer run, and unscaled that
+  // growth ties with the slowdown itself.
+  bool normalize = false;
 };
+
+// The base run's scale factor a differential ranking with `normalize` applies: the slow
+// run's total own time over the base run's (1 when either is empty).
+double base_scale(const Cct& base, const Cct& slow, Mode mode);
 
 // The contexts (root-to-leaf paths) of `cct`, costliest first.
 std::vector<RankedPath> rank_paths(const Cct& cct, const RankOptions& options);

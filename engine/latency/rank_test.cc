@@ -1,6 +1,7 @@
 #include "engine/latency/rank.h"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include "engine/latency/latency_test_support.h"
 
@@ -63,6 +64,47 @@ TEST_CASE("differential ranking: the context that slowed down comes first; new a
   CHECK(ranked[0].frames[3].own == uint64_t(6 * ms));
   CHECK(ranked[0].frames[3].base_own == 0);
   CHECK(ranked[0].frames[1].base_own == uint64_t(1 * ms));
+}
+
+// A server: thread 12 waits for work the whole run (one poll span from 0 to the end, in
+// listen); thread 11 parses for `parse_ms`, then replies for 1 ms, and the run ends.
+Trace server_run(int parse_ms) {
+  return parse_text_trace(
+      make_source("t.trace", fmt::format("causeway-trace 1\n"
+                                         "process 10 comm=app\n"
+                                         "thread 11 pid=10 comm=app\n"
+                                         "thread 12 pid=10 comm=app\n"
+                                         "0ms 12 syscall_enter name=poll stack=main;listen\n"
+                                         "0ms 11 sample stack=main;parse\n"
+                                         "{}ms 11 sample stack=main;parse\n"
+                                         "{}ms 11 sample stack=main;reply\n"
+                                         "{}ms 11 sample stack=main;reply\n"
+                                         "{}ms 12 syscall_exit name=poll ret=1\n",
+                                         parse_ms, parse_ms + 1, parse_ms + 2, parse_ms + 2)));
+}
+
+TEST_CASE(
+    "normalised differential ranking: an idle wait that grows with the run is not a slowdown") {
+  // The slow run is longer only because parse went from 1 ms to 11 ms; the listener
+  // waited 3 ms in the base run and 13 ms in the slow one.
+  const Profile base = infer(server_run(1), {});
+  const Profile slow = infer(server_run(11), {});
+  RankOptions o{Mode::Conservative, 10, 0};
+  // Unscaled, the wait's growth (10 ms) ties with parse's (10 ms): a name decides.
+  auto plain = diff_rank_paths(base.cct, slow.cct, o);
+  REQUIRE(plain.size() == 3);
+  CHECK(plain[0].cost == 10 * ms);
+  CHECK(plain[1].cost == 10 * ms);
+  // Scaled by the runs' totals (own times 6 ms and 26 ms), the listener's share did not
+  // change, parse's grew: parse 11 - 1 x 26/6 = 6.67, less main's 1 - 26/6 = -3.33.
+  o.normalize = true;
+  CHECK(base_scale(base.cct, slow.cct, o.mode) == doctest::Approx(26.0 / 6.0));
+  auto normalised = diff_rank_paths(base.cct, slow.cct, o);
+  REQUIRE(normalised.size() == 3);
+  CHECK(show(normalised) == std::vector<std::string>{"3: [app](0,2) main(-3,1) parse(6,0)",
+                                                     "-3: [app](0,0) main(-3,1) listen(0,2)",
+                                                     "-6: [app](0,0) main(-3,1) reply(-3,2)"});
+  CHECK(normalised[0].frames.back().base_own == uint64_t(4'333'333));
 }
 
 TEST_CASE("folded output: one line per context with own time, for flame-graph tools") {

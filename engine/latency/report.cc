@@ -44,6 +44,9 @@ nlohmann::json ranking_json(const RankOptions& options, const Profile& ranked_ru
   if (base) {
     out["base"] = profile_json(*base);
     out["buggy"] = profile_json(ranked_run);
+    out["normalize"] = options.normalize;
+    out["base_scale"] =
+        options.normalize ? base_scale(base->cct, ranked_run.cct, options.mode) : 1.0;
   } else {
     out["trace"] = profile_json(ranked_run);
   }

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the real-program suite needs (each scenario folder's
-# `packages` file, one name a line), only those missing, as scripts/setup.sh does.
-# CW_SKIP_INSTALL=1 skips it.
+# Installs the Debian packages a suite of real programs needs (each folder's `packages`
+# file, one name a line), only those missing, as scripts/setup.sh does: the real-program
+# suite's (tests/real) by default, or SUITE's (tests/latency-pairs).
+# CW_SKIP_INSTALL=1 skips it. usage: tests/real/install.sh [SUITE]
 set -euo pipefail
-cd "$(dirname "$0")"
+cd "${1:-$(dirname "$0")}"
 [ "${CW_SKIP_INSTALL:-0}" = 1 ] && exit 0
 mapfile -t wanted < <(cat */packages | sort -u)
 missing=()
@@ -11,7 +12,7 @@ for p in "${wanted[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
-echo "== installing for tests/real: ${missing[*]}" >&2
+echo "== installing for $(basename "$PWD"): ${missing[*]}" >&2
 sudo=""
 [ "$(id -u)" -ne 0 ] && sudo=sudo
 # Another apt may hold the lock for a while: wait for it rather than fail.

@@ -67,3 +67,14 @@ system call in the trace is made by a thread of the busy program.
   $ cw-prog-busy 3 & sleep 0.3; causeway record --pid $! --duration 1 -o $TMP_DIR/pid.cwt 2>/dev/null; wait
   $ causeway convert $TMP_DIR/pid.cwt -o $TMP_DIR/pid.txt --to text >/dev/null 2>&1; pid=$(grep -m1 '^process .* comm=cw-prog-busy' $TMP_DIR/pid.txt | awk '{print $2}'); awk -v P="$pid" '$1 == "thread" && $3 == "pid="P {mine[$2] = 1} $3 == "syscall_enter" {if ($2 in mine) inside++; else outside++} END {print "inside:", (inside > 0), "outside:", outside + 0}' $TMP_DIR/pid.txt
   inside: 1 outside: 0
+
+`--pid` takes one value each time it is given (or a comma list, as perf's -p does), so a
+`--pid P` right before `-- CMD` leaves the command and its options to the command: here
+`-c` is bash's, not an unknown option of causeway's.
+
+  $ sleep 30 & idle=$!
+  > causeway record --pid $idle,$$ --pid 1 --duration 0.5 -o $TMP_DIR/pids.cwt -- bash -c 'echo from bash' 2>/dev/null
+  > kill $idle
+  from bash
+  $ causeway record --pid x -o $TMP_DIR/x.cwt -- true 2>&1 | head -1
+  Could not convert: --pid = x

@@ -1,0 +1,36 @@
+// Running the suites' commands for `causeway eval`: a child process with its output in a
+// log, its environment extended, and a deadline; and `causeway record` of a command.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cw::cli {
+
+using EnvVars = std::vector<std::pair<std::string, std::string>>;
+
+// Runs `argv` (argv[0] a path) with stdout and stderr in `log`, `env` added to the
+// environment and `path_prefix` (when not empty) put in front of PATH. Past `timeout` it is
+// sent SIGINT (record stops its command and writes what it has) and waited for. Returns ""
+// or why it failed, in words that name the log.
+std::string run_logged(const std::vector<std::string>& argv, const std::string& log,
+                       const EnvVars& env, const std::string& path_prefix,
+                       std::chrono::seconds timeout);
+
+// `causeway record -o TRACE OPTIONS... -- COMMAND...` as run_logged runs it; the error says
+// what the command or the recorder said last.
+std::string record_command(const std::vector<std::string>& options,
+                           const std::vector<std::string>& command, const std::string& trace,
+                           const std::string& log, const EnvVars& env,
+                           const std::string& path_prefix, std::chrono::seconds timeout);
+
+// Why a recording failed, from its log: the command's own last word (a driver saying why
+// it could not start its server), then the recorder's last line.
+std::string failure_line(const std::string& log);
+
+// This binary, to run `causeway record` as a child.
+std::string self_exe();
+
+}  // namespace cw::cli
