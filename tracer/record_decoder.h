@@ -57,7 +57,6 @@ struct DecoderStats {
   uint64_t samples = 0;      // cpu-clock samples (record --sample)
   // Stack copies (--call-graph dwarf) that came with no unwinder set: left without a stack.
   uint64_t stacks_not_unwound = 0;
-  uint64_t stacks_late = 0;              // arrived after their syscall's entry was handed over
   uint64_t kernel_stacks = 0;            // kernel stacks attached (CW_REC_KSTACK)
   uint64_t kernel_frames_unnamed = 0;    // their frames no kernel symbol named
   uint64_t watch_hits_unclassified = 0;  // read/write watch hits decoded as reads

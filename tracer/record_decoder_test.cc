@@ -5,11 +5,11 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
-#include <filesystem>
-#include <fstream>
 
 #include "kernel/records.h"
 #include "trace/text_format.h"
