@@ -344,6 +344,9 @@ int diagnose_once(const Args& a, const rules::HangSpec& hang, std::vector<std::s
     std::cout << json_text(with_schema_version(std::move(j)), lines) << "\n";
   } else
     std::cout << engine::debug_text(trace, built.graph, diagnosis);
+  // Out before the graph and the diagnosis are freed on return, which takes a while at
+  // scale: under --watch the report is what the user waits for.
+  std::cout.flush();
   return kExitOk;
 }
 
