@@ -384,6 +384,22 @@ nlohmann::json pack_errors_json(const rules::LoadResult& loaded, const nlohmann:
       nlohmann::json{{"hang", nullptr}, {"pack_errors", errors}, {"watch", watch}});
 }
 
+// --watch: SIGINT ends the session with exit 0 from here on, the trace's reading included
+// (g_running: at once). Returns false, having said why, when the pipe cannot be made.
+bool exit_zero_on_interrupt() {
+  if (pipe2(g_interrupt_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+    std::cerr << "causeway: --watch: " << std::strerror(errno) << "\n";
+    return false;
+  }
+  g_running = 1;
+  struct sigaction sa {};
+  sa.sa_handler = on_interrupt;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGINT, &sa, nullptr);
+  return true;
+}
+
 // `causeway debug --watch`: diagnoses the trace (read once, by the caller), then again each
 // time a pack it loads changes, until SIGINT (exit 0). A run that fails (a pack with an
 // error, a symptom not in the trace) says why and the watch goes on: the next save may
@@ -398,16 +414,6 @@ int watch_loop(const Args& a, const rules::HangSpec& hang,
     std::cerr << "causeway: --watch: cannot watch the packs: " << e.what() << "\n";
     return kExitEnvironment;
   }
-  if (pipe2(g_interrupt_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
-    std::cerr << "causeway: --watch: " << std::strerror(errno) << "\n";
-    return kExitEnvironment;
-  }
-  struct sigaction sa {};
-  sa.sa_handler = on_interrupt;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESTART;
-  sigaction(SIGINT, &sa, nullptr);
-
   std::vector<std::string> changed;
   for (size_t run = 1;; ++run) {
     g_running = 1;
@@ -551,6 +557,7 @@ Command add_debug(CLI::App& app) {
               if (!loaded->ok()) return kExitBadInput;
             }
 
+            if (args->watch && !exit_zero_on_interrupt()) return kExitEnvironment;
             Trace trace;
             ReadReport report;
             SymbolizeReport symbols;
