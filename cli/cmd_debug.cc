@@ -1,15 +1,20 @@
 // `causeway debug TRACE [--rules PACK…] [--no-stdlib] [--hang auto|TID@SECONDS|NAME]
 //                       [--answers FILE] [--save-answers PACK] [--auto] [--json]
-//                       [--baseline] [--beam-width N] [--lookback N]`
+//                       [--baseline] [--beam-width N] [--lookback N] [--watch]`
 //
 // Finds the hang, walks the event graph back to its root cause and reports it
 // (docs/diagnosis.md). Questions at ambiguous points go to the user at a terminal, to an
-// answers file, to the packs' `answer` rules, or to the best-scored option.
+// answers file, to the packs' `answer` rules, or to the best-scored option. With --watch it
+// diagnoses again whenever a pack changes (watch_loop).
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <charconv>
+#include <csignal>
+#include <cstring>
+#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -21,6 +26,7 @@
 #include "cli/exit_codes.h"
 #include "cli/graph_input.h"
 #include "cli/json_output.h"
+#include "cli/pack_watch.h"
 #include "cli/progress.h"
 #include "cli/rule_paths.h"
 #include "cli/trace_input.h"
@@ -210,24 +216,259 @@ void unnamed_frames_note(const std::string& path, const engine::Graph& graph,
         fmt::join(files, ", "));
 }
 
+struct Args {
+  std::string trace;
+  std::string format = "auto";
+  std::vector<std::string> rules;
+  bool no_stdlib = false;
+  std::string hang = "auto";
+  std::string answers;
+  std::string save_answers;
+  bool automatic = false;
+  bool json = false;
+  bool baseline = false;
+  bool watch = false;
+  uint32_t beam_width = 8;
+  uint32_t lookback = 3;
+  double min_hang = 0.5;
+};
+
+// One diagnosis of `trace` with the packs `ruleset`: builds the graph, diagnoses, prints the
+// report. Returns the exit status. `watch` (--watch: the run's number and the changed
+// files) goes into the JSON report when not null.
+int diagnose_once(const Args& a, const rules::HangSpec& hang, std::vector<std::string> answer_lines,
+                  const Trace& trace, const SymbolizeReport& symbols, const rules::RuleSet& ruleset,
+                  const nlohmann::json& watch = nullptr) {
+  // --watch --json: JSON Lines, one document per run on one line, for scripts that follow.
+  const int lines = watch.is_null() ? 2 : -1;
+  engine::BuildResult built;
+  if (int rc = build_graph_input(trace, ruleset, built); rc != kExitOk) return rc;
+
+  engine::DiagnoseOptions options;
+  if (!hang.automatic) {
+    options.symptom.mode = engine::SymptomRequest::Mode::ThreadAt;
+    options.symptom.tid = hang.tid;
+    options.symptom.at_ns = engine::trace_start_ns(trace) + hang.offset_ns;
+  }
+  options.symptom.thread_name = hang.thread_name;
+  options.symptom.min_hang_ns = static_cast<uint64_t>(a.min_hang * 1e9);
+  options.beam_width = a.beam_width;
+  options.lookback = a.lookback;
+  options.baseline = a.baseline;
+
+  ProgressLine progress("diagnosing");
+  if (progress.enabled()) options.progress = progress.callback();
+  const bool interactive = !a.automatic && isatty(STDIN_FILENO) != 0 && isatty(STDERR_FILENO) != 0;
+  engine::AutoAnswerer automatic;
+  TerminalAnswerer terminal(std::cin, std::cerr, &progress);
+  engine::Answerer& fallback = interactive ? static_cast<engine::Answerer&>(terminal) : automatic;
+  std::optional<FileAnswerer> from_file;
+  if (!a.answers.empty()) from_file.emplace(a.answers, std::move(answer_lines), fallback);
+  options.answerer = from_file ? &*from_file : &fallback;
+  // At a terminal a question comes after the hang and what was found so far: a
+  // recurse question is about a culprit on the path the user has not seen yet.
+  bool hang_shown = false;
+  if (interactive)
+    options.before_asking = [&](const engine::Diagnosis& so_far, const Question& q) {
+      const bool with_hang = !hang_shown;
+      if (!with_hang && q.kind != engine::QuestionKind::Recurse) return;
+      progress.clear();
+      std::cerr << "\n" << engine::so_far_text(trace, built.graph, so_far, with_hang);
+      hang_shown = true;
+    };
+
+  engine::Diagnosis diagnosis;
+  try {
+    diagnosis = engine::diagnose(trace, built, ruleset, options);
+  } catch (const engine::NoHangFound& e) {
+    // Nothing to diagnose is an answer, not an error.
+    progress.clear();
+    if (a.json) {
+      nlohmann::json j{{"hang", nullptr}, {"no_hang", e.what()}};
+      if (!watch.is_null()) j["watch"] = watch;
+      std::cout << json_text(with_schema_version(std::move(j)), lines) << "\n";
+    } else
+      std::cout << e.what() << "\n(`causeway hangs " << a.trace
+                << "` lists the candidates; --min-hang lowers the threshold)\n";
+    return kExitOk;
+  } catch (const engine::DiagnoseError& e) {
+    progress.clear();
+    std::cerr << "causeway: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const AnswersFileError& e) {
+    progress.clear();
+    std::cerr << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const DiagnosticError& e) {
+    progress.clear();
+    std::cerr << e.what();
+    return kExitBadInput;
+  } catch (const rules::LuaError& e) {
+    progress.clear();
+    std::cerr << e.what() << "\n";
+    return kExitBadInput;
+  }
+  progress.clear();
+  if (from_file && from_file->unused() > 0)
+    std::cerr << fmt::format(
+        "{}: note: {} answer{} not used: the diagnosis asked fewer questions\n", a.answers,
+        from_file->unused(), from_file->unused() == 1 ? "" : "s");
+
+  unnamed_frames_note(a.trace, built.graph, diagnosis, symbols);
+
+  if (!a.save_answers.empty()) {
+    std::vector<std::string> pack_ids;
+    for (const auto& p : ruleset.packs) pack_ids.push_back(p.id);
+    try {
+      std::string file = engine::save_answer_pack(a.save_answers, a.trace, a.hang, pack_ids, trace,
+                                                  built.graph, diagnosis);
+      std::cerr << fmt::format(
+          "saved {} answer{} as rules in {}; re-run with --rules {} to ask nothing\n",
+          engine::saved_answer_count(diagnosis),
+          engine::saved_answer_count(diagnosis) == 1 ? "" : "s", file, a.save_answers);
+    } catch (const std::invalid_argument& e) {
+      std::cerr << "causeway: " << e.what() << "\n";
+      return kExitBadInput;
+    } catch (const std::exception& e) {
+      std::cerr << "causeway: " << e.what() << "\n";
+      return kExitEnvironment;
+    }
+  }
+
+  if (a.json) {
+    nlohmann::json j = engine::debug_json(trace, built.graph, diagnosis);
+    const uint64_t start = engine::trace_start_ns(trace);
+    add_seconds_since_start(j, start);
+    j["trace_start_ns"] = start;
+    if (!watch.is_null()) j["watch"] = watch;
+    std::cout << json_text(with_schema_version(std::move(j)), lines) << "\n";
+  } else
+    std::cout << engine::debug_text(trace, built.graph, diagnosis);
+  // Out before the graph and the diagnosis are freed on return, which takes a while at
+  // scale: under --watch the report is what the user waits for.
+  std::cout.flush();
+  return kExitOk;
+}
+
+// --watch: the read end of the pipe the SIGINT handler writes to, and whether a run is
+// under way. A run is not waited for: what it would print is stale once the user
+// interrupts, so the handler ends the process at once (every earlier report was flushed).
+int g_interrupt_pipe[2] = {-1, -1};
+volatile sig_atomic_t g_running = 0;
+
+extern "C" void on_interrupt(int) {
+  if (g_running) _exit(kExitOk);
+  char c = 0;
+  [[maybe_unused]] ssize_t n = write(g_interrupt_pipe[1], &c, 1);
+}
+
+std::string clock_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%H:%M:%S", &tm);
+  return buf;
+}
+
+// The pack errors of a run under --watch --json: one document per run, as a diagnosis.
+nlohmann::json pack_errors_json(const rules::LoadResult& loaded, const nlohmann::json& watch) {
+  nlohmann::json errors = nlohmann::json::array();
+  for (const auto& d : loaded.diagnostics)
+    if (d.severity == Severity::Error)
+      errors.push_back({{"file", d.source ? d.source->path : std::string()},
+                        {"line", d.loc.line},
+                        {"column", d.loc.col},
+                        {"message", d.message}});
+  return with_schema_version(
+      nlohmann::json{{"hang", nullptr}, {"pack_errors", errors}, {"watch", watch}});
+}
+
+// --watch: SIGINT ends the session with exit 0 from here on, the trace's reading included
+// (g_running: at once). Returns false, having said why, when the pipe cannot be made.
+bool exit_zero_on_interrupt() {
+  if (pipe2(g_interrupt_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+    std::cerr << "causeway: --watch: " << std::strerror(errno) << "\n";
+    return false;
+  }
+  g_running = 1;
+  struct sigaction sa {};
+  sa.sa_handler = on_interrupt;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGINT, &sa, nullptr);
+  return true;
+}
+
+// `causeway debug --watch`: diagnoses the trace (read once, by the caller), then again each
+// time a pack it loads changes, until SIGINT (exit 0). A run that fails (a pack with an
+// error, a symptom not in the trace) says why and the watch goes on: the next save may
+// fix it.
+int watch_loop(const Args& a, const rules::HangSpec& hang,
+               const std::vector<std::string>& answer_lines, const Trace& trace,
+               const SymbolizeReport& symbols) {
+  std::optional<PackWatcher> watcher;
+  try {
+    watcher.emplace();
+  } catch (const std::system_error& e) {
+    std::cerr << "causeway: --watch: cannot watch the packs: " << e.what() << "\n";
+    return kExitEnvironment;
+  }
+  std::vector<std::string> changed;
+  for (size_t run = 1;; ++run) {
+    g_running = 1;
+    if (run > 1) {
+      std::string what = changed.front();
+      if (changed.size() > 1) what += fmt::format(" and {} more", changed.size() - 1);
+      (a.json ? std::cerr : std::cout)
+          << fmt::format("\n=== {} {} changed: run {} ===\n\n", clock_now(), what, run);
+    }
+    const nlohmann::json watch{{"run", run}, {"changed", changed}};
+    // Watched before they are read: a save while this run works makes the next run.
+    std::vector<std::string> paths;
+    std::optional<rules::LoadResult> loaded;
+    try {
+      PackPaths pp = pack_paths(a.rules, a.no_stdlib);
+      paths = pp.standard;
+      paths.insert(paths.end(), pp.added.begin(), pp.added.end());
+      watcher->watch(paths);
+      loaded = rules::load_packs(pp.standard, pp.added);
+    } catch (const MissingPacksError& e) {
+      std::cerr << "causeway: " << e.what() << "\n";
+      watcher->watch(a.rules);
+    }
+    if (loaded) {
+      std::cerr << loaded->render();
+      if (!loaded->ok()) {
+        if (a.json) std::cout << json_text(pack_errors_json(*loaded, watch), -1) << "\n";
+        std::cerr << "no diagnosis: the packs have errors; waiting for the next change\n";
+      } else if (int rc =
+                     diagnose_once(a, hang, answer_lines, trace, symbols, loaded->rules, watch);
+                 rc != kExitOk && a.json) {
+        std::cout << json_text(
+                         with_schema_version(nlohmann::json{
+                             {"hang", nullptr},
+                             {"error", "the diagnosis failed; its message is on standard error"},
+                             {"watch", watch}}),
+                         -1)
+                  << "\n";
+      }
+    }
+    std::cout.flush();
+    std::cerr.flush();
+    if (run == 1)
+      std::cerr << fmt::format("watching {} pack{} for changes; Ctrl-C ends\n", paths.size(),
+                               paths.size() == 1 ? "" : "s");
+    g_running = 0;
+    auto next = watcher->wait(g_interrupt_pipe[0], std::chrono::milliseconds(100));
+    if (!next) return kExitOk;
+    changed = std::move(*next);
+  }
+}
+
 }  // namespace
 
 Command add_debug(CLI::App& app) {
-  struct Args {
-    std::string trace;
-    std::string format = "auto";
-    std::vector<std::string> rules;
-    bool no_stdlib = false;
-    std::string hang = "auto";
-    std::string answers;
-    std::string save_answers;
-    bool automatic = false;
-    bool json = false;
-    bool baseline = false;
-    uint32_t beam_width = 8;
-    uint32_t lookback = 3;
-    double min_hang = 0.5;
-  };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("debug",
                                  "find why a thread hung: walk the graph back to the "
@@ -250,10 +491,16 @@ Command add_debug(CLI::App& app) {
                   "line, '#' comments; then ask (terminal) or choose the best (otherwise)")
       ->type_name("FILE")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--save-answers", args->save_answers,
-                  "write every answer as an `answer` rule in folder PACK (PACK/pack.cw, with "
-                  "a test): --rules PACK then asks nothing")
-      ->type_name("PACK");
+  auto* save_answers =
+      cmd->add_option("--save-answers", args->save_answers,
+                      "write every answer as an `answer` rule in folder PACK (PACK/pack.cw, with "
+                      "a test): --rules PACK then asks nothing")
+          ->type_name("PACK");
+  cmd->add_flag("--watch", args->watch,
+                "read the trace once, then diagnose it again each time a pack file it loads "
+                "changes, until Ctrl-C (exit 0); implies --auto (--answers still answers "
+                "first); with --json, one JSON document per run, one per line")
+      ->excludes(save_answers);
   cmd->add_flag("--auto", args->automatic,
                 "never ask: take the best-scored option (also without a terminal); the "
                 "report lists each such choice");
@@ -282,142 +529,47 @@ Command add_debug(CLI::App& app) {
       "explain, s to stop. See docs/diagnosis.md.\nExit status: 0 done, 1 the input was "
       "wrong (bad trace, pack, --hang, answers file, or no such hang), 2 the environment "
       "cannot do it.");
-  return {
-      cmd, [args] {
-        std::string why;
-        auto hang = parse_hang(args->hang, &why);
-        if (!hang) {
-          std::cerr << "causeway: " << why << "\n";
-          return kExitBadInput;
-        }
-        std::vector<std::string> answer_lines;
-        if (!args->answers.empty()) {
-          std::ifstream in(args->answers);
-          if (!in) {
-            std::cerr << fmt::format("causeway: {}: cannot read\n", args->answers);
-            return kExitBadInput;
-          }
-          for (std::string line; std::getline(in, line);) answer_lines.push_back(line);
-        }
+  return {cmd, [args] {
+            // Nobody can answer at the terminal while the reports scroll by.
+            if (args->watch) args->automatic = true;
+            std::string why;
+            auto hang = parse_hang(args->hang, &why);
+            if (!hang) {
+              std::cerr << "causeway: " << why << "\n";
+              return kExitBadInput;
+            }
+            std::vector<std::string> answer_lines;
+            if (!args->answers.empty()) {
+              std::ifstream in(args->answers);
+              if (!in) {
+                std::cerr << fmt::format("causeway: {}: cannot read\n", args->answers);
+                return kExitBadInput;
+              }
+              for (std::string line; std::getline(in, line);) answer_lines.push_back(line);
+            }
 
-        auto loaded = load_rule_packs(args->rules, args->no_stdlib);
-        std::cerr << loaded.render();
-        if (!loaded.ok()) return kExitBadInput;
+            // Packs before the trace, which takes longer to read: a pack's error shows at once.
+            // --watch loads them for each run, in watch_loop.
+            std::optional<rules::LoadResult> loaded;
+            if (!args->watch) {
+              loaded = load_rule_packs(args->rules, args->no_stdlib);
+              std::cerr << loaded->render();
+              if (!loaded->ok()) return kExitBadInput;
+            }
 
-        Trace trace;
-        ReadReport report;
-        SymbolizeReport symbols;
-        if (int rc = read_trace_input(args->trace, trace, report, &symbols, args->format);
-            rc != kExitOk)
-          return rc;
+            if (args->watch && !exit_zero_on_interrupt()) return kExitEnvironment;
+            Trace trace;
+            ReadReport report;
+            SymbolizeReport symbols;
+            if (int rc = read_trace_input(args->trace, trace, report, &symbols, args->format);
+                rc != kExitOk)
+              return rc;
 
-        engine::BuildResult built;
-        if (int rc = build_graph_input(trace, loaded.rules, built); rc != kExitOk) return rc;
-
-        engine::DiagnoseOptions options;
-        if (!hang->automatic) {
-          options.symptom.mode = engine::SymptomRequest::Mode::ThreadAt;
-          options.symptom.tid = hang->tid;
-          options.symptom.at_ns = engine::trace_start_ns(trace) + hang->offset_ns;
-        }
-        options.symptom.thread_name = hang->thread_name;
-        options.symptom.min_hang_ns = static_cast<uint64_t>(args->min_hang * 1e9);
-        options.beam_width = args->beam_width;
-        options.lookback = args->lookback;
-        options.baseline = args->baseline;
-
-        ProgressLine progress("diagnosing");
-        if (progress.enabled()) options.progress = progress.callback();
-        const bool interactive =
-            !args->automatic && isatty(STDIN_FILENO) != 0 && isatty(STDERR_FILENO) != 0;
-        engine::AutoAnswerer automatic;
-        TerminalAnswerer terminal(std::cin, std::cerr, &progress);
-        engine::Answerer& fallback =
-            interactive ? static_cast<engine::Answerer&>(terminal) : automatic;
-        std::optional<FileAnswerer> from_file;
-        if (!args->answers.empty())
-          from_file.emplace(args->answers, std::move(answer_lines), fallback);
-        options.answerer = from_file ? &*from_file : &fallback;
-        // At a terminal a question comes after the hang and what was found so far: a
-        // recurse question is about a culprit on the path the user has not seen yet.
-        bool hang_shown = false;
-        if (interactive)
-          options.before_asking = [&](const engine::Diagnosis& so_far, const Question& q) {
-            const bool with_hang = !hang_shown;
-            if (!with_hang && q.kind != engine::QuestionKind::Recurse) return;
-            progress.clear();
-            std::cerr << "\n" << engine::so_far_text(trace, built.graph, so_far, with_hang);
-            hang_shown = true;
-          };
-
-        engine::Diagnosis diagnosis;
-        try {
-          diagnosis = engine::diagnose(trace, built, loaded.rules, options);
-        } catch (const engine::NoHangFound& e) {
-          // Nothing to diagnose is an answer, not an error.
-          progress.clear();
-          if (args->json)
-            std::cout << json_text(with_schema_version(
-                             nlohmann::json{{"hang", nullptr}, {"no_hang", e.what()}}))
-                      << "\n";
-          else
-            std::cout << e.what() << "\n(`causeway hangs " << args->trace
-                      << "` lists the candidates; --min-hang lowers the threshold)\n";
-          return kExitOk;
-        } catch (const engine::DiagnoseError& e) {
-          progress.clear();
-          std::cerr << "causeway: " << e.what() << "\n";
-          return kExitBadInput;
-        } catch (const AnswersFileError& e) {
-          progress.clear();
-          std::cerr << e.what() << "\n";
-          return kExitBadInput;
-        } catch (const DiagnosticError& e) {
-          progress.clear();
-          std::cerr << e.what();
-          return kExitBadInput;
-        } catch (const rules::LuaError& e) {
-          progress.clear();
-          std::cerr << e.what() << "\n";
-          return kExitBadInput;
-        }
-        progress.clear();
-        if (from_file && from_file->unused() > 0)
-          std::cerr << fmt::format(
-              "{}: note: {} answer{} not used: the diagnosis asked fewer questions\n",
-              args->answers, from_file->unused(), from_file->unused() == 1 ? "" : "s");
-
-        unnamed_frames_note(args->trace, built.graph, diagnosis, symbols);
-
-        if (!args->save_answers.empty()) {
-          std::vector<std::string> pack_ids;
-          for (const auto& p : loaded.rules.packs) pack_ids.push_back(p.id);
-          try {
-            std::string file = engine::save_answer_pack(args->save_answers, args->trace, args->hang,
-                                                        pack_ids, trace, built.graph, diagnosis);
-            std::cerr << fmt::format(
-                "saved {} answer{} as rules in {}; re-run with --rules {} to ask nothing\n",
-                engine::saved_answer_count(diagnosis),
-                engine::saved_answer_count(diagnosis) == 1 ? "" : "s", file, args->save_answers);
-          } catch (const std::invalid_argument& e) {
-            std::cerr << "causeway: " << e.what() << "\n";
-            return kExitBadInput;
-          } catch (const std::exception& e) {
-            std::cerr << "causeway: " << e.what() << "\n";
-            return kExitEnvironment;
-          }
-        }
-
-        if (args->json) {
-          nlohmann::json j = engine::debug_json(trace, built.graph, diagnosis);
-          const uint64_t start = engine::trace_start_ns(trace);
-          add_seconds_since_start(j, start);
-          j["trace_start_ns"] = start;
-          std::cout << json_text(with_schema_version(std::move(j))) << "\n";
-        } else
-          std::cout << engine::debug_text(trace, built.graph, diagnosis);
-        return kExitOk;
-      }};
+            if (loaded)
+              return diagnose_once(*args, *hang, std::move(answer_lines), trace, symbols,
+                                   loaded->rules);
+            return watch_loop(*args, *hang, answer_lines, trace, symbols);
+          }};
 }
 
 }  // namespace cw::cli

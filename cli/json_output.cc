@@ -23,10 +23,10 @@ void add_seconds_since_start(nlohmann::json& j, uint64_t trace_start_ns) {
   }
 }
 
-std::string json_text(const nlohmann::json& j) {
+std::string json_text(const nlohmann::json& j, int indent) {
   // Bytes that are not UTF-8 (a comm or path is whatever the program wrote) become U+FFFD
   // instead of an exception that lost the whole output.
-  const std::string dumped = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+  const std::string dumped = j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
   // DEL and the C1 controls are valid in JSON strings but act on a terminal: written as
   // \u escapes, the same string to a JSON reader. They occur only inside strings.
   std::string out;

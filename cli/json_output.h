@@ -22,9 +22,9 @@ Json with_schema_version(Json j) {
 // "start_s"/"end_s": seconds since `trace_start_ns`, as the text reports and --hang use.
 void add_seconds_since_start(nlohmann::json& j, uint64_t trace_start_ns);
 
-// `j` as the commands print it (indent 2): never throws on bytes that are not UTF-8 (they
-// become U+FFFD), and holds no byte a terminal acts on (DEL and C1 as \u escapes), so a
-// TerminalGuard passes it unchanged.
-std::string json_text(const nlohmann::json& j);
+// `j` as the commands print it (indent 2; -1: on one line, for JSON Lines): never throws on bytes
+// that are not UTF-8 (they become U+FFFD), and holds no byte a terminal acts on (DEL and C1 as \u
+// escapes), so a TerminalGuard passes it unchanged.
+std::string json_text(const nlohmann::json& j, int indent = 2);
 
 }  // namespace cw::cli

@@ -17,7 +17,10 @@ the second answer takes 800 ms of computing, so the client's second read waits.
     --hang auto|TID@SECONDS|NAME=auto
                                 the symptom: auto (the longest stretch a main thread or loop thread did not return to its loop), TID@SECONDS (thread TID at SECONDS since the trace started), or NAME (the longest stretch of the threads named NAME)
     --answers FILE:FILE         answer the questions from FILE: one option number or 's' (stop) per line, '#' comments; then ask (terminal) or choose the best (otherwise)
-    --save-answers PACK         write every answer as an `answer` rule in folder PACK (PACK/pack.cw, with a test): --rules PACK then asks nothing
+    --save-answers PACK Excludes: --watch
+                                write every answer as an `answer` rule in folder PACK (PACK/pack.cw, with a test): --rules PACK then asks nothing
+    --watch Excludes: --save-answers
+                                read the trace once, then diagnose it again each time a pack file it loads changes, until Ctrl-C (exit 0); implies --auto (--answers still answers first); with --json, one JSON document per run, one per line
     --auto                      never ask: take the best-scored option (also without a terminal); the report lists each such choice
     --format TEXT:{auto,binary,text,perf-script}=auto
                                 the trace's form: auto (by content), binary, text, or perf-script (the output of perf script)
