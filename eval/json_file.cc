@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -30,6 +31,16 @@ json read_json_file(const std::string& file) {
     what = what.substr(what.rfind(": ") + 2);
     throw ScenarioError(fmt::format("{}:{}:{}: not valid JSON: {}", file, line, col, what));
   }
+}
+
+std::vector<std::string> folders_with(const std::string& suite, const char* file) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(suite, ec))
+    if (entry.is_directory() && std::filesystem::exists(entry.path() / file))
+      out.push_back(entry.path().string());
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 void JsonReader::fail(const std::string& where, const std::string& what) const {

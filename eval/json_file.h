@@ -13,6 +13,9 @@ namespace cw::eval {
 // or "FILE: cannot read").
 nlohmann::json read_json_file(const std::string& file);
 
+// The folders under `suite` that hold `file` (a suite's scenario.json, pair.json), sorted.
+std::vector<std::string> folders_with(const std::string& suite, const char* file);
+
 // Typed access to one file's keys; each error is a ScenarioError "FILE: KEY: what".
 class JsonReader {
  public:

@@ -43,13 +43,7 @@ LatencyPair load_latency_pair(const std::string& dir) {
 }
 
 std::vector<std::string> latency_pair_dirs(const std::string& suite) {
-  std::vector<std::string> out;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(suite, ec))
-    if (entry.is_directory() && fs::exists(entry.path() / "pair.json"))
-      out.push_back(entry.path().string());
-  std::sort(out.begin(), out.end());
-  return out;
+  return folders_with(suite, "pair.json");
 }
 
 namespace {

@@ -109,13 +109,7 @@ Scenario load_scenario(const std::string& dir) {
 }
 
 std::vector<std::string> scenario_dirs(const std::string& suite) {
-  std::vector<std::string> out;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(suite, ec))
-    if (entry.is_directory() && fs::exists(entry.path() / "scenario.json"))
-      out.push_back(entry.path().string());
-  std::sort(out.begin(), out.end());
-  return out;
+  return folders_with(suite, "scenario.json");
 }
 
 }  // namespace cw::eval
