@@ -125,24 +125,6 @@ std::optional<eval::Outcome> diagnose(const Scenario& s, const Trace& trace,
   return std::nullopt;
 }
 
-// NAME as given: a folder name, or a unique part of one ("01", "livelock").
-std::optional<std::string> find_scenario(const std::vector<std::string>& dirs,
-                                         const std::string& name, std::string* why) {
-  std::vector<std::string> hits;
-  for (const std::string& d : dirs) {
-    std::string folder = fs::path(d).filename().string();
-    if (folder == name) return d;
-    if (folder.find(name) != std::string::npos) hits.push_back(d);
-  }
-  if (hits.size() == 1) return hits[0];
-  std::string list;
-  for (const std::string& d : (hits.empty() ? dirs : hits))
-    list += (list.empty() ? "" : ", ") + fs::path(d).filename().string();
-  *why = hits.empty() ? fmt::format("no scenario '{}' (there are: {})", name, list)
-                      : fmt::format("'{}' names several scenarios: {}", name, list);
-  return std::nullopt;
-}
-
 }  // namespace
 
 Command add_eval(CLI::App& app) {
@@ -220,7 +202,7 @@ Command add_eval(CLI::App& app) {
           std::vector<std::string> chosen;
           for (const std::string& n : args->names) {
             std::string why;
-            auto d = find_scenario(dirs, n, &why);
+            auto d = find_folder(dirs, n, "scenario", &why);
             if (!d) {
               std::cerr << "causeway: eval: " << why << "\n";
               return kExitBadInput;

@@ -227,21 +227,13 @@ int run_latency_eval(const LatencyEvalArgs& args) {
   if (!args.names.empty()) {
     std::vector<std::string> chosen;
     for (const std::string& n : args.names) {
-      std::vector<std::string> hits;
-      for (const std::string& d : dirs) {
-        const std::string folder = fs::path(d).filename().string();
-        if (folder == n) {
-          hits = {d};
-          break;
-        }
-        if (folder.find(n) != std::string::npos) hits.push_back(d);
-      }
-      if (hits.size() != 1) {
-        std::cerr << fmt::format("causeway: eval: '{}' names {} latency pairs in {}\n", n,
-                                 hits.empty() ? "no" : "several", suite);
+      std::string why;
+      auto d = find_folder(dirs, n, "latency pair", &why);
+      if (!d) {
+        std::cerr << "causeway: eval: " << why << "\n";
         return kExitBadInput;
       }
-      chosen.push_back(hits[0]);
+      chosen.push_back(*d);
     }
     dirs = std::move(chosen);
   }

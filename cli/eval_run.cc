@@ -21,6 +21,24 @@ std::string self_exe() {
   return ec ? std::string("causeway") : p.string();
 }
 
+std::optional<std::string> find_folder(const std::vector<std::string>& dirs,
+                                       const std::string& name, const std::string& noun,
+                                       std::string* why) {
+  std::vector<std::string> hits;
+  for (const std::string& d : dirs) {
+    std::string folder = fs::path(d).filename().string();
+    if (folder == name) return d;
+    if (folder.find(name) != std::string::npos) hits.push_back(d);
+  }
+  if (hits.size() == 1) return hits[0];
+  std::string list;
+  for (const std::string& d : (hits.empty() ? dirs : hits))
+    list += (list.empty() ? "" : ", ") + fs::path(d).filename().string();
+  *why = hits.empty() ? fmt::format("no {} '{}' (there are: {})", noun, name, list)
+                      : fmt::format("'{}' names several {}s: {}", name, noun, list);
+  return std::nullopt;
+}
+
 std::string failure_line(const std::string& file) {
   std::ifstream in(file);
   std::string line, last, command_last;

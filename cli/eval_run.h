@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,6 +30,13 @@ std::string record_command(const std::vector<std::string>& options,
 // Why a recording failed, from its log: the command's own last word (a driver saying why
 // it could not start its server), then the recorder's last line.
 std::string failure_line(const std::string& log);
+
+// NAME as given on the command line: a folder's name, or a unique part of one ("01",
+// "livelock"), among `dirs`; else nullopt and `why` says what there is ("no scenario
+// 'x' (there are: …)", "'0' names several scenarios: …"; `noun` names the kind).
+std::optional<std::string> find_folder(const std::vector<std::string>& dirs,
+                                       const std::string& name, const std::string& noun,
+                                       std::string* why);
 
 // This binary, to run `causeway record` as a child.
 std::string self_exe();

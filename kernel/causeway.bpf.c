@@ -203,18 +203,22 @@ static __always_inline __u8 state_letter(bool preempt, unsigned int state) {
   return 'D';
 }
 
-static __always_inline int take_fp_stack(void* ctx, __u32 tid, __u32 tgid, __u64 seq,
-                                         __u32 flags) {
+// One stack walked by the kernel (bpf_get_stack with `walk`: BPF_F_USER_STACK for the
+// user stack by frame pointers, 0 for the kernel stack) as a cw_rec_stack of `type`.
+static __always_inline int emit_walked_stack(void* ctx, __u32 type, __u64 walk, __u32 tid,
+                                             __u32 tgid, __u64 seq, __u32 flags) {
   __u32 zero = 0;
   struct cw_rec_stack* rec = bpf_map_lookup_elem(&stack_scratch, &zero);
   if (!rec) return 0;
-  long got = bpf_get_stack(ctx, rec->ips, sizeof(rec->ips), BPF_F_USER_STACK);
-  if (got < 0) return 0;
+  long got = bpf_get_stack(ctx, rec->ips, sizeof(rec->ips), walk);
+  // An empty user stack is still the event's (its thread ran no user code); an empty
+  // kernel stack says nothing.
+  if (got < 0 || (got == 0 && walk == 0)) return 0;
   __u32 n = (__u64)got / sizeof(__u64);
   if (n > CW_MAX_STACK) n = CW_MAX_STACK;
   __u64 size = sizeof(*rec) - sizeof(rec->ips) + (__u64)n * sizeof(__u64);
   if (size > sizeof(*rec)) return 0;
-  rec->h.type = CW_REC_STACK;
+  rec->h.type = type;
   rec->h.size = size;
   rec->h.ts = bpf_ktime_get_ns();
   rec->h.pid = tgid;
@@ -226,6 +230,11 @@ static __always_inline int take_fp_stack(void* ctx, __u32 tid, __u32 tgid, __u64
   rec->pad = 0;
   if (bpf_ringbuf_output(&events, rec, size, wakeup_flag()) != 0) count_lost();
   return 1;
+}
+
+static __always_inline int take_fp_stack(void* ctx, __u32 tid, __u32 tgid, __u64 seq,
+                                         __u32 flags) {
+  return emit_walked_stack(ctx, CW_REC_STACK, BPF_F_USER_STACK, tid, tgid, seq, flags);
 }
 
 // Copies up to `want` bytes of user memory from `sp` up. One read does it unless the
@@ -305,26 +314,7 @@ static __always_inline int take_stack(void* ctx, __u32 tid, __u32 tgid, __u64 se
 // The kernel stack where a syscall blocked (CW_REC_KSTACK): which kernel function the
 // thread sleeps in (a pipe read, a futex wait, a poll), which the user stack cannot say.
 static __always_inline void take_kstack(void* ctx, __u32 tid, __u32 tgid, __u64 seq) {
-  __u32 zero = 0;
-  struct cw_rec_stack* rec = bpf_map_lookup_elem(&stack_scratch, &zero);
-  if (!rec) return;
-  long got = bpf_get_stack(ctx, rec->ips, sizeof(rec->ips), 0);
-  if (got <= 0) return;
-  __u32 n = (__u64)got / sizeof(__u64);
-  if (n > CW_MAX_STACK) n = CW_MAX_STACK;
-  __u64 size = sizeof(*rec) - sizeof(rec->ips) + (__u64)n * sizeof(__u64);
-  if (size > sizeof(*rec)) return;
-  rec->h.type = CW_REC_KSTACK;
-  rec->h.size = size;
-  rec->h.ts = bpf_ktime_get_ns();
-  rec->h.pid = tgid;
-  rec->h.tid = tid;
-  rec->h.cpu = bpf_get_smp_processor_id();
-  rec->h.flags = 0;
-  rec->seq = seq;
-  rec->n = n;
-  rec->pad = 0;
-  if (bpf_ringbuf_output(&events, rec, size, wakeup_flag()) != 0) count_lost();
+  emit_walked_stack(ctx, CW_REC_KSTACK, 0, tid, tgid, seq, 0);
 }
 
 // Calls of these classes are recorded only when something happens in them: the thread
