@@ -1,6 +1,7 @@
 #include "cli/eval_latency.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -251,6 +252,9 @@ int run_latency_eval(const LatencyEvalArgs& args) {
   if (out_dir.empty()) {
     temp.emplace("causeway-eval");
     out_dir = temp->path();
+    // A pair's program may run as another user (PostgreSQL refuses root) and must reach
+    // its folder below: let others through the temp dir, not list it.
+    chmod(out_dir.c_str(), 0711);
   }
   std::error_code ec;
   fs::create_directories(out_dir, ec);

@@ -31,6 +31,13 @@ if [ -n "$failed" ]; then
   echo "FAIL: these pairs did not run: $failed"
   exit 1
 fi
+# Without --keep the recordings go to a private temp dir, which the PostgreSQL pairs' server
+# (run as the postgres user) must still reach.
+nokeep=$("$cw" eval --latency --suite "$here" 03 --json 2>/dev/null | jq -r '.pairs[0].error // "none"')
+if [ "$nokeep" != none ]; then
+  echo "FAIL: pair 03 without --keep: $nokeep"
+  exit 1
+fi
 if [ "$total" -lt 8 ] || [ $((top * 10)) -lt $((total * 8)) ]; then
   echo "FAIL: p_min = 1 on fewer than 80 % of the pairs"
   exit 1
