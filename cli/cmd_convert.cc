@@ -1,4 +1,5 @@
-// `causeway convert IN -o OUT [--to text|binary]`: between the binary and text trace forms.
+// `causeway convert IN -o OUT [--to text|binary] [--compress none|zstd[=LEVEL]]`: between
+// the binary and text trace forms.
 #include <fmt/format.h>
 
 #include <fstream>
@@ -16,7 +17,8 @@ namespace cw::cli {
 
 Command add_convert(CLI::App& app) {
   struct Args {
-    std::string in, out, to, format = "auto";
+    std::string in, out, to, format = "auto", compress = "zstd";
+    TraceWriterOptions writer;
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
@@ -29,6 +31,16 @@ Command add_convert(CLI::App& app) {
   cmd->add_option("--to", args->to, "output form (default: the other one)")
       ->check(CLI::IsMember({"text", "binary"}));
   add_trace_format_option(cmd, args->format);
+  cmd->add_option("--compress", args->compress,
+                  "the binary form's chunks: zstd (level 3), zstd=LEVEL (1 fastest .. 22 "
+                  "smallest), or none (trace format 1.2, which older causeway versions read)")
+      ->default_val("zstd")
+      ->check(CLI::Validator(
+          [args](std::string& value) {
+            std::string why;
+            return parse_trace_compression(value, args->writer, &why) ? std::string() : why;
+          },
+          "none|zstd[=LEVEL]", "compression"));
   cmd->footer(
       "Exit status: 0 done, 1 the input trace was wrong (the message says where), 2 the "
       "output cannot be written.");
@@ -49,7 +61,7 @@ Command add_convert(CLI::App& app) {
                 if (!write_output_file(args->out, write_text_trace(trace), 0600, &why))
                   throw std::runtime_error(why);
               } else {
-                write_trace(trace, args->out);
+                write_trace(trace, args->out, args->writer);
               }
             } catch (const std::exception& e) {
               std::cerr << "causeway: " << e.what() << "\n";

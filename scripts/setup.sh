@@ -13,7 +13,7 @@ jobs="${JOBS:-$(nproc)}"
 packages=(
   build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
   tao-pegtl-dev libboost-graph-dev liblua5.4-dev libfmt-dev doctest-dev libcapstone-dev
-  libcli11-dev nlohmann-json3-dev libxxhash-dev libbpf-dev bpftool libelf-dev libdw-dev
+  libcli11-dev nlohmann-json3-dev libxxhash-dev libzstd-dev libbpf-dev bpftool libelf-dev libdw-dev
   jq util-linux linux-perf
 )
 

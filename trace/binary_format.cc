@@ -6,14 +6,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
+#include <zstd.h>
 
 #include <algorithm>
 #include <bit>
 #include <cerrno>
+#include <charconv>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <set>
+#include <thread>
 #include <unordered_map>
 
 #include "base/output_file.h"
@@ -41,8 +48,12 @@ namespace {
 using binary_format::ChunkType;
 using binary_format::kChunkHeaderSize;
 using binary_format::kChunkMagic;
+using binary_format::kCodecZstd;
+using binary_format::kCompressedFlag;
+using binary_format::kCompressedHeaderSize;
 using binary_format::kFileMagic;
 using binary_format::kHeaderSize;
+using binary_format::kMaxCompressedPayload;
 
 constexpr uint32_t kClockMonotonic = 1;
 constexpr size_t kMaxStringsPerChunk = 1 << 16;
@@ -67,6 +78,12 @@ std::string_view chunk_type_name(uint32_t type) {
 }
 
 std::string describe_chunk(uint32_t type) {
+  if (type & kCompressedFlag) {
+    std::string_view name = chunk_type_name(type & ~kCompressedFlag);
+    return name.empty()
+               ? fmt::format("compressed chunk of unknown type {}", type & ~kCompressedFlag)
+               : fmt::format("compressed {} chunk", name);
+  }
   std::string_view name = chunk_type_name(type);
   return name.empty() ? fmt::format("chunk of unknown type {}", type)
                       : fmt::format("{} chunk", name);
@@ -135,9 +152,11 @@ struct TraceWriter::State {
   size_t processes_written = 0, threads_written = 0, lost_written = 0, maps_written = 0,
          losses_written = 0;
   Buffer payload;
-  uint64_t whole = 0;  // bytes on disk up to the end of the last whole chunk
-  uint64_t at = 0;     // bytes on disk, a chunk being written included
-  int failed = 0;      // the errno of a failed write; then nothing more is written
+  ZSTD_CCtx* zstd = nullptr;    // set when compressing
+  std::vector<uint8_t> packed;  // a compressed payload being written
+  uint64_t whole = 0;           // bytes on disk up to the end of the last whole chunk
+  uint64_t at = 0;              // bytes on disk, a chunk being written included
+  int failed = 0;               // the errno of a failed write; then nothing more is written
 
   [[noreturn]] void fail() const {
     throw TraceWriteError(
@@ -164,18 +183,55 @@ struct TraceWriter::State {
     }
   }
 
+  // Compresses the payload into `packed` (the compressed-chunk header, the raw prefix, one
+  // zstd frame, zero padding); false when it is to be stored as it is: compression off, a
+  // payload too small to gain or too big for a reader to accept, or no gain.
+  bool compress(ChunkType type) {
+    const auto& bytes = payload.bytes();
+    constexpr size_t kMinCompressed = 256;
+    if (!zstd || bytes.size() < kMinCompressed || bytes.size() > kMaxCompressedPayload)
+      return false;
+    // An events chunk keeps its counts readable, so a reader sizes its arrays from the
+    // chunk headers before decompressing anything.
+    const uint32_t prefix = type == ChunkType::Events ? 16 : 0;
+    const size_t bound = ZSTD_compressBound(bytes.size() - prefix);
+    packed.resize(kCompressedHeaderSize + prefix + bound + 8);
+    uint32_t codec = kCodecZstd;
+    uint64_t size = bytes.size();
+    std::memcpy(packed.data(), &codec, 4);
+    std::memcpy(packed.data() + 4, &prefix, 4);
+    std::memcpy(packed.data() + 8, &size, 8);
+    std::memcpy(packed.data() + kCompressedHeaderSize, bytes.data(), prefix);
+    size_t z = ZSTD_compress2(zstd, packed.data() + kCompressedHeaderSize + prefix, bound,
+                              bytes.data() + prefix, bytes.size() - prefix);
+    if (ZSTD_isError(z)) return false;
+    size_t used = kCompressedHeaderSize + prefix + z;
+    size_t padded = (used + 7) & ~size_t{7};
+    std::memset(packed.data() + used, 0, padded - used);
+    packed.resize(padded);
+    return padded < bytes.size();
+  }
+
   void emit(ChunkType type) {
     payload.pad8();
-    const auto& bytes = payload.bytes();
+    uint32_t t = static_cast<uint32_t>(type);
+    const uint8_t* data = payload.bytes().data();
+    uint64_t size = payload.bytes().size();
+    if (compress(type)) {
+      t |= kCompressedFlag;
+      data = packed.data();
+      size = packed.size();
+    }
+    // The checksum covers the bytes as stored, so damage is found before decompressing.
     uint8_t header[kChunkHeaderSize];
-    uint32_t magic = kChunkMagic, t = static_cast<uint32_t>(type);
-    uint64_t size = bytes.size(), hash = XXH3_64bits(bytes.data(), bytes.size());
+    uint32_t magic = kChunkMagic;
+    uint64_t hash = XXH3_64bits(data, size);
     std::memcpy(header, &magic, 4);
     std::memcpy(header + 4, &t, 4);
     std::memcpy(header + 8, &size, 8);
     std::memcpy(header + 16, &hash, 8);
     write_all(header, sizeof header);
-    write_all(bytes.data(), bytes.size());
+    write_all(data, size);
     payload.clear();
     whole = at;
   }
@@ -189,18 +245,31 @@ TraceWriter::TraceWriter(const std::string& path, const Schema& schema, TraceWri
   state_->path = path;
   state_->options = options;
   if (state_->options.events_per_chunk == 0) state_->options.events_per_chunk = 1;
+  const bool compressed = state_->options.compression == TraceCompression::Zstd;
+  if (compressed) {
+    state_->zstd = ZSTD_createCCtx();
+    if (!state_->zstd || ZSTD_isError(ZSTD_CCtx_setParameter(state_->zstd, ZSTD_c_compressionLevel,
+                                                             state_->options.level))) {
+      ZSTD_freeCCtx(state_->zstd);
+      delete state_;
+      throw std::runtime_error(fmt::format("{}: cannot set up zstd compression", path));
+    }
+  }
   // 0600, also for a file that was there: traces hold other users' data. A symlink at the
   // path is refused, not followed (base/output_file.h).
   std::string why;
   state_->fd = open_output_file(path, 0600, &why);
   if (state_->fd < 0) {
+    ZSTD_freeCCtx(state_->zstd);
     delete state_;
     throw std::runtime_error(why);
   }
   try {
     uint8_t header[kHeaderSize] = {};
     std::memcpy(header, kFileMagic, 8);
-    uint32_t fields[4] = {Trace::kFormatMajor, Trace::kFormatMinor, kClockMonotonic, 0};
+    uint32_t fields[4] = {compressed ? binary_format::kMajor : binary_format::kPlainMajor,
+                          compressed ? binary_format::kMinor : binary_format::kPlainMinor,
+                          kClockMonotonic, 0};
     std::memcpy(header + 8, fields, sizeof fields);
     state_->write_all(header, sizeof header);
     state_->whole = state_->at;
@@ -209,6 +278,7 @@ TraceWriter::TraceWriter(const std::string& path, const Schema& schema, TraceWri
     state_->kinds_written = schema.size();
   } catch (...) {
     ::close(state_->fd);
+    ZSTD_freeCCtx(state_->zstd);
     delete state_;
     throw;
   }
@@ -222,6 +292,7 @@ TraceWriter::~TraceWriter() {
     // A destructor cannot report; callers who care call close() themselves.
   }
   if (state_->fd >= 0) ::close(state_->fd);
+  ZSTD_freeCCtx(state_->zstd);
   delete state_;
 }
 
@@ -366,6 +437,33 @@ void write_trace(const Trace& trace, const std::string& path) {
   write_trace(trace, path, TraceWriterOptions{});
 }
 
+bool parse_trace_compression(std::string_view text, TraceWriterOptions& options, std::string* why) {
+  auto fail = [&](std::string reason) {
+    if (why) *why = std::move(reason);
+    return false;
+  };
+  if (text == "none") {
+    options.compression = TraceCompression::None;
+    return true;
+  }
+  if (text == "zstd") {
+    options.compression = TraceCompression::Zstd;
+    options.level = 3;
+    return true;
+  }
+  if (!text.starts_with("zstd="))
+    return fail(fmt::format("'{}': expected none, zstd or zstd=LEVEL", text));
+  std::string_view digits = text.substr(5);
+  int level = 0;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), level);
+  if (digits.empty() || ec != std::errc{} || end != digits.data() + digits.size() || level < 1 ||
+      level > 22)
+    return fail(fmt::format("'{}': the zstd level is a whole number from 1 to 22", text));
+  options.compression = TraceCompression::Zstd;
+  options.level = level;
+  return true;
+}
+
 // ---- reading ----
 
 namespace {
@@ -422,6 +520,204 @@ void prefer_huge_pages(void* data, size_t bytes) {
   if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
 }
 
+// ---- decompression ----
+
+// A compressed chunk's payload, decompressed by an Inflater.
+struct InflateJob {
+  const uint8_t* src = nullptr;  // the stored payload (header, prefix, frame, padding)
+  uint64_t stored = 0;
+  uint64_t declared = 0;  // the payload's size once decompressed
+  uint32_t prefix = 0;
+  std::unique_ptr<uint8_t[]> data;  // `declared` bytes when `error` is empty
+  uint64_t capacity = 0;            // of `data`, which may be a reused buffer
+  std::string error;
+  bool claimed = false, done = false;
+};
+
+// Decompresses chunks on worker threads ahead of the reader, which takes the results in
+// file order (a chunk nobody has started yet it decompresses itself). Reading a 19 M-event
+// trace decompresses ~900 MB; on one thread that would add most of a second.
+class Inflater {
+ public:
+  Inflater() = default;
+  ~Inflater() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    work_.notify_all();
+    for (auto& t : threads_) t.join();
+    ZSTD_freeDCtx(own_);
+  }
+  Inflater(const Inflater&) = delete;
+  Inflater& operator=(const Inflater&) = delete;
+
+  // Checks the compressed-chunk header of `stored` bytes at `src` and queues the frame; a
+  // header that does not hold (an absurd declared size above all) fails the job at once,
+  // before anything is allocated.
+  std::shared_ptr<InflateJob> submit(const uint8_t* src, uint64_t stored) {
+    auto job = std::make_shared<InflateJob>();
+    job->src = src;
+    job->stored = stored;
+    if (stored < kCompressedHeaderSize) {
+      job->error = "compressed payload shorter than its header";
+    } else {
+      uint32_t codec = load<uint32_t>(src);
+      job->prefix = load<uint32_t>(src + 4);
+      job->declared = load<uint64_t>(src + 8);
+      if (codec != kCodecZstd)
+        job->error = fmt::format("unknown compression codec {}", codec);
+      else if (job->declared > kMaxCompressedPayload)
+        job->error = fmt::format(
+            "declares {} bytes once decompressed, more than a chunk may hold ({} bytes)",
+            job->declared, kMaxCompressedPayload);
+      else if (job->prefix > job->declared || job->prefix > stored - kCompressedHeaderSize)
+        job->error = fmt::format("raw prefix of {} bytes exceeds the chunk", job->prefix);
+    }
+    if (!job->error.empty()) {
+      job->claimed = job->done = true;
+      job->declared = 0;
+      return job;
+    }
+    std::lock_guard lock(mutex_);
+    if (threads_.empty()) {
+      // The reader's own thread decompresses too, and parses: one worker per other core.
+      unsigned cores = std::thread::hardware_concurrency();
+      unsigned workers = std::clamp(cores > 1 ? cores - 1 : 1u, 1u, 3u);
+      for (unsigned i = 0; i < workers; ++i) threads_.emplace_back([this] { work(); });
+    }
+    queue_.push_back(job);
+    work_.notify_one();
+    return job;
+  }
+
+  // Takes back a read job's buffer for a later job: a fresh buffer per chunk would fault in
+  // every page of the ~900 MB a 19 M-event trace decompresses to.
+  void recycle(InflateJob& job) {
+    if (!job.data) return;
+    std::lock_guard lock(mutex_);
+    spare_.emplace_back(std::move(job.data), job.capacity);
+  }
+
+  // Waits for the job, its `data` or `error` then set. Meanwhile this thread decompresses
+  // too: the job itself when no worker has taken it, else a later one.
+  void wait(InflateJob& job) {
+    std::unique_lock lock(mutex_);
+    while (!job.done) {
+      std::shared_ptr<InflateJob> next;
+      if (!job.claimed) {
+        job.claimed = true;
+      } else {
+        while (!queue_.empty() && queue_.front()->claimed) queue_.pop_front();
+        if (queue_.empty()) {
+          done_.wait(lock, [&] { return job.done; });
+          break;
+        }
+        next = std::move(queue_.front());
+        queue_.pop_front();
+        next->claimed = true;
+      }
+      InflateJob& mine = next ? *next : job;
+      lock.unlock();
+      if (!own_) own_ = ZSTD_createDCtx();
+      run(mine, own_, *this);
+      lock.lock();
+      mine.done = true;
+      done_.notify_all();
+    }
+  }
+
+ private:
+  void work() {
+    ZSTD_DCtx* dctx = ZSTD_createDCtx();
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      work_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      if (stop_) break;
+      std::shared_ptr<InflateJob> job = std::move(queue_.front());
+      queue_.pop_front();
+      if (job->claimed) continue;
+      job->claimed = true;
+      lock.unlock();
+      run(*job, dctx, *this);
+      lock.lock();
+      job->done = true;
+      done_.notify_all();
+    }
+    lock.unlock();
+    ZSTD_freeDCtx(dctx);
+  }
+
+  // A spare buffer of at least `bytes`, or none.
+  bool reuse(InflateJob& job) {
+    std::lock_guard lock(mutex_);
+    for (auto it = spare_.begin(); it != spare_.end(); ++it) {
+      if (it->second < job.declared) continue;
+      job.data = std::move(it->first);
+      job.capacity = it->second;
+      spare_.erase(it);
+      return true;
+    }
+    return false;
+  }
+
+  static void run(InflateJob& job, ZSTD_DCtx* dctx, Inflater& pool) {
+    if (!dctx) {
+      job.error = "cannot set up zstd decompression";
+      return;
+    }
+    const uint8_t* frame = job.src + kCompressedHeaderSize + job.prefix;
+    const size_t available = job.stored - kCompressedHeaderSize - job.prefix;
+    const uint64_t expected = job.declared - job.prefix;
+    // Exactly one frame, padded with fewer than 8 zero bytes, whose own header declares
+    // the size the chunk does: the buffer is sized by that, and zstd never writes past it.
+    size_t frame_size = ZSTD_findFrameCompressedSize(frame, available);
+    if (ZSTD_isError(frame_size)) {
+      job.error = fmt::format("zstd: {}", ZSTD_getErrorName(frame_size));
+      return;
+    }
+    if (available - frame_size >= 8 ||
+        std::any_of(frame + frame_size, frame + available, [](uint8_t b) { return b != 0; })) {
+      job.error = "bytes after the zstd frame";
+      return;
+    }
+    unsigned long long content = ZSTD_getFrameContentSize(frame, frame_size);
+    if (content != expected) {
+      job.error = content == ZSTD_CONTENTSIZE_UNKNOWN || content == ZSTD_CONTENTSIZE_ERROR
+                      ? std::string("the zstd frame does not state its size")
+                      : fmt::format("the zstd frame holds {} bytes, the chunk declares {}", content,
+                                    expected);
+      return;
+    }
+    try {
+      if (!pool.reuse(job)) {
+        job.capacity = std::max<uint64_t>(job.declared, 1);
+        job.data.reset(new uint8_t[job.capacity]);
+      }
+    } catch (const std::bad_alloc&) {
+      job.error = fmt::format("out of memory decompressing {} bytes", job.declared);
+      return;
+    }
+    copy_bytes(job.data.get(), job.src + kCompressedHeaderSize, job.prefix);
+    size_t got =
+        ZSTD_decompressDCtx(dctx, job.data.get() + job.prefix, expected, frame, frame_size);
+    if (ZSTD_isError(got) || got != expected) {
+      job.error = ZSTD_isError(got)
+                      ? fmt::format("zstd: {}", ZSTD_getErrorName(got))
+                      : fmt::format("the zstd frame held {} bytes, not {}", got, expected);
+      job.data.reset();
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable work_, done_;
+  std::deque<std::shared_ptr<InflateJob>> queue_;
+  std::vector<std::thread> threads_;
+  bool stop_ = false;
+  ZSTD_DCtx* own_ = nullptr;                                            // the reader thread's
+  std::vector<std::pair<std::unique_ptr<uint8_t[]>, uint64_t>> spare_;  // buffer, capacity
+};
+
 class Reader {
  public:
   // `done_before(offset)` is told when no byte before `offset` will be needed again, so a
@@ -444,19 +740,46 @@ class Reader {
     stack_map_.push_back(0);
     reserve_from_headers();
 
-    uint64_t pos = kHeaderSize;
-    while (pos < size_) {
-      std::string problem = check_chunk(pos);
-      if (problem.empty()) {
-        uint64_t size = load<uint64_t>(data_ + pos + 8);
-        read_chunk(pos, load<uint32_t>(data_ + pos + 4), data_ + pos + kChunkHeaderSize, size);
-        pos += kChunkHeaderSize + size;
-        if (done_before_) done_before_(pos);
-        continue;
+    // Chunks are verified a few ahead of the one being read, so compressed ones are
+    // decompressed on other threads meanwhile; they are still read in file order.
+    struct Ahead {
+      uint64_t pos = 0, end = 0;
+      std::string problem;
+      std::shared_ptr<InflateJob> job;  // a compressed chunk's
+    };
+    constexpr size_t kMaxAhead = 16;
+    constexpr uint64_t kMaxAheadBytes = 64u << 20;  // decompressed, in flight
+    std::deque<Ahead> ahead;
+    uint64_t scan = kHeaderSize, ahead_bytes = 0;
+    for (;;) {
+      while (scan < size_ && ahead.size() < kMaxAhead && ahead_bytes < kMaxAheadBytes) {
+        Ahead a;
+        a.pos = scan;
+        a.problem = check_chunk(scan);
+        if (a.problem.empty()) {
+          uint64_t size = load<uint64_t>(data_ + scan + 8);
+          a.end = scan + kChunkHeaderSize + size;
+          if (load<uint32_t>(data_ + scan + 4) & kCompressedFlag) {
+            a.job = inflater_.submit(data_ + scan + kChunkHeaderSize, size);
+            ahead_bytes += a.job->declared;
+          }
+        } else {
+          a.end = resynchronise(scan + 1);
+        }
+        scan = a.end;
+        ahead.push_back(std::move(a));
       }
-      uint64_t next = resynchronise(pos + 1);
-      report_.skipped.push_back(SkippedRange{pos, next - pos, std::move(problem)});
-      pos = next;
+      if (ahead.empty()) break;
+      Ahead a = std::move(ahead.front());
+      ahead.pop_front();
+      if (a.job) ahead_bytes -= a.job->declared;
+      if (!a.problem.empty()) {
+        report_.skipped.push_back(SkippedRange{a.pos, a.end - a.pos, std::move(a.problem)});
+      } else {
+        read_chunk(a.pos, load<uint32_t>(data_ + a.pos + 4), data_ + a.pos + kChunkHeaderSize,
+                   a.end - a.pos - kChunkHeaderSize, a.job.get());
+      }
+      if (done_before_) done_before_(a.end);
     }
     finish();
     return std::move(report_);
@@ -477,14 +800,20 @@ class Reader {
     report_.major = load<uint32_t>(data_ + 8);
     report_.minor = load<uint32_t>(data_ + 12);
     uint32_t clock = load<uint32_t>(data_ + 16);
-    if (report_.major > Trace::kFormatMajor)
+    // 1.x and 2.x differ only in that 2.x may hold compressed chunks, which this reader
+    // reads wherever they are.
+    using binary_format::kMajor, binary_format::kMinor, binary_format::kPlainMajor,
+        binary_format::kPlainMinor;
+    if (report_.major > kMajor)
       refuse(fmt::format(
-          "trace format version {}.{} is newer than this causeway reads ({}.x); upgrade causeway",
-          report_.major, report_.minor, Trace::kFormatMajor));
-    if (report_.major < Trace::kFormatMajor)
-      refuse(fmt::format("trace format version {}.{} is not supported (this causeway reads {}.x)",
-                         report_.major, report_.minor, Trace::kFormatMajor));
-    if (report_.minor > Trace::kFormatMinor)
+          "trace format version {}.{} is newer than this causeway reads (up to {}.x); upgrade "
+          "causeway",
+          report_.major, report_.minor, kMajor));
+    if (report_.major < kPlainMajor)
+      refuse(fmt::format(
+          "trace format version {}.{} is not supported (this causeway reads {}.x to {}.x)",
+          report_.major, report_.minor, kPlainMajor, kMajor));
+    if (report_.minor > (report_.major == kMajor ? kMinor : kPlainMinor))
       note(fmt::format("written by a newer causeway (format {}.{}); parts it added may be skipped",
                        report_.major, report_.minor));
     if (clock != kClockMonotonic)
@@ -531,17 +860,32 @@ class Reader {
       if (load<uint32_t>(data_ + pos) != kChunkMagic) break;
       uint64_t size = load<uint64_t>(data_ + pos + 8);
       if (size > size_ - pos - kChunkHeaderSize) break;
-      if (load<uint32_t>(data_ + pos + 4) == static_cast<uint32_t>(ChunkType::Events) &&
-          size >= 16) {
-        uint64_t n = load<uint64_t>(data_ + pos + kChunkHeaderSize);
-        uint64_t v = load<uint64_t>(data_ + pos + kChunkHeaderSize + 8);
+      const uint32_t type = load<uint32_t>(data_ + pos + 4);
+      const uint8_t* payload = data_ + pos + kChunkHeaderSize;
+      if (type == static_cast<uint32_t>(ChunkType::Events) && size >= 16) {
+        uint64_t n = load<uint64_t>(payload);
+        uint64_t v = load<uint64_t>(payload + 8);
         if (n > size || v > size) break;
+        events += n;
+        values += v;
+      } else if (type == (static_cast<uint32_t>(ChunkType::Events) | kCompressedFlag) &&
+                 size >= kCompressedHeaderSize + 16 && load<uint32_t>(payload + 4) == 16) {
+        // The counts are the raw prefix; they must add up to the declared size.
+        uint64_t declared = load<uint64_t>(payload + 8);
+        uint64_t n = load<uint64_t>(payload + kCompressedHeaderSize);
+        uint64_t v = load<uint64_t>(payload + kCompressedHeaderSize + 8);
+        if (declared > kMaxCompressedPayload || n > declared || v > declared ||
+            16 + n * kDiskEventSize + v * 8 != declared)
+          break;
         events += n;
         values += v;
       }
       pos += kChunkHeaderSize + size;
     }
-    if (events * kDiskEventSize + values * 8 <= size_ && events < (1ull << 32)) {
+    // Compressed events take more room in memory than on disk (about 5-fold for a
+    // recording); a file claiming far more is damaged or crafted, and gets no reservation.
+    constexpr uint64_t kMaxExpansion = 64;
+    if (events * kDiskEventSize + values * 8 <= size_ * kMaxExpansion && events < (1ull << 32)) {
       out_.events.reserve(events);
       out_.values.reserve(values);
       prefer_huge_pages(out_.events.data(), events * sizeof(Event));
@@ -549,9 +893,21 @@ class Reader {
     }
   }
 
-  void read_chunk(uint64_t pos, uint32_t type, const uint8_t* payload, uint64_t size) {
+  // `job`: the decompression of a compressed chunk (`payload` and `size` are as stored).
+  void read_chunk(uint64_t pos, uint32_t type, const uint8_t* payload, uint64_t size,
+                  InflateJob* job) {
     ++report_.chunks_read;
+    const uint32_t stored_type = type;
+    const uint64_t stored_size = size;
     try {
+      if (job) {
+        inflater_.wait(*job);
+        if (!job->error.empty()) throw Malformed{job->error};
+        type &= ~kCompressedFlag;
+        payload = job->data.get();
+        size = job->declared;
+        id_bound_ += size;
+      }
       Cursor c(payload, size);
       switch (static_cast<ChunkType>(type)) {
         case ChunkType::Schema: return read_schema(c);
@@ -567,15 +923,16 @@ class Reader {
       }
       --report_.chunks_read;
       note(
-          fmt::format("skipped a chunk of unknown type {} at byte {} ({} bytes; from a newer "
+          fmt::format("skipped a {}chunk of unknown type {} at byte {} ({} bytes; from a newer "
                       "causeway?)",
-                      type, pos, kChunkHeaderSize + size));
+                      job ? "compressed " : "", type, pos, kChunkHeaderSize + stored_size));
     } catch (const Malformed& m) {
       --report_.chunks_read;
       report_.skipped.push_back(
-          SkippedRange{pos, kChunkHeaderSize + size,
-                       fmt::format("malformed {}: {}", describe_chunk(type), m.what)});
+          SkippedRange{pos, kChunkHeaderSize + stored_size,
+                       fmt::format("malformed {}: {}", describe_chunk(stored_type), m.what)});
     }
+    if (job) inflater_.recycle(*job);  // read: its buffer serves a later chunk
   }
 
   // ---- schema: file kinds are mapped to the reader's by name ----
@@ -673,7 +1030,7 @@ class Reader {
     uint32_t first = c.get<uint32_t>();
     uint32_t n = c.get<uint32_t>();
     // Ids past what a file this size can hold are damage; refusing them bounds the map.
-    if (n > c.remaining() / 4 || uint64_t{first} + n > size_ / 4)
+    if (n > c.remaining() / 4 || uint64_t{first} + n > id_bound_ / 4)
       throw Malformed{"string count exceeds the chunk"};
     std::vector<std::string_view> strings(n);
     for (auto& s : strings) s = c.str();
@@ -707,7 +1064,7 @@ class Reader {
   void read_stacks(Cursor& c) {
     uint32_t first = c.get<uint32_t>();
     uint32_t n = c.get<uint32_t>();
-    if (n > c.remaining() / 5 || uint64_t{first} + n > size_ / 5)
+    if (n > c.remaining() / 5 || uint64_t{first} + n > id_bound_ / 5)
       throw Malformed{"stack count exceeds the chunk"};
     std::vector<Stack> stacks(n);
     std::vector<std::vector<uint32_t>> file_symbols(n);
@@ -913,6 +1270,9 @@ class Reader {
 
   const uint8_t* data_;
   uint64_t size_;
+  // The file's bytes plus those decompressed so far: what bounds the ids a file can hold.
+  uint64_t id_bound_ = size_;
+  Inflater inflater_;  // declared after data_: joined before anything it reads goes
   Trace& out_;
   const std::string& name_;
   ReadReport report_;
@@ -1026,7 +1386,7 @@ ReadReport load_trace(const std::string& path, Trace& out, TraceInputFormat form
       report.perf_script = true;
       break;
   }
-  report.major = Trace::kFormatMajor;
+  report.major = Trace::kFormatMajor;  // the text form's version
   report.events_read = out.events.size();
   return report;
 }

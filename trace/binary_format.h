@@ -55,6 +55,20 @@ inline constexpr char kFileMagic[8] = {'C', 'W', 'T', 'R', 'A', 'C', 'E', '\0'};
 inline constexpr uint32_t kChunkMagic = 0x4b435743;  // "CWCK" read as little-endian u32
 inline constexpr uint64_t kHeaderSize = 32;
 inline constexpr uint64_t kChunkHeaderSize = 24;  // magic, type, payload size, XXH3-64
+// Versions. A file without compressed chunks is written as format 1.2 (readable by every
+// 1.x reader); a file with them as 2.0, so a 1.x reader refuses it by its major version
+// ("newer than this causeway reads") instead of skipping every compressed chunk as an
+// unknown type and showing an empty trace (docs/trace-format.md, "Compression").
+inline constexpr uint32_t kPlainMajor = 1, kPlainMinor = 2;
+inline constexpr uint32_t kMajor = 2, kMinor = 0;  // the newest this reader reads
+// Set in a chunk's type field: its payload is compressed (a compressed-chunk header, the
+// raw prefix, one zstd frame, zero padding to 8 bytes); the low bits are the chunk type.
+inline constexpr uint32_t kCompressedFlag = 0x80000000u;
+inline constexpr uint64_t kCompressedHeaderSize = 16;  // u32 codec, u32 prefix, u64 size
+inline constexpr uint32_t kCodecZstd = 1;
+// The largest uncompressed payload a compressed chunk may declare: the reader allocates
+// this much at most per chunk (the writer stores bigger payloads uncompressed).
+inline constexpr uint64_t kMaxCompressedPayload = 64u << 20;
 enum class ChunkType : uint32_t {
   Schema = 1,
   Strings = 2,
@@ -69,9 +83,20 @@ enum class ChunkType : uint32_t {
 };
 }  // namespace binary_format
 
+enum class TraceCompression : uint8_t { None, Zstd };
+
 struct TraceWriterOptions {
   size_t events_per_chunk = 65536;  // a damaged chunk loses at most this many events
+  // Chunk payloads compressed with zstd at `level` (1 fastest .. 22 smallest): a trace
+  // shrinks about 4.5-fold at level 3. None writes format 1.2, which older readers read.
+  TraceCompression compression = TraceCompression::Zstd;
+  int level = 3;
 };
+
+// "none", "zstd" (level 3) or "zstd=LEVEL" (1..22) into `options`; else false, with the
+// reason in `why`.
+bool parse_trace_compression(std::string_view text, TraceWriterOptions& options,
+                             std::string* why = nullptr);
 
 // Streams a trace to disk in chunks (the recorder and the generator never hold it all).
 // Strings, stacks, processes and threads are written before the events that use them.

@@ -75,6 +75,10 @@ std::vector<ChunkInfo> walk_chunks(const std::string& bytes) {
     c.end = pos + bf::kChunkHeaderSize + size;
     if (c.type == static_cast<uint32_t>(bf::ChunkType::Events))
       std::memcpy(&c.events, bytes.data() + pos + bf::kChunkHeaderSize, 8);
+    // A compressed events chunk keeps its counts as the raw prefix.
+    if (c.type == (static_cast<uint32_t>(bf::ChunkType::Events) | bf::kCompressedFlag))
+      std::memcpy(&c.events, bytes.data() + pos + bf::kChunkHeaderSize + bf::kCompressedHeaderSize,
+                  8);
     chunks.push_back(c);
     pos = c.end;
   }
@@ -84,9 +88,11 @@ std::vector<ChunkInfo> walk_chunks(const std::string& bytes) {
 // A trace written the way the recorder writes one: in rounds, each adding strings, a
 // stack, a thread and events, so that chunks of every type interleave.
 Trace write_streamed(const std::string& path, size_t events_per_chunk, int rounds,
-                     int events_per_round) {
+                     int events_per_round, TraceCompression compression = TraceCompression::Zstd) {
   Trace t;
-  TraceWriter writer(path, t.schema, TraceWriterOptions{events_per_chunk});
+  TraceWriterOptions options{events_per_chunk};
+  options.compression = compression;
+  TraceWriter writer(path, t.schema, options);
   const KindId enter = t.schema.find("syscall_enter"), wakeup = t.schema.find("wakeup"),
                out = t.schema.find("switch_out");
   uint64_t n = 0;
@@ -126,8 +132,8 @@ TEST_CASE("a trace survives write_trace and read_trace unchanged") {
   ReadReport report = read_trace(dir.file("a.cwt"), back);
   CHECK(report.clean());
   CHECK(report.notes.empty());
-  CHECK(report.major == 1);
-  CHECK(report.minor == Trace::kFormatMinor);
+  CHECK(report.major == bf::kMajor);  // compressed by default: format 2
+  CHECK(report.minor == bf::kMinor);
   CHECK(report.events_read == 5);
   CHECK(canonical(back) == canonical(t));
   CHECK(back.pid_of(101) == 100);
@@ -207,7 +213,9 @@ TEST_CASE("a file from before format 1.2 (no losses chunk) reads cleanly with no
   {
     TempDir dir("cw-tracer-test");
     Trace t = parse(kSample);
-    write_trace(t, dir.file("old.cwt"));
+    TraceWriterOptions plain;
+    plain.compression = TraceCompression::None;  // a 1.x file
+    write_trace(t, dir.file("old.cwt"), plain);
     bytes = slurp(dir.file("old.cwt"));
   }
   for (const ChunkInfo& c : walk_chunks(bytes))
@@ -336,7 +344,7 @@ TEST_CASE("TraceWriter streams appends as chunks and the reader joins them") {
   CHECK(canonical(back) == canonical(t));
   std::vector<ChunkInfo> chunks = walk_chunks(slurp(dir.file("s.cwt")));
   CHECK(std::count_if(chunks.begin(), chunks.end(), [](const ChunkInfo& c) {
-          return c.type == static_cast<uint32_t>(bf::ChunkType::Events);
+          return (c.type & ~bf::kCompressedFlag) == static_cast<uint32_t>(bf::ChunkType::Events);
         }) == 5 * 6);  // 40 events in chunks of 7: 6 per round
   CHECK(chunks.back().type == static_cast<uint32_t>(bf::ChunkType::End));
 }
@@ -384,16 +392,16 @@ TEST_CASE("load_trace reads both forms, by content") {
 
 TEST_CASE("a newer major version is refused, naming both versions") {
   TempDir dir("cw-tracer-test");
-  write_trace(parse(kSample), dir.file("v2.cwt"));
-  std::string bytes = slurp(dir.file("v2.cwt"));
-  uint32_t version[2] = {2, 0};
+  write_trace(parse(kSample), dir.file("v3.cwt"));
+  std::string bytes = slurp(dir.file("v3.cwt"));
+  uint32_t version[2] = {3, 0};
   std::memcpy(bytes.data() + 8, version, 8);
-  spit(dir.file("v2.cwt"), bytes);
+  spit(dir.file("v3.cwt"), bytes);
   Trace out;
   CHECK_THROWS_WITH_AS(
-      read_trace(dir.file("v2.cwt"), out),
-      (dir.file("v2.cwt") + ": trace format version 2.0 is newer than this causeway reads (1.x); "
-                            "upgrade causeway")
+      read_trace(dir.file("v3.cwt"), out),
+      (dir.file("v3.cwt") + ": trace format version 3.0 is newer than this causeway reads (up to "
+                            "2.x); upgrade causeway")
           .c_str(),
       TraceFormatError);
 }
@@ -412,7 +420,7 @@ TEST_CASE("a newer minor version is read, with a note") {
   CHECK(out.events.size() == 5);
   REQUIRE(report.notes.size() == 1);
   CHECK(report.notes[0] ==
-        "written by a newer causeway (format 1.3); parts it added may be skipped");
+        "written by a newer causeway (format 2.3); parts it added may be skipped");
 }
 
 TEST_CASE("a file that is not a trace is refused, naming the file") {
@@ -527,11 +535,16 @@ struct Robustness {
   std::vector<size_t> first_event;  // per chunk: index of its first event in `original`
   std::map<uint64_t, size_t> by_ts;
 
-  Robustness() {
+  explicit Robustness(TraceCompression compression) {
     TempDir dir("cw-tracer-test");
-    original = write_streamed(dir.file("r.cwt"), 13, 12, 60);
+    original = write_streamed(dir.file("r.cwt"), 13, 12, 60, compression);
     bytes = slurp(dir.file("r.cwt"));
     chunks = walk_chunks(bytes);
+    // The damage below must hit compressed chunks when there are to be some.
+    const bool any_compressed = std::any_of(chunks.begin(), chunks.end(), [](const ChunkInfo& c) {
+      return (c.type & bf::kCompressedFlag) != 0 && c.events > 0;
+    });
+    REQUIRE(any_compressed == (compression == TraceCompression::Zstd));
     size_t next = 0;
     for (const auto& c : chunks) {
       first_event.push_back(next);
@@ -587,8 +600,8 @@ struct Robustness {
   }
 };
 
-TEST_CASE("a truncated trace keeps every whole chunk and reports where it was cut") {
-  Robustness r;
+void check_truncations(TraceCompression compression) {
+  Robustness r(compression);
   std::vector<uint64_t> cuts;
   for (const auto& c : r.chunks)
     for (int d = -3; d <= 3; ++d) cuts.push_back(c.offset + static_cast<uint64_t>(d));
@@ -618,8 +631,8 @@ TEST_CASE("a truncated trace keeps every whole chunk and reports where it was cu
   }
 }
 
-TEST_CASE("a corrupted trace keeps every intact chunk and reports each damaged one") {
-  Robustness r;
+void check_corruptions(TraceCompression compression) {
+  Robustness r(compression);
   std::vector<uint64_t> offsets;
   for (uint64_t o = 0; o < bf::kHeaderSize; ++o) offsets.push_back(o);
   for (const auto& c : r.chunks)
@@ -651,6 +664,157 @@ TEST_CASE("a corrupted trace keeps every intact chunk and reports each damaged o
     });
     CHECK((skipped || (noted && at >= hit.offset + 4 && at < hit.offset + 8)));
   }
+}
+
+TEST_CASE("a truncated trace keeps every whole chunk and reports where it was cut") {
+  check_truncations(TraceCompression::None);
+}
+
+TEST_CASE("a truncated compressed trace keeps every whole chunk and reports where it was cut") {
+  check_truncations(TraceCompression::Zstd);
+}
+
+TEST_CASE("a corrupted trace keeps every intact chunk and reports each damaged one") {
+  check_corruptions(TraceCompression::None);
+}
+
+TEST_CASE("a corrupted compressed trace keeps every intact chunk and reports each damaged one") {
+  check_corruptions(TraceCompression::Zstd);
+}
+
+// ---- compression ----
+
+TEST_CASE("compressed and uncompressed traces read back the same; none writes format 1.2") {
+  TempDir dir("cw-tracer-test");
+  // 100 events per chunk over 40 rounds: more compressed chunks than the reader looks
+  // ahead, so decompressed chunks are taken from the workers in order.
+  Trace t = write_streamed(dir.file("z.cwt"), 100, 40, 500, TraceCompression::Zstd);
+  write_streamed(dir.file("p.cwt"), 100, 40, 500, TraceCompression::None);
+  const std::string z = slurp(dir.file("z.cwt")), p = slurp(dir.file("p.cwt"));
+  std::vector<ChunkInfo> zc = walk_chunks(z), pc = walk_chunks(p);
+  auto compressed = [](const ChunkInfo& c) { return (c.type & bf::kCompressedFlag) != 0; };
+  CHECK(std::count_if(zc.begin(), zc.end(), compressed) >= 200);
+  CHECK(std::none_of(pc.begin(), pc.end(), compressed));
+  CHECK(z.size() * 2 < p.size());
+  uint32_t zv[2], pv[2];
+  std::memcpy(zv, z.data() + 8, 8);
+  std::memcpy(pv, p.data() + 8, 8);
+  CHECK((zv[0] == 2 && zv[1] == 0));
+  CHECK((pv[0] == 1 && pv[1] == 2));
+  for (const std::string* bytes : {&z, &p}) {
+    Trace back;
+    ReadReport report = read_trace_bytes(*bytes, back, "x.cwt");
+    CHECK(report.clean());
+    CHECK(report.notes.empty());
+    CHECK(report.events_read == 20000);
+    CHECK(canonical(back) == canonical(t));
+  }
+  // Every level writes what reads back.
+  for (int level : {1, 19}) {
+    TraceWriterOptions options;
+    options.level = level;
+    write_trace(t, dir.file("l.cwt"), options);
+    Trace back;
+    CHECK(read_trace(dir.file("l.cwt"), back).clean());
+    CHECK(canonical(back) == canonical(t));
+  }
+}
+
+TEST_CASE("compression options parse from none, zstd and zstd=LEVEL") {
+  TraceWriterOptions o;
+  std::string why;
+  CHECK(parse_trace_compression("none", o, &why));
+  CHECK(o.compression == TraceCompression::None);
+  CHECK(parse_trace_compression("zstd=9", o, &why));
+  CHECK(o.compression == TraceCompression::Zstd);
+  CHECK(o.level == 9);
+  CHECK(parse_trace_compression("zstd", o, &why));
+  CHECK(o.level == 3);
+  for (const char* bad : {"zstd=0", "zstd=23", "zstd=", "zstd=3x", "gzip", "zstd=-1"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(parse_trace_compression(bad, o, &why));
+  }
+  CHECK(why == "'zstd=-1': the zstd level is a whole number from 1 to 22");
+  parse_trace_compression("gzip", o, &why);
+  CHECK(why == "'gzip': expected none, zstd or zstd=LEVEL");
+}
+
+// A compressed events chunk of a streamed trace, and the file around it.
+struct CompressedChunk {
+  std::string bytes;
+  Trace original;
+  ChunkInfo chunk;
+  CompressedChunk() {
+    TempDir dir("cw-tracer-test");
+    original = write_streamed(dir.file("c.cwt"), 50, 4, 200);
+    bytes = slurp(dir.file("c.cwt"));
+    std::vector<ChunkInfo> chunks = walk_chunks(bytes);
+    auto it = std::find_if(chunks.begin(), chunks.end(), [](const ChunkInfo& c) {
+      return c.type == (static_cast<uint32_t>(bf::ChunkType::Events) | bf::kCompressedFlag);
+    });
+    REQUIRE(it != chunks.end());
+    chunk = *it;
+  }
+  uint64_t payload() const { return chunk.offset + bf::kChunkHeaderSize; }
+  // Recomputes the chunk's checksum, as a crafted file would have it.
+  void fix_checksum() {
+    uint64_t hash = XXH3_64bits(bytes.data() + payload(), chunk.end - payload());
+    std::memcpy(bytes.data() + chunk.offset + 16, &hash, 8);
+  }
+  // Reads the damaged bytes: the one chunk is skipped with `reason`, every other event kept.
+  void expect_only_chunk_lost(const std::string& reason) {
+    Trace back;
+    ReadReport report = read_trace_bytes(bytes, back, "c.cwt");
+    REQUIRE(report.skipped.size() == 1);
+    CHECK(report.skipped[0].offset == chunk.offset);
+    CHECK(report.skipped[0].size == chunk.end - chunk.offset);
+    CHECK(report.skipped[0].reason == reason);
+    CHECK(back.events.size() == original.events.size() - chunk.events);
+  }
+};
+
+TEST_CASE("a damaged compressed chunk fails its checksum (taken over the stored bytes)") {
+  CompressedChunk c;
+  c.bytes[c.chunk.end - 20] ^= 0x10;  // inside the zstd frame
+  c.expect_only_chunk_lost("checksum mismatch in compressed events chunk");
+}
+
+TEST_CASE("a compressed chunk that does not decompress is skipped, naming zstd's reason") {
+  CompressedChunk c;
+  // Past the checksum (recomputed): the frame's own header is damaged.
+  c.bytes[c.payload() + bf::kCompressedHeaderSize + 16] ^= 0xff;  // the frame's magic
+  c.fix_checksum();
+  c.expect_only_chunk_lost("malformed compressed events chunk: zstd: Unknown frame descriptor");
+}
+
+TEST_CASE("an absurd declared size is refused before anything is allocated") {
+  CompressedChunk c;
+  uint64_t huge = 1ull << 40;  // a decompression bomb's claim: 1 TiB
+  std::memcpy(c.bytes.data() + c.payload() + 8, &huge, 8);
+  c.fix_checksum();
+  c.expect_only_chunk_lost(
+      "malformed compressed events chunk: declares 1099511627776 bytes once decompressed, more "
+      "than a chunk may hold (67108864 bytes)");
+}
+
+TEST_CASE("a declared size that differs from the zstd frame's is refused") {
+  CompressedChunk c;
+  uint64_t declared;
+  std::memcpy(&declared, c.bytes.data() + c.payload() + 8, 8);
+  const uint64_t larger = declared + 8;
+  std::memcpy(c.bytes.data() + c.payload() + 8, &larger, 8);
+  c.fix_checksum();
+  c.expect_only_chunk_lost(fmt::format(
+      "malformed compressed events chunk: the zstd frame holds {} bytes, the chunk declares {}",
+      declared - 16, larger - 16));
+}
+
+TEST_CASE("an unknown codec is refused, naming it") {
+  CompressedChunk c;
+  uint32_t codec = 7;
+  std::memcpy(c.bytes.data() + c.payload(), &codec, 4);
+  c.fix_checksum();
+  c.expect_only_chunk_lost("malformed compressed events chunk: unknown compression codec 7");
 }
 
 }  // namespace

@@ -253,7 +253,7 @@ struct RingWriter::State {
   void open_next() {
     while (!files.empty() && files.size() >= options.files) drop_oldest();
     uint64_t generation = next_generation++;
-    writer = std::make_unique<TraceWriter>(path(generation), schema);
+    writer = std::make_unique<TraceWriter>(path(generation), schema, options.writer);
     files.push_back(FileSummary{generation});
     files.back().bytes = current_size();
     appends_in_file = 0;

@@ -16,6 +16,7 @@ struct RingOptions {
   std::string dir;                  // created 0700 if missing
   uint64_t max_bytes = 2ull << 30;  // the whole ring on disk
   uint32_t files = 16;              // slots; each file is closed after max_bytes / files
+  TraceWriterOptions writer;        // each file's (zstd-compressed by default)
 };
 
 struct RingStats {

@@ -91,6 +91,14 @@ class Recorder {
 
 constexpr uint64_t kMiB = 1 << 20;
 
+// The tests' bounds are sized for uncompressed files (the synthetic events compress
+// ~20-fold); "a compressed ring ..." below checks the default.
+RingOptions plain_ring(const std::string& dir) {
+  RingOptions options{dir, kMiB, 4};
+  options.writer.compression = TraceCompression::None;
+  return options;
+}
+
 // 200 appends of 1000 events into a 1 MiB ring of 4 files.
 struct FilledRing {
   TempDir tmp{"cw-ring-test"};
@@ -99,7 +107,7 @@ struct FilledRing {
   RingStats stats;
 
   FilledRing() {
-    RingWriter ring(RingOptions{dir, kMiB, 4});
+    RingWriter ring(plain_ring(dir));
     for (int batch = 0; batch < 200; ++batch) {
       recorder.add_batch(1000);
       recorder.append_to(ring);
@@ -163,6 +171,30 @@ TEST_CASE("the ring keeps the newest events within its byte bound and drops the 
   CHECK(report.notes == expected_notes);
 }
 
+TEST_CASE("a compressed ring (the default) rotates within its bound and reads back whole") {
+  TempDir tmp("cw-ring-test");
+  const std::string dir = tmp.file("ring");
+  Recorder recorder;
+  constexpr uint64_t kBound = 32 << 10;
+  RingWriter ring(RingOptions{dir, kBound, 4});
+  for (int batch = 0; batch < 200; ++batch) {
+    recorder.add_batch(1000);
+    recorder.append_to(ring);
+    REQUIRE(ring.stats().bytes <= kBound);
+    REQUIRE(ring.stats().bytes == ring_bytes_on_disk(dir));
+  }
+  ring.close();
+  const RingStats stats = ring.stats();
+  CHECK(stats.events_overwritten > 0);
+  Trace out;
+  ReadReport report = read_ring(dir, out);
+  CHECK(report.clean());
+  CHECK(report.major == bf::kMajor);
+  REQUIRE(!out.events.empty());
+  CHECK(stats.events_overwritten + out.events.size() == stats.events_written);
+  CHECK((out.events.back().ts - out.events.front().ts) / 1000 + 1 == out.events.size());
+}
+
 TEST_CASE("reading only the newest ring file gives named threads") {
   FilledRing ring;
   std::vector<std::string> files = ring_files(ring.dir);
@@ -184,7 +216,7 @@ TEST_CASE("reading only the newest ring file gives named threads") {
 TEST_CASE("ring files are 0600 and a ring directory it creates is 0700") {
   TempDir tmp("cw-ring-test");
   std::string dir = tmp.file("nested/ring");
-  RingWriter ring(RingOptions{dir, kMiB, 4});
+  RingWriter ring(plain_ring(dir));
   Recorder recorder;
   recorder.add_batch(10);
   recorder.append_to(ring);
@@ -257,7 +289,7 @@ TEST_CASE("a reopened ring continues after its newest file and keeps counting wh
   std::string dir = tmp.file("ring");
   Recorder recorder;
   {
-    RingWriter ring(RingOptions{dir, kMiB, 4});
+    RingWriter ring(plain_ring(dir));
     for (int batch = 0; batch < 20; ++batch) {
       recorder.add_batch(1000);
       recorder.append_to(ring);
@@ -265,7 +297,7 @@ TEST_CASE("a reopened ring continues after its newest file and keeps counting wh
     // No close: the destructor ends the file, as after an orderly stop.
   }
   std::vector<std::string> before = ring_files(dir);
-  RingWriter ring(RingOptions{dir, kMiB, 4});
+  RingWriter ring(plain_ring(dir));
   REQUIRE(before.size() == 4);
   // The oldest file made room for the new one, whose generation follows the newest.
   std::vector<std::string> after = ring_files(dir);
@@ -294,9 +326,9 @@ TEST_CASE("a reopened ring continues after its newest file and keeps counting wh
 TEST_CASE("a second writer on the same ring is refused") {
   TempDir tmp("cw-ring-test");
   std::string dir = tmp.file("ring");
-  RingWriter first(RingOptions{dir, kMiB, 4});
+  RingWriter first(plain_ring(dir));
   try {
-    RingWriter second(RingOptions{dir, kMiB, 4});
+    RingWriter second(plain_ring(dir));
     FAIL("the second writer opened the ring");
   } catch (const std::runtime_error& e) {
     CHECK(std::string(e.what()) == dir + ": another causeway recorder is writing this ring");
@@ -308,7 +340,7 @@ TEST_CASE("a ring directory that cannot be created names its path") {
   std::ofstream(tmp.file("plain")) << "not a directory";
   std::string dir = tmp.file("plain/ring");
   try {
-    RingWriter ring(RingOptions{dir, kMiB, 4});
+    RingWriter ring(plain_ring(dir));
     FAIL("the ring opened under a file");
   } catch (const std::runtime_error& e) {
     CHECK(std::string(e.what()) == dir + ": cannot create the ring directory: Not a directory");
@@ -334,7 +366,7 @@ TEST_CASE("read_ring skips a ring file that is not a trace, naming it") {
   TempDir tmp("cw-ring-test");
   std::string dir = tmp.file("ring");
   {
-    RingWriter ring(RingOptions{dir, kMiB, 4});
+    RingWriter ring(plain_ring(dir));
     Recorder recorder;
     recorder.add_batch(100);
     recorder.append_to(ring);

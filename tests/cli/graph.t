@@ -56,8 +56,13 @@ A mistake in a text trace is shown where it is.
   $ causeway graph $TMP_DIR/junk >/dev/null 2>&1
   [1]
 
-A trace cut short keeps what is intact and says what it skipped.
+A trace cut short keeps what is intact and says what it skipped: uncompressed, the cut
+falls in the schema chunk; compressed (the default), in the events chunk.
+
+  $ causeway convert examples/server-loop.trace --compress none -o $TMP_DIR/demo.cwt 2>/dev/null && head -c 3000 $TMP_DIR/demo.cwt > $TMP_DIR/cut.cwt && causeway graph $TMP_DIR/cut.cwt --json 2>&1 | sed "s|$TMP_DIR/||" | grep -E 'warning|skipped_chunks'
+  cut.cwt: warning: skipped 2968 bytes at offset 32: truncated schema chunk (needs 5016 bytes, 2944 left)
+      "skipped_chunks": 1,
 
   $ causeway convert examples/server-loop.trace -o $TMP_DIR/demo.cwt 2>/dev/null && head -c 3000 $TMP_DIR/demo.cwt > $TMP_DIR/cut.cwt && causeway graph $TMP_DIR/cut.cwt --json 2>&1 | sed "s|$TMP_DIR/||" | grep -E 'warning|skipped_chunks'
-  cut.cwt: warning: skipped 2968 bytes at offset 32: truncated schema chunk (needs 5016 bytes, 2944 left)
+  cut.cwt: warning: skipped 408 bytes at offset 2592: truncated compressed events chunk (needs 464 bytes, 384 left)
       "skipped_chunks": 1,
