@@ -2,9 +2,15 @@
 
 #include <algorithm>
 #include <unordered_map>
+#include <utility>
+
+#include "base/parallel.h"
 
 namespace cw::engine {
 namespace {
+
+// Below this many events a second thread costs more than it saves.
+constexpr size_t kEventsPerRange = 65536;
 
 // The event kinds and fields a profile reads, looked up by name in the trace's schema.
 struct ProfileKinds {
@@ -175,54 +181,100 @@ SegmentProfile profile(const Trace& trace, const ThreadEvents& events, Tid tid, 
 
 ThreadEvents::ThreadEvents(const Trace& trace, const std::vector<Tid>& tids) {
   const ProfileKinds k(trace.schema);
+  const size_t n = trace.events.size();
+  // The events are cut into one contiguous range per worker. Each range is counted, then
+  // copied, on its own thread: range w's events of a thread go right after range w-1's,
+  // so every list is in event order as one pass would make it.
+  const size_t ranges =
+      n < kEventsPerRange ? 1 : std::min<size_t>(worker_count(), n / kEventsPerRange);
+  auto range_of = [&](size_t w) { return std::pair{n * w / ranges, n * (w + 1) / ranges}; };
+
   // Threads get slots in tid order, through a table indexed by tid (a hash lookup per
   // event costs more than the whole rest of the pass on a large trace).
   Tid max_tid = 0;
   for (const ThreadInfo& t : trace.threads) max_tid = std::max(max_tid, t.tid);
   for (Tid t : tids) max_tid = std::max(max_tid, t);
-  std::vector<uint32_t> slot(static_cast<size_t>(max_tid) + 1, kNoIndex);
+  std::vector<uint32_t> slot;
   if (tids.empty()) {
     // Every thread with events; the thread table normally names them all, but an event
     // of an unnamed thread still counts.
-    for (const Event& e : trace.events) {
-      if (e.tid >= slot.size()) slot.resize(static_cast<size_t>(e.tid) + 1, kNoIndex);
-      slot[e.tid] = 0;
-    }
-    max_tid = static_cast<Tid>(slot.size() - 1);
+    std::vector<std::vector<uint8_t>> seen(ranges);
+    parallel_for(ranges, [&](size_t w) {
+      auto& mine = seen[w];
+      mine.assign(static_cast<size_t>(max_tid) + 1, 0);
+      const auto [begin, end] = range_of(w);
+      for (size_t i = begin; i < end; ++i) {
+        const Tid tid = trace.events[i].tid;
+        if (tid >= mine.size()) mine.resize(static_cast<size_t>(tid) + 1, 0);
+        mine[tid] = 1;
+      }
+    });
+    for (const auto& mine : seen)
+      max_tid = std::max<Tid>(max_tid, static_cast<Tid>(mine.size() - 1));
+    slot.assign(static_cast<size_t>(max_tid) + 1, kNoIndex);
+    for (const auto& mine : seen)
+      for (size_t t = 0; t < mine.size(); ++t)
+        if (mine[t]) slot[t] = 0;
   } else {
-    for (Tid t : tids)
-      if (t <= max_tid) slot[t] = 0;
+    slot.assign(static_cast<size_t>(max_tid) + 1, kNoIndex);
+    for (Tid t : tids) slot[t] = 0;
   }
   for (Tid t = 0; t <= max_tid; ++t)
     if (slot[t] != kNoIndex) {
       slot[t] = static_cast<uint32_t>(tids_.size());
       tids_.push_back(t);
     }
-  // Count first, so each list is allocated once at its final size.
-  std::vector<uint32_t> n_events(tids_.size()), n_switches(tids_.size()), n_syscalls(tids_.size());
-  for (const Event& e : trace.events) {
-    uint32_t s = e.tid < slot.size() ? slot[e.tid] : kNoIndex;
-    if (s == kNoIndex) continue;
-    ++n_events[s];
-    n_switches[s] += k.is_switch(e.kind);
-    n_syscalls[s] += k.is_syscall(e.kind);
-  }
-  events_.resize(tids_.size());
-  switches_.resize(tids_.size());
-  syscalls_.resize(tids_.size());
-  for (size_t s = 0; s < tids_.size(); ++s) {
-    events_[s].reserve(n_events[s]);
-    switches_[s].reserve(n_switches[s]);
-    syscalls_[s].reserve(n_syscalls[s]);
-  }
-  for (uint32_t i = 0; i < trace.events.size(); ++i) {
-    const Event& e = trace.events[i];
-    uint32_t s = e.tid < slot.size() ? slot[e.tid] : kNoIndex;
-    if (s == kNoIndex) continue;
-    events_[s].push_back(i);
-    if (k.is_switch(e.kind)) switches_[s].push_back(i);
-    if (k.is_syscall(e.kind)) syscalls_[s].push_back(i);
-  }
+  const size_t slots = tids_.size();
+
+  // Count per range first, so each list is allocated once at its final size and each
+  // range knows where its part of every list starts.
+  struct Counts {
+    std::vector<uint32_t> events, switches, syscalls;
+  };
+  std::vector<Counts> at(ranges);
+  parallel_for(ranges, [&](size_t w) {
+    Counts& c = at[w];
+    c.events.assign(slots, 0);
+    c.switches.assign(slots, 0);
+    c.syscalls.assign(slots, 0);
+    const auto [begin, end] = range_of(w);
+    for (size_t i = begin; i < end; ++i) {
+      const Event& e = trace.events[i];
+      const uint32_t s = e.tid < slot.size() ? slot[e.tid] : kNoIndex;
+      if (s == kNoIndex) continue;
+      ++c.events[s];
+      c.switches[s] += k.is_switch(e.kind);
+      c.syscalls[s] += k.is_syscall(e.kind);
+    }
+  });
+  // Turn each range's counts into its starting positions, and size the lists.
+  events_.resize(slots);
+  switches_.resize(slots);
+  syscalls_.resize(slots);
+  parallel_for(slots, [&](size_t s) {
+    uint32_t ne = 0, nw = 0, nc = 0;
+    for (Counts& c : at) {
+      ne += std::exchange(c.events[s], ne);
+      nw += std::exchange(c.switches[s], nw);
+      nc += std::exchange(c.syscalls[s], nc);
+    }
+    events_[s].resize(ne);
+    switches_[s].resize(nw);
+    syscalls_[s].resize(nc);
+  });
+  parallel_for(ranges, [&](size_t w) {
+    Counts& next = at[w];
+    const auto [begin, end] = range_of(w);
+    for (size_t i = begin; i < end; ++i) {
+      const Event& e = trace.events[i];
+      const uint32_t s = e.tid < slot.size() ? slot[e.tid] : kNoIndex;
+      if (s == kNoIndex) continue;
+      const auto index = static_cast<uint32_t>(i);
+      events_[s][next.events[s]++] = index;
+      if (k.is_switch(e.kind)) switches_[s][next.switches[s]++] = index;
+      if (k.is_syscall(e.kind)) syscalls_[s][next.syscalls[s]++] = index;
+    }
+  });
 }
 
 const std::vector<uint32_t>& ThreadEvents::list(const std::vector<std::vector<uint32_t>>& lists,

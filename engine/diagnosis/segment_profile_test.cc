@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include "engine/graph/test_support.h"
@@ -267,6 +269,52 @@ TEST_CASE(
   CHECK(second.end_ns == 1000 * kMs);
   CHECK(second.blocked_ns == 900 * kMs);
   CHECK(second.events == 7);  // including the switch_out at 1 s
+}
+
+}  // namespace
+}  // namespace cw::engine
+
+namespace cw::engine {
+namespace {
+
+TEST_CASE("ThreadEvents on several CPUs: the same lists as on one, every event of every thread") {
+  // 400 k events of 7 threads (one the thread table does not name), interleaved unevenly,
+  // enough for several ranges of events.
+  Trace t;
+  for (Tid tid = 1; tid <= 6; ++tid) t.threads.push_back({tid * 10, 5, 0, false});
+  t.rebuild_indexes();
+  const KindId enter = t.schema.find("syscall_enter"), out = t.schema.find("switch_out"),
+               marker = t.schema.find("marker");
+  for (uint32_t i = 0; i < 400'000; ++i) {
+    const Tid tid = (i * 7919u % 13u) < 6 ? (i * 7919u % 13u + 1) * 10 : 99;
+    const KindId kind = i % 3 == 0 ? enter : i % 3 == 1 ? out : marker;
+    t.add_event(i, tid, kind);
+  }
+  auto lists = [&](const char* threads) {
+    setenv("CAUSEWAY_THREADS", threads, 1);
+    const ThreadEvents ev(t);
+    unsetenv("CAUSEWAY_THREADS");
+    std::vector<std::vector<uint32_t>> out;
+    for (Tid tid : ev.tids()) {
+      out.push_back(ev.of(tid));
+      out.push_back(ev.switches_of(tid));
+      out.push_back(ev.syscalls_of(tid));
+    }
+    return std::pair{ev.tids(), out};
+  };
+  const auto [tids, serial] = lists("1");
+  CHECK(tids == std::vector<Tid>{10, 20, 30, 40, 50, 60, 99});
+  size_t total = 0;
+  for (size_t i = 0; i < serial.size(); i += 3) {
+    total += serial[i].size();
+    CHECK(std::is_sorted(serial[i].begin(), serial[i].end()));
+  }
+  CHECK(total == t.events.size());
+  for (const char* threads : {"2", "3", "8"}) {
+    const auto [p_tids, parallel] = lists(threads);
+    CHECK(p_tids == tids);
+    CHECK(parallel == serial);
+  }
 }
 
 }  // namespace

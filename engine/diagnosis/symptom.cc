@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "base/parallel.h"
 #include "base/terminal_text.h"
 #include "trace/command_marker.h"
 #include "trace/names.h"
@@ -295,7 +296,7 @@ class Finder {
 
   // A thread without loop cuts: every segment, except that a run of segments repeating
   // one system call that no other thread caused is one stretch.
-  void segment_stretches(const Graph::ThreadSegments& t, std::vector<Stretch>& out) {
+  void segment_stretches(const Graph::ThreadSegments& t, std::vector<Stretch>& out) const {
     constexpr StrId kNone = StringTable::kMissing;
     const uint32_t n = t.end - t.begin;
     std::vector<StrId> key(n, kNone);
@@ -339,19 +340,25 @@ class Finder {
     }
   }
 
-  std::vector<Stretch> stretches(const Graph::ThreadSegments& t) {
+  // Const once prepare_shared_lookups() has run, so threads may call it side by side.
+  std::vector<Stretch> stretches(const Graph::ThreadSegments& t) const {
     std::vector<Stretch> out;
     if (t.begin == t.end) return out;
-    if (has_loop_cut(t)) {
+    if (has_loop_cut(t))
       loop_stretches(t, out);
-    } else {
-      mark_strong_in();
+    else
       segment_stretches(t, out);
-    }
     return out;
   }
 
-  // Which segments have an incoming strong edge from another thread.
+  // The lookups stretches() shares between threads, made once before any of them runs:
+  // which segments have an incoming strong edge from another thread, and who opened each
+  // conversation between two processes (initiator()).
+  void prepare_shared_lookups() {
+    mark_strong_in();
+    initiator(0, 0);
+  }
+
   void mark_strong_in() {
     if (!strong_in_.empty() || g_.segments.empty()) return;
     strong_in_.assign(g_.segments.size(), false);
@@ -415,6 +422,7 @@ class Finder {
     std::string whose;  // " of process P and its descendants (the recorded command)"
   };
   bool gather(const std::string& thread_name, Pool& pool, std::string* why) {
+    std::vector<const Graph::ThreadSegments*> chosen;
     for (const Graph::ThreadSegments& t : g_.threads) {
       if (t.begin == t.end || t.tid == 0) continue;
       const ThreadInfo* info = trace_.thread(t.tid);
@@ -427,9 +435,15 @@ class Finder {
         continue;
       }
       ++(loop ? pool.loops : pool.mains);
-      auto s = stretches(t);
-      pool.all.insert(pool.all.end(), s.begin(), s.end());
+      chosen.push_back(&t);
     }
+    // Each thread's stretches read the graph only: they are found on every CPU, into one
+    // slot per thread, and joined in thread order (the same stretches in the same order
+    // as one thread would find them).
+    prepare_shared_lookups();
+    std::vector<std::vector<Stretch>> per_thread(chosen.size());
+    parallel_for(chosen.size(), [&](size_t i) { per_thread[i] = stretches(*chosen[i]); });
+    for (const auto& s : per_thread) pool.all.insert(pool.all.end(), s.begin(), s.end());
     pool.whose =
         command_pid_
             ? fmt::format(" of process {} and its descendants (the recorded command)", command_pid_)
@@ -474,12 +488,17 @@ class Finder {
       if (da != db) return da > db;
       return a.start_ns < b.start_ns;
     });
-    std::vector<HangCandidate> out;
-    for (size_t i = 0; i < all.size();) {
-      size_t j = i;
+    // One candidate per thread: the threads' stretches are runs of `all`, each ranked on
+    // its own, on every CPU, into one slot per thread.
+    std::vector<size_t> run_begin;
+    for (size_t i = 0; i < all.size(); ++i)
+      if (i == 0 || all[i].tid != all[i - 1].tid) run_begin.push_back(i);
+    run_begin.push_back(all.size());
+    std::vector<HangCandidate> out(run_begin.size() - 1);
+    parallel_for(out.size(), [&](size_t r) {
       const Stretch* best = nullptr;
       uint64_t best_score = 0;
-      for (; j < all.size() && all[j].tid == all[i].tid; ++j) {
+      for (size_t j = run_begin[r]; j < run_begin[r + 1]; ++j) {
         const Stretch& s = all[j];
         if (best && s.end_ns - s.start_ns <= best_score) continue;
         const SegmentProfile p = profile_range(trace_, ev_, s.tid, s.start_ns, s.end_ns);
@@ -490,13 +509,11 @@ class Finder {
           best_score = score;
         }
       }
-      HangCandidate c;
+      HangCandidate& c = out[r];
       c.hang = make_hang(*best, "");
       c.score_ns = best_score;
       c.by_design = by_design(*best, c.hang, &c.woken_by);
-      out.push_back(std::move(c));
-      i = j;
-    }
+    });
     std::stable_sort(out.begin(), out.end(), [](const HangCandidate& a, const HangCandidate& b) {
       if (a.by_design.empty() != b.by_design.empty()) return a.by_design.empty();
       if (a.score_ns != b.score_ns) return a.score_ns > b.score_ns;
@@ -702,9 +719,11 @@ class Finder {
     }
     const std::string how =
         fmt::format("--hang {}@{}", r.tid, short_seconds(r.at_ns - std::min(r.at_ns, t0_)));
-    for (const Stretch& s : stretches(*t))
+    mark_strong_in();
+    const std::vector<Stretch> found = stretches(*t);
+    for (const Stretch& s : found)
       if (s.start_ns <= r.at_ns && r.at_ns < s.end_ns) return make_hang(s, how);
-    for (const Stretch& s : stretches(*t))
+    for (const Stretch& s : found)
       if (s.start_ns <= r.at_ns && r.at_ns <= s.end_ns) return make_hang(s, how);
     // Idle in its loop at that time: the segment holding it.
     uint32_t seg = t->begin;

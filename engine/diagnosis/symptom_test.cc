@@ -1,7 +1,9 @@
 #include "engine/diagnosis/symptom.h"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "engine/graph/test_support.h"
@@ -690,6 +692,60 @@ TEST_CASE("by name, a process of that name wins over its overlapping descendant 
     REQUIRE_MESSAGE(g.hang, g.why);
     CHECK(g.hang->tid == 101);
   }
+}
+
+}  // namespace
+}  // namespace cw::engine
+
+namespace cw::engine {
+namespace {
+
+// The candidates as text, for comparing two runs in one CHECK.
+std::string describe(const std::vector<HangCandidate>& list) {
+  std::string out;
+  for (const HangCandidate& c : list)
+    out += fmt::format("{} {} {} {}-{} seg {} woken_by {} [{}]\n", c.hang.tid, c.score_ns,
+                       static_cast<int>(c.hang.kind), c.hang.start_ns, c.hang.end_ns,
+                       c.hang.segment, c.woken_by, c.by_design);
+  return out;
+}
+
+TEST_CASE("auto's candidates are the same on one thread as on several") {
+  // 60 main threads, each waiting and computing for its own times, so that every one has
+  // several stretches and the ranking depends on all of them.
+  std::string trace;
+  for (int p = 1; p <= 60; ++p) {
+    const int pid = 1000 + p;
+    trace += fmt::format("process {0} comm=w{1}\nthread {0} pid={0} comm=w{1}\n", pid, p);
+  }
+  for (int p = 1; p <= 60; ++p) {
+    const int pid = 1000 + p;
+    uint64_t t = static_cast<uint64_t>(p) * 1000;
+    trace += fmt::format("{}ns {} switch_in\n", t, pid);
+    for (int k = 0; k < 4; ++k) {
+      const uint64_t wait = static_cast<uint64_t>((p * 7 + k * 13) % 37 + 1) * kMs;
+      trace += fmt::format("{}ns {} syscall_enter name=read fd=3\n", t + 100, pid);
+      trace += fmt::format("{}ns {} switch_out state=S\n", t + 200, pid);
+      t += 200 + wait;
+      trace += fmt::format("{}ns {} switch_in\n", t, pid);
+      trace += fmt::format("{}ns {} syscall_exit name=read ret=1\n", t + 100, pid);
+      t += static_cast<uint64_t>((p * 3 + k) % 5 + 1) * kMs;  // computing
+    }
+    trace += fmt::format("{}ns {} exit\n", t, pid);
+  }
+  const Built b = build(trace);
+  const ThreadEvents events(b.trace);
+  auto list_with = [&](const char* threads) {
+    setenv("CAUSEWAY_THREADS", threads, 1);
+    std::string why;
+    auto list = list_hangs(b.trace, b.graph(), events, {}, &why);
+    unsetenv("CAUSEWAY_THREADS");
+    return list;
+  };
+  const auto serial = list_with("1");
+  REQUIRE(serial.size() == 60);
+  CHECK(describe(list_with("4")) == describe(serial));
+  CHECK(describe(list_with("3")) == describe(serial));
 }
 
 }  // namespace
