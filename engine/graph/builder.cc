@@ -134,7 +134,7 @@ class Builder {
         options_(options),
         spans_(trace.schema),
         lua_(rules, options.lua_limits),
-        eval_(trace, spans_, &lua_),
+        eval_(trace, spans_, &lua_, options.interpret_expressions),
         census_(take_census(trace, spans_)),
         threads_index_(census_) {
     spans_.reserve(census_.span_opens);

@@ -175,5 +175,46 @@ TEST_CASE("a lua function defined nowhere the rule can see is an error at the ca
         "                            ^~~~~~~~~~~\n");
 }
 
+// testing::build compares every graph above built from compiled expressions with one built
+// by walking their trees; that comparison means something only if the compiled programs
+// run: ordinary forms compile to steps of their own, and only what the walk must keep
+// (Lua calls, divisions that may fail, other calls) is handed to it.
+TEST_CASE("expressions compile to flat programs; the walk keeps only what it must") {
+  Trace trace = testing::load_trace(std::string(kServer));
+  SpanTree spans(trace.schema);
+  auto codes = [&](const std::string& where, bool interpret = false) {
+    auto rules = testing::load_rules(
+        "lua [[\nfunction f(x) return true end\n]]\n"
+        "list l = [\"read\", \"write\"]\n"
+        "split s { at syscall_enter where " +
+        where + " }\n");
+    LuaHost lua(rules, {});
+    Evaluator ev(trace, spans, &lua, interpret);
+    PreparedExpr p = ev.prepare(rules.splits[0].where, rules.splits[0].origin);
+    std::string out;
+    for (const auto& in : p.code) out += std::to_string(static_cast<int>(in.code)) + " ";
+    return out;
+  };
+  using C = PreparedExpr::Code;
+  auto text = [](std::initializer_list<C> cs) {
+    std::string out;
+    for (C c : cs) out += std::to_string(static_cast<int>(c)) + " ";
+    return out;
+  };
+  CHECK(codes("name == \"read\" and not (fd > 3 or syscall.fd != 1) and syscall") ==
+        text({C::EventField, C::Const, C::Eq, C::JumpIfFalse, C::EventField, C::Const, C::Gt,
+              C::JumpIfTrue, C::SpanField, C::Const, C::Ne, C::ToBool, C::Not, C::ToBool,
+              C::JumpIfFalse, C::SpanOpen, C::ToBool}));
+  CHECK(codes("name in l and thread.comm matches \"w*\" and fd / 2 - 1 == -fd % 3") ==
+        text({C::EventField, C::Const,   C::In,     C::JumpIfFalse, C::Field,
+              C::Const,      C::Matches, C::ToBool, C::JumpIfFalse, C::EventField,
+              C::Const,      C::Div,     C::Const,  C::Sub,         C::EventField,
+              C::Neg,        C::Const,   C::Mod,    C::Eq,          C::ToBool}));
+  CHECK(codes("len(stack) > 1") == text({C::Tree, C::Const, C::Gt}));
+  CHECK(codes("fd / fd == 1") == text({C::Tree}));
+  CHECK(codes("fd == 1 and lua.f(fd)") == text({C::Tree}));
+  CHECK(codes("name == \"read\"", true).empty());
+}
+
 }  // namespace
 }  // namespace cw::engine
