@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <exception>
 #include <memory>
+#include <thread>
 #include <tuple>
 #include <unordered_map>
 
@@ -602,6 +604,18 @@ class Builder {
     __builtin_prefetch(&event_segment_[c.to.event]);
   }
 
+  // What one worker of classify_candidates learns from its range of candidates. Each has
+  // its own evaluator and prepared expressions: their caches are not shared.
+  struct Classifier {
+    Evaluator* eval = nullptr;
+    const std::vector<PreparedExpr>* where = nullptr;  // per edge rule
+    const std::vector<PreparedExpr>* cost = nullptr;
+    Edge* out = nullptr;  // where its edges go, in candidate order
+    uint64_t kept = 0;
+    uint64_t unclassified = 0, pruned = 0, boosted = 0;
+    std::vector<uint64_t> edges, pruned_by, boosted_by;  // per edge rule
+  };
+
   void classify_candidates() {
     const uint64_t n = candidates_.size();
     report("edges", 0, n);
@@ -619,63 +633,139 @@ class Builder {
       StrId id = trace_.strings.find(kinds[k]);
       kind_values[k] = {rules::ValueType::Str, id, kinds[k].c_str()};
     }
-    for (uint64_t ci = 0; ci < n; ++ci) {
-      prefetch_events(ci + kPrefetchAhead);
-      prefetch_segments(ci + kPrefetchAhead);
-      const Candidate& c = candidates_[ci];
-      EvalScope scope{{}, c.from, c.to};
-      uint32_t decided = kNoRule;
-      for (uint32_t r : link_decide_[c.link])
-        if (eval_.test(edge_where_[r], scope)) {
-          decided = r;
-          break;
-        }
-      if ((ci + 1) % kProgressStep == 0) report("edges", ci + 1, n);
-      if (decided == kNoRule) {
-        ++result_.stats.unclassified;
-        continue;
+    // Each candidate makes at most one edge, and edges keep candidate order: two workers
+    // classify the two halves (the machine has two cores), each writing its edges from
+    // the slot of its first candidate; the second's are then moved down behind the
+    // first's. Lua hooks run single-threaded, so packs with Lua classify on one thread.
+    const bool parallel = n >= options_.parallel_candidates && n >= 2 && rules_.lua.empty();
+    edges.resize(n);
+    auto classifier = [&](Evaluator* ev, const std::vector<PreparedExpr>* where,
+                          const std::vector<PreparedExpr>* cost, uint64_t first) {
+      Classifier c;
+      c.eval = ev;
+      c.where = where;
+      c.cost = cost;
+      c.out = edges.data() + first;
+      c.edges.assign(rules_.edges.size(), 0);
+      c.pruned_by.assign(rules_.edges.size(), 0);
+      c.boosted_by.assign(rules_.edges.size(), 0);
+      return c;
+    };
+    const uint64_t mid = parallel ? n / 2 : n;
+    std::vector<Classifier> workers;
+    workers.push_back(classifier(&eval_, &edge_where_, &edge_cost_, 0));
+    std::exception_ptr second_error;
+    if (parallel) {
+      // The second worker's evaluator and expressions, prepared here: preparing may throw.
+      Evaluator ev(trace_, spans_, nullptr, options_.interpret_expressions);
+      std::vector<PreparedExpr> where, cost;
+      for (const auto& e : rules_.edges) {
+        where.push_back(ev.prepare(e.where, e.origin));
+        cost.push_back(ev.prepare(e.cost, e.origin));
       }
-      const auto& rule = rules_.edges[decided];
-      Edge e;
-      e.from = segment_of(c.from.event);
-      e.to = segment_of(c.to.event);
-      e.from_event = c.from.event;
-      e.to_event = c.to.event;
-      e.kind = edge_kind_[decided] != 0xffff ? edge_kind_[decided] : link_kind_[c.link];
-      e.rule = {RuleKind::Edge, decided};
-      e.link = c.link;
-      e.strength = rule.strength == rules::Strength::Strong ? Strength::Strong : Strength::Weak;
-      if (e.strength == Strength::Weak) {
-        scope.edge_kind = &kind_values[e.kind];
-        uint32_t pruned = first_match(link_prune_[c.link], scope);
-        if (pruned != kNoRule) {
-          ++result_.counts.pruned[pruned];
-          ++result_.stats.pruned;
-          continue;
+      workers.push_back(classifier(&ev, &where, &cost, mid));
+      std::thread second([&] {
+        try {
+          classify_range(workers[1], mid, n, kind_values, false);
+        } catch (...) {
+          second_error = std::current_exception();
         }
-        uint32_t boosted = first_match(link_boost_[c.link], scope);
-        if (boosted != kNoRule) {
-          e.strength = Strength::Boosted;
-          e.boost_rule = boosted;
-          if (!edge_cost_[boosted].empty()) e.cost = search_cost(boosted, scope);
-          ++result_.counts.boosted[boosted];
-          ++result_.stats.boosted;
-        }
+      });
+      try {
+        classify_range(workers[0], 0, mid, kind_values, true);
+      } catch (...) {
+        second.join();
+        throw;  // the first half's error is the one a single thread meets first
       }
-      if (e.cost == Edge::kDefaultCost && !edge_cost_[decided].empty())
-        e.cost = search_cost(decided, scope);
-      ++result_.counts.edges[decided];
-      edges.push_back(e);
+      second.join();
+      if (second_error) std::rethrow_exception(second_error);
+    } else {
+      classify_range(workers[0], 0, n, kind_values, true);
+    }
+    uint64_t kept = workers[0].kept;
+    if (parallel) {
+      std::copy(edges.begin() + mid, edges.begin() + mid + workers[1].kept, edges.begin() + kept);
+      kept += workers[1].kept;
+    }
+    edges.resize(kept);
+    for (const Classifier& c : workers) {
+      result_.stats.unclassified += c.unclassified;
+      result_.stats.pruned += c.pruned;
+      result_.stats.boosted += c.boosted;
+      for (size_t r = 0; r < rules_.edges.size(); ++r) {
+        result_.counts.edges[r] += c.edges[r];
+        result_.counts.pruned[r] += c.pruned_by[r];
+        result_.counts.boosted[r] += c.boosted_by[r];
+      }
     }
     candidates_.clear();
     candidates_.shrink_to_fit();
     report("edges", n, n);
   }
 
+  // Classifies candidates [begin, end) into c.out. `reports`: this worker reports progress
+  // (the caller's thread only); with two workers its half stands for the whole.
+  void classify_range(Classifier& c, uint64_t begin, uint64_t end,
+                      const std::vector<Value>& kind_values, bool reports) {
+    const uint64_t n = candidates_.size();
+    const uint64_t scale = end > begin ? n / (end - begin) : 1;
+    for (uint64_t ci = begin; ci < end; ++ci) {
+      if (ci + kPrefetchAhead < end) {
+        prefetch_events(ci + kPrefetchAhead);
+        prefetch_segments(ci + kPrefetchAhead);
+      }
+      const Candidate& cand = candidates_[ci];
+      EvalScope scope{{}, cand.from, cand.to};
+      uint32_t decided = kNoRule;
+      for (uint32_t r : link_decide_[cand.link])
+        if (c.eval->test((*c.where)[r], scope)) {
+          decided = r;
+          break;
+        }
+      if (reports && (ci + 1 - begin) % kProgressStep == 0)
+        report("edges", std::min(n - 1, (ci + 1 - begin) * scale), n);
+      if (decided == kNoRule) {
+        ++c.unclassified;
+        continue;
+      }
+      const auto& rule = rules_.edges[decided];
+      Edge e;
+      e.from = segment_of(cand.from.event);
+      e.to = segment_of(cand.to.event);
+      e.from_event = cand.from.event;
+      e.to_event = cand.to.event;
+      e.kind = edge_kind_[decided] != 0xffff ? edge_kind_[decided] : link_kind_[cand.link];
+      e.rule = {RuleKind::Edge, decided};
+      e.link = cand.link;
+      e.strength = rule.strength == rules::Strength::Strong ? Strength::Strong : Strength::Weak;
+      if (e.strength == Strength::Weak) {
+        scope.edge_kind = &kind_values[e.kind];
+        uint32_t pruned = first_match(c, link_prune_[cand.link], scope);
+        if (pruned != kNoRule) {
+          ++c.pruned_by[pruned];
+          ++c.pruned;
+          continue;
+        }
+        uint32_t boosted = first_match(c, link_boost_[cand.link], scope);
+        if (boosted != kNoRule) {
+          e.strength = Strength::Boosted;
+          e.boost_rule = boosted;
+          if (!(*c.cost)[boosted].empty()) e.cost = search_cost(c, boosted, scope);
+          ++c.boosted_by[boosted];
+          ++c.boosted;
+        }
+      }
+      if (e.cost == Edge::kDefaultCost && !(*c.cost)[decided].empty())
+        e.cost = search_cost(c, decided, scope);
+      ++c.edges[decided];
+      c.out[c.kept++] = e;
+    }
+  }
+
   // An edge rule's `cost` clause for this candidate; negative costs are a rule error, since
   // the searches add costs along a path and prefer the cheapest.
-  uint8_t search_cost(uint32_t rule, const EvalScope& scope) {
-    Value v = eval_.eval(edge_cost_[rule], scope);
+  uint8_t search_cost(Classifier& c, uint32_t rule, const EvalScope& scope) {
+    Value v = c.eval->eval((*c.cost)[rule], scope);
     if (v.type != rules::ValueType::Int || v.i < 0 || v.i >= Edge::kDefaultCost)
       rule_error(rules_.edges[rule].origin,
                  fmt::format("edge {}: cost must be an integer from 0 to 254, got {}",
@@ -684,9 +774,9 @@ class Builder {
     return static_cast<uint8_t>(v.i);
   }
 
-  uint32_t first_match(const std::vector<uint32_t>& rules, const EvalScope& scope) {
+  uint32_t first_match(Classifier& c, const std::vector<uint32_t>& rules, const EvalScope& scope) {
     for (uint32_t r : rules)
-      if (eval_.test(edge_where_[r], scope)) return r;
+      if (c.eval->test((*c.where)[r], scope)) return r;
     return kNoRule;
   }
 

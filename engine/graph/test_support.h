@@ -66,14 +66,17 @@ inline std::string describe(const BuildResult& r) {
   return out;
 }
 
-// Builds twice: with the rules' compiled expressions, and walking their trees (the
-// reference); both must make the same graph, or fail with the same message.
+// Builds twice: with the rules' compiled expressions and candidates classified by two
+// threads however few, and on one thread walking the expressions' trees (the reference);
+// both must make the same graph, or fail with the same message.
 inline Built build(const std::string& rules_text, const std::string& trace_text) {
   Built b{load_trace(trace_text), load_rules(rules_text), {}};
-  BuildOptions walk;
+  BuildOptions fast, walk;
+  fast.parallel_candidates = 0;
   walk.interpret_expressions = true;
+  walk.parallel_candidates = ~uint64_t{0};
   try {
-    b.result = build_graph(b.trace, b.rules);
+    b.result = build_graph(b.trace, b.rules, fast);
   } catch (const std::exception& compiled) {
     std::string walked = "(no error)";
     try {
