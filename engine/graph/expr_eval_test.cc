@@ -175,6 +175,39 @@ TEST_CASE("a lua function defined nowhere the rule can see is an error at the ca
         "                            ^~~~~~~~~~~\n");
 }
 
+TEST_CASE("every operator, on integers, strings and texts the trace lacks") {
+  // testing::build also builds each graph walking the expression trees: any operator the
+  // compiled programs evaluate differently makes it fail.
+  std::string events =
+      "1000 101 syscall_enter name=read fd=2\n"
+      "2000 101 syscall_enter name=write fd=3\n"
+      "3000 101 syscall_enter name=open fd=4\n";
+  std::string lists = "list l = [\"read\", \"nowhere\"]\nlist n = [2, 4]\n";
+  auto at = [&](const std::string& where) {
+    return holds_at("syscall_enter", where, events, 101, lists);
+  };
+  CHECK(at("fd < 3") == Strings{"1000"});
+  CHECK(at("fd <= 3") == Strings{"1000", "2000"});
+  CHECK(at("fd > 3") == Strings{"3000"});
+  CHECK(at("fd >= 3") == Strings{"2000", "3000"});
+  CHECK(at("fd != 3") == Strings{"1000", "3000"});
+  CHECK(at("name != \"text the trace lacks\"") == Strings{"1000", "2000", "3000"});
+  CHECK(at("name in l") == Strings{"1000"});
+  CHECK(at("name not in l and fd not in n") == Strings{"2000"});
+  CHECK(at("fd in n") == Strings{"1000", "3000"});
+  CHECK(at("name matches \"*e\" or name matches \"o*\"") == Strings{"2000", "3000"});
+  CHECK(at("fd + 1 == 4 or fd * 2 == 8") == Strings{"2000", "3000"});
+  CHECK(at("fd - 1 == 1 or fd % 2 == 1") == Strings{"1000", "2000"});
+  CHECK(at("fd / 2 == 1") == Strings{"1000", "2000"});
+  CHECK(at("-fd < -3 and -fd != 0") == Strings{"3000"});
+  CHECK(at("not (fd == 3) and (fd == 2 or fd == 4) and not not (fd != 2)") == Strings{"3000"});
+  // At its own syscall_enter the span is open: its fields are the event's.
+  CHECK(at("syscall.fd == 2 and syscall") == Strings{"1000"});
+  CHECK(at("call.fn == \"x\" or call") == Strings{});
+  CHECK(at("len(name) == 4 and thread.comm == \"worker\" and process.comm != \"x\"") ==
+        Strings{"1000", "3000"});
+}
+
 // testing::build compares every graph above built from compiled expressions with one built
 // by walking their trees; that comparison means something only if the compiled programs
 // run: ordinary forms compile to steps of their own, and only what the walk must keep
