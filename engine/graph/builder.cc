@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <tuple>
 #include <unordered_map>
@@ -53,13 +54,47 @@ struct Census {
   uint64_t span_opens = 0;  // events whose kind opens a span
 };
 
-Census take_census(const Trace& trace, const SpanTree& spans) {
-  Census c;
-  for (const Event& e : trace.events) {
-    c.max_tid = std::max(c.max_tid, e.tid);
-    c.span_opens += spans.opens(e.kind) != kNoSpan;
+// Runs work(begin, end, part) over [0, n): in two parts, the second (part 1) on a thread
+// of its own, when `two` (the machine has two cores); else as one part 0. Callers merge
+// what the parts found in part order. When both parts fail, the first part's error is the
+// one thrown: a single pass would have met it first.
+template <class Work>
+void in_two_parts(uint64_t n, bool two, Work&& work) {
+  if (!two || n < 2) {
+    work(uint64_t{0}, n, 0);
+    return;
   }
-  return c;
+  const uint64_t mid = n / 2;
+  std::exception_ptr second_error;
+  std::thread second([&] {
+    try {
+      work(mid, n, 1);
+    } catch (...) {
+      second_error = std::current_exception();
+    }
+  });
+  try {
+    work(uint64_t{0}, mid, 0);
+  } catch (...) {
+    second.join();
+    throw;
+  }
+  second.join();
+  if (second_error) std::rethrow_exception(second_error);
+}
+
+Census take_census(const Trace& trace, const SpanTree& spans, uint64_t parallel_from) {
+  Census parts[2];
+  const uint64_t n = trace.events.size();
+  in_two_parts(n, n >= parallel_from, [&](uint64_t begin, uint64_t end, int part) {
+    Census& c = parts[part];
+    for (uint64_t i = begin; i < end; ++i) {
+      const Event& e = trace.events[i];
+      c.max_tid = std::max(c.max_tid, e.tid);
+      c.span_opens += spans.opens(e.kind) != kNoSpan;
+    }
+  });
+  return {std::max(parts[0].max_tid, parts[1].max_tid), parts[0].span_opens + parts[1].span_opens};
 }
 
 // Dense thread indexes: a table by tid when tids are small (as on Linux), else a map.
@@ -137,7 +172,7 @@ class Builder {
         spans_(trace.schema),
         lua_(rules, options.lua_limits),
         eval_(trace, spans_, &lua_, options.interpret_expressions),
-        census_(take_census(trace, spans_)),
+        census_(take_census(trace, spans_, options.parallel_from)),
         threads_index_(census_) {
     spans_.reserve(census_.span_opens);
   }
@@ -560,20 +595,42 @@ class Builder {
       }
     }
     // One pass: each event's segment (4 bytes an event, freed once edges are made, saves
-    // a binary search per edge end) and each segment's last event.
-    std::vector<uint32_t> cursor(threads_.size(), 0);
+    // a binary search per edge end) and each segment's last event. In two halves of the
+    // events: the second starts each thread at its first cut at or after the half, and
+    // notes the last events it sees apart (a segment may span both halves: its last is
+    // the second half's).
     const uint64_t n = trace_.events.size();
     event_segment_.resize(n);
-    for (uint32_t i = 0; i < n; ++i) {
-      uint32_t t = threads_index_.get(trace_.events[i].tid);
-      const ThreadState& st = threads_[t];
-      uint32_t& k = cursor[t];
-      if (k < st.cuts.size() && st.cuts[k].event == i) ++k;
-      uint32_t seg = st.segment_base + k;
-      event_segment_[i] = seg;
-      g.segments[seg].last = i;
-      if ((i + 1) % kProgressStep == 0) report("segments", i + 1, n);
-    }
+    std::vector<uint32_t> late_last;
+    in_two_parts(n, n >= options_.parallel_from, [&](uint64_t begin, uint64_t end, int part) {
+      std::vector<uint32_t> cursor(threads_.size(), 0);
+      if (part == 1) {
+        for (uint32_t t = 0; t < threads_.size(); ++t) {
+          const auto& cuts = threads_[t].cuts;
+          cursor[t] = static_cast<uint32_t>(
+              std::lower_bound(cuts.begin(), cuts.end(), begin,
+                               [](const Cut& c, uint64_t e) { return c.event < e; }) -
+              cuts.begin());
+        }
+        late_last.assign(g.segments.size(), kNoEvent);
+      }
+      uint32_t* last = part == 1 ? late_last.data() : nullptr;
+      const uint64_t scale = n / (end - begin);
+      for (uint64_t ev = begin; ev < end; ++ev) {
+        const auto i = static_cast<uint32_t>(ev);
+        uint32_t t = threads_index_.get(trace_.events[i].tid);
+        const ThreadState& st = threads_[t];
+        uint32_t& k = cursor[t];
+        if (k < st.cuts.size() && st.cuts[k].event == i) ++k;
+        uint32_t seg = st.segment_base + k;
+        event_segment_[i] = seg;
+        (last ? last[seg] : g.segments[seg].last) = i;
+        if (part == 0 && (i + 1) % kProgressStep == 0)
+          report("segments", std::min(n - 1, (i + 1) * scale), n);
+      }
+    });
+    for (uint32_t s = 0; s < late_last.size(); ++s)
+      if (late_last[s] != kNoEvent) g.segments[s].last = late_last[s];
     for (const ThreadState& st : threads_) {
       uint32_t end = st.segment_base + static_cast<uint32_t>(st.cuts.size()) + 1;
       for (uint32_t s = st.segment_base; s < end; ++s) {
@@ -637,7 +694,7 @@ class Builder {
     // classify the two halves (the machine has two cores), each writing its edges from
     // the slot of its first candidate; the second's are then moved down behind the
     // first's. Lua hooks run single-threaded, so packs with Lua classify on one thread.
-    const bool parallel = n >= options_.parallel_candidates && n >= 2 && rules_.lua.empty();
+    const bool parallel = n >= options_.parallel_from && n >= 2 && rules_.lua.empty();
     edges.resize(n);
     auto classifier = [&](Evaluator* ev, const std::vector<PreparedExpr>* where,
                           const std::vector<PreparedExpr>* cost, uint64_t first) {
@@ -654,34 +711,20 @@ class Builder {
     const uint64_t mid = parallel ? n / 2 : n;
     std::vector<Classifier> workers;
     workers.push_back(classifier(&eval_, &edge_where_, &edge_cost_, 0));
-    std::exception_ptr second_error;
+    // The second worker's evaluator and expressions, prepared here: preparing may throw.
+    std::optional<Evaluator> second_eval;
+    std::vector<PreparedExpr> second_where, second_cost;
     if (parallel) {
-      // The second worker's evaluator and expressions, prepared here: preparing may throw.
-      Evaluator ev(trace_, spans_, nullptr, options_.interpret_expressions);
-      std::vector<PreparedExpr> where, cost;
+      second_eval.emplace(trace_, spans_, nullptr, options_.interpret_expressions);
       for (const auto& e : rules_.edges) {
-        where.push_back(ev.prepare(e.where, e.origin));
-        cost.push_back(ev.prepare(e.cost, e.origin));
+        second_where.push_back(second_eval->prepare(e.where, e.origin));
+        second_cost.push_back(second_eval->prepare(e.cost, e.origin));
       }
-      workers.push_back(classifier(&ev, &where, &cost, mid));
-      std::thread second([&] {
-        try {
-          classify_range(workers[1], mid, n, kind_values, false);
-        } catch (...) {
-          second_error = std::current_exception();
-        }
-      });
-      try {
-        classify_range(workers[0], 0, mid, kind_values, true);
-      } catch (...) {
-        second.join();
-        throw;  // the first half's error is the one a single thread meets first
-      }
-      second.join();
-      if (second_error) std::rethrow_exception(second_error);
-    } else {
-      classify_range(workers[0], 0, n, kind_values, true);
+      workers.push_back(classifier(&*second_eval, &second_where, &second_cost, mid));
     }
+    in_two_parts(n, parallel, [&](uint64_t begin, uint64_t end, int part) {
+      classify_range(workers[part], begin, end, kind_values, part == 0);
+    });
     uint64_t kept = workers[0].kept;
     if (parallel) {
       std::copy(edges.begin() + mid, edges.begin() + mid + workers[1].kept, edges.begin() + kept);

@@ -59,9 +59,10 @@ struct BuildOptions {
   // Evaluate rule expressions by walking their trees instead of their compiled programs
   // (expr_eval.h): the reference tests compare the compiled form with.
   bool interpret_expressions = false;
-  // From how many link candidates two threads classify them (below, a second thread costs
-  // more to start than it saves; tests lower it to run both paths on small traces).
-  uint64_t parallel_candidates = uint64_t{1} << 16;
+  // From how many items (events, link candidates) a phase splits its work over two
+  // threads (below, a second thread costs more to start than it saves; tests lower it to
+  // run both paths on small traces). The result does not depend on it.
+  uint64_t parallel_from = uint64_t{1} << 16;
 };
 
 // Throws rules::LuaError when a hook fails (its message names pack, rule and line), and

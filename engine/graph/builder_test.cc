@@ -372,7 +372,7 @@ TEST_CASE("with two threads classifying, the error is the first candidate's") {
                                     "3500 101 switch_in\n");
   for (uint64_t from : {uint64_t{0}, ~uint64_t{0}}) {
     BuildOptions options;
-    options.parallel_candidates = from;
+    options.parallel_from = from;
     std::string message;
     try {
       build_graph(trace, rules, options);

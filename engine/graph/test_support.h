@@ -72,9 +72,9 @@ inline std::string describe(const BuildResult& r) {
 inline Built build(const std::string& rules_text, const std::string& trace_text) {
   Built b{load_trace(trace_text), load_rules(rules_text), {}};
   BuildOptions fast, walk;
-  fast.parallel_candidates = 0;
+  fast.parallel_from = 0;
   walk.interpret_expressions = true;
-  walk.parallel_candidates = ~uint64_t{0};
+  walk.parallel_from = ~uint64_t{0};
   try {
     b.result = build_graph(b.trace, b.rules, fast);
   } catch (const std::exception& compiled) {
