@@ -81,6 +81,10 @@ PreparedExpr Evaluator::prepare(const rules::CompiledExpr& expr,
           }
           std::sort(x.strs.begin(), x.strs.end());
           std::sort(x.ints.begin(), x.ints.end());
+          if (!x.strs.empty()) {
+            x.str_bits.assign(trace_.strings.size() / 64 + 1, 0);
+            for (StrId id : x.strs) x.str_bits[id >> 6] |= uint64_t{1} << (id & 63);
+          }
         }
         break;
       case Op::Field:
@@ -147,31 +151,40 @@ void Evaluator::compile(PreparedExpr& p) const {
       in.is_str = in.valid && fields[ref.field].type == FieldType::Str;
     }
   };
+  // What eval_node gives for a constant.
+  auto const_value = [&](uint32_t n) -> Value {
+    const ExprNode& node = nodes[n];
+    switch (node.type) {
+      case ValueType::Str: {
+        StrId id = p.extra[n].str;
+        return {ValueType::Str, id, id == StringTable::kMissing ? node.sval.c_str() : nullptr};
+      }
+      case ValueType::List: return {ValueType::List, n, nullptr};
+      case ValueType::Null: return Value::null();
+      default: return {node.type, node.ival, nullptr};
+    }
+  };
   auto emit = [&](auto& self, uint32_t n) -> void {
     const ExprNode& node = nodes[n];
     Instr in;
     in.node = n;
     auto binary = [&](Code c) {
       self(self, node.kids[0]);
-      self(self, node.kids[1]);
       in.code = c;
+      if (nodes[node.kids[1]].op == Op::Const) {
+        in.rhs_const = true;
+        in.value = const_value(node.kids[1]);
+        code.push_back(in);
+        return;
+      }
+      self(self, node.kids[1]);
       code.push_back(in);
       --depth;
     };
     switch (node.op) {
       case Op::Const:
         in.code = Code::Const;
-        switch (node.type) {
-          case ValueType::Str: {
-            StrId id = p.extra[n].str;
-            in.value = {ValueType::Str, id,
-                        id == StringTable::kMissing ? node.sval.c_str() : nullptr};
-            break;
-          }
-          case ValueType::List: in.value = {ValueType::List, n, nullptr}; break;
-          case ValueType::Null: in.value = Value::null(); break;
-          default: in.value = {node.type, node.ival, nullptr}; break;
-        }
+        in.value = const_value(n);
         push(in);
         return;
       case Op::Field:
@@ -324,7 +337,7 @@ Value Evaluator::run(const PreparedExpr& p, const EvalScope& scope) {
         }
         break;
       default: {
-        const Value b = st[--sp];
+        const Value b = in.rhs_const ? in.value : st[--sp];
         Value& a = st[sp - 1];
         switch (in.code) {
           case Code::Eq: a = Value::boolean(equal(a, b)); break;
@@ -513,8 +526,10 @@ bool Evaluator::member(const PreparedExpr& p, const Value& x, const Value& list)
   if (list.type == ValueType::List) {
     const auto& extra = p.extra[list.i];
     if (x.type == ValueType::Str) {
-      if (x.i != StringTable::kMissing)
-        return std::binary_search(extra.strs.begin(), extra.strs.end(), static_cast<StrId>(x.i));
+      if (x.i != StringTable::kMissing) {
+        const auto id = static_cast<StrId>(x.i);
+        return (id >> 6) < extra.str_bits.size() && (extra.str_bits[id >> 6] >> (id & 63)) & 1;
+      }
       // A text the trace lacks: compare with the list's texts.
       for (uint32_t kid : p.expr->nodes[list.i].kids)
         if (p.expr->nodes[kid].type == ValueType::Str && p.expr->nodes[kid].sval == x.text)

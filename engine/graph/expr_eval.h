@@ -58,6 +58,7 @@ struct PreparedExpr {
     StrId str = StringTable::kMissing;  // Const Str
     SpanId span = kNoSpan;              // Field with a span
     std::vector<StrId> strs;            // Const List: its strings (sorted)
+    std::vector<uint64_t> str_bits;     // ... and as a bit per StrId: membership in one probe
     std::vector<int64_t> ints;          // Const List: its integers (sorted)
     std::vector<int8_t> glob_cache;     // Matches with a constant pattern: per StrId
     std::vector<int8_t> stack_cache;    // ... and per StackId (any frame matches)
@@ -102,7 +103,10 @@ struct PreparedExpr {
     int16_t field = 0;
     uint32_t node = 0;  // the tree node it comes from (errors, lists, patterns, Tree)
     uint32_t jump = 0;  // JumpIfFalse/JumpIfTrue: the instruction after the right operand
-    Value value;        // Const
+    // A binary step whose right operand is a constant takes it from `value`, not the
+    // stack (`name == "read"`, `name in LIST`: most comparisons in rules).
+    bool rhs_const = false;
+    Value value;  // Const, or the constant right operand
   };
   // Deepest value stack a program may use; deeper expressions run as one Tree step.
   static constexpr size_t kMaxStack = 32;
