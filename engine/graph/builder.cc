@@ -3,8 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <deque>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <thread>
 #include <tuple>
@@ -162,6 +165,106 @@ struct FlagPair {
 };
 
 std::pair<uint64_t, uint64_t> count_both_over_connections(const Graph& g);
+
+// Link events passed from the scan to the thread that pairs them, in chunks, in order.
+class LinkFeed {
+ public:
+  struct Item {
+    uint32_t link;
+    EventCtx ctx;
+    Pid pid;
+    bool as_from, as_to;
+  };
+
+  LinkFeed(std::vector<std::unique_ptr<LinkPairer>>& pairers, std::vector<Candidate>& out)
+      : pairers_(pairers), out_(out) {
+    chunk_.reserve(kChunk);
+    thread_ = std::thread([this] { consume(); });
+  }
+  ~LinkFeed() {
+    if (thread_.joinable()) {
+      close();
+      thread_.join();
+    }
+  }
+
+  void add(const Item& item) {
+    chunk_.push_back(item);
+    if (chunk_.size() == kChunk) publish();
+  }
+
+  // Waits until every event fed is paired; rethrows what pairing threw.
+  void finish() {
+    if (!chunk_.empty()) publish();
+    close();
+    thread_.join();
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  static constexpr size_t kChunk = 4096;
+  static constexpr size_t kMaxReady = 16;  // chunks in flight: the feed's memory is bounded
+
+  void publish() {
+    std::unique_lock lock(mutex_);
+    room_.wait(lock, [&] { return ready_.size() < kMaxReady; });
+    ready_.push_back(std::move(chunk_));
+    if (!spare_.empty()) {
+      chunk_ = std::move(spare_.back());
+      spare_.pop_back();
+    } else {
+      chunk_ = {};
+      chunk_.reserve(kChunk);
+    }
+    lock.unlock();
+    work_.notify_one();
+  }
+
+  void close() {
+    {
+      std::lock_guard lock(mutex_);
+      closed_ = true;
+    }
+    work_.notify_one();
+  }
+
+  void consume() {
+    std::vector<Item> chunk;
+    for (;;) {
+      {
+        std::unique_lock lock(mutex_);
+        if (!chunk.empty() || chunk.capacity() > 0) {
+          chunk.clear();
+          spare_.push_back(std::move(chunk));
+          chunk = {};
+        }
+        work_.wait(lock, [&] { return !ready_.empty() || closed_; });
+        if (ready_.empty()) return;
+        chunk = std::move(ready_.front());
+        ready_.pop_front();
+      }
+      room_.notify_one();
+      if (error_) continue;  // drain: the scan finds out at finish()
+      try {
+        for (const Item& it : chunk)
+          pairers_[it.link]->on_event(it.ctx, it.pid, out_, it.as_from, it.as_to);
+      } catch (...) {
+        error_ = std::current_exception();
+      }
+    }
+  }
+
+  std::vector<std::unique_ptr<LinkPairer>>& pairers_;
+  std::vector<Candidate>& out_;
+  std::vector<Item> chunk_;  // being filled by the scan
+  std::mutex mutex_;
+  std::condition_variable work_, room_;
+  std::deque<std::vector<Item>> ready_;
+  std::vector<std::vector<Item>> spare_;
+  bool closed_ = false;
+  std::exception_ptr error_;  // the pairing thread's only
+  std::thread thread_;
+};
 
 class Builder {
  public:
@@ -400,7 +503,11 @@ class Builder {
       const rules::LinkRule& link = rules_.links[l];
       const bool as_from = e.kind == link.from && eval_.test(link_from_where_[l], scope);
       const bool as_to = e.kind == link.to && eval_.test(link_to_where_[l], scope);
-      if (as_from || as_to) pairers_[l]->on_event(ctx, t.pid, candidates_, as_from, as_to);
+      if (!as_from && !as_to) continue;
+      if (feed_)
+        feed_->add({l, ctx, t.pid, as_from, as_to});
+      else
+        pairers_[l]->on_event(ctx, t.pid, candidates_, as_from, as_to);
     }
     for (uint32_t f : act.flag_writes) {
       if (!flag_event_matches(e, f)) continue;
@@ -455,9 +562,28 @@ class Builder {
     const uint64_t n = trace_.events.size();
     if (n >= kNoEvent) throw std::length_error("trace has too many events for the graph");
     report("events", 0, n);
-    for (uint32_t i = 0; i < n; ++i) {
-      on_event(i);
-      if ((i + 1) % kProgressStep == 0) report("events", i + 1, n);
+    // Pairing runs on a second thread, fed the link events in trace order, so candidates
+    // come out as a single thread makes them. It reads the span tree (joins on a span's
+    // field) while this thread grows it: safe only because the tree was sized by the
+    // census and never moves, and each node is written before any event naming it is fed.
+    std::optional<LinkFeed> feed;
+    if (n >= options_.parallel_from && !pairers_.empty() && spans_.room() >= census_.span_opens) {
+      feed.emplace(pairers_, candidates_);
+      feed_ = &*feed;
+    }
+    try {
+      for (uint32_t i = 0; i < n; ++i) {
+        on_event(i);
+        if ((i + 1) % kProgressStep == 0) report("events", i + 1, n);
+      }
+    } catch (...) {
+      feed_ = nullptr;
+      feed.reset();  // stops and joins the pairing thread
+      throw;
+    }
+    if (feed) {
+      feed_ = nullptr;
+      feed->finish();  // rethrows what pairing threw
     }
     report("events", n, n);
   }
@@ -886,6 +1012,7 @@ class Builder {
   std::vector<FlagState> flags_;
   int flag_field_ = -1, addr_field_ = -1, value_field_ = -1;
 
+  LinkFeed* feed_ = nullptr;  // while the scan pairs links on a second thread
   std::vector<ThreadState> threads_;
   std::vector<uint32_t> event_segment_;
   std::vector<Candidate> candidates_;
