@@ -741,7 +741,7 @@ class Builder {
         late_last.assign(g.segments.size(), kNoEvent);
       }
       uint32_t* last = part == 1 ? late_last.data() : nullptr;
-      const uint64_t scale = n / (end - begin);
+      const uint64_t scale = end > begin ? n / (end - begin) : 1;
       for (uint64_t ev = begin; ev < end; ++ev) {
         const auto i = static_cast<uint32_t>(ev);
         uint32_t t = threads_index_.get(trace_.events[i].tid);

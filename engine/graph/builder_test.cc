@@ -357,6 +357,13 @@ TEST_CASE("a cost outside 0..254 is an error at the rule") {
         std::string::npos);
 }
 
+TEST_CASE("a trace without events makes an empty graph") {
+  auto b = build(std::string(kWakeupLink) + "edge w { link wakeup strength weak }\n",
+                 "process 100 comm=app\nthread 101 pid=100 comm=a\n");
+  CHECK(b.graph().segments.empty());
+  CHECK(b.graph().edges.empty());
+}
+
 TEST_CASE("with two threads classifying, the error is the first candidate's") {
   // Three candidates, each with a cost out of range (the waker's tid minus 1000): the
   // first thread classifies the first, the second the others; a single thread would stop
