@@ -355,7 +355,8 @@ class Builder {
     }
     for (uint32_t i = 0; i < r.links.size(); ++i) {
       const auto& l = r.links[i];
-      pairers_.push_back(std::make_unique<LinkPairer>(trace_, spans_, l, i));
+      pairers_.push_back(
+          std::make_unique<LinkPairer>(trace_, spans_, l, i, options_.parallel_from));
       link_where_.push_back(eval_.prepare(l.where, l.origin));
       link_from_where_.push_back(eval_.prepare(l.from_where, l.origin));
       link_to_where_.push_back(eval_.prepare(l.to_where, l.origin));
@@ -630,11 +631,20 @@ class Builder {
         ends.push_back({tf, c.from, threads_[tt].pid});
         ends.push_back({tt, c.to, threads_[tf].pid});
       }
-      std::sort(ends.begin(), ends.end(), [](const End& a, const End& b) {
+      auto by_thread_event_peer = [](const End& a, const End& b) {
         return a.thread != b.thread         ? a.thread < b.thread
                : a.ctx.event != b.ctx.event ? a.ctx.event < b.ctx.event
                                             : a.peer < b.peer;
-      });
+      };
+      // Ends equal in this order are equal in every field (one event has one context):
+      // sorting the halves on two threads and merging them gives the single sort's order.
+      in_two_parts(ends.size(), ends.size() >= options_.parallel_from,
+                   [&](uint64_t begin, uint64_t end, int) {
+                     std::sort(ends.begin() + begin, ends.begin() + end, by_thread_event_peer);
+                   });
+      if (ends.size() >= options_.parallel_from && ends.size() >= 2)
+        std::inplace_merge(ends.begin(), ends.begin() + ends.size() / 2, ends.end(),
+                           by_thread_event_peer);
       // Each group of equal (thread, event) is one event's peer set, sorted.
       size_t prev_begin = 0, prev_end = 0;
       for (size_t begin = 0; begin < ends.size();) {
