@@ -3,7 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <exception>
 #include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
 #include <tuple>
 #include <unordered_map>
 
@@ -51,13 +57,47 @@ struct Census {
   uint64_t span_opens = 0;  // events whose kind opens a span
 };
 
-Census take_census(const Trace& trace, const SpanTree& spans) {
-  Census c;
-  for (const Event& e : trace.events) {
-    c.max_tid = std::max(c.max_tid, e.tid);
-    c.span_opens += spans.opens(e.kind) != kNoSpan;
+// Runs work(begin, end, part) over [0, n): in two parts, the second (part 1) on a thread
+// of its own, when `two` (the machine has two cores); else as one part 0. Callers merge
+// what the parts found in part order. When both parts fail, the first part's error is the
+// one thrown: a single pass would have met it first.
+template <class Work>
+void in_two_parts(uint64_t n, bool two, Work&& work) {
+  if (!two || n < 2) {
+    work(uint64_t{0}, n, 0);
+    return;
   }
-  return c;
+  const uint64_t mid = n / 2;
+  std::exception_ptr second_error;
+  std::thread second([&] {
+    try {
+      work(mid, n, 1);
+    } catch (...) {
+      second_error = std::current_exception();
+    }
+  });
+  try {
+    work(uint64_t{0}, mid, 0);
+  } catch (...) {
+    second.join();
+    throw;
+  }
+  second.join();
+  if (second_error) std::rethrow_exception(second_error);
+}
+
+Census take_census(const Trace& trace, const SpanTree& spans, uint64_t parallel_from) {
+  Census parts[2];
+  const uint64_t n = trace.events.size();
+  in_two_parts(n, n >= parallel_from, [&](uint64_t begin, uint64_t end, int part) {
+    Census& c = parts[part];
+    for (uint64_t i = begin; i < end; ++i) {
+      const Event& e = trace.events[i];
+      c.max_tid = std::max(c.max_tid, e.tid);
+      c.span_opens += spans.opens(e.kind) != kNoSpan;
+    }
+  });
+  return {std::max(parts[0].max_tid, parts[1].max_tid), parts[0].span_opens + parts[1].span_opens};
 }
 
 // Dense thread indexes: a table by tid when tids are small (as on Linux), else a map.
@@ -126,6 +166,106 @@ struct FlagPair {
 
 std::pair<uint64_t, uint64_t> count_both_over_connections(const Graph& g);
 
+// Link events passed from the scan to the thread that pairs them, in chunks, in order.
+class LinkFeed {
+ public:
+  struct Item {
+    uint32_t link;
+    EventCtx ctx;
+    Pid pid;
+    bool as_from, as_to;
+  };
+
+  LinkFeed(std::vector<std::unique_ptr<LinkPairer>>& pairers, std::vector<Candidate>& out)
+      : pairers_(pairers), out_(out) {
+    chunk_.reserve(kChunk);
+    thread_ = std::thread([this] { consume(); });
+  }
+  ~LinkFeed() {
+    if (thread_.joinable()) {
+      close();
+      thread_.join();
+    }
+  }
+
+  void add(const Item& item) {
+    chunk_.push_back(item);
+    if (chunk_.size() == kChunk) publish();
+  }
+
+  // Waits until every event fed is paired; rethrows what pairing threw.
+  void finish() {
+    if (!chunk_.empty()) publish();
+    close();
+    thread_.join();
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  static constexpr size_t kChunk = 4096;
+  static constexpr size_t kMaxReady = 16;  // chunks in flight: the feed's memory is bounded
+
+  void publish() {
+    std::unique_lock lock(mutex_);
+    room_.wait(lock, [&] { return ready_.size() < kMaxReady; });
+    ready_.push_back(std::move(chunk_));
+    if (!spare_.empty()) {
+      chunk_ = std::move(spare_.back());
+      spare_.pop_back();
+    } else {
+      chunk_ = {};
+      chunk_.reserve(kChunk);
+    }
+    lock.unlock();
+    work_.notify_one();
+  }
+
+  void close() {
+    {
+      std::lock_guard lock(mutex_);
+      closed_ = true;
+    }
+    work_.notify_one();
+  }
+
+  void consume() {
+    std::vector<Item> chunk;
+    for (;;) {
+      {
+        std::unique_lock lock(mutex_);
+        if (!chunk.empty() || chunk.capacity() > 0) {
+          chunk.clear();
+          spare_.push_back(std::move(chunk));
+          chunk = {};
+        }
+        work_.wait(lock, [&] { return !ready_.empty() || closed_; });
+        if (ready_.empty()) return;
+        chunk = std::move(ready_.front());
+        ready_.pop_front();
+      }
+      room_.notify_one();
+      if (error_) continue;  // drain: the scan finds out at finish()
+      try {
+        for (const Item& it : chunk)
+          pairers_[it.link]->on_event(it.ctx, it.pid, out_, it.as_from, it.as_to);
+      } catch (...) {
+        error_ = std::current_exception();
+      }
+    }
+  }
+
+  std::vector<std::unique_ptr<LinkPairer>>& pairers_;
+  std::vector<Candidate>& out_;
+  std::vector<Item> chunk_;  // being filled by the scan
+  std::mutex mutex_;
+  std::condition_variable work_, room_;
+  std::deque<std::vector<Item>> ready_;
+  std::vector<std::vector<Item>> spare_;
+  bool closed_ = false;
+  std::exception_ptr error_;  // the pairing thread's only
+  std::thread thread_;
+};
+
 class Builder {
  public:
   Builder(const Trace& trace, const RuleSet& rules, const BuildOptions& options)
@@ -134,8 +274,8 @@ class Builder {
         options_(options),
         spans_(trace.schema),
         lua_(rules, options.lua_limits),
-        eval_(trace, spans_, &lua_),
-        census_(take_census(trace, spans_)),
+        eval_(trace, spans_, &lua_, options.interpret_expressions),
+        census_(take_census(trace, spans_, options.parallel_from)),
         threads_index_(census_) {
     spans_.reserve(census_.span_opens);
   }
@@ -215,7 +355,8 @@ class Builder {
     }
     for (uint32_t i = 0; i < r.links.size(); ++i) {
       const auto& l = r.links[i];
-      pairers_.push_back(std::make_unique<LinkPairer>(trace_, spans_, l, i));
+      pairers_.push_back(
+          std::make_unique<LinkPairer>(trace_, spans_, l, i, options_.parallel_from));
       link_where_.push_back(eval_.prepare(l.where, l.origin));
       link_from_where_.push_back(eval_.prepare(l.from_where, l.origin));
       link_to_where_.push_back(eval_.prepare(l.to_where, l.origin));
@@ -363,7 +504,11 @@ class Builder {
       const rules::LinkRule& link = rules_.links[l];
       const bool as_from = e.kind == link.from && eval_.test(link_from_where_[l], scope);
       const bool as_to = e.kind == link.to && eval_.test(link_to_where_[l], scope);
-      if (as_from || as_to) pairers_[l]->on_event(ctx, t.pid, candidates_, as_from, as_to);
+      if (!as_from && !as_to) continue;
+      if (feed_)
+        feed_->add({l, ctx, t.pid, as_from, as_to});
+      else
+        pairers_[l]->on_event(ctx, t.pid, candidates_, as_from, as_to);
     }
     for (uint32_t f : act.flag_writes) {
       if (!flag_event_matches(e, f)) continue;
@@ -414,13 +559,37 @@ class Builder {
     t.last_event = i;
   }
 
+  static constexpr uint32_t kValuesAhead = 16;
   void scan_events() {
     const uint64_t n = trace_.events.size();
     if (n >= kNoEvent) throw std::length_error("trace has too many events for the graph");
     report("events", 0, n);
-    for (uint32_t i = 0; i < n; ++i) {
-      on_event(i);
-      if ((i + 1) % kProgressStep == 0) report("events", i + 1, n);
+    // Pairing runs on a second thread, fed the link events in trace order, so candidates
+    // come out as a single thread makes them. It reads the span tree (joins on a span's
+    // field) while this thread grows it: safe only because the tree was sized by the
+    // census and never moves, and each node is written before any event naming it is fed.
+    std::optional<LinkFeed> feed;
+    if (n >= options_.parallel_from && !pairers_.empty() && spans_.room() >= census_.span_opens) {
+      feed.emplace(pairers_, candidates_);
+      feed_ = &*feed;
+    }
+    try {
+      for (uint32_t i = 0; i < n; ++i) {
+        // Rules read the fields of most events they see: ask for those values ahead (the
+        // values array is walked in order, but sparsely).
+        if (i + kValuesAhead < n)
+          __builtin_prefetch(&trace_.values[trace_.events[i + kValuesAhead].values]);
+        on_event(i);
+        if ((i + 1) % kProgressStep == 0) report("events", i + 1, n);
+      }
+    } catch (...) {
+      feed_ = nullptr;
+      feed.reset();  // stops and joins the pairing thread
+      throw;
+    }
+    if (feed) {
+      feed_ = nullptr;
+      feed->finish();  // rethrows what pairing threw
     }
     report("events", n, n);
   }
@@ -462,11 +631,20 @@ class Builder {
         ends.push_back({tf, c.from, threads_[tt].pid});
         ends.push_back({tt, c.to, threads_[tf].pid});
       }
-      std::sort(ends.begin(), ends.end(), [](const End& a, const End& b) {
+      auto by_thread_event_peer = [](const End& a, const End& b) {
         return a.thread != b.thread         ? a.thread < b.thread
                : a.ctx.event != b.ctx.event ? a.ctx.event < b.ctx.event
                                             : a.peer < b.peer;
-      });
+      };
+      // Ends equal in this order are equal in every field (one event has one context):
+      // sorting the halves on two threads and merging them gives the single sort's order.
+      in_two_parts(ends.size(), ends.size() >= options_.parallel_from,
+                   [&](uint64_t begin, uint64_t end, int) {
+                     std::sort(ends.begin() + begin, ends.begin() + end, by_thread_event_peer);
+                   });
+      if (ends.size() >= options_.parallel_from && ends.size() >= 2)
+        std::inplace_merge(ends.begin(), ends.begin() + ends.size() / 2, ends.end(),
+                           by_thread_event_peer);
       // Each group of equal (thread, event) is one event's peer set, sorted.
       size_t prev_begin = 0, prev_end = 0;
       for (size_t begin = 0; begin < ends.size();) {
@@ -558,20 +736,42 @@ class Builder {
       }
     }
     // One pass: each event's segment (4 bytes an event, freed once edges are made, saves
-    // a binary search per edge end) and each segment's last event.
-    std::vector<uint32_t> cursor(threads_.size(), 0);
+    // a binary search per edge end) and each segment's last event. In two halves of the
+    // events: the second starts each thread at its first cut at or after the half, and
+    // notes the last events it sees apart (a segment may span both halves: its last is
+    // the second half's).
     const uint64_t n = trace_.events.size();
     event_segment_.resize(n);
-    for (uint32_t i = 0; i < n; ++i) {
-      uint32_t t = threads_index_.get(trace_.events[i].tid);
-      const ThreadState& st = threads_[t];
-      uint32_t& k = cursor[t];
-      if (k < st.cuts.size() && st.cuts[k].event == i) ++k;
-      uint32_t seg = st.segment_base + k;
-      event_segment_[i] = seg;
-      g.segments[seg].last = i;
-      if ((i + 1) % kProgressStep == 0) report("segments", i + 1, n);
-    }
+    std::vector<uint32_t> late_last;
+    in_two_parts(n, n >= options_.parallel_from, [&](uint64_t begin, uint64_t end, int part) {
+      std::vector<uint32_t> cursor(threads_.size(), 0);
+      if (part == 1) {
+        for (uint32_t t = 0; t < threads_.size(); ++t) {
+          const auto& cuts = threads_[t].cuts;
+          cursor[t] = static_cast<uint32_t>(
+              std::lower_bound(cuts.begin(), cuts.end(), begin,
+                               [](const Cut& c, uint64_t e) { return c.event < e; }) -
+              cuts.begin());
+        }
+        late_last.assign(g.segments.size(), kNoEvent);
+      }
+      uint32_t* last = part == 1 ? late_last.data() : nullptr;
+      const uint64_t scale = end > begin ? n / (end - begin) : 1;
+      for (uint64_t ev = begin; ev < end; ++ev) {
+        const auto i = static_cast<uint32_t>(ev);
+        uint32_t t = threads_index_.get(trace_.events[i].tid);
+        const ThreadState& st = threads_[t];
+        uint32_t& k = cursor[t];
+        if (k < st.cuts.size() && st.cuts[k].event == i) ++k;
+        uint32_t seg = st.segment_base + k;
+        event_segment_[i] = seg;
+        (last ? last[seg] : g.segments[seg].last) = i;
+        if (part == 0 && (i + 1) % kProgressStep == 0)
+          report("segments", std::min(n - 1, (i + 1) * scale), n);
+      }
+    });
+    for (uint32_t s = 0; s < late_last.size(); ++s)
+      if (late_last[s] != kNoEvent) g.segments[s].last = late_last[s];
     for (const ThreadState& st : threads_) {
       uint32_t end = st.segment_base + static_cast<uint32_t>(st.cuts.size()) + 1;
       for (uint32_t s = st.segment_base; s < end; ++s) {
@@ -602,6 +802,18 @@ class Builder {
     __builtin_prefetch(&event_segment_[c.to.event]);
   }
 
+  // What one worker of classify_candidates learns from its range of candidates. Each has
+  // its own evaluator and prepared expressions: their caches are not shared.
+  struct Classifier {
+    Evaluator* eval = nullptr;
+    const std::vector<PreparedExpr>* where = nullptr;  // per edge rule
+    const std::vector<PreparedExpr>* cost = nullptr;
+    Edge* out = nullptr;  // where its edges go, in candidate order
+    uint64_t kept = 0;
+    uint64_t unclassified = 0, pruned = 0, boosted = 0;
+    std::vector<uint64_t> edges, pruned_by, boosted_by;  // per edge rule
+  };
+
   void classify_candidates() {
     const uint64_t n = candidates_.size();
     report("edges", 0, n);
@@ -619,63 +831,125 @@ class Builder {
       StrId id = trace_.strings.find(kinds[k]);
       kind_values[k] = {rules::ValueType::Str, id, kinds[k].c_str()};
     }
-    for (uint64_t ci = 0; ci < n; ++ci) {
-      prefetch_events(ci + kPrefetchAhead);
-      prefetch_segments(ci + kPrefetchAhead);
-      const Candidate& c = candidates_[ci];
-      EvalScope scope{{}, c.from, c.to};
-      uint32_t decided = kNoRule;
-      for (uint32_t r : link_decide_[c.link])
-        if (eval_.test(edge_where_[r], scope)) {
-          decided = r;
-          break;
-        }
-      if ((ci + 1) % kProgressStep == 0) report("edges", ci + 1, n);
-      if (decided == kNoRule) {
-        ++result_.stats.unclassified;
-        continue;
+    // Each candidate makes at most one edge, and edges keep candidate order: two workers
+    // classify the two halves (the machine has two cores), each writing its edges from
+    // the slot of its first candidate; the second's are then moved down behind the
+    // first's. Lua hooks run single-threaded, so packs with Lua classify on one thread.
+    const bool parallel = n >= options_.parallel_from && n >= 2 && rules_.lua.empty();
+    edges.resize(n);
+    auto classifier = [&](Evaluator* ev, const std::vector<PreparedExpr>* where,
+                          const std::vector<PreparedExpr>* cost, uint64_t first) {
+      Classifier c;
+      c.eval = ev;
+      c.where = where;
+      c.cost = cost;
+      c.out = edges.data() + first;
+      c.edges.assign(rules_.edges.size(), 0);
+      c.pruned_by.assign(rules_.edges.size(), 0);
+      c.boosted_by.assign(rules_.edges.size(), 0);
+      return c;
+    };
+    const uint64_t mid = parallel ? n / 2 : n;
+    std::vector<Classifier> workers;
+    workers.push_back(classifier(&eval_, &edge_where_, &edge_cost_, 0));
+    // The second worker's evaluator and expressions, prepared here: preparing may throw.
+    std::optional<Evaluator> second_eval;
+    std::vector<PreparedExpr> second_where, second_cost;
+    if (parallel) {
+      second_eval.emplace(trace_, spans_, nullptr, options_.interpret_expressions);
+      for (const auto& e : rules_.edges) {
+        second_where.push_back(second_eval->prepare(e.where, e.origin));
+        second_cost.push_back(second_eval->prepare(e.cost, e.origin));
       }
-      const auto& rule = rules_.edges[decided];
-      Edge e;
-      e.from = segment_of(c.from.event);
-      e.to = segment_of(c.to.event);
-      e.from_event = c.from.event;
-      e.to_event = c.to.event;
-      e.kind = edge_kind_[decided] != 0xffff ? edge_kind_[decided] : link_kind_[c.link];
-      e.rule = {RuleKind::Edge, decided};
-      e.link = c.link;
-      e.strength = rule.strength == rules::Strength::Strong ? Strength::Strong : Strength::Weak;
-      if (e.strength == Strength::Weak) {
-        scope.edge_kind = &kind_values[e.kind];
-        uint32_t pruned = first_match(link_prune_[c.link], scope);
-        if (pruned != kNoRule) {
-          ++result_.counts.pruned[pruned];
-          ++result_.stats.pruned;
-          continue;
-        }
-        uint32_t boosted = first_match(link_boost_[c.link], scope);
-        if (boosted != kNoRule) {
-          e.strength = Strength::Boosted;
-          e.boost_rule = boosted;
-          if (!edge_cost_[boosted].empty()) e.cost = search_cost(boosted, scope);
-          ++result_.counts.boosted[boosted];
-          ++result_.stats.boosted;
-        }
+      workers.push_back(classifier(&*second_eval, &second_where, &second_cost, mid));
+    }
+    in_two_parts(n, parallel, [&](uint64_t begin, uint64_t end, int part) {
+      classify_range(workers[part], begin, end, kind_values, part == 0);
+    });
+    uint64_t kept = workers[0].kept;
+    if (parallel) {
+      std::copy(edges.begin() + mid, edges.begin() + mid + workers[1].kept, edges.begin() + kept);
+      kept += workers[1].kept;
+    }
+    edges.resize(kept);
+    for (const Classifier& c : workers) {
+      result_.stats.unclassified += c.unclassified;
+      result_.stats.pruned += c.pruned;
+      result_.stats.boosted += c.boosted;
+      for (size_t r = 0; r < rules_.edges.size(); ++r) {
+        result_.counts.edges[r] += c.edges[r];
+        result_.counts.pruned[r] += c.pruned_by[r];
+        result_.counts.boosted[r] += c.boosted_by[r];
       }
-      if (e.cost == Edge::kDefaultCost && !edge_cost_[decided].empty())
-        e.cost = search_cost(decided, scope);
-      ++result_.counts.edges[decided];
-      edges.push_back(e);
     }
     candidates_.clear();
     candidates_.shrink_to_fit();
     report("edges", n, n);
   }
 
+  // Classifies candidates [begin, end) into c.out. `reports`: this worker reports progress
+  // (the caller's thread only); with two workers its half stands for the whole.
+  void classify_range(Classifier& c, uint64_t begin, uint64_t end,
+                      const std::vector<Value>& kind_values, bool reports) {
+    const uint64_t n = candidates_.size();
+    const uint64_t scale = end > begin ? n / (end - begin) : 1;
+    for (uint64_t ci = begin; ci < end; ++ci) {
+      if (ci + kPrefetchAhead < end) {
+        prefetch_events(ci + kPrefetchAhead);
+        prefetch_segments(ci + kPrefetchAhead);
+      }
+      const Candidate& cand = candidates_[ci];
+      EvalScope scope{{}, cand.from, cand.to};
+      uint32_t decided = kNoRule;
+      for (uint32_t r : link_decide_[cand.link])
+        if (c.eval->test((*c.where)[r], scope)) {
+          decided = r;
+          break;
+        }
+      if (reports && (ci + 1 - begin) % kProgressStep == 0)
+        report("edges", std::min(n - 1, (ci + 1 - begin) * scale), n);
+      if (decided == kNoRule) {
+        ++c.unclassified;
+        continue;
+      }
+      const auto& rule = rules_.edges[decided];
+      Edge e;
+      e.from = segment_of(cand.from.event);
+      e.to = segment_of(cand.to.event);
+      e.from_event = cand.from.event;
+      e.to_event = cand.to.event;
+      e.kind = edge_kind_[decided] != 0xffff ? edge_kind_[decided] : link_kind_[cand.link];
+      e.rule = {RuleKind::Edge, decided};
+      e.link = cand.link;
+      e.strength = rule.strength == rules::Strength::Strong ? Strength::Strong : Strength::Weak;
+      if (e.strength == Strength::Weak) {
+        scope.edge_kind = &kind_values[e.kind];
+        uint32_t pruned = first_match(c, link_prune_[cand.link], scope);
+        if (pruned != kNoRule) {
+          ++c.pruned_by[pruned];
+          ++c.pruned;
+          continue;
+        }
+        uint32_t boosted = first_match(c, link_boost_[cand.link], scope);
+        if (boosted != kNoRule) {
+          e.strength = Strength::Boosted;
+          e.boost_rule = boosted;
+          if (!(*c.cost)[boosted].empty()) e.cost = search_cost(c, boosted, scope);
+          ++c.boosted_by[boosted];
+          ++c.boosted;
+        }
+      }
+      if (e.cost == Edge::kDefaultCost && !(*c.cost)[decided].empty())
+        e.cost = search_cost(c, decided, scope);
+      ++c.edges[decided];
+      c.out[c.kept++] = e;
+    }
+  }
+
   // An edge rule's `cost` clause for this candidate; negative costs are a rule error, since
   // the searches add costs along a path and prefer the cheapest.
-  uint8_t search_cost(uint32_t rule, const EvalScope& scope) {
-    Value v = eval_.eval(edge_cost_[rule], scope);
+  uint8_t search_cost(Classifier& c, uint32_t rule, const EvalScope& scope) {
+    Value v = c.eval->eval((*c.cost)[rule], scope);
     if (v.type != rules::ValueType::Int || v.i < 0 || v.i >= Edge::kDefaultCost)
       rule_error(rules_.edges[rule].origin,
                  fmt::format("edge {}: cost must be an integer from 0 to 254, got {}",
@@ -684,9 +958,9 @@ class Builder {
     return static_cast<uint8_t>(v.i);
   }
 
-  uint32_t first_match(const std::vector<uint32_t>& rules, const EvalScope& scope) {
+  uint32_t first_match(Classifier& c, const std::vector<uint32_t>& rules, const EvalScope& scope) {
     for (uint32_t r : rules)
-      if (eval_.test(edge_where_[r], scope)) return r;
+      if (c.eval->test((*c.where)[r], scope)) return r;
     return kNoRule;
   }
 
@@ -753,6 +1027,7 @@ class Builder {
   std::vector<FlagState> flags_;
   int flag_field_ = -1, addr_field_ = -1, value_field_ = -1;
 
+  LinkFeed* feed_ = nullptr;  // while the scan pairs links on a second thread
   std::vector<ThreadState> threads_;
   std::vector<uint32_t> event_segment_;
   std::vector<Candidate> candidates_;

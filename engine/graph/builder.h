@@ -19,11 +19,11 @@ namespace cw::engine {
 
 // Graph statistics; names as in `graph --json` "stats" (docs/json.md).
 struct BuildStats {
-  uint64_t candidates = 0;        // link candidates that passed `where` and `within`
-  uint64_t unclassified = 0;      // candidates no strong/weak rule classified
-  uint64_t pruned = 0;            // weak edges dropped by a prune rule
-  uint64_t boosted = 0;           // weak edges boosted
-  uint64_t cuts = 0;              // segment boundaries made by split and batch rules
+  uint64_t candidates = 0;    // link candidates that passed `where` and `within`
+  uint64_t unclassified = 0;  // candidates no strong/weak rule classified
+  uint64_t pruned = 0;        // weak edges dropped by a prune rule
+  uint64_t boosted = 0;       // weak edges boosted
+  uint64_t cuts = 0;          // segment boundaries made by split and batch rules
   // Σ over requests (a thread's segments joined by neighbour edges) of max(0, distinct
   // other processes joined to the request by strong edges − 1): one unit of work strongly
   // tied to several peers (seed 000 §3.1). Only cuts without neighbour edges lower it.
@@ -56,6 +56,13 @@ using Progress = std::function<void(std::string_view phase, uint64_t done, uint6
 struct BuildOptions {
   Progress progress;
   rules::LuaLimits lua_limits;
+  // Evaluate rule expressions by walking their trees instead of their compiled programs
+  // (expr_eval.h): the reference tests compare the compiled form with.
+  bool interpret_expressions = false;
+  // From how many items (events, link candidates) a phase splits its work over two
+  // threads (below, a second thread costs more to start than it saves; tests lower it to
+  // run both paths on small traces). The result does not depend on it.
+  uint64_t parallel_from = uint64_t{1} << 16;
 };
 
 // Throws rules::LuaError when a hook fails (its message names pack, rule and line), and

@@ -357,6 +357,39 @@ TEST_CASE("a cost outside 0..254 is an error at the rule") {
         std::string::npos);
 }
 
+TEST_CASE("a trace without events makes an empty graph") {
+  auto b = build(std::string(kWakeupLink) + "edge w { link wakeup strength weak }\n",
+                 "process 100 comm=app\nthread 101 pid=100 comm=a\n");
+  CHECK(b.graph().segments.empty());
+  CHECK(b.graph().edges.empty());
+}
+
+TEST_CASE("with two threads classifying, the error is the first candidate's") {
+  // Three candidates, each with a cost out of range (the waker's tid minus 1000): the
+  // first thread classifies the first, the second the others; a single thread would stop
+  // at the first, so both must report it.
+  auto rules = testing::load_rules(std::string(kWakeupLink) +
+                                   "edge e { link wakeup strength weak cost from.tid - 1000 }\n");
+  Trace trace = testing::load_trace(std::string(kThreeThreads) +
+                                    "1000 101 wakeup target=103\n"
+                                    "1500 103 switch_in\n"
+                                    "2000 102 wakeup target=103\n"
+                                    "2500 103 switch_in\n"
+                                    "3000 103 wakeup target=101\n"
+                                    "3500 101 switch_in\n");
+  for (uint64_t from : {uint64_t{0}, ~uint64_t{0}}) {
+    BuildOptions options;
+    options.parallel_from = from;
+    std::string message;
+    try {
+      build_graph(trace, rules, options);
+    } catch (const DiagnosticError& e) {
+      message = e.diagnostic.render();
+    }
+    CHECK(message.find("cost must be an integer from 0 to 254, got -899") != std::string::npos);
+  }
+}
+
 TEST_CASE("a failing Lua hook stops the build with its message") {
   auto rules =
       testing::load_rules(std::string(kWakeupLink) +

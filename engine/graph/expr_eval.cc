@@ -32,8 +32,8 @@ int64_t wrap(int64_t a, int64_t b, char op) {
 
 }  // namespace
 
-Evaluator::Evaluator(const Trace& trace, const SpanTree& spans, LuaHost* lua)
-    : trace_(trace), spans_(spans), lua_(lua) {
+Evaluator::Evaluator(const Trace& trace, const SpanTree& spans, LuaHost* lua, bool interpret)
+    : trace_(trace), spans_(spans), lua_(lua), interpret_(interpret) {
   for (size_t k = 0; k < trace.schema.size(); ++k)
     kind_names_.push_back(trace.strings.find(trace.schema.kind(static_cast<KindId>(k)).name));
   Tid max_tid = 0;
@@ -81,6 +81,10 @@ PreparedExpr Evaluator::prepare(const rules::CompiledExpr& expr,
           }
           std::sort(x.strs.begin(), x.strs.end());
           std::sort(x.ints.begin(), x.ints.end());
+          if (!x.strs.empty()) {
+            x.str_bits.assign(trace_.strings.size() / 64 + 1, 0);
+            for (StrId id : x.strs) x.str_bits[id >> 6] |= uint64_t{1} << (id & 63);
+          }
         }
         break;
       case Op::Field:
@@ -105,7 +109,153 @@ PreparedExpr Evaluator::prepare(const rules::CompiledExpr& expr,
       default: break;
     }
   }
+  if (!interpret_) compile(p);
   return p;
+}
+
+void Evaluator::compile(PreparedExpr& p) const {
+  using Code = PreparedExpr::Code;
+  using Instr = PreparedExpr::Instr;
+  const auto& nodes = p.expr->nodes;
+  if (nodes.empty()) return;
+  // Where the order of evaluation could show — a Lua call (it may keep state, or fail) or
+  // a division that may fail — the whole expression is one Tree step: the walk's order
+  // stays the only one.
+  for (const ExprNode& node : nodes) {
+    bool order_shows = node.op == Op::Call && node.sval.starts_with("lua.");
+    if (node.op == Op::Div || node.op == Op::Mod) {
+      const ExprNode& divisor = nodes[node.kids.at(1)];
+      order_shows =
+          !(divisor.op == Op::Const && divisor.type == ValueType::Int && divisor.ival != 0);
+    }
+    if (order_shows) {
+      Instr in;
+      in.code = Code::Tree;
+      in.node = p.expr->root;
+      p.code = {in};
+      return;
+    }
+  }
+  std::vector<Instr> code;
+  size_t depth = 0, max_depth = 0;
+  auto push = [&](Instr in) {
+    code.push_back(in);
+    max_depth = std::max(max_depth, ++depth);
+  };
+  auto resolve = [&](Instr& in, const rules::FieldRef& ref) {
+    in.kind = ref.kind;
+    in.field = ref.field;
+    if (ref.field >= 0 && ref.kind < trace_.schema.size()) {
+      const auto& fields = trace_.schema.kind(ref.kind).fields;
+      in.valid = static_cast<size_t>(ref.field) < fields.size();
+      in.is_str = in.valid && fields[ref.field].type == FieldType::Str;
+    }
+  };
+  // What eval_node gives for a constant.
+  auto const_value = [&](uint32_t n) -> Value {
+    const ExprNode& node = nodes[n];
+    switch (node.type) {
+      case ValueType::Str: {
+        StrId id = p.extra[n].str;
+        return {ValueType::Str, id, id == StringTable::kMissing ? node.sval.c_str() : nullptr};
+      }
+      case ValueType::List: return {ValueType::List, n, nullptr};
+      case ValueType::Null: return Value::null();
+      default: return {node.type, node.ival, nullptr};
+    }
+  };
+  auto emit = [&](auto& self, uint32_t n) -> void {
+    const ExprNode& node = nodes[n];
+    Instr in;
+    in.node = n;
+    auto binary = [&](Code c) {
+      self(self, node.kids[0]);
+      in.code = c;
+      if (nodes[node.kids[1]].op == Op::Const) {
+        in.rhs_const = true;
+        in.value = const_value(node.kids[1]);
+        code.push_back(in);
+        return;
+      }
+      self(self, node.kids[1]);
+      code.push_back(in);
+      --depth;
+    };
+    switch (node.op) {
+      case Op::Const:
+        in.code = Code::Const;
+        in.value = const_value(n);
+        push(in);
+        return;
+      case Op::Field:
+        in.side = node.field.side;
+        switch (node.field.scope) {
+          case FieldScope::EventField:
+            in.code = Code::EventField;
+            resolve(in, node.field);
+            break;
+          case FieldScope::SpanField:
+            in.code = Code::SpanField;
+            in.span = p.extra[n].span;
+            resolve(in, node.field);
+            break;
+          case FieldScope::SpanOpen:
+            in.code = Code::SpanOpen;
+            in.span = p.extra[n].span;
+            break;
+          default: in.code = Code::Field; break;
+        }
+        push(in);
+        return;
+      case Op::Call:
+        in.code = Code::Tree;
+        push(in);
+        return;
+      case Op::Not:
+      case Op::Neg:
+        self(self, node.kids[0]);
+        in.code = node.op == Op::Not ? Code::Not : Code::Neg;
+        code.push_back(in);
+        return;
+      case Op::And:
+      case Op::Or: {
+        self(self, node.kids[0]);
+        size_t jump = code.size();
+        in.code = node.op == Op::And ? Code::JumpIfFalse : Code::JumpIfTrue;
+        code.push_back(in);
+        --depth;
+        self(self, node.kids[1]);
+        in.code = Code::ToBool;
+        code.push_back(in);
+        code[jump].jump = static_cast<uint32_t>(code.size());
+        return;
+      }
+      case Op::Eq: return binary(Code::Eq);
+      case Op::Ne: return binary(Code::Ne);
+      case Op::Lt: return binary(Code::Lt);
+      case Op::Le: return binary(Code::Le);
+      case Op::Gt: return binary(Code::Gt);
+      case Op::Ge: return binary(Code::Ge);
+      case Op::In: return binary(Code::In);
+      case Op::NotIn: return binary(Code::NotIn);
+      case Op::Matches: return binary(Code::Matches);
+      case Op::Add: return binary(Code::Add);
+      case Op::Sub: return binary(Code::Sub);
+      case Op::Mul: return binary(Code::Mul);
+      case Op::Div: return binary(Code::Div);
+      case Op::Mod: return binary(Code::Mod);
+    }
+    in.code = Code::Tree;  // a form this compiler does not know: the walk evaluates it
+    push(in);
+  };
+  emit(emit, p.expr->root);
+  if (max_depth > PreparedExpr::kMaxStack) {
+    Instr in;
+    in.code = Code::Tree;
+    in.node = p.expr->root;
+    code = {in};
+  }
+  p.code = std::move(code);
 }
 
 bool Evaluator::test(const PreparedExpr& expr, const EvalScope& scope) {
@@ -116,7 +266,118 @@ bool Evaluator::test(const PreparedExpr& expr, const EvalScope& scope) {
 Value Evaluator::eval(const PreparedExpr& expr, const EvalScope& scope) {
   if (expr.empty()) return Value::boolean(true);
   if (!scratch_.empty()) scratch_.clear();
+  if (!expr.code.empty()) return run(expr, scope);
   return eval_node(expr, expr.expr->root, scope);
+}
+
+Value Evaluator::event_field(const Event& ev, const PreparedExpr::Instr& in) const {
+  if (ev.kind != in.kind || !in.valid) return Value::null();
+  uint64_t raw = trace_.value(ev, in.field);
+  if (in.is_str) return {ValueType::Str, static_cast<int64_t>(raw), nullptr};
+  return Value::integer(static_cast<int64_t>(raw));
+}
+
+// The flat program: each step does what eval_node does for its node (see there).
+Value Evaluator::run(const PreparedExpr& p, const EvalScope& scope) {
+  using Code = PreparedExpr::Code;
+  Value* st = stack_;
+  size_t sp = 0;
+  const auto* code = p.code.data();
+  const size_t size = p.code.size();
+  auto side = [&](rules::Side s) -> const EventCtx& {
+    return s == Side::From ? scope.from : s == Side::To ? scope.to : scope.self;
+  };
+  for (size_t pc = 0; pc < size;) {
+    const PreparedExpr::Instr& in = code[pc++];
+    switch (in.code) {
+      case Code::Const: st[sp++] = in.value; break;
+      case Code::EventField: {
+        const EventCtx& ctx = side(in.side);
+        st[sp++] =
+            ctx.event == kNoEvent ? Value::null() : event_field(trace_.events[ctx.event], in);
+        break;
+      }
+      case Code::SpanField: {
+        const EventCtx& ctx = side(in.side);
+        Value v = Value::null();
+        if (ctx.event != kNoEvent && in.span != kNoSpan) {
+          uint32_t open = spans_.innermost(ctx.node, in.span);
+          if (open != SpanTree::kRoot) v = event_field(trace_.events[spans_.at(open).opener], in);
+        }
+        st[sp++] = v;
+        break;
+      }
+      case Code::SpanOpen: {
+        const EventCtx& ctx = side(in.side);
+        st[sp++] = ctx.event == kNoEvent
+                       ? Value::null()
+                       : Value::boolean(in.span != kNoSpan &&
+                                        spans_.innermost(ctx.node, in.span) != SpanTree::kRoot);
+        break;
+      }
+      case Code::Field: st[sp++] = field(p, in.node, scope); break;
+      case Code::Tree: st[sp++] = eval_node(p, in.node, scope); break;
+      case Code::Not: st[sp - 1] = Value::boolean(!truthy(st[sp - 1])); break;
+      case Code::Neg: st[sp - 1] = Value::integer(wrap(0, st[sp - 1].i, '-')); break;
+      case Code::ToBool: st[sp - 1] = Value::boolean(truthy(st[sp - 1])); break;
+      case Code::JumpIfFalse:
+        if (!truthy(st[sp - 1])) {
+          st[sp - 1] = Value::boolean(false);
+          pc = in.jump;
+        } else {
+          --sp;
+        }
+        break;
+      case Code::JumpIfTrue:
+        if (truthy(st[sp - 1])) {
+          st[sp - 1] = Value::boolean(true);
+          pc = in.jump;
+        } else {
+          --sp;
+        }
+        break;
+      default: {
+        const Value b = in.rhs_const ? in.value : st[--sp];
+        Value& a = st[sp - 1];
+        switch (in.code) {
+          case Code::Eq: a = Value::boolean(equal(a, b)); break;
+          case Code::Ne: a = Value::boolean(!equal(a, b)); break;
+          case Code::Lt: a = Value::boolean(compare(p, in.node, a, b) == -1); break;
+          case Code::Le: {
+            int c = compare(p, in.node, a, b);
+            a = Value::boolean(c == -1 || c == 0);
+            break;
+          }
+          case Code::Gt: a = Value::boolean(compare(p, in.node, a, b) == 1); break;
+          case Code::Ge: {
+            int c = compare(p, in.node, a, b);
+            a = Value::boolean(c == 1 || c == 0);
+            break;
+          }
+          case Code::In: a = Value::boolean(member(p, a, b)); break;
+          case Code::NotIn: a = Value::boolean(!member(p, a, b)); break;
+          case Code::Matches: a = Value::boolean(matches(p, in.node, a, b)); break;
+          case Code::Add: a = Value::integer(wrap(a.i, b.i, '+')); break;
+          case Code::Sub: a = Value::integer(wrap(a.i, b.i, '-')); break;
+          case Code::Mul: a = Value::integer(wrap(a.i, b.i, '*')); break;
+          case Code::Div:
+          case Code::Mod: {
+            const bool div = in.code == Code::Div;
+            if (b.i == 0) fail(p, in.node, div ? "division by zero" : "modulo by zero");
+            if (b.i == -1)
+              a = Value::integer(div ? wrap(0, a.i, '-') : 0);
+            else
+              a = Value::integer(div ? a.i / b.i : a.i % b.i);
+            break;
+          }
+          default: break;
+        }
+      }
+    }
+  }
+  // Field by field: the steps stored them so, and one wide load of what narrower stores
+  // just wrote waits for them to reach the cache (a visible cost per evaluation).
+  return Value{st[0].type, st[0].i, st[0].text};
 }
 
 std::string_view Evaluator::text(const Value& v) const {
@@ -267,8 +528,10 @@ bool Evaluator::member(const PreparedExpr& p, const Value& x, const Value& list)
   if (list.type == ValueType::List) {
     const auto& extra = p.extra[list.i];
     if (x.type == ValueType::Str) {
-      if (x.i != StringTable::kMissing)
-        return std::binary_search(extra.strs.begin(), extra.strs.end(), static_cast<StrId>(x.i));
+      if (x.i != StringTable::kMissing) {
+        const auto id = static_cast<StrId>(x.i);
+        return (id >> 6) < extra.str_bits.size() && (extra.str_bits[id >> 6] >> (id & 63)) & 1;
+      }
       // A text the trace lacks: compare with the list's texts.
       for (uint32_t kid : p.expr->nodes[list.i].kids)
         if (p.expr->nodes[kid].type == ValueType::Str && p.expr->nodes[kid].sval == x.text)

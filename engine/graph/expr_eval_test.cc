@@ -175,5 +175,79 @@ TEST_CASE("a lua function defined nowhere the rule can see is an error at the ca
         "                            ^~~~~~~~~~~\n");
 }
 
+TEST_CASE("every operator, on integers, strings and texts the trace lacks") {
+  // testing::build also builds each graph walking the expression trees: any operator the
+  // compiled programs evaluate differently makes it fail.
+  std::string events =
+      "1000 101 syscall_enter name=read fd=2\n"
+      "2000 101 syscall_enter name=write fd=3\n"
+      "3000 101 syscall_enter name=open fd=4\n";
+  std::string lists = "list l = [\"read\", \"nowhere\"]\nlist n = [2, 4]\n";
+  auto at = [&](const std::string& where) {
+    return holds_at("syscall_enter", where, events, 101, lists);
+  };
+  CHECK(at("fd < 3") == Strings{"1000"});
+  CHECK(at("fd <= 3") == Strings{"1000", "2000"});
+  CHECK(at("fd > 3") == Strings{"3000"});
+  CHECK(at("fd >= 3") == Strings{"2000", "3000"});
+  CHECK(at("fd != 3") == Strings{"1000", "3000"});
+  CHECK(at("name != \"text the trace lacks\"") == Strings{"1000", "2000", "3000"});
+  CHECK(at("name in l") == Strings{"1000"});
+  CHECK(at("name not in l and fd not in n") == Strings{"2000"});
+  CHECK(at("fd in n") == Strings{"1000", "3000"});
+  CHECK(at("name matches \"*e\" or name matches \"o*\"") == Strings{"2000", "3000"});
+  CHECK(at("fd + 1 == 4 or fd * 2 == 8") == Strings{"2000", "3000"});
+  CHECK(at("fd - 1 == 1 or fd % 2 == 1") == Strings{"1000", "2000"});
+  CHECK(at("fd / 2 == 1") == Strings{"1000", "2000"});
+  CHECK(at("-fd < -3 and -fd != 0") == Strings{"3000"});
+  CHECK(at("not (fd == 3) and (fd == 2 or fd == 4) and not not (fd != 2)") == Strings{"3000"});
+  // At its own syscall_enter the span is open: its fields are the event's.
+  CHECK(at("syscall.fd == 2 and syscall") == Strings{"1000"});
+  CHECK(at("call.fn == \"x\" or call") == Strings{});
+  CHECK(at("len(name) == 4 and thread.comm == \"worker\" and process.comm != \"x\"") ==
+        Strings{"1000", "3000"});
+}
+
+// testing::build compares every graph above built from compiled expressions with one built
+// by walking their trees; that comparison means something only if the compiled programs
+// run: ordinary forms compile to steps of their own, and only what the walk must keep
+// (Lua calls, divisions that may fail, other calls) is handed to it.
+TEST_CASE("expressions compile to flat programs; the walk keeps only what it must") {
+  Trace trace = testing::load_trace(std::string(kServer));
+  SpanTree spans(trace.schema);
+  auto codes = [&](const std::string& where, bool interpret = false) {
+    auto rules = testing::load_rules(
+        "lua [[\nfunction f(x) return true end\n]]\n"
+        "list l = [\"read\", \"write\"]\n"
+        "split s { at syscall_enter where " +
+        where + " }\n");
+    LuaHost lua(rules, {});
+    Evaluator ev(trace, spans, &lua, interpret);
+    PreparedExpr p = ev.prepare(rules.splits[0].where, rules.splits[0].origin);
+    std::string out;
+    for (const auto& in : p.code) out += std::to_string(static_cast<int>(in.code)) + " ";
+    return out;
+  };
+  using C = PreparedExpr::Code;
+  auto text = [](std::initializer_list<C> cs) {
+    std::string out;
+    for (C c : cs) out += std::to_string(static_cast<int>(c)) + " ";
+    return out;
+  };
+  // A constant right operand rides with its step (no Const step of its own).
+  CHECK(
+      codes("name == \"read\" and not (fd > 3 or syscall.fd != 1) and syscall") ==
+      text({C::EventField, C::Eq, C::JumpIfFalse, C::EventField, C::Gt, C::JumpIfTrue, C::SpanField,
+            C::Ne, C::ToBool, C::Not, C::ToBool, C::JumpIfFalse, C::SpanOpen, C::ToBool}));
+  CHECK(codes("name in l and thread.comm matches \"w*\" and fd / 2 - 1 == -fd % 3") ==
+        text({C::EventField, C::In, C::JumpIfFalse, C::Field, C::Matches, C::ToBool, C::JumpIfFalse,
+              C::EventField, C::Div, C::Sub, C::EventField, C::Neg, C::Mod, C::Eq, C::ToBool}));
+  CHECK(codes("1 < fd") == text({C::Const, C::EventField, C::Lt}));
+  CHECK(codes("len(stack) > 1") == text({C::Tree, C::Gt}));
+  CHECK(codes("fd / fd == 1") == text({C::Tree}));
+  CHECK(codes("fd == 1 and lua.f(fd)") == text({C::Tree}));
+  CHECK(codes("name == \"read\"", true).empty());
+}
+
 }  // namespace
 }  // namespace cw::engine

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <exception>
+#include <thread>
 #include <type_traits>
 
 #include "base/source.h"
@@ -27,8 +29,8 @@ size_t LinkPairer::WordHash::operator()(uint64_t k) const {
 }
 
 LinkPairer::LinkPairer(const Trace& trace, const SpanTree& spans, const LinkRule& rule,
-                       uint32_t link_index)
-    : trace_(trace), spans_(spans), rule_(rule), index_(link_index) {
+                       uint32_t link_index, uint64_t parallel_from)
+    : trace_(trace), spans_(spans), rule_(rule), index_(link_index), parallel_from_(parallel_from) {
   if (rule.join.size() > kMaxJoin) {
     Diagnostic d;
     d.source = rule.origin.source;
@@ -170,8 +172,28 @@ void LinkPairer::finish(std::vector<Candidate>& out) {
   // Byte ranges pair regardless of time order (clocks of two CPUs may disagree); the
   // ranges of one key's `from` side are a stream's writes, which do not overlap each other.
   size_t keys = wide_.key_ids.size() + narrow_.key_ids.size();  // one of them is used
-  sort_by_key_offset(range_from_, keys);
-  sort_by_key_offset(range_to_, keys);
+  // The two sides sort independently, each into the one order its comparison allows.
+  if (range_from_.size() + range_to_.size() >= parallel_from_) {
+    std::exception_ptr error;
+    std::thread from_side([&] {
+      try {
+        sort_by_key_offset(range_from_, keys);
+      } catch (...) {
+        error = std::current_exception();
+      }
+    });
+    try {
+      sort_by_key_offset(range_to_, keys);
+    } catch (...) {
+      from_side.join();
+      throw;
+    }
+    from_side.join();
+    if (error) std::rethrow_exception(error);
+  } else {
+    sort_by_key_offset(range_from_, keys);
+    sort_by_key_offset(range_to_, keys);
+  }
   size_t lo = 0;
   for (const RangeEnd& to : range_to_) {
     while (lo < range_from_.size() &&

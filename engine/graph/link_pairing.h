@@ -25,9 +25,10 @@ class LinkPairer {
   static constexpr size_t kMaxJoin = 4;
 
   // Throws DiagnosticError at the rule when it joins on more than kMaxJoin fields.
-  // `spans` resolves joins on a span's field (`to.syscall.resource`).
+  // `spans` resolves joins on a span's field (`to.syscall.resource`). From
+  // `parallel_from` ranges on, finish() sorts the two sides on two threads.
   LinkPairer(const Trace& trace, const SpanTree& spans, const rules::LinkRule& rule,
-             uint32_t link_index);
+             uint32_t link_index, uint64_t parallel_from = uint64_t{1} << 16);
 
   // Feeds an event of the link's `to` and/or `from` kind, in trace order. `pid` is its
   // thread's process; `as_from`/`as_to`: whether it passed the link's from_where/to_where.
@@ -79,6 +80,7 @@ class LinkPairer {
   const SpanTree& spans_;
   const rules::LinkRule& rule_;
   uint32_t index_;
+  uint64_t parallel_from_;
   Tables<Key, KeyHash> wide_;
   Tables<uint64_t, WordHash> narrow_;
   std::vector<RangeEnd> range_from_, range_to_;

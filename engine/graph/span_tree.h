@@ -51,6 +51,8 @@ class SpanTree {
   const SpanNode& at(uint32_t node) const { return nodes_[node]; }
   // Room for `opens` more pushes: a tree sized up front is never copied while it grows.
   void reserve(uint64_t opens) { nodes_.reserve(nodes_.size() + opens); }
+  // Pushes that fit before the tree would move.
+  uint64_t room() const { return nodes_.capacity() - nodes_.size(); }
   // Drops every node but the root, once no event context refers to them any more.
   void release() {
     nodes_.resize(1);

@@ -31,9 +31,65 @@ struct Built {
   const Graph& graph() const { return result.graph; }
 };
 
+// Every field of two builds' graphs, statistics and rule counts, as text: equal texts are
+// equal builds.
+inline std::string describe(const BuildResult& r) {
+  std::string out;
+  auto add = [&](uint64_t v) { out += std::to_string(v) + ' '; };
+  for (const Segment& s : r.graph.segments) {
+    for (uint64_t v : {uint64_t{s.tid}, uint64_t{s.pid}, uint64_t{s.first}, uint64_t{s.last},
+                       s.start_ns, s.end_ns, uint64_t(s.cut_rule.kind), uint64_t{s.cut_rule.index}})
+      add(v);
+    out += '\n';
+  }
+  for (const Edge& e : r.graph.edges) {
+    for (uint64_t v :
+         {uint64_t{e.from}, uint64_t{e.to}, uint64_t{e.from_event}, uint64_t{e.to_event},
+          uint64_t(e.rule.kind), uint64_t{e.rule.index}, uint64_t{e.boost_rule}, uint64_t{e.link},
+          uint64_t{e.kind}, uint64_t(e.strength), uint64_t{e.cost}})
+      add(v);
+    out += '\n';
+  }
+  for (const auto& k : r.graph.kinds) out += k + ' ';
+  for (const auto& t : r.graph.threads)
+    for (uint64_t v : {uint64_t{t.tid}, uint64_t{t.begin}, uint64_t{t.end}}) add(v);
+  const BuildStats& st = r.stats;
+  for (uint64_t v :
+       {st.candidates, st.unclassified, st.pruned, st.boosted, st.cuts, st.over_connections,
+        st.segment_over_connections, st.flag_edges, st.data_flags_used})
+    add(v);
+  const RuleCounts& c = r.counts;
+  for (const auto* list : {&c.splits, &c.batches, &c.edges, &c.pruned, &c.boosted, &c.flags}) {
+    for (uint64_t v : *list) add(v);
+    out += '|';
+  }
+  return out;
+}
+
+// Builds twice: with the rules' compiled expressions and candidates classified by two
+// threads however few, and on one thread walking the expressions' trees (the reference);
+// both must make the same graph, or fail with the same message.
 inline Built build(const std::string& rules_text, const std::string& trace_text) {
   Built b{load_trace(trace_text), load_rules(rules_text), {}};
-  b.result = build_graph(b.trace, b.rules);
+  BuildOptions fast, walk;
+  fast.parallel_from = 0;
+  walk.interpret_expressions = true;
+  walk.parallel_from = ~uint64_t{0};
+  try {
+    b.result = build_graph(b.trace, b.rules, fast);
+  } catch (const std::exception& compiled) {
+    std::string walked = "(no error)";
+    try {
+      build_graph(b.trace, b.rules, walk);
+    } catch (const std::exception& e) {
+      walked = e.what();
+    }
+    CHECK_MESSAGE(walked == compiled.what(), "compiled and walked expressions fail differently");
+    throw;
+  }
+  BuildResult reference = build_graph(b.trace, b.rules, walk);
+  CHECK_MESSAGE(describe(b.result) == describe(reference),
+                "compiled and walked expressions build different graphs");
   return b;
 }
 
