@@ -13,6 +13,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "base/parallel.h"
 #include "base/source.h"
 #include "dsl/rule_kinds.h"
 #include "engine/graph/expr_eval.h"
@@ -272,10 +273,11 @@ class Builder {
       : trace_(trace),
         rules_(rules),
         options_(options),
+        parallel_from_(worker_count() >= 2 ? options.parallel_from : UINT64_MAX),
         spans_(trace.schema),
         lua_(rules, options.lua_limits),
         eval_(trace, spans_, &lua_, options.interpret_expressions),
-        census_(take_census(trace, spans_, options.parallel_from)),
+        census_(take_census(trace, spans_, parallel_from_)),
         threads_index_(census_) {
     spans_.reserve(census_.span_opens);
   }
@@ -355,8 +357,7 @@ class Builder {
     }
     for (uint32_t i = 0; i < r.links.size(); ++i) {
       const auto& l = r.links[i];
-      pairers_.push_back(
-          std::make_unique<LinkPairer>(trace_, spans_, l, i, options_.parallel_from));
+      pairers_.push_back(std::make_unique<LinkPairer>(trace_, spans_, l, i, parallel_from_));
       link_where_.push_back(eval_.prepare(l.where, l.origin));
       link_from_where_.push_back(eval_.prepare(l.from_where, l.origin));
       link_to_where_.push_back(eval_.prepare(l.to_where, l.origin));
@@ -569,7 +570,7 @@ class Builder {
     // field) while this thread grows it: safe only because the tree was sized by the
     // census and never moves, and each node is written before any event naming it is fed.
     std::optional<LinkFeed> feed;
-    if (n >= options_.parallel_from && !pairers_.empty() && spans_.room() >= census_.span_opens) {
+    if (n >= parallel_from_ && !pairers_.empty() && spans_.room() >= census_.span_opens) {
       feed.emplace(pairers_, candidates_);
       feed_ = &*feed;
     }
@@ -638,11 +639,11 @@ class Builder {
       };
       // Ends equal in this order are equal in every field (one event has one context):
       // sorting the halves on two threads and merging them gives the single sort's order.
-      in_two_parts(ends.size(), ends.size() >= options_.parallel_from,
+      in_two_parts(ends.size(), ends.size() >= parallel_from_,
                    [&](uint64_t begin, uint64_t end, int) {
                      std::sort(ends.begin() + begin, ends.begin() + end, by_thread_event_peer);
                    });
-      if (ends.size() >= options_.parallel_from && ends.size() >= 2)
+      if (ends.size() >= parallel_from_ && ends.size() >= 2)
         std::inplace_merge(ends.begin(), ends.begin() + ends.size() / 2, ends.end(),
                            by_thread_event_peer);
       // Each group of equal (thread, event) is one event's peer set, sorted.
@@ -743,7 +744,7 @@ class Builder {
     const uint64_t n = trace_.events.size();
     event_segment_.resize(n);
     std::vector<uint32_t> late_last;
-    in_two_parts(n, n >= options_.parallel_from, [&](uint64_t begin, uint64_t end, int part) {
+    in_two_parts(n, n >= parallel_from_, [&](uint64_t begin, uint64_t end, int part) {
       std::vector<uint32_t> cursor(threads_.size(), 0);
       if (part == 1) {
         for (uint32_t t = 0; t < threads_.size(); ++t) {
@@ -835,7 +836,7 @@ class Builder {
     // classify the two halves (the machine has two cores), each writing its edges from
     // the slot of its first candidate; the second's are then moved down behind the
     // first's. Lua hooks run single-threaded, so packs with Lua classify on one thread.
-    const bool parallel = n >= options_.parallel_from && n >= 2 && rules_.lua.empty();
+    const bool parallel = n >= parallel_from_ && n >= 2 && rules_.lua.empty();
     edges.resize(n);
     auto classifier = [&](Evaluator* ev, const std::vector<PreparedExpr>* where,
                           const std::vector<PreparedExpr>* cost, uint64_t first) {
@@ -1008,6 +1009,8 @@ class Builder {
   const Trace& trace_;
   const RuleSet& rules_;
   const BuildOptions& options_;
+  // parallel_from_, or never when one CPU is all there is (or CAUSEWAY_THREADS=1).
+  const uint64_t parallel_from_;
   SpanTree spans_;
   LuaHost lua_;
   Evaluator eval_;

@@ -61,7 +61,8 @@ struct BuildOptions {
   bool interpret_expressions = false;
   // From how many items (events, link candidates) a phase splits its work over two
   // threads (below, a second thread costs more to start than it saves; tests lower it to
-  // run both paths on small traces). The result does not depend on it.
+  // run both paths on small traces). The result does not depend on it. With one CPU
+  // (worker_count(), base/parallel.h: CAUSEWAY_THREADS=1 asks for that) no phase splits.
   uint64_t parallel_from = uint64_t{1} << 16;
 };
 
