@@ -31,16 +31,7 @@ Command add_convert(CLI::App& app) {
   cmd->add_option("--to", args->to, "output form (default: the other one)")
       ->check(CLI::IsMember({"text", "binary"}));
   add_trace_format_option(cmd, args->format);
-  cmd->add_option("--compress", args->compress,
-                  "the binary form's chunks: zstd (level 3), zstd=LEVEL (1 fastest .. 22 "
-                  "smallest), or none (trace format 1.2, which older causeway versions read)")
-      ->default_val("zstd")
-      ->check(CLI::Validator(
-          [args](std::string& value) {
-            std::string why;
-            return parse_trace_compression(value, args->writer, &why) ? std::string() : why;
-          },
-          "none|zstd[=LEVEL]", "compression"));
+  add_compress_option(cmd, args->compress, args->writer);
   cmd->footer(
       "Exit status: 0 done, 1 the input trace was wrong (the message says where), 2 the "
       "output cannot be written.");

@@ -29,6 +29,7 @@
 #include "cli/json_output.h"
 #include "cli/progress.h"
 #include "cli/rule_paths.h"
+#include "cli/trace_input.h"
 #include "kernel/records.h"
 #include "kernel/watchpoints.h"
 #include "rules/loader.h"
@@ -121,6 +122,8 @@ struct RecordArgs {
   bool no_stdlib = false;
   std::string flags = "auto";
   std::string hooks = "auto";
+  std::string compress = "zstd";  // --compress: how trace files are written
+  TraceWriterOptions writer;
 };
 
 constexpr uint32_t kDefaultStackCopy = 8192;
@@ -245,6 +248,7 @@ int record_foreground(const RecordArgs& args) {
   if (!stack_options(args, options)) return kExitBadInput;
   options.buffer_bytes = buffer;
   options.output = args.output;
+  options.writer = args.writer;
 
   for (uint32_t pid : args.pids)
     if (kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
@@ -374,6 +378,7 @@ int record_start(const RecordArgs& args, const std::string& size_text) {
     stack_options(args, options);  // checked above
     options.buffer_bytes = parse_size(args.buffer);
     options.ring = RingOptions{paths.ring, size};
+    options.ring->writer = args.writer;
     options.holders = std::move(holders);
     run_daemon(options, paths, ready[1], kExitEnvironment);
   }
@@ -400,7 +405,8 @@ int record_start(const RecordArgs& args, const std::string& size_text) {
   return kExitOk;
 }
 
-int record_stop(const std::string& dir, const std::string& output) {
+int record_stop(const std::string& dir, const std::string& output,
+                const TraceWriterOptions& writer) {
   RecorderPaths paths(recorder_dir(dir));
   std::string stale;
   auto pid = live_recorder(paths, &stale);
@@ -444,7 +450,7 @@ int record_stop(const std::string& dir, const std::string& output) {
                              s.size, s.offset, s.reason);
   for (const auto& note : report.notes) std::cerr << "causeway: " << note << "\n";
   if (progress.enabled()) show("writing " + output, 0, 0);
-  write_trace(trace, output);
+  write_trace(trace, output, writer);
   progress.clear();
   uint64_t span = trace.events.empty() ? 0 : trace.events.back().ts - trace.events.front().ts;
   std::cout << fmt::format("wrote {}: {} events over {:.3f} s, {} lost\n", output,
@@ -528,6 +534,7 @@ std::vector<Command> add_record(CLI::App& app) {
       "cpu-clock events cannot be opened, causeway says so and records without samples)";
   cmd->add_option("--sample", args->sample_hz, sample_help);
   cmd->add_option("--buffer", args->buffer, "kernel ring buffer size (default 64M)");
+  add_compress_option(cmd, args->compress, args->writer);
   cmd->add_option("--duration", args->duration, "stop after this many seconds");
   cmd->add_option("CMD", args->command, "command to run and record (after --)");
   cmd->add_option("--rules", args->rules,
@@ -578,6 +585,7 @@ std::vector<Command> add_record(CLI::App& app) {
   start->add_option("--call-graph", args->start_call_graph, call_graph_help);
   start->add_option("--sample", args->start_sample_hz, sample_help);
   start->add_option("--buffer", args->buffer, "kernel ring buffer size (default 64M)");
+  add_compress_option(start, args->compress, args->writer);
   start->add_option("--rules", args->rules,
                     "packs (files or folders) whose holder rules name, when the recording "
                     "stops, who holds what a thread still waits for (the standard packs and "
@@ -592,6 +600,7 @@ std::vector<Command> add_record(CLI::App& app) {
   auto stop_output = std::make_shared<std::string>();
   auto* stop = cmd->add_subcommand("stop", "stop the always-on recording and save it");
   stop->add_option("-o,--output", *stop_output, "save the ring's events as one trace file");
+  add_compress_option(stop, args->compress, args->writer);
   dir_option(stop);
   stop->footer(
       "Without -o the ring stays in the recorder's folder.\nExit status: 0 stopped (and "
@@ -612,7 +621,8 @@ std::vector<Command> add_record(CLI::App& app) {
                    given.sample_hz = args->start_sample_hz;
                    return record_start(given, *size);
                  }});
-  out.push_back({stop, [args, stop_output] { return record_stop(args->dir, *stop_output); }});
+  out.push_back(
+      {stop, [args, stop_output] { return record_stop(args->dir, *stop_output, args->writer); }});
   out.push_back({status, [args, json] { return record_status(args->dir, *json); }});
 
   auto mark_text = std::make_shared<std::vector<std::string>>();

@@ -48,6 +48,20 @@ CLI::Option* add_trace_format_option(CLI::App* cmd, std::string& format) {
       ->check(CLI::IsMember({"auto", "binary", "text", "perf-script"}));
 }
 
+CLI::Option* add_compress_option(CLI::App* cmd, std::string& text, TraceWriterOptions& writer) {
+  return cmd
+      ->add_option("--compress", text,
+                   "the binary form's chunks: zstd (level 3), zstd=LEVEL (1 fastest .. 22 "
+                   "smallest), or none (trace format 1.2, which older causeway versions read)")
+      ->default_val("zstd")
+      ->check(CLI::Validator(
+          [&writer](std::string& value) {
+            std::string why;
+            return parse_trace_compression(value, writer, &why) ? std::string() : why;
+          },
+          "none|zstd[=LEVEL]", "compression"));
+}
+
 int read_trace_input(const std::string& path, Trace& trace, ReadReport& report,
                      SymbolizeReport* symbols, const std::string& format) {
   // A long recording takes a while to read and name: say so at a terminal.

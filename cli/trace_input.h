@@ -25,4 +25,8 @@ int read_trace_input(const std::string& path, Trace& trace, ReadReport& report,
 // not tell (a perf script file whose first line is not an event).
 CLI::Option* add_trace_format_option(CLI::App* cmd, std::string& format);
 
+// --compress for a command that writes a binary trace: none|zstd[=LEVEL] into `writer`
+// (`text` holds the option's text for CLI11).
+CLI::Option* add_compress_option(CLI::App* cmd, std::string& text, TraceWriterOptions& writer);
+
 }  // namespace cw::cli

@@ -107,7 +107,7 @@ Session::Session(SessionOptions options) : options_(std::move(options)) {
   if (options_.ring)
     ring_ = std::make_unique<RingWriter>(*options_.ring);
   else
-    file_ = std::make_unique<TraceWriter>(options_.output);
+    file_ = std::make_unique<TraceWriter>(options_.output, Schema::builtin(), options_.writer);
   lost_seen_ = probes_->lost_per_cpu();
   write_released();
 }

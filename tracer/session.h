@@ -33,6 +33,7 @@ struct SessionOptions {
   size_t buffer_bytes = 64u << 20;  // the kernel ring buffer
   std::string output;               // one trace file, when `ring` is not set
   std::optional<RingOptions> ring;
+  TraceWriterOptions writer;  // how `output` is written (zstd-compressed by default)
   // Who holds what threads still blocked at the end wait for (the packs' `holder` rules),
   // read by note_end_state.
   std::vector<HolderField> holders;
