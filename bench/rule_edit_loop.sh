@@ -22,7 +22,8 @@ set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${CW_BENCH_BUILD:-$root/build-release}
-cache=${CW_BENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/causeway-bench}
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
 events=1000000
 seed=1
 repeat=5
@@ -46,17 +47,7 @@ causeway=$build/cli/causeway
 build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$build/CMakeCache.txt")
 build_type=${build_type:-RelWithDebInfo (the default)}
 
-# The same cache key as bench/run.sh: one trace per generator, event count and seed.
-generator=$(cat "$root"/bench/{event_queue,event_builder,population,session_model}.{h,cc} \
-  "$root"/bench/rng.h "$root"/bench/gen_trace.cc "$root"/trace/binary_format.cc \
-  | sha256sum | cut -c1-12)
-trace=$cache/chromium-$events-seed$seed-$generator.cwt
-if [[ ! -f $trace ]]; then
-  mkdir -p "$cache"
-  echo "generating $trace ..." >&2
-  "$build/bench/cw-gen-trace" -o "$trace.tmp" --events "$events" --seed "$seed"
-  mv "$trace.tmp" "$trace"
-fi
+trace=$(bench_trace "$root" "$build" "$events" "$seed")
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

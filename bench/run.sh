@@ -15,7 +15,8 @@ set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${CW_BENCH_BUILD:-$root/build-release}
-cache=${CW_BENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/causeway-bench}
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
 events=19000000
 seed=1
 repeat=3
@@ -47,16 +48,8 @@ esac
 ninja -C "$build" -j"${CW_BENCH_JOBS:-2}" "${targets[@]}" >/dev/null
 
 # A trace is reused only when made by the same generator with the same parameters.
-generator=$(cat "$root"/bench/{event_queue,event_builder,population,session_model}.{h,cc} \
-  "$root"/bench/rng.h "$root"/bench/gen_trace.cc "$root"/trace/binary_format.cc \
-  | sha256sum | cut -c1-12)
-trace=$cache/chromium-$events-seed$seed-$generator.cwt
-if [[ $only != hooks && ! -f $trace ]]; then
-  mkdir -p "$cache"
-  echo "generating $trace ..." >&2
-  "$build/bench/cw-gen-trace" -o "$trace.tmp" --events "$events" --seed "$seed"
-  mv "$trace.tmp" "$trace"
-fi
+trace=
+[[ $only == hooks ]] || trace=$(bench_trace "$root" "$build" "$events" "$seed")
 
 machine() {
   echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')), $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo) RAM, commit $(git -C "$root" rev-parse --short HEAD), load average $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -30,6 +30,21 @@ int64_t wrap(int64_t a, int64_t b, char op) {
   return static_cast<int64_t>(r);
 }
 
+// The value of constant node `n` of a prepared expression, as the walk and the compiled
+// program both use it.
+Value constant_value(const PreparedExpr& p, uint32_t n) {
+  const ExprNode& node = p.expr->nodes[n];
+  switch (node.type) {
+    case ValueType::Str: {
+      StrId id = p.extra[n].str;
+      return {ValueType::Str, id, id == StringTable::kMissing ? node.sval.c_str() : nullptr};
+    }
+    case ValueType::List: return {ValueType::List, n, nullptr};
+    case ValueType::Null: return Value::null();
+    default: return {node.type, node.ival, nullptr};
+  }
+}
+
 }  // namespace
 
 Evaluator::Evaluator(const Trace& trace, const SpanTree& spans, LuaHost* lua, bool interpret)
@@ -151,19 +166,7 @@ void Evaluator::compile(PreparedExpr& p) const {
       in.is_str = in.valid && fields[ref.field].type == FieldType::Str;
     }
   };
-  // What eval_node gives for a constant.
-  auto const_value = [&](uint32_t n) -> Value {
-    const ExprNode& node = nodes[n];
-    switch (node.type) {
-      case ValueType::Str: {
-        StrId id = p.extra[n].str;
-        return {ValueType::Str, id, id == StringTable::kMissing ? node.sval.c_str() : nullptr};
-      }
-      case ValueType::List: return {ValueType::List, n, nullptr};
-      case ValueType::Null: return Value::null();
-      default: return {node.type, node.ival, nullptr};
-    }
-  };
+  auto const_value = [&](uint32_t n) { return constant_value(p, n); };
   auto emit = [&](auto& self, uint32_t n) -> void {
     const ExprNode& node = nodes[n];
     Instr in;
@@ -680,16 +683,7 @@ Value Evaluator::eval_node(const PreparedExpr& p, uint32_t n, const EvalScope& s
   const ExprNode& node = p.expr->nodes[n];
   auto kid = [&](size_t k) { return eval_node(p, node.kids[k], scope); };
   switch (node.op) {
-    case Op::Const:
-      switch (node.type) {
-        case ValueType::Str: {
-          StrId id = p.extra[n].str;
-          return {ValueType::Str, id, id == StringTable::kMissing ? node.sval.c_str() : nullptr};
-        }
-        case ValueType::List: return {ValueType::List, n, nullptr};
-        case ValueType::Null: return Value::null();
-        default: return {node.type, node.ival, nullptr};
-      }
+    case Op::Const: return constant_value(p, n);
     case Op::Field: return field(p, n, scope);
     case Op::Not: return Value::boolean(!truthy(kid(0)));
     case Op::Neg: return Value::integer(wrap(0, kid(0).i, '-'));
