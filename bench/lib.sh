@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the bench scripts: the synthetic trace they measure, generated once per
 # generator, event count and seed into CW_BENCH_CACHE (default ~/.cache/causeway-bench).
 # The file name carries a hash of the generator's sources and of the trace writer, so a
