@@ -1,0 +1,515 @@
+#include "engine/cache/cache.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <type_traits>
+
+#include "trace/binary_format.h"
+#include "trace/elf_file.h"
+
+namespace cw::cache {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// A streaming XXH3-64 that also takes values and strings (with their length, so that
+// "ab","c" and "a","bc" differ).
+class Hasher {
+ public:
+  Hasher() : state_(XXH3_createState()) { XXH3_64bits_reset(state_); }
+  ~Hasher() { XXH3_freeState(state_); }
+  Hasher(const Hasher&) = delete;
+  Hasher& operator=(const Hasher&) = delete;
+  void bytes(const void* data, size_t size) { XXH3_64bits_update(state_, data, size); }
+  template <class T>
+  void value(const T& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    bytes(&v, sizeof v);
+  }
+  void text(std::string_view s) {
+    value(static_cast<uint64_t>(s.size()));
+    bytes(s.data(), s.size());
+  }
+  uint64_t digest() const { return XXH3_64bits_digest(state_); }
+
+ private:
+  XXH3_state_t* state_;
+};
+
+bool pread_all(int fd, void* buf, size_t size, uint64_t offset) {
+  auto* p = static_cast<char*>(buf);
+  while (size > 0) {
+    ssize_t n = pread(fd, p, size, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    size -= static_cast<size_t>(n);
+    offset += static_cast<uint64_t>(n);
+  }
+  return true;
+}
+
+// Hashes [from, size) of the file whole.
+bool hash_rest(int fd, uint64_t from, uint64_t size, Hasher& h) {
+  std::vector<char> buf(1 << 20);
+  while (from < size) {
+    size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), size - from));
+    if (!pread_all(fd, buf.data(), n, from)) return false;
+    h.bytes(buf.data(), n);
+    from += n;
+  }
+  return true;
+}
+
+template <class T>
+uint64_t load_le(const unsigned char* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// ---- payload encoding: values and arrays as they are in memory (one machine's cache) ----
+
+class Writer {
+ public:
+  template <class T>
+  void value(const T& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    out_.append(reinterpret_cast<const char*>(&v), sizeof v);
+  }
+  template <class T>
+  void array(const std::vector<T>& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    value(static_cast<uint64_t>(v.size()));
+    out_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+  }
+  void bools(const std::vector<bool>& v) {
+    value(static_cast<uint64_t>(v.size()));
+    for (bool b : v) out_.push_back(b ? 1 : 0);
+  }
+  void text(const std::string& s) {
+    value(static_cast<uint64_t>(s.size()));
+    out_.append(s);
+  }
+  void texts(const std::vector<std::string>& v) {
+    value(static_cast<uint64_t>(v.size()));
+    for (const auto& s : v) text(s);
+  }
+  std::string take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+class Reader {
+ public:
+  explicit Reader(std::string_view in) : in_(in) {}
+  template <class T>
+  T value() {
+    static_assert(std::is_trivially_copyable_v<T>);
+    T v;
+    std::memcpy(&v, take(sizeof v), sizeof v);
+    return v;
+  }
+  template <class T>
+  std::vector<T> array() {
+    uint64_t n = count(sizeof(T));
+    std::vector<T> v(n);
+    if (n) std::memcpy(v.data(), take(n * sizeof(T)), n * sizeof(T));
+    return v;
+  }
+  std::vector<bool> bools() {
+    uint64_t n = count(1);
+    std::vector<bool> v(n);
+    const char* p = take(n);
+    for (uint64_t i = 0; i < n; ++i) v[i] = p[i] != 0;
+    return v;
+  }
+  std::string text() {
+    uint64_t n = count(1);
+    return std::string(take(n), n);
+  }
+  std::vector<std::string> texts() {
+    uint64_t n = count(8);  // each at least its length
+    std::vector<std::string> v;
+    v.reserve(n);
+    for (uint64_t i = 0; i < n; ++i) v.push_back(text());
+    return v;
+  }
+  bool done() const { return pos_ == in_.size(); }
+
+ private:
+  // A count whose elements of `unit` bytes fit in what is left.
+  uint64_t count(size_t unit) {
+    uint64_t n = value<uint64_t>();
+    if (n > (in_.size() - pos_) / unit) throw CorruptEntry("array longer than the entry");
+    return n;
+  }
+  const char* take(size_t n) {
+    if (n > in_.size() - pos_) throw CorruptEntry("entry ends early");
+    const char* p = in_.data() + pos_;
+    pos_ += n;
+    return p;
+  }
+  std::string_view in_;
+  size_t pos_ = 0;
+};
+
+void touch(const std::string& path) {
+  // Marks an entry used now: eviction drops the least recently used.
+  utimensat(AT_FDCWD, path.c_str(), nullptr, 0);
+}
+
+bool writable_dir(const std::string& dir) {
+  std::error_code ec;
+  fs::create_directory(dir, ec);
+  return fs::is_directory(dir, ec) && access(dir.c_str(), W_OK | X_OK) == 0;
+}
+
+}  // namespace
+
+std::string Key::hex() const {
+  Hasher h;
+  h.value(trace);
+  h.value(packs);
+  h.value(options);
+  h.value(engine);
+  return fmt::format("{:016x}", h.digest());
+}
+
+std::optional<uint64_t> trace_key(const std::string& path) {
+  namespace bf = binary_format;
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  struct stat st {};
+  if (fstat(fd, &st) != 0) {
+    close(fd);
+    return std::nullopt;
+  }
+  const auto size = static_cast<uint64_t>(st.st_size);
+  Hasher h;
+  h.value(size);
+  bool ok = true;
+  unsigned char header[bf::kHeaderSize];
+  if (size >= bf::kHeaderSize && pread_all(fd, header, sizeof header, 0) &&
+      std::memcmp(header, bf::kFileMagic, 8) == 0) {
+    h.bytes(header, sizeof header);
+    uint64_t pos = bf::kHeaderSize;
+    unsigned char chunk[bf::kChunkHeaderSize];
+    while (pos < size) {
+      // A chunk header that parses covers its payload by its checksum; from the first that
+      // does not (a damaged file), the reader resynchronises by content: hash it all.
+      if (size - pos < bf::kChunkHeaderSize || !pread_all(fd, chunk, sizeof chunk, pos) ||
+          load_le<uint32_t>(chunk) != bf::kChunkMagic ||
+          load_le<uint64_t>(chunk + 8) > size - pos - bf::kChunkHeaderSize) {
+        ok = hash_rest(fd, pos, size, h);
+        break;
+      }
+      h.bytes(chunk, sizeof chunk);
+      pos += bf::kChunkHeaderSize + load_le<uint64_t>(chunk + 8);
+    }
+  } else {
+    ok = hash_rest(fd, 0, size, h);
+  }
+  close(fd);
+  if (!ok) return std::nullopt;
+  return h.digest();
+}
+
+uint64_t packs_key(const rules::RuleSet& rules) {
+  Hasher h;
+  h.value(static_cast<uint64_t>(rules.packs.size()));
+  for (const auto& pack : rules.packs) {
+    h.text(pack.id);
+    h.value(static_cast<uint64_t>(pack.sources.size()));
+    for (const auto& source : pack.sources) h.text(source ? source->text : std::string());
+  }
+  return h.digest();
+}
+
+uint64_t options_key(const engine::BuildOptions& options, std::string_view format,
+                     const Trace& trace) {
+  Hasher h;
+  h.value(options.lua_limits.instructions);
+  h.value(static_cast<uint64_t>(options.lua_limits.memory_bytes));
+  h.text(format);
+  // Frames named this run (only a trace with memory maps is symbolised at read time).
+  uint64_t named = 0;
+  for (const Stack& s : trace.stacks) {
+    if (s.frames.empty()) continue;
+    ++named;
+    h.value(static_cast<uint64_t>(s.frames.size()));
+    for (const Frame& f : s.frames) {
+      h.value(f.ip);
+      h.text(trace.strings.get(f.function));
+      h.text(trace.strings.get(f.file));
+      h.text(trace.strings.get(f.module));
+      h.value(f.line);
+      h.value(f.offset);
+      h.value(static_cast<uint8_t>(f.inlined | (f.kernel << 1)));
+    }
+  }
+  h.value(named);
+  return h.digest();
+}
+
+uint64_t engine_key() {
+  static const uint64_t key = [] {
+    Hasher h;
+    h.value(kFormatVersion);
+    std::string id = read_build_id("/proc/self/exe");
+    if (!id.empty()) {
+      h.text("build-id");
+      h.text(id);
+    } else {
+      struct stat st {};
+      stat("/proc/self/exe", &st);
+      h.text("file");
+      h.value(static_cast<uint64_t>(st.st_size));
+      h.value(static_cast<int64_t>(st.st_mtim.tv_sec));
+      h.value(static_cast<int64_t>(st.st_mtim.tv_nsec));
+      h.value(static_cast<uint64_t>(st.st_ino));
+    }
+    return h.digest();
+  }();
+  return key;
+}
+
+std::optional<std::string> cache_dir(const std::string& trace_path) {
+  std::error_code ec;
+  fs::path absolute = fs::absolute(trace_path, ec);
+  if (ec) return std::nullopt;
+  std::string beside = absolute.string() + ".cwcache";
+  if (writable_dir(beside)) return beside;
+  std::string base;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg == '/')
+    base = xdg;
+  else if (const char* home = std::getenv("HOME"); home && *home)
+    base = std::string(home) + "/.cache";
+  else
+    return std::nullopt;
+  fs::path canonical = fs::weakly_canonical(absolute, ec);
+  std::string name = (ec ? absolute : canonical).string();
+  std::string dir = fmt::format("{}/causeway/{:016x}", base, XXH3_64bits(name.data(), name.size()));
+  fs::create_directories(dir, ec);
+  if (writable_dir(dir)) return dir;
+  return std::nullopt;
+}
+
+bool enabled_by_environment() {
+  const char* v = std::getenv("CAUSEWAY_CACHE");
+  if (!v) return true;
+  std::string_view s = v;
+  return !(s == "off" || s == "0" || s == "no" || s == "false");
+}
+
+bool write_entry(const std::string& path, EntryKind kind, const Key& key, std::string_view payload,
+                 std::string* why) {
+  unsigned char header[kHeaderSize] = {};
+  std::memcpy(header, kMagic, 8);
+  auto put = [&](size_t at, auto v) { std::memcpy(header + at, &v, sizeof v); };
+  put(8, kFormatVersion);
+  put(12, static_cast<uint32_t>(kind));
+  put(16, key.trace);
+  put(24, key.packs);
+  put(32, key.options);
+  put(40, key.engine);
+  put(48, static_cast<uint64_t>(payload.size()));
+  put(56, static_cast<uint64_t>(XXH3_64bits(payload.data(), payload.size())));
+
+  // Unique per process and call: concurrent runs on one trace each rename a whole file.
+  static std::mt19937_64 rng{std::random_device{}()};
+  std::string tmp = fmt::format("{}.tmp-{}-{:x}", path, getpid(), rng());
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    if (why) *why = fmt::format("{}: {}", tmp, std::strerror(errno));
+    return false;
+  }
+  auto write_all = [&](const void* data, size_t size) {
+    auto* p = static_cast<const char*>(data);
+    while (size > 0) {
+      ssize_t n = write(fd, p, size);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      p += n;
+      size -= static_cast<size_t>(n);
+    }
+    return true;
+  };
+  bool ok = write_all(header, sizeof header) && write_all(payload.data(), payload.size());
+  int err = errno;
+  if (close(fd) != 0 && ok) {
+    ok = false;
+    err = errno;
+  }
+  if (ok && rename(tmp.c_str(), path.c_str()) != 0) {
+    ok = false;
+    err = errno;
+  }
+  if (!ok) {
+    unlink(tmp.c_str());
+    if (why) *why = fmt::format("{}: {}", path, std::strerror(err));
+  }
+  return ok;
+}
+
+std::optional<std::string> read_entry(const std::string& path, EntryKind kind, const Key& key,
+                                      std::string* why) {
+  auto fail = [&](std::string reason) -> std::optional<std::string> {
+    if (why) *why = std::move(reason);
+    return std::nullopt;
+  };
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return fail(errno == ENOENT ? "" : std::strerror(errno));
+  struct stat st {};
+  if (fstat(fd, &st) != 0) {
+    close(fd);
+    return fail(std::strerror(errno));
+  }
+  const auto size = static_cast<uint64_t>(st.st_size);
+  unsigned char header[kHeaderSize];
+  if (size < kHeaderSize || !pread_all(fd, header, kHeaderSize, 0)) {
+    close(fd);
+    return fail("truncated header");
+  }
+  auto get64 = [&](size_t at) { return load_le<uint64_t>(header + at); };
+  auto get32 = [&](size_t at) { return static_cast<uint32_t>(load_le<uint32_t>(header + at)); };
+  std::string problem;
+  if (std::memcmp(header, kMagic, 8) != 0)
+    problem = "not a causeway cache file";
+  else if (get32(8) != kFormatVersion)
+    problem = fmt::format("cache format {} (this causeway writes {})", get32(8), kFormatVersion);
+  else if (get32(12) != static_cast<uint32_t>(kind))
+    problem = "another kind of entry";
+  else if (Key{get64(16), get64(24), get64(32), get64(40)} != key)
+    problem = "made from other inputs";
+  else if (get64(48) != size - kHeaderSize)
+    problem = fmt::format("truncated ({} payload bytes of {})", size - kHeaderSize, get64(48));
+  if (!problem.empty()) {
+    close(fd);
+    return fail(problem);
+  }
+  std::string payload(size - kHeaderSize, '\0');
+  bool ok = pread_all(fd, payload.data(), payload.size(), kHeaderSize);
+  close(fd);
+  if (!ok) return fail("cannot read the payload");
+  if (XXH3_64bits(payload.data(), payload.size()) != get64(56)) return fail("checksum mismatch");
+  return payload;
+}
+
+// ---- the graph entry ----
+
+static_assert(std::is_trivially_copyable_v<engine::Segment>);
+static_assert(std::is_trivially_copyable_v<engine::Edge>);
+static_assert(std::is_trivially_copyable_v<engine::BuildStats>);
+static_assert(std::is_trivially_copyable_v<engine::Graph::ThreadSegments>);
+
+std::string encode_graph(const engine::BuildResult& r) {
+  Writer w;
+  const engine::Graph& g = r.graph;
+  w.array(g.segments);
+  w.array(g.edges);
+  w.texts(g.kinds);
+  const engine::RuleNames& n = g.rule_names;
+  w.texts(n.splits);
+  w.texts(n.batches);
+  w.texts(n.edges);
+  w.texts(n.flags);
+  w.texts(n.links);
+  w.bools(n.split_cuts_after);
+  w.bools(n.split_loops);
+  w.array(n.edge_strengths);
+  w.bools(n.edge_ends_polling);
+  w.array(g.threads);
+  w.value(r.stats);
+  const engine::RuleCounts& c = r.counts;
+  for (const auto* v : {&c.splits, &c.batches, &c.edges, &c.pruned, &c.boosted, &c.flags})
+    w.array(*v);
+  return w.take();
+}
+
+engine::BuildResult decode_graph(std::string_view payload) {
+  Reader rd(payload);
+  engine::BuildResult r;
+  engine::Graph& g = r.graph;
+  g.segments = rd.array<engine::Segment>();
+  g.edges = rd.array<engine::Edge>();
+  g.kinds = rd.texts();
+  engine::RuleNames& n = g.rule_names;
+  n.splits = rd.texts();
+  n.batches = rd.texts();
+  n.edges = rd.texts();
+  n.flags = rd.texts();
+  n.links = rd.texts();
+  n.split_cuts_after = rd.bools();
+  n.split_loops = rd.bools();
+  n.edge_strengths = rd.array<rules::Strength>();
+  n.edge_ends_polling = rd.bools();
+  g.threads = rd.array<engine::Graph::ThreadSegments>();
+  r.stats = rd.value<engine::BuildStats>();
+  engine::RuleCounts& c = r.counts;
+  for (auto* v : {&c.splits, &c.batches, &c.edges, &c.pruned, &c.boosted, &c.flags})
+    *v = rd.array<uint64_t>();
+  if (!rd.done()) throw CorruptEntry("bytes left after the graph");
+  // The csr's arrays index segments by the edges: an edge out of range would index past
+  // them, whatever wrote it.
+  const auto segments = g.segments.size();
+  for (const engine::Edge& e : g.edges)
+    if (e.from >= segments || e.to >= segments || e.kind >= g.kinds.size())
+      throw CorruptEntry("an edge names a segment or kind the graph does not have");
+  g.build_csr();
+  return r;
+}
+
+std::string graph_entry_path(const std::string& dir, const Key& key) {
+  return fmt::format("{}/graph-{}.cwg", dir, key.hex());
+}
+
+std::optional<engine::BuildResult> load_graph(const std::string& dir, const Key& key,
+                                              std::string* why) {
+  std::string path = graph_entry_path(dir, key);
+  auto payload = read_entry(path, EntryKind::Graph, key, why);
+  if (!payload) return std::nullopt;
+  try {
+    engine::BuildResult r = decode_graph(*payload);
+    touch(path);
+    return r;
+  } catch (const CorruptEntry& e) {
+    if (why) *why = e.what();
+    return std::nullopt;
+  }
+}
+
+bool save_graph(const std::string& dir, const Key& key, const engine::BuildResult& result,
+                std::string* why) {
+  if (!write_entry(graph_entry_path(dir, key), EntryKind::Graph, key, encode_graph(result), why))
+    return false;
+  // Least recently used first out: loads touch their entry.
+  std::vector<std::pair<fs::file_time_type, fs::path>> entries;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind("graph-", 0) != 0 || it->path().extension() != ".cwg") continue;
+    std::error_code tec;
+    auto t = fs::last_write_time(it->path(), tec);
+    if (!tec) entries.emplace_back(t, it->path());
+  }
+  if (entries.size() > kGraphEntries) {
+    std::sort(entries.begin(), entries.end());
+    for (size_t i = 0; i + kGraphEntries < entries.size(); ++i) fs::remove(entries[i].second, ec);
+  }
+  return true;
+}
+
+}  // namespace cw::cache
