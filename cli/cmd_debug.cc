@@ -569,7 +569,8 @@ Command add_debug(CLI::App& app) {
             Trace trace;
             ReadReport report;
             SymbolizeReport symbols;
-            if (int rc = read_trace_input(args->trace, trace, report, &symbols, args->format);
+            const std::string& format = args->format;
+            if (int rc = read_trace_input(args->trace, trace, report, &symbols, format, &cache);
                 rc != kExitOk)
               return rc;
 

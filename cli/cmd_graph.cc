@@ -62,7 +62,8 @@ Command add_graph(CLI::App& app) {
                 CacheSession::open(args->trace, args->format, args->no_cache);
             Trace trace;
             ReadReport report;
-            if (int rc = read_trace_input(args->trace, trace, report, nullptr, args->format);
+            const std::string& format = args->format;
+            if (int rc = read_trace_input(args->trace, trace, report, nullptr, format, &cache);
                 rc != kExitOk)
               return rc;
 

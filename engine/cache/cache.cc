@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -11,6 +12,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <random>
 #include <type_traits>
 
@@ -316,6 +319,17 @@ bool enabled_by_environment() {
 
 bool write_entry(const std::string& path, EntryKind kind, const Key& key, std::string_view payload,
                  std::string* why) {
+  return write_entry_parts(path, kind, key, {payload}, why);
+}
+
+bool write_entry_parts(const std::string& path, EntryKind kind, const Key& key,
+                       const std::vector<std::string_view>& parts, std::string* why) {
+  uint64_t size = 0;
+  Hasher h;
+  for (std::string_view p : parts) {
+    size += p.size();
+    h.bytes(p.data(), p.size());
+  }
   unsigned char header[kHeaderSize] = {};
   std::memcpy(header, kMagic, 8);
   auto put = [&](size_t at, auto v) { std::memcpy(header + at, &v, sizeof v); };
@@ -325,8 +339,8 @@ bool write_entry(const std::string& path, EntryKind kind, const Key& key, std::s
   put(24, key.packs);
   put(32, key.options);
   put(40, key.engine);
-  put(48, static_cast<uint64_t>(payload.size()));
-  put(56, static_cast<uint64_t>(XXH3_64bits(payload.data(), payload.size())));
+  put(48, size);
+  put(56, h.digest());
 
   // Unique per process and call: concurrent runs on one trace each rename a whole file.
   static std::mt19937_64 rng{std::random_device{}()};
@@ -336,18 +350,19 @@ bool write_entry(const std::string& path, EntryKind kind, const Key& key, std::s
     if (why) *why = fmt::format("{}: {}", tmp, std::strerror(errno));
     return false;
   }
-  auto write_all = [&](const void* data, size_t size) {
+  auto write_all = [&](const void* data, size_t n) {
     auto* p = static_cast<const char*>(data);
-    while (size > 0) {
-      ssize_t n = write(fd, p, size);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return false;
-      p += n;
-      size -= static_cast<size_t>(n);
+    while (n > 0) {
+      ssize_t w = write(fd, p, n);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) return false;
+      p += w;
+      n -= static_cast<size_t>(w);
     }
     return true;
   };
-  bool ok = write_all(header, sizeof header) && write_all(payload.data(), payload.size());
+  bool ok = write_all(header, sizeof header);
+  for (std::string_view p : parts) ok = ok && write_all(p.data(), p.size());
   int err = errno;
   if (close(fd) != 0 && ok) {
     ok = false;
@@ -364,6 +379,79 @@ bool write_entry(const std::string& path, EntryKind kind, const Key& key, std::s
   return ok;
 }
 
+namespace {
+
+// Why the header of a `size`-byte entry does not describe an entry of `kind` and `key`
+// of that size; "" when it does (the payload's checksum is checked apart).
+std::string check_header(const unsigned char* header, uint64_t size, EntryKind kind,
+                         const Key& key) {
+  auto get64 = [&](size_t at) { return load_le<uint64_t>(header + at); };
+  auto get32 = [&](size_t at) { return static_cast<uint32_t>(load_le<uint32_t>(header + at)); };
+  if (std::memcmp(header, kMagic, 8) != 0) return "not a causeway cache file";
+  if (get32(8) != kFormatVersion)
+    return fmt::format("cache format {} (this causeway writes {})", get32(8), kFormatVersion);
+  if (get32(12) != static_cast<uint32_t>(kind)) return "another kind of entry";
+  if (Key{get64(16), get64(24), get64(32), get64(40)} != key) return "made from other inputs";
+  if (get64(48) != size - kHeaderSize)
+    return fmt::format("truncated ({} payload bytes of {})", size - kHeaderSize, get64(48));
+  return {};
+}
+
+}  // namespace
+
+namespace {
+
+// An entry's file mapped whole, its header and checksum verified.
+struct MappedEntry {
+  std::shared_ptr<const void> keep;  // unmaps
+  char* base = nullptr;
+  uint64_t size = 0;
+  std::string_view payload;
+};
+
+// Read-only and populated from the page cache (no copy); with `writable`, made writable
+// after: a write through it copies that page (MAP_PRIVATE), never the file. (Populating a
+// writable private mapping would copy every page up front.)
+std::optional<MappedEntry> map_entry(const std::string& path, EntryKind kind, const Key& key,
+                                     bool writable, uint64_t min_payload, std::string* why) {
+  auto fail = [&](std::string reason) -> std::optional<MappedEntry> {
+    if (why) *why = std::move(reason);
+    return std::nullopt;
+  };
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return fail(errno == ENOENT ? "" : std::strerror(errno));
+  struct stat st {};
+  if (fstat(fd, &st) != 0) {
+    int err = errno;
+    close(fd);
+    return fail(std::strerror(err));
+  }
+  const auto size = static_cast<uint64_t>(st.st_size);
+  if (size < kHeaderSize + min_payload) {
+    close(fd);
+    return fail("truncated header");
+  }
+  void* p = mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  int err = errno;
+  close(fd);
+  if (p == MAP_FAILED) return fail(std::strerror(err));
+  MappedEntry m;
+  m.keep =
+      std::shared_ptr<const void>(p, [size](const void* q) { munmap(const_cast<void*>(q), size); });
+  if (writable && mprotect(p, size, PROT_READ | PROT_WRITE) != 0) return fail(std::strerror(errno));
+  m.base = static_cast<char*>(p);
+  m.size = size;
+  const auto* header = reinterpret_cast<const unsigned char*>(m.base);
+  if (std::string problem = check_header(header, size, kind, key); !problem.empty())
+    return fail(problem);
+  m.payload = std::string_view(m.base + kHeaderSize, size - kHeaderSize);
+  if (XXH3_64bits(m.payload.data(), m.payload.size()) != load_le<uint64_t>(header + 56))
+    return fail("checksum mismatch");
+  return m;
+}
+
+}  // namespace
+
 std::optional<std::string> read_entry(const std::string& path, EntryKind kind, const Key& key,
                                       std::string* why) {
   auto fail = [&](std::string reason) -> std::optional<std::string> {
@@ -374,8 +462,9 @@ std::optional<std::string> read_entry(const std::string& path, EntryKind kind, c
   if (fd < 0) return fail(errno == ENOENT ? "" : std::strerror(errno));
   struct stat st {};
   if (fstat(fd, &st) != 0) {
+    int err = errno;
     close(fd);
-    return fail(std::strerror(errno));
+    return fail(std::strerror(err));
   }
   const auto size = static_cast<uint64_t>(st.st_size);
   unsigned char header[kHeaderSize];
@@ -383,20 +472,7 @@ std::optional<std::string> read_entry(const std::string& path, EntryKind kind, c
     close(fd);
     return fail("truncated header");
   }
-  auto get64 = [&](size_t at) { return load_le<uint64_t>(header + at); };
-  auto get32 = [&](size_t at) { return static_cast<uint32_t>(load_le<uint32_t>(header + at)); };
-  std::string problem;
-  if (std::memcmp(header, kMagic, 8) != 0)
-    problem = "not a causeway cache file";
-  else if (get32(8) != kFormatVersion)
-    problem = fmt::format("cache format {} (this causeway writes {})", get32(8), kFormatVersion);
-  else if (get32(12) != static_cast<uint32_t>(kind))
-    problem = "another kind of entry";
-  else if (Key{get64(16), get64(24), get64(32), get64(40)} != key)
-    problem = "made from other inputs";
-  else if (get64(48) != size - kHeaderSize)
-    problem = fmt::format("truncated ({} payload bytes of {})", size - kHeaderSize, get64(48));
-  if (!problem.empty()) {
+  if (std::string problem = check_header(header, size, kind, key); !problem.empty()) {
     close(fd);
     return fail(problem);
   }
@@ -404,7 +480,8 @@ std::optional<std::string> read_entry(const std::string& path, EntryKind kind, c
   bool ok = pread_all(fd, payload.data(), payload.size(), kHeaderSize);
   close(fd);
   if (!ok) return fail("cannot read the payload");
-  if (XXH3_64bits(payload.data(), payload.size()) != get64(56)) return fail("checksum mismatch");
+  if (XXH3_64bits(payload.data(), payload.size()) != load_le<uint64_t>(header + 56))
+    return fail("checksum mismatch");
   return payload;
 }
 
@@ -472,6 +549,10 @@ engine::BuildResult decode_graph(std::string_view payload) {
   return r;
 }
 
+std::string trace_arrays_path(const std::string& dir) {
+  return dir + "/trace.cwa";
+}
+
 std::string graph_entry_path(const std::string& dir, const Key& key) {
   return fmt::format("{}/graph-{}.cwg", dir, key.hex());
 }
@@ -479,10 +560,11 @@ std::string graph_entry_path(const std::string& dir, const Key& key) {
 std::optional<engine::BuildResult> load_graph(const std::string& dir, const Key& key,
                                               std::string* why) {
   std::string path = graph_entry_path(dir, key);
-  auto payload = read_entry(path, EntryKind::Graph, key, why);
-  if (!payload) return std::nullopt;
+  // Mapped, not read into a buffer: the graph's arrays are copied once, from the page cache.
+  auto m = map_entry(path, EntryKind::Graph, key, false, 0, why);
+  if (!m) return std::nullopt;
   try {
-    engine::BuildResult r = decode_graph(*payload);
+    engine::BuildResult r = decode_graph(m->payload);
     touch(path);
     return r;
   } catch (const CorruptEntry& e) {
@@ -510,6 +592,147 @@ bool save_graph(const std::string& dir, const Key& key, const engine::BuildResul
     for (size_t i = 0; i + kGraphEntries < entries.size(); ++i) fs::remove(entries[i].second, ec);
   }
   return true;
+}
+
+// ---- the trace arrays entry ----
+
+namespace {
+
+constexpr uint64_t kPage = 4096;
+uint64_t page_up(uint64_t n) {
+  return (n + kPage - 1) & ~(kPage - 1);
+}
+
+void encode_report(Writer& w, const ReadReport& r) {
+  w.value(r.major);
+  w.value(r.minor);
+  w.value(r.chunks_read);
+  w.value(r.events_read);
+  w.value(static_cast<uint64_t>(r.skipped.size()));
+  for (const auto& s : r.skipped) {
+    w.value(s.offset);
+    w.value(s.size);
+    w.text(s.reason);
+  }
+  w.texts(r.notes);
+  w.value(static_cast<uint8_t>(r.perf_script));
+}
+
+ReadReport decode_report(Reader& rd) {
+  ReadReport r;
+  r.major = rd.value<uint32_t>();
+  r.minor = rd.value<uint32_t>();
+  r.chunks_read = rd.value<uint64_t>();
+  r.events_read = rd.value<uint64_t>();
+  uint64_t n = rd.value<uint64_t>();
+  if (n > (1u << 20)) throw CorruptEntry("too many skipped ranges");
+  for (uint64_t i = 0; i < n; ++i) {
+    SkippedRange s;
+    s.offset = rd.value<uint64_t>();
+    s.size = rd.value<uint64_t>();
+    s.reason = rd.text();
+    r.skipped.push_back(std::move(s));
+  }
+  r.notes = rd.texts();
+  r.perf_script = rd.value<uint8_t>() != 0;
+  return r;
+}
+
+// The meta section of a trace arrays entry, at the payload's start.
+struct ArraysMeta {
+  uint64_t events_offset, events, values_offset, values, strings, stacks;
+};
+
+}  // namespace
+
+bool save_trace_arrays(const std::string& dir, const Key& key, const Trace& trace,
+                       const ReadReport& report, std::string* why) {
+  Writer w;
+  encode_report(w, report);
+  std::string report_bytes = w.take();
+  ArraysMeta meta{};
+  const uint64_t meta_end = kHeaderSize + sizeof meta + report_bytes.size();
+  meta.events_offset = page_up(meta_end);
+  meta.events = trace.events.size();
+  meta.values_offset = page_up(meta.events_offset + meta.events * sizeof(Event));
+  meta.values = trace.values.size();
+  meta.strings = trace.strings.size();
+  meta.stacks = trace.stacks.size();
+  const std::string pad1(meta.events_offset - meta_end, '\0');
+  const std::string pad2(meta.values_offset - (meta.events_offset + meta.events * sizeof(Event)),
+                         '\0');
+  std::vector<std::string_view> parts = {
+      {reinterpret_cast<const char*>(&meta), sizeof meta},
+      report_bytes,
+      pad1,
+      {reinterpret_cast<const char*>(trace.events.data()), meta.events * sizeof(Event)},
+      pad2,
+      {reinterpret_cast<const char*>(trace.values.data()), meta.values * sizeof(uint64_t)}};
+  return write_entry_parts(trace_arrays_path(dir), EntryKind::TraceArrays, key, parts, why);
+}
+
+std::optional<ReadReport> read_trace_without_events(const std::string& path, Trace& out) {
+  namespace bf = binary_format;
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || st.st_size < static_cast<off_t>(bf::kHeaderSize)) {
+    close(fd);
+    return std::nullopt;
+  }
+  const auto size = static_cast<uint64_t>(st.st_size);
+  void* p = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (p == MAP_FAILED) return std::nullopt;
+  std::unique_ptr<void, std::function<void(void*)>> unmap(p, [size](void* q) { munmap(q, size); });
+  const auto* data = static_cast<const unsigned char*>(p);
+  // The header and every chunk but the events, as they are: their checksums still hold.
+  std::string kept(reinterpret_cast<const char*>(data), bf::kHeaderSize);
+  for (uint64_t pos = bf::kHeaderSize; pos < size;) {
+    if (size - pos < bf::kChunkHeaderSize || load_le<uint32_t>(data + pos) != bf::kChunkMagic)
+      return std::nullopt;
+    const uint64_t payload = load_le<uint64_t>(data + pos + 8);
+    if (payload > size - pos - bf::kChunkHeaderSize) return std::nullopt;
+    if (load_le<uint32_t>(data + pos + 4) != static_cast<uint32_t>(bf::ChunkType::Events))
+      kept.append(reinterpret_cast<const char*>(data + pos), bf::kChunkHeaderSize + payload);
+    pos += bf::kChunkHeaderSize + payload;
+  }
+  return read_trace_bytes(kept, out, path);
+}
+
+std::optional<TraceArrays> load_trace_arrays(const std::string& dir, const Key& key,
+                                             std::string* why) {
+  auto fail = [&](std::string reason) -> std::optional<TraceArrays> {
+    if (why) *why = std::move(reason);
+    return std::nullopt;
+  };
+  auto m =
+      map_entry(trace_arrays_path(dir), EntryKind::TraceArrays, key, true, sizeof(ArraysMeta), why);
+  if (!m) return std::nullopt;
+  const uint64_t size = m->size;
+  char* base = m->base;
+  const std::shared_ptr<const void>& mapping = m->keep;
+  std::string_view payload = m->payload;
+  try {
+    Reader rd(payload);
+    const auto meta = rd.value<ArraysMeta>();
+    TraceArrays out;
+    out.report = decode_report(rd);
+    if (meta.events_offset % kPage || meta.values_offset % kPage || meta.events_offset > size ||
+        meta.values_offset > size || meta.events > (size - meta.events_offset) / sizeof(Event) ||
+        meta.events_offset + meta.events * sizeof(Event) > meta.values_offset ||
+        meta.values > (size - meta.values_offset) / sizeof(uint64_t))
+      throw CorruptEntry("arrays outside the entry");
+    out.events = Column<Event>::view(mapping, reinterpret_cast<Event*>(base + meta.events_offset),
+                                     meta.events);
+    out.values = Column<uint64_t>::view(
+        mapping, reinterpret_cast<uint64_t*>(base + meta.values_offset), meta.values);
+    out.strings = meta.strings;
+    out.stacks = meta.stacks;
+    return out;
+  } catch (const CorruptEntry& e) {
+    return fail(e.what());
+  }
 }
 
 }  // namespace cw::cache

@@ -15,6 +15,7 @@
 
 #include "engine/graph/builder.h"
 #include "rules/ruleset.h"
+#include "trace/binary_format.h"
 #include "trace/trace.h"
 
 namespace cw::cache {
@@ -50,7 +51,7 @@ uint64_t options_key(const engine::BuildOptions& options, std::string_view forma
 uint64_t engine_key();
 
 // Entry kinds, stored in the header: a file of one kind is never read as another.
-enum class EntryKind : uint32_t { Graph = 1 };
+enum class EntryKind : uint32_t { Graph = 1, TraceArrays = 2 };
 
 inline constexpr char kMagic[8] = {'C', 'W', 'C', 'A', 'C', 'H', 'E', '\0'};
 // Bump when any entry's payload layout changes (or Segment, Edge, BuildStats change shape).
@@ -72,6 +73,9 @@ bool enabled_by_environment();
 // with `why` set when it cannot.
 bool write_entry(const std::string& path, EntryKind kind, const Key& key, std::string_view payload,
                  std::string* why = nullptr);
+// The same with the payload in parts, written one after the other (no copy of large arrays).
+bool write_entry_parts(const std::string& path, EntryKind kind, const Key& key,
+                       const std::vector<std::string_view>& parts, std::string* why = nullptr);
 // The payload of the entry at `path`, or nullopt with `why` set: missing, too short, not a
 // cache file, another format version or kind, another key, truncated, checksum mismatch.
 std::optional<std::string> read_entry(const std::string& path, EntryKind kind, const Key& key,
@@ -97,5 +101,33 @@ std::optional<engine::BuildResult> load_graph(const std::string& dir, const Key&
 // Saves it and evicts the least recently used graph entries beyond kGraphEntries.
 bool save_graph(const std::string& dir, const Key& key, const engine::BuildResult& result,
                 std::string* why = nullptr);
+
+// ---- the trace's decoded arrays ----
+
+// A trace's events and field values as the reader decoded them, mapped from the cache, and
+// the reader's report; the small chunks (strings, stacks, threads, …) are read from the
+// trace itself (read_trace_without_events), which must then give `strings` strings and
+// `stacks` stacks, as the read that saved them did.
+struct TraceArrays {
+  Column<Event> events;  // views of the mapped entry (copy-on-write)
+  Column<uint64_t> values;
+  ReadReport report;
+  uint64_t strings = 0, stacks = 0;
+};
+
+// The one trace arrays entry of a cache folder (a new trace content overwrites it).
+std::string trace_arrays_path(const std::string& dir);
+// Saves `trace`'s arrays, page aligned, with `report`. Only for a clean read (nothing
+// skipped): a damaged file's events depend on the strings lost with it.
+bool save_trace_arrays(const std::string& dir, const Key& key, const Trace& trace,
+                       const ReadReport& report, std::string* why = nullptr);
+// Reads everything of the binary trace at `path` but its events chunks (events and values
+// stay empty): the chunks are walked by their headers and the others handed to the reader.
+// nullopt when a chunk header does not parse (a damaged file: read it whole instead).
+std::optional<ReadReport> read_trace_without_events(const std::string& path, Trace& out);
+// Maps the entry (MAP_PRIVATE: writes through the columns never reach the file) after
+// checking its header, key and checksum; nullopt with `why` as load_graph.
+std::optional<TraceArrays> load_trace_arrays(const std::string& dir, const Key& key,
+                                             std::string* why = nullptr);
 
 }  // namespace cw::cache

@@ -1,6 +1,7 @@
 #include "engine/cache/cache.h"
 
 #include <doctest/doctest.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -327,4 +328,79 @@ TEST_CASE("CAUSEWAY_CACHE=off turns the cache off") {
     setenv("CAUSEWAY_CACHE", saved.c_str(), 1);
   else
     unsetenv("CAUSEWAY_CACHE");
+}
+
+TEST_CASE("a trace's arrays come back mapped, equal, and copy-on-write") {
+  auto b = sample();
+  TempDir dir;
+  const std::string file = dir.path + "/t.cwt";
+  write_trace(b.trace, file);
+  Trace read;
+  ReadReport report = read_trace(file, read);
+  REQUIRE(report.clean());
+  REQUIRE(read.events.size() == b.trace.events.size());
+  const cache::Key key{*cache::trace_key(file), 0, 0, cache::engine_key()};
+  REQUIRE(cache::save_trace_arrays(dir.path, key, read, report));
+  const std::string path = cache::trace_arrays_path(dir.path);
+  const std::string good = read_all(path);
+  std::string why;
+  {
+    auto arrays = cache::load_trace_arrays(dir.path, key, &why);
+    REQUIRE_MESSAGE(arrays, why);
+    CHECK(arrays->events.is_view());
+    CHECK(reinterpret_cast<uintptr_t>(arrays->events.data()) % 4096 == 0);
+    CHECK(reinterpret_cast<uintptr_t>(arrays->values.data()) % 4096 == 0);
+    REQUIRE(arrays->events.size() == read.events.size());
+    CHECK(std::memcmp(arrays->events.data(), read.events.data(),
+                      read.events.size() * sizeof(Event)) == 0);
+    CHECK(arrays->values == read.values);
+    CHECK(arrays->strings == read.strings.size());
+    CHECK(arrays->stacks == read.stacks.size());
+    CHECK(arrays->report.events_read == report.events_read);
+    CHECK(arrays->report.chunks_read == report.chunks_read);
+    CHECK(arrays->report.major == report.major);
+    CHECK(arrays->report.notes == report.notes);
+
+    // The rest from the trace, events skipped: the same trace.
+    Trace small;
+    auto sr = cache::read_trace_without_events(file, small);
+    REQUIRE(sr);
+    CHECK(sr->clean());
+    CHECK(small.events.empty());
+    CHECK(small.strings.size() == arrays->strings);
+    CHECK(small.threads.size() == read.threads.size());
+
+    // A write through the column changes this run's copy, never the file.
+    arrays->events[0].ts += 12345;
+    arrays->values[0] ^= 1;
+  }
+  CHECK(read_all(path) == good);
+  CHECK(cache::load_trace_arrays(dir.path, key));
+
+  SUBCASE("another key") {
+    cache::Key other = key;
+    other.engine ^= 1;
+    CHECK_FALSE(cache::load_trace_arrays(dir.path, other, &why));
+    CHECK(why == "made from other inputs");
+  }
+  SUBCASE("a flipped byte in the values") {
+    std::string bad = good;
+    bad[bad.size() - 3] ^= 0x40;
+    write_all(path, bad);
+    CHECK_FALSE(cache::load_trace_arrays(dir.path, key, &why));
+    CHECK(why == "checksum mismatch");
+  }
+  SUBCASE("truncated") {
+    write_all(path, good.substr(0, good.size() - 8));
+    CHECK_FALSE(cache::load_trace_arrays(dir.path, key, &why));
+    CHECK(why.find("truncated") == 0);
+  }
+  SUBCASE("a graph entry is not a trace entry") {
+    REQUIRE(cache::write_entry(path, cache::EntryKind::Graph, key, "x"));
+    CHECK_FALSE(cache::load_trace_arrays(dir.path, key, &why));
+    CHECK(why.find("truncated header") == 0);
+    REQUIRE(cache::write_entry(path, cache::EntryKind::Graph, key, std::string(100, 'x')));
+    CHECK_FALSE(cache::load_trace_arrays(dir.path, key, &why));
+    CHECK(why == "another kind of entry");
+  }
 }

@@ -43,9 +43,18 @@ cache_use() {
   [ -n "$why" ] && echo -n " (entry not used: $why)"
   return 0
 }
+events_use() {
+  if grep -q 'cache: events mapped from' "$work/$name.err"; then
+    echo -n "events mapped"
+  elif grep -q 'cache: events saved to' "$work/$name.err"; then
+    echo -n "events read and saved"
+  else
+    echo -n "events read"
+  fi
+}
 same() { cmp -s "$1" "$2" && echo yes || echo no; }
 report() {  # NAME [PREVIOUS]
-  echo -n "$name: $(cache_use); equals --no-cache: $(same "$work/$name.out" "$work/$name.fresh")"
+  echo -n "$name: $(events_use), graph $(cache_use); equals --no-cache: $(same "$work/$name.out" "$work/$name.fresh")"
   echo -n "; equals cold: $(same "$work/$name.out" "$work/cold.out")"
   [ $# -gt 1 ] && echo -n "; equals $2: $(same "$work/$name.out" "$work/$2.out")"
   echo
@@ -56,7 +65,8 @@ printf '%s' "$header" >"$pack"
 name=cold; run "$@"; report cold
 printf '%s%s' "$header" "$rule" >"$pack"
 name=add; run "$@"; report add
-printf '%s%s' "$header" "${rule/neighbour weak/neighbour none}" >"$pack"
+changed=${rule/neighbour weak/neighbour none}
+printf '%s%s' "$header" "${changed/\"recvmsg\"/\"recvmsg\" and fd != 5}" >"$pack"
 name=change; run "$@"; report change add
 printf '%s' "$header" >"$pack"
 name=remove; run "$@"; report remove
@@ -70,9 +80,16 @@ printf 'junk' >"$entry"
 name=foreign; run "$@"; report foreign
 name=again; run "$@"; report again
 
+# The events entry, damaged (a binary trace's): read from the trace again, and saved.
+if [ -f "$trace.cwcache/trace.cwa" ]; then
+  truncate -s -1 "$trace.cwcache/trace.cwa"
+  name=events-truncated; run "$@"; report events-truncated
+  grep -o 'trace.cwa not used (.*); reading the trace' "$work/$name.err"
+  name=events-again; run "$@"; report events-again
+fi
+
 # Off: neither read nor written.
-rm -f "$entry"
-before=$(entries)
+rm -rf "$trace.cwcache"
 CAUSEWAY_CACHE=off causeway "$cmd" "$trace" --rules "$work/edit" "$@" >"$work/off.out" 2>&1
 causeway "$cmd" "$trace" --rules "$work/edit" --no-cache "$@" >"$work/nocache.out" 2>&1
-echo "off: entries $before -> $(entries); equals cold: $(same "$work/off.out" "$work/cold.out")"
+echo "off: files in the cache folder: $(find "$trace.cwcache" -type f 2>/dev/null | wc -l); equals cold: $(same "$work/off.out" "$work/cold.out")"
