@@ -32,7 +32,8 @@ CacheSession CacheSession::open(const std::string& trace_path, const std::string
 }
 
 void CacheSession::note(const std::string& text) const {
-  if (verbose) std::cerr << "causeway: cache: " << text << "\n";
+  // One write: a background save may note while the command prints.
+  if (verbose) std::cerr << "causeway: cache: " + text + "\n";
 }
 
 CLI::Option* add_no_cache_option(CLI::App* cmd, bool& no_cache) {

@@ -567,6 +567,7 @@ Command add_debug(CLI::App& app) {
             const CacheSession cache =
                 CacheSession::open(args->trace, args->format, args->no_cache);
             Trace trace;
+            const WaitForCacheSaves wait_for_saves{cache};
             ReadReport report;
             SymbolizeReport symbols;
             const std::string& format = args->format;

@@ -61,6 +61,7 @@ Command add_graph(CLI::App& app) {
             const CacheSession cache =
                 CacheSession::open(args->trace, args->format, args->no_cache);
             Trace trace;
+            const WaitForCacheSaves wait_for_saves{cache};
             ReadReport report;
             const std::string& format = args->format;
             if (int rc = read_trace_input(args->trace, trace, report, nullptr, format, &cache);

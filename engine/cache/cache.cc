@@ -647,17 +647,24 @@ struct ArraysMeta {
 
 bool save_trace_arrays(const std::string& dir, const Key& key, const Trace& trace,
                        const ReadReport& report, std::string* why) {
+  return save_trace_arrays(dir, key, trace.events, trace.values, trace.strings.size(),
+                           trace.stacks.size(), report, why);
+}
+
+bool save_trace_arrays(const std::string& dir, const Key& key, const Column<Event>& events,
+                       const Column<uint64_t>& values, uint64_t strings, uint64_t stacks,
+                       const ReadReport& report, std::string* why) {
   Writer w;
   encode_report(w, report);
   std::string report_bytes = w.take();
   ArraysMeta meta{};
   const uint64_t meta_end = kHeaderSize + sizeof meta + report_bytes.size();
   meta.events_offset = page_up(meta_end);
-  meta.events = trace.events.size();
+  meta.events = events.size();
   meta.values_offset = page_up(meta.events_offset + meta.events * sizeof(Event));
-  meta.values = trace.values.size();
-  meta.strings = trace.strings.size();
-  meta.stacks = trace.stacks.size();
+  meta.values = values.size();
+  meta.strings = strings;
+  meta.stacks = stacks;
   const std::string pad1(meta.events_offset - meta_end, '\0');
   const std::string pad2(meta.values_offset - (meta.events_offset + meta.events * sizeof(Event)),
                          '\0');
@@ -665,9 +672,9 @@ bool save_trace_arrays(const std::string& dir, const Key& key, const Trace& trac
       {reinterpret_cast<const char*>(&meta), sizeof meta},
       report_bytes,
       pad1,
-      {reinterpret_cast<const char*>(trace.events.data()), meta.events * sizeof(Event)},
+      {reinterpret_cast<const char*>(events.data()), meta.events * sizeof(Event)},
       pad2,
-      {reinterpret_cast<const char*>(trace.values.data()), meta.values * sizeof(uint64_t)}};
+      {reinterpret_cast<const char*>(values.data()), meta.values * sizeof(uint64_t)}};
   return write_entry_parts(trace_arrays_path(dir), EntryKind::TraceArrays, key, parts, why);
 }
 

@@ -121,6 +121,11 @@ std::string trace_arrays_path(const std::string& dir);
 // skipped): a damaged file's events depend on the strings lost with it.
 bool save_trace_arrays(const std::string& dir, const Key& key, const Trace& trace,
                        const ReadReport& report, std::string* why = nullptr);
+// The same from the arrays and the counts of strings and stacks as read (the caller may
+// save in the background while symbolisation adds strings).
+bool save_trace_arrays(const std::string& dir, const Key& key, const Column<Event>& events,
+                       const Column<uint64_t>& values, uint64_t strings, uint64_t stacks,
+                       const ReadReport& report, std::string* why = nullptr);
 // Reads everything of the binary trace at `path` but its events chunks (events and values
 // stay empty): the chunks are walked by their headers and the others handed to the reader.
 // nullopt when a chunk header does not parse (a damaged file: read it whole instead).
