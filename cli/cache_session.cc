@@ -38,8 +38,9 @@ void CacheSession::note(const std::string& text) const {
 
 CLI::Option* add_no_cache_option(CLI::App* cmd, bool& no_cache) {
   return cmd->add_flag("--no-cache", no_cache,
-                       "neither use nor write the cache of built graphs beside the trace "
-                       "(TRACE.cwcache/, docs/cache.md; also CAUSEWAY_CACHE=off)");
+                       "neither use nor write the cache beside the trace of its decoded events "
+                       "and built graphs (TRACE.cwcache/, docs/cache.md; also "
+                       "CAUSEWAY_CACHE=off)");
 }
 
 }  // namespace cw::cli

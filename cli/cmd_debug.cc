@@ -529,9 +529,10 @@ Command add_debug(CLI::App& app) {
       ->check(CLI::Range(0.0, 1e6));
   cmd->footer(
       "Questions: at a terminal, type an option's number, Enter for the first (best), ? to "
-      "explain, s to stop. See docs/diagnosis.md.\nCache: the graph is kept in TRACE.cwcache/ "
-      "(else ~/.cache/causeway) and loaded when the trace, packs and causeway are the same "
-      "(docs/cache.md); --no-cache or CAUSEWAY_CACHE=off turns it off.\nExit status: 0 done, 1 the "
+      "explain, s to stop. See docs/diagnosis.md.\nCache: a binary trace's decoded events and "
+      "the graph are kept in TRACE.cwcache/ (else ~/.cache/causeway) and used when the trace "
+      "(and for the graph the packs) and causeway are the same (docs/cache.md); --no-cache or "
+      "CAUSEWAY_CACHE=off turns it off.\nExit status: 0 done, 1 the "
       "input was "
       "wrong (bad trace, pack, --hang, answers file, or no such hang), 2 the environment "
       "cannot do it.");

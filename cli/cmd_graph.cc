@@ -48,9 +48,9 @@ Command add_graph(CLI::App& app) {
   add_no_cache_option(cmd, args->no_cache);
   cmd->footer(
       "Packs: the standard packs unless --no-stdlib, then $CAUSEWAY_RULES_PATH, then --rules.\n"
-      "Cache: the graph is kept in TRACE.cwcache/ (else ~/.cache/causeway) and loaded when the "
-      "trace, packs and causeway are the same (docs/cache.md); --no-cache or CAUSEWAY_CACHE=off "
-      "turns it off.\n"
+      "Cache: a binary trace's decoded events and the graph are kept in TRACE.cwcache/ (else "
+      "~/.cache/causeway) and used when the trace (and for the graph the packs) and causeway are "
+      "the same (docs/cache.md); --no-cache or CAUSEWAY_CACHE=off turns it off.\n"
       "Exit status: 0 done, 1 the input was wrong (bad trace or pack), 2 the environment cannot "
       "do it (no standard packs, cannot write the --dot file).");
   return {cmd, [args] {

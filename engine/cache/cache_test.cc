@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -219,6 +220,15 @@ TEST_CASE("graph entries beyond the limit are evicted least recently used first"
   size_t files = 0;
   for (auto& e : fs::directory_iterator(dir.path)) files += e.path().extension() == ".cwg";
   CHECK(files == cache::kGraphEntries);
+
+  // A killed run's temporary file goes after a day, a younger one stays.
+  const std::string old_tmp = dir.path + "/graph-0.cwg.tmp-1-1", new_tmp = dir.path + "/x.tmp-2-2";
+  write_all(old_tmp, "x");
+  write_all(new_tmp, "x");
+  fs::last_write_time(old_tmp, fs::file_time_type::clock::now() - std::chrono::hours(25));
+  REQUIRE(cache::save_graph(dir.path, cache::Key{101, 0, 0, 0}, b.result));
+  CHECK_FALSE(fs::exists(old_tmp));
+  CHECK(fs::exists(new_tmp));
 }
 
 TEST_CASE("the trace key follows the trace's content, not its name") {
