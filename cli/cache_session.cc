@@ -1,7 +1,10 @@
 #include "cli/cache_session.h"
 
+#include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <iostream>
 #include <string_view>
@@ -34,6 +37,57 @@ CacheSession CacheSession::open(const std::string& trace_path, const std::string
 void CacheSession::note(const std::string& text) const {
   // One write: a background save may note while the command prints.
   if (verbose) std::cerr << "causeway: cache: " + text + "\n";
+}
+
+void CacheSession::in_background(const std::function<std::string()>& save) const {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    note(save());
+    return;
+  }
+  std::cout.flush();
+  std::cerr.flush();
+  const pid_t child = fork();
+  if (child < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    note(save());
+    return;
+  }
+  if (child == 0) {
+    // A grandchild, so nobody has to reap it; in a session of its own, so the Ctrl-C
+    // that ends the command does not cut the save short. It holds the pipe's write end
+    // until it exits: the command's wait() reads to the end.
+    close(fds[0]);
+    if (fork() != 0) _exit(0);
+    setsid();
+    std::string text = save();
+    if (verbose && !text.empty()) {
+      std::string line = "causeway: cache: " + text + "\n";
+      [[maybe_unused]] ssize_t n = write(STDERR_FILENO, line.data(), line.size());
+    }
+    _exit(0);
+  }
+  close(fds[1]);
+  while (waitpid(child, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  if (verbose)
+    saving_->push_back(fds[0]);
+  else
+    close(fds[0]);
+}
+
+void CacheSession::wait() const {
+  for (int fd : *saving_) {
+    char buf[64];
+    for (;;) {
+      ssize_t n = read(fd, buf, sizeof buf);
+      if (n > 0 || (n < 0 && errno == EINTR)) continue;
+      break;  // the end: the saving process exited
+    }
+    close(fd);
+  }
+  saving_->clear();
 }
 
 CLI::Option* add_no_cache_option(CLI::App* cmd, bool& no_cache) {

@@ -3,10 +3,11 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
+#include <vector>
 
 namespace cw::cli {
 
@@ -25,15 +26,21 @@ struct CacheSession {
   static CacheSession open(const std::string& trace_path, const std::string& format, bool no_cache);
   void note(const std::string& text) const;  // "causeway: cache: TEXT" when verbose
 
-  // A save running beside the rest of the command (the trace's arrays: ~0.9 GB at 19 M
-  // events, written while the graph is built). wait() joins it.
-  mutable std::shared_ptr<std::jthread> saving;
-  void wait() const {
-    if (saving && saving->joinable()) saving->join();
-  }
+  // Runs `save` (it returns its note) in a detached copy of this process (fork), which
+  // sees memory as it is now: the command goes on, and may exit, while ~1 GB at 19 M
+  // events goes to disk (on a VM whose writeback throttles writers, that took longer than
+  // reading the trace). A run started before the save ends finds no entry and reads the
+  // trace: entries appear whole or not at all. Verbose, the command waits for the saves
+  // at its end (wait()), so their notes come out before it exits. Call it when this
+  // process runs one thread; without fork, saves at once.
+  void in_background(const std::function<std::string()>& save) const;
+  void wait() const;
+
+ private:
+  mutable std::shared_ptr<std::vector<int>> saving_ = std::make_shared<std::vector<int>>();
 };
 
-// Declared after the Trace a background save reads: waits for it before the trace goes.
+// Declared after the Trace a save in the background reads: waits (when verbose) at the end.
 struct WaitForCacheSaves {
   const CacheSession& cache;
   ~WaitForCacheSaves() { cache.wait(); }

@@ -48,11 +48,13 @@ int build_graph_input(const Trace& trace, const rules::RuleSet& rules, engine::B
       cache->note("the trace changed while it was read; graph not saved");
       return kExitOk;
     }
-    std::string why;
-    if (cache::save_graph(cache->dir, *key, out, &why))
-      cache->note(fmt::format("graph saved to {}", cache::graph_entry_path(cache->dir, *key)));
-    else
-      cache->note(fmt::format("graph not saved: {}", why));
+    // By a copy of this process, beside the diagnosis (CacheSession::in_background).
+    cache->in_background([&] {
+      std::string why;
+      if (cache::save_graph(cache->dir, *key, out, &why))
+        return fmt::format("graph saved to {}", cache::graph_entry_path(cache->dir, *key));
+      return fmt::format("graph not saved: {}", why);
+    });
   }
   return kExitOk;
 }

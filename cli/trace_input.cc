@@ -102,20 +102,14 @@ int read_trace_input(const std::string& path, Trace& trace, ReadReport& report,
                           parse_trace_input_format(format).value_or(TraceInputFormat::Auto));
       // A damaged file's events depend on what was lost with it; a file rewritten while
       // it was read is of neither content for sure.
-      // Saved beside symbolisation and the graph's build (the command waits for it before
-      // the trace goes, WaitForCacheSaves): they only read the events and values.
+      // Saved by a copy of this process, beside symbolisation and the graph's build
+      // (CacheSession::in_background).
       if (key && report.clean() && cache::trace_key(path) == cache->trace_key) {
-        cache->wait();
-        cache->saving = std::make_shared<std::jthread>([cache, key = *key, &events = trace.events,
-                                                        &values = trace.values,
-                                                        strings = trace.strings.size(),
-                                                        stacks = trace.stacks.size(), report] {
+        cache->in_background([&] {
           std::string why;
-          if (cache::save_trace_arrays(cache->dir, key, events, values, strings, stacks, report,
-                                       &why))
-            cache->note(fmt::format("events saved to {}", cache::trace_arrays_path(cache->dir)));
-          else
-            cache->note(fmt::format("events not saved: {}", why));
+          if (cache::save_trace_arrays(cache->dir, *key, trace, report, &why))
+            return fmt::format("events saved to {}", cache::trace_arrays_path(cache->dir));
+          return fmt::format("events not saved: {}", why);
         });
       }
     }
