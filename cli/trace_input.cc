@@ -104,7 +104,8 @@ int read_trace_input(const std::string& path, Trace& trace, ReadReport& report,
       // it was read is of neither content for sure.
       // Saved by a copy of this process, beside symbolisation and the graph's build
       // (CacheSession::in_background).
-      if (key && report.clean() && cache::trace_key(path) == cache->trace_key) {
+      if (key && report.clean() && cache::trace_key(path) == cache->trace_key &&
+          !cache::being_written(cache::trace_arrays_path(cache->dir))) {
         cache->in_background([&] {
           std::string why;
           if (cache::save_trace_arrays(cache->dir, *key, trace, report, &why))

@@ -580,6 +580,19 @@ engine::BuildResult decode_graph(std::string_view payload) {
   return r;
 }
 
+bool being_written(const std::string& path) {
+  const fs::path p(path);
+  const std::string prefix = p.filename().string() + ".tmp-";
+  std::error_code ec;
+  for (fs::directory_iterator it(p.parent_path(), ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().filename().string().rfind(prefix, 0) != 0) continue;
+    std::error_code tec;
+    auto t = fs::last_write_time(it->path(), tec);
+    if (!tec && fs::file_time_type::clock::now() - t < std::chrono::minutes(10)) return true;
+  }
+  return false;
+}
+
 std::string trace_arrays_path(const std::string& dir) {
   return dir + "/trace.cwa";
 }

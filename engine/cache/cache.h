@@ -117,6 +117,10 @@ struct TraceArrays {
 
 // The one trace arrays entry of a cache folder (a new trace content overwrites it).
 std::string trace_arrays_path(const std::string& dir);
+// Whether another run is writing the entry at `path` now: a temporary file of it younger
+// than ten minutes (write_entry's names). Saving the same ~1 GB twice at once only slows
+// both.
+bool being_written(const std::string& path);
 // Saves `trace`'s arrays, page aligned, with `report`. Only for a clean read (nothing
 // skipped): a damaged file's events depend on the strings lost with it.
 bool save_trace_arrays(const std::string& dir, const Key& key, const Trace& trace,

@@ -387,6 +387,15 @@ TEST_CASE("a trace's arrays come back mapped, equal, and copy-on-write") {
   CHECK(read_all(path) == good);
   CHECK(cache::load_trace_arrays(dir.path, key));
 
+  // Another run's save under way: its temporary file, young.
+  CHECK_FALSE(cache::being_written(path));
+  const std::string tmp = path + ".tmp-1-2";
+  write_all(tmp, "x");
+  CHECK(cache::being_written(path));
+  fs::last_write_time(tmp, fs::file_time_type::clock::now() - std::chrono::minutes(11));
+  CHECK_FALSE(cache::being_written(path));
+  fs::remove(tmp);
+
   SUBCASE("another key") {
     cache::Key other = key;
     other.engine ^= 1;
