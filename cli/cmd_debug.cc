@@ -22,6 +22,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "cli/cache_session.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/graph_input.h"
@@ -228,6 +229,7 @@ struct Args {
   bool json = false;
   bool baseline = false;
   bool watch = false;
+  bool no_cache = false;
   uint32_t beam_width = 8;
   uint32_t lookback = 3;
   double min_hang = 0.5;
@@ -238,11 +240,11 @@ struct Args {
 // files) goes into the JSON report when not null.
 int diagnose_once(const Args& a, const rules::HangSpec& hang, std::vector<std::string> answer_lines,
                   const Trace& trace, const SymbolizeReport& symbols, const rules::RuleSet& ruleset,
-                  const nlohmann::json& watch = nullptr) {
+                  const CacheSession& cache, const nlohmann::json& watch = nullptr) {
   // --watch --json: JSON Lines, one document per run on one line, for scripts that follow.
   const int lines = watch.is_null() ? 2 : -1;
   engine::BuildResult built;
-  if (int rc = build_graph_input(trace, ruleset, built); rc != kExitOk) return rc;
+  if (int rc = build_graph_input(trace, ruleset, built, &cache); rc != kExitOk) return rc;
 
   engine::DiagnoseOptions options;
   if (!hang.automatic) {
@@ -406,7 +408,7 @@ bool exit_zero_on_interrupt() {
 // fix it.
 int watch_loop(const Args& a, const rules::HangSpec& hang,
                const std::vector<std::string>& answer_lines, const Trace& trace,
-               const SymbolizeReport& symbols) {
+               const SymbolizeReport& symbols, const CacheSession& cache) {
   std::optional<PackWatcher> watcher;
   try {
     watcher.emplace();
@@ -442,8 +444,8 @@ int watch_loop(const Args& a, const rules::HangSpec& hang,
       if (!loaded->ok()) {
         if (a.json) std::cout << json_text(pack_errors_json(*loaded, watch), -1) << "\n";
         std::cerr << "no diagnosis: the packs have errors; waiting for the next change\n";
-      } else if (int rc =
-                     diagnose_once(a, hang, answer_lines, trace, symbols, loaded->rules, watch);
+      } else if (int rc = diagnose_once(a, hang, answer_lines, trace, symbols, loaded->rules, cache,
+                                        watch);
                  rc != kExitOk && a.json) {
         std::cout << json_text(
                          with_schema_version(nlohmann::json{
@@ -505,6 +507,7 @@ Command add_debug(CLI::App& app) {
                 "never ask: take the best-scored option (also without a terminal); the "
                 "report lists each such choice");
   add_trace_format_option(cmd, args->format);
+  add_no_cache_option(cmd, args->no_cache);
   cmd->add_flag("--json", args->json, "print the diagnosis as JSON (docs/json.md)");
   cmd->add_flag("--baseline", args->baseline,
                 "compare the hang's wait with a quick run of the same wait before it even "
@@ -526,7 +529,11 @@ Command add_debug(CLI::App& app) {
       ->check(CLI::Range(0.0, 1e6));
   cmd->footer(
       "Questions: at a terminal, type an option's number, Enter for the first (best), ? to "
-      "explain, s to stop. See docs/diagnosis.md.\nExit status: 0 done, 1 the input was "
+      "explain, s to stop. See docs/diagnosis.md.\nCache: a binary trace's decoded events and "
+      "the graph are kept in TRACE.cwcache/ (else ~/.cache/causeway) and used when the trace "
+      "(and for the graph the packs) and causeway are the same (docs/cache.md); --no-cache or "
+      "CAUSEWAY_CACHE=off turns it off.\nExit status: 0 done, 1 the "
+      "input was "
       "wrong (bad trace, pack, --hang, answers file, or no such hang), 2 the environment "
       "cannot do it.");
   return {cmd, [args] {
@@ -558,17 +565,21 @@ Command add_debug(CLI::App& app) {
             }
 
             if (args->watch && !exit_zero_on_interrupt()) return kExitEnvironment;
+            const CacheSession cache =
+                CacheSession::open(args->trace, args->format, args->no_cache);
             Trace trace;
+            const WaitForCacheSaves wait_for_saves{cache};
             ReadReport report;
             SymbolizeReport symbols;
-            if (int rc = read_trace_input(args->trace, trace, report, &symbols, args->format);
+            const std::string& format = args->format;
+            if (int rc = read_trace_input(args->trace, trace, report, &symbols, format, &cache);
                 rc != kExitOk)
               return rc;
 
             if (loaded)
               return diagnose_once(*args, *hang, std::move(answer_lines), trace, symbols,
-                                   loaded->rules);
-            return watch_loop(*args, *hang, answer_lines, trace, symbols);
+                                   loaded->rules, cache);
+            return watch_loop(*args, *hang, answer_lines, trace, symbols, cache);
           }};
 }
 

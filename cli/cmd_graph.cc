@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "base/output_file.h"
+#include "cli/cache_session.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/graph_input.h"
@@ -28,6 +29,7 @@ Command add_graph(CLI::App& app) {
     bool no_stdlib = false;
     bool json = false;
     bool edges = false;
+    bool no_cache = false;
     std::string dot;
   };
   auto args = std::make_shared<Args>();
@@ -43,8 +45,12 @@ Command add_graph(CLI::App& app) {
   cmd->add_flag("--edges", args->edges,
                 "with --json: also list every cross-thread edge with its evidence events");
   cmd->add_option("--dot", args->dot, "also write the graph as Graphviz DOT to FILE");
+  add_no_cache_option(cmd, args->no_cache);
   cmd->footer(
       "Packs: the standard packs unless --no-stdlib, then $CAUSEWAY_RULES_PATH, then --rules.\n"
+      "Cache: a binary trace's decoded events and the graph are kept in TRACE.cwcache/ (else "
+      "~/.cache/causeway) and used when the trace (and for the graph the packs) and causeway are "
+      "the same (docs/cache.md); --no-cache or CAUSEWAY_CACHE=off turns it off.\n"
       "Exit status: 0 done, 1 the input was wrong (bad trace or pack), 2 the environment cannot "
       "do it (no standard packs, cannot write the --dot file).");
   return {cmd, [args] {
@@ -52,14 +58,19 @@ Command add_graph(CLI::App& app) {
             std::cerr << loaded.render();
             if (!loaded.ok()) return kExitBadInput;
 
+            const CacheSession cache =
+                CacheSession::open(args->trace, args->format, args->no_cache);
             Trace trace;
+            const WaitForCacheSaves wait_for_saves{cache};
             ReadReport report;
-            if (int rc = read_trace_input(args->trace, trace, report, nullptr, args->format);
+            const std::string& format = args->format;
+            if (int rc = read_trace_input(args->trace, trace, report, nullptr, format, &cache);
                 rc != kExitOk)
               return rc;
 
             engine::BuildResult result;
-            if (int rc = build_graph_input(trace, loaded.rules, result); rc != kExitOk) return rc;
+            if (int rc = build_graph_input(trace, loaded.rules, result, &cache); rc != kExitOk)
+              return rc;
 
             if (!args->dot.empty()) {
               std::ostringstream dot;

@@ -10,6 +10,7 @@
 #include "base/source.h"
 #include "cli/exit_codes.h"
 #include "cli/progress.h"
+#include "engine/cache/cache.h"
 #include "trace/symbolize.h"
 #include "trace/text_format.h"
 
@@ -35,6 +36,41 @@ bool looks_like_text(const std::string& path) {
     const auto u = static_cast<unsigned char>(c);
     return u >= 0x20 || c == '\n' || c == '\t' || c == '\r';
   });
+}
+
+bool is_binary_trace_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char start[8] = {};
+  in.read(start, sizeof start);
+  return in.gcount() == 8 && std::equal(start, start + 8, binary_format::kFileMagic);
+}
+
+// The trace's events and values from the cache, the rest from the trace. False (and
+// `trace` reset) when the cache has no arrays for this content, or they do not fit the
+// small chunks as read now.
+bool read_from_cache(const std::string& path, Trace& trace, ReadReport& report,
+                     const CacheSession& cache, const cache::Key& key) {
+  std::string why;
+  auto arrays = cache::load_trace_arrays(cache.dir, key, &why);
+  if (!arrays) {
+    if (!why.empty())
+      cache.note(fmt::format("{} not used ({}); reading the trace",
+                             cache::trace_arrays_path(cache.dir), why));
+    return false;
+  }
+  std::optional<ReadReport> small = cache::read_trace_without_events(path, trace);
+  if (!small || !small->skipped.empty() || trace.strings.size() != arrays->strings ||
+      trace.stacks.size() != arrays->stacks) {
+    cache.note(fmt::format("{} does not fit the trace as read now; reading the trace",
+                           cache::trace_arrays_path(cache.dir)));
+    trace = Trace{};
+    return false;
+  }
+  trace.events = std::move(arrays->events);
+  trace.values = std::move(arrays->values);
+  report = std::move(arrays->report);
+  cache.note(fmt::format("events mapped from {}", cache::trace_arrays_path(cache.dir)));
+  return true;
 }
 
 }  // namespace
@@ -63,14 +99,35 @@ CLI::Option* add_compress_option(CLI::App* cmd, std::string& text, TraceWriterOp
 }
 
 int read_trace_input(const std::string& path, Trace& trace, ReadReport& report,
-                     SymbolizeReport* symbols, const std::string& format) {
+                     SymbolizeReport* symbols, const std::string& format,
+                     const CacheSession* cache) {
   // A long recording takes a while to read and name: say so at a terminal.
   ProgressLine progress(path);
   auto show = progress.callback();
   if (progress.enabled()) show("reading", 0, 0);
   try {
-    report =
-        load_trace(path, trace, parse_trace_input_format(format).value_or(TraceInputFormat::Auto));
+    // Only the binary form is cached: the others are small, or read once.
+    std::optional<cache::Key> key;
+    if (cache && cache->on && (format == "auto" || format == "binary") &&
+        is_binary_trace_file(path))
+      key = cache::Key{cache->trace_key, 0, 0, cache::engine_key()};
+    if (!key || !read_from_cache(path, trace, report, *cache, *key)) {
+      report = load_trace(path, trace,
+                          parse_trace_input_format(format).value_or(TraceInputFormat::Auto));
+      // A damaged file's events depend on what was lost with it; a file rewritten while
+      // it was read is of neither content for sure.
+      // Saved by a copy of this process, beside symbolisation and the graph's build
+      // (CacheSession::in_background).
+      if (key && report.clean() && cache::trace_key(path) == cache->trace_key &&
+          !cache::being_written(cache::trace_arrays_path(cache->dir))) {
+        cache->in_background([&] {
+          std::string why;
+          if (cache::save_trace_arrays(cache->dir, *key, trace, report, &why))
+            return fmt::format("events saved to {}", cache::trace_arrays_path(cache->dir));
+          return fmt::format("events not saved: {}", why);
+        });
+      }
+    }
   } catch (const DiagnosticError& e) {
     progress.clear();
     std::cerr << e.what();

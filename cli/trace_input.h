@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "cli/cache_session.h"
 #include "trace/binary_format.h"
 #include "trace/symbolize.h"
 
@@ -18,8 +19,12 @@ bool is_text_trace_file(const std::string& path);
 // those of the processes it reports on).
 // `format` "auto" (by content), "binary", "text" or "perf-script" (perf script's text
 // output, trace/perf_script.h).
+// With a cache session that is on, a binary trace's events and values are mapped from the
+// cache when it holds them for this content (only the small chunks are read from the
+// trace), and saved there after a clean read (docs/cache.md).
 int read_trace_input(const std::string& path, Trace& trace, ReadReport& report,
-                     SymbolizeReport* symbols = nullptr, const std::string& format = "auto");
+                     SymbolizeReport* symbols = nullptr, const std::string& format = "auto",
+                     const CacheSession* cache = nullptr);
 
 // --format for a command that reads a trace: which form it is in, when its content does
 // not tell (a perf script file whose first line is not an event).

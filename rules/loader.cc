@@ -228,6 +228,7 @@ std::vector<PackUnit> group(const std::vector<ParsedFile>& files, Diagnostics& d
     unit.info.header_source = f.source;
     unit.info.header_loc = header.loc;
     unit.info.files.push_back(f.source->path);
+    unit.info.sources.push_back(f.source);
     unit.files.push_back(&f.file);
     read_header(f, unit.info, diags);
     by_id[header.id] = packs.size();
@@ -250,6 +251,7 @@ std::vector<PackUnit> group(const std::vector<ParsedFile>& files, Diagnostics& d
     if (owner->second == kReplaced) continue;
     packs[owner->second].files.push_back(&f.file);
     packs[owner->second].info.files.push_back(f.source->path);
+    packs[owner->second].info.sources.push_back(f.source);
   }
   return packs;
 }

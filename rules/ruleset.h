@@ -281,6 +281,7 @@ struct PackInfo {
   std::vector<std::string> requires_;  // pack ids
   std::string description;
   std::vector<std::string> files;
+  std::vector<SourcePtr> sources;  // the files as loaded, like `files` (the cache keys on them)
   SourcePtr header_source;
   SourceLoc header_loc;
 };

@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "trace/column.h"
 #include "trace/schema.h"
 
 namespace cw {
@@ -160,8 +161,9 @@ struct Trace {
   std::vector<Stack> stacks{Stack{}};  // stacks[0] is the empty stack
   std::vector<ProcessInfo> processes;
   std::vector<ThreadInfo> threads;
-  std::vector<Event> events;  // sorted by ts (stable)
-  std::vector<uint64_t> values;
+  // Owned, or a view of the cache's mapped arrays (docs/cache.md): trace/column.h.
+  Column<Event> events;  // sorted by ts (stable)
+  Column<uint64_t> values;
   std::vector<LostRecord> lost;
   std::vector<LossRecord> losses;  // appended as noticed, like `lost`
   std::vector<MapRecord> maps;     // by pid, then ts

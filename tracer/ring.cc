@@ -96,7 +96,7 @@ struct FileSummary {
   uint64_t events = 0;
   uint64_t oldest_ts = kNoTs, newest_ts = 0;
 
-  void add_events(const std::vector<Event>& events, size_t from) {
+  void add_events(const Column<Event>& events, size_t from) {
     for (size_t i = from; i < events.size(); ++i) {
       oldest_ts = std::min(oldest_ts, events[i].ts);
       newest_ts = std::max(newest_ts, events[i].ts);

@@ -183,7 +183,7 @@ void Session::write_released() {
     // The ring rotates between appends, judging by the size of the last one: hand it
     // slices, so that one busy interval cannot overshoot a file.
     constexpr size_t kSlice = 16384;
-    std::vector<Event> all = std::move(trace_.events);
+    std::vector<Event> all = std::move(trace_.events).take();
     size_t at = 0;
     do {
       size_t n = std::min(kSlice, all.size() - at);

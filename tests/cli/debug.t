@@ -24,6 +24,7 @@ the second answer takes 800 ms of computing, so the client's second read waits.
     --auto                      never ask: take the best-scored option (also without a terminal); the report lists each such choice
     --format TEXT:{auto,binary,text,perf-script}=auto
                                 the trace's form: auto (by content), binary, text, or perf-script (the output of perf script)
+    --no-cache                  neither use nor write the cache beside the trace of its decoded events and built graphs (TRACE.cwcache/, docs/cache.md; also CAUSEWAY_CACHE=off)
     --json                      print the diagnosis as JSON (docs/json.md)
     --baseline                  compare the hang's wait with a quick run of the same wait before it even when another thread's wake-up ended it (by default only a wait nobody woke is compared)
     --beam-width N:UINT in [1 - 4096]=8
@@ -34,6 +35,7 @@ the second answer takes 800 ms of computing, so the client's second read waits.
                                 with --hang auto or NAME: when no candidate went this many seconds without a response, say "no hang found" (exit 0) instead of diagnosing
   
   Questions: at a terminal, type an option's number, Enter for the first (best), ? to explain, s to stop. See docs/diagnosis.md.
+  Cache: a binary trace's decoded events and the graph are kept in TRACE.cwcache/ (else ~/.cache/causeway) and used when the trace (and for the graph the packs) and causeway are the same (docs/cache.md); --no-cache or CAUSEWAY_CACHE=off turns it off.
   Exit status: 0 done, 1 the input was wrong (bad trace, pack, --hang, answers file, or no such hang), 2 the environment cannot do it.
 
 A bad symptom is an input error that says what is wrong.

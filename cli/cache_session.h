@@ -1,0 +1,52 @@
+// How a command uses the derived cache beside its trace (docs/cache.md, engine/cache).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cw::cli {
+
+struct CacheSession {
+  bool on = false;       // look up and save entries
+  bool verbose = false;  // a line on stderr per hit and per entry not used (why)
+  std::string trace_path;
+  std::string format;  // --format as given: part of the graph's key
+  std::string dir;     // the cache folder (when on)
+  uint64_t trace_key = 0;
+
+  // Off with `no_cache` (--no-cache), CAUSEWAY_CACHE=off, or when neither the trace's
+  // content nor a cache folder can be had. Verbose at a terminal or with
+  // CAUSEWAY_CACHE=verbose. Call it before reading the trace: the key is then the
+  // content's that was read (unless the file changes while read; the graph's save checks).
+  static CacheSession open(const std::string& trace_path, const std::string& format, bool no_cache);
+  void note(const std::string& text) const;  // "causeway: cache: TEXT" when verbose
+
+  // Runs `save` (it returns its note) in a detached copy of this process (fork), which
+  // sees memory as it is now: the command goes on, and may exit, while ~1 GB at 19 M
+  // events goes to disk (on a VM whose writeback throttles writers, that took longer than
+  // reading the trace). A run started before the save ends finds no entry and reads the
+  // trace: entries appear whole or not at all. Verbose, the command waits for the saves
+  // at its end (wait()), so their notes come out before it exits. Call it when this
+  // process runs one thread; without fork, saves at once.
+  void in_background(const std::function<std::string()>& save) const;
+  void wait() const;
+
+ private:
+  mutable std::shared_ptr<std::vector<int>> saving_ = std::make_shared<std::vector<int>>();
+};
+
+// Declared after the Trace a save in the background reads: waits (when verbose) at the end.
+struct WaitForCacheSaves {
+  const CacheSession& cache;
+  ~WaitForCacheSaves() { cache.wait(); }
+};
+
+// --no-cache for a command that reads a trace and builds its graph.
+CLI::Option* add_no_cache_option(CLI::App* cmd, bool& no_cache);
+
+}  // namespace cw::cli

@@ -1,0 +1,799 @@
+#include "engine/cache/cache.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <random>
+#include <type_traits>
+
+#include "trace/binary_format.h"
+#include "trace/elf_file.h"
+
+namespace cw::cache {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// A streaming XXH3-64 that also takes values and strings (with their length, so that
+// "ab","c" and "a","bc" differ).
+class Hasher {
+ public:
+  Hasher() : state_(XXH3_createState()) { XXH3_64bits_reset(state_); }
+  ~Hasher() { XXH3_freeState(state_); }
+  Hasher(const Hasher&) = delete;
+  Hasher& operator=(const Hasher&) = delete;
+  void bytes(const void* data, size_t size) { XXH3_64bits_update(state_, data, size); }
+  template <class T>
+  void value(const T& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    bytes(&v, sizeof v);
+  }
+  void text(std::string_view s) {
+    value(static_cast<uint64_t>(s.size()));
+    bytes(s.data(), s.size());
+  }
+  uint64_t digest() const { return XXH3_64bits_digest(state_); }
+
+ private:
+  XXH3_state_t* state_;
+};
+
+bool pread_all(int fd, void* buf, size_t size, uint64_t offset) {
+  auto* p = static_cast<char*>(buf);
+  while (size > 0) {
+    ssize_t n = pread(fd, p, size, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    size -= static_cast<size_t>(n);
+    offset += static_cast<uint64_t>(n);
+  }
+  return true;
+}
+
+// Hashes [from, size) of the file whole.
+bool hash_rest(int fd, uint64_t from, uint64_t size, Hasher& h) {
+  std::vector<char> buf(1 << 20);
+  while (from < size) {
+    size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), size - from));
+    if (!pread_all(fd, buf.data(), n, from)) return false;
+    h.bytes(buf.data(), n);
+    from += n;
+  }
+  return true;
+}
+
+template <class T>
+uint64_t load_le(const unsigned char* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// ---- payload encoding: values and arrays as they are in memory (one machine's cache) ----
+
+class Writer {
+ public:
+  template <class T>
+  void value(const T& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    out_.append(reinterpret_cast<const char*>(&v), sizeof v);
+  }
+  template <class T>
+  void array(const std::vector<T>& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    value(static_cast<uint64_t>(v.size()));
+    out_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+  }
+  void bools(const std::vector<bool>& v) {
+    value(static_cast<uint64_t>(v.size()));
+    for (bool b : v) out_.push_back(b ? 1 : 0);
+  }
+  void text(const std::string& s) {
+    value(static_cast<uint64_t>(s.size()));
+    out_.append(s);
+  }
+  void texts(const std::vector<std::string>& v) {
+    value(static_cast<uint64_t>(v.size()));
+    for (const auto& s : v) text(s);
+  }
+  std::string take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+class Reader {
+ public:
+  explicit Reader(std::string_view in) : in_(in) {}
+  template <class T>
+  T value() {
+    static_assert(std::is_trivially_copyable_v<T>);
+    T v;
+    std::memcpy(&v, take(sizeof v), sizeof v);
+    return v;
+  }
+  template <class T>
+  std::vector<T> array() {
+    uint64_t n = count(sizeof(T));
+    std::vector<T> v(n);
+    if (n) std::memcpy(v.data(), take(n * sizeof(T)), n * sizeof(T));
+    return v;
+  }
+  std::vector<bool> bools() {
+    uint64_t n = count(1);
+    std::vector<bool> v(n);
+    const char* p = take(n);
+    for (uint64_t i = 0; i < n; ++i) v[i] = p[i] != 0;
+    return v;
+  }
+  std::string text() {
+    uint64_t n = count(1);
+    return std::string(take(n), n);
+  }
+  std::vector<std::string> texts() {
+    uint64_t n = count(8);  // each at least its length
+    std::vector<std::string> v;
+    v.reserve(n);
+    for (uint64_t i = 0; i < n; ++i) v.push_back(text());
+    return v;
+  }
+  bool done() const { return pos_ == in_.size(); }
+
+ private:
+  // A count whose elements of `unit` bytes fit in what is left.
+  uint64_t count(size_t unit) {
+    uint64_t n = value<uint64_t>();
+    if (n > (in_.size() - pos_) / unit) throw CorruptEntry("array longer than the entry");
+    return n;
+  }
+  const char* take(size_t n) {
+    if (n > in_.size() - pos_) throw CorruptEntry("entry ends early");
+    const char* p = in_.data() + pos_;
+    pos_ += n;
+    return p;
+  }
+  std::string_view in_;
+  size_t pos_ = 0;
+};
+
+void touch(const std::string& path) {
+  // Marks an entry used now: eviction drops the least recently used.
+  utimensat(AT_FDCWD, path.c_str(), nullptr, 0);
+}
+
+bool writable_dir(const std::string& dir) {
+  std::error_code ec;
+  fs::create_directory(dir, ec);
+  return fs::is_directory(dir, ec) && access(dir.c_str(), W_OK | X_OK) == 0;
+}
+
+}  // namespace
+
+std::string Key::hex() const {
+  Hasher h;
+  h.value(trace);
+  h.value(packs);
+  h.value(options);
+  h.value(engine);
+  return fmt::format("{:016x}", h.digest());
+}
+
+std::optional<uint64_t> trace_key(const std::string& path) {
+  namespace bf = binary_format;
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  struct stat st {};
+  if (fstat(fd, &st) != 0) {
+    close(fd);
+    return std::nullopt;
+  }
+  const auto size = static_cast<uint64_t>(st.st_size);
+  Hasher h;
+  h.value(size);
+  bool ok = true;
+  unsigned char header[bf::kHeaderSize];
+  if (size >= bf::kHeaderSize && pread_all(fd, header, sizeof header, 0) &&
+      std::memcmp(header, bf::kFileMagic, 8) == 0) {
+    h.bytes(header, sizeof header);
+    uint64_t pos = bf::kHeaderSize;
+    unsigned char chunk[bf::kChunkHeaderSize];
+    while (pos < size) {
+      // A chunk header that parses covers its payload by its checksum; from the first that
+      // does not (a damaged file), the reader resynchronises by content: hash it all.
+      if (size - pos < bf::kChunkHeaderSize || !pread_all(fd, chunk, sizeof chunk, pos) ||
+          load_le<uint32_t>(chunk) != bf::kChunkMagic ||
+          load_le<uint64_t>(chunk + 8) > size - pos - bf::kChunkHeaderSize) {
+        ok = hash_rest(fd, pos, size, h);
+        break;
+      }
+      h.bytes(chunk, sizeof chunk);
+      pos += bf::kChunkHeaderSize + load_le<uint64_t>(chunk + 8);
+    }
+  } else {
+    ok = hash_rest(fd, 0, size, h);
+  }
+  close(fd);
+  if (!ok) return std::nullopt;
+  return h.digest();
+}
+
+uint64_t packs_key(const rules::RuleSet& rules) {
+  Hasher h;
+  h.value(static_cast<uint64_t>(rules.packs.size()));
+  for (const auto& pack : rules.packs) {
+    h.text(pack.id);
+    h.value(static_cast<uint64_t>(pack.sources.size()));
+    for (const auto& source : pack.sources) h.text(source ? source->text : std::string());
+  }
+  return h.digest();
+}
+
+uint64_t options_key(const engine::BuildOptions& options, std::string_view format,
+                     const Trace& trace) {
+  Hasher h;
+  h.value(options.lua_limits.instructions);
+  h.value(static_cast<uint64_t>(options.lua_limits.memory_bytes));
+  h.text(format);
+  // Frames named this run (only a trace with memory maps is symbolised at read time).
+  uint64_t named = 0;
+  for (const Stack& s : trace.stacks) {
+    if (s.frames.empty()) continue;
+    ++named;
+    h.value(static_cast<uint64_t>(s.frames.size()));
+    for (const Frame& f : s.frames) {
+      h.value(f.ip);
+      h.text(trace.strings.get(f.function));
+      h.text(trace.strings.get(f.file));
+      h.text(trace.strings.get(f.module));
+      h.value(f.line);
+      h.value(f.offset);
+      h.value(static_cast<uint8_t>(f.inlined | (f.kernel << 1)));
+    }
+  }
+  h.value(named);
+  return h.digest();
+}
+
+uint64_t engine_key() {
+  static const uint64_t key = [] {
+    Hasher h;
+    h.value(kFormatVersion);
+    std::string id = read_build_id("/proc/self/exe");
+    if (!id.empty()) {
+      h.text("build-id");
+      h.text(id);
+    } else {
+      struct stat st {};
+      stat("/proc/self/exe", &st);
+      h.text("file");
+      h.value(static_cast<uint64_t>(st.st_size));
+      h.value(static_cast<int64_t>(st.st_mtim.tv_sec));
+      h.value(static_cast<int64_t>(st.st_mtim.tv_nsec));
+      h.value(static_cast<uint64_t>(st.st_ino));
+    }
+    return h.digest();
+  }();
+  return key;
+}
+
+std::optional<std::string> cache_dir(const std::string& trace_path) {
+  std::error_code ec;
+  fs::path absolute = fs::absolute(trace_path, ec);
+  if (ec) return std::nullopt;
+  std::string beside = absolute.string() + ".cwcache";
+  if (writable_dir(beside)) return beside;
+  std::string base;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg == '/')
+    base = xdg;
+  else if (const char* home = std::getenv("HOME"); home && *home)
+    base = std::string(home) + "/.cache";
+  else
+    return std::nullopt;
+  fs::path canonical = fs::weakly_canonical(absolute, ec);
+  std::string name = (ec ? absolute : canonical).string();
+  std::string dir = fmt::format("{}/causeway/{:016x}", base, XXH3_64bits(name.data(), name.size()));
+  fs::create_directories(dir, ec);
+  if (writable_dir(dir)) return dir;
+  return std::nullopt;
+}
+
+bool enabled_by_environment() {
+  const char* v = std::getenv("CAUSEWAY_CACHE");
+  if (!v) return true;
+  std::string_view s = v;
+  return !(s == "off" || s == "0" || s == "no" || s == "false");
+}
+
+bool write_entry(const std::string& path, EntryKind kind, const Key& key, std::string_view payload,
+                 std::string* why) {
+  return write_entry_parts(path, kind, key, {payload}, why);
+}
+
+bool write_entry_parts(const std::string& path, EntryKind kind, const Key& key,
+                       const std::vector<std::string_view>& parts, std::string* why) {
+  uint64_t size = 0;
+  Hasher h;
+  for (std::string_view p : parts) {
+    size += p.size();
+    h.bytes(p.data(), p.size());
+  }
+  unsigned char header[kHeaderSize] = {};
+  std::memcpy(header, kMagic, 8);
+  auto put = [&](size_t at, auto v) { std::memcpy(header + at, &v, sizeof v); };
+  put(8, kFormatVersion);
+  put(12, static_cast<uint32_t>(kind));
+  put(16, key.trace);
+  put(24, key.packs);
+  put(32, key.options);
+  put(40, key.engine);
+  put(48, size);
+  put(56, h.digest());
+
+  // Unique per process and call: concurrent runs on one trace each rename a whole file.
+  static std::mt19937_64 rng{std::random_device{}()};
+  std::string tmp = fmt::format("{}.tmp-{}-{:x}", path, getpid(), rng());
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    if (why) *why = fmt::format("{}: {}", tmp, std::strerror(errno));
+    return false;
+  }
+  auto write_all = [&](const void* data, size_t n) {
+    auto* p = static_cast<const char*>(data);
+    while (n > 0) {
+      ssize_t w = write(fd, p, n);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) return false;
+      p += w;
+      n -= static_cast<size_t>(w);
+    }
+    return true;
+  };
+  bool ok = write_all(header, sizeof header);
+  for (std::string_view p : parts) ok = ok && write_all(p.data(), p.size());
+  int err = errno;
+  if (close(fd) != 0 && ok) {
+    ok = false;
+    err = errno;
+  }
+  if (ok && rename(tmp.c_str(), path.c_str()) != 0) {
+    ok = false;
+    err = errno;
+  }
+  if (!ok) {
+    unlink(tmp.c_str());
+    if (why) *why = fmt::format("{}: {}", path, std::strerror(err));
+  }
+  return ok;
+}
+
+namespace {
+
+// Why the header of a `size`-byte entry does not describe an entry of `kind` and `key`
+// of that size; "" when it does (the payload's checksum is checked apart).
+std::string check_header(const unsigned char* header, uint64_t size, EntryKind kind,
+                         const Key& key) {
+  auto get64 = [&](size_t at) { return load_le<uint64_t>(header + at); };
+  auto get32 = [&](size_t at) { return static_cast<uint32_t>(load_le<uint32_t>(header + at)); };
+  if (std::memcmp(header, kMagic, 8) != 0) return "not a causeway cache file";
+  if (get32(8) != kFormatVersion)
+    return fmt::format("cache format {} (this causeway writes {})", get32(8), kFormatVersion);
+  if (get32(12) != static_cast<uint32_t>(kind)) return "another kind of entry";
+  if (Key{get64(16), get64(24), get64(32), get64(40)} != key) return "made from other inputs";
+  if (get64(48) != size - kHeaderSize)
+    return fmt::format("truncated ({} payload bytes of {})", size - kHeaderSize, get64(48));
+  return {};
+}
+
+}  // namespace
+
+namespace {
+
+// An entry's file mapped whole, its header and checksum verified.
+struct MappedEntry {
+  std::shared_ptr<const void> keep;  // unmaps
+  char* base = nullptr;
+  uint64_t size = 0;
+  std::string_view payload;
+};
+
+// Read-only and populated from the page cache (no copy); with `writable`, made writable
+// after: a write through it copies that page (MAP_PRIVATE), never the file. (Populating a
+// writable private mapping would copy every page up front.)
+std::optional<MappedEntry> map_entry(const std::string& path, EntryKind kind, const Key& key,
+                                     bool writable, uint64_t min_payload, std::string* why) {
+  auto fail = [&](std::string reason) -> std::optional<MappedEntry> {
+    if (why) *why = std::move(reason);
+    return std::nullopt;
+  };
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return fail(errno == ENOENT ? "" : std::strerror(errno));
+  struct stat st {};
+  if (fstat(fd, &st) != 0) {
+    int err = errno;
+    close(fd);
+    return fail(std::strerror(err));
+  }
+  const auto size = static_cast<uint64_t>(st.st_size);
+  if (size < kHeaderSize + min_payload) {
+    close(fd);
+    return fail("truncated header");
+  }
+  void* p = mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  int err = errno;
+  close(fd);
+  if (p == MAP_FAILED) return fail(std::strerror(err));
+  MappedEntry m;
+  m.keep =
+      std::shared_ptr<const void>(p, [size](const void* q) { munmap(const_cast<void*>(q), size); });
+  if (writable && mprotect(p, size, PROT_READ | PROT_WRITE) != 0) return fail(std::strerror(errno));
+  m.base = static_cast<char*>(p);
+  m.size = size;
+  const auto* header = reinterpret_cast<const unsigned char*>(m.base);
+  if (std::string problem = check_header(header, size, kind, key); !problem.empty())
+    return fail(problem);
+  m.payload = std::string_view(m.base + kHeaderSize, size - kHeaderSize);
+  if (XXH3_64bits(m.payload.data(), m.payload.size()) != load_le<uint64_t>(header + 56))
+    return fail("checksum mismatch");
+  return m;
+}
+
+}  // namespace
+
+std::optional<std::string> read_entry(const std::string& path, EntryKind kind, const Key& key,
+                                      std::string* why) {
+  auto fail = [&](std::string reason) -> std::optional<std::string> {
+    if (why) *why = std::move(reason);
+    return std::nullopt;
+  };
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return fail(errno == ENOENT ? "" : std::strerror(errno));
+  struct stat st {};
+  if (fstat(fd, &st) != 0) {
+    int err = errno;
+    close(fd);
+    return fail(std::strerror(err));
+  }
+  const auto size = static_cast<uint64_t>(st.st_size);
+  unsigned char header[kHeaderSize];
+  if (size < kHeaderSize || !pread_all(fd, header, kHeaderSize, 0)) {
+    close(fd);
+    return fail("truncated header");
+  }
+  if (std::string problem = check_header(header, size, kind, key); !problem.empty()) {
+    close(fd);
+    return fail(problem);
+  }
+  std::string payload(size - kHeaderSize, '\0');
+  bool ok = pread_all(fd, payload.data(), payload.size(), kHeaderSize);
+  close(fd);
+  if (!ok) return fail("cannot read the payload");
+  if (XXH3_64bits(payload.data(), payload.size()) != load_le<uint64_t>(header + 56))
+    return fail("checksum mismatch");
+  return payload;
+}
+
+// ---- the graph entry ----
+
+static_assert(std::is_trivially_copyable_v<engine::Segment>);
+static_assert(std::is_trivially_copyable_v<engine::Edge>);
+static_assert(std::is_trivially_copyable_v<engine::BuildStats>);
+static_assert(std::is_trivially_copyable_v<engine::Graph::ThreadSegments>);
+
+namespace {
+
+// Where the graph entry's parts live while they are written.
+struct GraphParts {
+  uint64_t segments = 0, edges = 0;  // the counts before each large array
+  std::string rest;                  // everything after them, encoded
+  std::vector<std::string_view> parts;
+};
+
+// The graph's payload in parts: the segments and edges as they are in memory (at 19 M
+// events ~250 MB: not copied into a buffer first), then the rest, encoded. The bytes are
+// those of Writer::array for the two arrays, so decode_graph reads both alike.
+void graph_parts(const engine::BuildResult& r, GraphParts& out) {
+  const engine::Graph& g = r.graph;
+  out.segments = g.segments.size();
+  out.edges = g.edges.size();
+  Writer w;
+  w.texts(g.kinds);
+  const engine::RuleNames& n = g.rule_names;
+  w.texts(n.splits);
+  w.texts(n.batches);
+  w.texts(n.edges);
+  w.texts(n.flags);
+  w.texts(n.links);
+  w.bools(n.split_cuts_after);
+  w.bools(n.split_loops);
+  w.array(n.edge_strengths);
+  w.bools(n.edge_ends_polling);
+  w.array(g.threads);
+  w.value(r.stats);
+  const engine::RuleCounts& c = r.counts;
+  for (const auto* v : {&c.splits, &c.batches, &c.edges, &c.pruned, &c.boosted, &c.flags})
+    w.array(*v);
+  out.rest = w.take();
+  auto bytes = [](const auto& v) {
+    return std::string_view(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(v.front()));
+  };
+  out.parts = {{reinterpret_cast<const char*>(&out.segments), 8},
+               bytes(g.segments),
+               {reinterpret_cast<const char*>(&out.edges), 8},
+               bytes(g.edges),
+               out.rest};
+}
+
+}  // namespace
+
+std::string encode_graph(const engine::BuildResult& r) {
+  GraphParts p;
+  graph_parts(r, p);
+  std::string out;
+  for (std::string_view part : p.parts) out.append(part);
+  return out;
+}
+
+engine::BuildResult decode_graph(std::string_view payload) {
+  Reader rd(payload);
+  engine::BuildResult r;
+  engine::Graph& g = r.graph;
+  g.segments = rd.array<engine::Segment>();
+  g.edges = rd.array<engine::Edge>();
+  g.kinds = rd.texts();
+  engine::RuleNames& n = g.rule_names;
+  n.splits = rd.texts();
+  n.batches = rd.texts();
+  n.edges = rd.texts();
+  n.flags = rd.texts();
+  n.links = rd.texts();
+  n.split_cuts_after = rd.bools();
+  n.split_loops = rd.bools();
+  n.edge_strengths = rd.array<rules::Strength>();
+  n.edge_ends_polling = rd.bools();
+  g.threads = rd.array<engine::Graph::ThreadSegments>();
+  r.stats = rd.value<engine::BuildStats>();
+  engine::RuleCounts& c = r.counts;
+  for (auto* v : {&c.splits, &c.batches, &c.edges, &c.pruned, &c.boosted, &c.flags})
+    *v = rd.array<uint64_t>();
+  if (!rd.done()) throw CorruptEntry("bytes left after the graph");
+  // The csr's arrays index segments by the edges: an edge out of range would index past
+  // them, whatever wrote it.
+  const auto segments = g.segments.size();
+  for (const engine::Edge& e : g.edges)
+    if (e.from >= segments || e.to >= segments || e.kind >= g.kinds.size())
+      throw CorruptEntry("an edge names a segment or kind the graph does not have");
+  g.build_csr();
+  return r;
+}
+
+bool being_written(const std::string& path) {
+  const fs::path p(path);
+  const std::string prefix = p.filename().string() + ".tmp-";
+  std::error_code ec;
+  for (fs::directory_iterator it(p.parent_path(), ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().filename().string().rfind(prefix, 0) != 0) continue;
+    std::error_code tec;
+    auto t = fs::last_write_time(it->path(), tec);
+    if (!tec && fs::file_time_type::clock::now() - t < std::chrono::minutes(10)) return true;
+  }
+  return false;
+}
+
+std::string trace_arrays_path(const std::string& dir) {
+  return dir + "/trace.cwa";
+}
+
+std::string graph_entry_path(const std::string& dir, const Key& key) {
+  return fmt::format("{}/graph-{}.cwg", dir, key.hex());
+}
+
+std::optional<engine::BuildResult> load_graph(const std::string& dir, const Key& key,
+                                              std::string* why) {
+  std::string path = graph_entry_path(dir, key);
+  // Mapped, not read into a buffer: the graph's arrays are copied once, from the page cache.
+  auto m = map_entry(path, EntryKind::Graph, key, false, 0, why);
+  if (!m) return std::nullopt;
+  try {
+    engine::BuildResult r = decode_graph(m->payload);
+    touch(path);
+    return r;
+  } catch (const CorruptEntry& e) {
+    if (why) *why = e.what();
+    return std::nullopt;
+  }
+}
+
+bool save_graph(const std::string& dir, const Key& key, const engine::BuildResult& result,
+                std::string* why) {
+  GraphParts parts;
+  graph_parts(result, parts);
+  if (!write_entry_parts(graph_entry_path(dir, key), EntryKind::Graph, key, parts.parts, why))
+    return false;
+  // Least recently used first out: loads touch their entry.
+  std::vector<std::pair<fs::file_time_type, fs::path>> entries;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    std::error_code tec;
+    auto t = fs::last_write_time(it->path(), tec);
+    if (tec) continue;
+    // A temporary file a run left when it was killed while writing: gone after a day (a
+    // younger one may be another run's, still writing).
+    if (name.find(".tmp-") != std::string::npos) {
+      if (fs::file_time_type::clock::now() - t > std::chrono::hours(24))
+        fs::remove(it->path(), tec);
+      continue;
+    }
+    if (name.rfind("graph-", 0) != 0 || it->path().extension() != ".cwg") continue;
+    entries.emplace_back(t, it->path());
+  }
+  if (entries.size() > kGraphEntries) {
+    std::sort(entries.begin(), entries.end());
+    for (size_t i = 0; i + kGraphEntries < entries.size(); ++i) fs::remove(entries[i].second, ec);
+  }
+  return true;
+}
+
+// ---- the trace arrays entry ----
+
+namespace {
+
+constexpr uint64_t kPage = 4096;
+uint64_t page_up(uint64_t n) {
+  return (n + kPage - 1) & ~(kPage - 1);
+}
+
+void encode_report(Writer& w, const ReadReport& r) {
+  w.value(r.major);
+  w.value(r.minor);
+  w.value(r.chunks_read);
+  w.value(r.events_read);
+  w.value(static_cast<uint64_t>(r.skipped.size()));
+  for (const auto& s : r.skipped) {
+    w.value(s.offset);
+    w.value(s.size);
+    w.text(s.reason);
+  }
+  w.texts(r.notes);
+  w.value(static_cast<uint8_t>(r.perf_script));
+}
+
+ReadReport decode_report(Reader& rd) {
+  ReadReport r;
+  r.major = rd.value<uint32_t>();
+  r.minor = rd.value<uint32_t>();
+  r.chunks_read = rd.value<uint64_t>();
+  r.events_read = rd.value<uint64_t>();
+  uint64_t n = rd.value<uint64_t>();
+  if (n > (1u << 20)) throw CorruptEntry("too many skipped ranges");
+  for (uint64_t i = 0; i < n; ++i) {
+    SkippedRange s;
+    s.offset = rd.value<uint64_t>();
+    s.size = rd.value<uint64_t>();
+    s.reason = rd.text();
+    r.skipped.push_back(std::move(s));
+  }
+  r.notes = rd.texts();
+  r.perf_script = rd.value<uint8_t>() != 0;
+  return r;
+}
+
+// The meta section of a trace arrays entry, at the payload's start.
+struct ArraysMeta {
+  uint64_t events_offset, events, values_offset, values, strings, stacks;
+};
+
+}  // namespace
+
+bool save_trace_arrays(const std::string& dir, const Key& key, const Trace& trace,
+                       const ReadReport& report, std::string* why) {
+  return save_trace_arrays(dir, key, trace.events, trace.values, trace.strings.size(),
+                           trace.stacks.size(), report, why);
+}
+
+bool save_trace_arrays(const std::string& dir, const Key& key, const Column<Event>& events,
+                       const Column<uint64_t>& values, uint64_t strings, uint64_t stacks,
+                       const ReadReport& report, std::string* why) {
+  Writer w;
+  encode_report(w, report);
+  std::string report_bytes = w.take();
+  ArraysMeta meta{};
+  const uint64_t meta_end = kHeaderSize + sizeof meta + report_bytes.size();
+  meta.events_offset = page_up(meta_end);
+  meta.events = events.size();
+  meta.values_offset = page_up(meta.events_offset + meta.events * sizeof(Event));
+  meta.values = values.size();
+  meta.strings = strings;
+  meta.stacks = stacks;
+  const std::string pad1(meta.events_offset - meta_end, '\0');
+  const std::string pad2(meta.values_offset - (meta.events_offset + meta.events * sizeof(Event)),
+                         '\0');
+  std::vector<std::string_view> parts = {
+      {reinterpret_cast<const char*>(&meta), sizeof meta},
+      report_bytes,
+      pad1,
+      {reinterpret_cast<const char*>(events.data()), meta.events * sizeof(Event)},
+      pad2,
+      {reinterpret_cast<const char*>(values.data()), meta.values * sizeof(uint64_t)}};
+  return write_entry_parts(trace_arrays_path(dir), EntryKind::TraceArrays, key, parts, why);
+}
+
+std::optional<ReadReport> read_trace_without_events(const std::string& path, Trace& out) {
+  namespace bf = binary_format;
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || st.st_size < static_cast<off_t>(bf::kHeaderSize)) {
+    close(fd);
+    return std::nullopt;
+  }
+  const auto size = static_cast<uint64_t>(st.st_size);
+  void* p = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (p == MAP_FAILED) return std::nullopt;
+  std::unique_ptr<void, std::function<void(void*)>> unmap(p, [size](void* q) { munmap(q, size); });
+  const auto* data = static_cast<const unsigned char*>(p);
+  // The header and every chunk but the events, as they are: their checksums still hold.
+  std::string kept(reinterpret_cast<const char*>(data), bf::kHeaderSize);
+  for (uint64_t pos = bf::kHeaderSize; pos < size;) {
+    if (size - pos < bf::kChunkHeaderSize || load_le<uint32_t>(data + pos) != bf::kChunkMagic)
+      return std::nullopt;
+    const uint64_t payload = load_le<uint64_t>(data + pos + 8);
+    if (payload > size - pos - bf::kChunkHeaderSize) return std::nullopt;
+    if (load_le<uint32_t>(data + pos + 4) != static_cast<uint32_t>(bf::ChunkType::Events))
+      kept.append(reinterpret_cast<const char*>(data + pos), bf::kChunkHeaderSize + payload);
+    pos += bf::kChunkHeaderSize + payload;
+  }
+  return read_trace_bytes(kept, out, path);
+}
+
+std::optional<TraceArrays> load_trace_arrays(const std::string& dir, const Key& key,
+                                             std::string* why) {
+  auto fail = [&](std::string reason) -> std::optional<TraceArrays> {
+    if (why) *why = std::move(reason);
+    return std::nullopt;
+  };
+  auto m =
+      map_entry(trace_arrays_path(dir), EntryKind::TraceArrays, key, true, sizeof(ArraysMeta), why);
+  if (!m) return std::nullopt;
+  const uint64_t size = m->size;
+  char* base = m->base;
+  const std::shared_ptr<const void>& mapping = m->keep;
+  std::string_view payload = m->payload;
+  try {
+    Reader rd(payload);
+    const auto meta = rd.value<ArraysMeta>();
+    TraceArrays out;
+    out.report = decode_report(rd);
+    if (meta.events_offset % kPage || meta.values_offset % kPage || meta.events_offset > size ||
+        meta.values_offset > size || meta.events > (size - meta.events_offset) / sizeof(Event) ||
+        meta.events_offset + meta.events * sizeof(Event) > meta.values_offset ||
+        meta.values > (size - meta.values_offset) / sizeof(uint64_t))
+      throw CorruptEntry("arrays outside the entry");
+    out.events = Column<Event>::view(mapping, reinterpret_cast<Event*>(base + meta.events_offset),
+                                     meta.events);
+    out.values = Column<uint64_t>::view(
+        mapping, reinterpret_cast<uint64_t*>(base + meta.values_offset), meta.values);
+    out.strings = meta.strings;
+    out.stacks = meta.stacks;
+    return out;
+  } catch (const CorruptEntry& e) {
+    return fail(e.what());
+  }
+}
+
+}  // namespace cw::cache

@@ -1,0 +1,142 @@
+// The derived cache beside a trace (docs/cache.md): what a run computed from a trace and
+// a set of packs, kept so that the next run with the same inputs loads it instead of
+// computing it again (issue 16: a re-run after a rule edit in under a second).
+//
+// An entry is one file: a header (magic, format version, the entry's kind, its key, the
+// payload's size and XXH3-64) and the payload. A file whose header, key, size or checksum
+// does not match is a miss, never trusted: the caller builds afresh and overwrites it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/graph/builder.h"
+#include "rules/ruleset.h"
+#include "trace/binary_format.h"
+#include "trace/trace.h"
+
+namespace cw::cache {
+
+// What an entry was derived from. Every part must be equal for a hit.
+struct Key {
+  uint64_t trace = 0;    // the trace file's content (trace_key)
+  uint64_t packs = 0;    // the packs loaded, in load order (packs_key)
+  uint64_t options = 0;  // what else changes the result (options_key)
+  uint64_t engine = 0;   // this causeway's build (engine_key)
+  bool operator==(const Key&) const = default;
+  std::string hex() const;  // a file name part: 16 hex digits over all four
+};
+
+// The trace file's content, cheaply: its size, the file header and every chunk header (each
+// carries the XXH3-64 of its payload, so a payload written differently has another header).
+// A file that is not the binary form (text, perf script) or whose chunks stop parsing is
+// hashed whole from there on. nullopt when the file cannot be read.
+std::optional<uint64_t> trace_key(const std::string& path);
+
+// The packs' content in load order: each pack's id and the text of each of its files as
+// loaded (Lua hooks are written inside them). Not their paths: a copied pack is the same.
+uint64_t packs_key(const rules::RuleSet& rules);
+
+// Everything else a graph depends on: the Lua limits, the trace's form as asked (--format),
+// and the names symbolisation gave the stack frames this run (they come from the files on
+// this machine, not from the trace: a rebuilt library names its frames differently).
+uint64_t options_key(const engine::BuildOptions& options, std::string_view format,
+                     const Trace& trace);
+
+// This executable: the GNU build-id of /proc/self/exe, else its size, modification time and
+// inode (they change with every link). Computed once.
+uint64_t engine_key();
+
+// Entry kinds, stored in the header: a file of one kind is never read as another.
+enum class EntryKind : uint32_t { Graph = 1, TraceArrays = 2 };
+
+inline constexpr char kMagic[8] = {'C', 'W', 'C', 'A', 'C', 'H', 'E', '\0'};
+// Bump when any entry's payload layout changes (or Segment, Edge, BuildStats change shape).
+inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr size_t kHeaderSize = 64;
+// Graph entries kept per trace (least recently used evicted): the cold run's entry is still
+// there when the rule added since is removed again.
+inline constexpr size_t kGraphEntries = 4;
+
+// The cache folder of `trace_path`: TRACE.cwcache/ beside it when that folder exists or can
+// be made and is writable; else $XDG_CACHE_HOME/causeway (~/.cache/causeway) / a hash of
+// the trace's absolute path. Made when missing. nullopt when neither can be made.
+std::optional<std::string> cache_dir(const std::string& trace_path);
+
+// False when CAUSEWAY_CACHE is "off", "0", "no" or "false".
+bool enabled_by_environment();
+
+// Writes `payload` as an entry atomically (a temporary file in `dir`, then rename). False
+// with `why` set when it cannot.
+bool write_entry(const std::string& path, EntryKind kind, const Key& key, std::string_view payload,
+                 std::string* why = nullptr);
+// The same with the payload in parts, written one after the other (no copy of large arrays).
+bool write_entry_parts(const std::string& path, EntryKind kind, const Key& key,
+                       const std::vector<std::string_view>& parts, std::string* why = nullptr);
+// The payload of the entry at `path`, or nullopt with `why` set: missing, too short, not a
+// cache file, another format version or kind, another key, truncated, checksum mismatch.
+std::optional<std::string> read_entry(const std::string& path, EntryKind kind, const Key& key,
+                                      std::string* why = nullptr);
+
+// A payload that does not decode (only possible when a checksum collides or the layout
+// changed without a version bump).
+struct CorruptEntry : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+std::string encode_graph(const engine::BuildResult& result);
+// Throws CorruptEntry. The csr is rebuilt from the edges (a counting sort: cheap).
+engine::BuildResult decode_graph(std::string_view payload);
+
+// The file of the graph entry for `key` in `dir`.
+std::string graph_entry_path(const std::string& dir, const Key& key);
+
+// Loads the graph entry of `key` from `dir`; marks it used (for eviction). nullopt with
+// `why` on a miss ("" when there is simply no entry yet).
+std::optional<engine::BuildResult> load_graph(const std::string& dir, const Key& key,
+                                              std::string* why = nullptr);
+// Saves it and evicts the least recently used graph entries beyond kGraphEntries.
+bool save_graph(const std::string& dir, const Key& key, const engine::BuildResult& result,
+                std::string* why = nullptr);
+
+// ---- the trace's decoded arrays ----
+
+// A trace's events and field values as the reader decoded them, mapped from the cache, and
+// the reader's report; the small chunks (strings, stacks, threads, …) are read from the
+// trace itself (read_trace_without_events), which must then give `strings` strings and
+// `stacks` stacks, as the read that saved them did.
+struct TraceArrays {
+  Column<Event> events;  // views of the mapped entry (copy-on-write)
+  Column<uint64_t> values;
+  ReadReport report;
+  uint64_t strings = 0, stacks = 0;
+};
+
+// The one trace arrays entry of a cache folder (a new trace content overwrites it).
+std::string trace_arrays_path(const std::string& dir);
+// Whether another run is writing the entry at `path` now: a temporary file of it younger
+// than ten minutes (write_entry's names). Saving the same ~1 GB twice at once only slows
+// both.
+bool being_written(const std::string& path);
+// Saves `trace`'s arrays, page aligned, with `report`. Only for a clean read (nothing
+// skipped): a damaged file's events depend on the strings lost with it.
+bool save_trace_arrays(const std::string& dir, const Key& key, const Trace& trace,
+                       const ReadReport& report, std::string* why = nullptr);
+// The same from the arrays and the counts of strings and stacks as read (the caller may
+// save in the background while symbolisation adds strings).
+bool save_trace_arrays(const std::string& dir, const Key& key, const Column<Event>& events,
+                       const Column<uint64_t>& values, uint64_t strings, uint64_t stacks,
+                       const ReadReport& report, std::string* why = nullptr);
+// Reads everything of the binary trace at `path` but its events chunks (events and values
+// stay empty): the chunks are walked by their headers and the others handed to the reader.
+// nullopt when a chunk header does not parse (a damaged file: read it whole instead).
+std::optional<ReadReport> read_trace_without_events(const std::string& path, Trace& out);
+// Maps the entry (MAP_PRIVATE: writes through the columns never reach the file) after
+// checking its header, key and checksum; nullopt with `why` as load_graph.
+std::optional<TraceArrays> load_trace_arrays(const std::string& dir, const Key& key,
+                                             std::string* why = nullptr);
+
+}  // namespace cw::cache

@@ -1,0 +1,425 @@
+#include "engine/cache/cache.h"
+
+#include <doctest/doctest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "engine/graph/test_support.h"
+#include "trace/binary_format.h"
+
+namespace fs = std::filesystem;
+using namespace cw;
+using namespace cw::engine;
+
+namespace {
+
+// A graph with cuts, a strong link edge and split neighbour edges.
+testing::Built sample() {
+  return testing::build(
+      "link wakeup { from wakeup to switch_in join from.target == to.tid pick next }\n"
+      "edge w { link wakeup strength strong }\n"
+      "split cut { at syscall_enter where name == \"read\" cut before neighbour weak }\n",
+      "process 100 comm=app\n"
+      "thread 101 pid=100 comm=a\n"
+      "thread 102 pid=100 comm=b\n"
+      "1000 101 syscall_enter name=read\n"
+      "2000 101 wakeup target=102\n"
+      "3000 102 switch_in\n"
+      "4000 101 syscall_enter name=read\n"
+      "5000 102 syscall_enter name=read\n");
+}
+
+struct TempDir {
+  std::string path;
+  TempDir() {
+    char tmpl[] = "/tmp/cw-cache-test-XXXXXX";
+    path = mkdtemp(tmpl);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void write_all(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+const cache::Key kKey{1, 2, 3, 4};
+
+void check_equal(const BuildResult& a, const BuildResult& b) {
+  REQUIRE(a.graph.segments.size() == b.graph.segments.size());
+  for (size_t i = 0; i < a.graph.segments.size(); ++i) {
+    const Segment &x = a.graph.segments[i], &y = b.graph.segments[i];
+    CHECK(x.tid == y.tid);
+    CHECK(x.pid == y.pid);
+    CHECK(x.first == y.first);
+    CHECK(x.last == y.last);
+    CHECK(x.start_ns == y.start_ns);
+    CHECK(x.end_ns == y.end_ns);
+    CHECK(x.cut_rule == y.cut_rule);
+  }
+  REQUIRE(a.graph.edges.size() == b.graph.edges.size());
+  for (size_t i = 0; i < a.graph.edges.size(); ++i) {
+    const Edge &x = a.graph.edges[i], &y = b.graph.edges[i];
+    CHECK(x.from == y.from);
+    CHECK(x.to == y.to);
+    CHECK(x.from_event == y.from_event);
+    CHECK(x.to_event == y.to_event);
+    CHECK(x.rule == y.rule);
+    CHECK(x.boost_rule == y.boost_rule);
+    CHECK(x.link == y.link);
+    CHECK(x.kind == y.kind);
+    CHECK(x.strength == y.strength);
+    CHECK(x.cost == y.cost);
+  }
+  CHECK(a.graph.kinds == b.graph.kinds);
+  const RuleNames &n = a.graph.rule_names, &m = b.graph.rule_names;
+  CHECK(n.splits == m.splits);
+  CHECK(n.batches == m.batches);
+  CHECK(n.edges == m.edges);
+  CHECK(n.flags == m.flags);
+  CHECK(n.links == m.links);
+  CHECK(n.split_cuts_after == m.split_cuts_after);
+  CHECK(n.split_loops == m.split_loops);
+  CHECK(n.edge_strengths == m.edge_strengths);
+  CHECK(n.edge_ends_polling == m.edge_ends_polling);
+  REQUIRE(a.graph.threads.size() == b.graph.threads.size());
+  for (size_t i = 0; i < a.graph.threads.size(); ++i) {
+    CHECK(a.graph.threads[i].tid == b.graph.threads[i].tid);
+    CHECK(a.graph.threads[i].begin == b.graph.threads[i].begin);
+    CHECK(a.graph.threads[i].end == b.graph.threads[i].end);
+  }
+  CHECK(std::memcmp(&a.stats, &b.stats, sizeof a.stats) == 0);
+  CHECK(a.counts.splits == b.counts.splits);
+  CHECK(a.counts.batches == b.counts.batches);
+  CHECK(a.counts.edges == b.counts.edges);
+  CHECK(a.counts.pruned == b.counts.pruned);
+  CHECK(a.counts.boosted == b.counts.boosted);
+  CHECK(a.counts.flags == b.counts.flags);
+  // The csr answers the same adjacency.
+  CHECK(num_vertices(a.graph.csr) == num_vertices(b.graph.csr));
+  CHECK(num_edges(a.graph.csr) == num_edges(b.graph.csr));
+  CHECK(a.graph.csr.m_forward.m_rowstart == b.graph.csr.m_forward.m_rowstart);
+  CHECK(a.graph.csr.m_forward.m_column == b.graph.csr.m_forward.m_column);
+  CHECK(a.graph.csr.m_backward.m_column == b.graph.csr.m_backward.m_column);
+}
+
+}  // namespace
+
+TEST_CASE("a graph entry decodes to the graph it was made from") {
+  auto b = sample();
+  REQUIRE(b.graph().edges.size() >= 2);
+  REQUIRE(b.graph().segments.size() >= 3);
+  check_equal(b.result, cache::decode_graph(cache::encode_graph(b.result)));
+
+  TempDir dir;
+  REQUIRE(cache::save_graph(dir.path, kKey, b.result));
+  std::string why = "unset";
+  auto loaded = cache::load_graph(dir.path, kKey, &why);
+  REQUIRE(loaded);
+  check_equal(b.result, *loaded);
+}
+
+TEST_CASE("a damaged, truncated or foreign entry is a miss, never trusted") {
+  auto b = sample();
+  TempDir dir;
+  REQUIRE(cache::save_graph(dir.path, kKey, b.result));
+  const std::string path = cache::graph_entry_path(dir.path, kKey);
+  const std::string good = read_all(path);
+  REQUIRE(good.size() > cache::kHeaderSize + 16);
+  std::string why;
+
+  SUBCASE("a flipped payload byte") {
+    std::string bad = good;
+    bad[cache::kHeaderSize + (bad.size() - cache::kHeaderSize) / 2] ^= 0x10;
+    write_all(path, bad);
+    CHECK_FALSE(cache::load_graph(dir.path, kKey, &why));
+    CHECK(why == "checksum mismatch");
+  }
+  SUBCASE("truncated") {
+    write_all(path, good.substr(0, good.size() - 1));
+    CHECK_FALSE(cache::load_graph(dir.path, kKey, &why));
+    CHECK(why.find("truncated") == 0);
+    write_all(path, good.substr(0, 10));
+    CHECK_FALSE(cache::load_graph(dir.path, kKey, &why));
+    CHECK(why == "truncated header");
+  }
+  SUBCASE("not a cache file") {
+    write_all(path, std::string(200, 'x'));
+    CHECK_FALSE(cache::load_graph(dir.path, kKey, &why));
+    CHECK(why == "not a causeway cache file");
+  }
+  SUBCASE("another format version") {
+    std::string bad = good;
+    bad[8] ^= 0x7f;
+    write_all(path, bad);
+    CHECK_FALSE(cache::load_graph(dir.path, kKey, &why));
+    CHECK(why.find("cache format") == 0);
+  }
+  SUBCASE("a flipped key byte in the header") {
+    std::string bad = good;
+    bad[20] ^= 1;
+    write_all(path, bad);
+    CHECK_FALSE(cache::load_graph(dir.path, kKey, &why));
+    CHECK(why == "made from other inputs");
+  }
+  SUBCASE("another key: trace, packs, options or engine version") {
+    // The file of another key is another name; the header is checked all the same (a file
+    // renamed or copied over another's name).
+    for (cache::Key other : {cache::Key{9, 2, 3, 4}, cache::Key{1, 9, 3, 4}, cache::Key{1, 2, 9, 4},
+                             cache::Key{1, 2, 3, 9}}) {
+      CHECK(cache::graph_entry_path(dir.path, other) != path);
+      CHECK_FALSE(cache::load_graph(dir.path, other, &why));
+      CHECK(why == "");  // no entry of that name
+      fs::copy_file(path, cache::graph_entry_path(dir.path, other));
+      CHECK_FALSE(cache::load_graph(dir.path, other, &why));
+      CHECK(why == "made from other inputs");
+    }
+  }
+  SUBCASE("a payload that checks but does not decode") {
+    // As if the layout changed without a version bump: a valid header over other bytes.
+    REQUIRE(cache::write_entry(path, cache::EntryKind::Graph, kKey, "short"));
+    CHECK_FALSE(cache::load_graph(dir.path, kKey, &why));
+    CHECK(why == "entry ends early");
+  }
+  // And the intact entry still loads.
+  write_all(path, good);
+  CHECK(cache::load_graph(dir.path, kKey));
+}
+
+TEST_CASE("graph entries beyond the limit are evicted least recently used first") {
+  auto b = sample();
+  TempDir dir;
+  std::vector<cache::Key> keys;
+  for (uint64_t i = 0; i < cache::kGraphEntries; ++i) {
+    keys.push_back(cache::Key{i, 0, 0, 0});
+    REQUIRE(cache::save_graph(dir.path, keys.back(), b.result));
+    usleep(5000);  // distinct modification times
+  }
+  // The oldest is used again: the second oldest goes when one more is saved.
+  REQUIRE(cache::load_graph(dir.path, keys[0]));
+  usleep(5000);
+  REQUIRE(cache::save_graph(dir.path, cache::Key{100, 0, 0, 0}, b.result));
+  CHECK(cache::load_graph(dir.path, keys[0]));
+  CHECK_FALSE(cache::load_graph(dir.path, keys[1]));
+  for (size_t i = 2; i < keys.size(); ++i) CHECK(cache::load_graph(dir.path, keys[i]));
+  size_t files = 0;
+  for (auto& e : fs::directory_iterator(dir.path)) files += e.path().extension() == ".cwg";
+  CHECK(files == cache::kGraphEntries);
+
+  // A killed run's temporary file goes after a day, a younger one stays.
+  const std::string old_tmp = dir.path + "/graph-0.cwg.tmp-1-1", new_tmp = dir.path + "/x.tmp-2-2";
+  write_all(old_tmp, "x");
+  write_all(new_tmp, "x");
+  fs::last_write_time(old_tmp, fs::file_time_type::clock::now() - std::chrono::hours(25));
+  REQUIRE(cache::save_graph(dir.path, cache::Key{101, 0, 0, 0}, b.result));
+  CHECK_FALSE(fs::exists(old_tmp));
+  CHECK(fs::exists(new_tmp));
+}
+
+TEST_CASE("the trace key follows the trace's content, not its name") {
+  TempDir dir;
+  auto b = sample();
+  const std::string a = dir.path + "/a.cwt", c = dir.path + "/c.cwt";
+  write_trace(b.trace, a);
+  fs::copy_file(a, c);
+  auto ka = cache::trace_key(a);
+  REQUIRE(ka);
+  CHECK(cache::trace_key(c) == ka);
+  // One event's time changed: its chunk's checksum, so its header, changes.
+  Trace t = b.trace;
+  t.events[1].ts += 1;
+  write_trace(t, c);
+  REQUIRE(fs::file_size(c) == fs::file_size(a));
+  CHECK(cache::trace_key(c) != ka);
+  // A text trace is hashed whole.
+  const std::string text = dir.path + "/t.trace";
+  write_all(text, "causeway-trace 1\nthread 1 1 main\n1000 1 switch_in\n");
+  auto kt = cache::trace_key(text);
+  write_all(text, "causeway-trace 1\nthread 1 1 main\n1001 1 switch_in\n");
+  CHECK(cache::trace_key(text) != kt);
+  CHECK_FALSE(cache::trace_key(dir.path + "/missing"));
+}
+
+TEST_CASE("the packs key follows the packs' content and order, not their paths") {
+  auto load = [](std::vector<std::pair<std::string, std::string>> files) {
+    std::vector<SourcePtr> sources;
+    for (auto& [path, text] : files) sources.push_back(make_source(path, text));
+    auto r = rules::load_sources(sources);
+    REQUIRE_MESSAGE(r.ok(), r.render());
+    return cache::packs_key(r.rules);
+  };
+  const std::string p = "pack p { version \"0.1.0\" }\n";
+  const std::string q = "pack q { version \"0.1.0\" }\n";
+  const std::string rule = "split s {\n  at syscall_enter\n  where name == \"read\"\n}\n";
+  auto base = load({{"p.cw", p}, {"q.cw", q}});
+  CHECK(load({{"elsewhere/p.cw", p}, {"q.cw", q}}) == base);
+  CHECK(load({{"p.cw", p + rule}, {"q.cw", q}}) != base);
+  CHECK(load({{"p.cw", p + "# a comment\n"}, {"q.cw", q}}) != base);
+  CHECK(load({{"q.cw", q}, {"p.cw", p}}) != base);
+  CHECK(load({{"p.cw", p}}) != base);
+}
+
+TEST_CASE("options key: Lua limits, the form asked and the frames named this run") {
+  auto b = sample();
+  BuildOptions o;
+  auto k = cache::options_key(o, "auto", b.trace);
+  CHECK(cache::options_key(o, "auto", b.trace) == k);
+  CHECK(cache::options_key(o, "binary", b.trace) != k);
+  BuildOptions smaller;
+  smaller.lua_limits.instructions = 10;
+  CHECK(cache::options_key(smaller, "auto", b.trace) != k);
+  Trace named = b.trace;
+  Stack s;
+  s.ips = {0x1000};
+  s.frames.push_back(Frame{0x1000, named.strings.intern("f"), 0, 0, false, false, 0, 0});
+  named.add_stack(s);
+  auto kn = cache::options_key(o, "auto", named);
+  CHECK(kn != k);
+  named.stacks.back().frames[0].function = named.strings.intern("g");
+  CHECK(cache::options_key(o, "auto", named) != kn);
+}
+
+TEST_CASE("the engine key is stable within a run") {
+  CHECK(cache::engine_key() == cache::engine_key());
+  CHECK(cache::engine_key() != 0);
+}
+
+TEST_CASE("the cache folder is beside the trace, else under XDG_CACHE_HOME") {
+  TempDir dir;
+  const std::string trace = dir.path + "/x.cwt";
+  write_all(trace, "x");
+  auto d = cache::cache_dir(trace);
+  REQUIRE(d);
+  CHECK(*d == trace + ".cwcache");
+  CHECK(fs::is_directory(*d));
+  // A trace whose folder cannot hold the cache folder (here: the name is taken by a file).
+  const std::string blocked = dir.path + "/y.cwt";
+  write_all(blocked, "y");
+  write_all(blocked + ".cwcache", "not a folder");
+  const std::string xdg = dir.path + "/xdg";
+  const char* old = std::getenv("XDG_CACHE_HOME");
+  std::string saved = old ? old : "";
+  setenv("XDG_CACHE_HOME", xdg.c_str(), 1);
+  auto f = cache::cache_dir(blocked);
+  if (old)
+    setenv("XDG_CACHE_HOME", saved.c_str(), 1);
+  else
+    unsetenv("XDG_CACHE_HOME");
+  REQUIRE(f);
+  CHECK(f->rfind(xdg + "/causeway/", 0) == 0);
+  CHECK(fs::is_directory(*f));
+}
+
+TEST_CASE("CAUSEWAY_CACHE=off turns the cache off") {
+  const char* old = std::getenv("CAUSEWAY_CACHE");
+  std::string saved = old ? old : "";
+  unsetenv("CAUSEWAY_CACHE");
+  CHECK(cache::enabled_by_environment());
+  setenv("CAUSEWAY_CACHE", "off", 1);
+  CHECK_FALSE(cache::enabled_by_environment());
+  setenv("CAUSEWAY_CACHE", "on", 1);
+  CHECK(cache::enabled_by_environment());
+  if (old)
+    setenv("CAUSEWAY_CACHE", saved.c_str(), 1);
+  else
+    unsetenv("CAUSEWAY_CACHE");
+}
+
+TEST_CASE("a trace's arrays come back mapped, equal, and copy-on-write") {
+  auto b = sample();
+  TempDir dir;
+  const std::string file = dir.path + "/t.cwt";
+  write_trace(b.trace, file);
+  Trace read;
+  ReadReport report = read_trace(file, read);
+  REQUIRE(report.clean());
+  REQUIRE(read.events.size() == b.trace.events.size());
+  const cache::Key key{*cache::trace_key(file), 0, 0, cache::engine_key()};
+  REQUIRE(cache::save_trace_arrays(dir.path, key, read, report));
+  const std::string path = cache::trace_arrays_path(dir.path);
+  const std::string good = read_all(path);
+  std::string why;
+  {
+    auto arrays = cache::load_trace_arrays(dir.path, key, &why);
+    REQUIRE_MESSAGE(arrays, why);
+    CHECK(arrays->events.is_view());
+    CHECK(reinterpret_cast<uintptr_t>(arrays->events.data()) % 4096 == 0);
+    CHECK(reinterpret_cast<uintptr_t>(arrays->values.data()) % 4096 == 0);
+    REQUIRE(arrays->events.size() == read.events.size());
+    CHECK(std::memcmp(arrays->events.data(), read.events.data(),
+                      read.events.size() * sizeof(Event)) == 0);
+    CHECK(arrays->values == read.values);
+    CHECK(arrays->strings == read.strings.size());
+    CHECK(arrays->stacks == read.stacks.size());
+    CHECK(arrays->report.events_read == report.events_read);
+    CHECK(arrays->report.chunks_read == report.chunks_read);
+    CHECK(arrays->report.major == report.major);
+    CHECK(arrays->report.notes == report.notes);
+
+    // The rest from the trace, events skipped: the same trace.
+    Trace small;
+    auto sr = cache::read_trace_without_events(file, small);
+    REQUIRE(sr);
+    CHECK(sr->clean());
+    CHECK(small.events.empty());
+    CHECK(small.strings.size() == arrays->strings);
+    CHECK(small.threads.size() == read.threads.size());
+
+    // A write through the column changes this run's copy, never the file.
+    arrays->events[0].ts += 12345;
+    arrays->values[0] ^= 1;
+  }
+  CHECK(read_all(path) == good);
+  CHECK(cache::load_trace_arrays(dir.path, key));
+
+  // Another run's save under way: its temporary file, young.
+  CHECK_FALSE(cache::being_written(path));
+  const std::string tmp = path + ".tmp-1-2";
+  write_all(tmp, "x");
+  CHECK(cache::being_written(path));
+  fs::last_write_time(tmp, fs::file_time_type::clock::now() - std::chrono::minutes(11));
+  CHECK_FALSE(cache::being_written(path));
+  fs::remove(tmp);
+
+  SUBCASE("another key") {
+    cache::Key other = key;
+    other.engine ^= 1;
+    CHECK_FALSE(cache::load_trace_arrays(dir.path, other, &why));
+    CHECK(why == "made from other inputs");
+  }
+  SUBCASE("a flipped byte in the values") {
+    std::string bad = good;
+    bad[bad.size() - 3] ^= 0x40;
+    write_all(path, bad);
+    CHECK_FALSE(cache::load_trace_arrays(dir.path, key, &why));
+    CHECK(why == "checksum mismatch");
+  }
+  SUBCASE("truncated") {
+    write_all(path, good.substr(0, good.size() - 8));
+    CHECK_FALSE(cache::load_trace_arrays(dir.path, key, &why));
+    CHECK(why.find("truncated") == 0);
+  }
+  SUBCASE("a graph entry is not a trace entry") {
+    REQUIRE(cache::write_entry(path, cache::EntryKind::Graph, key, "x"));
+    CHECK_FALSE(cache::load_trace_arrays(dir.path, key, &why));
+    CHECK(why.find("truncated header") == 0);
+    REQUIRE(cache::write_entry(path, cache::EntryKind::Graph, key, std::string(100, 'x')));
+    CHECK_FALSE(cache::load_trace_arrays(dir.path, key, &why));
+    CHECK(why == "another kind of entry");
+  }
+}

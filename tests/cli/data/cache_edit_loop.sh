@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# The rule edit loop against the graph cache (docs/cache.md), for tests/cli/cache.t:
+# `causeway CMD TRACE --rules WORK/edit ARGS...` with a pack of no rules (cold), after
+# adding a rule, after changing it, after removing it again, then with the entry damaged.
+# Each run's cache use comes from its stderr (CAUSEWAY_CACHE=verbose); its stdout is
+# compared byte for byte with a --no-cache run of the same packs, and with the cold run's.
+#
+#   cache_edit_loop.sh WORK TRACE CMD [ARGS...]
+set -u
+work=$1 trace=$2 cmd=$3
+shift 3
+pack=$work/edit/pack.cw
+mkdir -p "$work/edit"
+header='pack test.edit {
+  version "0.1.0"
+  requires linux.kernel
+}
+'
+rule='
+split recvmsg.idle {
+  at syscall_enter
+  where name == "recvmsg"
+  neighbour weak
+  loop
+}
+'
+
+run() {  # NAME: the cached run, then the same with --no-cache
+  CAUSEWAY_CACHE=verbose causeway "$cmd" "$trace" --rules "$work/edit" "$@" \
+    >"$work/$name.out" 2>"$work/$name.err"
+  causeway "$cmd" "$trace" --rules "$work/edit" --no-cache "$@" >"$work/$name.fresh" 2>/dev/null
+}
+cache_use() {
+  if grep -q 'cache: graph loaded from' "$work/$name.err"; then
+    echo -n "loaded"
+  elif grep -q 'cache: graph saved to' "$work/$name.err"; then
+    echo -n "built and saved"
+  else
+    echo -n "not cached"
+  fi
+  local why
+  why=$(sed -n 's/.*cache: .* not used (\(.*\)); building the graph again/\1/p' "$work/$name.err")
+  [ -n "$why" ] && echo -n " (entry not used: $why)"
+  return 0
+}
+events_use() {
+  if grep -q 'cache: events mapped from' "$work/$name.err"; then
+    echo -n "events mapped"
+  elif grep -q 'cache: events saved to' "$work/$name.err"; then
+    echo -n "events read and saved"
+  else
+    echo -n "events read"
+  fi
+}
+same() { cmp -s "$1" "$2" && echo yes || echo no; }
+report() {  # NAME [PREVIOUS]
+  echo -n "$name: $(events_use), graph $(cache_use); equals --no-cache: $(same "$work/$name.out" "$work/$name.fresh")"
+  echo -n "; equals cold: $(same "$work/$name.out" "$work/cold.out")"
+  [ $# -gt 1 ] && echo -n "; equals $2: $(same "$work/$name.out" "$work/$2.out")"
+  echo
+}
+entries() { find "$trace.cwcache" -name 'graph-*.cwg' | wc -l; }
+
+printf '%s' "$header" >"$pack"
+name=cold; run "$@"; report cold
+printf '%s%s' "$header" "$rule" >"$pack"
+name=add; run "$@"; report add
+changed=${rule/neighbour weak/neighbour none}
+printf '%s%s' "$header" "${changed/\"recvmsg\"/\"recvmsg\" and fd != 5}" >"$pack"
+name=change; run "$@"; report change add
+printf '%s' "$header" >"$pack"
+name=remove; run "$@"; report remove
+echo "entries: $(entries)"
+
+# The cold run's entry, damaged: never trusted, rebuilt, and the result is the same.
+entry=$(sed -n 's/.*cache: graph saved to //p' "$work/cold.err")
+truncate -s -1 "$entry"
+name=truncated; run "$@"; report truncated
+printf 'junk' >"$entry"
+name=foreign; run "$@"; report foreign
+name=again; run "$@"; report again
+
+# The events entry, damaged (a binary trace's): read from the trace again, and saved.
+if [ -f "$trace.cwcache/trace.cwa" ]; then
+  truncate -s -1 "$trace.cwcache/trace.cwa"
+  name=events-truncated; run "$@"; report events-truncated
+  grep -o 'trace.cwa not used (.*); reading the trace' "$work/$name.err"
+  name=events-again; run "$@"; report events-again
+fi
+
+# Off: neither read nor written.
+rm -rf "$trace.cwcache"
+CAUSEWAY_CACHE=off causeway "$cmd" "$trace" --rules "$work/edit" "$@" >"$work/off.out" 2>&1
+causeway "$cmd" "$trace" --rules "$work/edit" --no-cache "$@" >"$work/nocache.out" 2>&1
+echo "off: files in the cache folder: $(find "$trace.cwcache" -type f 2>/dev/null | wc -l); equals cold: $(same "$work/off.out" "$work/cold.out")"
