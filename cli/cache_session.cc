@@ -19,7 +19,8 @@ CacheSession CacheSession::open(const std::string& trace_path, const std::string
   s.trace_path = trace_path;
   s.format = format;
   const char* env = std::getenv("CAUSEWAY_CACHE");
-  s.verbose = isatty(STDERR_FILENO) != 0 || (env && std::string_view(env) == "verbose");
+  s.wait_for_saves = env && std::string_view(env) == "verbose";
+  s.verbose = isatty(STDERR_FILENO) != 0 || s.wait_for_saves;
   if (no_cache || !cache::enabled_by_environment()) return s;
   auto key = cache::trace_key(trace_path);
   if (!key) return s;
@@ -62,7 +63,7 @@ void CacheSession::in_background(const std::function<std::string()>& save) const
     if (fork() != 0) _exit(0);
     setsid();
     std::string text = save();
-    if (verbose && !text.empty()) {
+    if (wait_for_saves && !text.empty()) {
       std::string line = "causeway: cache: " + text + "\n";
       [[maybe_unused]] ssize_t n = write(STDERR_FILENO, line.data(), line.size());
     }
@@ -71,7 +72,7 @@ void CacheSession::in_background(const std::function<std::string()>& save) const
   close(fds[1]);
   while (waitpid(child, nullptr, 0) < 0 && errno == EINTR) {
   }
-  if (verbose)
+  if (wait_for_saves)
     saving_->push_back(fds[0]);
   else
     close(fds[0]);

@@ -14,6 +14,10 @@ namespace cw::cli {
 struct CacheSession {
   bool on = false;       // look up and save entries
   bool verbose = false;  // a line on stderr per hit and per entry not used (why)
+  // CAUSEWAY_CACHE=verbose: also wait for the saves, and say how they went. At a terminal
+  // the command does not wait: the person at it gets the prompt back while the save goes
+  // on.
+  bool wait_for_saves = false;
   std::string trace_path;
   std::string format;  // --format as given: part of the graph's key
   std::string dir;     // the cache folder (when on)
@@ -31,8 +35,8 @@ struct CacheSession {
   // events goes to disk (on a VM whose writeback throttles writers, that took longer than
   // reading the trace). A run started before the save ends finds no entry and reads the
   // trace: entries appear whole or not at all. Verbose, the command waits for the saves
-  // at its end (wait()), so their notes come out before it exits. Call it when this
-  // process runs one thread; without fork, saves at once.
+  // at its end (wait()), so their notes come out before it exits (wait_for_saves). Call it when
+  // this process runs one thread; without fork, saves at once.
   void in_background(const std::function<std::string()>& save) const;
   void wait() const;
 

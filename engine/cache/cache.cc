@@ -754,7 +754,9 @@ std::optional<ReadReport> read_trace_without_events(const std::string& path, Tra
       return std::nullopt;
     const uint64_t payload = load_le<uint64_t>(data + pos + 8);
     if (payload > size - pos - bf::kChunkHeaderSize) return std::nullopt;
-    if (load_le<uint32_t>(data + pos + 4) != static_cast<uint32_t>(bf::ChunkType::Events))
+    // A compressed chunk is its type with kCompressedFlag set.
+    const uint32_t type = load_le<uint32_t>(data + pos + 4) & ~bf::kCompressedFlag;
+    if (type != static_cast<uint32_t>(bf::ChunkType::Events))
       kept.append(reinterpret_cast<const char*>(data + pos), bf::kChunkHeaderSize + payload);
     pos += bf::kChunkHeaderSize + payload;
   }
