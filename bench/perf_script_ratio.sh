@@ -78,5 +78,6 @@ row "\`causeway graph\` (synthetic, seed $seed)" "$events" "$cm" "${cw_s[@]}"
 echo
 awk -v pe="$perf_events" -v ps="$pm" -v ce="$events" -v cs="$cm" 'BEGIN {
   r = (ce / cs) / (pe / ps)
-  printf "causeway graph / perf script: %.1f× the events per second (target ≥ 6×: %s)\n", r, r >= 6 ? "met" : "missed"
+  verdict = (r >= 6) ? "met" : "missed"
+  printf "causeway graph / perf script: %.1f× the events per second (target ≥ 6×: %s)\n", r, verdict
 }'
