@@ -175,10 +175,15 @@ void touch(const std::string& path) {
   utimensat(AT_FDCWD, path.c_str(), nullptr, 0);
 }
 
+// A folder of this user's own, not a link, made 0700 when new: its entries hold the trace's
+// events, as private as the trace (0600). A folder someone else made there, or a link to
+// one, would show them what the trace hides: it is not used.
 bool writable_dir(const std::string& dir) {
-  std::error_code ec;
-  fs::create_directory(dir, ec);
-  return fs::is_directory(dir, ec) && access(dir.c_str(), W_OK | X_OK) == 0;
+  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return false;
+  struct stat st {};
+  if (lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()) return false;
+  if ((st.st_mode & 077) != 0 && chmod(dir.c_str(), 0700) != 0) return false;
+  return access(dir.c_str(), W_OK | X_OK) == 0;
 }
 
 }  // namespace
@@ -346,7 +351,7 @@ bool write_entry_parts(const std::string& path, EntryKind kind, const Key& key,
   // Unique per process and call: concurrent runs on one trace each rename a whole file.
   static std::mt19937_64 rng{std::random_device{}()};
   std::string tmp = fmt::format("{}.tmp-{}-{:x}", path, getpid(), rng());
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) {
     if (why) *why = fmt::format("{}: {}", tmp, std::strerror(errno));
     return false;

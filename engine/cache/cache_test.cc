@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -323,6 +324,46 @@ TEST_CASE("the cache folder is beside the trace, else under XDG_CACHE_HOME") {
   REQUIRE(f);
   CHECK(f->rfind(xdg + "/causeway/", 0) == 0);
   CHECK(fs::is_directory(*f));
+}
+
+TEST_CASE("the cache folder is private: 0700, this user's own, never through a link") {
+  TempDir dir;
+  const std::string trace = dir.path + "/x.cwt";
+  write_all(trace, "x");
+  auto d = cache::cache_dir(trace);
+  REQUIRE(d);
+  struct stat st {};
+  REQUIRE(stat(d->c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0700);
+  // A folder made open to others (by an older causeway, or by hand) is closed again.
+  REQUIRE(chmod(d->c_str(), 0755) == 0);
+  REQUIRE(cache::cache_dir(trace) == d);
+  REQUIRE(stat(d->c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0700);
+  // Entries are 0600, as the trace.
+  const cache::Key key{1, 2, 3, 4};
+  auto b = sample();
+  REQUIRE(cache::save_graph(*d, key, b.result));
+  for (const auto& entry : fs::directory_iterator(*d)) {
+    REQUIRE(stat(entry.path().c_str(), &st) == 0);
+    CHECK_MESSAGE((st.st_mode & 0777) == 0600, entry.path());
+  }
+  // A link where the folder would be, to a folder someone could read: not used.
+  const std::string linked = dir.path + "/y.cwt";
+  write_all(linked, "y");
+  fs::create_directory(dir.path + "/open");
+  fs::create_directory_symlink(dir.path + "/open", linked + ".cwcache");
+  const std::string xdg = dir.path + "/xdg";
+  const char* old = std::getenv("XDG_CACHE_HOME");
+  const std::string saved = old ? old : "";
+  setenv("XDG_CACHE_HOME", xdg.c_str(), 1);
+  auto e = cache::cache_dir(linked);
+  if (old)
+    setenv("XDG_CACHE_HOME", saved.c_str(), 1);
+  else
+    unsetenv("XDG_CACHE_HOME");
+  REQUIRE(e);
+  CHECK(e->rfind(xdg + "/causeway/", 0) == 0);
 }
 
 TEST_CASE("CAUSEWAY_CACHE=off turns the cache off") {
