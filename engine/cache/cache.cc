@@ -415,6 +415,24 @@ struct MappedEntry {
   std::string_view payload;
 };
 
+// An entry opened for reading, and its size; -1 with the reason ("" when there is no
+// entry) otherwise.
+int open_entry(const std::string& path, uint64_t* size, std::string* why) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    *why = errno == ENOENT ? "" : std::strerror(errno);
+    return -1;
+  }
+  struct stat st {};
+  if (fstat(fd, &st) != 0) {
+    *why = std::strerror(errno);
+    close(fd);
+    return -1;
+  }
+  *size = static_cast<uint64_t>(st.st_size);
+  return fd;
+}
+
 // Read-only and populated from the page cache (no copy); with `writable`, made writable
 // after: a write through it copies that page (MAP_PRIVATE), never the file. (Populating a
 // writable private mapping would copy every page up front.)
@@ -424,15 +442,10 @@ std::optional<MappedEntry> map_entry(const std::string& path, EntryKind kind, co
     if (why) *why = std::move(reason);
     return std::nullopt;
   };
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return fail(errno == ENOENT ? "" : std::strerror(errno));
-  struct stat st {};
-  if (fstat(fd, &st) != 0) {
-    int err = errno;
-    close(fd);
-    return fail(std::strerror(err));
-  }
-  const auto size = static_cast<uint64_t>(st.st_size);
+  uint64_t size = 0;
+  std::string problem;
+  const int fd = open_entry(path, &size, &problem);
+  if (fd < 0) return fail(problem);
   if (size < kHeaderSize + min_payload) {
     close(fd);
     return fail("truncated header");
@@ -448,8 +461,7 @@ std::optional<MappedEntry> map_entry(const std::string& path, EntryKind kind, co
   m.base = static_cast<char*>(p);
   m.size = size;
   const auto* header = reinterpret_cast<const unsigned char*>(m.base);
-  if (std::string problem = check_header(header, size, kind, key); !problem.empty())
-    return fail(problem);
+  if (std::string bad = check_header(header, size, kind, key); !bad.empty()) return fail(bad);
   m.payload = std::string_view(m.base + kHeaderSize, size - kHeaderSize);
   if (XXH3_64bits(m.payload.data(), m.payload.size()) != load_le<uint64_t>(header + 56))
     return fail("checksum mismatch");
@@ -464,23 +476,18 @@ std::optional<std::string> read_entry(const std::string& path, EntryKind kind, c
     if (why) *why = std::move(reason);
     return std::nullopt;
   };
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return fail(errno == ENOENT ? "" : std::strerror(errno));
-  struct stat st {};
-  if (fstat(fd, &st) != 0) {
-    int err = errno;
-    close(fd);
-    return fail(std::strerror(err));
-  }
-  const auto size = static_cast<uint64_t>(st.st_size);
+  uint64_t size = 0;
+  std::string problem;
+  const int fd = open_entry(path, &size, &problem);
+  if (fd < 0) return fail(problem);
   unsigned char header[kHeaderSize];
   if (size < kHeaderSize || !pread_all(fd, header, kHeaderSize, 0)) {
     close(fd);
     return fail("truncated header");
   }
-  if (std::string problem = check_header(header, size, kind, key); !problem.empty()) {
+  if (std::string bad = check_header(header, size, kind, key); !bad.empty()) {
     close(fd);
-    return fail(problem);
+    return fail(bad);
   }
   std::string payload(size - kHeaderSize, '\0');
   bool ok = pread_all(fd, payload.data(), payload.size(), kHeaderSize);
