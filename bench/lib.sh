@@ -22,3 +22,18 @@ bench_trace() {
   fi
   echo "$trace"
 }
+
+# bench_build ROOT BUILD: configures BUILD as a Release tree when it has none yet, and
+# builds causeway and cw-gen-trace in it (ninja -j CW_BENCH_JOBS, default 2).
+bench_build() {
+  local root=$1 build=$2
+  if [[ ! -f $build/build.ninja ]]; then
+    cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCW_WERROR=OFF >/dev/null
+  fi
+  nice ninja -C "$build" -j"${CW_BENCH_JOBS:-2}" causeway cw-gen-trace >/dev/null
+}
+
+# Medians, minima and maxima of the numbers on stdin (spaces or newlines between them).
+median() { tr ' ' '\n' | sed '/^$/d' | sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+minimum() { tr ' ' '\n' | sed '/^$/d' | sort -g | head -1; }
+maximum() { tr ' ' '\n' | sed '/^$/d' | sort -g | tail -1; }

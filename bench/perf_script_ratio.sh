@@ -36,10 +36,7 @@ while (($#)); do
 done
 command -v perf >/dev/null || { echo "perf_script_ratio.sh: needs perf (apt-get install linux-perf)" >&2; exit 2; }
 
-if [[ ! -f $build/build.ninja ]]; then
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCW_WERROR=OFF >/dev/null
-fi
-nice ninja -C "$build" -j"${CW_BENCH_JOBS:-2}" causeway cw-gen-trace >/dev/null
+bench_build "$root" "$build"
 causeway=$build/cli/causeway
 
 trace=$(bench_trace "$root" "$build" "$events" "$seed")
@@ -52,7 +49,6 @@ perf record -N -q -o "$work/perf.data" -e sched:sched_switch -e sched:sched_wake
 perf_events=$(perf script -i "$work/perf.data" 2>/dev/null | wc -l)
 ((perf_events > 0)) || { echo "perf_script_ratio.sh: perf recorded no events" >&2; exit 2; }
 
-median() { tr ' ' '\n' | sed '/^$/d' | sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 timed() { /usr/bin/time -f '%e' -o "$work/t" "$@" >/dev/null 2>&1; cat "$work/t"; }
 
 perf_s=() cw_s=()

@@ -39,10 +39,7 @@ while (($#)); do
   esac
 done
 
-if [[ ! -f $build/build.ninja ]]; then
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCW_WERROR=OFF >/dev/null
-fi
-nice ninja -C "$build" -j"${CW_BENCH_JOBS:-2}" causeway cw-gen-trace >/dev/null
+bench_build "$root" "$build"
 causeway=$build/cli/causeway
 build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$build/CMakeCache.txt")
 build_type=${build_type:-RelWithDebInfo (the default)}
@@ -100,9 +97,6 @@ timed() {
   rss[$step]+="$m "
 }
 
-median() { tr ' ' '\n' | sed '/^$/d' | sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
-minimum() { tr ' ' '\n' | sed '/^$/d' | sort -g | head -1; }
-maximum() { tr ' ' '\n' | sed '/^$/d' | sort -g | tail -1; }
 
 debug=("$causeway" debug "$trace" --rules "$work/edit" --auto --hang "$hang")
 same=yes add_differs=no change_differs=no
