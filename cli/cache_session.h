@@ -22,6 +22,10 @@ struct CacheSession {
   std::string format;  // --format as given: part of the graph's key
   std::string dir;     // the cache folder (when on)
   uint64_t trace_key = 0;
+  // Set by read_trace_input: the events read are the binary trace's of `trace_key`, clean
+  // (from the cache, or a whole read of an unchanged file), so what is derived from them
+  // alone (the thread index) may be kept under that key.
+  mutable bool events_keyed = false;
 
   // Off with `no_cache` (--no-cache), CAUSEWAY_CACHE=off, or when neither the trace's
   // content nor a cache folder can be had. Verbose at a terminal or with

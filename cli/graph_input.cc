@@ -12,7 +12,7 @@
 namespace cw::cli {
 
 int build_graph_input(const Trace& trace, const rules::RuleSet& rules, engine::BuildResult& out,
-                      const CacheSession* cache) {
+                      const CacheSession* cache, std::optional<cache::Key>* keyed) {
   engine::BuildOptions options;
   std::optional<cache::Key> key;
   if (cache && cache->on) {
@@ -22,6 +22,7 @@ int build_graph_input(const Trace& trace, const rules::RuleSet& rules, engine::B
     if (auto loaded = cache::load_graph(cache->dir, *key, &why)) {
       cache->note(fmt::format("graph loaded from {}", cache::graph_entry_path(cache->dir, *key)));
       out = std::move(*loaded);
+      if (keyed) *keyed = key;
       return kExitOk;
     }
     if (!why.empty())
@@ -48,6 +49,7 @@ int build_graph_input(const Trace& trace, const rules::RuleSet& rules, engine::B
       cache->note("the trace changed while it was read; graph not saved");
       return kExitOk;
     }
+    if (keyed) *keyed = key;
     // By a copy of this process, beside the diagnosis (CacheSession::in_background).
     cache->in_background([&] {
       std::string why;
@@ -57,6 +59,27 @@ int build_graph_input(const Trace& trace, const rules::RuleSet& rules, engine::B
     });
   }
   return kExitOk;
+}
+
+engine::ThreadEvents thread_index_input(const Trace& trace, const CacheSession* cache) {
+  if (!cache || !cache->on || !cache->events_keyed) return engine::ThreadEvents(trace);
+  const cache::Key key{cache->trace_key, 0, 0, cache::engine_key()};
+  const std::string path = cache::thread_index_path(cache->dir);
+  std::string why;
+  if (auto loaded = cache::load_thread_index(cache->dir, key, &why)) {
+    cache->note(fmt::format("thread index mapped from {}", path));
+    return std::move(*loaded);
+  }
+  if (!why.empty()) cache->note(fmt::format("{} not used ({}); indexing the trace", path, why));
+  engine::ThreadEvents index(trace);
+  if (!cache::being_written(path))
+    cache->in_background([&] {
+      std::string problem;
+      if (cache::save_thread_index(cache->dir, key, index, &problem))
+        return fmt::format("thread index saved to {}", path);
+      return fmt::format("thread index not saved: {}", problem);
+    });
+  return index;
 }
 
 }  // namespace cw::cli

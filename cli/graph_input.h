@@ -2,7 +2,11 @@
 // terminal and a rule's error shown to the user.
 #pragma once
 
+#include <optional>
+
 #include "cli/cache_session.h"
+#include "engine/cache/cache.h"
+#include "engine/diagnosis/segment_profile.h"
 #include "engine/graph/builder.h"
 #include "rules/ruleset.h"
 #include "trace/trace.h"
@@ -13,7 +17,15 @@ namespace cw::cli {
 // the rule (or Lua hook) that could not be applied. With a cache session that is on, a
 // graph built before from the same trace, packs, options and causeway is loaded instead,
 // and a graph built here is saved for the next run (docs/cache.md).
+// `keyed` (optional) is set to the graph's cache key when the graph is that key's (loaded,
+// or built and being saved), so what is derived from it may be kept under it too.
 int build_graph_input(const Trace& trace, const rules::RuleSet& rules, engine::BuildResult& out,
-                      const CacheSession* cache = nullptr);
+                      const CacheSession* cache = nullptr,
+                      std::optional<cache::Key>* keyed = nullptr);
+
+// The per-thread event index of every thread of `trace`, for the diagnosis: mapped from
+// the cache when it holds one for these events, else made here and saved for the next
+// run (in the background, as the graph is).
+engine::ThreadEvents thread_index_input(const Trace& trace, const CacheSession* cache = nullptr);
 
 }  // namespace cw::cli

@@ -111,14 +111,18 @@ int read_trace_input(const std::string& path, Trace& trace, ReadReport& report,
     if (cache && cache->on && (format == "auto" || format == "binary") &&
         is_binary_trace_file(path))
       key = cache::Key{cache->trace_key, 0, 0, cache::engine_key()};
-    if (!key || !read_from_cache(path, trace, report, *cache, *key)) {
+    if (key && read_from_cache(path, trace, report, *cache, *key)) {
+      cache->events_keyed = true;
+    } else {
       report = load_trace(path, trace,
                           parse_trace_input_format(format).value_or(TraceInputFormat::Auto));
       // A damaged file's events depend on what was lost with it; a file rewritten while
       // it was read is of neither content for sure.
+      if (key && report.clean() && cache::trace_key(path) == cache->trace_key)
+        cache->events_keyed = true;
       // Saved by a copy of this process, beside symbolisation and the graph's build
       // (CacheSession::in_background).
-      if (key && report.clean() && cache::trace_key(path) == cache->trace_key &&
+      if (key && cache->events_keyed &&
           !cache::being_written(cache::trace_arrays_path(cache->dir))) {
         cache->in_background([&] {
           std::string why;

@@ -655,7 +655,14 @@ bool save_graph(const std::string& dir, const Key& key, const engine::BuildResul
   }
   if (entries.size() > kGraphEntries) {
     std::sort(entries.begin(), entries.end());
-    for (size_t i = 0; i + kGraphEntries < entries.size(); ++i) fs::remove(entries[i].second, ec);
+    for (size_t i = 0; i + kGraphEntries < entries.size(); ++i) {
+      fs::remove(entries[i].second, ec);
+      // The symptoms found on that graph go with it: "graph-HEX.cwg" → "hang-HEX-*".
+      const std::string hang_prefix = "hang-" + entries[i].second.stem().string().substr(6) + "-";
+      std::error_code hec;
+      for (fs::directory_iterator it(dir, hec), end; !hec && it != end; it.increment(hec))
+        if (it->path().filename().string().rfind(hang_prefix, 0) == 0) fs::remove(it->path(), ec);
+    }
   }
   return true;
 }
@@ -807,6 +814,189 @@ std::optional<TraceArrays> load_trace_arrays(const std::string& dir, const Key& 
     return out;
   } catch (const CorruptEntry& e) {
     return fail(e.what());
+  }
+}
+
+// ---- the thread index entry ----
+
+namespace {
+
+// The index's arrays in Parts order: tids, the three lists, their three offsets. All have
+// 4-byte elements.
+constexpr size_t kIndexArrays = 7;
+static_assert(sizeof(Tid) == sizeof(uint32_t));
+
+struct IndexMeta {
+  uint64_t offset[kIndexArrays], count[kIndexArrays];
+};
+
+template <class Parts, class F>
+void for_each_index_array(Parts& p, F&& f) {
+  f(0, p.tids);
+  f(1, p.events);
+  f(2, p.switches);
+  f(3, p.syscalls);
+  f(4, p.events_at);
+  f(5, p.switches_at);
+  f(6, p.syscalls_at);
+}
+
+}  // namespace
+
+std::string thread_index_path(const std::string& dir) {
+  return dir + "/threads.cwa";
+}
+
+bool save_thread_index(const std::string& dir, const Key& key, const engine::ThreadEvents& index,
+                       std::string* why) {
+  IndexMeta meta{};
+  std::vector<std::string_view> parts = {{reinterpret_cast<const char*>(&meta), sizeof meta}};
+  std::vector<std::string> pads;
+  pads.reserve(kIndexArrays);
+  uint64_t at = kHeaderSize + sizeof meta;
+  for_each_index_array(index.parts(), [&](size_t i, const auto& column) {
+    meta.offset[i] = page_up(at);
+    meta.count[i] = column.size();
+    pads.emplace_back(meta.offset[i] - at, '\0');
+    parts.push_back(pads.back());
+    parts.push_back({reinterpret_cast<const char*>(column.data()), column.size() * 4});
+    at = meta.offset[i] + column.size() * 4;
+  });
+  return write_entry_parts(thread_index_path(dir), EntryKind::ThreadIndex, key, parts, why);
+}
+
+std::optional<engine::ThreadEvents> load_thread_index(const std::string& dir, const Key& key,
+                                                      std::string* why) {
+  auto fail = [&](std::string reason) -> std::optional<engine::ThreadEvents> {
+    if (why) *why = std::move(reason);
+    return std::nullopt;
+  };
+  // Writable (copy-on-write) because Column views hold non-const pointers; nothing writes.
+  auto m =
+      map_entry(thread_index_path(dir), EntryKind::ThreadIndex, key, true, sizeof(IndexMeta), why);
+  if (!m) return std::nullopt;
+  IndexMeta meta{};
+  std::memcpy(&meta, m->payload.data(), sizeof meta);
+  engine::ThreadEvents::Parts parts;
+  std::string bad;
+  for_each_index_array(parts, [&](size_t i, auto& column) {
+    using T = typename std::decay_t<decltype(column)>::value_type;
+    if (meta.offset[i] % kPage || meta.offset[i] > m->size ||
+        meta.count[i] > (m->size - meta.offset[i]) / sizeof(T)) {
+      bad = "arrays outside the entry";
+      return;
+    }
+    column =
+        Column<T>::view(m->keep, reinterpret_cast<T*>(m->base + meta.offset[i]), meta.count[i]);
+  });
+  if (!bad.empty()) return fail(bad);
+  try {
+    return engine::ThreadEvents(std::move(parts));
+  } catch (const std::invalid_argument& e) {
+    return fail(e.what());
+  }
+}
+
+// ---- the hang entries ----
+
+Key hang_key(const Key& graph, const engine::SymptomRequest& request) {
+  Hasher h;
+  h.value(graph.options);
+  h.value(static_cast<uint8_t>(request.mode));
+  h.value(request.tid);
+  h.value(request.at_ns);
+  h.text(request.thread_name);
+  h.value(request.min_hang_ns);
+  Key k = graph;
+  k.options = h.digest();
+  return k;
+}
+
+std::string hang_entry_path(const std::string& dir, const Key& graph, const Key& hang) {
+  return fmt::format("{}/hang-{}-{}.cwh", dir, graph.hex(), hang.hex());
+}
+
+std::string encode_found_hang(const engine::FoundHang& found) {
+  Writer w;
+  w.value(static_cast<uint8_t>(found.hang.has_value()));
+  w.text(found.why);
+  w.value(static_cast<uint8_t>(found.no_hang));
+  if (const auto& h = found.hang) {
+    w.value(h->tid);
+    w.value(h->pid);
+    w.value(h->start_ns);
+    w.value(h->end_ns);
+    w.value(static_cast<uint8_t>(h->kind));
+    w.value(h->segment);
+    w.value(h->first_segment);
+    w.value(h->last_segment);
+    w.text(h->chosen_by);
+    const engine::SegmentProfile& p = h->profile;
+    for (uint64_t v :
+         {p.start_ns, p.end_ns, p.on_cpu_ns, p.runnable_ns, p.blocked_ns, p.unknown_ns, p.exited_ns,
+          p.longest_block_ns, p.longest_block_start, p.longest_quiet_ns, p.longest_gap_ns})
+      w.value(v);
+    for (uint32_t v : {p.longest_block_call, p.longest_block_exit, p.blocks, p.syscalls,
+                       p.flag_events, p.events})
+      w.value(v);
+    w.array(p.by_name);
+  }
+  return w.take();
+}
+
+engine::FoundHang decode_found_hang(std::string_view payload) {
+  Reader rd(payload);
+  engine::FoundHang found;
+  const bool has = rd.value<uint8_t>() != 0;
+  found.why = rd.text();
+  found.no_hang = rd.value<uint8_t>() != 0;
+  if (has) {
+    engine::Hang h;
+    h.tid = rd.value<Tid>();
+    h.pid = rd.value<Pid>();
+    h.start_ns = rd.value<uint64_t>();
+    h.end_ns = rd.value<uint64_t>();
+    const auto kind = rd.value<uint8_t>();
+    if (kind > static_cast<uint8_t>(engine::HangKind::LongWait))
+      throw CorruptEntry("unknown hang kind");
+    h.kind = static_cast<engine::HangKind>(kind);
+    h.segment = rd.value<uint32_t>();
+    h.first_segment = rd.value<uint32_t>();
+    h.last_segment = rd.value<uint32_t>();
+    h.chosen_by = rd.text();
+    engine::SegmentProfile& p = h.profile;
+    for (uint64_t* v : {&p.start_ns, &p.end_ns, &p.on_cpu_ns, &p.runnable_ns, &p.blocked_ns,
+                        &p.unknown_ns, &p.exited_ns, &p.longest_block_ns, &p.longest_block_start,
+                        &p.longest_quiet_ns, &p.longest_gap_ns})
+      *v = rd.value<uint64_t>();
+    for (uint32_t* v : {&p.longest_block_call, &p.longest_block_exit, &p.blocks, &p.syscalls,
+                        &p.flag_events, &p.events})
+      *v = rd.value<uint32_t>();
+    p.by_name = rd.array<engine::SyscallCount>();
+    found.hang = std::move(h);
+  }
+  if (!rd.done()) throw CorruptEntry("bytes after the hang");
+  return found;
+}
+
+bool save_hang(const std::string& dir, const Key& graph, const engine::SymptomRequest& request,
+               const engine::FoundHang& found, std::string* why) {
+  const Key key = hang_key(graph, request);
+  return write_entry(hang_entry_path(dir, graph, key), EntryKind::Hang, key,
+                     encode_found_hang(found), why);
+}
+
+std::optional<engine::FoundHang> load_hang(const std::string& dir, const Key& graph,
+                                           const engine::SymptomRequest& request,
+                                           std::string* why) {
+  const Key key = hang_key(graph, request);
+  auto payload = read_entry(hang_entry_path(dir, graph, key), EntryKind::Hang, key, why);
+  if (!payload) return std::nullopt;
+  try {
+    return decode_found_hang(*payload);
+  } catch (const CorruptEntry& e) {
+    if (why) *why = e.what();
+    return std::nullopt;
   }
 }
 

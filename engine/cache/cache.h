@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/diagnosis/segment_profile.h"
+#include "engine/diagnosis/symptom.h"
 #include "engine/graph/builder.h"
 #include "rules/ruleset.h"
 #include "trace/binary_format.h"
@@ -51,7 +53,7 @@ uint64_t options_key(const engine::BuildOptions& options, std::string_view forma
 uint64_t engine_key();
 
 // Entry kinds, stored in the header: a file of one kind is never read as another.
-enum class EntryKind : uint32_t { Graph = 1, TraceArrays = 2 };
+enum class EntryKind : uint32_t { Graph = 1, TraceArrays = 2, ThreadIndex = 3, Hang = 4 };
 
 inline constexpr char kMagic[8] = {'C', 'W', 'C', 'A', 'C', 'H', 'E', '\0'};
 // Bump when any entry's payload layout changes (or Segment, Edge, BuildStats change shape).
@@ -138,5 +140,32 @@ std::optional<ReadReport> read_trace_without_events(const std::string& path, Tra
 // checking its header, key and checksum; nullopt with `why` as load_graph.
 std::optional<TraceArrays> load_trace_arrays(const std::string& dir, const Key& key,
                                              std::string* why = nullptr);
+
+// ---- the per-thread event index of diagnosis ----
+
+// The one thread index entry of a cache folder, keyed like the trace arrays (the index
+// depends on the events only): each thread's events, switches and system calls
+// (engine::ThreadEvents), page aligned, mapped back instead of made by a pass over every
+// event.
+std::string thread_index_path(const std::string& dir);
+bool save_thread_index(const std::string& dir, const Key& key, const engine::ThreadEvents& index,
+                       std::string* why = nullptr);
+// nullopt with `why` as load_graph; an index whose offsets do not hold together is a miss.
+std::optional<engine::ThreadEvents> load_thread_index(const std::string& dir, const Key& key,
+                                                      std::string* why = nullptr);
+
+// ---- the symptom found on a graph ----
+
+// A hang entry belongs to the graph entry of `graph` (it goes when that one is evicted) and
+// to one request: its key is the graph's with the request folded into `options`.
+Key hang_key(const Key& graph, const engine::SymptomRequest& request);
+std::string hang_entry_path(const std::string& dir, const Key& graph, const Key& hang);
+std::string encode_found_hang(const engine::FoundHang& found);
+engine::FoundHang decode_found_hang(std::string_view payload);  // throws CorruptEntry
+bool save_hang(const std::string& dir, const Key& graph, const engine::SymptomRequest& request,
+               const engine::FoundHang& found, std::string* why = nullptr);
+std::optional<engine::FoundHang> load_hang(const std::string& dir, const Key& graph,
+                                           const engine::SymptomRequest& request,
+                                           std::string* why = nullptr);
 
 }  // namespace cw::cache

@@ -464,3 +464,109 @@ TEST_CASE("a trace's arrays come back mapped, equal, and copy-on-write") {
     CHECK(why == "another kind of entry");
   }
 }
+
+TEST_CASE("the thread index comes back mapped and equal; offsets that do not hold are a miss") {
+  auto b = sample();
+  TempDir dir;
+  const cache::Key key{7, 0, 0, 1};
+  const ThreadEvents made(b.trace);
+  REQUIRE(cache::save_thread_index(dir.path, key, made));
+  std::string why;
+  auto loaded = cache::load_thread_index(dir.path, key, &why);
+  REQUIRE_MESSAGE(loaded, why);
+  CHECK(loaded->parts().events.is_view());
+  auto same = [](EventList a, EventList b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end());
+  };
+  REQUIRE(loaded->tids().size() == made.tids().size());
+  for (Tid tid : made.tids()) {
+    CHECK(same(loaded->of(tid), made.of(tid)));
+    CHECK(same(loaded->switches_of(tid), made.switches_of(tid)));
+    CHECK(same(loaded->syscalls_of(tid), made.syscalls_of(tid)));
+  }
+  CHECK(!made.of(101).empty());
+  CHECK_FALSE(cache::load_thread_index(dir.path, cache::Key{8, 0, 0, 1}));
+
+  // Offsets past their list: rejected even when the checksum holds (an entry written by
+  // a build whose layout differed without a version bump).
+  ThreadEvents::Parts bad;
+  bad.tids = std::vector<Tid>{101};
+  bad.events = std::vector<uint32_t>{0, 1};
+  bad.events_at = std::vector<uint32_t>{0, 3};
+  bad.switches_at = std::vector<uint32_t>{0, 0};
+  bad.syscalls_at = std::vector<uint32_t>{0, 0};
+  CHECK_THROWS_AS(ThreadEvents{bad}, std::invalid_argument);
+  bad.events_at = std::vector<uint32_t>{0, 2};
+  CHECK_NOTHROW(ThreadEvents{bad});
+  bad.tids = std::vector<Tid>{101, 101};
+  bad.events_at = std::vector<uint32_t>{0, 1, 2};
+  bad.switches_at = std::vector<uint32_t>{0, 0, 0};
+  bad.syscalls_at = std::vector<uint32_t>{0, 0, 0};
+  CHECK_THROWS_AS(ThreadEvents{bad}, std::invalid_argument);
+}
+
+TEST_CASE(
+    "a hang entry: its request is part of its key, it decodes whole, it goes with its graph") {
+  auto b = sample();
+  TempDir dir;
+  const cache::Key graph{9, 1, 2, 3};
+  SymptomRequest automatic;
+  SymptomRequest at = automatic;
+  at.mode = SymptomRequest::Mode::ThreadAt;
+  at.tid = 101;
+  at.at_ns = 4000;
+  SymptomRequest shorter = automatic;
+  shorter.min_hang_ns = 1;
+  SymptomRequest named = automatic;
+  named.thread_name = "a";
+  const std::vector<SymptomRequest> requests = {automatic, at, shorter, named};
+  for (size_t i = 0; i < requests.size(); ++i)
+    for (size_t j = i + 1; j < requests.size(); ++j)
+      CHECK_FALSE(cache::hang_key(graph, requests[i]) == cache::hang_key(graph, requests[j]));
+
+  FoundHang found;
+  Hang h;
+  h.tid = 101;
+  h.pid = 100;
+  h.start_ns = 1000;
+  h.end_ns = 5000;
+  h.kind = HangKind::RepeatedYield;
+  h.segment = 1;
+  h.first_segment = 0;
+  h.last_segment = 2;
+  h.chosen_by = "auto: the longest";
+  h.profile.blocked_ns = 77;
+  h.profile.longest_block_call = 3;
+  h.profile.by_name = {{5, 2}, {6, 1}};
+  found.hang = h;
+  REQUIRE(cache::save_hang(dir.path, graph, automatic, found));
+  auto back = cache::load_hang(dir.path, graph, automatic);
+  REQUIRE(back);
+  REQUIRE(back->hang);
+  CHECK(cache::encode_found_hang(*back) == cache::encode_found_hang(found));
+  CHECK(back->hang->chosen_by == "auto: the longest");
+  CHECK(back->hang->profile.by_name.size() == 2);
+  CHECK_FALSE(cache::load_hang(dir.path, graph, at));  // another request: no entry
+  FoundHang none;
+  none.why = "nothing longer than 500 ms";
+  none.no_hang = true;
+  REQUIRE(cache::save_hang(dir.path, graph, shorter, none));
+  back = cache::load_hang(dir.path, graph, shorter);
+  REQUIRE(back);
+  CHECK_FALSE(back->hang);
+  CHECK(back->no_hang);
+  CHECK(back->why == none.why);
+  CHECK_THROWS_AS(cache::decode_found_hang(cache::encode_found_hang(found) + "x"),
+                  cache::CorruptEntry);
+
+  // Its graph evicted, the hang entries go too.
+  REQUIRE(cache::save_graph(dir.path, graph, b.result));
+  usleep(5000);
+  for (uint64_t i = 0; i < cache::kGraphEntries; ++i) {
+    REQUIRE(cache::save_graph(dir.path, cache::Key{200 + i, 0, 0, 0}, b.result));
+    usleep(5000);
+  }
+  CHECK_FALSE(cache::load_graph(dir.path, graph));
+  CHECK_FALSE(cache::load_hang(dir.path, graph, automatic));
+  CHECK_FALSE(cache::load_hang(dir.path, graph, shorter));
+}

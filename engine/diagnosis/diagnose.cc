@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "base/terminal_text.h"
@@ -59,7 +60,9 @@ class Diagnoser {
       : trace_(trace),
         g_(built.graph),
         opt_(options),
-        events_(trace),
+        own_events_(options.events ? std::nullopt
+                                   : std::optional<ThreadEvents>(std::in_place, trace)),
+        events_(options.events ? *options.events : *own_events_),
         answerer_(options.answerer ? options.answerer : &auto_),
         spans_(trace.schema),
         lua_(rules),
@@ -75,11 +78,16 @@ class Diagnoser {
   }
 
   Diagnosis run() {
-    std::string why;
-    bool no_hang = false;
-    auto hang = find_hang(trace_, g_, events_, opt_.symptom, &why, &no_hang);
-    if (!hang && no_hang) throw NoHangFound(why);
-    if (!hang) throw DiagnoseError(why);
+    FoundHang found;
+    if (opt_.known_hang) {
+      found = *opt_.known_hang;
+    } else {
+      found.hang = find_hang(trace_, g_, events_, opt_.symptom, &found.why, &found.no_hang);
+      if (opt_.hang_found) opt_.hang_found(found);
+    }
+    const std::optional<Hang>& hang = found.hang;
+    if (!hang && found.no_hang) throw NoHangFound(found.why);
+    if (!hang) throw DiagnoseError(found.why);
     d_.hang = *hang;
     recording_notes();
     progress(0);
@@ -893,7 +901,7 @@ class Diagnoser {
   // The system call `tid` was woken in at `event`: the last one it entered before (a recv
   // is recorded as its read returns, after the syscall_exit), kNoIndex if none.
   uint32_t call_in_flight(Tid tid, uint32_t event) const {
-    const std::vector<uint32_t>& calls = events_.syscalls_of(tid);
+    const EventList calls = events_.syscalls_of(tid);
     auto it = std::upper_bound(calls.begin(), calls.end(), event);
     while (it != calls.begin()) {
       uint32_t e = *--it;
@@ -1098,7 +1106,8 @@ class Diagnoser {
   const Trace& trace_;
   const Graph& g_;
   const DiagnoseOptions& opt_;
-  ThreadEvents events_;
+  std::optional<ThreadEvents> own_events_;  // when the options bring none
+  const ThreadEvents& events_;
   const KindId syscall_enter_ = trace_.schema.find("syscall_enter");
   AutoAnswerer auto_;
   Answerer* answerer_;

@@ -37,7 +37,14 @@ struct DiagnoseOptions {
   // default only a wait nobody woke is compared).
   bool baseline = false;
   Answerer* answerer = nullptr;  // null: AutoAnswerer
-  Progress progress;             // ("search", step, 0) while searching
+  // The trace's per-thread event index of every thread, made before (the derived cache
+  // keeps it); null: the diagnosis indexes the trace itself.
+  const ThreadEvents* events = nullptr;
+  // The symptom as find_hang found it before for this trace, graph and `symptom` (the
+  // derived cache keeps it); null: the diagnosis finds it, and tells `hang_found`.
+  const FoundHang* known_hang = nullptr;
+  std::function<void(const FoundHang&)> hang_found;
+  Progress progress;  // ("search", step, 0) while searching
   // Called before a question goes to the answerer, with what was found so far (the
   // hang, root causes, paths): a terminal shows it so the question has its context.
   std::function<void(const Diagnosis& so_far, const Question& q)> before_asking;

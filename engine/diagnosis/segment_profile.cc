@@ -1,6 +1,9 @@
 #include "engine/diagnosis/segment_profile.h"
 
 #include <algorithm>
+#include <memory>
+#include <stdexcept>
+#include <string>
 #include <unordered_map>
 #include <utility>
 
@@ -52,7 +55,7 @@ State state_after(const Trace& trace, const ProfileKinds& k, const Event& e) {
 }
 
 // The last element of `list` (event indexes, ascending) below `event`, or kNoIndex.
-uint32_t last_before(const std::vector<uint32_t>& list, uint32_t event) {
+uint32_t last_before(EventList list, uint32_t event) {
   auto it = std::lower_bound(list.begin(), list.end(), event);
   return it == list.begin() ? kNoIndex : *(it - 1);
 }
@@ -66,9 +69,9 @@ SegmentProfile profile(const Trace& trace, const ThreadEvents& events, Tid tid, 
   p.end_ns = std::max(start_ns, end_ns);
   end_ns = p.end_ns;
   const ProfileKinds k(trace.schema);
-  const std::vector<uint32_t>& list = events.of(tid);
-  const std::vector<uint32_t>& switches = events.switches_of(tid);
-  const std::vector<uint32_t>& syscalls = events.syscalls_of(tid);
+  const EventList list = events.of(tid);
+  const EventList switches = events.switches_of(tid);
+  const EventList syscalls = events.syscalls_of(tid);
 
   auto pos = std::lower_bound(list.begin(), list.end(), start_ns,
                               [&](uint32_t i, uint64_t t) { return trace.events[i].ts < t; });
@@ -219,12 +222,13 @@ ThreadEvents::ThreadEvents(const Trace& trace, const std::vector<Tid>& tids) {
     slot.assign(static_cast<size_t>(max_tid) + 1, kNoIndex);
     for (Tid t : tids) slot[t] = 0;
   }
+  std::vector<Tid> tids_sorted;
   for (Tid t = 0; t <= max_tid; ++t)
     if (slot[t] != kNoIndex) {
-      slot[t] = static_cast<uint32_t>(tids_.size());
-      tids_.push_back(t);
+      slot[t] = static_cast<uint32_t>(tids_sorted.size());
+      tids_sorted.push_back(t);
     }
-  const size_t slots = tids_.size();
+  const size_t slots = tids_sorted.size();
 
   // Count per range first, so each list is allocated once at its final size and each
   // range knows where its part of every list starts.
@@ -247,21 +251,26 @@ ThreadEvents::ThreadEvents(const Trace& trace, const std::vector<Tid>& tids) {
       c.syscalls[s] += k.is_syscall(e.kind);
     }
   });
-  // Turn each range's counts into its starting positions, and size the lists.
-  events_.resize(slots);
-  switches_.resize(slots);
-  syscalls_.resize(slots);
-  parallel_for(slots, [&](size_t s) {
-    uint32_t ne = 0, nw = 0, nc = 0;
+  // Turn each range's counts into its starting positions in the flat arrays: thread by
+  // thread, range by range within a thread.
+  std::vector<uint32_t> events_at(slots + 1), switches_at(slots + 1), syscalls_at(slots + 1);
+  uint32_t ne = 0, nw = 0, nc = 0;
+  for (size_t s = 0; s < slots; ++s) {
+    events_at[s] = ne;
+    switches_at[s] = nw;
+    syscalls_at[s] = nc;
     for (Counts& c : at) {
       ne += std::exchange(c.events[s], ne);
       nw += std::exchange(c.switches[s], nw);
       nc += std::exchange(c.syscalls[s], nc);
     }
-    events_[s].resize(ne);
-    switches_[s].resize(nw);
-    syscalls_[s].resize(nc);
-  });
+  }
+  events_at[slots] = ne;
+  switches_at[slots] = nw;
+  syscalls_at[slots] = nc;
+  // Sized without zeroing: every slot is written below.
+  std::unique_ptr<uint32_t[]> events(new uint32_t[ne]), switches(new uint32_t[nw]),
+      syscalls(new uint32_t[nc]);
   parallel_for(ranges, [&](size_t w) {
     Counts& next = at[w];
     const auto [begin, end] = range_of(w);
@@ -270,28 +279,47 @@ ThreadEvents::ThreadEvents(const Trace& trace, const std::vector<Tid>& tids) {
       const uint32_t s = e.tid < slot.size() ? slot[e.tid] : kNoIndex;
       if (s == kNoIndex) continue;
       const auto index = static_cast<uint32_t>(i);
-      events_[s][next.events[s]++] = index;
-      if (k.is_switch(e.kind)) switches_[s][next.switches[s]++] = index;
-      if (k.is_syscall(e.kind)) syscalls_[s][next.syscalls[s]++] = index;
+      events[next.events[s]++] = index;
+      if (k.is_switch(e.kind)) switches[next.switches[s]++] = index;
+      if (k.is_syscall(e.kind)) syscalls[next.syscalls[s]++] = index;
     }
   });
+  auto own = [](std::unique_ptr<uint32_t[]> data, uint32_t size) {
+    std::shared_ptr<uint32_t[]> keep(std::move(data));
+    return Column<uint32_t>::view(keep, keep.get(), size);
+  };
+  parts_.tids = std::move(tids_sorted);
+  parts_.events = own(std::move(events), ne);
+  parts_.switches = own(std::move(switches), nw);
+  parts_.syscalls = own(std::move(syscalls), nc);
+  parts_.events_at = std::move(events_at);
+  parts_.switches_at = std::move(switches_at);
+  parts_.syscalls_at = std::move(syscalls_at);
 }
 
-const std::vector<uint32_t>& ThreadEvents::list(const std::vector<std::vector<uint32_t>>& lists,
-                                                Tid tid) const {
-  auto it = std::lower_bound(tids_.begin(), tids_.end(), tid);
-  if (it == tids_.end() || *it != tid) return empty_;
-  return lists[static_cast<size_t>(it - tids_.begin())];
+ThreadEvents::ThreadEvents(Parts parts) : parts_(std::move(parts)) {
+  const size_t slots = parts_.tids.size();
+  for (size_t i = 1; i < slots; ++i)
+    if (parts_.tids[i - 1] >= parts_.tids[i])
+      throw std::invalid_argument("thread index: thread ids not sorted");
+  auto check = [&](const Column<uint32_t>& flat, const Column<uint32_t>& at, const char* what) {
+    if (at.size() != slots + 1 || at[0] != 0 || at[slots] != flat.size())
+      throw std::invalid_argument(std::string("thread index: ") + what + " offsets do not fit");
+    for (size_t i = 0; i < slots; ++i)
+      if (at[i] > at[i + 1])
+        throw std::invalid_argument(std::string("thread index: ") + what + " offsets descend");
+  };
+  check(parts_.events, parts_.events_at, "event");
+  check(parts_.switches, parts_.switches_at, "switch");
+  check(parts_.syscalls, parts_.syscalls_at, "syscall");
 }
 
-const std::vector<uint32_t>& ThreadEvents::of(Tid tid) const {
-  return list(events_, tid);
-}
-const std::vector<uint32_t>& ThreadEvents::switches_of(Tid tid) const {
-  return list(switches_, tid);
-}
-const std::vector<uint32_t>& ThreadEvents::syscalls_of(Tid tid) const {
-  return list(syscalls_, tid);
+EventList ThreadEvents::list(const Column<uint32_t>& flat, const Column<uint32_t>& at,
+                             Tid tid) const {
+  auto it = std::lower_bound(parts_.tids.begin(), parts_.tids.end(), tid);
+  if (it == parts_.tids.end() || *it != tid) return {};
+  const auto i = static_cast<size_t>(it - parts_.tids.begin());
+  return {flat.data() + at[i], flat.data() + at[i + 1]};
 }
 
 SegmentProfile profile_range(const Trace& trace, const ThreadEvents& events, Tid tid,

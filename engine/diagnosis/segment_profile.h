@@ -4,9 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "engine/graph/graph.h"
+#include "trace/column.h"
 #include "trace/trace.h"
 
 namespace cw::engine {
@@ -48,28 +50,44 @@ struct SegmentProfile {
   uint32_t events = 0;                // the thread's events in the range
 };
 
+// A thread's event indexes (into Trace::events), ascending.
+using EventList = std::span<const uint32_t>;
+
 // Events of each thread, in time order (indexes into Trace::events). Built once per
-// trace for the threads diagnosis looks at.
+// trace for the threads diagnosis looks at. Each kind of list is one flat array with an
+// offset per thread, so the whole index can be kept in the derived cache and mapped back
+// (engine/cache: building it is a pass over every event, a third of a diagnosis).
 class ThreadEvents {
  public:
+  // The three lists' flat arrays: thread i's part of `events` is
+  // [events_at[i], events_at[i + 1]), and so on; each offsets array has tids.size() + 1
+  // entries, starting at 0, ascending, ending at its list's size.
+  struct Parts {
+    Column<Tid> tids;  // sorted, distinct
+    Column<uint32_t> events, switches, syscalls;
+    Column<uint32_t> events_at, switches_at, syscalls_at;
+  };
+
   // Indexes the given threads (all threads when `tids` is empty) in one pass.
   ThreadEvents(const Trace& trace, const std::vector<Tid>& tids = {});
+  // An index kept before (the cache's), after checking that its offsets hold together
+  // (throws std::invalid_argument when not).
+  explicit ThreadEvents(Parts parts);
+
   // The thread's events, empty when the thread was not indexed.
-  const std::vector<uint32_t>& of(Tid tid) const;
+  EventList of(Tid tid) const { return list(parts_.events, parts_.events_at, tid); }
   // The thread's switch_out / switch_in events, and its syscall_enter / syscall_exit
   // events (subsets of of(tid)), so a profile finds the state at a range's start by
   // binary search.
-  const std::vector<uint32_t>& switches_of(Tid tid) const;
-  const std::vector<uint32_t>& syscalls_of(Tid tid) const;
+  EventList switches_of(Tid tid) const { return list(parts_.switches, parts_.switches_at, tid); }
+  EventList syscalls_of(Tid tid) const { return list(parts_.syscalls, parts_.syscalls_at, tid); }
   // The indexed threads, sorted.
-  const std::vector<Tid>& tids() const { return tids_; }
+  std::span<const Tid> tids() const { return {parts_.tids.data(), parts_.tids.size()}; }
+  const Parts& parts() const { return parts_; }
 
  private:
-  const std::vector<uint32_t>& list(const std::vector<std::vector<uint32_t>>& lists, Tid tid) const;
-  std::vector<Tid> tids_;                                   // sorted
-  std::vector<std::vector<uint32_t>> events_;               // parallel to tids_
-  std::vector<std::vector<uint32_t>> switches_, syscalls_;  // parallel to tids_
-  std::vector<uint32_t> empty_;
+  EventList list(const Column<uint32_t>& flat, const Column<uint32_t>& at, Tid tid) const;
+  Parts parts_;
 };
 
 // The thread's activity in [start_ns, end_ns). A thread that was off CPU when the range

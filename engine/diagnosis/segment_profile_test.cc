@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <span>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include "engine/graph/test_support.h"
 
@@ -12,6 +15,11 @@ namespace cw::engine {
 namespace {
 
 using testing::load_trace;
+
+template <class T>
+std::vector<std::remove_const_t<T>> as_vector(std::span<T> list) {
+  return {list.begin(), list.end()};
+}
 
 constexpr uint64_t kMs = 1'000'000;
 
@@ -240,14 +248,14 @@ TEST_CASE("ThreadEvents indexes only the requested threads, each in time order")
                              "5 101 syscall_exit name=read\n");
   const ThreadEvents only(t, {102});
   CHECK(only.of(101).empty());
-  CHECK(only.of(102) == std::vector<uint32_t>{1, 3});
-  CHECK(only.switches_of(102) == std::vector<uint32_t>{1, 3});
+  CHECK(as_vector(only.of(102)) == std::vector<uint32_t>{1, 3});
+  CHECK(as_vector(only.switches_of(102)) == std::vector<uint32_t>{1, 3});
   CHECK(only.syscalls_of(102).empty());
 
   const ThreadEvents all(t);
-  CHECK(all.tids() == std::vector<Tid>{101, 102});
-  CHECK(all.of(101) == std::vector<uint32_t>{0, 2, 4});
-  CHECK(all.syscalls_of(101) == std::vector<uint32_t>{2, 4});
+  CHECK(as_vector(all.tids()) == std::vector<Tid>{101, 102});
+  CHECK(as_vector(all.of(101)) == std::vector<uint32_t>{0, 2, 4});
+  CHECK(as_vector(all.syscalls_of(101)) == std::vector<uint32_t>{2, 4});
   CHECK(all.of(999).empty());
 }
 
@@ -296,11 +304,11 @@ TEST_CASE("ThreadEvents on several CPUs: the same lists as on one, every event o
     unsetenv("CAUSEWAY_THREADS");
     std::vector<std::vector<uint32_t>> out;
     for (Tid tid : ev.tids()) {
-      out.push_back(ev.of(tid));
-      out.push_back(ev.switches_of(tid));
-      out.push_back(ev.syscalls_of(tid));
+      out.push_back(as_vector(ev.of(tid)));
+      out.push_back(as_vector(ev.switches_of(tid)));
+      out.push_back(as_vector(ev.syscalls_of(tid)));
     }
-    return std::pair{ev.tids(), out};
+    return std::pair{as_vector(ev.tids()), out};
   };
   const auto [tids, serial] = lists("1");
   CHECK(tids == std::vector<Tid>{10, 20, 30, 40, 50, 60, 99});

@@ -89,7 +89,7 @@ int64_t wait_result(const Trace& trace, const SegmentProfile& p) {
 // Whether the semantic events of `seg` (in `list`, the thread's events) contain `mine` in
 // order from one of its semantic events on, up to the segment's end: all of `mine`, or as
 // much of it as the segment holds from there.
-bool matches_within(const Semantics& sem, const std::vector<uint32_t>& list, const Segment& seg,
+bool matches_within(const Semantics& sem, EventList list, const Segment& seg,
                     const std::vector<uint32_t>& mine) {
   const size_t at =
       static_cast<size_t>(std::lower_bound(list.begin(), list.end(), seg.first) - list.begin());

@@ -48,6 +48,15 @@ struct SymptomRequest {
   uint64_t min_hang_ns = 0;
 };
 
+// What find_hang answered: the hang, or why there is none (`no_hang`: candidates, none
+// long enough). A function of the trace, its graph and the request: the derived cache
+// keeps it beside the graph, so a re-run with the same packs skips auto's search.
+struct FoundHang {
+  std::optional<Hang> hang;
+  std::string why;
+  bool no_hang = false;
+};
+
 // One candidate for the hang: a thread's longest stretch without a response, as `auto`
 // ranks them (docs/diagnosis.md, "The symptom").
 struct HangCandidate {

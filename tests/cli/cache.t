@@ -21,14 +21,14 @@ On a text trace (hashed whole), `graph --json --edges`:
 And `debug --json --auto` on the same edits:
 
   $ cp examples/server-loop.trace $TMP_DIR/d.trace && tests/cli/data/cache_edit_loop.sh $TMP_DIR/d $TMP_DIR/d.trace debug --json --auto
-  cold: events read, graph built and saved; equals --no-cache: yes; equals cold: yes
-  add: events read, graph built and saved; equals --no-cache: yes; equals cold: (yes|no) (re)
-  change: events read, graph built and saved; equals --no-cache: yes; equals cold: (yes|no); equals add: (yes|no) (re)
-  remove: events read, graph loaded; equals --no-cache: yes; equals cold: yes
+  cold: events read, graph built and saved, hang found, index made; equals --no-cache: yes; equals cold: yes
+  add: events read, graph built and saved, hang found, index made; equals --no-cache: yes; equals cold: (yes|no) (re)
+  change: events read, graph built and saved, hang found, index made; equals --no-cache: yes; equals cold: (yes|no); equals add: (yes|no) (re)
+  remove: events read, graph loaded, hang cached, index made; equals --no-cache: yes; equals cold: yes
   entries: 3
-  truncated: events read, graph built and saved \(entry not used: truncated \([0-9]+ payload bytes of [0-9]+\)\); equals --no-cache: yes; equals cold: yes (re)
-  foreign: events read, graph built and saved (entry not used: truncated header); equals --no-cache: yes; equals cold: yes
-  again: events read, graph loaded; equals --no-cache: yes; equals cold: yes
+  truncated: events read, graph built and saved \(entry not used: truncated \([0-9]+ payload bytes of [0-9]+\)\), hang cached, index made; equals --no-cache: yes; equals cold: yes (re)
+  foreign: events read, graph built and saved (entry not used: truncated header), hang cached, index made; equals --no-cache: yes; equals cold: yes
+  again: events read, graph loaded, hang cached, index made; equals --no-cache: yes; equals cold: yes
   off: files in the cache folder: 0; equals cold: yes
 
 On a synthetic binary trace (hashed by its chunk headers), both commands:
@@ -48,17 +48,21 @@ On a synthetic binary trace (hashed by its chunk headers), both commands:
   off: files in the cache folder: 0; equals cold: yes
 
   $ cp $TMP_DIR/g.cwt $TMP_DIR/h.cwt && tests/cli/data/cache_edit_loop.sh $TMP_DIR/h $TMP_DIR/h.cwt debug --json --auto
-  cold: events read and saved, graph built and saved; equals --no-cache: yes; equals cold: yes
-  add: events mapped, graph built and saved; equals --no-cache: yes; equals cold: (yes|no) (re)
-  change: events mapped, graph built and saved; equals --no-cache: yes; equals cold: (yes|no); equals add: (yes|no) (re)
-  remove: events mapped, graph loaded; equals --no-cache: yes; equals cold: yes
+  cold: events read and saved, graph built and saved, hang found, index made and saved; equals --no-cache: yes; equals cold: yes
+  add: events mapped, graph built and saved, hang found, index mapped; equals --no-cache: yes; equals cold: (yes|no) (re)
+  change: events mapped, graph built and saved, hang found, index mapped; equals --no-cache: yes; equals cold: (yes|no); equals add: (yes|no) (re)
+  remove: events mapped, graph loaded, hang cached, index mapped; equals --no-cache: yes; equals cold: yes
   entries: 3
-  truncated: events mapped, graph built and saved \(entry not used: truncated \([0-9]+ payload bytes of [0-9]+\)\); equals --no-cache: yes; equals cold: yes (re)
-  foreign: events mapped, graph built and saved (entry not used: truncated header); equals --no-cache: yes; equals cold: yes
-  again: events mapped, graph loaded; equals --no-cache: yes; equals cold: yes
-  events-truncated: events read and saved, graph loaded; equals --no-cache: yes; equals cold: yes
+  truncated: events mapped, graph built and saved \(entry not used: truncated \([0-9]+ payload bytes of [0-9]+\)\), hang cached, index mapped; equals --no-cache: yes; equals cold: yes (re)
+  foreign: events mapped, graph built and saved (entry not used: truncated header), hang cached, index mapped; equals --no-cache: yes; equals cold: yes
+  again: events mapped, graph loaded, hang cached, index mapped; equals --no-cache: yes; equals cold: yes
+  events-truncated: events read and saved, graph loaded, hang cached, index mapped; equals --no-cache: yes; equals cold: yes
   trace.cwa not used \(truncated \([0-9]+ payload bytes of [0-9]+\)\); reading the trace (re)
-  events-again: events mapped, graph loaded; equals --no-cache: yes; equals cold: yes
+  events-again: events mapped, graph loaded, hang cached, index mapped; equals --no-cache: yes; equals cold: yes
+  index-truncated: events mapped, graph loaded, hang cached, index made and saved; equals --no-cache: yes; equals cold: yes
+  threads.cwa not used \(truncated \([0-9]+ payload bytes of [0-9]+\)\); indexing the trace (re)
+  hang-damaged: events mapped, graph loaded, hang found, index mapped; equals --no-cache: yes; equals cold: yes
+  hang entry not used (truncated header)
   off: files in the cache folder: 0; equals cold: yes
 
 The cache folder is beside the trace. A changed trace is another key: the same packs miss.

@@ -52,9 +52,25 @@ events_use() {
     echo -n "events read"
   fi
 }
+# debug only: whether the hang came from the cache, and the thread index.
+diagnosis_use() {
+  [ "$cmd" = debug ] || return 0
+  if grep -q 'cache: hang found before on this graph' "$work/$name.err"; then
+    echo -n ", hang cached"
+  else
+    echo -n ", hang found"
+  fi
+  if grep -q 'cache: thread index mapped from' "$work/$name.err"; then
+    echo -n ", index mapped"
+  elif grep -q 'cache: thread index saved to' "$work/$name.err"; then
+    echo -n ", index made and saved"
+  else
+    echo -n ", index made"
+  fi
+}
 same() { cmp -s "$1" "$2" && echo yes || echo no; }
 report() {  # NAME [PREVIOUS]
-  echo -n "$name: $(events_use), graph $(cache_use); equals --no-cache: $(same "$work/$name.out" "$work/$name.fresh")"
+  echo -n "$name: $(events_use), graph $(cache_use)$(diagnosis_use); equals --no-cache: $(same "$work/$name.out" "$work/$name.fresh")"
   echo -n "; equals cold: $(same "$work/$name.out" "$work/cold.out")"
   [ $# -gt 1 ] && echo -n "; equals $2: $(same "$work/$name.out" "$work/$2.out")"
   echo
@@ -86,6 +102,16 @@ if [ -f "$trace.cwcache/trace.cwa" ]; then
   name=events-truncated; run "$@"; report events-truncated
   grep -o 'trace.cwa not used (.*); reading the trace' "$work/$name.err"
   name=events-again; run "$@"; report events-again
+fi
+
+# The thread index and a hang entry, damaged: made again, and the result is the same.
+if [ -f "$trace.cwcache/threads.cwa" ]; then
+  truncate -s -1 "$trace.cwcache/threads.cwa"
+  name=index-truncated; run "$@"; report index-truncated
+  grep -o 'threads.cwa not used (.*); indexing the trace' "$work/$name.err"
+  for h in "$trace.cwcache"/hang-*.cwh; do printf 'junk' >"$h"; done
+  name=hang-damaged; run "$@"; report hang-damaged
+  grep -o 'hang entry not used (.*)' "$work/$name.err"
 fi
 
 # Off: neither read nor written.
