@@ -20,6 +20,7 @@ slept 3 s on nothing and a helper parked in one recvmsg all its life.
     --format TEXT:{auto,binary,text,perf-script}=auto
                                 the trace's form: auto (by content), binary, text, or perf-script (the output of perf script)
     --json                      print the candidates as JSON (docs/json.md)
+    --no-cache                  neither use nor write the cache beside the trace of its decoded events and built graphs (TRACE.cwcache/, docs/cache.md; also CAUSEWAY_CACHE=off)
   
   Pass a candidate's TID@SECONDS to `causeway debug --hang`. See docs/diagnosis.md.
   Exit status: 0 done, 1 the input was wrong, 2 the environment cannot do it.
