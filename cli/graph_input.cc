@@ -14,7 +14,8 @@ namespace cw::cli {
 int build_graph_input(const Trace& trace, const rules::RuleSet& rules, engine::BuildResult& out,
                       const CacheSession* cache, std::optional<cache::Key>* keyed) {
   engine::BuildOptions options;
-  std::optional<cache::Key> key;
+  std::optional<cache::Key> key, base;
+  std::optional<engine::BuildResult> prior;
   if (cache && cache->on) {
     key = cache::Key{cache->trace_key, cache::packs_key(rules),
                      cache::options_key(options, cache->format, trace), cache::engine_key()};
@@ -28,6 +29,22 @@ int build_graph_input(const Trace& trace, const rules::RuleSet& rules, engine::B
     if (!why.empty())
       cache->note(fmt::format("{} not used ({}); building the graph again",
                               cache::graph_entry_path(cache->dir, *key), why));
+    // A graph of packs that differ from these in cut rules only: its edges are reused and
+    // only the cuts derived again (engine::BuildOptions::reuse).
+    if (auto links = cache::links_key(rules)) {
+      base = cache::Key{key->trace, *links, key->options, key->engine};
+      cache::Key prior_key;
+      std::string problem;
+      prior = cache::load_base(cache->dir, *base, &prior_key, &problem);
+      if (prior) {
+        options.reuse = &*prior;
+        cache->note(fmt::format("rebuilding the cuts of {}",
+                                cache::graph_entry_path(cache->dir, prior_key)));
+      } else if (!problem.empty()) {
+        cache->note(
+            fmt::format("{} not used ({})", cache::base_entry_path(cache->dir, *base), problem));
+      }
+    }
   }
   ProgressLine progress("building graph");
   if (progress.enabled()) options.progress = progress.callback();
@@ -43,6 +60,7 @@ int build_graph_input(const Trace& trace, const rules::RuleSet& rules, engine::B
     return kExitBadInput;
   }
   progress.clear();
+  prior.reset();  // its edges are in `out` now
   if (key) {
     // A trace rewritten while it was read: the graph is of neither content for sure.
     if (cache::trace_key(cache->trace_path) != cache->trace_key) {
@@ -53,9 +71,13 @@ int build_graph_input(const Trace& trace, const rules::RuleSet& rules, engine::B
     // By a copy of this process, beside the diagnosis (CacheSession::in_background).
     cache->in_background([&] {
       std::string why;
-      if (cache::save_graph(cache->dir, *key, out, &why))
-        return fmt::format("graph saved to {}", cache::graph_entry_path(cache->dir, *key));
-      return fmt::format("graph not saved: {}", why);
+      if (!cache::save_graph(cache->dir, *key, out, &why))
+        return fmt::format("graph not saved: {}", why);
+      // The next run whose packs differ from these in cut rules only rebuilds from it.
+      if (base && !cache::save_base(cache->dir, *base, *key, &why))
+        return fmt::format("graph saved to {}; its base entry not saved: {}",
+                           cache::graph_entry_path(cache->dir, *key), why);
+      return fmt::format("graph saved to {}", cache::graph_entry_path(cache->dir, *key));
     });
   }
   return kExitOk;

@@ -133,6 +133,12 @@ class Reader {
     if (n) std::memcpy(v.data(), take(n * sizeof(T)), n * sizeof(T));
     return v;
   }
+  // Passes over an array of `unit`-byte elements; returns its count.
+  uint64_t skip_array(size_t unit) {
+    uint64_t n = count(unit);
+    take(n * unit);
+    return n;
+  }
   std::vector<bool> bools() {
     uint64_t n = count(1);
     std::vector<bool> v(n);
@@ -243,6 +249,104 @@ uint64_t packs_key(const rules::RuleSet& rules) {
     h.text(pack.id);
     h.value(static_cast<uint64_t>(pack.sources.size()));
     for (const auto& source : pack.sources) h.text(source ? source->text : std::string());
+  }
+  return h.digest();
+}
+
+namespace {
+
+void hash_expr(Hasher& h, const rules::CompiledExpr& e) {
+  h.value(static_cast<uint64_t>(e.nodes.size()));
+  h.value(e.root);
+  for (const rules::ExprNode& n : e.nodes) {
+    h.value(n.op);
+    h.value(n.type);
+    h.value(n.ival);
+    h.text(n.sval);
+    const rules::FieldRef& f = n.field;
+    h.value(f.side);
+    h.value(f.scope);
+    h.value(f.kind);
+    h.value(f.field);
+    h.text(f.span);
+    h.value(f.type);
+    h.value(static_cast<uint64_t>(n.kids.size()));
+    for (uint32_t k : n.kids) h.value(k);
+  }
+}
+
+// What of a rule's origin the build reads: its names (edge kinds, the graph's rule names)
+// and whether another pack disabled it. Not where it is written.
+void hash_origin(Hasher& h, const rules::RuleOrigin& o) {
+  h.text(o.pack);
+  h.text(o.id);
+  h.text(o.local);
+  h.value(o.active());
+}
+
+}  // namespace
+
+std::optional<uint64_t> links_key(const rules::RuleSet& rules) {
+  if (!rules.lua.empty()) return std::nullopt;
+  Hasher h;
+  h.value(static_cast<uint64_t>(rules.links.size()));
+  for (const rules::LinkRule& l : rules.links) {
+    hash_origin(h, l.origin);
+    h.value(l.from);
+    h.value(l.to);
+    h.value(static_cast<uint64_t>(l.join.size()));
+    for (const auto& [a, b] : l.join)
+      for (const rules::FieldRef* f : {&a, &b}) {
+        h.value(f->side);
+        h.value(f->scope);
+        h.value(f->kind);
+        h.value(f->field);
+        h.text(f->span);
+        h.value(f->type);
+      }
+    h.value(l.pick);
+    for (int16_t v : {l.offset_field, l.len_field, l.to_offset_field, l.to_len_field}) h.value(v);
+    hash_expr(h, l.where);
+    h.value(l.within_ns);
+    hash_expr(h, l.from_where);
+    hash_expr(h, l.to_where);
+  }
+  h.value(static_cast<uint64_t>(rules.edges.size()));
+  for (const rules::EdgeRule& e : rules.edges) {
+    hash_origin(h, e.origin);
+    h.value(e.link);
+    hash_expr(h, e.where);
+    h.value(e.strength);
+    h.text(e.kind);
+    h.value(e.priority);
+    hash_expr(h, e.cost);
+    h.value(e.ends_polling);
+  }
+  h.value(static_cast<uint64_t>(rules.flags.size()));
+  for (const rules::FlagRule& f : rules.flags) {
+    hash_origin(h, f.origin);
+    h.text(f.symbol);
+    h.text(f.binary);
+    h.value(f.address);
+    h.value(f.size);
+    hash_expr(h, f.set);
+    h.value(f.access);
+    h.value(f.strength);
+    h.text(f.kind);
+  }
+  // The peers splits, at their places in the list (peers cuts name them by index).
+  for (uint32_t i = 0; i < rules.splits.size(); ++i) {
+    const rules::SplitRule& s = rules.splits[i];
+    if (s.mode != rules::SplitRule::Mode::Peers) continue;
+    h.value(i);
+    hash_origin(h, s.origin);
+    hash_expr(h, s.where);
+    h.value(s.link);
+    h.value(s.neighbour);
+    h.value(s.loop);
+    h.value(s.priority);
+    h.value(s.cut_after);
+    h.text(s.cut_span);
   }
   return h.digest();
 }
@@ -538,6 +642,7 @@ void graph_parts(const engine::BuildResult& r, GraphParts& out) {
   const engine::RuleCounts& c = r.counts;
   for (const auto* v : {&c.splits, &c.batches, &c.edges, &c.pruned, &c.boosted, &c.flags})
     w.array(*v);
+  w.array(r.peer_cuts);
   out.rest = w.take();
   auto bytes = [](const auto& v) {
     return std::string_view(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(v.front()));
@@ -559,11 +664,16 @@ std::string encode_graph(const engine::BuildResult& r) {
   return out;
 }
 
-engine::BuildResult decode_graph(std::string_view payload) {
+engine::BuildResult decode_graph(std::string_view payload, bool for_reuse) {
   Reader rd(payload);
   engine::BuildResult r;
   engine::Graph& g = r.graph;
-  g.segments = rd.array<engine::Segment>();
+  // A rebuild of the cuts makes its own segments: only their count is kept.
+  uint64_t segment_count = 0;
+  if (for_reuse)
+    segment_count = rd.skip_array(sizeof(engine::Segment));
+  else
+    g.segments = rd.array<engine::Segment>();
   g.edges = rd.array<engine::Edge>();
   g.kinds = rd.texts();
   engine::RuleNames& n = g.rule_names;
@@ -581,14 +691,15 @@ engine::BuildResult decode_graph(std::string_view payload) {
   engine::RuleCounts& c = r.counts;
   for (auto* v : {&c.splits, &c.batches, &c.edges, &c.pruned, &c.boosted, &c.flags})
     *v = rd.array<uint64_t>();
+  r.peer_cuts = rd.array<engine::PeerCut>();
   if (!rd.done()) throw CorruptEntry("bytes left after the graph");
   // The csr's arrays index segments by the edges: an edge out of range would index past
   // them, whatever wrote it.
-  const auto segments = g.segments.size();
+  const auto segments = for_reuse ? segment_count : g.segments.size();
   for (const engine::Edge& e : g.edges)
     if (e.from >= segments || e.to >= segments || e.kind >= g.kinds.size())
       throw CorruptEntry("an edge names a segment or kind the graph does not have");
-  g.build_csr();
+  if (!for_reuse) g.build_csr();
   return r;
 }
 
@@ -614,13 +725,13 @@ std::string graph_entry_path(const std::string& dir, const Key& key) {
 }
 
 std::optional<engine::BuildResult> load_graph(const std::string& dir, const Key& key,
-                                              std::string* why) {
+                                              std::string* why, bool for_reuse) {
   std::string path = graph_entry_path(dir, key);
   // Mapped, not read into a buffer: the graph's arrays are copied once, from the page cache.
   auto m = map_entry(path, EntryKind::Graph, key, false, 0, why);
   if (!m) return std::nullopt;
   try {
-    engine::BuildResult r = decode_graph(m->payload);
+    engine::BuildResult r = decode_graph(m->payload, for_reuse);
     touch(path);
     return r;
   } catch (const CorruptEntry& e) {
@@ -636,7 +747,7 @@ bool save_graph(const std::string& dir, const Key& key, const engine::BuildResul
   if (!write_entry_parts(graph_entry_path(dir, key), EntryKind::Graph, key, parts.parts, why))
     return false;
   // Least recently used first out: loads touch their entry.
-  std::vector<std::pair<fs::file_time_type, fs::path>> entries;
+  std::vector<std::pair<fs::file_time_type, fs::path>> entries, bases;
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
@@ -650,8 +761,17 @@ bool save_graph(const std::string& dir, const Key& key, const engine::BuildResul
         fs::remove(it->path(), tec);
       continue;
     }
+    if (name.rfind("base-", 0) == 0 && it->path().extension() == ".cwb") {
+      bases.emplace_back(t, it->path());
+      continue;
+    }
     if (name.rfind("graph-", 0) != 0 || it->path().extension() != ".cwg") continue;
     entries.emplace_back(t, it->path());
+  }
+  // Base entries only name graphs: as many as there are graphs, the newest.
+  if (bases.size() > kGraphEntries) {
+    std::sort(bases.begin(), bases.end());
+    for (size_t i = 0; i + kGraphEntries < bases.size(); ++i) fs::remove(bases[i].second, ec);
   }
   if (entries.size() > kGraphEntries) {
     std::sort(entries.begin(), entries.end());
@@ -998,6 +1118,40 @@ std::optional<engine::FoundHang> load_hang(const std::string& dir, const Key& gr
     if (why) *why = e.what();
     return std::nullopt;
   }
+}
+
+// ---- graphs to rebuild the cuts of ----
+
+std::string base_entry_path(const std::string& dir, const Key& base) {
+  return fmt::format("{}/base-{}.cwb", dir, base.hex());
+}
+
+bool save_base(const std::string& dir, const Key& base, const Key& graph, std::string* why) {
+  Writer w;
+  w.value(graph);
+  return write_entry(base_entry_path(dir, base), EntryKind::Base, base, w.take(), why);
+}
+
+std::optional<engine::BuildResult> load_base(const std::string& dir, const Key& base, Key* graph,
+                                             std::string* why) {
+  auto payload = read_entry(base_entry_path(dir, base), EntryKind::Base, base, why);
+  if (!payload) return std::nullopt;
+  Key key;
+  try {
+    Reader rd(*payload);
+    key = rd.value<Key>();
+    if (!rd.done()) throw CorruptEntry("bytes after the graph's key");
+  } catch (const CorruptEntry& e) {
+    if (why) *why = e.what();
+    return std::nullopt;
+  }
+  // The graph of another trace, options or causeway is never one to rebuild.
+  if (key.trace != base.trace || key.options != base.options || key.engine != base.engine) {
+    if (why) *why = "names a graph of other inputs";
+    return std::nullopt;
+  }
+  if (graph) *graph = key;
+  return load_graph(dir, key, why, true);
 }
 
 }  // namespace cw::cache

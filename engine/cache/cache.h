@@ -42,6 +42,13 @@ std::optional<uint64_t> trace_key(const std::string& path);
 // loaded (Lua hooks are written inside them). Not their paths: a copied pack is the same.
 uint64_t packs_key(const rules::RuleSet& rules);
 
+// The rules whose work a rebuild of the cuts reuses (engine::BuildOptions::reuse): the
+// links, the edge and flag rules and the `peers` splits, as compiled (not where they are
+// written: a rule added above them moves them in their file). Graphs of packs whose
+// links_key is equal differ at most in their cut rules. nullopt for packs with Lua hooks
+// (always built whole).
+std::optional<uint64_t> links_key(const rules::RuleSet& rules);
+
 // Everything else a graph depends on: the Lua limits, the trace's form as asked (--format),
 // and the names symbolisation gave the stack frames this run (they come from the files on
 // this machine, not from the trace: a rebuilt library names its frames differently).
@@ -53,11 +60,11 @@ uint64_t options_key(const engine::BuildOptions& options, std::string_view forma
 uint64_t engine_key();
 
 // Entry kinds, stored in the header: a file of one kind is never read as another.
-enum class EntryKind : uint32_t { Graph = 1, TraceArrays = 2, ThreadIndex = 3, Hang = 4 };
+enum class EntryKind : uint32_t { Graph = 1, TraceArrays = 2, ThreadIndex = 3, Hang = 4, Base = 5 };
 
 inline constexpr char kMagic[8] = {'C', 'W', 'C', 'A', 'C', 'H', 'E', '\0'};
 // Bump when any entry's payload layout changes (or Segment, Edge, BuildStats change shape).
-inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr uint32_t kFormatVersion = 2;  // 2: graphs keep their peers cuts
 inline constexpr size_t kHeaderSize = 64;
 // Graph entries kept per trace (least recently used evicted): the cold run's entry is still
 // there when the rule added since is removed again.
@@ -91,7 +98,9 @@ struct CorruptEntry : std::runtime_error {
 
 std::string encode_graph(const engine::BuildResult& result);
 // Throws CorruptEntry. The csr is rebuilt from the edges (a counting sort: cheap).
-engine::BuildResult decode_graph(std::string_view payload);
+// `for_reuse`: for engine::BuildOptions::reuse, which reads the edges, counts and peers
+// cuts only: without the segments (skipped, not copied) and the csr.
+engine::BuildResult decode_graph(std::string_view payload, bool for_reuse = false);
 
 // The file of the graph entry for `key` in `dir`.
 std::string graph_entry_path(const std::string& dir, const Key& key);
@@ -99,7 +108,7 @@ std::string graph_entry_path(const std::string& dir, const Key& key);
 // Loads the graph entry of `key` from `dir`; marks it used (for eviction). nullopt with
 // `why` on a miss ("" when there is simply no entry yet).
 std::optional<engine::BuildResult> load_graph(const std::string& dir, const Key& key,
-                                              std::string* why = nullptr);
+                                              std::string* why = nullptr, bool for_reuse = false);
 // Saves it and evicts the least recently used graph entries beyond kGraphEntries.
 bool save_graph(const std::string& dir, const Key& key, const engine::BuildResult& result,
                 std::string* why = nullptr);
@@ -167,5 +176,19 @@ bool save_hang(const std::string& dir, const Key& graph, const engine::SymptomRe
 std::optional<engine::FoundHang> load_hang(const std::string& dir, const Key& graph,
                                            const engine::SymptomRequest& request,
                                            std::string* why = nullptr);
+
+// ---- graphs to rebuild the cuts of ----
+
+// A base entry: under the key {trace, links_key, options, engine} (a "base"), the key of
+// the last graph saved whose packs had that links_key. A run whose packs miss the graph
+// cache but hit a base rebuilds only the cuts, reusing that graph's edges.
+std::string base_entry_path(const std::string& dir, const Key& base);
+bool save_base(const std::string& dir, const Key& base, const Key& graph,
+               std::string* why = nullptr);
+// The graph the base entry names, loaded (its key in `graph`); nullopt with `why` when
+// there is none, or it names a graph of other inputs, or that graph's entry is gone or
+// damaged.
+std::optional<engine::BuildResult> load_base(const std::string& dir, const Key& base, Key* graph,
+                                             std::string* why = nullptr);
 
 }  // namespace cw::cache

@@ -570,3 +570,55 @@ TEST_CASE(
   CHECK_FALSE(cache::load_hang(dir.path, graph, automatic));
   CHECK_FALSE(cache::load_hang(dir.path, graph, shorter));
 }
+
+TEST_CASE("links key: links, edge and flag rules and peers splits count; other cut rules do not") {
+  const std::string link =
+      "link wakeup { from wakeup to switch_in join from.target == to.tid pick next }\n";
+  const std::string edge = "edge w { link wakeup strength strong }\n";
+  auto key = [](const std::string& text) { return cache::links_key(testing::load_rules(text)); };
+  const auto base = key(link + edge);
+  REQUIRE(base);
+  // Cut rules added, changed, or the rules moved in their file: the same.
+  CHECK(key(link + edge + "split s { at syscall_enter where name == \"read\" }\n") == base);
+  CHECK(key(link + edge + "split s { at syscall_enter where name == \"write\" loop }\n") == base);
+  CHECK(key("\n\n" + link + "\n" + edge) == base);
+  CHECK(key(link + edge + "batch b { within call where fn == \"x\" item recv }\n") == base);
+  // What the edges come from: another.
+  CHECK(key(link + "edge w { link wakeup strength weak }\n") != base);
+  CHECK(key(link + "edge v { link wakeup strength strong }\n") != base);
+  CHECK(key(link + edge + "edge x { link wakeup strength prune where from.target == 1 }\n") !=
+        base);
+  CHECK(key("link wakeup { from wakeup to switch_in join from.target == to.tid pick latest }\n" +
+            edge) != base);
+  CHECK(key(link + edge + "flag f { symbol \"ready\" }\n") != base);
+  const std::string stream =
+      "link stream { from send to recv join from.object == to.object pick next }\n";
+  CHECK(key(link + edge + stream + "split p { peers stream }\n") != key(link + edge + stream));
+  CHECK(key(link + edge + stream + "split p { peers stream neighbour none }\n") !=
+        key(link + edge + stream + "split p { peers stream }\n"));
+  CHECK_FALSE(key(link + edge + "lua [[ function f() return true end ]]\n"));
+}
+
+TEST_CASE("a base entry names the last graph of its links key; never one of other inputs") {
+  auto b = sample();
+  TempDir dir;
+  const cache::Key graph{1, 2, 3, 4}, base{1, 9, 3, 4};
+  REQUIRE(cache::save_graph(dir.path, graph, b.result));
+  REQUIRE(cache::save_base(dir.path, base, graph));
+  cache::Key named;
+  auto prior = cache::load_base(dir.path, base, &named);
+  REQUIRE(prior);
+  CHECK(named == graph);
+  CHECK(prior->graph.segments.empty());  // loaded for reuse: edges only
+  CHECK(prior->graph.edges.size() == b.result.graph.edges.size());
+  CHECK(prior->peer_cuts.size() == b.result.peer_cuts.size());
+  // A base entry naming a graph of another trace is refused.
+  const cache::Key other_base{5, 9, 3, 4};
+  REQUIRE(cache::save_base(dir.path, other_base, graph));
+  std::string why;
+  CHECK_FALSE(cache::load_base(dir.path, other_base, &named, &why));
+  CHECK(why == "names a graph of other inputs");
+  // Its graph gone: a miss.
+  fs::remove(cache::graph_entry_path(dir.path, graph));
+  CHECK_FALSE(cache::load_base(dir.path, base, &named));
+}

@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <thread>
 #include <tuple>
 #include <unordered_map>
@@ -274,6 +275,7 @@ class Builder {
         rules_(rules),
         options_(options),
         parallel_from_(worker_count() >= 2 ? options.parallel_from : UINT64_MAX),
+        reuse_(rules.lua.empty() ? options.reuse : nullptr),
         spans_(trace.schema),
         lua_(rules, options.lua_limits),
         eval_(trace, spans_, &lua_, options.interpret_expressions),
@@ -284,14 +286,30 @@ class Builder {
 
   BuildResult run() {
     prepare();
-    scan_events();
-    finish_links();
-    peer_cuts();
-    make_segments();
-    classify_candidates();
-    spans_.release();  // candidates were the last users of event span contexts
-    neighbour_edges();
-    flag_edges();
+    if (reuse_) {
+      forget_edge_work();
+      scan_events();
+      peer_cuts_ = reused_peer_cuts();
+      result_.peer_cuts = reuse_->peer_cuts;
+      merge_peer_cuts();
+      make_segments();
+      spans_.release();
+      reuse_edges(RuleKind::Edge);
+      neighbour_edges();
+      reuse_edges(RuleKind::Flag);
+      event_segment_.clear();
+      event_segment_.shrink_to_fit();
+    } else {
+      scan_events();
+      finish_links();
+      peer_cuts();
+      merge_peer_cuts();
+      make_segments();
+      classify_candidates();
+      spans_.release();  // candidates were the last users of event span contexts
+      neighbour_edges();
+      flag_edges();
+    }
     threads_.clear();
     threads_.shrink_to_fit();
     report("graph", 0, 1);
@@ -663,6 +681,13 @@ class Builder {
         begin = end;
       }
     }
+    result_.peer_cuts.reserve(peer_cuts_.size());
+    for (const auto& [thread, cut] : peer_cuts_)
+      result_.peer_cuts.push_back({thread, cut.event, cut.rule.index, cut.neighbour});
+  }
+
+  // The peers cuts join each thread's own cuts.
+  void merge_peer_cuts() {
     if (peer_cuts_.empty()) return;
     // Merge into the threads' cuts; a cut already made at the same event stays.
     // A thread's own cuts are in event order, and so are the peer cuts of one rule: then
@@ -965,6 +990,77 @@ class Builder {
     return kNoRule;
   }
 
+  // ---- a rebuild of the cuts only (BuildOptions::reuse) ----
+
+  // The scan makes no link candidates and no flag pairs: the reused graph has their
+  // edges.
+  void forget_edge_work() {
+    for (KindActions& a : by_kind_) {
+      a.links.clear();
+      a.flag_writes.clear();
+      a.flag_reads.clear();
+    }
+    pairers_.clear();
+  }
+
+  // The reused build's peers cuts, as it made them (checked: they name this trace's threads
+  // and events, and peers rules of these rules).
+  std::vector<std::pair<uint32_t, Cut>> reused_peer_cuts() const {
+    std::vector<std::pair<uint32_t, Cut>> out;
+    out.reserve(reuse_->peer_cuts.size());
+    for (const PeerCut& p : reuse_->peer_cuts) {
+      if (p.thread >= threads_.size() || p.event >= trace_.events.size() ||
+          p.rule >= rules_.splits.size() ||
+          rules_.splits[p.rule].mode != rules::SplitRule::Mode::Peers ||
+          threads_index_.get(trace_.events[p.event].tid) != p.thread)
+        throw std::invalid_argument("the graph to reuse is not of this trace and these rules");
+      out.push_back({p.thread, {p.event, {RuleKind::Split, p.rule}, p.neighbour}});
+    }
+    return out;
+  }
+
+  // The reused graph's edges of one kind of rule (link edges, flag edges), in its order,
+  // their ends mapped to this build's segments; its counts of those rules are this
+  // build's.
+  void reuse_edges(RuleKind kind) {
+    const Graph& old = reuse_->graph;
+    Graph& g = result_.graph;
+    const uint64_t n = trace_.events.size();
+    if (kind == RuleKind::Edge) {
+      if (old.kinds.size() < g.kinds.size() ||
+          !std::equal(g.kinds.begin(), g.kinds.end(), old.kinds.begin()))
+        throw std::invalid_argument("the graph to reuse has other edge kinds");
+      uint64_t count = 0;
+      for (const Edge& e : old.edges) count += e.rule.kind == kind;
+      uint64_t neighbour_cuts = 0;
+      for (const ThreadState& st : threads_)
+        for (const Cut& c : st.cuts) neighbour_cuts += c.neighbour != Neighbour::None;
+      g.edges.reserve(count + neighbour_cuts + reuse_->stats.flag_edges);
+      result_.counts.edges = reuse_->counts.edges;
+      result_.counts.pruned = reuse_->counts.pruned;
+      result_.counts.boosted = reuse_->counts.boosted;
+      result_.stats.candidates = reuse_->stats.candidates;
+      result_.stats.unclassified = reuse_->stats.unclassified;
+      result_.stats.pruned = reuse_->stats.pruned;
+      result_.stats.boosted = reuse_->stats.boosted;
+    } else {
+      result_.counts.flags = reuse_->counts.flags;
+      result_.stats.flag_edges = reuse_->stats.flag_edges;
+      result_.stats.data_flags_used = reuse_->stats.data_flags_used;
+    }
+    for (const Edge& old_edge : old.edges) {
+      if (old_edge.rule.kind != kind) continue;
+      if (old_edge.from_event >= n || old_edge.to_event >= n)
+        throw std::invalid_argument("the graph to reuse names events this trace does not have");
+      Edge e = old_edge;
+      e.from = segment_of(e.from_event);
+      e.to = segment_of(e.to_event);
+      // Flag kinds are interned as flag edges are made, as flag_edges() does.
+      if (kind == RuleKind::Flag) e.kind = g.intern_kind(old.kinds.at(old_edge.kind));
+      g.edges.push_back(e);
+    }
+  }
+
   void neighbour_edges() {
     Graph& g = result_.graph;
     for (const ThreadState& st : threads_) {
@@ -1011,6 +1107,7 @@ class Builder {
   const BuildOptions& options_;
   // parallel_from_, or never when one CPU is all there is (or CAUSEWAY_THREADS=1).
   const uint64_t parallel_from_;
+  const BuildResult* reuse_;  // BuildOptions::reuse, unless packs have Lua hooks
   SpanTree spans_;
   LuaHost lua_;
   Evaluator eval_;

@@ -44,10 +44,22 @@ struct RuleCounts {
   std::vector<uint64_t> flags;    // edges per flag rule
 };
 
+// A cut a `split … peers` rule made, before it joined the thread's own cuts (where a cut
+// of another rule at the same event hides it). Kept with the graph so that a rebuild that
+// changes only other cut rules reuses it (BuildOptions::reuse): it comes from link
+// candidates, which the graph does not keep.
+struct PeerCut {
+  uint32_t thread = 0;  // the build's thread order: by first event in the trace
+  uint32_t event = 0;
+  uint32_t rule = 0;  // index into RuleSet::splits
+  rules::Neighbour neighbour = rules::Neighbour::None;
+};
+
 struct BuildResult {
   Graph graph;
   BuildStats stats;
   RuleCounts counts;
+  std::vector<PeerCut> peer_cuts;  // in the order the build made them
 };
 
 // Called between and during phases: ("events", done, total) …
@@ -64,6 +76,14 @@ struct BuildOptions {
   // run both paths on small traces). The result does not depend on it. With one CPU
   // (worker_count(), base/parallel.h: CAUSEWAY_THREADS=1 asks for that) no phase splits.
   uint64_t parallel_from = uint64_t{1} << 16;
+  // A graph built before from the same trace whose rules differ from these at most in
+  // their cut rules (split rules other than `peers`, batch rules): the link candidates,
+  // the edge classification and the flag pairs do not depend on cuts, so its edges are
+  // taken as they are (their events mapped to the new segments) and only the cuts are
+  // derived again. The caller vouches for the rules (the derived cache keys the graph by
+  // cache::links_key); packs with Lua hooks are always built whole (a hook's state may
+  // depend on the order of its calls, which the cut rules' calls change).
+  const BuildResult* reuse = nullptr;
 };
 
 // Throws rules::LuaError when a hook fails (its message names pack, rule and line), and

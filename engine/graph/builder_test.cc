@@ -426,3 +426,101 @@ TEST_CASE("progress is reported per phase up to its total") {
 
 }  // namespace
 }  // namespace cw::engine
+
+namespace cw::engine {
+namespace {
+
+// Links, edge rules, a flag and a peers split, and the cut rules an edit adds, changes or
+// removes (the peers cut at 6000 is hidden when another rule cuts there too).
+const char* const kReuseTrace =
+    "process 10 comm=client1\n"
+    "process 20 comm=server\n"
+    "process 30 comm=client2\n"
+    "thread 11 pid=10 comm=client1\n"
+    "thread 21 pid=20 comm=server\n"
+    "thread 31 pid=30 comm=client2\n"
+    "1000 11 send object=1 offset=0 len=4\n"
+    "1200 21 call_enter fn=serve_loop\n"
+    "1500 11 flag_write flag=ready value=1\n"
+    "2000 21 recv object=1 offset=0 len=4\n"
+    "2500 21 flag_read flag=ready value=1\n"
+    "3000 11 send object=1 offset=4 len=4\n"
+    "4000 21 recv object=1 offset=4 len=4\n"
+    "5000 31 send object=2 offset=0 len=4\n"
+    "5500 31 flag_read flag=ready value=1\n"
+    "6000 21 recv object=2 offset=0 len=4\n"
+    "6500 21 call_exit fn=serve_loop\n"
+    "7000 21 send object=3 offset=0 len=4\n"
+    "8000 31 recv object=3 offset=0 len=4\n";
+
+std::string reuse_rules(const std::string& cut_rules) {
+  return std::string(kStreamLink) +
+         "edge s { link stream strength weak where from.object != 3 }\n"
+         "edge b { link stream strength boost where from.object == 1 cost 7 }\n"
+         "edge t { link stream strength strong }\n"
+         "flag ready { symbol \"ready\" }\n"
+         "split p { peers stream neighbour weak }\n" +
+         cut_rules;
+}
+
+TEST_CASE("a rebuild of the cuts only, reusing another cut rules' graph, equals a whole build") {
+  const std::vector<std::string> edits = {
+      "",
+      "split r { at recv where object == 2 neighbour none }\n",  // where the peers cut is
+      "split r { at recv where object == 1 neighbour weak loop }\n",
+      "split r { at send cut after neighbour strong }\n",
+      "batch serve { within call where fn == \"serve_loop\" item recv neighbour weak }\n",
+      "split r { at recv where object == 2 neighbour none }\n"
+      "batch serve { within call where fn == \"serve_loop\" item recv neighbour none }\n",
+  };
+  for (const std::string& before : edits)
+    for (const std::string& after : edits) {
+      CAPTURE(before);
+      CAPTURE(after);
+      const auto prior = build(reuse_rules(before), kReuseTrace);
+      const auto whole = build(reuse_rules(after), kReuseTrace);
+      for (uint64_t parallel_from : {uint64_t{0}, ~uint64_t{0}}) {
+        BuildOptions options;
+        options.reuse = &prior.result;
+        options.parallel_from = parallel_from;
+        const BuildResult rebuilt = build_graph(whole.trace, whole.rules, options);
+        CHECK(testing::describe(rebuilt) == testing::describe(whole.result));
+      }
+    }
+  // The edit at the peers cut hides it, and removing the edit shows it again.
+  const auto hidden = build(reuse_rules(edits[1]), kReuseTrace);
+  CHECK(cuts(hidden, 21) == Strings{"6000 t/r"});
+  CHECK(hidden.result.peer_cuts.size() == 1);
+}
+
+TEST_CASE("a rebuild of the cuts takes the reused graph's edges; Lua packs are built whole") {
+  const auto prior = build(reuse_rules(""), kReuseTrace);
+  BuildResult marked = prior.result;
+  REQUIRE(!marked.graph.edges.empty());
+  // A mark only the reused graph has: the rebuild's first edge carries it.
+  marked.graph.edges[0].cost = 42;
+  const auto after = build(reuse_rules("split r { at send neighbour weak }\n"), kReuseTrace);
+  BuildOptions options;
+  options.reuse = &marked;
+  const BuildResult rebuilt = build_graph(after.trace, after.rules, options);
+  REQUIRE(!rebuilt.graph.edges.empty());
+  CHECK(rebuilt.graph.edges[0].cost == 42);
+  CHECK(after.result.graph.edges[0].cost != 42);
+
+  const std::string lua = "lua [[ function any(x) return true end ]]\n";
+  const auto with_lua = build(reuse_rules(lua), kReuseTrace);
+  BuildResult marked_lua = with_lua.result;
+  marked_lua.graph.edges[0].cost = 42;
+  options.reuse = &marked_lua;
+  CHECK(build_graph(with_lua.trace, with_lua.rules, options).graph.edges[0].cost != 42);
+
+  // A graph of another trace is refused, not used.
+  const auto other = build(reuse_rules(""), std::string(kClientServer) +
+                                                "1000 11 send object=1 offset=0 len=4\n"
+                                                "2000 21 recv object=1 offset=0 len=4\n");
+  options.reuse = &prior.result;
+  CHECK_THROWS_AS(build_graph(other.trace, other.rules, options), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace cw::engine

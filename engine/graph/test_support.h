@@ -63,6 +63,10 @@ inline std::string describe(const BuildResult& r) {
     for (uint64_t v : *list) add(v);
     out += '|';
   }
+  for (const PeerCut& p : r.peer_cuts)
+    for (uint64_t v :
+         {uint64_t{p.thread}, uint64_t{p.event}, uint64_t{p.rule}, uint64_t(p.neighbour)})
+      add(v);
   return out;
 }
 

@@ -9,11 +9,11 @@ On a text trace (hashed whole), `graph --json --edges`:
 
   $ cp examples/server-loop.trace $TMP_DIR/s.trace && tests/cli/data/cache_edit_loop.sh $TMP_DIR/s $TMP_DIR/s.trace graph --json --edges
   cold: events read, graph built and saved; equals --no-cache: yes; equals cold: yes
-  add: events read, graph built and saved; equals --no-cache: yes; equals cold: no
-  change: events read, graph built and saved; equals --no-cache: yes; equals cold: no; equals add: no
+  add: events read, graph cuts rebuilt and saved; equals --no-cache: yes; equals cold: no
+  change: events read, graph cuts rebuilt and saved; equals --no-cache: yes; equals cold: no; equals add: no
   remove: events read, graph loaded; equals --no-cache: yes; equals cold: yes
   entries: 3
-  truncated: events read, graph built and saved \(entry not used: truncated \([0-9]+ payload bytes of [0-9]+\)\); equals --no-cache: yes; equals cold: yes (re)
+  truncated: events read, graph cuts rebuilt and saved \(entry not used: truncated \([0-9]+ payload bytes of [0-9]+\)\); equals --no-cache: yes; equals cold: yes (re)
   foreign: events read, graph built and saved (entry not used: truncated header); equals --no-cache: yes; equals cold: yes
   again: events read, graph loaded; equals --no-cache: yes; equals cold: yes
   off: files in the cache folder: 0; equals cold: yes
@@ -22,11 +22,11 @@ And `debug --json --auto` on the same edits:
 
   $ cp examples/server-loop.trace $TMP_DIR/d.trace && tests/cli/data/cache_edit_loop.sh $TMP_DIR/d $TMP_DIR/d.trace debug --json --auto
   cold: events read, graph built and saved, hang found, index made; equals --no-cache: yes; equals cold: yes
-  add: events read, graph built and saved, hang found, index made; equals --no-cache: yes; equals cold: (yes|no) (re)
-  change: events read, graph built and saved, hang found, index made; equals --no-cache: yes; equals cold: (yes|no); equals add: (yes|no) (re)
+  add: events read, graph cuts rebuilt and saved, hang found, index made; equals --no-cache: yes; equals cold: (yes|no) (re)
+  change: events read, graph cuts rebuilt and saved, hang found, index made; equals --no-cache: yes; equals cold: (yes|no); equals add: (yes|no) (re)
   remove: events read, graph loaded, hang cached, index made; equals --no-cache: yes; equals cold: yes
   entries: 3
-  truncated: events read, graph built and saved \(entry not used: truncated \([0-9]+ payload bytes of [0-9]+\)\), hang cached, index made; equals --no-cache: yes; equals cold: yes (re)
+  truncated: events read, graph cuts rebuilt and saved \(entry not used: truncated \([0-9]+ payload bytes of [0-9]+\)\), hang cached, index made; equals --no-cache: yes; equals cold: yes (re)
   foreign: events read, graph built and saved (entry not used: truncated header), hang cached, index made; equals --no-cache: yes; equals cold: yes
   again: events read, graph loaded, hang cached, index made; equals --no-cache: yes; equals cold: yes
   off: files in the cache folder: 0; equals cold: yes
@@ -35,11 +35,11 @@ On a synthetic binary trace (hashed by its chunk headers), both commands:
 
   $ $(dirname $(command -v causeway))/../bench/cw-gen-trace -o $TMP_DIR/g.cwt --events 30000 --seed 3 >/dev/null 2>&1 && tests/cli/data/cache_edit_loop.sh $TMP_DIR/g $TMP_DIR/g.cwt graph --json --edges
   cold: events read and saved, graph built and saved; equals --no-cache: yes; equals cold: yes
-  add: events mapped, graph built and saved; equals --no-cache: yes; equals cold: no
-  change: events mapped, graph built and saved; equals --no-cache: yes; equals cold: no; equals add: no
+  add: events mapped, graph cuts rebuilt and saved; equals --no-cache: yes; equals cold: no
+  change: events mapped, graph cuts rebuilt and saved; equals --no-cache: yes; equals cold: no; equals add: no
   remove: events mapped, graph loaded; equals --no-cache: yes; equals cold: yes
   entries: 3
-  truncated: events mapped, graph built and saved \(entry not used: truncated \([0-9]+ payload bytes of [0-9]+\)\); equals --no-cache: yes; equals cold: yes (re)
+  truncated: events mapped, graph cuts rebuilt and saved \(entry not used: truncated \([0-9]+ payload bytes of [0-9]+\)\); equals --no-cache: yes; equals cold: yes (re)
   foreign: events mapped, graph built and saved (entry not used: truncated header); equals --no-cache: yes; equals cold: yes
   again: events mapped, graph loaded; equals --no-cache: yes; equals cold: yes
   events-truncated: events read and saved, graph loaded; equals --no-cache: yes; equals cold: yes
@@ -49,11 +49,11 @@ On a synthetic binary trace (hashed by its chunk headers), both commands:
 
   $ cp $TMP_DIR/g.cwt $TMP_DIR/h.cwt && tests/cli/data/cache_edit_loop.sh $TMP_DIR/h $TMP_DIR/h.cwt debug --json --auto
   cold: events read and saved, graph built and saved, hang found, index made and saved; equals --no-cache: yes; equals cold: yes
-  add: events mapped, graph built and saved, hang found, index mapped; equals --no-cache: yes; equals cold: (yes|no) (re)
-  change: events mapped, graph built and saved, hang found, index mapped; equals --no-cache: yes; equals cold: (yes|no); equals add: (yes|no) (re)
+  add: events mapped, graph cuts rebuilt and saved, hang found, index mapped; equals --no-cache: yes; equals cold: (yes|no) (re)
+  change: events mapped, graph cuts rebuilt and saved, hang found, index mapped; equals --no-cache: yes; equals cold: (yes|no); equals add: (yes|no) (re)
   remove: events mapped, graph loaded, hang cached, index mapped; equals --no-cache: yes; equals cold: yes
   entries: 3
-  truncated: events mapped, graph built and saved \(entry not used: truncated \([0-9]+ payload bytes of [0-9]+\)\), hang cached, index mapped; equals --no-cache: yes; equals cold: yes (re)
+  truncated: events mapped, graph cuts rebuilt and saved \(entry not used: truncated \([0-9]+ payload bytes of [0-9]+\)\), hang cached, index mapped; equals --no-cache: yes; equals cold: yes (re)
   foreign: events mapped, graph built and saved (entry not used: truncated header), hang cached, index mapped; equals --no-cache: yes; equals cold: yes
   again: events mapped, graph loaded, hang cached, index mapped; equals --no-cache: yes; equals cold: yes
   events-truncated: events read and saved, graph loaded, hang cached, index mapped; equals --no-cache: yes; equals cold: yes

@@ -33,6 +33,9 @@ run() {  # NAME: the cached run, then the same with --no-cache
 cache_use() {
   if grep -q 'cache: graph loaded from' "$work/$name.err"; then
     echo -n "loaded"
+  elif grep -q 'cache: rebuilding the cuts of' "$work/$name.err" &&
+    grep -q 'cache: graph saved to' "$work/$name.err"; then
+    echo -n "cuts rebuilt and saved"
   elif grep -q 'cache: graph saved to' "$work/$name.err"; then
     echo -n "built and saved"
   else
