@@ -511,6 +511,24 @@ std::string check_header(const unsigned char* header, uint64_t size, EntryKind k
 
 namespace {
 
+// The XXH3-64 of the payload of the entry open at `fd`, read in pieces.
+std::optional<uint64_t> checksum_by_reading(int fd, uint64_t size) {
+  XXH3_state_t* state = XXH3_createState();
+  XXH3_64bits_reset(state);
+  std::vector<char> buf(uint64_t{1} << 20);
+  bool ok = true;
+  for (uint64_t at = kHeaderSize; at < size && ok;) {
+    const uint64_t n = std::min<uint64_t>(buf.size(), size - at);
+    ok = pread_all(fd, buf.data(), n, at);
+    XXH3_64bits_update(state, buf.data(), n);
+    at += n;
+  }
+  const uint64_t sum = XXH3_64bits_digest(state);
+  XXH3_freeState(state);
+  if (!ok) return std::nullopt;
+  return sum;
+}
+
 // An entry's file mapped whole, its header and checksum verified.
 struct MappedEntry {
   std::shared_ptr<const void> keep;  // unmaps
@@ -540,8 +558,13 @@ int open_entry(const std::string& path, uint64_t* size, std::string* why) {
 // Read-only and populated from the page cache (no copy); with `writable`, made writable
 // after: a write through it copies that page (MAP_PRIVATE), never the file. (Populating a
 // writable private mapping would copy every page up front.)
+// Without `populate`, the checksum is taken by reading the file (not through the
+// mapping) and the mapping is left to fault in what its user touches: for an entry of
+// which a run reads little (the thread index: the lists of the threads a diagnosis looks
+// at), whose pages would otherwise all count in the process's memory.
 std::optional<MappedEntry> map_entry(const std::string& path, EntryKind kind, const Key& key,
-                                     bool writable, uint64_t min_payload, std::string* why) {
+                                     bool writable, uint64_t min_payload, std::string* why,
+                                     bool populate = true) {
   auto fail = [&](std::string reason) -> std::optional<MappedEntry> {
     if (why) *why = std::move(reason);
     return std::nullopt;
@@ -554,7 +577,15 @@ std::optional<MappedEntry> map_entry(const std::string& path, EntryKind kind, co
     close(fd);
     return fail("truncated header");
   }
-  void* p = mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  std::optional<uint64_t> read_sum;
+  if (!populate) {
+    read_sum = checksum_by_reading(fd, size);
+    if (!read_sum) {
+      close(fd);
+      return fail("cannot read the payload");
+    }
+  }
+  void* p = mmap(nullptr, size, PROT_READ, MAP_PRIVATE | (populate ? MAP_POPULATE : 0), fd, 0);
   int err = errno;
   close(fd);
   if (p == MAP_FAILED) return fail(std::strerror(err));
@@ -567,8 +598,8 @@ std::optional<MappedEntry> map_entry(const std::string& path, EntryKind kind, co
   const auto* header = reinterpret_cast<const unsigned char*>(m.base);
   if (std::string bad = check_header(header, size, kind, key); !bad.empty()) return fail(bad);
   m.payload = std::string_view(m.base + kHeaderSize, size - kHeaderSize);
-  if (XXH3_64bits(m.payload.data(), m.payload.size()) != load_le<uint64_t>(header + 56))
-    return fail("checksum mismatch");
+  const uint64_t sum = read_sum ? *read_sum : XXH3_64bits(m.payload.data(), m.payload.size());
+  if (sum != load_le<uint64_t>(header + 56)) return fail("checksum mismatch");
   return m;
 }
 
@@ -992,8 +1023,8 @@ std::optional<engine::ThreadEvents> load_thread_index(const std::string& dir, co
     return std::nullopt;
   };
   // Writable (copy-on-write) because Column views hold non-const pointers; nothing writes.
-  auto m =
-      map_entry(thread_index_path(dir), EntryKind::ThreadIndex, key, true, sizeof(IndexMeta), why);
+  auto m = map_entry(thread_index_path(dir), EntryKind::ThreadIndex, key, true, sizeof(IndexMeta),
+                     why, false);
   if (!m) return std::nullopt;
   IndexMeta meta{};
   std::memcpy(&meta, m->payload.data(), sizeof meta);

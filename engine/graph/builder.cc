@@ -294,9 +294,7 @@ class Builder {
       merge_peer_cuts();
       make_segments();
       spans_.release();
-      reuse_edges(RuleKind::Edge);
-      neighbour_edges();
-      reuse_edges(RuleKind::Flag);
+      reuse_edges();
       event_segment_.clear();
       event_segment_.shrink_to_fit();
     } else {
@@ -1019,46 +1017,59 @@ class Builder {
     return out;
   }
 
-  // The reused graph's edges of one kind of rule (link edges, flag edges), in its order,
-  // their ends mapped to this build's segments; its counts of those rules are this
-  // build's.
-  void reuse_edges(RuleKind kind) {
-    const Graph& old = reuse_->graph;
+  // The reused graph's link edges and flag edges, in its order, their ends mapped to this
+  // build's segments, around this build's neighbour edges (a whole build's order: link
+  // edges, neighbour edges, flag edges); its counts of those rules are this build's. The
+  // link edges are mapped where they are, in the reused graph's vector, which becomes
+  // this graph's.
+  void reuse_edges() {
+    Graph& old = reuse_->graph;
     Graph& g = result_.graph;
+    if (old.kinds.size() < g.kinds.size() ||
+        !std::equal(g.kinds.begin(), g.kinds.end(), old.kinds.begin()))
+      throw std::invalid_argument("the graph to reuse has other edge kinds");
     const uint64_t n = trace_.events.size();
-    if (kind == RuleKind::Edge) {
-      if (old.kinds.size() < g.kinds.size() ||
-          !std::equal(g.kinds.begin(), g.kinds.end(), old.kinds.begin()))
-        throw std::invalid_argument("the graph to reuse has other edge kinds");
-      uint64_t count = 0;
-      for (const Edge& e : old.edges) count += e.rule.kind == kind;
-      uint64_t neighbour_cuts = 0;
-      for (const ThreadState& st : threads_)
-        for (const Cut& c : st.cuts) neighbour_cuts += c.neighbour != Neighbour::None;
-      g.edges.reserve(count + neighbour_cuts + reuse_->stats.flag_edges);
-      result_.counts.edges = reuse_->counts.edges;
-      result_.counts.pruned = reuse_->counts.pruned;
-      result_.counts.boosted = reuse_->counts.boosted;
-      result_.stats.candidates = reuse_->stats.candidates;
-      result_.stats.unclassified = reuse_->stats.unclassified;
-      result_.stats.pruned = reuse_->stats.pruned;
-      result_.stats.boosted = reuse_->stats.boosted;
-    } else {
-      result_.counts.flags = reuse_->counts.flags;
-      result_.stats.flag_edges = reuse_->stats.flag_edges;
-      result_.stats.data_flags_used = reuse_->stats.data_flags_used;
-    }
-    for (const Edge& old_edge : old.edges) {
-      if (old_edge.rule.kind != kind) continue;
-      if (old_edge.from_event >= n || old_edge.to_event >= n)
+    std::vector<Edge> flags;
+    flags.reserve(reuse_->stats.flag_edges);
+    std::vector<Edge>& edges = old.edges;
+    size_t kept = 0;
+    for (size_t i = 0; i < edges.size(); ++i) {
+      Edge e = edges[i];
+      if (e.rule.kind != RuleKind::Edge && e.rule.kind != RuleKind::Flag) continue;
+      if (e.from_event >= n || e.to_event >= n)
         throw std::invalid_argument("the graph to reuse names events this trace does not have");
-      Edge e = old_edge;
       e.from = segment_of(e.from_event);
       e.to = segment_of(e.to_event);
-      // Flag kinds are interned as flag edges are made, as flag_edges() does.
-      if (kind == RuleKind::Flag) e.kind = g.intern_kind(old.kinds.at(old_edge.kind));
+      if (e.rule.kind == RuleKind::Flag)
+        flags.push_back(e);
+      else
+        edges[kept++] = e;
+    }
+    edges.resize(kept);
+    g.edges = std::move(edges);
+    // Room for the rest at once (a fresh copy only when there are more than the reused
+    // graph had room for).
+    uint64_t neighbour_cuts = 0;
+    for (const ThreadState& st : threads_)
+      for (const Cut& c : st.cuts) neighbour_cuts += c.neighbour != Neighbour::None;
+    g.edges.reserve(kept + neighbour_cuts + flags.size());
+    neighbour_edges();
+    // Flag kinds are interned as flag edges are made, as flag_edges() does.
+    for (Edge& e : flags) {
+      e.kind = g.intern_kind(old.kinds.at(e.kind));
       g.edges.push_back(e);
     }
+    result_.counts.edges = reuse_->counts.edges;
+    result_.counts.pruned = reuse_->counts.pruned;
+    result_.counts.boosted = reuse_->counts.boosted;
+    result_.counts.flags = reuse_->counts.flags;
+    const BuildStats& st = reuse_->stats;
+    result_.stats.candidates = st.candidates;
+    result_.stats.unclassified = st.unclassified;
+    result_.stats.pruned = st.pruned;
+    result_.stats.boosted = st.boosted;
+    result_.stats.flag_edges = st.flag_edges;
+    result_.stats.data_flags_used = st.data_flags_used;
   }
 
   void neighbour_edges() {
@@ -1107,7 +1118,7 @@ class Builder {
   const BuildOptions& options_;
   // parallel_from_, or never when one CPU is all there is (or CAUSEWAY_THREADS=1).
   const uint64_t parallel_from_;
-  const BuildResult* reuse_;  // BuildOptions::reuse, unless packs have Lua hooks
+  BuildResult* reuse_;  // BuildOptions::reuse, unless packs have Lua hooks
   SpanTree spans_;
   LuaHost lua_;
   Evaluator eval_;

@@ -480,8 +480,9 @@ TEST_CASE("a rebuild of the cuts only, reusing another cut rules' graph, equals 
       const auto prior = build(reuse_rules(before), kReuseTrace);
       const auto whole = build(reuse_rules(after), kReuseTrace);
       for (uint64_t parallel_from : {uint64_t{0}, ~uint64_t{0}}) {
+        BuildResult taken = prior.result;  // the build takes its edges
         BuildOptions options;
-        options.reuse = &prior.result;
+        options.reuse = &taken;
         options.parallel_from = parallel_from;
         const BuildResult rebuilt = build_graph(whole.trace, whole.rules, options);
         CHECK(testing::describe(rebuilt) == testing::describe(whole.result));
@@ -518,7 +519,8 @@ TEST_CASE("a rebuild of the cuts takes the reused graph's edges; Lua packs are b
   const auto other = build(reuse_rules(""), std::string(kClientServer) +
                                                 "1000 11 send object=1 offset=0 len=4\n"
                                                 "2000 21 recv object=1 offset=0 len=4\n");
-  options.reuse = &prior.result;
+  BuildResult taken = prior.result;
+  options.reuse = &taken;
   CHECK_THROWS_AS(build_graph(other.trace, other.rules, options), std::invalid_argument);
 }
 
