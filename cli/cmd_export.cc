@@ -18,6 +18,7 @@
 #include "cli/diagnose_input.h"
 #include "cli/exit_codes.h"
 #include "cli/graph_input.h"
+#include "cli/json_output.h"
 #include "cli/progress.h"
 #include "cli/rule_paths.h"
 #include "cli/trace_input.h"
@@ -48,7 +49,8 @@ struct Args {
 std::string render(const Args& a, const Trace& trace, const engine::Timeline& tl,
                    std::vector<std::string>& notes) {
   if (a.format == "perfetto") return engine::perfetto_trace(trace, tl, &notes);
-  if (a.format == "chrome") return engine::chrome_trace_json(tl).dump() + "\n";
+  // json_text: a name that is not UTF-8 becomes U+FFFD instead of failing the dump.
+  if (a.format == "chrome") return json_text(engine::chrome_trace_json(tl), -1) + "\n";
   std::ostringstream dot;
   engine::write_timeline_dot(dot, tl, engine::trace_start_ns(trace));
   return dot.str();

@@ -85,6 +85,13 @@ another thread.
   {"flows":8,"format":"chrome","markers":0,"problems":1,"slices":6,"threads":2}
   [1]
 
+Names are the recorded programs' bytes: one that is not UTF-8 becomes U+FFFD in the
+JSON instead of failing it.
+
+  $ causeway export tests/cli/data/hostile-names.trace --format chrome -o $TMP_DIR/h.json && cw-export-check $TMP_DIR/h.json
+  wrote /tmp/.* \(chrome\): 2 threads, 6 slices, 8 flows, 1 markers (re)
+  {"flows":8,"format":"chrome","markers":1,"problems":0,"slices":6,"threads":2}
+
 DOT shows the causal path and its neighbours only: the root cause filled, the hang
 framed twice, the path's edge thick and red.
 
