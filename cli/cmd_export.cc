@@ -112,7 +112,10 @@ int run_export(const Args& a) {
   std::vector<std::string> notes;
   const std::string data = render(a, trace, tl, notes);
   for (const std::string& n : notes) std::cerr << fmt::format("{}: note: {}\n", a.trace, n);
-  if (!write_output_file(a.output, data, 0644, &why)) {
+  // 0600 like a trace for the files that hold every thread's activity (traces hold other
+  // users' data); DOT, the path alone, as `graph --dot` writes its file.
+  const mode_t mode = a.format == "dot" ? 0644 : 0600;
+  if (!write_output_file(a.output, data, mode, &why)) {
     std::cerr << "causeway: " << why << "\n";
     return kExitEnvironment;
   }

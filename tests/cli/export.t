@@ -15,6 +15,11 @@ edge) and root cause are marked.
   $ causeway export examples/slow-server.trace --format perfetto -o $TMP_DIR/s.pftrace
   wrote /tmp/.* \(perfetto\): 2 threads, 6 slices, 8 flows, 0 markers (re)
 
+It is created 0600, as a trace is: it holds what every recorded thread did.
+
+  $ stat -c %a $TMP_DIR/s.pftrace
+  600
+
   $ cw-export-check $TMP_DIR/s.pftrace | jq -c '{processes, threads, slices, flows, path_slices, path_flows, root_cause_slices, problems}'
   {"processes":2,"threads":2,"slices":6,"flows":8,"path_slices":2,"path_flows":1,"root_cause_slices":1,"problems":0}
 
