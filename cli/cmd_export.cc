@@ -89,8 +89,11 @@ int run_export(const Args& a) {
   std::optional<FileAnswerer> from_file;
   if (!a.answers.empty()) from_file.emplace(a.answers, std::move(answer_lines), automatic);
   options.answerer = from_file ? static_cast<engine::Answerer*>(&*from_file) : &automatic;
-  DiagnosisRun run =
-      run_diagnosis(trace, built, loaded.rules, options, [&progress] { progress.clear(); });
+  // Perfetto and Chrome files are of use without a diagnosis: when auto finds no thread
+  // to diagnose they are written unmarked. A --hang that names a thread must find it.
+  const bool optional = hang->automatic && hang->thread_name.empty() && a.format != "dot";
+  DiagnosisRun run = run_diagnosis(
+      trace, built, loaded.rules, options, [&progress] { progress.clear(); }, optional);
   progress.clear();
   if (run.rc != kExitOk) return run.rc;
   if (from_file) from_file->note_unused();

@@ -114,7 +114,7 @@ void FileAnswerer::note_unused() const {
 
 DiagnosisRun run_diagnosis(const Trace& trace, const engine::BuildResult& built,
                            const rules::RuleSet& rules, const engine::DiagnoseOptions& options,
-                           const std::function<void()>& before_error) {
+                           const std::function<void()>& before_error, bool missing_is_no_hang) {
   DiagnosisRun run;
   auto fail = [&](const std::string& message) {
     if (before_error) before_error();
@@ -127,7 +127,12 @@ DiagnosisRun run_diagnosis(const Trace& trace, const engine::BuildResult& built,
     if (before_error) before_error();
     run.no_hang = e.what();
   } catch (const engine::DiagnoseError& e) {
-    fail(fmt::format("causeway: {}\n", e.what()));
+    if (missing_is_no_hang) {
+      if (before_error) before_error();
+      run.no_hang = e.what();
+    } else {
+      fail(fmt::format("causeway: {}\n", e.what()));
+    }
   } catch (const AnswersFileError& e) {
     fail(fmt::format("{}\n", e.what()));
   } catch (const DiagnosticError& e) {

@@ -68,9 +68,11 @@ struct DiagnosisRun {
 
 // engine::diagnose with its errors (a symptom not in the trace, an answers file line, a
 // rule's or Lua hook's error) said on stderr as bad input. `before_error` runs first (a
-// progress line to clear).
+// progress line to clear). With `missing_is_no_hang`, a symptom that cannot be found (no
+// candidate thread for auto) is `no_hang` too, for a command that has a use without one.
 DiagnosisRun run_diagnosis(const Trace& trace, const engine::BuildResult& built,
                            const rules::RuleSet& rules, const engine::DiagnoseOptions& options,
-                           const std::function<void()>& before_error = {});
+                           const std::function<void()>& before_error = {},
+                           bool missing_is_no_hang = false);
 
 }  // namespace cw::cli

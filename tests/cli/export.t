@@ -115,6 +115,14 @@ has nothing to draw.
   $ causeway export examples/server-loop.trace --format chrome -o $TMP_DIR/l.json 2>&1 | head -1
   examples/server-loop.trace: note: no hang found: the longest time a candidate thread went without a response was 0.002 s (server 11, LongRunning at 0.003 s), under the 0.500 s threshold (--min-hang); the export marks no causal path
 
+  $ causeway export tests/cli/data/figure3.trace --format perfetto -o $TMP_DIR/f.pftrace
+  tests/cli/data/figure3.trace: note: no main thread or loop thread in the trace; the export marks no causal path
+  wrote /tmp/.* \(perfetto\): 1 thread, 1 slices, 0 flows, 0 markers (re)
+
+  $ causeway export tests/cli/data/figure3.trace --format perfetto --hang nosuchname -o $TMP_DIR/f.pftrace
+  causeway: no thread named 'nosuchname' in the trace
+  [1]
+
   $ causeway export examples/server-loop.trace --format dot -o $TMP_DIR/l.dot
   causeway: no hang found: the longest time a candidate thread went without a response was 0.002 s (server 11, LongRunning at 0.003 s), under the 0.500 s threshold (--min-hang); --format dot draws the causal path of a hang (`causeway hangs examples/server-loop.trace` lists the candidates; --hang or --min-hang picks one)
   [1]
