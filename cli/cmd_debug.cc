@@ -160,30 +160,13 @@ int diagnose_once(const Args& a, const rules::HangSpec& hang, std::vector<std::s
   if (int rc = build_graph_input(trace, ruleset, built, &cache, &graph_key); rc != kExitOk)
     return rc;
 
-  const engine::ThreadEvents index = thread_index_input(trace, &cache);
   engine::DiagnoseOptions options;
-  options.events = &index;
   options.symptom = symptom_request(trace, hang, a.min_hang);
   options.beam_width = a.beam_width;
   options.lookback = a.lookback;
   options.baseline = a.baseline;
-  // The symptom auto found on this graph before (its search walks every candidate thread).
-  std::optional<engine::FoundHang> known_hang;
-  if (graph_key) {
-    std::string why;
-    known_hang = cache::load_hang(cache.dir, *graph_key, options.symptom, &why);
-    if (known_hang)
-      cache.note("hang found before on this graph, from the cache");
-    else if (!why.empty())
-      cache.note(fmt::format("hang entry not used ({})", why));
-    options.known_hang = known_hang ? &*known_hang : nullptr;
-    // Small: written here, not by a copy of the process.
-    options.hang_found = [&](const engine::FoundHang& found) {
-      std::string problem;
-      if (!cache::save_hang(cache.dir, *graph_key, options.symptom, found, &problem))
-        cache.note(fmt::format("hang not saved: {}", problem));
-    };
-  }
+  DiagnosisCache diagnosis_cache(trace, &cache, graph_key);
+  diagnosis_cache.apply(options);
 
   ProgressLine progress("diagnosing");
   if (progress.enabled()) options.progress = progress.callback();

@@ -79,10 +79,14 @@ int run_export(const Args& a) {
       rc != kExitOk)
     return rc;
   engine::BuildResult built;
-  if (int rc = build_graph_input(trace, loaded.rules, built, &cache); rc != kExitOk) return rc;
+  std::optional<cache::Key> graph_key;
+  if (int rc = build_graph_input(trace, loaded.rules, built, &cache, &graph_key); rc != kExitOk)
+    return rc;
 
   engine::DiagnoseOptions options;
   options.symptom = symptom_request(trace, *hang, a.min_hang);
+  DiagnosisCache diagnosis_cache(trace, &cache, graph_key);
+  diagnosis_cache.apply(options);
   ProgressLine progress("diagnosing");
   if (progress.enabled()) options.progress = progress.callback();
   engine::AutoAnswerer automatic;

@@ -104,4 +104,27 @@ engine::ThreadEvents thread_index_input(const Trace& trace, const CacheSession* 
   return index;
 }
 
+DiagnosisCache::DiagnosisCache(const Trace& trace, const CacheSession* cache,
+                               std::optional<cache::Key> graph_key)
+    : cache_(cache), graph_key_(graph_key), index_(thread_index_input(trace, cache)) {}
+
+void DiagnosisCache::apply(engine::DiagnoseOptions& options) {
+  options.events = &index_;
+  if (!graph_key_ || !cache_) return;
+  // The symptom auto found on this graph before (its search walks every candidate thread).
+  std::string why;
+  known_hang_ = cache::load_hang(cache_->dir, *graph_key_, options.symptom, &why);
+  if (known_hang_)
+    cache_->note("hang found before on this graph, from the cache");
+  else if (!why.empty())
+    cache_->note(fmt::format("hang entry not used ({})", why));
+  options.known_hang = known_hang_ ? &*known_hang_ : nullptr;
+  // Small: written here, not by a copy of the process.
+  options.hang_found = [this, request = options.symptom](const engine::FoundHang& found) {
+    std::string problem;
+    if (!cache::save_hang(cache_->dir, *graph_key_, request, found, &problem))
+      cache_->note(fmt::format("hang not saved: {}", problem));
+  };
+}
+
 }  // namespace cw::cli

@@ -6,6 +6,7 @@
 
 #include "cli/cache_session.h"
 #include "engine/cache/cache.h"
+#include "engine/diagnosis/diagnose.h"
 #include "engine/diagnosis/segment_profile.h"
 #include "engine/graph/builder.h"
 #include "rules/ruleset.h"
@@ -27,5 +28,23 @@ int build_graph_input(const Trace& trace, const rules::RuleSet& rules, engine::B
 // the cache when it holds one for these events, else made here and saved for the next
 // run (in the background, as the graph is).
 engine::ThreadEvents thread_index_input(const Trace& trace, const CacheSession* cache = nullptr);
+
+// What the derived cache gives a diagnosis of one graph: the thread index (thread_index_input)
+// and the hang found before on the graph for the same request, and it keeps the hang the
+// diagnosis finds. `graph_key` as build_graph_input set it (none: nothing is looked up).
+class DiagnosisCache {
+ public:
+  DiagnosisCache(const Trace& trace, const CacheSession* cache,
+                 std::optional<cache::Key> graph_key);
+  // Sets options.events, and the hang's lookup and saving for options.symptom (set it
+  // first). `options` must not outlive this.
+  void apply(engine::DiagnoseOptions& options);
+
+ private:
+  const CacheSession* cache_;
+  std::optional<cache::Key> graph_key_;
+  engine::ThreadEvents index_;
+  std::optional<engine::FoundHang> known_hang_;
+};
 
 }  // namespace cw::cli
