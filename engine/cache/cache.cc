@@ -255,6 +255,15 @@ uint64_t packs_key(const rules::RuleSet& rules) {
 
 namespace {
 
+void hash_field(Hasher& h, const rules::FieldRef& f) {
+  h.value(f.side);
+  h.value(f.scope);
+  h.value(f.kind);
+  h.value(f.field);
+  h.text(f.span);
+  h.value(f.type);
+}
+
 void hash_expr(Hasher& h, const rules::CompiledExpr& e) {
   h.value(static_cast<uint64_t>(e.nodes.size()));
   h.value(e.root);
@@ -263,13 +272,7 @@ void hash_expr(Hasher& h, const rules::CompiledExpr& e) {
     h.value(n.type);
     h.value(n.ival);
     h.text(n.sval);
-    const rules::FieldRef& f = n.field;
-    h.value(f.side);
-    h.value(f.scope);
-    h.value(f.kind);
-    h.value(f.field);
-    h.text(f.span);
-    h.value(f.type);
+    hash_field(h, n.field);
     h.value(static_cast<uint64_t>(n.kids.size()));
     for (uint32_t k : n.kids) h.value(k);
   }
@@ -295,15 +298,10 @@ std::optional<uint64_t> links_key(const rules::RuleSet& rules) {
     h.value(l.from);
     h.value(l.to);
     h.value(static_cast<uint64_t>(l.join.size()));
-    for (const auto& [a, b] : l.join)
-      for (const rules::FieldRef* f : {&a, &b}) {
-        h.value(f->side);
-        h.value(f->scope);
-        h.value(f->kind);
-        h.value(f->field);
-        h.text(f->span);
-        h.value(f->type);
-      }
+    for (const auto& [a, b] : l.join) {
+      hash_field(h, a);
+      hash_field(h, b);
+    }
     h.value(l.pick);
     for (int16_t v : {l.offset_field, l.len_field, l.to_offset_field, l.to_len_field}) h.value(v);
     hash_expr(h, l.where);
