@@ -11,19 +11,17 @@
 #include <fmt/ranges.h>
 #include <unistd.h>
 
-#include <charconv>
 #include <csignal>
 #include <cstring>
 #include <ctime>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
-#include <set>
 #include <stdexcept>
 
 #include "cli/cache_session.h"
 #include "cli/commands.h"
+#include "cli/debug_session.h"
 #include "cli/exit_codes.h"
 #include "cli/graph_input.h"
 #include "cli/json_output.h"
@@ -31,7 +29,6 @@
 #include "cli/progress.h"
 #include "cli/rule_paths.h"
 #include "cli/trace_input.h"
-#include "engine/diagnosis/answer_pack.h"
 #include "engine/diagnosis/debug_report.h"
 #include "engine/diagnosis/diagnose.h"
 #include "engine/graph/builder.h"
@@ -44,27 +41,6 @@ namespace {
 using engine::Answer;
 using engine::AnswerSource;
 using engine::Question;
-
-std::string trim(std::string_view s) {
-  size_t b = s.find_first_not_of(" \t\r");
-  if (b == std::string_view::npos) return {};
-  size_t e = s.find_last_not_of(" \t\r");
-  return std::string(s.substr(b, e - b + 1));
-}
-
-// An option number 1..n as typed, or nullopt.
-std::optional<uint32_t> option_number(const std::string& s, size_t n) {
-  uint32_t v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size() || v < 1 || v > n) return std::nullopt;
-  return v - 1;
-}
-
-std::optional<uint32_t> stop_option(const Question& q) {
-  for (size_t i = 0; i < q.options.size(); ++i)
-    if (q.options[i].stop) return static_cast<uint32_t>(i);
-  return std::nullopt;
-}
 
 std::string first_line(const std::string& s) {
   return s.substr(0, s.find('\n'));
@@ -128,95 +104,6 @@ class TerminalAnswerer : public engine::Answerer {
   size_t asked_ = 0;
 };
 
-struct AnswersFileError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-// `--answers FILE`: each line that is not blank and not a `#` comment answers the next
-// question, with an option number or `s`; then `fallback` answers.
-class FileAnswerer : public engine::Answerer {
- public:
-  FileAnswerer(std::string path, std::vector<std::string> lines, engine::Answerer& fallback)
-      : path_(std::move(path)), lines_(std::move(lines)), fallback_(fallback) {}
-
-  Answer ask(const Question& q) override {
-    while (next_ < lines_.size()) {
-      const size_t line_no = ++next_;
-      std::string line = lines_[line_no - 1];
-      if (size_t hash = line.find('#'); hash != std::string::npos) line.resize(hash);
-      line = trim(line);
-      if (line.empty()) continue;
-      ++used_;
-      if (line == "s") {
-        if (auto s = stop_option(q)) return {*s, AnswerSource::Answers, {}};
-        throw AnswersFileError(fmt::format(
-            "{}:{}: 's' but question \"{}\" has no option to stop at", path_, line_no, q.text));
-      }
-      if (auto n = option_number(line, q.options.size())) return {*n, AnswerSource::Answers, {}};
-      throw AnswersFileError(fmt::format(
-          "{}:{}: expected an option number from 1 to {} or 's' for question \"{}\", got '{}'",
-          path_, line_no, q.options.size(), q.text, line));
-    }
-    return fallback_.ask(q);
-  }
-
-  // Answers left over once the diagnosis is done.
-  size_t unused() const {
-    size_t n = 0;
-    for (size_t i = next_; i < lines_.size(); ++i) {
-      std::string line = lines_[i];
-      if (size_t hash = line.find('#'); hash != std::string::npos) line.resize(hash);
-      if (!trim(line).empty()) ++n;
-    }
-    return n;
-  }
-
- private:
-  std::string path_;
-  std::vector<std::string> lines_;
-  engine::Answerer& fallback_;
-  size_t next_ = 0;
-  size_t used_ = 0;
-};
-
-// `--hang`: "auto", TID@SECONDS (seconds since the trace started) or a thread name, read as pack
-// tests read their `hang` (rules::parse_hang_spec) so that saved answers replay the same symptom.
-std::optional<rules::HangSpec> parse_hang(const std::string& s, std::string* why) {
-  if (auto spec = rules::parse_hang_spec(s)) return spec;
-  std::string detail;
-  if (!s.empty() && s.find_first_not_of("0123456789") == std::string::npos) {
-    detail = fmt::format(" (a thread id needs its time: {}@SECONDS)", s);
-  } else if (size_t at = s.find('@'); at != std::string::npos) {
-    const std::string tid = s.substr(0, at), secs = s.substr(at + 1);
-    if (!rules::parse_hang_spec(tid + "@0"))
-      detail = fmt::format(" ('{}' is not a thread id)", tid);
-    else
-      detail = fmt::format(" ('{}' is not a number of seconds, like 1.5)", secs);
-  }
-  *why = fmt::format("--hang: expected auto, TID@SECONDS or a thread name, got '{}'{}", s, detail);
-  return std::nullopt;
-}
-
-// The files that left stack frames unnamed, only for the processes the diagnosis is
-// about (the hang's, the root causes', the path's): a library another process mapped
-// (a JIT's /memfd: region) says nothing about this diagnosis.
-void unnamed_frames_note(const std::string& path, const engine::Graph& graph,
-                         const engine::Diagnosis& d, const SymbolizeReport& symbols) {
-  std::set<Pid> pids = {d.hang.pid};
-  for (const auto& rc : d.root_causes) pids.insert(graph.segments[rc.segment].pid);
-  for (const auto& step : d.path) pids.insert(graph.segments[step.segment].pid);
-  for (const auto& step : d.baseline_path) pids.insert(graph.segments[step.segment].pid);
-  std::set<std::string> files;
-  for (Pid pid : pids)
-    if (auto it = symbols.files_not_found_by_pid.find(pid);
-        it != symbols.files_not_found_by_pid.end())
-      files.insert(it->second.begin(), it->second.end());
-  if (!files.empty())
-    std::cerr << fmt::format(
-        "{}: note: stack frames of the processes in this diagnosis unnamed; not found: {}\n", path,
-        fmt::join(files, ", "));
-}
-
 struct Args {
   std::string trace;
   std::string format = "auto";
@@ -232,7 +119,7 @@ struct Args {
   bool no_cache = false;
   uint32_t beam_width = 8;
   uint32_t lookback = 3;
-  double min_hang = 0.5;
+  double min_hang = kDefaultMinHangSeconds;
 };
 
 // One diagnosis of `trace` with the packs `ruleset`: builds the graph, diagnoses, prints the
@@ -247,13 +134,7 @@ int diagnose_once(const Args& a, const rules::HangSpec& hang, std::vector<std::s
   if (int rc = build_graph_input(trace, ruleset, built, &cache); rc != kExitOk) return rc;
 
   engine::DiagnoseOptions options;
-  if (!hang.automatic) {
-    options.symptom.mode = engine::SymptomRequest::Mode::ThreadAt;
-    options.symptom.tid = hang.tid;
-    options.symptom.at_ns = engine::trace_start_ns(trace) + hang.offset_ns;
-  }
-  options.symptom.thread_name = hang.thread_name;
-  options.symptom.min_hang_ns = static_cast<uint64_t>(a.min_hang * 1e9);
+  options.symptom = symptom_request(trace, hang, a.min_hang);
   options.beam_width = a.beam_width;
   options.lookback = a.lookback;
   options.baseline = a.baseline;
@@ -319,29 +200,14 @@ int diagnose_once(const Args& a, const rules::HangSpec& hang, std::vector<std::s
   unnamed_frames_note(a.trace, built.graph, diagnosis, symbols);
 
   if (!a.save_answers.empty()) {
-    std::vector<std::string> pack_ids;
-    for (const auto& p : ruleset.packs) pack_ids.push_back(p.id);
-    try {
-      std::string file = engine::save_answer_pack(a.save_answers, a.trace, a.hang, pack_ids, trace,
-                                                  built.graph, diagnosis);
-      std::cerr << fmt::format(
-          "saved {} answer{} as rules in {}; re-run with --rules {} to ask nothing\n",
-          engine::saved_answer_count(diagnosis),
-          engine::saved_answer_count(diagnosis) == 1 ? "" : "s", file, a.save_answers);
-    } catch (const std::invalid_argument& e) {
-      std::cerr << "causeway: " << e.what() << "\n";
-      return kExitBadInput;
-    } catch (const std::exception& e) {
-      std::cerr << "causeway: " << e.what() << "\n";
-      return kExitEnvironment;
-    }
+    const SavedAnswers saved =
+        save_answers(a.save_answers, a.trace, a.hang, ruleset, trace, built.graph, diagnosis);
+    std::cerr << saved.message << "\n";
+    if (saved.status != kExitOk) return saved.status;
   }
 
   if (a.json) {
-    nlohmann::json j = engine::debug_json(trace, built.graph, diagnosis);
-    const uint64_t start = engine::trace_start_ns(trace);
-    add_seconds_since_start(j, start);
-    j["trace_start_ns"] = start;
+    nlohmann::json j = debug_report_json(trace, built.graph, diagnosis);
     if (!watch.is_null()) j["watch"] = watch;
     std::cout << json_text(with_schema_version(std::move(j)), lines) << "\n";
   } else
@@ -525,7 +391,7 @@ Command add_debug(CLI::App& app) {
                   "with --hang auto or NAME: when no candidate went this many seconds without "
                   "a response, say \"no hang found\" (exit 0) instead of diagnosing")
       ->type_name("SECONDS")
-      ->default_val(0.5)
+      ->default_val(kDefaultMinHangSeconds)
       ->check(CLI::Range(0.0, 1e6));
   cmd->footer(
       "Questions: at a terminal, type an option's number, Enter for the first (best), ? to "
@@ -546,14 +412,8 @@ Command add_debug(CLI::App& app) {
               return kExitBadInput;
             }
             std::vector<std::string> answer_lines;
-            if (!args->answers.empty()) {
-              std::ifstream in(args->answers);
-              if (!in) {
-                std::cerr << fmt::format("causeway: {}: cannot read\n", args->answers);
-                return kExitBadInput;
-              }
-              for (std::string line; std::getline(in, line);) answer_lines.push_back(line);
-            }
+            if (!args->answers.empty() && !read_answers_file(args->answers, answer_lines))
+              return kExitBadInput;
 
             // Packs before the trace, which takes longer to read: a pack's error shows at once.
             // --watch loads them for each run, in watch_loop.
