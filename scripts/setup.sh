@@ -14,7 +14,7 @@ packages=(
   build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
   tao-pegtl-dev libboost-graph-dev liblua5.4-dev libfmt-dev doctest-dev libcapstone-dev
   libcli11-dev nlohmann-json3-dev libxxhash-dev libzstd-dev libbpf-dev bpftool libelf-dev libdw-dev
-  jq util-linux linux-perf
+  jq util-linux linux-perf libprotobuf-dev protobuf-compiler
 )
 
 # What only the tests need: the browser the latency page is checked in.

@@ -31,6 +31,8 @@ std::pair<size_t, size_t> distinct_processes_threads(const Trace& trace) {
   return {pids.size(), tids.size()};
 }
 
+}  // namespace
+
 // A label holds a name from the trace: its control bytes become \xNN (the backslash then
 // escaped for DOT, so Graphviz shows it), as on a terminal.
 std::string dot_escape(std::string_view raw) {
@@ -42,8 +44,6 @@ std::string dot_escape(std::string_view raw) {
   }
   return out;
 }
-
-}  // namespace
 
 json losses_json(const Trace& trace) {
   json out = json::object();

@@ -5,6 +5,7 @@
 #include <iosfwd>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 #include "engine/graph/builder.h"
 #include "engine/graph/graph.h"
@@ -22,6 +23,10 @@ nlohmann::json edge_list_json(const Trace& trace, const Graph& graph);
 nlohmann::json losses_json(const Trace& trace);
 // The "stats" object alone (pack tests compare against it).
 nlohmann::json stats_json(const BuildStats& stats);
+
+// A name from the trace for a DOT label: control bytes as \xNN, as on a terminal, then
+// `"` and `\` escaped for DOT.
+std::string dot_escape(std::string_view raw);
 
 // Segments labelled "comm tid [start,end)"; edges labelled by kind, styled by strength:
 // strong solid, weak dashed, boosted bold.
