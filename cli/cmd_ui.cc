@@ -40,6 +40,7 @@
 #include "rules/lua_sandbox.h"
 #include "ui/server.h"
 #include "ui/session.h"
+#include "ui/timeline_json.h"
 
 extern char** environ;
 
@@ -237,8 +238,12 @@ int run_ui(const Args& a) {
     engine::DiagnoseOptions options;
     options.symptom = symptom_request(trace, *hang, kDefaultMinHangSeconds);
     options.answerer = from_file ? static_cast<engine::Answerer*>(&*from_file) : &web;
-    options.before_asking = [&](const engine::Diagnosis& so_far, const engine::Question&) {
+    // Each question comes with what was found so far, as text and on the timeline, where
+    // the segment it asks about and its options' segments and edges are marked.
+    uint64_t timelines = 0;
+    options.before_asking = [&](const engine::Diagnosis& so_far, const engine::Question& q) {
       web.set_context({{"so_far", engine::so_far_text(trace, built.graph, so_far, true)}});
+      session.set("timeline", ui::diagnosis_timeline(trace, built.graph, so_far, ++timelines, &q));
     };
     std::string latency_why;
     std::optional<std::string> page = latency_page(trace, a.trace, &latency_why);
@@ -255,7 +260,8 @@ int run_ui(const Args& a) {
           {"phase", "done"},
           {"report",
            {{"text", engine::debug_text(trace, built.graph, diagnosis)},
-            {"json", with_schema_version(debug_report_json(trace, built.graph, diagnosis))}}}};
+            {"json", with_schema_version(debug_report_json(trace, built.graph, diagnosis))}}},
+          {"timeline", ui::diagnosis_timeline(trace, built.graph, diagnosis, ++timelines)}};
       if (from_file && from_file->unused() > 0)
         done["notes"] = {
             fmt::format("{}: {} answer(s) not used: the diagnosis asked fewer questions", a.answers,

@@ -140,7 +140,9 @@ function showTimeline(t) {
   }
   if (box.dataset.drawn === String(t.key)) return;
   box.dataset.drawn = String(t.key);
-  $('timeline-note').textContent = t.note || '';
+  $('timeline-note').textContent = state.phase === 'question'
+    ? '(found so far: the segment asked about is outlined, the options\' segments and arrows numbered)'
+    : '(the causal path, its root cause and hang, and the segments one edge away)';
   const labelW = 230, rowH = 30, barH = 20, top = 22;
   const width = Math.max(700, box.clientWidth || 1000);
   const plotW = width - labelW - 20;
@@ -168,7 +170,8 @@ function showTimeline(t) {
   });
   t.slices.forEach((s, i) => {
     const x0 = x(s.start_ns), w = Math.max(1.5, x(s.end_ns) - x0);
-    const cls = ['slice', s.on_path && 'on-path', s.root_cause && 'root-cause', s.hang && 'hang'].filter(Boolean).join(' ');
+    const cls = ['slice', s.on_path && 'on-path', s.root_cause && 'root-cause', s.hang && 'hang',
+                 s.subject && 'subject', s.option && 'option'].filter(Boolean).join(' ');
     const r = el('svg:rect', { class: cls, x: x0, y: rowY(s.track) + (rowH - barH) / 2, width: w, height: barH,
                                'data-segment': s.segment, 'data-index': i },
       el('svg:title', {}, `${s.name}\n${s.detail || ''}\n${((s.start_ns - t.trace_start_ns) / 1e9).toFixed(6)} s to ${((s.end_ns - t.trace_start_ns) / 1e9).toFixed(6)} s`));
@@ -178,6 +181,9 @@ function showTimeline(t) {
       $('slice-info').textContent = `${t.tracks[s.track].name || '?'} ${t.tracks[s.track].tid}: ${s.name} — ${s.detail || ''}`;
     });
     svg.append(r);
+    if (s.option) {
+      svg.append(el('svg:text', { class: 'option-label', x: x0 + w / 2, y: rowY(s.track) + 9, 'text-anchor': 'middle' }, String(s.option)));
+    }
     if (w > 40) {
       const light = s.root_cause || s.hang;
       svg.append(el('svg:text', { class: light ? 'slice-label light' : 'slice-label', x: x0 + 3, y: rowY(s.track) + rowH / 2 + 4 },
@@ -192,6 +198,9 @@ function showTimeline(t) {
     svg.append(el('svg:path', { class: f.on_path ? 'flow on-path' : 'flow', d: `M ${x1} ${y1} C ${x1} ${mid}, ${x2} ${mid}, ${x2} ${y2}`,
                                 'marker-end': f.on_path ? 'url(#arrow-path)' : 'url(#arrow)', 'data-edge': f.edge },
       el('svg:title', {}, `${f.kind} (${f.strength})`)));
+    if (f.option) {
+      svg.append(el('svg:text', { class: 'option-label flow-option', x: (x1 + x2) / 2 + 4, y: mid }, String(f.option)));
+    }
   }
   for (const m of t.instants) {
     const cx = x(m.ts), cy = rowY(m.track) + 4;
