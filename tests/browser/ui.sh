@@ -34,10 +34,10 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
-# $1: name; $2: the trace; the rest: packs (--rules) the diagnosis needs.
+# $1: name; $2: the trace; $3: --hang; the rest: packs (--rules) the diagnosis needs.
 check_ui() {
-  local name=$1 trace=$2; shift 2
-  local rules=()
+  local name=$1 trace=$2 hang=$3; shift 3
+  local rules=(--hang "$hang")
   for p in "$@"; do rules+=(--rules "$p"); done
   causeway debug "$trace" "${rules[@]}" --json --auto --no-cache >"$tmp/$name.expected.json"
   jq -e '.root_causes | length > 0' "$tmp/$name.expected.json" >/dev/null ||
@@ -97,7 +97,10 @@ check_ui() {
   done
 }
 
+# The bundled demo (a recurse question), and a recording of a real proxy waiting on a
+# slow upstream (tests/real/02-lighttpd-slow-upstream: an edge question, three processes).
 cp "$root/examples/slow-server.trace" "$tmp/slow-server.trace"
-check_ui slow-server "$tmp/slow-server.trace"
-cp "$shots/slow-server-timeline.png" "$shots/ui-timeline.png"
+check_ui slow-server "$tmp/slow-server.trace" auto
+cp "$root/tests/real/traces/02-lighttpd-slow-upstream.cwt" "$tmp/lighttpd.cwt"
+check_ui lighttpd "$tmp/lighttpd.cwt" curl
 echo "screenshots: $(ls "$shots"/*.png | tr '\n' ' ')"

@@ -113,7 +113,21 @@ ok(`save: ${saved}`);
 const pack = await page.request.get(`${url}api/pack.cw`);
 if (!pack.ok()) fail(`the pack's download got ${pack.status()}`);
 writeFileSync(process.env.DOWNLOAD, await pack.body());
-await page.screenshot({ path: `${shots}/${name}-result.png`, fullPage: true });
+await page.evaluate(() => window.scrollTo(0, 0));
+await page.screenshot({ path: `${shots}/${name}-result.png` });
+
+// The latency heat map, when the page says there is one, is drawn in its frame.
+const latencyNote = await page.textContent('#latency-note');
+if (await page.locator('#latency-frame iframe').count() > 0) {
+  const rows = page.frameLocator('#latency-frame iframe').locator('tr.context');
+  await rows.first().waitFor({ timeout: 10000 }).catch(() => fail('the heat map drew no context'));
+  await page.locator('#latency-section').scrollIntoViewIfNeeded();
+  await page.locator('#latency-section').screenshot({ path: `${shots}/${name}-latency.png` });
+  ok(`latency heat map: ${await rows.count()} contexts drawn`);
+} else {
+  if (!/^no latency data/.test(latencyNote)) fail(`no heat map, and the page does not say why: ${latencyNote}`);
+  ok(`latency heat map: ${latencyNote}`);
+}
 
 // Names are text: nothing from the trace became an element.
 if (await page.locator('main b, main script, main img').count() > 0) fail('trace text became markup');
