@@ -341,13 +341,7 @@ Command add_debug(CLI::App& app) {
   auto* cmd = app.add_subcommand("debug",
                                  "find why a thread hung: walk the graph back to the "
                                  "root cause, asking where the trace is ambiguous");
-  cmd->add_option("TRACE", args->trace, "trace file (binary or text form)")
-      ->required()
-      ->check(CLI::ExistingFile);
-  cmd->add_option("--rules", args->rules, "add rule packs (files or folders), in order")
-      ->type_name("PACK")
-      ->check(CLI::ExistingPath);
-  cmd->add_flag("--no-stdlib", args->no_stdlib, "do not load stdlib-rules");
+  add_graph_input_options(cmd, args->trace, args->rules, args->no_stdlib);
   cmd->add_option("--hang", args->hang,
                   "the symptom: auto (the longest stretch a main thread or loop thread did "
                   "not return to its loop), TID@SECONDS (thread TID at SECONDS since the "

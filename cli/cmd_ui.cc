@@ -312,13 +312,7 @@ Command add_ui(CLI::App& app) {
       "ui",
       "diagnose a hang in a browser: a page on 127.0.0.1 with the timeline of the threads on "
       "the causal path, the report, and the questions answered by click");
-  cmd->add_option("TRACE", args->trace, "trace file (binary or text form)")
-      ->required()
-      ->check(CLI::ExistingFile);
-  cmd->add_option("--rules", args->rules, "add rule packs (files or folders), in order")
-      ->type_name("PACK")
-      ->check(CLI::ExistingPath);
-  cmd->add_flag("--no-stdlib", args->no_stdlib, "do not load stdlib-rules");
+  add_graph_input_options(cmd, args->trace, args->rules, args->no_stdlib);
   cmd->add_option("--hang", args->hang, "the symptom, as `causeway debug --hang` takes it")
       ->type_name("auto|TID@SECONDS|NAME")
       ->default_str("auto");

@@ -2,6 +2,10 @@
 // terminal and a rule's error shown to the user.
 #pragma once
 
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
 #include "cli/cache_session.h"
 #include "engine/graph/builder.h"
 #include "rules/ruleset.h"
@@ -15,5 +19,10 @@ namespace cw::cli {
 // and a graph built here is saved for the next run (docs/cache.md).
 int build_graph_input(const Trace& trace, const rules::RuleSet& rules, engine::BuildResult& out,
                       const CacheSession* cache = nullptr);
+
+// What a command that builds a trace's graph takes first: TRACE (an existing file), --rules
+// PACK… (in order) and --no-stdlib.
+void add_graph_input_options(CLI::App* cmd, std::string& trace, std::vector<std::string>& rules,
+                             bool& no_stdlib);
 
 }  // namespace cw::cli
