@@ -103,4 +103,10 @@ cp "$root/examples/slow-server.trace" "$tmp/slow-server.trace"
 check_ui slow-server "$tmp/slow-server.trace" auto
 cp "$root/tests/real/traces/02-lighttpd-slow-upstream.cwt" "$tmp/lighttpd.cwt"
 check_ui lighttpd "$tmp/lighttpd.cwt" curl
+# Names with markup (a thread's, a function's) stay text in every part of the page.
+markup='<img src=x onerror=alert(1)><b>w</b>'
+sed -e "s|comm=cw-srv-worker|comm=\"$markup\"|" \
+  -e 's|stack=main;serve;recvfrom|stack=main;<b>x</b><script>document.title=1</script>;recvfrom|' \
+  "$root/examples/slow-server.trace" >"$tmp/markup.trace"
+MARKUP=$markup check_ui markup "$tmp/markup.trace" auto
 echo "screenshots: $(ls "$shots"/*.png | tr '\n' ' ')"

@@ -129,8 +129,16 @@ if (await page.locator('#latency-frame iframe').count() > 0) {
   ok(`latency heat map: ${latencyNote}`);
 }
 
-// Names are text: nothing from the trace became an element.
+// Names are text: nothing from the trace became an element, and a name with markup
+// (MARKUP, when the trace holds one) is shown as it is.
 if (await page.locator('main b, main script, main img').count() > 0) fail('trace text became markup');
+if (process.env.MARKUP) {
+  const inQuestionlessParts = await page.evaluate(m => document.querySelector('main').innerText.includes(m), process.env.MARKUP);
+  const inTimeline = await page.$$eval('#timeline .track-label', (els, m) => els.some(e => e.textContent.includes(m)), process.env.MARKUP);
+  if (!inQuestionlessParts || !inTimeline) fail(`the name ${process.env.MARKUP} is not shown as text (page: ${inQuestionlessParts}, timeline: ${inTimeline})`);
+  if (await page.title() !== 'causeway ui') fail(`a script from the trace ran (title ${await page.title()})`);
+  ok(`the name ${process.env.MARKUP} stayed text`);
+}
 if (errors.length) fail(`the page reported errors: ${errors.join('; ')}`);
 
 await page.click('#quit');
