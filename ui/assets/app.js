@@ -131,43 +131,68 @@ function showLatency(l) {
 }
 
 // The timeline: one row per thread on (or next to) the causal path, its segments as bars,
-// causal edges as arrows from the cause's time to the effect's.
+// causal edges as arrows from the cause's time to the effect's. The wheel zooms around
+// the pointer; "fit" shows all; during a question it starts on what the question is about.
+let timeline = null;   // the model drawn
+let view = null;       // [from, to] in the model's ns
+
 function showTimeline(t) {
-  const box = $('timeline');
   if (!t) {
+    timeline = null;
     $('timeline-note').textContent = state.phase === 'done' ? '(none)' : '(drawn once the path is known)';
+    $('timeline').replaceChildren();
     return;
   }
-  if (box.dataset.drawn === String(t.key)) return;
-  box.dataset.drawn = String(t.key);
+  if (timeline && timeline.key === t.key) return;
+  timeline = t;
   $('timeline-note').textContent = state.phase === 'question'
     ? '(found so far: the segment asked about is outlined, the options\' segments and arrows numbered)'
     : '(the causal path, its root cause and hang, and the segments one edge away)';
+  view = questionView(t) || [t.start_ns, t.end_ns];
+  drawTimeline();
+}
+
+// The stretch of time the question's marked segments and arrows cover, with some room.
+function questionView(t) {
+  let lo = Infinity, hi = -Infinity;
+  for (const s of t.slices) if (s.subject || s.option) { lo = Math.min(lo, s.start_ns); hi = Math.max(hi, s.end_ns); }
+  for (const f of t.flows) if (f.option) { lo = Math.min(lo, f.from_ns, f.to_ns); hi = Math.max(hi, f.from_ns, f.to_ns); }
+  if (!(hi > lo)) return null;
+  const pad = (hi - lo) * 0.3 + 1;
+  return [Math.max(t.start_ns, lo - pad), Math.min(t.end_ns, hi + pad)];
+}
+
+function drawTimeline() {
+  const t = timeline, box = $('timeline');
   const labelW = 230, rowH = 30, barH = 20, top = 22;
   const width = Math.max(700, box.clientWidth || 1000);
   const plotW = width - labelW - 20;
-  const span = Math.max(1, t.end_ns - t.start_ns);
-  const x = ns => labelW + ((ns - t.start_ns) / span) * plotW;
+  const [v0, v1] = view;
+  const span = Math.max(1, v1 - v0);
+  const x = ns => labelW + ((ns - v0) / span) * plotW;
+  const left = labelW, right = labelW + plotW;
   const height = top + t.tracks.length * rowH + 10;
   const svg = el('svg:svg', { width, height, viewBox: `0 0 ${width} ${height}`, id: 'timeline-svg' });
-  const defs = el('svg:defs', {},
+  svg.append(el('svg:defs', {},
+    el('svg:clipPath', { id: 'plot' }, el('svg:rect', { x: left, y: 0, width: plotW + 10, height })),
     el('svg:marker', { id: 'arrow', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 6, markerHeight: 6, orient: 'auto-start-reverse' },
       el('svg:path', { d: 'M 0 0 L 10 5 L 0 10 z', fill: '#5b6474' })),
     el('svg:marker', { id: 'arrow-path', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 5, markerHeight: 5, orient: 'auto-start-reverse' },
-      el('svg:path', { d: 'M 0 0 L 10 5 L 0 10 z', fill: '#c0392b' })));
-  svg.append(defs);
-  // Time axis: about eight ticks, in seconds since the trace started.
-  const step = niceStep(span / 8);
-  for (let v = Math.ceil(t.start_ns / step) * step; v <= t.end_ns; v += step) {
-    svg.append(el('svg:line', { class: 'tick', x1: x(v), x2: x(v), y1: top - 4, y2: height - 10 }));
-    svg.append(el('svg:text', { class: 'axis', x: x(v) + 2, y: top - 8 }, ((v - t.trace_start_ns) / 1e9).toFixed(3) + ' s'));
-  }
+      el('svg:path', { d: 'M 0 0 L 10 5 L 0 10 z', fill: '#c0392b' }))));
   const rowY = i => top + i * rowH;
   t.tracks.forEach((tr, i) => {
     svg.append(el('svg:rect', { class: i % 2 ? 'row odd' : 'row', x: 0, y: rowY(i), width, height: rowH }));
     svg.append(el('svg:text', { class: 'track-label', x: 6, y: rowY(i) + 13, 'data-tid': tr.tid }, `${tr.name || '?'} ${tr.tid}`));
     svg.append(el('svg:text', { class: 'process-label', x: 6, y: rowY(i) + 25 }, `process ${tr.process || '?'} ${tr.pid}`));
   });
+  const plot = el('svg:g', { 'clip-path': 'url(#plot)' });
+  svg.append(plot);
+  // Time axis: about eight ticks, in seconds since the trace started.
+  const step = niceStep(span / 8);
+  for (let v = Math.ceil(v0 / step) * step; v <= v1; v += step) {
+    plot.append(el('svg:line', { class: 'tick', x1: x(v), x2: x(v), y1: top - 4, y2: height - 10 }));
+    plot.append(el('svg:text', { class: 'axis', x: x(v) + 2, y: top - 8 }, secondsLabel((v - t.trace_start_ns) / 1e9, step)));
+  }
   t.slices.forEach((s, i) => {
     const x0 = x(s.start_ns), w = Math.max(1.5, x(s.end_ns) - x0);
     const cls = ['slice', s.on_path && 'on-path', s.root_cause && 'root-cause', s.hang && 'hang',
@@ -180,14 +205,16 @@ function showTimeline(t) {
       r.classList.add('selected');
       $('slice-info').textContent = `${t.tracks[s.track].name || '?'} ${t.tracks[s.track].tid}: ${s.name} — ${s.detail || ''}`;
     });
-    svg.append(r);
+    plot.append(r);
+    // The label goes on the part of the bar in view.
+    const shownFrom = Math.max(x0, left), shownTo = Math.min(x0 + w, right);
     if (s.option) {
-      svg.append(el('svg:text', { class: 'option-label', x: x0 + w / 2, y: rowY(s.track) + 9, 'text-anchor': 'middle' }, String(s.option)));
+      plot.append(el('svg:text', { class: 'option-label', x: (shownFrom + shownTo) / 2, y: rowY(s.track) + 9, 'text-anchor': 'middle' }, String(s.option)));
     }
-    if (w > 40) {
+    if (shownTo - shownFrom > 40) {
       const light = s.root_cause || s.hang;
-      svg.append(el('svg:text', { class: light ? 'slice-label light' : 'slice-label', x: x0 + 3, y: rowY(s.track) + rowH / 2 + 4 },
-        clip(s.name, Math.floor((w - 6) / 6.5))));
+      plot.append(el('svg:text', { class: light ? 'slice-label light' : 'slice-label', x: shownFrom + 3, y: rowY(s.track) + rowH / 2 + 4 },
+        clip(s.name, Math.floor((shownTo - shownFrom - 6) / 6.5))));
     }
   });
   for (const f of t.flows) {
@@ -195,19 +222,45 @@ function showTimeline(t) {
     if (!a || !b) continue;
     const x1 = x(f.from_ns), y1 = rowY(a.track) + rowH / 2, x2 = x(f.to_ns), y2 = rowY(b.track) + rowH / 2;
     const mid = (y1 + y2) / 2;
-    svg.append(el('svg:path', { class: f.on_path ? 'flow on-path' : 'flow', d: `M ${x1} ${y1} C ${x1} ${mid}, ${x2} ${mid}, ${x2} ${y2}`,
-                                'marker-end': f.on_path ? 'url(#arrow-path)' : 'url(#arrow)', 'data-edge': f.edge },
+    plot.append(el('svg:path', { class: f.on_path ? 'flow on-path' : 'flow', d: `M ${x1} ${y1} C ${x1} ${mid}, ${x2} ${mid}, ${x2} ${y2}`,
+                                 'marker-end': f.on_path ? 'url(#arrow-path)' : 'url(#arrow)', 'data-edge': f.edge },
       el('svg:title', {}, `${f.kind} (${f.strength})`)));
     if (f.option) {
-      svg.append(el('svg:text', { class: 'option-label flow-option', x: (x1 + x2) / 2 + 4, y: mid }, String(f.option)));
+      plot.append(el('svg:text', { class: 'option-label flow-option', x: (x1 + x2) / 2 + 4, y: mid }, String(f.option)));
     }
   }
   for (const m of t.instants) {
     const cx = x(m.ts), cy = rowY(m.track) + 4;
-    svg.append(el('svg:path', { class: 'instant', d: `M ${cx} ${cy - 4} L ${cx + 4} ${cy} L ${cx} ${cy + 4} L ${cx - 4} ${cy} z` },
+    plot.append(el('svg:path', { class: 'instant', d: `M ${cx} ${cy - 4} L ${cx + 4} ${cy} L ${cx} ${cy + 4} L ${cx - 4} ${cy} z` },
       el('svg:title', {}, m.name)));
   }
+  svg.addEventListener('wheel', e => {
+    e.preventDefault();
+    const rect = svg.getBoundingClientRect();
+    const at = v0 + ((e.clientX - rect.left - left) / plotW) * span;
+    const factor = e.deltaY > 0 ? 1.25 : 0.8;
+    zoom(at, factor);
+  }, { passive: false });
   box.replaceChildren(svg);
+  const fit = $('timeline-fit');
+  fit.disabled = v0 <= t.start_ns && v1 >= t.end_ns;
+  $('timeline-question').hidden = !questionView(t);
+}
+
+function zoom(at, factor) {
+  const t = timeline;
+  const full = t.end_ns - t.start_ns;
+  let w = Math.min(full, Math.max(1000, (view[1] - view[0]) * factor));
+  let a = at - (at - view[0]) * (w / (view[1] - view[0]));
+  a = Math.max(t.start_ns, Math.min(a, t.end_ns - w));
+  view = [a, a + w];
+  drawTimeline();
+}
+
+// Seconds with as many decimals as the ticks' step needs.
+function secondsLabel(s, stepNs) {
+  const decimals = Math.min(9, Math.max(3, Math.ceil(-Math.log10(stepNs / 1e9))));
+  return s.toFixed(decimals) + ' s';
 }
 
 function niceStep(raw) {
@@ -266,6 +319,18 @@ async function save() {
 
 document.addEventListener('DOMContentLoaded', () => {
   $('save').addEventListener('click', save);
+  $('timeline-fit').addEventListener('click', () => {
+    if (!timeline) return;
+    view = [timeline.start_ns, timeline.end_ns];
+    drawTimeline();
+  });
+  $('timeline-question').addEventListener('click', () => {
+    if (!timeline) return;
+    view = questionView(timeline) || view;
+    drawTimeline();
+  });
+  $('timeline-in').addEventListener('click', () => timeline && zoom((view[0] + view[1]) / 2, 0.5));
+  $('timeline-out').addEventListener('click', () => timeline && zoom((view[0] + view[1]) / 2, 2));
   $('quit').addEventListener('click', async () => {
     await fetch('api/quit', { method: 'POST' }).catch(() => {});
     setStatus('ended', 'ended');
