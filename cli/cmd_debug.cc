@@ -104,19 +104,10 @@ class TerminalAnswerer : public engine::Answerer {
   size_t asked_ = 0;
 };
 
-struct Args {
-  std::string trace;
-  std::string format = "auto";
-  std::vector<std::string> rules;
-  bool no_stdlib = false;
-  std::string hang = "auto";
-  std::string answers;
-  std::string save_answers;
+struct Args : DiagnosisArgs {
   bool automatic = false;
-  bool json = false;
   bool baseline = false;
   bool watch = false;
-  bool no_cache = false;
   uint32_t beam_width = 8;
   uint32_t lookback = 3;
   double min_hang = kDefaultMinHangSeconds;

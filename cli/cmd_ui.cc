@@ -47,18 +47,9 @@ extern char** environ;
 namespace cw::cli {
 namespace {
 
-struct Args {
-  std::string trace;
-  std::string format = "auto";
-  std::vector<std::string> rules;
-  bool no_stdlib = false;
-  std::string hang = "auto";
-  std::string answers;
-  std::string save_answers;
+struct Args : DiagnosisArgs {
   int port = 0;
   bool no_browser = false;
-  bool json = false;
-  bool no_cache = false;
 };
 
 // What the diagnosis left for the server's threads: set once, when it is done.

@@ -15,6 +15,20 @@
 
 namespace cw::cli {
 
+// What `debug` and `ui` both take: the trace and its form, the packs, the symptom, the
+// answers file and where to save the answers, --json, --no-cache.
+struct DiagnosisArgs {
+  std::string trace;
+  std::string format = "auto";
+  std::vector<std::string> rules;
+  bool no_stdlib = false;
+  std::string hang = "auto";
+  std::string answers;
+  std::string save_answers;
+  bool json = false;
+  bool no_cache = false;
+};
+
 // --min-hang's default: shorter stretches are not a hang worth diagnosing.
 inline constexpr double kDefaultMinHangSeconds = 0.5;
 
