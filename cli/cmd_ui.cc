@@ -80,14 +80,15 @@ std::optional<std::string> latency_page(const Trace& trace, const std::string& t
 
 // Opens `url` in the desktop's browser (xdg-open) without putting the token on a command
 // line other users can read (/proc/PID/cmdline): the browser is given a file only this
-// user can read that forwards to the address, as Jupyter does.
-void open_browser(const std::string& url) {
+// user can read that forwards to the address, as Jupyter does. Returns the folder made for
+// it (removed when the server ends: the browser may read the file late), or "".
+std::string open_browser(const std::string& url) {
   const char* runtime = std::getenv("XDG_RUNTIME_DIR");
   std::string dir_template =
       std::string(runtime && *runtime ? runtime : "/tmp") + "/causeway-ui-XXXXXX";
   if (!mkdtemp(dir_template.data())) {
     std::cerr << "causeway ui: cannot open a browser; open the address above\n";
-    return;
+    return "";
   }
   const std::string file = dir_template + "/open.html";
   {
@@ -106,6 +107,7 @@ void open_browser(const std::string& url) {
   if (posix_spawnp(&pid, "xdg-open", &actions, nullptr, argv, environ) != 0)
     std::cerr << "causeway ui: no xdg-open to start a browser with; open the address above\n";
   posix_spawn_file_actions_destroy(&actions);
+  return dir_template;
 }
 
 int run_ui(const Args& a) {
@@ -281,7 +283,7 @@ int run_ui(const Args& a) {
     }
   });
 
-  if (!a.no_browser) open_browser(server.url());
+  const std::string opener = a.no_browser ? "" : open_browser(server.url());
 
   {
     std::unique_lock lock(quit->mu);
@@ -291,6 +293,10 @@ int run_ui(const Args& a) {
   server.stop();
   serving.join();
   worker.join();
+  if (!opener.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(opener, ec);
+  }
   std::cerr << "causeway ui: ended\n";
   return kExitOk;
 }
