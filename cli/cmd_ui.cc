@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <csignal>
 #include <cstdlib>
@@ -37,7 +38,6 @@
 #include "engine/latency/infer.h"
 #include "engine/latency/rank.h"
 #include "engine/latency/report.h"
-#include "rules/lua_sandbox.h"
 #include "ui/server.h"
 #include "ui/session.h"
 #include "ui/timeline_json.h"
@@ -224,6 +224,7 @@ int run_ui(const Args& a) {
 
   std::thread serving([&] { server.run(); });
 
+  std::atomic<bool> worker_finished = false;
   std::thread worker([&] {
     ui::WebAnswerer web(session);
     std::optional<FileAnswerer> from_file;
@@ -268,19 +269,13 @@ int run_ui(const Args& a) {
     } catch (const ui::Cancelled&) {
     } catch (const engine::NoHangFound& e) {
       session.merge({{"phase", "no_hang"}, {"message", e.what()}});
-    } catch (const engine::DiagnoseError& e) {
-      session.merge({{"phase", "error"}, {"message", e.what()}});
-    } catch (const AnswersFileError& e) {
-      session.merge({{"phase", "error"}, {"message", e.what()}});
-    } catch (const DiagnosticError& e) {
-      session.merge({{"phase", "error"}, {"message", e.what()}});
-    } catch (const rules::LuaError& e) {
-      session.merge({{"phase", "error"}, {"message", e.what()}});
     } catch (const std::exception& e) {
-      // The page says so rather than the process ending under the user's eyes.
-      std::cerr << "causeway ui: the diagnosis failed: " << e.what() << "\n";
+      // A symptom not in the trace, a wrong answers file, a failing Lua hook, …: the page
+      // says what `debug` would say, and the server goes on until the user ends it.
+      std::cerr << "causeway ui: no diagnosis: " << e.what() << "\n";
       session.merge({{"phase", "error"}, {"message", e.what()}});
     }
+    worker_finished = true;
   });
 
   const std::string opener = a.no_browser ? "" : open_browser(server.url());
@@ -292,12 +287,18 @@ int run_ui(const Args& a) {
   session.cancel();
   server.stop();
   serving.join();
-  worker.join();
   if (!opener.empty()) {
     std::error_code ec;
     std::filesystem::remove_all(opener, ec);
   }
   std::cerr << "causeway ui: ended\n";
+  if (!worker_finished) {
+    // A diagnosis at work (not waiting for an answer, which cancel() ended) is not waited
+    // for: nobody is left to show its result to, and at scale it takes a while.
+    std::cout.flush();
+    std::_Exit(kExitOk);
+  }
+  worker.join();
   return kExitOk;
 }
 
