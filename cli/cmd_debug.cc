@@ -22,6 +22,7 @@
 #include "cli/cache_session.h"
 #include "cli/commands.h"
 #include "cli/debug_session.h"
+#include "cli/diagnose_input.h"
 #include "cli/exit_codes.h"
 #include "cli/graph_input.h"
 #include "cli/json_output.h"
@@ -151,42 +152,23 @@ int diagnose_once(const Args& a, const rules::HangSpec& hang, std::vector<std::s
       hang_shown = true;
     };
 
-  engine::Diagnosis diagnosis;
-  try {
-    diagnosis = engine::diagnose(trace, built, ruleset, options);
-  } catch (const engine::NoHangFound& e) {
+  DiagnosisRun run =
+      run_diagnosis(trace, built, ruleset, options, [&progress] { progress.clear(); });
+  if (run.rc != kExitOk) return run.rc;
+  if (run.no_hang) {
     // Nothing to diagnose is an answer, not an error.
-    progress.clear();
     if (a.json) {
-      nlohmann::json j{{"hang", nullptr}, {"no_hang", e.what()}};
+      nlohmann::json j{{"hang", nullptr}, {"no_hang", *run.no_hang}};
       if (!watch.is_null()) j["watch"] = watch;
       std::cout << json_text(with_schema_version(std::move(j)), lines) << "\n";
     } else
-      std::cout << e.what() << "\n(`causeway hangs " << a.trace
+      std::cout << *run.no_hang << "\n(`causeway hangs " << a.trace
                 << "` lists the candidates; --min-hang lowers the threshold)\n";
     return kExitOk;
-  } catch (const engine::DiagnoseError& e) {
-    progress.clear();
-    std::cerr << "causeway: " << e.what() << "\n";
-    return kExitBadInput;
-  } catch (const AnswersFileError& e) {
-    progress.clear();
-    std::cerr << e.what() << "\n";
-    return kExitBadInput;
-  } catch (const DiagnosticError& e) {
-    progress.clear();
-    std::cerr << e.what();
-    return kExitBadInput;
-  } catch (const rules::LuaError& e) {
-    progress.clear();
-    std::cerr << e.what() << "\n";
-    return kExitBadInput;
   }
+  const engine::Diagnosis& diagnosis = *run.diagnosis;
   progress.clear();
-  if (from_file && from_file->unused() > 0)
-    std::cerr << fmt::format(
-        "{}: note: {} answer{} not used: the diagnosis asked fewer questions\n", a.answers,
-        from_file->unused(), from_file->unused() == 1 ? "" : "s");
+  if (from_file) from_file->note_unused();
 
   unnamed_frames_note(a.trace, built.graph, diagnosis, symbols);
 
@@ -390,15 +372,10 @@ Command add_debug(CLI::App& app) {
   return {cmd, [args] {
             // Nobody can answer at the terminal while the reports scroll by.
             if (args->watch) args->automatic = true;
-            std::string why;
-            auto hang = parse_hang(args->hang, &why);
-            if (!hang) {
-              std::cerr << "causeway: " << why << "\n";
-              return kExitBadInput;
-            }
-            std::vector<std::string> answer_lines;
-            if (!args->answers.empty() && !read_answers_file(args->answers, answer_lines))
-              return kExitBadInput;
+            auto input = read_hang_and_answers(*args);
+            if (!input) return kExitBadInput;
+            const rules::HangSpec& hang = input->hang;
+            std::vector<std::string>& answer_lines = input->answer_lines;
 
             // Packs before the trace, which takes longer to read: a pack's error shows at once.
             // --watch loads them for each run, in watch_loop.
@@ -422,9 +399,9 @@ Command add_debug(CLI::App& app) {
               return rc;
 
             if (loaded)
-              return diagnose_once(*args, *hang, std::move(answer_lines), trace, symbols,
+              return diagnose_once(*args, hang, std::move(answer_lines), trace, symbols,
                                    loaded->rules, cache);
-            return watch_loop(*args, *hang, answer_lines, trace, symbols, cache);
+            return watch_loop(*args, hang, answer_lines, trace, symbols, cache);
           }};
 }
 

@@ -27,6 +27,7 @@
 #include "cli/cache_session.h"
 #include "cli/commands.h"
 #include "cli/debug_session.h"
+#include "cli/diagnose_input.h"
 #include "cli/exit_codes.h"
 #include "cli/graph_input.h"
 #include "cli/json_output.h"
@@ -111,14 +112,11 @@ std::string open_browser(const std::string& url) {
 }
 
 int run_ui(const Args& a) {
+  auto input = read_hang_and_answers(a);
+  if (!input) return kExitBadInput;
+  const rules::HangSpec& hang = input->hang;
+  const std::vector<std::string>& answer_lines = input->answer_lines;
   std::string why;
-  auto hang = parse_hang(a.hang, &why);
-  if (!hang) {
-    std::cerr << "causeway: " << why << "\n";
-    return kExitBadInput;
-  }
-  std::vector<std::string> answer_lines;
-  if (!a.answers.empty() && !read_answers_file(a.answers, answer_lines)) return kExitBadInput;
 
   rules::LoadResult loaded = load_rule_packs(a.rules, a.no_stdlib);
   std::cerr << loaded.render();
@@ -230,7 +228,7 @@ int run_ui(const Args& a) {
     std::optional<FileAnswerer> from_file;
     if (!a.answers.empty()) from_file.emplace(a.answers, answer_lines, web);
     engine::DiagnoseOptions options;
-    options.symptom = symptom_request(trace, *hang, kDefaultMinHangSeconds);
+    options.symptom = symptom_request(trace, hang, kDefaultMinHangSeconds);
     options.answerer = from_file ? static_cast<engine::Answerer*>(&*from_file) : &web;
     // Each question comes with what was found so far, as text and on the timeline, where
     // the segment it asks about and its options' segments and edges are marked.

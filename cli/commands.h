@@ -23,6 +23,8 @@ Command add_graph(CLI::App& app);
 Command add_convert(CLI::App& app);
 // `debug`: diagnose a hang (docs/diagnosis.md).
 Command add_debug(CLI::App& app);
+// `export`: the graph and its diagnosis as Perfetto, Chrome JSON or DOT (docs/export.md).
+Command add_export(CLI::App& app);
 // `latency`: function latencies inferred from stacks, ranked by context (docs/latency.md).
 Command add_latency(CLI::App& app);
 // `hangs`: the candidates for `debug --hang auto`, ranked (docs/diagnosis.md).

@@ -3,11 +3,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <charconv>
-#include <fstream>
 #include <iostream>
 #include <set>
 
+#include "cli/diagnose_input.h"
 #include "cli/exit_codes.h"
 #include "cli/json_output.h"
 #include "engine/diagnosis/answer_pack.h"
@@ -15,100 +14,16 @@
 
 namespace cw::cli {
 
-using engine::Answer;
-using engine::AnswerSource;
-using engine::Question;
-
-std::string trim(std::string_view s) {
-  size_t b = s.find_first_not_of(" \t\r");
-  if (b == std::string_view::npos) return {};
-  size_t e = s.find_last_not_of(" \t\r");
-  return std::string(s.substr(b, e - b + 1));
-}
-
-std::optional<uint32_t> option_number(const std::string& s, size_t n) {
-  uint32_t v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size() || v < 1 || v > n) return std::nullopt;
-  return v - 1;
-}
-
-std::optional<uint32_t> stop_option(const Question& q) {
-  for (size_t i = 0; i < q.options.size(); ++i)
-    if (q.options[i].stop) return static_cast<uint32_t>(i);
-  return std::nullopt;
-}
-
-std::optional<rules::HangSpec> parse_hang(const std::string& s, std::string* why) {
-  if (auto spec = rules::parse_hang_spec(s)) return spec;
-  std::string detail;
-  if (!s.empty() && s.find_first_not_of("0123456789") == std::string::npos) {
-    detail = fmt::format(" (a thread id needs its time: {}@SECONDS)", s);
-  } else if (size_t at = s.find('@'); at != std::string::npos) {
-    const std::string tid = s.substr(0, at), secs = s.substr(at + 1);
-    if (!rules::parse_hang_spec(tid + "@0"))
-      detail = fmt::format(" ('{}' is not a thread id)", tid);
-    else
-      detail = fmt::format(" ('{}' is not a number of seconds, like 1.5)", secs);
+std::optional<HangAndAnswers> read_hang_and_answers(const DiagnosisArgs& a) {
+  std::string why;
+  auto hang = parse_hang(a.hang, &why);
+  if (!hang) {
+    std::cerr << "causeway: " << why << "\n";
+    return std::nullopt;
   }
-  *why = fmt::format("--hang: expected auto, TID@SECONDS or a thread name, got '{}'{}", s, detail);
-  return std::nullopt;
-}
-
-engine::SymptomRequest symptom_request(const Trace& trace, const rules::HangSpec& hang,
-                                       double min_hang_seconds) {
-  engine::SymptomRequest symptom;
-  if (!hang.automatic) {
-    symptom.mode = engine::SymptomRequest::Mode::ThreadAt;
-    symptom.tid = hang.tid;
-    symptom.at_ns = engine::trace_start_ns(trace) + hang.offset_ns;
-  }
-  symptom.thread_name = hang.thread_name;
-  symptom.min_hang_ns = static_cast<uint64_t>(min_hang_seconds * 1e9);
-  return symptom;
-}
-
-bool read_answers_file(const std::string& path, std::vector<std::string>& lines) {
-  std::ifstream in(path);
-  if (!in) {
-    std::cerr << fmt::format("causeway: {}: cannot read\n", path);
-    return false;
-  }
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return true;
-}
-
-namespace {
-// A line of an answers file without its `#` comment and surrounding blanks.
-std::string answer_text(std::string line) {
-  if (size_t hash = line.find('#'); hash != std::string::npos) line.resize(hash);
-  return trim(line);
-}
-}  // namespace
-
-Answer FileAnswerer::ask(const Question& q) {
-  while (next_ < lines_.size()) {
-    const size_t line_no = ++next_;
-    const std::string line = answer_text(lines_[line_no - 1]);
-    if (line.empty()) continue;
-    if (line == "s") {
-      if (auto s = stop_option(q)) return {*s, AnswerSource::Answers, {}};
-      throw AnswersFileError(fmt::format("{}:{}: 's' but question \"{}\" has no option to stop at",
-                                         path_, line_no, q.text));
-    }
-    if (auto n = option_number(line, q.options.size())) return {*n, AnswerSource::Answers, {}};
-    throw AnswersFileError(fmt::format(
-        "{}:{}: expected an option number from 1 to {} or 's' for question \"{}\", got '{}'", path_,
-        line_no, q.options.size(), q.text, line));
-  }
-  return fallback_.ask(q);
-}
-
-size_t FileAnswerer::unused() const {
-  size_t n = 0;
-  for (size_t i = next_; i < lines_.size(); ++i)
-    if (!answer_text(lines_[i]).empty()) ++n;
-  return n;
+  HangAndAnswers out{*hang, {}};
+  if (!a.answers.empty() && !read_answer_lines(a.answers, out.answer_lines)) return std::nullopt;
+  return out;
 }
 
 void unnamed_frames_note(const std::string& path, const engine::Graph& graph,

@@ -44,6 +44,7 @@ int main(int argc, char** argv) {
   commands.push_back(add_debug(app));
   commands.push_back(add_ui(app));
   commands.push_back(add_hangs(app));
+  commands.push_back(add_export(app));
   commands.push_back(add_latency(app));
   commands.push_back(add_convert(app));
   commands.push_back(add_eval(app));

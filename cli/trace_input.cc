@@ -75,9 +75,9 @@ bool read_from_cache(const std::string& path, Trace& trace, ReadReport& report,
 
 }  // namespace
 
-CLI::Option* add_trace_format_option(CLI::App* cmd, std::string& format) {
+CLI::Option* add_trace_format_option(CLI::App* cmd, std::string& format, const std::string& name) {
   return cmd
-      ->add_option("--format", format,
+      ->add_option(name, format,
                    "the trace's form: auto (by content), binary, text, or perf-script (the output "
                    "of perf script)")
       ->default_val("auto")

@@ -27,8 +27,10 @@ int read_trace_input(const std::string& path, Trace& trace, ReadReport& report,
                      const CacheSession* cache = nullptr);
 
 // --format for a command that reads a trace: which form it is in, when its content does
-// not tell (a perf script file whose first line is not an event).
-CLI::Option* add_trace_format_option(CLI::App* cmd, std::string& format);
+// not tell (a perf script file whose first line is not an event). `name` is the option's
+// name for a command whose --format is the output's (`export --trace-format`).
+CLI::Option* add_trace_format_option(CLI::App* cmd, std::string& format,
+                                     const std::string& name = "--format");
 
 // --compress for a command that writes a binary trace: none|zstd[=LEVEL] into `writer`
 // (`text` holds the option's text for CLI11).

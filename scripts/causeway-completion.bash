@@ -11,6 +11,7 @@ _causeway_options() {
     latency) echo "--base --buggy --normalize --pid --comm --top --mode --threshold --format --json --html --folded --help" ;;
     hangs) echo "--rules --no-stdlib --top --format --json --help" ;;
     ui) echo "--rules --no-stdlib --format --no-cache --hang --answers --save-answers --port --no-browser --json --help" ;;
+    export) echo "--format -o --output --rules --no-stdlib --hang --answers --min-hang --trace-format --no-cache --help" ;;
     record) echo "-o --output --pid --stacks --call-graph --sample --buffer --duration --rules --no-stdlib --flags --hooks --dir --help" ;;
     "record start") echo "--size --pid --stacks --call-graph --sample --buffer --rules --no-stdlib --dir --help" ;;
     "record stop") echo "-o --output --dir --help" ;;
@@ -53,17 +54,24 @@ _causeway() {
     --flags) COMPREPLY=($(compgen -W "auto watch probe" -- "$cur")); return ;;
     --hooks) COMPREPLY=($(compgen -W "auto inline uprobe" -- "$cur")); return ;;
     --to) COMPREPLY=($(compgen -W "text binary" -- "$cur")); return ;;
-    --format) COMPREPLY=($(compgen -W "auto binary text perf-script" -- "$cur")); return ;;
+    --format)
+      if [ "$cmd" = export ]; then
+        COMPREPLY=($(compgen -W "perfetto chrome dot" -- "$cur"))
+      else
+        COMPREPLY=($(compgen -W "auto binary text perf-script" -- "$cur"))
+      fi
+      return ;;
+    --trace-format) COMPREPLY=($(compgen -W "auto binary text perf-script" -- "$cur")); return ;;
     --hang) COMPREPLY=($(compgen -W "auto" -- "$cur")); return ;;
     --suite | --programs | --keep | --from | --dir | --save-answers)
       COMPREPLY=($(compgen -d -- "$cur")); return ;;
     --rules | --dot | --answers | -o | --output | --base | --buggy | --html)
       COMPREPLY=($(compgen -f -- "$cur")); return ;;
-    --pid | --tid | --duration | --buffer | --size | --beam-width | --lookback | --sample | --top | --threshold | --comm) return ;;
+    --pid | --tid | --duration | --buffer | --size | --beam-width | --lookback | --sample | --top | --threshold | --comm | --min-hang) return ;;
   esac
 
   case "$cmd" in
-    "") COMPREPLY=($(compgen -W "graph debug ui hangs latency convert eval record mark rules flags --help --version" -- "$cur")) ;;
+    "") COMPREPLY=($(compgen -W "graph debug ui hangs export latency convert eval record mark rules flags --help --version" -- "$cur")) ;;
     rules) COMPREPLY=($(compgen -W "check test fmt" -- "$cur")) ;;
     flags) COMPREPLY=($(compgen -W "suggest" -- "$cur")) ;;
     *)

@@ -69,23 +69,17 @@ json chrome_trace_json(const Timeline& tl) {
     const std::string name = fmt::format("{} ({})", f.kind, strength_name(f.strength));
     const std::string cat = flow_category(f);
     const json args{{"edge", f.edge}, {"kind", f.kind}, {"strength", strength_name(f.strength)}};
-    events.push_back({{"ph", "s"},
-                      {"id", i + 1},
-                      {"name", name},
-                      {"cat", cat},
-                      {"pid", from.pid},
-                      {"tid", from.tid},
-                      {"ts", us(f.from_ns)},
-                      {"args", args}});
-    events.push_back({{"ph", "f"},
-                      {"bp", "e"},
-                      {"id", i + 1},
-                      {"name", name},
-                      {"cat", cat},
-                      {"pid", to.pid},
-                      {"tid", to.tid},
-                      {"ts", us(f.to_ns)},
-                      {"args", args}});
+    // The two ends differ only in phase, thread and time; "f" binds to its enclosing slice.
+    json start{{"ph", "s"},       {"id", i + 1},     {"name", name},        {"cat", cat},
+               {"pid", from.pid}, {"tid", from.tid}, {"ts", us(f.from_ns)}, {"args", args}};
+    json finish = start;
+    finish["ph"] = "f";
+    finish["bp"] = "e";
+    finish["pid"] = to.pid;
+    finish["tid"] = to.tid;
+    finish["ts"] = us(f.to_ns);
+    events.push_back(std::move(start));
+    events.push_back(std::move(finish));
   }
   for (const TimelineInstant& m : tl.instants) {
     const TimelineTrack& t = tl.tracks[m.track];

@@ -34,21 +34,16 @@ class Writer {
  public:
   explicit Writer(pb::Trace& out) : out_(out) {}
 
-  uint64_t name_iid(const std::string& name, pb::InternedData& fresh) {
-    auto [it, added] = names_.emplace(name, names_.size() + 1);
+  // The iid of `s` in `table`; the first time, also the entry `add()` makes in the
+  // packet's interned data.
+  template <class Add>
+  static uint64_t intern(std::unordered_map<std::string, uint64_t>& table, const std::string& s,
+                         Add add) {
+    auto [it, added] = table.emplace(s, table.size() + 1);
     if (added) {
-      auto* n = fresh.add_event_names();
-      n->set_iid(it->second);
-      n->set_name(name);
-    }
-    return it->second;
-  }
-  uint64_t category_iid(const std::string& cat, pb::InternedData& fresh) {
-    auto [it, added] = categories_.emplace(cat, categories_.size() + 1);
-    if (added) {
-      auto* c = fresh.add_event_categories();
-      c->set_iid(it->second);
-      c->set_name(cat);
+      auto* entry = add();
+      entry->set_iid(it->second);
+      entry->set_name(s);
     }
     return it->second;
   }
@@ -69,8 +64,10 @@ class Writer {
     pb::TracePacket* p = packet();
     p->set_timestamp(ts);
     pb::InternedData fresh;
-    if (!name.empty()) e.set_name_iid(name_iid(name, fresh));
-    for (const std::string& c : cats) e.add_category_iids(category_iid(c, fresh));
+    if (!name.empty())
+      e.set_name_iid(intern(names_, name, [&] { return fresh.add_event_names(); }));
+    for (const std::string& c : cats)
+      e.add_category_iids(intern(categories_, c, [&] { return fresh.add_event_categories(); }));
     if (fresh.event_names_size() || fresh.event_categories_size())
       *p->mutable_interned_data() = std::move(fresh);
     *p->mutable_track_event() = std::move(e);

@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 #include <unordered_map>
 
+#include "base/terminal_text.h"
 #include "trace/names.h"
 
 namespace cw::engine {
@@ -101,6 +103,7 @@ void add_compact_sched(const Trace& trace, uint32_t sequence, perfetto::protos::
 
   std::map<uint16_t, CpuColumns> cpus;
   uint64_t conflicts = 0, unknown_states = 0;
+  std::set<std::string> unknown_letters;
   for (const Event& e : trace.events) {
     const bool is_wake = e.kind == wake_kinds[0] || e.kind == wake_kinds[1];
     if (e.kind != out_kind && e.kind != in_kind && !is_wake) continue;
@@ -117,7 +120,10 @@ void add_compact_sched(const Trace& trace, uint32_t sequence, perfetto::protos::
       std::string_view state =
           state_field < 0 ? std::string_view() : trace.strings.get(trace.value(e, state_field));
       std::optional<int64_t> bits = prev_state_bits(state);
-      if (!bits) ++unknown_states;
+      if (!bits) {
+        ++unknown_states;
+        unknown_letters.emplace(state);
+      }
       c.leaving = CpuColumns::Pending{e.ts, e.tid, bits.value_or(0x1)};
     } else {  // switch_in
       if (c.leaving && c.leaving->ts == e.ts) {
@@ -144,10 +150,15 @@ void add_compact_sched(const Trace& trace, uint32_t sequence, perfetto::protos::
         "CPU numbers are missing (a text trace without cpu=) or switches were lost, so "
         "Perfetto's CPU tracks and thread states are wrong there",
         conflicts, conflicts == 1 ? "" : "es"));
-  if (notes && unknown_states > 0)
-    notes->push_back(fmt::format(
-        "{} switch_out event{} had a task state with no kernel code; written as S (sleeping)",
-        unknown_states, unknown_states == 1 ? "" : "s"));
+  if (notes && unknown_states > 0) {
+    std::string letters;
+    for (const std::string& l : unknown_letters)
+      letters += fmt::format("{}'{}'", letters.empty() ? "" : ", ", terminal_text(l));
+    notes->push_back(
+        fmt::format("{} switch_out event{} had a task state with no kernel code ({}); written as S "
+                    "(sleeping)",
+                    unknown_states, unknown_states == 1 ? "" : "s", letters));
+  }
 }
 
 }  // namespace cw::engine

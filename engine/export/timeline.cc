@@ -37,12 +37,14 @@ std::string span_label(const Trace& trace, uint32_t event) {
   return name.empty() ? def.span : name;
 }
 
-// The innermost user frame seen most often on the segment's events, "" when none has a stack.
+// The innermost user frame seen most often on the segment's events, "" when none has a
+// stack. A span's events are left out: a call's stack ends in the call's own wrapper,
+// which says where the thread waited, not where it ran.
 std::string hottest_function(const Trace& trace, const std::vector<uint32_t>& events) {
   std::map<std::string, uint32_t> counts;
   for (uint32_t i : events) {
     StackId st = trace.events[i].stack;
-    if (st == 0) continue;
+    if (st == 0 || trace.schema.kind(trace.events[i].kind).span_role != SpanRole::None) continue;
     for (const Frame& f : frames_of(trace.stacks[st])) {
       if (f.kernel) continue;
       ++counts[frame_name(trace.strings, f)];
@@ -70,8 +72,9 @@ struct Naming {
   const ThreadEvents& te;
 
   // What segment `s` did, in a few words: the call it blocked in when it mostly waited,
-  // else the function its stacks were in most often, else the call that ended it, else
-  // the calls it made most; and the numbers behind it.
+  // else the function its stacks were in most often, else how long it ran when it mostly
+  // ran, else the call that ended it, else the calls it made most; and the numbers
+  // behind it.
   void name(uint32_t s, TimelineSlice& out) const {
     const Segment& seg = graph.segments[s];
     const SegmentProfile p = profile_segment(trace, te, graph, s);
@@ -90,6 +93,8 @@ struct Naming {
                      : "blocked in " + first_str_field(trace, p.longest_block_call);
     } else if (!hot.empty()) {
       out.name = "in " + hot;
+    } else if (p.on_cpu_ns > 0 && 2 * p.on_cpu_ns >= seg.end_ns - seg.start_ns) {
+      out.name = "ran " + ms(p.on_cpu_ns);
     } else if (!ends_in.empty()) {
       out.name = "until " + ends_in;
     } else if (!p.by_name.empty()) {

@@ -1,0 +1,180 @@
+// `causeway export TRACE --format perfetto|chrome|dot -o FILE [--rules PACK…] [--no-stdlib]
+//                        [--hang auto|TID@SECONDS|NAME] [--answers FILE]`
+//
+// The graph and its diagnosis for a viewer (docs/export.md): a Perfetto trace or Chrome
+// trace JSON of every thread, or DOT of the causal path's neighbourhood. The hang is found
+// as `debug` finds it; its questions are answered from --answers, then by the best-scored
+// option, never at the terminal.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <sstream>
+
+#include "base/output_file.h"
+#include "cli/cache_session.h"
+#include "cli/commands.h"
+#include "cli/diagnose_input.h"
+#include "cli/exit_codes.h"
+#include "cli/graph_input.h"
+#include "cli/json_output.h"
+#include "cli/progress.h"
+#include "cli/rule_paths.h"
+#include "cli/trace_input.h"
+#include "engine/diagnosis/diagnose.h"
+#include "engine/export/chrome_trace.h"
+#include "engine/export/perfetto.h"
+#include "engine/export/timeline.h"
+#include "engine/export/timeline_dot.h"
+#include "rules/loader.h"
+
+namespace cw::cli {
+namespace {
+
+struct Args {
+  std::string trace;
+  std::string format;
+  std::string output;
+  std::string trace_format = "auto";
+  std::vector<std::string> rules;
+  bool no_stdlib = false;
+  std::string hang = "auto";
+  std::string answers;
+  bool no_cache = false;
+  double min_hang = 0.5;
+};
+
+// The file's bytes in the chosen format.
+std::string render(const Args& a, const Trace& trace, const engine::Timeline& tl,
+                   std::vector<std::string>& notes) {
+  if (a.format == "perfetto") return engine::perfetto_trace(trace, tl, &notes);
+  // json_text: a name that is not UTF-8 becomes U+FFFD instead of failing the dump.
+  if (a.format == "chrome") return json_text(engine::chrome_trace_json(tl), -1) + "\n";
+  std::ostringstream dot;
+  engine::write_timeline_dot(dot, tl, engine::trace_start_ns(trace));
+  return dot.str();
+}
+
+int run_export(const Args& a) {
+  std::string why;
+  auto hang = parse_hang(a.hang, &why);
+  if (!hang) {
+    std::cerr << "causeway: " << why << "\n";
+    return kExitBadInput;
+  }
+  std::vector<std::string> answer_lines;
+  if (!a.answers.empty() && !read_answer_lines(a.answers, answer_lines)) return kExitBadInput;
+
+  auto loaded = load_rule_packs(a.rules, a.no_stdlib);
+  std::cerr << loaded.render();
+  if (!loaded.ok()) return kExitBadInput;
+
+  const CacheSession cache = CacheSession::open(a.trace, a.trace_format, a.no_cache);
+  Trace trace;
+  const WaitForCacheSaves wait_for_saves{cache};
+  ReadReport report;
+  SymbolizeReport symbols;
+  if (int rc = read_trace_input(a.trace, trace, report, &symbols, a.trace_format, &cache);
+      rc != kExitOk)
+    return rc;
+  engine::BuildResult built;
+  if (int rc = build_graph_input(trace, loaded.rules, built, &cache); rc != kExitOk) return rc;
+
+  engine::DiagnoseOptions options;
+  options.symptom = symptom_request(trace, *hang, a.min_hang);
+  ProgressLine progress("diagnosing");
+  if (progress.enabled()) options.progress = progress.callback();
+  engine::AutoAnswerer automatic;
+  std::optional<FileAnswerer> from_file;
+  if (!a.answers.empty()) from_file.emplace(a.answers, std::move(answer_lines), automatic);
+  options.answerer = from_file ? static_cast<engine::Answerer*>(&*from_file) : &automatic;
+  // Perfetto and Chrome files are of use without a diagnosis: when auto finds no thread
+  // to diagnose they are written unmarked. A --hang that names a thread must find it.
+  const bool optional = hang->automatic && hang->thread_name.empty() && a.format != "dot";
+  DiagnosisRun run = run_diagnosis(
+      trace, built, loaded.rules, options, [&progress] { progress.clear(); }, optional);
+  progress.clear();
+  if (run.rc != kExitOk) return run.rc;
+  if (from_file) from_file->note_unused();
+  const engine::Diagnosis* diagnosis = run.diagnosis ? &*run.diagnosis : nullptr;
+  if (!diagnosis && a.format == "dot") {
+    std::cerr << fmt::format(
+        "causeway: {}; --format dot draws the causal path of a hang (`causeway hangs {}` lists "
+        "the candidates; --hang or --min-hang picks one)\n",
+        *run.no_hang, a.trace);
+    return kExitBadInput;
+  }
+  if (!diagnosis)
+    std::cerr << fmt::format("{}: note: {}; the export marks no causal path\n", a.trace,
+                             *run.no_hang);
+
+  const engine::TimelineScope scope =
+      a.format == "dot" ? engine::neighbourhood(built.graph, *diagnosis) : engine::TimelineScope{};
+  const engine::Timeline tl = engine::build_timeline(trace, built.graph, diagnosis, scope);
+  std::vector<std::string> notes;
+  const std::string data = render(a, trace, tl, notes);
+  for (const std::string& n : notes) std::cerr << fmt::format("{}: note: {}\n", a.trace, n);
+  // 0600 like a trace for the files that hold every thread's activity (traces hold other
+  // users' data); DOT, the path alone, as `graph --dot` writes its file.
+  const mode_t mode = a.format == "dot" ? 0644 : 0600;
+  if (!write_output_file(a.output, data, mode, &why)) {
+    std::cerr << "causeway: " << why << "\n";
+    return kExitEnvironment;
+  }
+  std::cerr << fmt::format("wrote {} ({}): {} thread{}, {} slices, {} flows, {} markers\n",
+                           a.output, a.format, tl.tracks.size(), tl.tracks.size() == 1 ? "" : "s",
+                           tl.slices.size(), tl.flows.size(), tl.instants.size());
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_export(CLI::App& app) {
+  auto args = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand(
+      "export", "write the graph and its diagnosis for a viewer: Perfetto, Chrome JSON or DOT");
+  cmd->add_option("TRACE", args->trace, "trace file (binary or text form)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--format", args->format,
+                  "perfetto: a Perfetto trace (ui.perfetto.dev) with the scheduler events; "
+                  "chrome: Chrome trace JSON; dot: Graphviz DOT of the causal path and its "
+                  "neighbours")
+      ->required()
+      ->check(CLI::IsMember({"perfetto", "chrome", "dot"}));
+  cmd->add_option("-o,--output", args->output, "the file to write")->type_name("FILE")->required();
+  cmd->add_option("--rules", args->rules, "add rule packs (files or folders), in order")
+      ->type_name("PACK")
+      ->check(CLI::ExistingPath);
+  cmd->add_flag("--no-stdlib", args->no_stdlib, "do not load stdlib-rules");
+  cmd->add_option("--hang", args->hang,
+                  "the hang whose causal path is marked, as `debug --hang` takes it: auto, "
+                  "TID@SECONDS or NAME")
+      ->type_name("auto|TID@SECONDS|NAME")
+      ->default_str("auto");
+  cmd->add_option("--answers", args->answers,
+                  "answer the diagnosis's questions from FILE as `debug --answers` does; the "
+                  "rest take the best-scored option")
+      ->type_name("FILE")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--min-hang", args->min_hang,
+                  "with --hang auto or NAME: a stretch shorter than this is no hang (perfetto "
+                  "and chrome then mark no path; dot fails)")
+      ->type_name("SECONDS")
+      ->default_val(0.5)
+      ->check(CLI::Range(0.0, 1e6));
+  add_trace_format_option(cmd, args->trace_format, "--trace-format");
+  add_no_cache_option(cmd, args->no_cache);
+  cmd->footer(
+      "perfetto and chrome hold every thread's segments as slices and every edge between "
+      "threads as a flow, with the causal path and root cause marked; dot only the path and "
+      "its neighbours. Questions are never asked: --answers, then the best-scored option. See "
+      "docs/export.md.\n"
+      "Exit status: 0 written, 1 the input was wrong (bad trace, pack, --hang, answers file, "
+      "no such hang; for dot also no hang found), 2 the environment cannot do it (cannot "
+      "write FILE).");
+  return {cmd, [args] { return run_export(*args); }};
+}
+
+}  // namespace cw::cli
