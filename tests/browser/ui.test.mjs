@@ -62,6 +62,15 @@ for (;;) {
   if (await options.count() < 1) fail('a question without options');
   const text = await page.textContent('#question-text');
   if (!text.trim()) fail('a question without text');
+  // The timeline shows what was found so far, the segment asked about outlined and, for
+  // an edge question, the options' segments or arrows numbered.
+  await page.waitForSelector('#timeline svg .slice.subject', { timeout: 10000 })
+    .catch(() => fail(`question ${number}: the segment asked about is not marked on the timeline`));
+  const kind = await page.textContent('#question-kind');
+  if (kind === 'edge') {
+    const marked = await page.locator('#timeline .option-label').count();
+    if (marked < 1) fail(`question ${number}: no option numbered on the timeline`);
+  }
   if (!shotQuestion) {
     await page.screenshot({ path: `${shots}/${name}-question.png`, fullPage: true });
     shotQuestion = true;
