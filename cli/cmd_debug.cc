@@ -11,19 +11,17 @@
 #include <fmt/ranges.h>
 #include <unistd.h>
 
-#include <charconv>
 #include <csignal>
 #include <cstring>
 #include <ctime>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
-#include <set>
 #include <stdexcept>
 
 #include "cli/cache_session.h"
 #include "cli/commands.h"
+#include "cli/debug_session.h"
 #include "cli/diagnose_input.h"
 #include "cli/exit_codes.h"
 #include "cli/graph_input.h"
@@ -33,7 +31,6 @@
 #include "cli/rule_paths.h"
 #include "cli/trace_input.h"
 #include "engine/cache/cache.h"
-#include "engine/diagnosis/answer_pack.h"
 #include "engine/diagnosis/debug_report.h"
 #include "engine/diagnosis/diagnose.h"
 #include "engine/graph/builder.h"
@@ -109,42 +106,13 @@ class TerminalAnswerer : public engine::Answerer {
   size_t asked_ = 0;
 };
 
-// The files that left stack frames unnamed, only for the processes the diagnosis is
-// about (the hang's, the root causes', the path's): a library another process mapped
-// (a JIT's /memfd: region) says nothing about this diagnosis.
-void unnamed_frames_note(const std::string& path, const engine::Graph& graph,
-                         const engine::Diagnosis& d, const SymbolizeReport& symbols) {
-  std::set<Pid> pids = {d.hang.pid};
-  for (const auto& rc : d.root_causes) pids.insert(graph.segments[rc.segment].pid);
-  for (const auto& step : d.path) pids.insert(graph.segments[step.segment].pid);
-  for (const auto& step : d.baseline_path) pids.insert(graph.segments[step.segment].pid);
-  std::set<std::string> files;
-  for (Pid pid : pids)
-    if (auto it = symbols.files_not_found_by_pid.find(pid);
-        it != symbols.files_not_found_by_pid.end())
-      files.insert(it->second.begin(), it->second.end());
-  if (!files.empty())
-    std::cerr << fmt::format(
-        "{}: note: stack frames of the processes in this diagnosis unnamed; not found: {}\n", path,
-        fmt::join(files, ", "));
-}
-
-struct Args {
-  std::string trace;
-  std::string format = "auto";
-  std::vector<std::string> rules;
-  bool no_stdlib = false;
-  std::string hang = "auto";
-  std::string answers;
-  std::string save_answers;
+struct Args : DiagnosisArgs {
   bool automatic = false;
-  bool json = false;
   bool baseline = false;
   bool watch = false;
-  bool no_cache = false;
   uint32_t beam_width = 8;
   uint32_t lookback = 3;
-  double min_hang = 0.5;
+  double min_hang = kDefaultMinHangSeconds;
 };
 
 // One diagnosis of `trace` with the packs `ruleset`: builds the graph, diagnoses, prints the
@@ -210,29 +178,14 @@ int diagnose_once(const Args& a, const rules::HangSpec& hang, std::vector<std::s
   unnamed_frames_note(a.trace, built.graph, diagnosis, symbols);
 
   if (!a.save_answers.empty()) {
-    std::vector<std::string> pack_ids;
-    for (const auto& p : ruleset.packs) pack_ids.push_back(p.id);
-    try {
-      std::string file = engine::save_answer_pack(a.save_answers, a.trace, a.hang, pack_ids, trace,
-                                                  built.graph, diagnosis);
-      std::cerr << fmt::format(
-          "saved {} answer{} as rules in {}; re-run with --rules {} to ask nothing\n",
-          engine::saved_answer_count(diagnosis),
-          engine::saved_answer_count(diagnosis) == 1 ? "" : "s", file, a.save_answers);
-    } catch (const std::invalid_argument& e) {
-      std::cerr << "causeway: " << e.what() << "\n";
-      return kExitBadInput;
-    } catch (const std::exception& e) {
-      std::cerr << "causeway: " << e.what() << "\n";
-      return kExitEnvironment;
-    }
+    const SavedAnswers saved =
+        save_answers(a.save_answers, a.trace, a.hang, ruleset, trace, built.graph, diagnosis);
+    std::cerr << saved.message << "\n";
+    if (saved.status != kExitOk) return saved.status;
   }
 
   if (a.json) {
-    nlohmann::json j = engine::debug_json(trace, built.graph, diagnosis);
-    const uint64_t start = engine::trace_start_ns(trace);
-    add_seconds_since_start(j, start);
-    j["trace_start_ns"] = start;
+    nlohmann::json j = debug_report_json(trace, built.graph, diagnosis);
     if (!watch.is_null()) j["watch"] = watch;
     std::cout << json_text(with_schema_version(std::move(j)), lines) << "\n";
   } else
@@ -366,13 +319,7 @@ Command add_debug(CLI::App& app) {
   auto* cmd = app.add_subcommand("debug",
                                  "find why a thread hung: walk the graph back to the "
                                  "root cause, asking where the trace is ambiguous");
-  cmd->add_option("TRACE", args->trace, "trace file (binary or text form)")
-      ->required()
-      ->check(CLI::ExistingFile);
-  cmd->add_option("--rules", args->rules, "add rule packs (files or folders), in order")
-      ->type_name("PACK")
-      ->check(CLI::ExistingPath);
-  cmd->add_flag("--no-stdlib", args->no_stdlib, "do not load stdlib-rules");
+  add_graph_input_options(cmd, args->trace, args->rules, args->no_stdlib);
   cmd->add_option("--hang", args->hang,
                   "the symptom: auto (the longest stretch a main thread or loop thread did "
                   "not return to its loop), TID@SECONDS (thread TID at SECONDS since the "
@@ -416,7 +363,7 @@ Command add_debug(CLI::App& app) {
                   "with --hang auto or NAME: when no candidate went this many seconds without "
                   "a response, say \"no hang found\" (exit 0) instead of diagnosing")
       ->type_name("SECONDS")
-      ->default_val(0.5)
+      ->default_val(kDefaultMinHangSeconds)
       ->check(CLI::Range(0.0, 1e6));
   cmd->footer(
       "Questions: at a terminal, type an option's number, Enter for the first (best), ? to "
@@ -430,15 +377,10 @@ Command add_debug(CLI::App& app) {
   return {cmd, [args] {
             // Nobody can answer at the terminal while the reports scroll by.
             if (args->watch) args->automatic = true;
-            std::string why;
-            auto hang = parse_hang(args->hang, &why);
-            if (!hang) {
-              std::cerr << "causeway: " << why << "\n";
-              return kExitBadInput;
-            }
-            std::vector<std::string> answer_lines;
-            if (!args->answers.empty() && !read_answer_lines(args->answers, answer_lines))
-              return kExitBadInput;
+            auto input = read_hang_and_answers(*args);
+            if (!input) return kExitBadInput;
+            const rules::HangSpec& hang = input->hang;
+            std::vector<std::string>& answer_lines = input->answer_lines;
 
             // Packs before the trace, which takes longer to read: a pack's error shows at once.
             // --watch loads them for each run, in watch_loop.
@@ -462,9 +404,9 @@ Command add_debug(CLI::App& app) {
               return rc;
 
             if (loaded)
-              return diagnose_once(*args, *hang, std::move(answer_lines), trace, symbols,
+              return diagnose_once(*args, hang, std::move(answer_lines), trace, symbols,
                                    loaded->rules, cache);
-            return watch_loop(*args, *hang, answer_lines, trace, symbols, cache);
+            return watch_loop(*args, hang, answer_lines, trace, symbols, cache);
           }};
 }
 

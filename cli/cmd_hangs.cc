@@ -81,13 +81,7 @@ Command add_hangs(CLI::App& app) {
       "hangs",
       "list the candidates for `debug --hang auto`: each thread's longest stretch "
       "without a response, ranked");
-  cmd->add_option("TRACE", args->trace, "trace file (binary or text form)")
-      ->required()
-      ->check(CLI::ExistingFile);
-  cmd->add_option("--rules", args->rules, "add rule packs (files or folders), in order")
-      ->type_name("PACK")
-      ->check(CLI::ExistingPath);
-  cmd->add_flag("--no-stdlib", args->no_stdlib, "do not load stdlib-rules");
+  add_graph_input_options(cmd, args->trace, args->rules, args->no_stdlib);
   cmd->add_option("--top", args->top, "list at most N candidates")
       ->type_name("N")
       ->default_val(10)

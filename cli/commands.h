@@ -29,6 +29,8 @@ Command add_export(CLI::App& app);
 Command add_latency(CLI::App& app);
 // `hangs`: the candidates for `debug --hang auto`, ranked (docs/diagnosis.md).
 Command add_hangs(CLI::App& app);
+// `ui`: the diagnosis in a browser, served on 127.0.0.1 (docs/ui.md).
+Command add_ui(CLI::App& app);
 // `record` (with start, stop, status) and `mark`.
 std::vector<Command> add_record(CLI::App& app);
 // `eval`: the scenario suite against its ground truth (docs/scenarios.md).

@@ -127,4 +127,15 @@ void DiagnosisCache::apply(engine::DiagnoseOptions& options) {
   };
 }
 
+void add_graph_input_options(CLI::App* cmd, std::string& trace, std::vector<std::string>& rules,
+                             bool& no_stdlib) {
+  cmd->add_option("TRACE", trace, "trace file (binary or text form)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--rules", rules, "add rule packs (files or folders), in order")
+      ->type_name("PACK")
+      ->check(CLI::ExistingPath);
+  cmd->add_flag("--no-stdlib", no_stdlib, "do not load stdlib-rules");
+}
+
 }  // namespace cw::cli

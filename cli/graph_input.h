@@ -2,7 +2,10 @@
 // terminal and a rule's error shown to the user.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "cli/cache_session.h"
 #include "engine/cache/cache.h"
@@ -46,5 +49,10 @@ class DiagnosisCache {
   engine::ThreadEvents index_;
   std::optional<engine::FoundHang> known_hang_;
 };
+
+// What a command that builds a trace's graph takes first: TRACE (an existing file), --rules
+// PACK… (in order) and --no-stdlib.
+void add_graph_input_options(CLI::App* cmd, std::string& trace, std::vector<std::string>& rules,
+                             bool& no_stdlib);
 
 }  // namespace cw::cli

@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
   std::vector<Command> commands;
   commands.push_back(add_graph(app));
   commands.push_back(add_debug(app));
+  commands.push_back(add_ui(app));
   commands.push_back(add_hangs(app));
   commands.push_back(add_export(app));
   commands.push_back(add_latency(app));

@@ -10,6 +10,7 @@ _causeway_options() {
     eval) echo "--suite --programs --keep --from --json --show --latency --help" ;;
     latency) echo "--base --buggy --normalize --pid --comm --top --mode --threshold --format --json --html --folded --help" ;;
     hangs) echo "--rules --no-stdlib --top --format --json --help" ;;
+    ui) echo "--rules --no-stdlib --format --no-cache --hang --answers --save-answers --port --no-browser --json --help" ;;
     export) echo "--format -o --output --rules --no-stdlib --hang --answers --min-hang --trace-format --no-cache --help" ;;
     record) echo "-o --output --pid --stacks --call-graph --sample --buffer --duration --rules --no-stdlib --flags --hooks --dir --help" ;;
     "record start") echo "--size --pid --stacks --call-graph --sample --buffer --rules --no-stdlib --dir --help" ;;
@@ -70,7 +71,7 @@ _causeway() {
   esac
 
   case "$cmd" in
-    "") COMPREPLY=($(compgen -W "graph debug hangs export latency convert eval record mark rules flags --help --version" -- "$cur")) ;;
+    "") COMPREPLY=($(compgen -W "graph debug ui hangs export latency convert eval record mark rules flags --help --version" -- "$cur")) ;;
     rules) COMPREPLY=($(compgen -W "check test fmt" -- "$cur")) ;;
     flags) COMPREPLY=($(compgen -W "suggest" -- "$cur")) ;;
     *)

@@ -14,11 +14,23 @@ packages=(
   build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
   tao-pegtl-dev libboost-graph-dev liblua5.4-dev libfmt-dev doctest-dev libcapstone-dev
   libcli11-dev nlohmann-json3-dev libxxhash-dev libzstd-dev libbpf-dev bpftool libelf-dev libdw-dev
-  jq util-linux linux-perf libprotobuf-dev protobuf-compiler
+  jq util-linux linux-perf libprotobuf-dev protobuf-compiler libcpp-httplib-dev
 )
 
-# What only the tests need: the browser the latency page is checked in.
-test_packages=(chromium)
+# What only the tests need: the browser the latency page and `causeway ui` are checked in,
+# and what tests/browser/ui.sh asks the server with (curl) and lists its sockets with (ss).
+test_packages=(chromium curl iproute2)
+
+# tests/browser/ui.sh drives chromium with Playwright (npm playwright-core, pinned in
+# tests/browser/package-lock.json). npm comes with Node.js where it is installed (e.g.
+# NodeSource's); otherwise Debian's npm package brings both.
+install_browser_test_tools() {
+  if ! command -v npm >/dev/null; then
+    test_packages+=(npm)
+    install_missing "${test_packages[@]}"
+  fi
+  npm ci --prefix tests/browser --no-audit --no-fund
+}
 
 install_missing() {
   [ "${CW_SKIP_INSTALL:-0}" = 1 ] && return
@@ -87,6 +99,7 @@ case "$mode" in
     ;;
   test)
     install_missing "${test_packages[@]}"
+    [ "${CW_SKIP_INSTALL:-0}" = 1 ] || install_browser_test_tools
     werror=OFF
     [ -n "${CI:-}" ] && werror=ON
     configure "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCW_WERROR="$werror" -DCW_REAL_SCENARIOS=ON

@@ -1,0 +1,45 @@
+`causeway ui` serves the diagnosis on 127.0.0.1 under a random token (docs/ui.md). The
+browser side is tests/browser/ui.sh; here the server is asked over plain HTTP
+(tests/cli/data/ui_session.sh): without the token, or with another one, everything is
+403; the address without its slash is sent to it.
+
+While the diagnosis waits for the page, the state holds the question and its options;
+Quit ends the server then (exit 0) without an answer.
+
+  $ tests/cli/data/ui_session.sh examples/slow-server.trace
+  GET / 403
+  GET /index.html 403
+  GET /[0-9a-f]{31}x/ 403 (re)
+  GET /TOKEN 302
+  GET /TOKEN/ 200
+  GET /TOKEN/api/state 200
+  phase: question
+  question 1 (recurse): cw-srv-worker 813 (cw-server 812) ran 799.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 (from 0.009600 s), while the hang lasted. Diagnose it too (the culprit of the culprit)?
+    - diagnose cw-srv-worker 813 (cw-server 812)
+    - stop: it is the root cause
+  POST quit 200
+  exit 0
+
+--answers answers the first questions (here all of them) as `debug --answers` does; the
+report says who answered.
+
+  $ printf 's\n' >$TMP_DIR/stop.txt && tests/cli/data/ui_session.sh examples/slow-server.trace --answers $TMP_DIR/stop.txt | sed -n '/^phase/,$p'
+  phase: done
+  root cause: cw-srv-worker 813
+  answered by answers: stop: it is the root cause
+  POST quit 200
+  exit 0
+
+What is wrong on the command line is said before anything is served, as `debug` says it.
+
+  $ causeway ui examples/slow-server.trace --hang 811 --no-browser
+  causeway: --hang: expected auto, TID@SECONDS or a thread name, got '811' (a thread id needs its time: 811@SECONDS)
+  [1]
+
+A symptom the trace does not hold is found once the page is served: the page says so.
+
+  $ tests/cli/data/ui_session.sh examples/slow-server.trace --hang 999@0.5 | sed -n '/^phase/,$p'
+  phase: error
+  no thread 999 in the trace (threads: 811 cw-client, 813 cw-srv-worker)
+  POST quit 200
+  exit 0
