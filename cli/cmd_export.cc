@@ -57,14 +57,11 @@ std::string render(const Args& a, const Trace& trace, const engine::Timeline& tl
 }
 
 int run_export(const Args& a) {
+  auto given = read_hang_and_answers(a.hang, a.answers);
+  if (!given) return kExitBadInput;
+  const rules::HangSpec* hang = &given->hang;
+  std::vector<std::string>& answer_lines = given->answer_lines;
   std::string why;
-  auto hang = parse_hang(a.hang, &why);
-  if (!hang) {
-    std::cerr << "causeway: " << why << "\n";
-    return kExitBadInput;
-  }
-  std::vector<std::string> answer_lines;
-  if (!a.answers.empty() && !read_answer_lines(a.answers, answer_lines)) return kExitBadInput;
 
   auto loaded = load_rule_packs(a.rules, a.no_stdlib);
   std::cerr << loaded.render();

@@ -15,15 +15,7 @@
 namespace cw::cli {
 
 std::optional<HangAndAnswers> read_hang_and_answers(const DiagnosisArgs& a) {
-  std::string why;
-  auto hang = parse_hang(a.hang, &why);
-  if (!hang) {
-    std::cerr << "causeway: " << why << "\n";
-    return std::nullopt;
-  }
-  HangAndAnswers out{*hang, {}};
-  if (!a.answers.empty() && !read_answer_lines(a.answers, out.answer_lines)) return std::nullopt;
-  return out;
+  return read_hang_and_answers(a.hang, a.answers);
 }
 
 void unnamed_frames_note(const std::string& path, const engine::Graph& graph,

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/diagnose_input.h"
 #include "cli/trace_input.h"
 #include "engine/diagnosis/diagnose.h"
 #include "rules/ruleset.h"
@@ -29,12 +30,7 @@ struct DiagnosisArgs {
   bool no_cache = false;
 };
 
-// --hang and --answers as given: the symptom and the answers file's lines; nullopt, having
-// said why on stderr, when either is wrong (bad input).
-struct HangAndAnswers {
-  rules::HangSpec hang;
-  std::vector<std::string> answer_lines;
-};
+// read_hang_and_answers (cli/diagnose_input.h) of a.hang and a.answers.
 std::optional<HangAndAnswers> read_hang_and_answers(const DiagnosisArgs& a);
 
 // --min-hang's default: shorter stretches are not a hang worth diagnosing.

@@ -143,4 +143,17 @@ DiagnosisRun run_diagnosis(const Trace& trace, const engine::BuildResult& built,
   return run;
 }
 
+std::optional<HangAndAnswers> read_hang_and_answers(const std::string& hang,
+                                                    const std::string& answers) {
+  std::string why;
+  auto spec = parse_hang(hang, &why);
+  if (!spec) {
+    std::cerr << "causeway: " << why << "\n";
+    return std::nullopt;
+  }
+  HangAndAnswers out{*spec, {}};
+  if (!answers.empty() && !read_answer_lines(answers, out.answer_lines)) return std::nullopt;
+  return out;
+}
+
 }  // namespace cw::cli

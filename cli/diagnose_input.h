@@ -38,6 +38,15 @@ struct AnswersFileError : std::runtime_error {
 // The lines of an answers file; false, having said so on stderr, when it cannot be read.
 bool read_answer_lines(const std::string& path, std::vector<std::string>& lines);
 
+// --hang and --answers as given: the symptom and the answers file's lines; nullopt, having
+// said why on stderr, when either is wrong (bad input).
+struct HangAndAnswers {
+  rules::HangSpec hang;
+  std::vector<std::string> answer_lines;
+};
+std::optional<HangAndAnswers> read_hang_and_answers(const std::string& hang,
+                                                    const std::string& answers);
+
 // `--answers FILE`: each line that is not blank and not a `#` comment answers the next
 // question, with an option number or `s`; then `fallback` answers. A line that is no
 // answer to its question throws AnswersFileError saying FILE:LINE.
