@@ -153,9 +153,12 @@ watch_walls[cold]=$(since "$t0")
 watch_same=yes
 for ((r = 1; r <= repeat; r++)); do
   for step in add change remove; do
+    # Each repetition's added and changed packs differ by a comment (another pack text:
+    # another graph key), so every add and change builds a graph, as the first did; the
+    # removal finds the first run's graph.
     case $step in
-      add) content=$header$added ;;
-      change) content=$header$changed ;;
+      add) content="$header# repetition $r"$'\n'"$added" ;;
+      change) content="$header# repetition $r"$'\n'"$changed" ;;
       remove) content=$header ;;
     esac
     t0=$EPOCHREALTIME
@@ -215,7 +218,8 @@ echo
 graph_wall=$(median <<<"${walls[graph]}")
 rerun=$(median <<<"${walls[add]} ${walls[change]}")
 rerun_hit=$(median <<<"${walls[remove]} ${walls[again]}")
-watch_rerun=$(median <<<"${watch_walls[add]} ${watch_walls[change]} ${watch_walls[remove]}")
+watch_rerun=$(median <<<"${watch_walls[add]} ${watch_walls[change]}")
+watch_hit=$(median <<<"${watch_walls[remove]}")
 first=$(median <<<"${walls[cold]}")
 peak=$(maximum <<<"${rss[cold]} ${rss[add]} ${rss[change]} ${rss[remove]} ${rss[again]}")
 verdict() { awk -v v="$1" -v t="$2" -v op="$3" 'BEGIN {ok = (op == "le") ? v <= t : v >= t; print ok ? "met" : "missed"}'; }
@@ -225,7 +229,7 @@ echo "The derived cache beside the trace after the last step: $(du -sm "$trace.c
 echo
 echo "Issue 16's targets at $events events:"
 echo
-echo "- re-run after adding or changing a rule ≤ 1 s: $(printf '%.2f' "$rerun") s (median of add and change: a graph not in the cache) — $(verdict "$rerun" 1 le); under --watch $(printf '%.2f' "$watch_rerun") s (add, change, remove) — $(verdict "$watch_rerun" 1 le)"
+echo "- re-run after adding or changing a rule ≤ 1 s: $(printf '%.2f' "$rerun") s (median of add and change: a graph not in the cache) — $(verdict "$rerun" 1 le); under --watch $(printf '%.2f' "$watch_rerun") s (add and change, each a graph not in the cache) — $(verdict "$watch_rerun" 1 le), removing it $(printf '%.2f' "$watch_hit") s — $(verdict "$watch_hit" 1 le)"
 echo "- re-run of packs already diagnosed (remove the rule, debug again): $(printf '%.2f' "$rerun_hit") s (the graph from the cache) — $(verdict "$rerun_hit" 1 le)"
 echo "- first \`causeway graph\` ≥ 5 M events/s: $eps M events/s — $(verdict "$eps" 5 ge)"
 echo "- first \`causeway debug\` ≤ 5 s: $(printf '%.2f' "$first") s — $(verdict "$first" 5 le)"
