@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <stdexcept>
 
 #include "cli/exit_codes.h"
 #include "cli/progress.h"
@@ -49,7 +50,17 @@ int build_graph_input(const Trace& trace, const rules::RuleSet& rules, engine::B
   ProgressLine progress("building graph");
   if (progress.enabled()) options.progress = progress.callback();
   try {
-    out = engine::build_graph(trace, rules, options);
+    try {
+      out = engine::build_graph(trace, rules, options);
+    } catch (const std::invalid_argument& e) {
+      // A reused graph that does not fit this trace (its key said it would): never trusted.
+      if (!options.reuse) throw;
+      cache->note(fmt::format(
+          "the graph to rebuild the cuts of does not fit ({}); building it whole", e.what()));
+      options.reuse = nullptr;
+      prior.reset();
+      out = engine::build_graph(trace, rules, options);
+    }
   } catch (const DiagnosticError& e) {
     progress.clear();
     std::cerr << e.what();

@@ -844,10 +844,7 @@ class Builder {
     auto& edges = result_.graph.edges;
     // Room for every edge the build adds (neighbour and flag edges follow): growing the
     // vector past its reservation would copy it while holding it twice.
-    uint64_t neighbour_cuts = 0;
-    for (const ThreadState& st : threads_)
-      for (const Cut& c : st.cuts) neighbour_cuts += c.neighbour != Neighbour::None;
-    edges.reserve(n + neighbour_cuts + flag_pairs_.size());
+    edges.reserve(n + neighbour_cuts() + flag_pairs_.size());
     // Kind labels as values for `edge.kind`, resolved against the trace's strings once.
     const auto& kinds = result_.graph.kinds;
     std::vector<Value> kind_values(kinds.size());
@@ -1049,10 +1046,7 @@ class Builder {
     g.edges = std::move(edges);
     // Room for the rest at once (a fresh copy only when there are more than the reused
     // graph had room for).
-    uint64_t neighbour_cuts = 0;
-    for (const ThreadState& st : threads_)
-      for (const Cut& c : st.cuts) neighbour_cuts += c.neighbour != Neighbour::None;
-    g.edges.reserve(kept + neighbour_cuts + flags.size());
+    g.edges.reserve(kept + neighbour_cuts() + flags.size());
     neighbour_edges();
     // Flag kinds are interned as flag edges are made, as flag_edges() does.
     for (Edge& e : flags) {
@@ -1070,6 +1064,14 @@ class Builder {
     result_.stats.boosted = st.boosted;
     result_.stats.flag_edges = st.flag_edges;
     result_.stats.data_flags_used = st.data_flags_used;
+  }
+
+  // The edges neighbour_edges() will add.
+  uint64_t neighbour_cuts() const {
+    uint64_t n = 0;
+    for (const ThreadState& st : threads_)
+      for (const Cut& c : st.cuts) n += c.neighbour != Neighbour::None;
+    return n;
   }
 
   void neighbour_edges() {
