@@ -5,16 +5,19 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <atomic>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 
 namespace cw {
 
-static uint64_t g_line_lookup_steps = 0;
+// Atomic: errors are rendered on several threads at once (the graph build's two
+// classifiers can both meet a rule error).
+static std::atomic<uint64_t> g_line_lookup_steps = 0;
 
 uint64_t line_lookup_steps() {
-  return g_line_lookup_steps;
+  return g_line_lookup_steps.load(std::memory_order_relaxed);
 }
 
 std::string_view Source::line_text(uint32_t line) const {
@@ -23,10 +26,10 @@ std::string_view Source::line_text(uint32_t line) const {
   if (!line_starts.empty()) {
     if (line > line_starts.size()) return {};
     pos = line_starts[line - 1];
-    ++g_line_lookup_steps;
+    g_line_lookup_steps.fetch_add(1, std::memory_order_relaxed);
   } else {
     for (uint32_t l = 1; l < line; ++l) {
-      ++g_line_lookup_steps;
+      g_line_lookup_steps.fetch_add(1, std::memory_order_relaxed);
       pos = text.find('\n', pos);
       if (pos == std::string::npos) return {};
       ++pos;
