@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <spawn.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -108,6 +109,8 @@ std::string open_browser(const std::string& url) {
   pid_t pid = 0;
   if (posix_spawnp(&pid, "xdg-open", &actions, nullptr, argv, environ) != 0)
     std::cerr << "causeway ui: no xdg-open to start a browser with; open the address above\n";
+  else
+    std::thread([pid] { waitpid(pid, nullptr, 0); }).detach();  // no zombie while serving
   posix_spawn_file_actions_destroy(&actions);
   return dir_template;
 }

@@ -43,3 +43,16 @@ A symptom the trace does not hold is found once the page is served: the page say
   no thread 999 in the trace (threads: 811 cw-client, 813 cw-srv-worker)
   POST quit 200
   exit 0
+
+Without --no-browser the page is opened with xdg-open, given a file only this user can
+read that forwards to the address (the token stays off command lines). xdg-open is
+reaped when it exits (no zombie while the server runs), and the file goes when the
+server ends.
+
+  $ mkdir -p $TMP_DIR/bin && printf '#!/bin/sh\necho "$1" >%s/opened\n' $TMP_DIR >$TMP_DIR/bin/xdg-open && chmod +x $TMP_DIR/bin/xdg-open
+  $ PATH=$TMP_DIR/bin:$PATH causeway ui examples/slow-server.trace --json --no-cache >$TMP_DIR/ui.json 2>/dev/null & pid=$!; for i in $(seq 100); do [ -s $TMP_DIR/opened ] && break; sleep 0.1; done; sleep 0.5; opened=$(cat $TMP_DIR/opened); echo "token in the file: $(grep -c "$(jq -r .url $TMP_DIR/ui.json | cut -d/ -f4)" "$opened")"; echo "mode: $(stat -c %a "$opened")"; echo "zombies: $(ps -o stat= --ppid $pid | grep -c Z)"; kill -INT $pid; wait $pid; echo "exit $?"; test -e "$opened" && echo "file kept" || echo "file removed"
+  token in the file: 1
+  mode: 600
+  zombies: 0
+  exit 0
+  file removed
