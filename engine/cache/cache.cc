@@ -116,39 +116,44 @@ class Writer {
   std::string out_;
 };
 
-class Reader {
+// Decodes what Writer wrote, from a Source of bytes: `read(dst, n)` (throws CorruptEntry
+// past the end), `skip(n)` and `left()`.
+template <class Source>
+class Decoder {
  public:
-  explicit Reader(std::string_view in) : in_(in) {}
+  template <class... A>
+  explicit Decoder(A&&... a) : in_(std::forward<A>(a)...) {}
   template <class T>
   T value() {
     static_assert(std::is_trivially_copyable_v<T>);
     T v;
-    std::memcpy(&v, take(sizeof v), sizeof v);
+    in_.read(&v, sizeof v);
     return v;
   }
   template <class T>
   std::vector<T> array() {
     uint64_t n = count(sizeof(T));
     std::vector<T> v(n);
-    if (n) std::memcpy(v.data(), take(n * sizeof(T)), n * sizeof(T));
+    if (n) in_.read(v.data(), n * sizeof(T));
     return v;
   }
   // Passes over an array of `unit`-byte elements; returns its count.
   uint64_t skip_array(size_t unit) {
     uint64_t n = count(unit);
-    take(n * unit);
+    in_.skip(n * unit);
     return n;
   }
   std::vector<bool> bools() {
-    uint64_t n = count(1);
-    std::vector<bool> v(n);
-    const char* p = take(n);
-    for (uint64_t i = 0; i < n; ++i) v[i] = p[i] != 0;
+    const auto bytes = array<char>();
+    std::vector<bool> v(bytes.size());
+    for (size_t i = 0; i < bytes.size(); ++i) v[i] = bytes[i] != 0;
     return v;
   }
   std::string text() {
     uint64_t n = count(1);
-    return std::string(take(n), n);
+    std::string out(n, '\0');
+    if (n) in_.read(out.data(), n);
+    return out;
   }
   std::vector<std::string> texts() {
     uint64_t n = count(8);  // each at least its length
@@ -157,17 +162,30 @@ class Reader {
     for (uint64_t i = 0; i < n; ++i) v.push_back(text());
     return v;
   }
-  bool done() const { return pos_ == in_.size(); }
+  bool done() const { return in_.left() == 0; }
+  const Source& source() const { return in_; }
 
  private:
   // A count whose elements of `unit` bytes fit in what is left.
   uint64_t count(size_t unit) {
     uint64_t n = value<uint64_t>();
-    if (n > (in_.size() - pos_) / unit) throw CorruptEntry("array longer than the entry");
+    if (n > in_.left() / unit) throw CorruptEntry("array longer than the entry");
     return n;
   }
-  const char* take(size_t n) {
-    if (n > in_.size() - pos_) throw CorruptEntry("entry ends early");
+  Source in_;
+};
+
+// A payload in memory.
+class MemorySource {
+ public:
+  explicit MemorySource(std::string_view in) : in_(in) {}
+  void read(void* dst, uint64_t n) { std::memcpy(dst, take(n), n); }
+  void skip(uint64_t n) { take(n); }
+  uint64_t left() const { return in_.size() - pos_; }
+
+ private:
+  const char* take(uint64_t n) {
+    if (n > left()) throw CorruptEntry("entry ends early");
     const char* p = in_.data() + pos_;
     pos_ += n;
     return p;
@@ -175,6 +193,7 @@ class Reader {
   std::string_view in_;
   size_t pos_ = 0;
 };
+using Reader = Decoder<MemorySource>;
 
 void touch(const std::string& path) {
   // Marks an entry used now: eviction drops the least recently used.
@@ -601,6 +620,23 @@ std::optional<MappedEntry> map_entry(const std::string& path, EntryKind kind, co
   return m;
 }
 
+// An entry opened for reading with its header read into `header` and checked (magic,
+// version, kind, key, size); -1 with the reason otherwise ("" when there is no entry).
+int open_checked_entry(const std::string& path, EntryKind kind, const Key& key, uint64_t* size,
+                       unsigned char (&header)[kHeaderSize], std::string* why) {
+  const int fd = open_entry(path, size, why);
+  if (fd < 0) return -1;
+  std::string bad;
+  if (*size < kHeaderSize || !pread_all(fd, header, kHeaderSize, 0))
+    bad = "truncated header";
+  else
+    bad = check_header(header, *size, kind, key);
+  if (bad.empty()) return fd;
+  close(fd);
+  *why = std::move(bad);
+  return -1;
+}
+
 }  // namespace
 
 std::optional<std::string> read_entry(const std::string& path, EntryKind kind, const Key& key,
@@ -610,18 +646,10 @@ std::optional<std::string> read_entry(const std::string& path, EntryKind kind, c
     return std::nullopt;
   };
   uint64_t size = 0;
-  std::string problem;
-  const int fd = open_entry(path, &size, &problem);
-  if (fd < 0) return fail(problem);
   unsigned char header[kHeaderSize];
-  if (size < kHeaderSize || !pread_all(fd, header, kHeaderSize, 0)) {
-    close(fd);
-    return fail("truncated header");
-  }
-  if (std::string bad = check_header(header, size, kind, key); !bad.empty()) {
-    close(fd);
-    return fail(bad);
-  }
+  std::string problem;
+  const int fd = open_checked_entry(path, kind, key, &size, header, &problem);
+  if (fd < 0) return fail(problem);
   std::string payload(size - kHeaderSize, '\0');
   bool ok = pread_all(fd, payload.data(), payload.size(), kHeaderSize);
   close(fd);
@@ -695,83 +723,44 @@ std::string encode_graph(const engine::BuildResult& r) {
 
 namespace {
 
-// Reads an entry's payload from its file straight into where it goes (the graph's
-// vectors), hashing it on the way: a graph loaded so is in memory once, where through a
+// An entry's payload read from its file straight into where it goes (the graph's
+// vectors), hashed on the way: a graph loaded so is in memory once, where through a
 // mapping its pages would count twice at the peak (~300 MB at 19 M events). The checksum
-// is checked at the end (check()); what was decoded before is dropped if it fails.
-class FileReader {
+// is checked at the end (matches()); what was decoded before is dropped if it fails.
+class FileSource {
  public:
-  FileReader(int fd, uint64_t begin, uint64_t end)
+  FileSource(int fd, uint64_t begin, uint64_t end)
       : fd_(fd), pos_(begin), end_(end), state_(XXH3_createState()) {
     XXH3_64bits_reset(state_);
   }
-  ~FileReader() { XXH3_freeState(state_); }
-  FileReader(const FileReader&) = delete;
-  FileReader& operator=(const FileReader&) = delete;
+  ~FileSource() { XXH3_freeState(state_); }
+  FileSource(const FileSource&) = delete;
+  FileSource& operator=(const FileSource&) = delete;
 
-  template <class T>
-  T value() {
-    static_assert(std::is_trivially_copyable_v<T>);
-    T v;
-    read(&v, sizeof v);
-    return v;
-  }
-  template <class T>
-  std::vector<T> array() {
-    uint64_t n = count(sizeof(T));
-    std::vector<T> v(n);
-    if (n) read(v.data(), n * sizeof(T));
-    return v;
-  }
-  uint64_t skip_array(size_t unit) {
-    uint64_t n = count(unit);
-    std::vector<char> buf(std::min<uint64_t>(n * unit, uint64_t{1} << 20));
-    for (uint64_t left = n * unit; left > 0;) {
-      const uint64_t step = std::min<uint64_t>(left, buf.size());
-      read(buf.data(), step);
-      left -= step;
-    }
-    return n;
-  }
-  std::vector<bool> bools() {
-    const auto bytes = array<char>();
-    std::vector<bool> v(bytes.size());
-    for (size_t i = 0; i < bytes.size(); ++i) v[i] = bytes[i] != 0;
-    return v;
-  }
-  std::string text() {
-    uint64_t n = count(1);
-    std::string out(n, '\0');
-    if (n) read(out.data(), n);
-    return out;
-  }
-  std::vector<std::string> texts() {
-    uint64_t n = count(8);
-    std::vector<std::string> v;
-    v.reserve(n);
-    for (uint64_t i = 0; i < n; ++i) v.push_back(text());
-    return v;
-  }
-  bool done() const { return pos_ == end_; }
-  // Whether the payload read matches the header's checksum.
-  bool check(uint64_t expected) const { return XXH3_64bits_digest(state_) == expected; }
-
- private:
-  uint64_t count(size_t unit) {
-    uint64_t n = value<uint64_t>();
-    if (n > (end_ - pos_) / unit) throw CorruptEntry("array longer than the entry");
-    return n;
-  }
   void read(void* dst, uint64_t n) {
-    if (n > end_ - pos_) throw CorruptEntry("entry ends early");
+    if (n > left()) throw CorruptEntry("entry ends early");
     if (!pread_all(fd_, dst, n, pos_)) throw CorruptEntry("cannot read the entry");
     XXH3_64bits_update(state_, dst, n);
     pos_ += n;
   }
+  // Skipped bytes are read too: the checksum covers them.
+  void skip(uint64_t n) {
+    std::vector<char> buf(std::min<uint64_t>(n, uint64_t{1} << 20));
+    for (uint64_t step; n > 0; n -= step) {
+      step = std::min<uint64_t>(n, buf.size());
+      read(buf.data(), step);
+    }
+  }
+  uint64_t left() const { return end_ - pos_; }
+  // Whether the payload read matches the header's checksum.
+  bool matches(uint64_t expected) const { return XXH3_64bits_digest(state_) == expected; }
+
+ private:
   int fd_;
   uint64_t pos_, end_;
   XXH3_state_t* state_;
 };
+using FileReader = Decoder<FileSource>;
 
 template <class R>
 engine::BuildResult decode_graph_from(R& rd, bool for_reuse) {
@@ -848,21 +837,18 @@ std::optional<engine::BuildResult> load_graph(const std::string& dir, const Key&
     return std::nullopt;
   };
   uint64_t size = 0;
+  unsigned char header[kHeaderSize];
   std::string problem;
-  const int fd = open_entry(path, &size, &problem);
+  const int fd = open_checked_entry(path, EntryKind::Graph, key, &size, header, &problem);
   if (fd < 0) return fail(problem);
   struct Close {
     int fd;
     ~Close() { close(fd); }
   } closer{fd};
-  unsigned char header[kHeaderSize];
-  if (size < kHeaderSize || !pread_all(fd, header, kHeaderSize, 0)) return fail("truncated header");
-  if (std::string bad = check_header(header, size, EntryKind::Graph, key); !bad.empty())
-    return fail(bad);
   try {
     FileReader rd(fd, kHeaderSize, size);
     engine::BuildResult r = decode_graph_from(rd, for_reuse);
-    if (!rd.check(load_le<uint64_t>(header + 56))) return fail("checksum mismatch");
+    if (!rd.source().matches(load_le<uint64_t>(header + 56))) return fail("checksum mismatch");
     touch(path);
     return r;
   } catch (const CorruptEntry& e) {
