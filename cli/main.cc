@@ -66,25 +66,31 @@ int main(int argc, char** argv) {
       "--no-stdlib; CAUSEWAY_RULES_PATH (colon-separated) adds more; a command's --rules adds "
       "more.\nSee man causeway, man causeway-rules, and docs/ for the JSON output.");
 
-  // An unknown command is named (with the close one), and a bare command group shows its
-  // usage, before CLI11 would only say that a sub-command is required.
-  CommandWords words = read_command_words(app, argc, argv);
-  if (!words.unknown.empty()) {
-    std::cerr << unknown_command_message(words);
-    return kExitBadInput;
-  }
-  if (words.missing) {
-    // help(PREV) names the command after PREV: "causeway rules", not "rules".
-    const size_t last = words.path.rfind(' ');
-    std::cerr << words.group->help(last == std::string::npos ? "" : words.path.substr(0, last));
-    return kExitBadInput;
-  }
+  {
+    // What the parser says quotes the arguments it could not take, which may come from
+    // anywhere (a file name in a shared folder): they reach the terminal with their
+    // control bytes shown as \xNN, like everything a command prints.
+    cw::TerminalGuard out_guard(std::cout), err_guard(std::cerr);
+    // An unknown command is named (with the close one), and a bare command group shows its
+    // usage, before CLI11 would only say that a sub-command is required.
+    CommandWords words = read_command_words(app, argc, argv);
+    if (!words.unknown.empty()) {
+      std::cerr << unknown_command_message(words);
+      return kExitBadInput;
+    }
+    if (words.missing) {
+      // help(PREV) names the command after PREV: "causeway rules", not "rules".
+      const size_t last = words.path.rfind(' ');
+      std::cerr << words.group->help(last == std::string::npos ? "" : words.path.substr(0, last));
+      return kExitBadInput;
+    }
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? kExitOk : kExitBadInput;
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+      int rc = app.exit(e);
+      return rc == 0 ? kExitOk : kExitBadInput;
+    }
   }
   for (auto& c : commands)
     if (c.app->parsed()) {

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <charconv>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <functional>
@@ -25,8 +26,10 @@
 
 #include "base/output_file.h"
 #include "base/source.h"
+#include "trace/decompression_limit.h"
 #include "trace/perf_script.h"
 #include "trace/text_format.h"
+#include "trace/thread_moves.h"
 
 namespace cw {
 
@@ -54,6 +57,7 @@ using binary_format::kCompressedHeaderSize;
 using binary_format::kFileMagic;
 using binary_format::kHeaderSize;
 using binary_format::kMaxCompressedPayload;
+using binary_format::kMaxExpansion;
 
 constexpr uint32_t kClockMonotonic = 1;
 constexpr size_t kMaxStringsPerChunk = 1 << 16;
@@ -751,17 +755,35 @@ class Reader {
     constexpr uint64_t kMaxAheadBytes = 64u << 20;  // decompressed, in flight
     std::deque<Ahead> ahead;
     uint64_t scan = kHeaderSize, ahead_bytes = 0;
+    // Every chunk's decompressed size counts against one total for the file, checked
+    // before anything is allocated for it (docs/trace-format.md, "Compression").
+    const uint64_t limit = decompression_limit(size_);
+    uint64_t decompressed = 0, chunks_seen = 0;
     for (;;) {
       while (scan < size_ && ahead.size() < kMaxAhead && ahead_bytes < kMaxAheadBytes) {
         Ahead a;
         a.pos = scan;
         a.problem = check_chunk(scan);
         if (a.problem.empty()) {
+          ++chunks_seen;
+          const uint32_t type = load<uint32_t>(data_ + scan + 4);
           uint64_t size = load<uint64_t>(data_ + scan + 8);
           a.end = scan + kChunkHeaderSize + size;
-          if (load<uint32_t>(data_ + scan + 4) & kCompressedFlag) {
+          if (type & kCompressedFlag) {
+            const uint64_t declared = size >= kCompressedHeaderSize
+                                          ? load<uint64_t>(data_ + scan + kChunkHeaderSize + 8)
+                                          : 0;
+            // A size past the per-chunk cap is refused by submit(), for that chunk alone.
+            if (declared <= kMaxCompressedPayload && declared > limit - decompressed) {
+              a.problem = over_limit(type, chunks_seen, decompressed + declared, limit);
+              a.end = scan = size_;
+              stopped_at_limit_ = true;
+              ahead.push_back(std::move(a));
+              break;
+            }
             a.job = inflater_.submit(data_ + scan + kChunkHeaderSize, size);
             ahead_bytes += a.job->declared;
+            decompressed += a.job->declared;
           }
         } else {
           a.end = resynchronise(scan + 1);
@@ -788,6 +810,23 @@ class Reader {
  private:
   [[noreturn]] void refuse(const std::string& message) {
     throw TraceFormatError(fmt::format("{}: {}", name_, message));
+  }
+
+  // Why the compressed chunk `ordinal` (1 the first chunk of the file), whose type is
+  // `type`, is not read: it would take the file's decompressed total to `total`.
+  std::string over_limit(uint32_t type, uint64_t ordinal, uint64_t total, uint64_t limit) const {
+    const char* env = std::getenv("CAUSEWAY_MAX_DECOMPRESSED");
+    std::string why =
+        env && *env ? std::string("as CAUSEWAY_MAX_DECOMPRESSED sets")
+                    : fmt::format(
+                          "the larger of 64 MiB and {} times the file's {} bytes, at most 16 GiB; "
+                          "CAUSEWAY_MAX_DECOMPRESSED=SIZE sets another",
+                          kMaxExpansion, size_);
+    return fmt::format(
+        "chunk {} of the file ({}) would take the trace's decompressed total to {} bytes, "
+        "past the limit of {} bytes ({}): the chunks before it are kept, it and the rest of "
+        "the file are not read",
+        ordinal, describe_chunk(type), total, limit, why);
   }
 
   void read_header() {
@@ -884,7 +923,6 @@ class Reader {
     }
     // Compressed events take more room in memory than on disk (about 5-fold for a
     // recording); a file claiming far more is damaged or crafted, and gets no reservation.
-    constexpr uint64_t kMaxExpansion = 64;
     if (events * kDiskEventSize + values * 8 <= size_ * kMaxExpansion && events < (1ull << 32)) {
       out_.events.reserve(events);
       out_.values.reserve(values);
@@ -899,6 +937,8 @@ class Reader {
     ++report_.chunks_read;
     const uint32_t stored_type = type;
     const uint64_t stored_size = size;
+    chunk_pos_ = pos;
+    chunk_compressed_ = job != nullptr;
     try {
       if (job) {
         inflater_.wait(*job);
@@ -1118,6 +1158,7 @@ class Reader {
       t.comm = map_string_cached(c.get<uint32_t>());
       t.kernel = (c.get<uint32_t>() & 1) != 0;
       out_.threads.push_back(t);
+      thread_records_.push_back({chunk_pos_, i, chunk_compressed_});
     }
   }
 
@@ -1255,13 +1296,29 @@ class Reader {
   }
 
   void finish() {
-    if (!seen_end_) note("no end chunk: the recording did not finish, or the file was cut short");
+    if (!seen_end_ && !stopped_at_limit_)
+      note("no end chunk: the recording did not finish, or the file was cut short");
     if (substituted_strings_)
       note(fmt::format("{} strings were lost with their chunks; they read as ?str#ID",
                        substituted_strings_));
     if (events_without_stack_)
       note(fmt::format("{} events refer to stacks that were lost; they have no stack",
                        events_without_stack_));
+    // Which process a thread's events belong to decides where a root cause is reported:
+    // a thread put in two processes is refused, like the text form refuses it.
+    if (auto move = find_unexplained_thread_move(out_)) {
+      const ThreadInfo& t = out_.threads[move->entry];
+      const ThreadRecord& r = thread_records_[move->entry];
+      const std::string where =
+          r.compressed
+              ? fmt::format("compressed threads chunk at byte {}, record {}", r.chunk, r.index)
+              : fmt::format("threads chunk at byte {}, record {} (byte {})", r.chunk, r.index,
+                            r.chunk + kChunkHeaderSize + 4 + uint64_t{r.index} * 16);
+      refuse(fmt::format(
+          "{}: thread {} is declared in process {} after process {}, and no fork event creates "
+          "it there (a trace puts a thread in one process)",
+          where, t.tid, t.pid, move->from));
+    }
     out_.rebuild_indexes();
     out_.sort_maps();
     auto by_time = [](const Event& a, const Event& b) { return a.ts < b.ts; };
@@ -1280,6 +1337,16 @@ class Reader {
   std::unordered_map<std::string, KindId> reader_kinds_;
   std::vector<FileKind> file_kinds_;
   bool have_schema_ = false, all_identity_ = false, seen_end_ = false;
+  bool stopped_at_limit_ = false;  // the rest of the file would decompress past the limit
+  // Where each entry of out_.threads was read, to name a contradicting one.
+  struct ThreadRecord {
+    uint64_t chunk = 0;  // byte offset of its chunk
+    uint32_t index = 0;  // in the chunk, from 0
+    bool compressed = false;
+  };
+  std::vector<ThreadRecord> thread_records_;
+  uint64_t chunk_pos_ = 0;  // of the chunk being read
+  bool chunk_compressed_ = false;
   std::vector<StrId> str_map_;
   std::unordered_map<uint64_t, StrId> lost_strings_;
   std::vector<StackId> stack_map_;
@@ -1348,6 +1415,31 @@ ReadReport read_trace(const std::string& path, Trace& out) {
   MappedFile file(path);
   return Reader(file.bytes(), out, path, [&file](uint64_t pos) { file.release_before(pos); })
       .read();
+}
+
+uint64_t decompression_limit(uint64_t file_size) {
+  if (const char* env = std::getenv("CAUSEWAY_MAX_DECOMPRESSED"); env && *env) {
+    std::string_view text(env);
+    uint64_t n = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+    std::string_view unit = text.substr(static_cast<size_t>(end - text.data()));
+    unsigned shift = unit.empty()  ? 0
+                     : unit == "K" ? 10
+                     : unit == "M" ? 20
+                     : unit == "G" ? 30
+                     : unit == "T" ? 40
+                                   : 64;
+    if (ec != std::errc{} || end == text.data() || shift == 64 || n > (UINT64_MAX >> shift))
+      throw TraceFormatError(fmt::format(
+          "CAUSEWAY_MAX_DECOMPRESSED='{}': expected a size in bytes, or with a K, M, G or T "
+          "suffix (like 32G)",
+          text));
+    return n << shift;
+  }
+  const uint64_t relative =
+      file_size > UINT64_MAX / kMaxExpansion ? UINT64_MAX : file_size * kMaxExpansion;
+  return std::min(binary_format::kDefaultMaxDecompressed,
+                  std::max<uint64_t>(kMaxCompressedPayload, relative));
 }
 
 std::optional<TraceInputFormat> parse_trace_input_format(std::string_view name) {

@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "base/temp_dir.h"
+#include "trace/decompression_limit.h"
 #include "trace/text_format.h"
 
 namespace cw {
@@ -63,6 +64,15 @@ struct ChunkInfo {
   uint32_t type = 0;
   uint64_t events = 0;  // for events chunks
 };
+
+// A chunk type's name, as messages give it ("events" for an events chunk).
+std::string_view describe_type(uint32_t type) {
+  static const char* const names[] = {"",          "schema",  "strings", "stacks",
+                                      "processes", "threads", "events",  "lost",
+                                      "end",       "maps",    "losses"};
+  type &= ~bf::kCompressedFlag;
+  return type < std::size(names) ? names[type] : "?";
+}
 
 std::vector<ChunkInfo> walk_chunks(const std::string& bytes) {
   std::vector<ChunkInfo> chunks;
@@ -815,6 +825,155 @@ TEST_CASE("an unknown codec is refused, naming it") {
   std::memcpy(c.bytes.data() + c.payload(), &codec, 4);
   c.fix_checksum();
   c.expect_only_chunk_lost("malformed compressed events chunk: unknown compression codec 7");
+}
+
+// Sets an environment variable for one test case, and puts back what was there.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value)
+      ::setenv(name, value, 1);
+    else
+      ::unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (old_)
+      ::setenv(name_, old_->c_str(), 1);
+    else
+      ::unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+TEST_CASE("what a trace may decompress to: 64 times its size, at least 64 MiB, at most 16 GiB") {
+  {
+    ScopedEnv env("CAUSEWAY_MAX_DECOMPRESSED", nullptr);
+    CHECK(decompression_limit(0) == bf::kMaxCompressedPayload);
+    CHECK(decompression_limit(90000) == bf::kMaxCompressedPayload);
+    CHECK(decompression_limit(10u << 20) == 640u << 20);
+    CHECK(decompression_limit(uint64_t{1} << 30) == uint64_t{16} << 30);
+    CHECK(decompression_limit(UINT64_MAX) == uint64_t{16} << 30);
+  }
+  {
+    // The user's own limit replaces both bounds.
+    ScopedEnv env("CAUSEWAY_MAX_DECOMPRESSED", "32G");
+    CHECK(decompression_limit(90000) == uint64_t{32} << 30);
+  }
+  {
+    ScopedEnv env("CAUSEWAY_MAX_DECOMPRESSED", "4096");
+    CHECK(decompression_limit(uint64_t{1} << 30) == 4096);
+  }
+  for (const char* bad : {"lots", "5X", "-1", "16777216T", "2 G"}) {
+    CAPTURE(bad);
+    ScopedEnv env("CAUSEWAY_MAX_DECOMPRESSED", bad);
+    CHECK_THROWS_AS(decompression_limit(1000), TraceFormatError);
+  }
+  ScopedEnv env("CAUSEWAY_MAX_DECOMPRESSED", "5X");
+  CHECK_THROWS_WITH(decompression_limit(1000),
+                    "CAUSEWAY_MAX_DECOMPRESSED='5X': expected a size in bytes, or with a K, M, G "
+                    "or T suffix (like 32G)");
+}
+
+// Each compressed chunk is capped (64 MiB); a file of many small chunks at that cap would
+// take thousands of times its size without a total (tests/hostile/traces.t has such a file).
+TEST_CASE("past the limit on a file's decompressed total, the chunk and the rest are skipped") {
+  TempDir dir("cw-tracer-test");
+  write_streamed(dir.file("c.cwt"), 50, 4, 200);
+  const std::string bytes = slurp(dir.file("c.cwt"));
+  const std::vector<ChunkInfo> chunks = walk_chunks(bytes);
+  // The limit lets the first three compressed chunks through, not the fourth.
+  uint64_t total = 0, limit = 0, events_before = 0;
+  size_t seen = 0;
+  std::optional<ChunkInfo> stop;
+  size_t ordinal = 0;
+  for (const ChunkInfo& c : chunks) {
+    ++ordinal;
+    if (!(c.type & bf::kCompressedFlag)) {
+      events_before += c.events;
+      continue;
+    }
+    uint64_t declared;
+    std::memcpy(&declared, bytes.data() + c.offset + bf::kChunkHeaderSize + 8, 8);
+    if (++seen == 4) {
+      limit = total + declared - 1;
+      total += declared;
+      stop = c;
+      break;
+    }
+    total += declared;
+    events_before += c.events;
+  }
+  REQUIRE(stop);
+  const std::string limit_text = std::to_string(limit);
+  ScopedEnv env("CAUSEWAY_MAX_DECOMPRESSED", limit_text.c_str());
+  Trace back;
+  ReadReport report = read_trace_bytes(bytes, back, "c.cwt");
+  REQUIRE(report.skipped.size() == 1);
+  CHECK(report.skipped[0].offset == stop->offset);
+  CHECK(report.skipped[0].size == bytes.size() - stop->offset);
+  std::string type(describe_type(stop->type));
+  CHECK(report.skipped[0].reason ==
+        fmt::format("chunk {} of the file (compressed {} chunk) would take the trace's "
+                    "decompressed total to {} bytes, past the limit of {} bytes (as "
+                    "CAUSEWAY_MAX_DECOMPRESSED sets): the chunks before it are kept, it and the "
+                    "rest of the file are not read",
+                    ordinal, type, total, limit));
+  CHECK(back.events.size() == events_before);
+  CHECK(report.events_read == events_before);
+  // Not cut short: the end chunk is there, unread.
+  CHECK(std::none_of(report.notes.begin(), report.notes.end(),
+                     [](const std::string& n) { return n.starts_with("no end chunk"); }));
+}
+
+// A trace with thread 7 in process 5, then (a later append: a chunk of its own) in process 9.
+std::string thread_moved(const std::string& path, bool with_fork) {
+  Trace t;
+  TraceWriter writer(path, t.schema);
+  t.processes = {{5, 1, t.strings.intern("five"), 0}, {9, 1, t.strings.intern("nine"), 0}};
+  t.threads = {{5, 5, 0, false}, {7, 5, t.strings.intern("seven"), false}, {9, 9, 0, false}};
+  t.add_event(1000, 7, t.schema.find("marker"));
+  writer.append(t);
+  const size_t from = t.events.size();
+  t.threads.push_back({7, 9, t.strings.intern("seven"), false});
+  if (with_fork) {
+    const KindId fork = t.schema.find("fork");
+    const Event& e = t.add_event(2000, 9, fork);
+    t.value_ref(e, t.schema.field_index(fork, "child")) = 7;
+    t.value_ref(e, t.schema.field_index(fork, "child_pid")) = 9;
+  }
+  t.add_event(3000, 7, t.schema.find("marker"));
+  writer.append(t, from);
+  writer.close();
+  return slurp(path);
+}
+
+// The text form refuses the same (text_format_test.cc): which process a thread's events
+// belong to decides where a root cause is reported.
+TEST_CASE(
+    "a thread put in another process with no fork making it so is refused, naming the record") {
+  TempDir dir("cw-tracer-test");
+  const std::string bytes = thread_moved(dir.file("m.cwt"), false);
+  std::vector<ChunkInfo> threads;
+  for (const ChunkInfo& c : walk_chunks(bytes))
+    if (c.type == static_cast<uint32_t>(bf::ChunkType::Threads)) threads.push_back(c);
+  REQUIRE(threads.size() == 2);
+  Trace back;
+  CHECK_THROWS_WITH_AS(
+      read_trace_bytes(bytes, back, "m.cwt"),
+      fmt::format("m.cwt: threads chunk at byte {}, record 0 (byte {}): thread 7 is declared in "
+                  "process 9 after process 5, and no fork event creates it there (a trace puts "
+                  "a thread in one process)",
+                  threads[1].offset, threads[1].offset + bf::kChunkHeaderSize + 4)
+          .c_str(),
+      TraceFormatError);
+  // Its id reused by a new thread, as a fork event records: read, the last entry holding.
+  Trace reused;
+  CHECK(read_trace_bytes(thread_moved(dir.file("f.cwt"), true), reused, "f.cwt").clean());
+  CHECK(reused.pid_of(7) == 9);
 }
 
 }  // namespace

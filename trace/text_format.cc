@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "base/quoted.h"
+#include "trace/thread_moves.h"
 
 namespace cw {
 
@@ -287,11 +288,23 @@ class TextParser {
     if (first.text == "lost") return parse_lost(tokens);
     if (first.text == "map") return parse_map(tokens);
     if (first.text == "loss") return parse_loss(tokens);
+    if (first.text == "update") return parse_update(tokens);
     fail(first,
          fmt::format("unknown record '{}': a line starts with a time, 'process', 'thread', "
-                     "'lost', 'loss' or 'map'",
+                     "'update', 'lost', 'loss' or 'map'",
                      first.text),
-         did_you_mean(first.text, {"process", "thread", "lost", "loss", "map"}));
+         did_you_mean(first.text, {"process", "thread", "update", "lost", "loss", "map"}));
+  }
+
+  // update process PID FIELDS, update thread TID FIELDS: a later state of a process or
+  // thread declared above (after an exec or a rename, or its id reused by a new one),
+  // which holds for the whole trace, as the last entry of an id does in the binary form.
+  void parse_update(const std::vector<Token>& tokens) {
+    Token what = required(tokens, 1, "'process' or 'thread' after 'update'");
+    if (what.text == "process") return parse_process(tokens, 1, true);
+    if (what.text == "thread") return parse_thread(tokens, 1, true);
+    fail(what, fmt::format("'update' is followed by 'process' or 'thread', not '{}'", what.text),
+         did_you_mean(what.text, {"process", "thread"}));
   }
 
   void parse_header(const std::vector<Token>& tokens) {
@@ -347,37 +360,55 @@ class TextParser {
     return tokens[i];
   }
 
-  void parse_process(const std::vector<Token>& tokens) {
-    Token id = required(tokens, 1, "a process id after 'process'");
+  // `at`: the index of the word 'process' (1 after 'update').
+  void parse_process(const std::vector<Token>& tokens, size_t at = 0, bool update = false) {
+    Token id = required(tokens, at + 1, "a process id after 'process'");
     ProcessInfo p;
     p.pid = static_cast<Pid>(parse_bounded(id, "pid", UINT32_MAX));
-    if (!declared_pids_.insert(p.pid).second)
-      fail(id, fmt::format("process {} is declared twice", p.pid));
-    parse_record_fields(tokens, 2, "process", {"comm", "ppid", "exe"}, [&](const KeyValue& kv) {
-      if (kv.key.text == "comm")
-        p.comm = trace_.strings.intern(unquote(kv.value));
-      else if (kv.key.text == "exe")
-        p.exe = trace_.strings.intern(unquote(kv.value));
-      else
-        p.ppid = static_cast<Pid>(parse_bounded(kv.value, "ppid", UINT32_MAX));
-    });
+    const bool fresh = declared_pids_.insert(p.pid).second;
+    if (update && fresh)
+      fail(id, fmt::format("process {} is updated before it is declared", p.pid),
+           {fmt::format("declare it first: 'process {} ...'", p.pid)});
+    if (!update && !fresh)
+      fail(id, fmt::format("process {} is declared twice", p.pid),
+           {fmt::format("a later state of the same process (after an exec or a rename) is "
+                        "written 'update process {} ...'",
+                        p.pid)});
+    parse_record_fields(tokens, at + 2, "process", {"comm", "ppid", "exe"},
+                        [&](const KeyValue& kv) {
+                          if (kv.key.text == "comm")
+                            p.comm = trace_.strings.intern(unquote(kv.value));
+                          else if (kv.key.text == "exe")
+                            p.exe = trace_.strings.intern(unquote(kv.value));
+                          else
+                            p.ppid = static_cast<Pid>(parse_bounded(kv.value, "ppid", UINT32_MAX));
+                        });
     trace_.processes.push_back(p);
   }
 
-  void parse_thread(const std::vector<Token>& tokens) {
-    Token id = required(tokens, 1, "a thread id after 'thread'");
+  void parse_thread(const std::vector<Token>& tokens, size_t at = 0, bool update = false) {
+    Token id = required(tokens, at + 1, "a thread id after 'thread'");
     ThreadInfo t;
     t.tid = static_cast<Tid>(parse_bounded(id, "tid", UINT32_MAX));
-    if (!declared_tids_.insert(t.tid).second)
-      fail(id, fmt::format("thread {} is declared twice", t.tid));
-    parse_record_fields(tokens, 2, "thread", {"pid", "comm", "kernel"}, [&](const KeyValue& kv) {
-      if (kv.key.text == "kernel")
-        t.kernel = true;
-      else if (kv.key.text == "comm")
-        t.comm = trace_.strings.intern(unquote(kv.value));
-      else
-        t.pid = static_cast<Pid>(parse_bounded(kv.value, "pid", UINT32_MAX));
-    });
+    const bool fresh = declared_tids_.insert(t.tid).second;
+    if (update && fresh)
+      fail(id, fmt::format("thread {} is updated before it is declared", t.tid),
+           {fmt::format("declare it first: 'thread {} ...'", t.tid)});
+    if (!update && !fresh)
+      fail(id, fmt::format("thread {} is declared twice", t.tid),
+           {fmt::format("a later state of the same thread (after an exec or a rename) is "
+                        "written 'update thread {} ...'",
+                        t.tid)});
+    thread_records_.push_back({line_, line_start_, id});
+    parse_record_fields(tokens, at + 2, "thread", {"pid", "comm", "kernel"},
+                        [&](const KeyValue& kv) {
+                          if (kv.key.text == "kernel")
+                            t.kernel = true;
+                          else if (kv.key.text == "comm")
+                            t.comm = trace_.strings.intern(unquote(kv.value));
+                          else
+                            t.pid = static_cast<Pid>(parse_bounded(kv.value, "pid", UINT32_MAX));
+                        });
     trace_.threads.push_back(t);
   }
 
@@ -572,6 +603,21 @@ class TextParser {
   // Threads used by events but never declared get an entry of their own process, so
   // hand-written fixtures need not declare every thread.
   void finish() {
+    // Which process a thread's events belong to decides where a root cause is reported:
+    // an update may rename a thread, but moves it to another process only when a fork
+    // event made its id a new thread there (the binary reader refuses the same).
+    if (auto move = find_unexplained_thread_move(trace_)) {
+      const ThreadRecord& r = thread_records_[move->entry];
+      line_ = r.line;
+      line_start_ = r.line_start;
+      fail(
+          r.id,
+          fmt::format("thread {} is declared in process {} after process {}, and no fork "
+                      "event creates it there",
+                      trace_.threads[move->entry].tid, trace_.threads[move->entry].pid, move->from),
+          {"a trace puts a thread in one process; its id is reused only by a new thread, "
+           "which a fork event (child=TID child_pid=PID) creates"});
+    }
     for (Tid tid : implicit_tids_)
       if (!declared_tids_.count(tid)) trace_.threads.push_back(ThreadInfo{tid, tid, 0, false});
     trace_.rebuild_indexes();
@@ -591,6 +637,13 @@ class TextParser {
   std::unordered_set<Tid> declared_tids_, implicit_tid_set_;
   std::vector<Tid> implicit_tids_;
   std::unordered_set<Pid> declared_pids_;
+  // Where each entry of trace_.threads was declared (the implicit ones come after).
+  struct ThreadRecord {
+    uint32_t line = 0;
+    size_t line_start = 0;
+    Token id;
+  };
+  std::vector<ThreadRecord> thread_records_;
   std::unordered_map<std::string, StackId> stack_ids_;
 };
 
@@ -650,14 +703,19 @@ Trace parse_text_trace(const SourcePtr& source, size_t begin, size_t end) {
 std::string write_text_trace(const Trace& trace) {
   std::string out = fmt::format("{} {}\n", kTextTraceHeader, Trace::kFormatMajor);
   auto str = [&](StrId id) { return trace.strings.get(id); };
+  // The tables are histories: an id's later entries are written as updates.
+  std::unordered_set<Pid> written_pids;
   for (const auto& p : trace.processes) {
+    if (!written_pids.insert(p.pid).second) out += "update ";
     out += fmt::format("process {}", p.pid);
     if (p.comm) out += " comm=", append_value_string(out, str(p.comm));
     if (p.ppid) out += fmt::format(" ppid={}", p.ppid);
     if (p.exe) out += " exe=", append_value_string(out, str(p.exe));
     out += '\n';
   }
+  std::unordered_set<Tid> written_tids;
   for (const auto& t : trace.threads) {
+    if (!written_tids.insert(t.tid).second) out += "update ";
     out += fmt::format("thread {} pid={}", t.tid, t.pid);
     if (t.comm) out += " comm=", append_value_string(out, str(t.comm));
     if (t.kernel) out += " kernel";

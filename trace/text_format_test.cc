@@ -383,7 +383,7 @@ TEST_CASE("bad times name the problem") {
 TEST_CASE("malformed lines say what was expected") {
   CHECK(error_of("causeway-trace 1\nproces 1\n") ==
         "t.trace:2:1: error: unknown record 'proces': a line starts with a time, 'process', "
-        "'thread', 'lost', 'loss' or 'map'\n"
+        "'thread', 'update', 'lost', 'loss' or 'map'\n"
         "  proces 1\n"
         "  ^~~~~~\n"
         "hint: did you mean 'process'?\n");
@@ -402,7 +402,77 @@ TEST_CASE("malformed lines say what was expected") {
   CHECK(error_of("causeway-trace 1\nthread 3 pid=1\nthread 3 pid=2\n") ==
         "t.trace:3:8: error: thread 3 is declared twice\n"
         "  thread 3 pid=2\n"
-        "         ^\n");
+        "         ^\n"
+        "hint: a later state of the same thread (after an exec or a rename) is written 'update "
+        "thread 3 ...'\n");
+}
+
+// A recording re-declares a process at a fork, at its exec and at a rename, and the last
+// entry of an id holds: the text form keeps that history as update records.
+TEST_CASE("later states of processes and threads are update records; they round-trip") {
+  Trace t;
+  auto s = [&](std::string_view text) { return t.strings.intern(text); };
+  t.processes = {{100, 1, s("bash"), s("/usr/bin/bash")},
+                 {101, 100, s("bash"), s("/usr/bin/bash")},
+                 {101, 100, s("ls"), s("/usr/bin/bash")},
+                 {101, 100, s("ls"), s("/usr/bin/ls")}};
+  t.threads = {
+      {100, 100, s("bash"), false}, {101, 101, s("bash"), false}, {101, 101, s("ls"), false}};
+  t.rebuild_indexes();
+  const std::string text = write_text_trace(t);
+  CHECK(text ==
+        "causeway-trace 1\n"
+        "process 100 comm=bash ppid=1 exe=/usr/bin/bash\n"
+        "process 101 comm=bash ppid=100 exe=/usr/bin/bash\n"
+        "update process 101 comm=ls ppid=100 exe=/usr/bin/bash\n"
+        "update process 101 comm=ls ppid=100 exe=/usr/bin/ls\n"
+        "thread 100 pid=100 comm=bash\n"
+        "thread 101 pid=101 comm=bash\n"
+        "update thread 101 pid=101 comm=ls\n");
+  Trace back = parse(text);
+  CHECK(back.processes.size() == 4);
+  CHECK(back.threads.size() == 3);
+  CHECK(back.strings.get(back.process(101)->exe) == "/usr/bin/ls");
+  CHECK(back.strings.get(back.thread(101)->comm) == "ls");
+  CHECK(write_text_trace(back) == text);
+}
+
+TEST_CASE("an update names a process or thread declared before it") {
+  CHECK(error_of("causeway-trace 1\nupdate process 5 comm=x\n") ==
+        "t.trace:2:16: error: process 5 is updated before it is declared\n"
+        "  update process 5 comm=x\n"
+        "                 ^\n"
+        "hint: declare it first: 'process 5 ...'\n");
+  CHECK(error_of("causeway-trace 1\nupdate thraed 5\n") ==
+        "t.trace:2:8: error: 'update' is followed by 'process' or 'thread', not 'thraed'\n"
+        "  update thraed 5\n"
+        "         ^~~~~~\n"
+        "hint: did you mean 'thread'?\n");
+  CHECK(error_of("causeway-trace 1\nprocess 5\nprocess 5 comm=x\n") ==
+        "t.trace:3:9: error: process 5 is declared twice\n"
+        "  process 5 comm=x\n"
+        "          ^\n"
+        "hint: a later state of the same process (after an exec or a rename) is written "
+        "'update process 5 ...'\n");
+}
+
+// Which process a thread's events belong to decides where a root cause is reported; the
+// binary reader refuses the same (binary_format_test.cc).
+TEST_CASE("an update that moves a thread to another process needs a fork creating it there") {
+  CHECK(error_of("causeway-trace 1\nthread 7 pid=5\n1ms 7 marker\nupdate thread 7 pid=9\n") ==
+        "t.trace:4:15: error: thread 7 is declared in process 9 after process 5, and no fork "
+        "event creates it there\n"
+        "  update thread 7 pid=9\n"
+        "                ^\n"
+        "hint: a trace puts a thread in one process; its id is reused only by a new thread, "
+        "which a fork event (child=TID child_pid=PID) creates\n");
+  // Its id reused: the fork event says so.
+  Trace t = parse(
+      "causeway-trace 1\nthread 7 pid=5\nupdate thread 7 pid=9\n2ms 9 fork child=7 "
+      "child_pid=9\n");
+  CHECK(t.pid_of(7) == 9);
+  // A thread first met with no process known (0) gets one.
+  CHECK(parse("causeway-trace 1\nthread 7 pid=0\nupdate thread 7 pid=9\n").pid_of(7) == 9);
 }
 
 }  // namespace

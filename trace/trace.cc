@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <unordered_set>
+
+#include "trace/thread_moves.h"
 
 namespace cw {
 
@@ -93,6 +96,32 @@ void Trace::rebuild_indexes() {
   process_index_.clear();
   for (uint32_t i = 0; i < threads.size(); ++i) thread_index_[threads[i].tid] = i;
   for (uint32_t i = 0; i < processes.size(); ++i) process_index_[processes[i].pid] = i;
+}
+
+std::optional<ThreadMove> find_unexplained_thread_move(const Trace& trace) {
+  std::unordered_map<Tid, Pid> pid_of;
+  std::optional<std::unordered_set<uint64_t>> forks;  // (tid << 32 | pid) of fork children
+  for (size_t i = 0; i < trace.threads.size(); ++i) {
+    const ThreadInfo& t = trace.threads[i];
+    auto [it, fresh] = pid_of.try_emplace(t.tid, t.pid);
+    if (fresh || it->second == t.pid) continue;
+    const Pid before = it->second;
+    it->second = t.pid;
+    if (before == 0) continue;
+    if (!forks) {
+      forks.emplace();
+      const KindId fork = trace.schema.find("fork");
+      const int child = fork == kNoKind ? -1 : trace.schema.field_index(fork, "child");
+      const int child_pid = fork == kNoKind ? -1 : trace.schema.field_index(fork, "child_pid");
+      if (child >= 0 && child_pid >= 0)
+        for (const Event& e : trace.events)
+          if (e.kind == fork)
+            forks->insert((trace.value(e, child) & 0xffffffffu) << 32 |
+                          (trace.value(e, child_pid) & 0xffffffffu));
+    }
+    if (!forks->count(uint64_t{t.tid} << 32 | t.pid)) return ThreadMove{i, before};
+  }
+  return std::nullopt;
 }
 
 std::string_view loss_kind_name(LossKind kind) {

@@ -85,3 +85,22 @@ recorded. Sentences ("what") carry the text report's escapes.
         "comm": "cw-\u001b]0;pwn\u0007client",
           "comm": "worker\nroot cause: none",
 
+
+A file name, a command or an option given on the command line may come from anywhere (a
+listing of a shared folder): when the option parser cannot take it, its message quotes it
+with the control bytes shown as \xNN.
+
+  $ causeway graph $'no-such\e]0;pwn\a.trace'
+  TRACE: File does not exist: no-such\x1b]0;pwn\x07.trace
+  Run with --help for more information.
+  [1]
+
+  $ causeway graph examples/server-loop.trace $'--\e[2Jx'
+  The following argument was not expected: --\x1b[2Jx
+  Run with --help for more information.
+  [1]
+
+  $ causeway $'grap\e' x.trace
+  causeway: unknown command 'grap\x1b'; did you mean 'graph'?
+  run 'causeway --help' for what each does
+  [1]

@@ -85,6 +85,29 @@ A chunk of a type from a newer causeway is skipped with a note.
   rules: 8 candidates, 0 unclassified, 0 pruned, 0 boosted, 4 cuts, 0 flag edges from 0 data flags
   over-connections: 0 (requests), 0 (segments)
 
+Forty compressed strings chunks of about 2 KB, each decompressing to the per-chunk cap
+(64 MiB, a string that would stay in memory): 2.7 GB from a file of 93 KB. What a file
+decompresses to is bounded in total (here by 64 MiB, one full chunk): the chunk that would
+go past it and the rest of the file are skipped, naming the chunk; what came before is
+kept. Under a 1 GB address-space limit, within 20 s.
+
+  $ (ulimit -v 1000000; timeout 20 causeway graph tests/hostile/traces/decompression-total.cwt)
+  tests/hostile/traces/decompression-total.cwt: warning: skipped 83016 bytes at offset 9840: chunk 8 of the file (compressed strings chunk) would take the trace's decompressed total to 134217728 bytes, past the limit of 67108864 bytes (the larger of 64 MiB and 64 times the file's 92856 bytes, at most 16 GiB; CAUSEWAY_MAX_DECOMPRESSED=SIZE sets another): the chunks before it are kept, it and the rest of the file are not read
+  trace: 39 events, 2 processes, 2 threads, 0 lost events
+  recording lost: nothing
+  graph: 6 segments, 12 edges (4 strong, 8 weak, 0 boosted)
+  edges by kind: message 4 split 4 wakeup 4
+  rules: 8 candidates, 0 unclassified, 0 pruned, 0 boosted, 4 cuts, 0 flag edges from 0 data flags
+  over-connections: 0 (requests), 0 (segments)
+
+A thread declared again in another process, with no fork event creating it there: the
+trace contradicts itself (its events would be put in the wrong process, and a root cause
+with them), and is refused like the text form refuses it, naming the record.
+
+  $ timeout 20 causeway graph tests/hostile/traces/thread-in-two-processes.cwt
+  causeway: tests/hostile/traces/thread-in-two-processes.cwt: threads chunk at byte 7712, record 0 (byte 7740): thread 813 is declared in process 811 after process 812, and no fork event creates it there (a trace puts a thread in one process)
+  [1]
+
 Random bytes after a valid header: all skipped, one warning.
 
   $ timeout 20 causeway graph tests/hostile/traces/random-after-header.cwt

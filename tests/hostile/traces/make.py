@@ -6,13 +6,43 @@ INTACT.cwt is examples/slow-server.trace converted: causeway convert
 examples/slow-server.trace -o slow-server.cwt. Each damage is one function below, so a
 failing case can be regenerated and read; the outputs are committed beside this script.
 """
+import ctypes
 import os
 import struct
 import sys
 
 HEADER = 32
 CHUNK_HEADER = 24
-EVENTS, END = 6, 8
+STRINGS, THREADS, EVENTS, END = 2, 5, 6, 8
+COMPRESSED = 0x80000000
+MAX_COMPRESSED_PAYLOAD = 64 << 20  # the per-chunk cap (trace/binary_format.h)
+
+# The checksum and the compression of a chunk come from the libraries causeway links.
+_xxhash = ctypes.CDLL("libxxhash.so.0")
+_xxhash.XXH3_64bits.restype = ctypes.c_uint64
+_xxhash.XXH3_64bits.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+_zstd = ctypes.CDLL("libzstd.so.1")
+_zstd.ZSTD_compressBound.restype = ctypes.c_size_t
+_zstd.ZSTD_compressBound.argtypes = [ctypes.c_size_t]
+_zstd.ZSTD_compress.restype = ctypes.c_size_t
+_zstd.ZSTD_compress.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p,
+                                ctypes.c_size_t, ctypes.c_int]
+
+
+def chunk(kind, payload):
+    """A chunk as the writer lays it out: header, payload padded to 8 bytes."""
+    payload += b"\0" * (-len(payload) % 8)
+    return struct.pack("<4sIQQ", b"CWCK", kind, len(payload),
+                       _xxhash.XXH3_64bits(payload, len(payload))) + payload
+
+
+def compressed_chunk(kind, payload):
+    """`payload` compressed as one zstd frame that states its size (no raw prefix)."""
+    bound = _zstd.ZSTD_compressBound(len(payload))
+    out = ctypes.create_string_buffer(bound)
+    n = _zstd.ZSTD_compress(out, bound, payload, len(payload), 3)
+    assert n < bound
+    return chunk(kind | COMPRESSED, struct.pack("<IIQ", 1, 0, len(payload)) + out.raw[:n])
 
 
 def chunks(b):
@@ -58,6 +88,18 @@ def damages(b):
         x = (x * 1103515245 + 12345) & 0x7FFFFFFF
         rnd.append(x >> 16 & 0xFF)
     yield "random-after-header", b[:HEADER] + bytes(rnd)
+    # The server's worker (thread 813 of process 812) declared again, in the client's
+    # process 811, with no fork making it so: the root cause would move process.
+    moved = chunk(THREADS, struct.pack("<IIIII", 1, 813, 811, 0, 0))
+    yield "thread-in-two-processes", b[:end_pos] + moved + b[end_pos:]
+    # Forty strings chunks of about 2 KB, each decompressing to the per-chunk cap: one
+    # string of 64 MiB, another in each chunk, so all would stay in memory (2.7 GB from
+    # a file of 90 KB) but for the limit on what a whole file decompresses to.
+    bombs = b""
+    for i in range(40):
+        text = b"%04d" % i + b"x" * (MAX_COMPRESSED_PAYLOAD - 12 - 4)
+        bombs += compressed_chunk(STRINGS, struct.pack("<III", 1000 + i, 1, len(text)) + text)
+    yield "decompression-total", b[:end_pos] + bombs + b[end_pos:]
 
 
 def main():
