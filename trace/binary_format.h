@@ -125,7 +125,10 @@ class TraceWriter {
 void write_trace(const Trace& trace, const std::string& path);
 void write_trace(const Trace& trace, const std::string& path, TraceWriterOptions options);
 
-// Reads a whole binary trace. Throws TraceFormatError when nothing can be read.
+// Reads a whole binary trace. Throws TraceFormatError when nothing can be read, or when
+// the file contradicts itself (a thread put in another process with no fork making it so,
+// trace/thread_moves.h): the message names the record's byte offset. What its compressed
+// chunks decompress to is bounded in total (trace/decompression_limit.h).
 ReadReport read_trace(const std::string& path, Trace& out);
 ReadReport read_trace_bytes(std::string_view bytes, Trace& out, const std::string& name);
 
