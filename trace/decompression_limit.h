@@ -10,7 +10,7 @@ namespace binary_format {
 // The larger of one full chunk and kMaxExpansion times the file's size, and at most
 // kDefaultMaxDecompressed, unless CAUSEWAY_MAX_DECOMPRESSED says otherwise. Recordings
 // decompress to 4 to 7 times their size (docs/trace-format.md has the figures), so 64 is a
-// tenfold margin; without a total, a file of small chunks that each decompress to the
+// ninefold margin; without a total, a file of small chunks that each decompress to the
 // per-chunk cap takes 30,000 times its size.
 inline constexpr uint64_t kMaxExpansion = 64;
 inline constexpr uint64_t kDefaultMaxDecompressed = uint64_t{16} << 30;
