@@ -146,6 +146,7 @@ struct Conn {
   // Set while a request is answered.
   bool has_body = false;
   bool close_after = false;
+  std::function<void()> after_answer;  // run once the answer has gone out
 };
 
 // The connection a worker thread is answering (for the routing hooks, which see only the
@@ -477,6 +478,8 @@ class Front {
         answering_.insert(c->fd);
       }
       const bool keep = answer(*c);
+      const std::function<void()> after = std::move(c->after_answer);
+      c->after_answer = nullptr;
       std::unique_lock lock(mu_);
       answering_.erase(c->fd);
       if (keep && !stopping_) {
@@ -491,6 +494,7 @@ class Front {
         lock.unlock();
         close_gently(c->fd);
       }
+      if (after) after();
     }
   }
 
@@ -704,7 +708,13 @@ struct Server::Impl {
     });
     http.Post(base + "/api/quit", [this](const httplib::Request&, httplib::Response& res) {
       res.set_content(json_body({{"ok", true}}), "application/json");
-      if (config.quit) config.quit();
+      // Quitting stops the server, which ends every connection: the page is answered first.
+      if (config.quit) {
+        if (answering)
+          answering->after_answer = config.quit;
+        else
+          config.quit();
+      }
     });
   }
 };

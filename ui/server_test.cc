@@ -141,7 +141,7 @@ TEST_CASE("Server: only the token's paths, asked for by loopback's name, are ser
 TEST_CASE("Server: an answer goes to the question asked, and quit is called") {
   ServerConfig config;
   config.token = random_token();
-  bool quit = false;
+  std::atomic<bool> quit = false;
   config.quit = [&] { quit = true; };
   Running r(config);
   httplib::Client client("127.0.0.1", r.server.port());
@@ -189,6 +189,9 @@ TEST_CASE("Server: an answer goes to the question asked, and quit is called") {
   CHECK(nothing->status == 409);  // no pack_text: no diagnosis done
   auto bye = client.Post((base + "/api/quit").c_str(), "", "application/json");
   REQUIRE(bye);
+  CHECK(bye->status == 200);
+  // Called once the answer has gone out.
+  for (int i = 0; i < 200 && !quit; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   CHECK(quit);
 }
 
@@ -389,4 +392,19 @@ TEST_CASE("Server: a stop that comes before run still ends it") {
   CHECK(ended);
   if (!ended) server.stop();  // a stop while serving, so that the test ends either way
   serving.join();
+}
+
+TEST_CASE("Server: Quit is answered before it stops the server") {
+  for (int i = 0; i < 5; ++i) {
+    ServerConfig config;
+    config.token = random_token();
+    Server* server = nullptr;
+    config.quit = [&] { server->stop(); };  // as causeway ui does, at once
+    Running r(config);
+    server = &r.server;
+    httplib::Client client("127.0.0.1", r.server.port());
+    auto bye = client.Post(("/" + config.token + "/api/quit").c_str(), "", "application/json");
+    REQUIRE(bye);
+    CHECK(bye->status == 200);
+  }
 }
