@@ -229,6 +229,13 @@ TEST_CASE("Server: a request without the token is refused before its body is rea
   while (sent < (size_t{256} << 20) && raw.send_all(chunk, 2000)) sent += chunk.size();
   CHECK_MESSAGE(sent < (size_t{16} << 20), sent);
   CHECK(resident_bytes() < before + (size_t{32} << 20));
+
+  // A client that asks first (Expect: 100-continue) is refused, not told to send.
+  Raw asking(port);
+  REQUIRE(asking.send_all("POST /api/answer HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
+                          "\r\nContent-Length: 1000000000\r\nExpect: 100-continue\r\n\r\n"));
+  CHECK(status_line(asking.receive(5000, true)) == "HTTP/1.1 403 Forbidden");
+  CHECK(asking.closed_within(3000));
 }
 
 TEST_CASE("Server: heads and bodies past their limits are refused before they are read") {
