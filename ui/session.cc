@@ -63,7 +63,7 @@ uint32_t Session::ask(nlohmann::json question) {
   return chosen;
 }
 
-bool Session::answer(uint64_t id, uint32_t option, std::string* why) {
+bool Session::answer(uint64_t id, uint64_t option, std::string* why) {
   {
     std::lock_guard lock(mu_);
     if (asked_ == 0 || id != asked_ || answer_) {
@@ -74,7 +74,7 @@ bool Session::answer(uint64_t id, uint32_t option, std::string* why) {
       *why = "no such option";
       return false;
     }
-    answer_ = option;
+    answer_ = static_cast<uint32_t>(option);  // below the option count: it fits
   }
   changed_.notify_all();
   return true;

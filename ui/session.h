@@ -38,8 +38,8 @@ class Session {
   // answer() picks one of its options; throws Cancelled when cancel() comes first.
   uint32_t ask(nlohmann::json question);
   // The page's answer to question `id`; false with `*why` when it is not the one asked
-  // or the option is not one of its options.
-  bool answer(uint64_t id, uint32_t option, std::string* why);
+  // or the option is not one of its options (any 64-bit value is checked whole).
+  bool answer(uint64_t id, uint64_t option, std::string* why);
 
   void cancel();
   bool cancelled() const;

@@ -56,3 +56,18 @@ server ends.
   zombies: 0
   exit 0
   file removed
+
+What a client can make the server hold is bounded (docs/ui.md, "Limits"). A request
+without the token is refused from its head: the 403 comes though the client claims a
+gigabyte and sends a little of it, and the server closes the connection instead of
+reading the rest (its memory does not grow). An option is a whole number that fits, or
+the answer is refused (2^32 + 1 is not option 1) and the question still waits. Quit ends
+the server at once though other connections hold it open.
+
+  $ tests/cli/data/ui_limits.sh examples/slow-server.trace
+  no token, 1 GB body: HTTP/1.1 403 Forbidden
+  the rest of the body: refused
+  memory: grew less than 64 MB
+  option 4294967297: 400 option: expected a whole number from 0 to 4294967295, got 4294967297
+  phase after it: question
+  quit with connections held: exit 0 within 2 s

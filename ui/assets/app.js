@@ -1,7 +1,8 @@
 // causeway ui's page: polls the server for the diagnosis's state (api/state, which answers
-// when something changed), shows the question being asked and sends the option clicked
-// (api/answer), then shows the root cause, the report and the timeline. Every string from
-// the trace goes in as text (textContent, SVG text nodes): names may hold markup.
+// when something changed, or after a while with the same), shows the question being asked
+// and sends the option clicked (api/answer), then shows the root cause, the report and the
+// timeline. Every string from the trace goes in as text (textContent, SVG text nodes):
+// names may hold markup.
 'use strict';
 
 const SVG = 'http://www.w3.org/2000/svg';
@@ -293,6 +294,9 @@ async function poll() {
       if (!r.ok) throw new Error(String(r.status));
       const s = await r.json();
       if (s.version !== version) { version = s.version; render(s); }
+      // The server had no poll slot free (other pages poll too): it answered at once and
+      // says when to ask again.
+      if (s.poll_again_ms) await new Promise((done) => setTimeout(done, s.poll_again_ms));
     } catch (e) {
       setStatus('ended', 'causeway ui is not running');
       return;
