@@ -49,6 +49,8 @@ std::vector<SyscallInfo> build_table() {
       {SYS_close, "close", CW_SYS_FD},
       {SYS_fcntl, "fcntl", CW_SYS_FD},
       {SYS_connect, "connect", CW_SYS_FD},
+      // Ends a stream as a close does (the reader's end of stream).
+      {SYS_shutdown, "shutdown", CW_SYS_FD},
       {SYS_accept, "accept", CW_SYS_FD},
       {SYS_accept4, "accept4", CW_SYS_FD},
       {SYS_kill, "kill", CW_SYS_KILL},
@@ -64,6 +66,15 @@ std::vector<SyscallInfo> build_table() {
       {SYS_mq_timedreceive, "mq_timedreceive", CW_SYS_PLAIN},
       {SYS_mq_timedsend, "mq_timedsend", CW_SYS_PLAIN},
       {SYS_sched_yield, "sched_yield", CW_SYS_PLAIN},
+      // A wait for the disk: the thread sleeps until its writes reach the device.
+      {SYS_fsync, "fsync", CW_SYS_FD},
+      {SYS_fdatasync, "fdatasync", CW_SYS_FD},
+      {SYS_sync_file_range, "sync_file_range", CW_SYS_FD},
+      // Timers whose expiry signals the process (SIGALRM and its kind): the arming is the
+      // cause of a signal that an interrupt delivers later.
+      {SYS_alarm, "alarm", CW_SYS_PLAIN},
+      {SYS_setitimer, "setitimer", CW_SYS_PLAIN},
+      {SYS_timer_settime, "timer_settime", CW_SYS_PLAIN},
   };
   std::sort(table.begin(), table.end(),
             [](const SyscallInfo& a, const SyscallInfo& b) { return a.nr < b.nr; });

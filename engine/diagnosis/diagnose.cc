@@ -357,34 +357,50 @@ class Diagnoser {
       // source's cheapest edge, so leaving them out here is the same as skipping them).
       std::erase_if(in, [&](uint32_t ei) { return on_path_[g_.edges[ei].from]; });
       if (in.empty()) break;  // the first segment of its thread, or nothing explains it
-      std::vector<Option> options;
-      for (uint32_t ei : in) {
+      // The thread that ended the segment's wait is the next step back, weak edge or not: a
+      // reader that drained a full pipe, a holder whose exit released a lock. Its edge comes
+      // before every other option, stopping included (a hung thread is never its own cause
+      // when another thread ended its wait); a weak one may still be asked about. What a
+      // rule says carried no causality (an interrupt's wake-up, pruned) is no edge at all.
+      // A kernel worker's wake-up is the kernel finishing work (an I/O's completion), not a
+      // thread the wait waited for: it keeps its place by cost.
+      const SegmentProfile vp = profile_segment(trace_, events_, g_, v);
+      uint32_t waker = vp.longest_block_ns > 0 ? wake_edge(trace_, g_, v, vp) : kNoIndex;
+      if (waker != kNoIndex) {
+        const ThreadInfo* from = trace_.thread(g_.segments[g_.edges[waker].from].tid);
+        if (from && from->kernel && g_.edges[waker].strength == Strength::Weak) waker = kNoIndex;
+      }
+      auto option = [&](uint32_t ei) {
         Option o;
         o.edge = ei;
         o.segment = g_.edges[ei].from;
         o.cost = path_cost(ei);
         o.label = edge_label(ei);
         if (evidence_) o.evidence = segment_evidence(o.segment);
-        options.push_back(std::move(o));
+        return o;
+      };
+      std::vector<Option> options;
+      for (uint32_t ei : in) {
+        options.push_back(option(ei));
         if (options.size() == 8) break;
       }
+      // The waker is offered even when eight cheaper edges came first.
+      if (waker != kNoIndex && std::find(in.begin(), in.end(), waker) != in.end() &&
+          std::none_of(options.begin(), options.end(),
+                       [&](const Option& o) { return o.edge == waker; }))
+        options.push_back(option(waker));
       Option stop;
       stop.stop = true;
       stop.cost = beam_.costs.stop;
       stop.label = fmt::format("stop here: {} is where this began", who(v));
       if (evidence_) stop.evidence = segment_evidence(v);
       options.push_back(stop);
-      // Of equally cheap explanations of a segment that waited, the causal edge that ended
-      // its wait comes first: the others arrived later in the segment, after it had
-      // returned. A weak wake-up is no such evidence (a timer's expiry is run by whatever
-      // kernel thread was on the CPU): it keeps its place.
-      const SegmentProfile vp = profile_segment(trace_, events_, g_, v);
-      uint32_t waker =
-          vp.longest_block_ns > 0 ? wake_edge(trace_, g_, v, vp.longest_block_start) : kNoIndex;
-      if (waker != kNoIndex && g_.edges[waker].strength == Strength::Weak) waker = kNoIndex;
+      auto is_waker = [&](const Option& o) {
+        return waker != kNoIndex && !o.stop && o.edge == waker;
+      };
       std::stable_sort(options.begin(), options.end(), [&](const Option& a, const Option& b) {
-        if (a.cost != b.cost) return a.cost < b.cost;
-        return waker != kNoIndex && !a.stop && a.edge == waker && (b.stop || b.edge != waker);
+        if (is_waker(a) != is_waker(b)) return is_waker(a);
+        return a.cost < b.cost;
       });
       Option pick = options[0];
       if (options[1].cost - options[0].cost < kAmbiguityMargin && ambiguous(options)) {
@@ -474,6 +490,9 @@ class Diagnoser {
         const Edge& e = g_.edges[ei];
         if (e.rule.kind == RuleKind::Split || e.rule.kind == RuleKind::Batch) continue;
         if (trace_.events[e.to_event].ts < p.longest_block_start) continue;
+        if (sleeps_for_time(trace_, p.longest_block_call) && p.longest_block_exit != kNoIndex &&
+            e.to_event > p.longest_block_exit)
+          continue;  // bytes read after a sleep did not end it
         r.what += wait_edge_text(e, p);
         break;
       }
@@ -612,7 +631,7 @@ class Diagnoser {
     // Evidence before comparison: a wait that another thread ended has its own causal
     // path. A baseline (a quick run of the same wait) is for a wake-up that never came —
     // the wait timed out or was never woken — or when asked for.
-    const uint32_t waker = wake_edge(trace_, g_, seg, prof.longest_block_start);
+    const uint32_t waker = wake_edge(trace_, g_, seg, prof);
     uint32_t baseline = kNoIndex;
     if (waker == kNoIndex || opt_.baseline)
       baseline = choose_baseline(seg, find_similar(trace_, events_, g_, seg, prof));
@@ -981,8 +1000,7 @@ class Diagnoser {
     // question and no recursion (whose baseline comparison could only blame bystanders).
     // Only a causal edge ends such a sleep early (a signal); a weak wake-up at its end is
     // the timer's expiry delivered by whoever ran it (a kernel worker).
-    const uint32_t waker =
-        kind == HangKind::LongWait ? wake_edge(trace_, g_, seg, sp.longest_block_start) : kNoIndex;
+    const uint32_t waker = kind == HangKind::LongWait ? wake_edge(trace_, g_, seg, sp) : kNoIndex;
     if (kind == HangKind::LongWait && sleeps_for_time(trace_, sp.longest_block_call) &&
         (waker == kNoIndex || g_.edges[waker].strength == Strength::Weak)) {
       d_.notes.push_back(fmt::format(

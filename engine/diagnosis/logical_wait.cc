@@ -43,7 +43,14 @@ bool sleeps_for_time(const Trace& trace, uint32_t call) {
   return timeout >= 0 && trace.int_value(e, timeout) >= 0;
 }
 
-uint32_t wake_edge(const Trace& trace, const Graph& graph, uint32_t segment, uint64_t block_start) {
+uint32_t wake_edge(const Trace& trace, const Graph& graph, uint32_t segment,
+                   const SegmentProfile& p) {
+  const uint64_t block_start = p.longest_block_start;
+  // A sleep waits for time, not for bytes: what the thread read after it returned had been
+  // waiting for the sleeper, not waking it. (A poll's readiness shows only in the read after
+  // it: that message did end the poll.)
+  const uint32_t block_exit =
+      sleeps_for_time(trace, p.longest_block_call) ? p.longest_block_exit : kNoIndex;
   const Tid tid = graph.segments[segment].tid;
   const EdgeCosts costs;
   uint32_t best = kNoIndex;
@@ -53,6 +60,7 @@ uint32_t wake_edge(const Trace& trace, const Graph& graph, uint32_t segment, uin
     if (graph.segments[e.from].tid == tid) continue;  // its own timer: a timeout
     const uint64_t ts = trace.events[e.to_event].ts;
     if (ts < block_start) continue;
+    if (block_exit != kNoIndex && e.to_event > block_exit) continue;
     if (best != kNoIndex && edge_cost(e, costs) > edge_cost(graph.edges[best], costs)) break;
     // Of equally strong edges, the first to arrive ended the wait: what came after it
     // returned (a later child's signal to a parent that went on working) did not.
@@ -117,7 +125,7 @@ LogicalWait logical_wait(const Trace& trace, const ThreadEvents& events, const G
   w.end_ns = p.longest_block_start + p.longest_block_ns;
   const uint32_t call = p.longest_block_call;
   auto woken = [&](uint32_t s, const SegmentProfile& sp) {
-    uint32_t e = wake_edge(trace, graph, s, sp.longest_block_start);
+    uint32_t e = wake_edge(trace, graph, s, sp);
     if (e == kNoIndex) return false;
     w.woken = s;
     w.wake_edge = e;
@@ -130,7 +138,7 @@ LogicalWait logical_wait(const Trace& trace, const ThreadEvents& events, const G
     SegmentProfile sp = profile_segment(trace, events, graph, --s);
     if (sp.longest_block_ns == 0) continue;
     if (!same_wait(trace, sp.longest_block_call, call) ||
-        wake_edge(trace, graph, s, sp.longest_block_start) != kNoIndex)
+        wake_edge(trace, graph, s, sp) != kNoIndex)
       break;
     w.first = s;
     w.start_ns = sp.longest_block_start;

@@ -24,11 +24,14 @@ bool same_wait(const Trace& trace, uint32_t call_a, uint32_t call_b);
 // ended it early (a signal).
 bool sleeps_for_time(const Trace& trace, uint32_t call);
 
-// The edge that ended the wait of `segment` whose block began at `block_start`: the
-// cheapest incoming edge from another thread (not a neighbour edge across a cut) whose
-// effect came after the block began, of equally cheap ones the first to arrive; kNoIndex
-// when none did (the wait timed out, or was never woken).
-uint32_t wake_edge(const Trace& trace, const Graph& graph, uint32_t segment, uint64_t block_start);
+// The edge that ended the longest wait of `segment` (profiled as `p`): the cheapest
+// incoming edge from another thread (not a neighbour edge across a cut) whose effect came
+// after the block began, of equally cheap ones the first to arrive; kNoIndex when none did
+// (the wait timed out, or was never woken). For a sleep (sleeps_for_time), only what landed
+// before it returned: bytes a sleeper read after its sleep had been waiting for it, not
+// waking it.
+uint32_t wake_edge(const Trace& trace, const Graph& graph, uint32_t segment,
+                   const SegmentProfile& p);
 
 struct LogicalWait {
   uint32_t first = kNoIndex, last = kNoIndex;  // its slices (segments of one thread)

@@ -16,7 +16,8 @@ list blocking_syscalls = [
   "epoll_wait", "epoll_pwait", "epoll_pwait2", "poll", "ppoll", "select", "pselect6",
   "nanosleep", "clock_nanosleep", "pause", "rt_sigsuspend", "rt_sigtimedwait",
   "wait4", "waitid", "accept", "accept4", "connect",
-  "msgrcv", "semop", "semtimedop", "mq_timedreceive", "flock"
+  "msgrcv", "semop", "semtimedop", "mq_timedreceive", "flock",
+  "fsync", "fdatasync", "sync_file_range"
 ]
 
 # Waits for data (bytes on a stream, a ready descriptor): the bytes' message edge lands on
@@ -97,6 +98,17 @@ split wait.entry {
 split data.wait {
   at switch_out
   where state != "R" and syscall.name in data_waits
+  cut syscall
+  neighbour weak
+}
+
+# A write that blocks waits for room: a pipe or socket whose buffer is full until its reader
+# drains it (a writer ahead of a slow reader). As a read that blocks, it is cut when the
+# thread sleeps inside the call, and the wake-up that ended it lands on the segment that
+# waited.
+split write.wait {
+  at switch_out
+  where state != "R" and syscall.name in stream_writes
   cut syscall
   neighbour weak
 }
@@ -276,15 +288,15 @@ edge file.change {
   priority 10
 }
 
-# A process's exit closes its files and tells its parent: a thread waiting for data (a
-# poll or a read on a pipe or socket the exiting process held open: the hang-up, or the
-# parent's SIGCHLD) that the exit wakes was waiting for that exit. A build tool polling its
-# job's output pipe is woken so when the job's last process exits. The wake-ups an
-# interrupt makes meanwhile are not the exit's.
+# A thread's exit closes its files, releases its locks, clears the word its joiners wait on
+# and tells its parent: whatever wait the exit itself wakes was waiting for that exit. A
+# poll or a read on a pipe or socket the exiting process held open (the hang-up), a parent
+# in wait4 or waitid, a process blocked in flock or F_SETLKW on a lock the exiting one held,
+# a pthread_join: a build tool polling its job's output pipe is woken so when the job's last
+# process exits. The wake-ups an interrupt makes meanwhile are not the exit's.
 edge exit.wake {
   link wakeup
   where from.exit and not from.irq and not from.softirq and from.interrupt != 1
-    and to.syscall.name in data_waits
   strength strong
   kind exit
   priority 10
@@ -310,6 +322,19 @@ edge wakeup.own-send {
   where from.softirq.name == "NET_RX" and not from.irq and from.syscall.name in stream_writes
   strength strong
   kind message
+  priority 10
+}
+
+# The end of a loopback stream reaches the reader the same way: the closing side's FIN is
+# handed over in a receive softirq inside its own close or shutdown, or inside its exit
+# when the process ends with the socket open. The reader blocked for more data is woken to
+# read the end of the stream: the closer's doing.
+edge wakeup.own-close {
+  link wakeup
+  where from.softirq.name == "NET_RX" and not from.irq
+    and (from.syscall.name in ["close", "shutdown"] or from.exit)
+  strength strong
+  kind close
   priority 10
 }
 

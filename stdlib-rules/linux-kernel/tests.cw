@@ -90,6 +90,38 @@ test "a receive softirq inside the sender's own write is the sender's wake-up" {
   expect edge 201 -> 101 kind message strength strong rule wakeup.own-send at 901ms
 }
 
+test "the end of a loopback stream, in the closer's close or exit, is the closer's wake-up" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=client
+    thread 101 pid=100 comm=client
+    thread 102 pid=100 comm=reader
+    process 200 comm=server
+    thread 201 pid=200 comm=server
+    process 300 comm=worker
+    thread 301 pid=300 comm=worker
+    1ms 101 syscall_enter name=recvfrom fd=3
+    1ms 101 switch_out state=S
+    1ms 102 syscall_enter name=read fd=5
+    1ms 102 switch_out state=S
+    900ms 201 syscall_enter name=close fd=4
+    900ms 201 softirq_enter vec=3 name=NET_RX
+    900ms 201 wakeup target=101 interrupt=1
+    900ms 201 softirq_exit vec=3
+    900ms 201 syscall_exit name=close ret=0
+    901ms 101 switch_in
+    901ms 101 syscall_exit name=recvfrom ret=0
+    950ms 301 exit code=0
+    950ms 301 softirq_enter vec=3 name=NET_RX
+    950ms 301 wakeup target=102 interrupt=1
+    950ms 301 softirq_exit vec=3
+    951ms 102 switch_in
+    951ms 102 syscall_exit name=read ret=0
+  ]]
+  expect edge 201 -> 101 kind close strength strong rule wakeup.own-close at 901ms
+  expect edge 301 -> 102 kind close strength strong rule wakeup.own-close at 951ms
+}
+
 # The same wake-up from a timer's softirq, or from a device's handler, while the thread
 # happened to be writing, is not the writer's doing.
 test "a timer softirq or a device interrupt during a write is still pruned" {
@@ -570,6 +602,71 @@ test "an exiting child's wake-up of its parent's poll is a strong exit edge" {
     6ms 100 syscall_exit name=ppoll ret=1
   ]]
   expect edge 200 -> 100 kind exit strength strong rule exit.wake
+}
+
+test "an exit's wake-up of a lock waiter, a waitid or a joiner is a strong exit edge" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=waiter
+    thread 100 pid=100 comm=waiter
+    thread 101 pid=100 comm=joiner
+    thread 102 pid=100 comm=worker
+    process 200 comm=holder ppid=100
+    thread 200 pid=200 comm=holder
+    process 300 comm=child ppid=100
+    thread 300 pid=300 comm=child
+    1ms 100 syscall_enter name=flock fd=3 resource=77 op=ex value=2
+    1ms 100 switch_out state=S
+    1ms 101 syscall_enter name=futex resource=4096 op=wait
+    1ms 101 switch_out state=S
+    5ms 200 exit code=0
+    5ms 200 wakeup target=100
+    6ms 100 switch_in
+    6ms 100 syscall_exit name=flock ret=0
+    6ms 100 syscall_enter name=waitid
+    6ms 100 switch_out state=S
+    8ms 300 exit code=0
+    8ms 300 wakeup target=100
+    9ms 100 switch_in
+    9ms 100 syscall_exit name=waitid ret=0
+    10ms 102 exit code=0
+    10ms 102 wakeup target=101
+    11ms 101 switch_in
+    11ms 101 syscall_exit name=futex ret=0
+  ]]
+  expect edge 200 -> 100 kind exit strength strong rule exit.wake at 6ms
+  expect edge 300 -> 100 kind exit strength strong rule exit.wake at 9ms
+  expect edge 102 -> 101 kind exit strength strong rule exit.wake
+}
+
+test "a write that blocks on a full pipe is a wait: the reader's wake-up ends it" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=writer
+    thread 100 pid=100 comm=writer
+    process 200 comm=reader
+    thread 200 pid=200 comm=reader
+    0ms 100 syscall_enter name=getpid
+    0ms 100 syscall_exit name=getpid ret=100
+    1ms 100 syscall_enter name=write fd=3 count=131072
+    1ms 100 send object=5 offset=0 len=65536 peer=200 fd=3
+    1ms 100 switch_out state=S
+    1ms 200 syscall_enter name=clock_nanosleep
+    1ms 200 switch_out state=S
+    500ms 200 switch_in
+    500ms 200 syscall_exit name=clock_nanosleep ret=0
+    500ms 200 syscall_enter name=read fd=4 count=131072
+    500ms 200 recv object=5 offset=0 len=65536 peer=100 fd=4
+    500ms 200 wakeup target=100
+    500ms 200 syscall_exit name=read ret=65536
+    501ms 100 switch_in
+    501ms 100 send object=5 offset=65536 len=65536 peer=200 fd=3
+    501ms 100 syscall_exit name=write ret=131072
+  ]]
+  expect split 100 at 1ms rule write.wait
+  expect edge 200 -> 100 kind wakeup rule wakeup.default at 501ms
+  expect hang 100 kind LongWait
+  expect root_cause 200 kind LongWait
 }
 
 test "a wake-up before the exit, or an interrupt's during it, is not the exit's" {

@@ -1,0 +1,135 @@
+// The wait matrix's rule (docs/diagnosis.md, "The wait matrix"): when another thread ended
+// the hang's wait, that thread is the next step back, weak edge or not. These tests use the
+// standard packs as they ship, on hand-made traces of the mechanisms the matrix lists.
+#include <doctest/doctest.h>
+
+#include "engine/diagnosis/diagnose.h"
+#include "engine/diagnosis/logical_wait.h"
+#include "engine/graph/test_support.h"
+#include "rules/loader.h"
+
+namespace cw::engine {
+namespace {
+
+using testing::Built;
+
+// The trace built with stdlib-rules, as `causeway debug` loads them.
+Built build_with_stdlib(const std::string& trace_body) {
+  auto loaded = rules::load_packs({CW_SOURCE_DIR "/stdlib-rules"});
+  REQUIRE_MESSAGE(loaded.ok(), loaded.render());
+  Built b;
+  b.trace = testing::load_trace(trace_body);
+  b.rules = std::move(loaded.rules);
+  b.result = build_graph(b.trace, b.rules, {});
+  return b;
+}
+
+std::string comm_of(const Built& b, uint32_t segment) {
+  const ThreadInfo* t = b.trace.thread(b.graph().segments[segment].tid);
+  return t ? std::string(b.trace.strings.get(t->comm)) : "?";
+}
+
+// Root causes as "COMM KIND", deepest first; path as "COMM → COMM …", root cause first.
+std::string causes(const Built& b, const Diagnosis& d) {
+  std::string out;
+  for (const RootCause& r : d.root_causes)
+    out += (out.empty() ? "" : ", ") + comm_of(b, r.segment) + " " +
+           std::string(hang_kind_name(r.kind));
+  return out;
+}
+
+std::string path(const Built& b, const Diagnosis& d) {
+  std::string out;
+  for (const PathStep& s : d.path) {
+    std::string c = comm_of(b, s.segment);
+    if (out.size() >= c.size() && out.compare(out.size() - c.size(), c.size(), c) == 0) continue;
+    out += (out.empty() ? "" : " → ") + c;
+  }
+  return out;
+}
+
+Diagnosis diagnose_at(const Built& b, Tid tid, uint64_t at_ms) {
+  DiagnoseOptions o;
+  o.symptom.mode = SymptomRequest::Mode::ThreadAt;
+  o.symptom.tid = tid;
+  o.symptom.at_ns = at_ms * 1000000;
+  return diagnose(b.trace, b.result, b.rules, o);
+}
+
+// Three processes: the one that hangs, the one that ends its wait, and a bystander that
+// happens to be on the CPU when a timer expires.
+const std::string kProcesses =
+    "process 100 comm=cw-victim\nthread 100 pid=100 comm=cw-victim\n"
+    "process 200 comm=cw-ender\nthread 200 pid=200 comm=cw-ender\n"
+    "process 300 comm=cw-bystander\nthread 300 pid=300 comm=cw-bystander\n";
+
+TEST_CASE("a writer blocked on a full pipe: the reader that drained it is the next step") {
+  // cw-victim writes 1 MiB into a pipe whose reader, cw-ender, sleeps 1 s before it reads:
+  // the write blocks once the pipe's 64 KiB are full, until the read makes room and wakes
+  // it. The only edge into the writer's wait is that plain (weak) wake-up.
+  Built b = build_with_stdlib(kProcesses + R"(
+1ms 200 syscall_enter name=clock_nanosleep fd=-1 timeout_ns=1000000000
+1ms 200 switch_out state=S
+2ms 100 syscall_enter name=write fd=3 count=1048576
+2ms 100 send object=5 offset=0 len=65536 peer=200 fd=3
+2ms 100 switch_out state=S
+500ms 300 syscall_enter name=getpid
+500ms 300 syscall_exit name=getpid ret=300
+1001ms 300 wakeup target=200 interrupt=1
+1001ms 200 switch_in
+1001ms 200 syscall_exit name=clock_nanosleep ret=0
+1001ms 200 syscall_enter name=read fd=4 count=1048576
+1001ms 200 recv object=5 offset=0 len=65536 peer=100 fd=4
+1001ms 200 wakeup target=100
+1001ms 200 syscall_exit name=read ret=65536
+1001ms 200 syscall_enter name=read fd=4 count=1048576
+1001ms 200 switch_out state=S
+1002ms 100 switch_in
+1002ms 100 send object=5 offset=65536 len=983040 peer=200 fd=3
+1002ms 100 wakeup target=200
+1002ms 100 syscall_exit name=write ret=1048576
+1003ms 200 switch_in
+1003ms 200 recv object=5 offset=65536 len=983040 peer=100 fd=4
+1003ms 200 syscall_exit name=read ret=983040
+1004ms 100 exit code=0
+1004ms 200 exit code=0
+)");
+  Diagnosis d = diagnose_at(b, 100, 500);
+  CHECK(d.hang.tid == 100);
+  CHECK(d.hang.kind == HangKind::LongWait);
+  CHECK(causes(b, d) == "cw-ender LongWait");
+  CHECK(path(b, d) == "cw-ender → cw-victim");
+}
+
+TEST_CASE("bytes read after a sleep did not end the sleep: the sleeper timed out") {
+  // The same trace: cw-ender's sleep ended by its own timer. The bytes cw-victim wrote
+  // during it were read by a later call; they are no waker of the sleep, and the report
+  // does not say they ended it.
+  Built b = build_with_stdlib(kProcesses + R"(
+1ms 200 syscall_enter name=clock_nanosleep fd=-1 timeout_ns=1000000000
+1ms 200 switch_out state=S
+2ms 100 syscall_enter name=write fd=3 count=1048576
+2ms 100 send object=5 offset=0 len=65536 peer=200 fd=3
+2ms 100 switch_out state=S
+1001ms 300 wakeup target=200 interrupt=1
+1001ms 200 switch_in
+1001ms 200 syscall_exit name=clock_nanosleep ret=0
+1001ms 200 syscall_enter name=read fd=4 count=1048576
+1001ms 200 recv object=5 offset=0 len=65536 peer=100 fd=4
+1001ms 200 wakeup target=100
+1001ms 200 syscall_exit name=read ret=65536
+1002ms 100 switch_in
+1002ms 100 syscall_exit name=write ret=65536
+)");
+  const uint32_t sleep = b.graph().thread_segments(200)->begin;
+  const SegmentProfile p = profile_segment(b.trace, ThreadEvents(b.trace), b.graph(), sleep);
+  REQUIRE(p.longest_block_ns > 0);
+  CHECK(wake_edge(b.trace, b.graph(), sleep, p) == kNoIndex);
+  Diagnosis d = diagnose_at(b, 100, 500);
+  REQUIRE(!d.root_causes.empty());
+  CHECK(causes(b, d) == "cw-ender LongWait");
+  CHECK(d.root_causes[0].what.find("ended by") == std::string::npos);
+}
+
+}  // namespace
+}  // namespace cw::engine
