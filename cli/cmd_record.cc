@@ -16,7 +16,6 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -235,6 +234,22 @@ std::string command_status_text(int wstatus) {
   return {};
 }
 
+// The recorder's folder given by `option` (recorder_dir), opened and checked
+// (RecorderDir::open); `dir` is empty when it does not exist (and is not to be created) or
+// cannot be used, which `rc` then says (and the message).
+struct OpenedDir {
+  std::optional<RecorderDir> dir;
+  int rc = kExitOk;
+};
+OpenedDir open_recorder_dir(const std::string& option, bool create) {
+  try {
+    return {RecorderDir::open(recorder_dir(option), create), kExitOk};
+  } catch (const RecorderDirError& e) {
+    std::cerr << "causeway: " << e.what() << "\n";
+    return {std::nullopt, e.unsafe() ? kExitBadInput : kExitEnvironment};
+  }
+}
+
 int record_foreground(const RecordArgs& args) {
   if (int rc = check_privileges(); rc != kExitOk) return rc;
   uint64_t buffer = parse_size(args.buffer);
@@ -273,12 +288,29 @@ int record_foreground(const RecordArgs& args) {
   // resolved in its maps and attached before its first instruction runs.
   bool stop_at_exec = instrumentation != nullptr && !args.command.empty();
 
+  // Markers reach the recording through the recorder's folder: one given (--dir,
+  // $CAUSEWAY_DIR) that cannot be trusted is refused before anything runs; the default
+  // one, only left out.
+  std::optional<RecorderDir> dir;
+  const bool dir_given =
+      !args.dir.empty() || (std::getenv("CAUSEWAY_DIR") && *std::getenv("CAUSEWAY_DIR"));
+  try {
+    dir = RecorderDir::open(recorder_dir(args.dir), true);
+  } catch (const RecorderDirError& e) {
+    if (dir_given) {
+      std::cerr << "causeway: " << e.what() << "\n";
+      return e.unsafe() ? kExitBadInput : kExitEnvironment;
+    }
+    std::cerr << "causeway: note: no markers ('causeway mark') for this recording: " << e.what()
+              << "\n";
+  }
+
   ForegroundRecording recording;
   recording.options = options;
   recording.command = args.command;
   recording.pids = args.pids;
   recording.duration = args.duration;
-  recording.dir = args.dir;
+  recording.dir = std::move(dir);
   recording.instrumentation = std::move(instrumentation);
   recording.command_env = std::move(command_env);
   recording.stop_at_exec = stop_at_exec;
@@ -303,8 +335,12 @@ int record_foreground(const RecordArgs& args) {
     sampled = s.sampling_problem.empty()
                   ? fmt::format(", {} cpu-clock samples", s.samples)
                   : ", no cpu-clock samples (perf events could not be opened)";
+  const std::string command =
+      recorded->command_running
+          ? fmt::format("; the command (pid {}) still runs", *recorded->command_running)
+          : command_status_text(recorded->command_wstatus);
   std::cerr << fmt::format("causeway: wrote {}: {} events{}, {}{}\n", args.output, s.events,
-                           sampled, lost_text(s), command_status_text(recorded->command_wstatus));
+                           sampled, lost_text(s), command);
   // Where dwarf mode's time goes (docs/latency.md): said apart, after the usual line.
   if (s.unwound_stacks > 0)
     std::cerr << fmt::format(
@@ -317,19 +353,28 @@ int record_foreground(const RecordArgs& args) {
   return kExitOk;
 }
 
-// The recorder running in `paths`, if one is. A pid file left by one that was killed
-// (or died) is removed, and `stale` tells of it: otherwise it would pass for a running
-// recorder, and `record start` would refuse to start another.
-std::optional<int> live_recorder(const RecorderPaths& paths, std::string* stale,
-                                 int* stale_pid = nullptr) {
-  RecorderState state = recorder_state(paths);
-  if (!state.stale_pid || !remove_stale_pid_file(paths, state.stale_pid)) return state.running;
-  if (stale_pid) *stale_pid = state.stale_pid;
+// The recorder running in `dir`, if one is (recorder_state). A pid file left by one that
+// was killed (or died), or forged, is removed, and `stale` tells of it: otherwise it would
+// pass for a running recorder, and `record start` would refuse to start another.
+RecorderState live_recorder(const RecorderDir& dir, std::string* stale) {
+  RecorderState state = recorder_state(dir);
+  if (!state.stale_pid || !remove_stale_pid_file(dir, state.stale_pid)) {
+    state.stale_pid = 0;
+    return state;
+  }
   *stale = fmt::format(
       "the recorder that ran in {} (pid {}) is not running: {}; removed its stale pid file "
       "(its log: {})",
-      paths.dir, state.stale_pid, state.stale_why, paths.log);
-  return state.running;
+      dir.paths().dir, state.stale_pid, state.stale_why, dir.paths().log);
+  return state;
+}
+
+// "pid N holds the recorder's lock in DIR but is not causeway" when it does.
+std::string foreign_text(const RecorderDir& dir, int pid) {
+  return fmt::format(
+      "pid {} holds the recorder's lock in {} but is not causeway: not taking it for the "
+      "recorder",
+      pid, dir.paths().dir);
 }
 
 int record_start(const RecordArgs& args, const std::string& size_text) {
@@ -346,25 +391,24 @@ int record_start(const RecordArgs& args, const std::string& size_text) {
   std::cerr << loaded.render();
   if (!loaded.ok()) return kExitBadInput;
   std::vector<HolderField> holders = holder_fields(loaded);
-  RecorderPaths paths(recorder_dir(args.dir));
+  OpenedDir opened = open_recorder_dir(args.dir, true);
+  if (!opened.dir) return opened.rc;
+  const RecorderDir& dir = *opened.dir;
+  const RecorderPaths& paths = dir.paths();
   std::string stale;
-  std::optional<int> running = live_recorder(paths, &stale);
+  RecorderState state = live_recorder(dir, &stale);
   if (!stale.empty()) std::cerr << "causeway: note: " << stale << "\n";
-  if (auto pid = running) {
+  if (state.foreign_pid) {
+    std::cerr << "causeway: " << foreign_text(dir, state.foreign_pid) << "\n";
+    return kExitEnvironment;
+  }
+  if (auto pid = state.running) {
     std::cerr << fmt::format(
         "causeway: a recording is already running in {} (pid {}); stop it with 'causeway record "
         "stop'\n",
         paths.dir, *pid);
     return kExitEnvironment;
   }
-  std::error_code ec;
-  std::filesystem::create_directories(paths.dir, ec);
-  if (ec) {
-    std::cerr << fmt::format("causeway: cannot create {}: {}\n", paths.dir, ec.message());
-    return kExitEnvironment;
-  }
-  chmod(paths.dir.c_str(), 0700);
-  std::filesystem::remove_all(paths.ring, ec);  // a new recording starts a new ring
   SessionOptions checked;
   if (!stack_options(args, checked)) return kExitBadInput;
   int ready[2];
@@ -380,7 +424,7 @@ int record_start(const RecordArgs& args, const std::string& size_text) {
     options.ring = RingOptions{paths.ring, size};
     options.ring->writer = args.writer;
     options.holders = std::move(holders);
-    run_daemon(options, paths, ready[1], kExitEnvironment);
+    run_daemon(options, dir, ready[1], kExitEnvironment);
   }
   close(ready[1]);
   std::string answer;
@@ -405,24 +449,45 @@ int record_start(const RecordArgs& args, const std::string& size_text) {
   return kExitOk;
 }
 
-int record_stop(const std::string& dir, const std::string& output,
+int record_stop(const std::string& dir_option, const std::string& output,
                 const TraceWriterOptions& writer) {
-  RecorderPaths paths(recorder_dir(dir));
+  OpenedDir opened = open_recorder_dir(dir_option, false);
+  if (opened.rc != kExitOk) return opened.rc;
+  if (!opened.dir) {
+    std::cerr << fmt::format(
+        "causeway: no recording is running in {}; start one with 'causeway record start'\n",
+        recorder_dir(dir_option));
+    return kExitEnvironment;
+  }
+  const RecorderDir& dir = *opened.dir;
+  const RecorderPaths& paths = dir.paths();
   std::string stale;
-  auto pid = live_recorder(paths, &stale);
+  RecorderState state = live_recorder(dir, &stale);
   if (!stale.empty()) std::cerr << "causeway: note: " << stale << "\n";
-  if (pid) {
-    kill(*pid, SIGTERM);
+  if (state.foreign_pid) {
+    std::cerr << "causeway: " << foreign_text(dir, state.foreign_pid) << "\n";
+    return kExitEnvironment;
+  }
+  struct stat ring_stat {};
+  if (auto pid = state.running) {
+    // Only the process holding the folder's lock, checked to be causeway, is signalled:
+    // never the pid a file names.
+    std::string why;
+    if (!signal_recorder(dir, *pid, SIGTERM, &why)) {
+      std::cerr << "causeway: " << why << "\n";
+      return kExitEnvironment;
+    }
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     // A recorder killed meanwhile leaves its pid file: live_recorder removes it, and says so.
-    while (live_recorder(paths, &stale) && std::chrono::steady_clock::now() < deadline)
+    while (live_recorder(dir, &stale).running && std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     if (!stale.empty()) std::cerr << "causeway: note: " << stale << "\n";
-    if (live_recorder(paths, &stale)) {
+    if (live_recorder(dir, &stale).running) {
       std::cerr << fmt::format("causeway: the recorder (pid {}) did not stop within 60 s\n", *pid);
       return kExitEnvironment;
     }
-  } else if (!std::filesystem::exists(paths.ring)) {
+  } else if (fstatat(dir.fd(), "ring", &ring_stat, AT_SYMLINK_NOFOLLOW) != 0 ||
+             !S_ISDIR(ring_stat.st_mode)) {
     std::cerr << fmt::format(
         "causeway: no recording is running in {}; start one with 'causeway record start'\n",
         paths.dir);
@@ -458,30 +523,45 @@ int record_stop(const std::string& dir, const std::string& output,
   return kExitOk;
 }
 
-int record_status(const std::string& dir, bool json) {
-  RecorderPaths paths(recorder_dir(dir));
+int record_status(const std::string& dir_option, bool json) {
+  OpenedDir opened = open_recorder_dir(dir_option, false);
+  if (opened.rc != kExitOk) return opened.rc;
+  const std::string shown = recorder_dir(dir_option);
+  nlohmann::json j = nlohmann::json::object();
   std::string stale;
-  int stale_pid = 0;
-  auto pid = live_recorder(paths, &stale, &stale_pid);
-  nlohmann::json j;
-  if (std::ifstream in(paths.status_file); in) j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) j = nlohmann::json::object();
+  RecorderState state;
+  if (opened.dir) {
+    state = live_recorder(*opened.dir, &stale);
+    j = read_status_file(*opened.dir);
+  }
+  const std::optional<int> pid = state.running;
+  const nlohmann::json last_pid = j.value("pid", nlohmann::json());
   j["running"] = pid.has_value();
-  j["dir"] = paths.dir;
+  j["dir"] = shown;
   if (pid)
     j["pid"] = *pid;
   else
     j.erase("pid");  // the status file's, of a recorder that is gone
-  if (stale_pid) j["stale_pid"] = stale_pid;
+  if (state.stale_pid) j["stale_pid"] = state.stale_pid;
   if (json) {
     std::cout << json_text(with_schema_version(std::move(j))) << "\n";
     return kExitOk;
   }
   if (!pid) {
-    std::cout << fmt::format("no recording is running in {}\n", paths.dir);
+    std::cout << fmt::format("no recording is running in {}\n", shown);
     if (!stale.empty()) std::cout << "  " << stale << "\n";
+    if (state.foreign_pid && opened.dir)
+      std::cout << "  " << foreign_text(*opened.dir, state.foreign_pid) << "\n";
+    // One that stopped itself (a full disk) left nobody else to tell.
+    if (j.value("stopped", false) && j.contains("stop_error"))
+      std::cout << fmt::format(
+          "  the recorder{} stopped itself at {}: {}\n",
+          last_pid.is_number_integer() ? fmt::format(" (pid {})", last_pid.get<int64_t>()) : "",
+          j.value("stopped_at", std::string("an unknown time")),
+          j.value("stop_error", std::string()));
     return kExitOk;
   }
+  const RecorderPaths& paths = opened.dir->paths();
   std::cout << fmt::format("recording in {} (pid {})\n", paths.dir, *pid);
   if (j.contains("events")) {
     uint64_t first = j.value("first_ts", uint64_t{0}), newest = j.value("newest_ts", uint64_t{0});
@@ -558,7 +638,11 @@ std::vector<Command> add_record(CLI::App& app) {
       "Needs root, or CAP_BPF and CAP_PERFMON. The trace file is created 0600; a symbolic link at "
       "its path is refused.\n"
       "Stacks are walked by frame pointers (code built without them gives short stacks) unless "
-      "--call-graph dwarf (docs/recording.md, docs/latency.md).\nExit status: 0 the trace was "
+      "--call-graph dwarf (docs/recording.md, docs/latency.md).\nCtrl-C reaches CMD too, and the "
+      "recording ends when CMD does; if CMD goes on (it ignores Ctrl-C, or hangs), a second Ctrl-C "
+      "(or a SIGTERM to causeway) stops the recording at once and writes the trace, leaving CMD "
+      "running (its pid is said).\nThe --dir folder must be yours and writable by nobody else "
+      "(else it is refused, exit 1).\nExit status: 0 the trace was "
       "written (CMD's own exit status, "
       "when not 0, is printed: it is not causeway's), 1 the input was wrong, 2 the environment "
       "cannot record (the message says what is missing), or the trace could not be written (a "
@@ -596,7 +680,9 @@ std::vector<Command> add_record(CLI::App& app) {
   start->footer(
       "Needs root, or CAP_BPF and CAP_PERFMON. The recorder runs in the background until "
       "'causeway record stop'.\nExit status: 0 started, 1 the input was wrong, 2 it cannot "
-      "record here or a recording is already running.");
+      "record here or a recording is already running.\nThe folder (--dir) is created 0700; one "
+      "that is a symbolic link, not yours, writable by others or inside a folder others can "
+      "change is refused (exit 1).");
   auto stop_output = std::make_shared<std::string>();
   auto* stop = cmd->add_subcommand("stop", "stop the always-on recording and save it");
   stop->add_option("-o,--output", *stop_output, "save the ring's events as one trace file");
@@ -604,14 +690,17 @@ std::vector<Command> add_record(CLI::App& app) {
   dir_option(stop);
   stop->footer(
       "Without -o the ring stays in the recorder's folder.\nExit status: 0 stopped (and "
-      "saved), 1 the ring cannot be read, 2 no recording is running or it did not stop.");
+      "saved), 1 the ring cannot be read or the folder cannot be trusted, 2 no recording is "
+      "running or it did not stop.\nOnly the process holding the folder's lock, and running "
+      "causeway, is sent SIGTERM: never a pid the pid file names.");
   auto json = std::make_shared<bool>(false);
   auto* status = cmd->add_subcommand("status", "show the always-on recording's state");
   status->add_flag("--json", *json, "as JSON");
   dir_option(status);
   status->footer(
-      "Reads the status the recorder writes each second (docs/json.md).\nExit status: 0, "
-      "also when no recording is running (it says so).");
+      "Reads the status the recorder writes each second (docs/json.md); a recorder that "
+      "stopped itself (a full disk) is said, with when and why.\nExit status: 0, also when no "
+      "recording is running (it says so), 1 the folder cannot be trusted.");
 
   // Sub-commands come first: main() runs the first parsed one, and `record` is parsed too.
   std::vector<Command> out;
@@ -636,8 +725,11 @@ std::vector<Command> add_record(CLI::App& app) {
   out.push_back({mark, [args, mark_text] {
                    std::string text;
                    for (const auto& w : *mark_text) text += (text.empty() ? "" : " ") + w;
+                   OpenedDir opened = open_recorder_dir(args->dir, false);
+                   if (opened.rc != kExitOk) return opened.rc;
                    RecorderPaths paths(recorder_dir(args->dir));
-                   if (!send_marker(paths.socket, text)) {
+                   errno = ENOENT;
+                   if (!opened.dir || !send_marker(paths.socket, text)) {
                      std::cerr << fmt::format(
                          "causeway: no recording is listening on {} ({}); start one with "
                          "'causeway record start' or 'causeway record -o TRACE -- CMD'\n",

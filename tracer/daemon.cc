@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -41,16 +42,34 @@ nlohmann::json recorder_status_json(const SessionStatus& s, const RecorderPaths&
   return j;
 }
 
-void write_status_file(const RecorderPaths& paths, const nlohmann::json& j) {
-  std::string tmp = paths.status_file + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << j.dump(2) << "\n";
-  }
-  std::rename(tmp.c_str(), paths.status_file.c_str());
+bool write_status_file(const RecorderDir& dir, const nlohmann::json& j) {
+  return dir.replace_file("status.json", j.dump(2) + "\n", nullptr);
 }
 
-void run_daemon(const SessionOptions& options, const RecorderPaths& paths, int ready_fd,
+nlohmann::json read_status_file(const RecorderDir& dir) {
+  constexpr size_t kMaxStatus = 1 << 20;  // a status is a few hundred bytes
+  nlohmann::json j;
+  if (std::optional<std::string> text = dir.read_file("status.json", kMaxStatus))
+    j = nlohmann::json::parse(*text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) j = nlohmann::json::object();
+  return j;
+}
+
+namespace {
+
+// Now, in UTC, as "2026-11-28T13:05:01Z".
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace
+
+void run_daemon(const SessionOptions& options, const RecorderDir& dir, int ready_fd,
                 int failure_exit) {
   // A process group of its own, so the terminal's signals do not reach it; not a session
   // of its own: the scheduler's autogroups would then weigh the recorder, alone, against
@@ -58,16 +77,25 @@ void run_daemon(const SessionOptions& options, const RecorderPaths& paths, int r
   setpgid(0, 0);
   signal(SIGHUP, SIG_IGN);
   signal(SIGINT, SIG_IGN);
-  int null = open("/dev/null", O_RDWR);
-  int log = open(paths.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  dup2(null, 0);
-  dup2(log >= 0 ? log : null, 1);
-  dup2(log >= 0 ? log : null, 2);
   auto fail = [&](const std::string& why) {
     std::string msg = "E" + why;
     (void)!write(ready_fd, msg.data(), msg.size());
     _exit(failure_exit);
   };
+  std::string why;
+  // Held until this process exits: it is how `record stop` and `status` know the recorder
+  // (the pid file is only a note for people). Taken first: the log of a recorder already
+  // running is not to be emptied.
+  if (take_recorder_lock(dir, &why) < 0) fail(why);
+  const int log = dir.open_for_write("recorder.log", &why);
+  if (log < 0) fail(why);
+  int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+  dup2(null, 0);
+  dup2(log, 1);
+  dup2(log, 2);
+  close(log);
+  // A new recording starts a new ring.
+  if (!dir.remove_tree("ring", &why)) fail(why);
   const uint64_t max_bytes = options.ring ? options.ring->max_bytes : 0;
   std::unique_ptr<Session> session;
   try {
@@ -75,8 +103,8 @@ void run_daemon(const SessionOptions& options, const RecorderPaths& paths, int r
   } catch (const std::exception& e) {
     fail(e.what());
   }
-  write_pid_file(paths);
-  MarkerSocket markers(paths.socket);
+  write_pid_file(dir);
+  MarkerSocket markers(dir);
   catch_stop_signals(false);
   (void)!write(ready_fd, "K", 1);
   close(ready_fd);
@@ -90,19 +118,29 @@ void run_daemon(const SessionOptions& options, const RecorderPaths& paths, int r
       });
       auto now = std::chrono::steady_clock::now();
       if (now - last_status >= std::chrono::seconds(1)) {
-        write_status_file(paths, recorder_status_json(session->status(), paths, max_bytes));
+        write_status_file(dir, recorder_status_json(session->status(), dir.paths(), max_bytes));
         last_status = now;
       }
     }
     session->finish();
-    auto j = recorder_status_json(session->status(), paths, max_bytes);
+    auto j = recorder_status_json(session->status(), dir.paths(), max_bytes);
     j["stopped"] = true;
-    write_status_file(paths, j);
+    j["stopped_at"] = utc_now();
+    write_status_file(dir, j);
   } catch (const std::exception& e) {
+    // Stopped on its own (a full disk): nobody is watching but the status file, which
+    // `record status` reads, so it says when and why.
     std::cerr << "causeway: recorder stopped: " << e.what() << "\n";
+    session->abandon();
+    auto j = recorder_status_json(session->status(), dir.paths(), max_bytes);
+    j["stopped"] = true;
+    j["stopped_at"] = utc_now();
+    j["stop_error"] = e.what();
+    if (!write_status_file(dir, j))
+      std::cerr << "causeway: could not write why into " << dir.paths().status_file << "\n";
     rc = failure_exit;
   }
-  unlink(paths.pid_file.c_str());
+  remove_stale_pid_file(dir, getpid());
   _exit(rc);
 }
 

@@ -18,13 +18,19 @@ nlohmann::json recorder_status_json(const SessionStatus& s, const RecorderPaths&
                                     uint64_t max_bytes);
 
 // Replaces the status file whole (written beside it, then renamed): a reader never sees
-// half of one.
-void write_status_file(const RecorderPaths& paths, const nlohmann::json& j);
+// half of one. On a full disk it is rewritten in place (RecorderDir::replace_file).
+bool write_status_file(const RecorderDir& dir, const nlohmann::json& j);
 
-// Becomes the recorder, in a process forked for it: records as `options` says (its `ring`
-// set) until SIGTERM. Writes "K" to `ready_fd` once recording, or "E" and why it cannot;
-// exits 0 when stopped, `failure_exit` when it could not record or stopped on an error.
-[[noreturn]] void run_daemon(const SessionOptions& options, const RecorderPaths& paths,
-                             int ready_fd, int failure_exit);
+// The status file's content, when it is one (a regular file, not a link, at most 1 MiB,
+// a JSON object); an empty object otherwise.
+nlohmann::json read_status_file(const RecorderDir& dir);
+
+// Becomes the recorder, in a process forked for it: takes the folder's lock, clears the
+// ring's folder and records as `options` says (its `ring` set) until SIGTERM. Writes "K"
+// to `ready_fd` once recording, or "E" and why it cannot; exits 0 when stopped,
+// `failure_exit` when it could not record or stopped on an error. The status file then
+// says when it stopped (`stopped_at`) and, when it stopped itself, why (`stop_error`).
+[[noreturn]] void run_daemon(const SessionOptions& options, const RecorderDir& dir, int ready_fd,
+                             int failure_exit);
 
 }  // namespace cw

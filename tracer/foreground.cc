@@ -12,9 +12,9 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
-#include <filesystem>
 #include <iostream>
 
+#include "base/terminal_text.h"
 #include "trace/command_marker.h"
 #include "tracer/recorder_dir.h"
 
@@ -22,9 +22,13 @@ namespace cw {
 
 namespace {
 
+// How many stop signals arrived, and whether one was SIGTERM (sent to causeway alone,
+// where Ctrl-C and a hang-up reach the command too).
 volatile std::sig_atomic_t g_stop = 0;
-void on_stop_signal(int) {
-  g_stop = 1;
+volatile std::sig_atomic_t g_terminated = 0;
+void on_stop_signal(int sig) {
+  if (g_stop < 100) g_stop = g_stop + 1;
+  if (sig == SIGTERM) g_terminated = 1;
 }
 
 }  // namespace
@@ -89,6 +93,10 @@ std::optional<ForegroundResult> record_in_foreground(ForegroundRecording r) {
   // The command waits at a gate until the probes are attached, so its start is recorded.
   int gate[2] = {-1, -1};
   pid_t child = -1;
+  // The command's name as messages show it: its bytes are the user's, and may hold escape
+  // sequences a terminal would act on. Made here: the child only writes it out.
+  const std::string command_name =
+      args.command.empty() ? std::string() : terminal_text(args.command[0]);
   std::optional<int> ended;  // the command's status, when it ended before it could be traced
   if (!args.command.empty()) {
     if (pipe2(gate, O_CLOEXEC) != 0) throw std::runtime_error(std::strerror(errno));
@@ -104,7 +112,8 @@ std::optional<ForegroundResult> record_in_foreground(ForegroundRecording r) {
       for (const auto& a : args.command) argv.push_back(const_cast<char*>(a.c_str()));
       argv.push_back(nullptr);
       execvp(argv[0], argv.data());
-      std::fprintf(stderr, "causeway: cannot run %s: %s\n", argv[0], std::strerror(errno));
+      std::fprintf(stderr, "causeway: cannot run %s: %s\n", command_name.c_str(),
+                   std::strerror(errno));
       _exit(127);
     }
     close(gate[0]);
@@ -124,11 +133,9 @@ std::optional<ForegroundResult> record_in_foreground(ForegroundRecording r) {
     return std::nullopt;
   }
 
-  // Markers reach this recording through the recorder's folder, when it can be made.
-  RecorderPaths paths(recorder_dir(args.dir));
-  std::error_code ignored;
-  std::filesystem::create_directories(paths.dir, ignored);
-  MarkerSocket markers(paths.socket);
+  // Markers reach this recording through the recorder's folder, when there is one.
+  std::optional<MarkerSocket> markers;
+  if (args.dir) markers.emplace(*args.dir);
   catch_stop_signals(true);
   std::vector<std::string> notes = args.notes;
   if (const std::string& problem = session->probes().sampling_problem(); !problem.empty()) {
@@ -191,11 +198,16 @@ std::optional<ForegroundResult> record_in_foreground(ForegroundRecording r) {
   // A trace that cannot be written (a full disk) ends the recording, not the command: it
   // runs to its end as it would have, and its status is still said.
   std::optional<TraceWriteError> write_error;
+  std::optional<int> command_running;  // stopped while the command still ran: its pid
+  std::optional<std::chrono::steady_clock::time_point> first_stop;  // the first Ctrl-C
+  bool said_waiting = false;
   auto stop_writing = [&](const TraceWriteError& e) {
     write_error = e;
     session->abandon();
     std::cerr << "causeway: " << e.what() << "; recording stopped"
-              << (child > 0 && !reaped ? ", waiting for the command to end" : "") << "\n";
+              << (child > 0 && !reaped && !command_running ? ", waiting for the command to end"
+                                                           : "")
+              << "\n";
   };
   for (;;) {
     if (ended) {
@@ -210,9 +222,10 @@ std::optional<ForegroundResult> record_in_foreground(ForegroundRecording r) {
       break;
     }
     if (instrumentation) print_messages(*instrumentation);
-    markers.drain([&](uint64_t ts, uint32_t pid, uint32_t tid, const std::string& text) {
-      session->mark(ts, pid, tid, text);
-    });
+    if (markers)
+      markers->drain([&](uint64_t ts, uint32_t pid, uint32_t tid, const std::string& text) {
+        session->mark(ts, pid, tid, text);
+      });
     if (child > 0) {
       int wstatus = 0;
       const pid_t waited = waitpid(child, &wstatus, WNOHANG);
@@ -223,6 +236,29 @@ std::optional<ForegroundResult> record_in_foreground(ForegroundRecording r) {
       }
       // Reaped already (nothing left to wait for): never record on forever.
       if (waited < 0 && errno == ECHILD) break;
+      // Ctrl-C reached the command too: it is given the time to end, and the recording
+      // ends with it. One that ignores it (or hangs) would keep the recording going for
+      // ever: a second Ctrl-C, or a SIGTERM (which only causeway got), stops the
+      // recording and leaves the command running.
+      if (g_terminated || g_stop >= 2) {
+        command_running = static_cast<int>(child);
+        std::cerr << fmt::format(
+            "causeway: {}: stopping the recording; the command {} (pid {}) still runs, "
+            "left as it is\n",
+            g_terminated ? "SIGTERM" : "Ctrl-C again", command_name, child);
+        break;
+      }
+      if (g_stop == 1) {
+        if (!first_stop) first_stop = std::chrono::steady_clock::now();
+        if (!said_waiting &&
+            std::chrono::steady_clock::now() - *first_stop >= std::chrono::seconds(1)) {
+          said_waiting = true;
+          std::cerr << fmt::format(
+              "causeway: waiting for the command {} (pid {}) to end; Ctrl-C again stops the "
+              "recording and writes the trace\n",
+              command_name, child);
+        }
+      }
     } else if (g_stop) {
       break;
     }
@@ -247,7 +283,7 @@ std::optional<ForegroundResult> record_in_foreground(ForegroundRecording r) {
       stop_writing(e);
     }
   }
-  if (write_error && child > 0 && !reaped) {
+  if (write_error && child > 0 && !reaped && !command_running) {
     int wstatus = 0;
     pid_t waited;
     while ((waited = waitpid(child, &wstatus, 0)) < 0 && errno == EINTR) {
@@ -255,7 +291,7 @@ std::optional<ForegroundResult> record_in_foreground(ForegroundRecording r) {
     if (waited == child) status = wstatus;
   }
   if (instrumentation) print_messages(*instrumentation);
-  return ForegroundResult{status, session->status(), std::move(write_error)};
+  return ForegroundResult{status, session->status(), std::move(write_error), command_running};
 }
 
 }  // namespace cw

@@ -13,11 +13,14 @@
 
 #include "trace/binary_format.h"
 #include "tracer/record_instrumentation.h"
+#include "tracer/recorder_dir.h"
 #include "tracer/session.h"
 
 namespace cw {
 
-// SIGTERM stops a recording; so do Ctrl-C and a closed terminal for one in the foreground.
+// SIGTERM stops a recording; so do Ctrl-C and a closed terminal for one in the foreground
+// (with a command, the second of them: the first one reached the command too, which is
+// given the chance to end).
 void catch_stop_signals(bool from_terminal);
 // Whether one of those signals arrived.
 bool stop_requested();
@@ -27,7 +30,9 @@ struct ForegroundRecording {
   std::vector<std::string> command;  // run and recorded until it exits; empty: until stopped
   std::vector<uint32_t> pids;        // instrumented when there is no command
   double duration = 0;               // seconds; 0: no limit
-  std::string dir;                   // the recorder's folder (`--dir`), for markers
+  // The recorder's folder (`--dir`), checked (RecorderDir::open), whose socket markers
+  // reach this recording through; none: no markers.
+  std::optional<RecorderDir> dir;
   std::unique_ptr<RecordInstrumentation> instrumentation;  // nullptr: none
   std::vector<std::pair<std::string, std::string>> command_env;
   bool stop_at_exec = false;  // the command stops at its exec to be instrumented (ptrace)
@@ -42,6 +47,9 @@ struct ForegroundResult {
   // Set when the trace could not be written (a full disk): the recording stopped then,
   // the command was left to run to its end, and the file holds only what was written.
   std::optional<TraceWriteError> write_error;
+  // Set when the recording was stopped while the command still ran (a second Ctrl-C, or
+  // SIGTERM): the command's pid. It is left running; `command_wstatus` is 0.
+  std::optional<int> command_running;
 };
 
 // Records as `r` says. nullopt when the recorder cannot record or instrument here (it
