@@ -33,7 +33,7 @@ constexpr lua_Integer kRandomSeed = 0x5eed;
 constexpr int kHookPeriod = 1000;
 // Allocating (and so copying or collecting) this many bytes, or scanning this many bytes
 // of a string in a library function, costs one instruction.
-constexpr size_t kBytesPerInstruction = 256;
+constexpr size_t kBytesPerInstruction = 1024;
 // An error message longer than this is shown as an excerpt.
 constexpr size_t kMaxMessageBytes = 300;
 
