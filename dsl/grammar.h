@@ -137,7 +137,9 @@ struct escape : seq<one<'\\'>, must_<Err::BadEscape, one<'"', '\\', 'n', 't'>>> 
 struct short_string
     : seq<one<'"'>, star<sor<escape, not_one<'"', '\\', '\n', '\r', '\0'>>>,
           must_<Err::NulInString, not_at<one<'\0'>>>, must_<Err::UnterminatedString, one<'"'>>> {};
-using lua_raw_string = raw_string<'[', '=', ']'>;
+// Nor in a long string: Lua code or a trace with one would be cut at it in messages.
+struct long_string_byte : seq<must_<Err::NulInString, not_at<one<'\0'>>>, any> {};
+using lua_raw_string = raw_string<'[', '=', ']', long_string_byte>;
 struct long_open : seq<one<'['>, star<one<'='>>, one<'['>> {};
 struct long_string : seq<at<long_open>, must_<Err::UnterminatedLongString, lua_raw_string>> {};
 struct string_literal : sor<long_string, short_string> {};

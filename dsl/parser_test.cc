@@ -450,6 +450,17 @@ TEST_CASE("error: a NUL byte in a string is refused, not dropped") {
   CHECK(errors.find("hint: a string cannot hold a NUL") != std::string::npos);
 }
 
+TEST_CASE("error: a NUL byte in a long string is refused, as in a short one") {
+  const std::string lua = std::string("lua [[\nx = 'a") + '\0' + "b'\n]]\n";
+  const std::string errors = errors_of(lua);
+  CHECK(errors.rfind("t.cw:2:7: error: a NUL byte (byte 13) in a string\n", 0) == 0);
+  CHECK(errors.find("hint: a string cannot hold a NUL") != std::string::npos);
+  const std::string trace = std::string("test \"t\" { trace [==[\n") + '\0' + "\n]==] }\n";
+  CHECK(errors_of(trace).rfind("t.cw:2:1: error: a NUL byte (byte 22) in a string\n", 0) == 0);
+  // Without a NUL the end of the text still says where the long string began.
+  CHECK(errors_of("lua [[\nx = 1\n").rfind("t.cw:1:5: error: unterminated long string", 0) == 0);
+}
+
 TEST_CASE("a UTF-8 byte order mark may open a file") {
   CHECK(errors_of("\xEF\xBB\xBFpack p { version \"1.0.0\" }\n") == "");
   // Only at the start: elsewhere it is a stray byte like any other.

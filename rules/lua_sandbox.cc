@@ -3,18 +3,21 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <lua.hpp>
 #include <optional>
 
+#include "base/terminal_text.h"
 #include "rules/lua_patterns.h"
 
 namespace cw::rules {
 namespace {
 
-enum class Failure : uint8_t { None, Budget, Memory };
+enum class Failure : uint8_t { None, Budget, Memory, Time };
 
 struct Location {
   std::string file;
@@ -26,6 +29,35 @@ struct Location {
 constexpr int kMaxListDepth = 16;
 // A fixed seed: math.random gives the same sequence in every call of every run.
 constexpr lua_Integer kRandomSeed = 0x5eed;
+// The count hook fires at least this often, to look at the clock.
+constexpr int kHookPeriod = 1000;
+// Allocating (and so copying or collecting) this many bytes, or scanning this many bytes
+// of a string in a library function, costs one instruction.
+constexpr size_t kBytesPerInstruction = 1024;
+// An error message longer than this is shown as an excerpt.
+constexpr size_t kMaxMessageBytes = 300;
+
+// An error message as a terminal may show it: control bytes escaped (a NUL no longer
+// ends the text), an excerpt of a long one, and words for an empty one.
+std::string message_text(std::string_view message) {
+  if (message.empty()) return "(an empty error message)";
+  std::string_view shown = message;
+  if (shown.size() > kMaxMessageBytes) {
+    size_t cut = kMaxMessageBytes;
+    // Not inside a UTF-8 sequence, which would show as escaped bytes.
+    while (cut > 0 && (static_cast<unsigned char>(message[cut]) & 0xc0) == 0x80) --cut;
+    shown = message.substr(0, cut);
+  }
+  std::string text = terminal_text(shown);
+  if (shown.size() < message.size()) text += fmt::format("… ({} bytes)", message.size());
+  return text;
+}
+
+std::chrono::nanoseconds thread_cpu_time() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return std::chrono::seconds(now.tv_sec) + std::chrono::nanoseconds(now.tv_nsec);
+}
 
 // Where the innermost Lua function of the stack is: a pack's chunk, since only those
 // run in the state. Reads the stack only: safe from the allocator and from hooks.
@@ -101,6 +133,137 @@ struct ChunkReader {
   }
 };
 
+// ---- What a library function's loop will cost, from its arguments ----
+//
+// Lua's count hook fires between instructions, never inside a C function, so a library
+// function that loops over a range its caller chose (table.move({}, 1, math.maxinteger,
+// 2)) or over a long table (table.insert(t, 1, x) shifts every element) would run for as
+// long as the pack likes on a single instruction. Each such function is charged for its
+// loop before it runs. The functions that only build a string are charged by the
+// allocator instead; the pattern functions count their own steps.
+//
+// A cost function leaves the stack as it found it. Arguments of the wrong type cost
+// nothing: the function itself then raises its usual error.
+
+using Cost = uint64_t (*)(lua_State* L);
+
+// Elements from `first` to `last`, both included; saturates.
+uint64_t span(lua_Integer first, lua_Integer last) {
+  if (last < first) return 0;
+  uint64_t count = static_cast<lua_Unsigned>(last) - static_cast<lua_Unsigned>(first);
+  return count == UINT64_MAX ? count : count + 1;
+}
+
+uint64_t times(uint64_t a, uint64_t b) {
+  return b != 0 && a > UINT64_MAX / b ? UINT64_MAX : a * b;
+}
+
+// The integer argument `arg`, or `fallback` when absent; nullopt for another type.
+std::optional<lua_Integer> integer_arg(lua_State* L, int arg, lua_Integer fallback) {
+  if (lua_isnoneornil(L, arg)) return fallback;
+  int is_integer = 0;
+  lua_Integer value = lua_tointegerx(L, arg, &is_integer);
+  if (!is_integer) return std::nullopt;
+  return value;
+}
+
+// `#value` as the table functions see it (a table's __len included); 0 for values they
+// refuse.
+lua_Integer length_arg(lua_State* L, int arg) {
+  switch (lua_type(L, arg)) {
+    case LUA_TSTRING: return static_cast<lua_Integer>(lua_rawlen(L, arg));
+    case LUA_TTABLE:
+      if (!lua_getmetatable(L, arg)) return static_cast<lua_Integer>(lua_rawlen(L, arg));
+      lua_pop(L, 1);
+      return luaL_len(L, arg);
+    default: return 0;
+  }
+}
+
+size_t string_arg_size(lua_State* L, int arg) {
+  return lua_type(L, arg) == LUA_TSTRING ? lua_rawlen(L, arg) : 0;
+}
+
+// Lua's own limit on the values a function returns (LUAI_MAXSTACK): past it, unpack and
+// byte raise "too many results" and cost nothing here.
+constexpr uint64_t kMaxResults = 1'000'000;
+
+uint64_t cost_move(lua_State* L) {  // table.move(a1, f, e, t [, a2])
+  auto first = integer_arg(L, 2, 0), last = integer_arg(L, 3, 0);
+  if (!first || !last) return 0;
+  // Ranges the function refuses ("too many elements to move") cost nothing.
+  if (*first <= 0 && *last >= LUA_MAXINTEGER + *first) return 0;
+  return span(*first, *last);
+}
+
+uint64_t cost_insert(lua_State* L) {  // table.insert(t, [pos,] value)
+  if (lua_gettop(L) != 3) return 0;
+  auto position = integer_arg(L, 2, 0);
+  lua_Integer size = length_arg(L, 1);
+  if (!position || size >= LUA_MAXINTEGER || *position < 1 || *position > size + 1) return 0;
+  return span(*position, size + 1);
+}
+
+uint64_t cost_remove(lua_State* L) {  // table.remove(t [, pos])
+  lua_Integer size = length_arg(L, 1);
+  auto position = integer_arg(L, 2, size);
+  if (!position || *position < 1) return 0;
+  return span(*position, size);
+}
+
+uint64_t cost_concat(lua_State* L) {  // table.concat(t [, sep [, i [, j]]])
+  auto first = integer_arg(L, 3, 1);
+  if (!first) return 0;
+  auto last = lua_isnoneornil(L, 4) ? std::optional(length_arg(L, 1)) : integer_arg(L, 4, 0);
+  return last ? span(*first, *last) : 0;
+}
+
+uint64_t cost_unpack(lua_State* L) {  // table.unpack(t [, i [, j]])
+  auto first = integer_arg(L, 2, 1);
+  if (!first) return 0;
+  auto last = lua_isnoneornil(L, 3) ? std::optional(length_arg(L, 1)) : integer_arg(L, 3, 0);
+  if (!last) return 0;
+  uint64_t count = span(*first, *last);
+  return count < kMaxResults ? count : 0;
+}
+
+uint64_t cost_sort(lua_State* L) {  // table.sort(t [, comp]): n log n comparisons
+  lua_Integer size = length_arg(L, 1);
+  if (size < 2 || size >= INT_MAX) return 0;  // the function refuses more ("array too big")
+  uint64_t n = static_cast<uint64_t>(size);
+  return times(n, std::bit_width(n));
+}
+
+// string.byte(s [, i [, j]]) and utf8.codepoint(s [, i [, j]]) push one value per byte
+// of the range.
+uint64_t cost_byte_range(lua_State* L) {
+  auto size = static_cast<lua_Integer>(string_arg_size(L, 1));
+  auto first = integer_arg(L, 2, 1);
+  if (!first) return 0;
+  auto last = integer_arg(L, 3, *first);
+  if (!last) return 0;
+  auto position = [size](lua_Integer at) -> lua_Integer {
+    if (at >= 0) return std::min(at, size);
+    return at < -size ? 0 : size + at + 1;
+  };
+  uint64_t count = span(std::max<lua_Integer>(position(*first), 1), position(*last));
+  return count < kMaxResults ? count : 0;
+}
+
+// Functions that scan their first argument, a string: utf8.len, utf8.offset, utf8.codes,
+// and string.pack, string.unpack and string.packsize, which read their format.
+uint64_t cost_scan_first(lua_State* L) {
+  return string_arg_size(L, 1) / kBytesPerInstruction;
+}
+
+uint64_t cost_tonumber(lua_State* L) {
+  return string_arg_size(L, 1) / kBytesPerInstruction;
+}
+
+uint64_t cost_rawequal(lua_State* L) {  // two long strings are compared byte by byte
+  return std::min(string_arg_size(L, 1), string_arg_size(L, 2)) / kBytesPerInstruction;
+}
+
 }  // namespace
 
 struct LuaSandbox::Impl {
@@ -116,6 +279,12 @@ struct LuaSandbox::Impl {
 
   uint64_t instructions_left = 0;
   int hook_step = 0;
+  size_t bytes_not_charged = 0;  // allocated bytes short of one instruction's worth
+
+  // The CPU time limit: the thread's CPU clock at the start of the run, and when (by the
+  // cheaper wall clock) to read it next. CPU time never runs ahead of wall time.
+  std::chrono::nanoseconds cpu_at_start{};
+  std::chrono::steady_clock::time_point next_clock_check;
 
   Failure failure = Failure::None;
   Location failure_location;
@@ -137,7 +306,12 @@ struct LuaSandbox::Impl {
       self.bytes_in_use -= old_bytes;
       return nullptr;
     }
-    if (self.enforcing && new_size > old_bytes &&
+    bool growing = self.enforcing && new_size > old_bytes;
+    if (growing && self.failure != Failure::None) {
+      // A broken run stops at its next allocation too, even inside a library function.
+      return nullptr;
+    }
+    if (growing &&
         new_size - old_bytes >
             self.limits.memory_bytes - std::min(self.bytes_in_use, self.limits.memory_bytes)) {
       // Lua collects garbage and asks again; a memory error follows only if that fails.
@@ -145,14 +319,42 @@ struct LuaSandbox::Impl {
       return nullptr;
     }
     void* grown = std::realloc(block, new_size);
-    if (grown) self.bytes_in_use = self.bytes_in_use - old_bytes + new_size;
+    if (!grown) return nullptr;
+    self.bytes_in_use = self.bytes_in_use - old_bytes + new_size;
+    if (growing) {
+      // Copying and collecting cost what the bytes cost: `s = s .. s` on a long string is
+      // one instruction. The hook raises the failure at the next instruction.
+      self.bytes_not_charged += new_size - old_bytes;
+      uint64_t cost = self.bytes_not_charged / kBytesPerInstruction;
+      self.bytes_not_charged %= kBytesPerInstruction;
+      if (!self.charge(cost)) self.fail(Failure::Budget, innermost_lua_location(self.L));
+    }
     return grown;
+  }
+
+  // Takes `cost` instructions from the budget; false when that breaks it.
+  bool charge(uint64_t cost) {
+    if (cost < instructions_left) {
+      instructions_left -= cost;
+      return true;
+    }
+    instructions_left = 0;
+    return false;
+  }
+
+  bool out_of_time() {
+    auto now = std::chrono::steady_clock::now();
+    if (now < next_clock_check) return false;
+    auto used = thread_cpu_time() - cpu_at_start;
+    if (used >= limits.cpu_time) return true;
+    next_clock_check = now + (limits.cpu_time - used);
+    return false;
   }
 
   static int panic(lua_State* L) {
     // Only reachable on a host-side bug: every script runs under lua_pcall.
     throw LuaError(fmt::format("error: unprotected Lua error in pack {}: {}", of(L).pack,
-                               error_object_text(L, -1)));
+                               message_text(error_object_text(L, -1))));
   }
 
   // Marks the run failed; the hook then raises on every instruction so that nothing the
@@ -174,31 +376,32 @@ struct LuaSandbox::Impl {
     Impl& self = of(L);
     if (self.failure == Failure::None) {
       self.instructions_left -= std::min<uint64_t>(self.instructions_left, self.hook_step);
-      if (self.instructions_left > 0) {
+      if (self.instructions_left == 0) {
+        self.fail(Failure::Budget, innermost_lua_location(L));
+      } else if (self.out_of_time()) {
+        self.fail(Failure::Time, innermost_lua_location(L));
+      } else {
         self.arm_budget_step();
         return;
       }
-      self.fail(Failure::Budget, innermost_lua_location(L));
     }
     self.raise_abort();
   }
 
-  // The pattern matcher's steps count as instructions.
+  // Work done inside a library function (the pattern matcher's steps, the elements a
+  // table function moves) counts as instructions.
   static void charge_steps(lua_State* L, uint64_t steps) {
     Impl& self = of(L);
     if (!self.enforcing) return;
     if (self.failure == Failure::None) {
-      if (steps < self.instructions_left) {
-        self.instructions_left -= steps;
-        return;
-      }
+      if (self.charge(steps)) return;
       self.fail(Failure::Budget, innermost_lua_location(L));
     }
     self.raise_abort();
   }
 
   void arm_budget_step() {
-    hook_step = static_cast<int>(std::clamp<uint64_t>(instructions_left, 1, INT_MAX));
+    hook_step = static_cast<int>(std::clamp<uint64_t>(instructions_left, 1, kHookPeriod));
     lua_sethook(L, &count_hook, LUA_MASKCOUNT, hook_step);
   }
 
@@ -216,7 +419,7 @@ struct LuaSandbox::Impl {
           break;
         }
       }
-      self.error_message = std::string(strip_location(message, short_src));
+      self.error_message = message_text(strip_location(message, short_src));
     }
     return 1;
   }
@@ -242,13 +445,45 @@ struct LuaSandbox::Impl {
     return finish_pcall(L, lua_pcall(L, lua_gettop(L) - 2, LUA_MULTRET, 0), 0);
   }
 
+  // xpcall's message handler, holding the pack's handler as its upvalue. A broken budget,
+  // cap or time limit is raised from inside the count hook, and Lua runs a message
+  // handler called from a hook with hooks off: the pack's handler would run unbounded.
+  // It runs only for the pack's own errors, where the hook counts its instructions.
+  static int guarded_handler(lua_State* L) {
+    if (of(L).failure != Failure::None) return 1;  // the error object, as it is
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, 1);
+    return 1;
+  }
+
   static int sandbox_xpcall(lua_State* L) {
     int n = lua_gettop(L);
     luaL_checktype(L, 2, LUA_TFUNCTION);
+    lua_pushvalue(L, 2);
+    lua_pushcclosure(L, &guarded_handler, 1);
+    lua_replace(L, 2);
     lua_pushboolean(L, 1);
     lua_pushvalue(L, 1);
     lua_rotate(L, 3, 2);
     return finish_pcall(L, lua_pcall(L, n - 2, LUA_MULTRET, 2), 2);
+  }
+
+  // A library function with its cost: upvalues are the cost function and the library's
+  // own function, called in place so that its errors name it as before.
+  static int charged_function(lua_State* L) {
+    auto cost = reinterpret_cast<Cost>(lua_touserdata(L, lua_upvalueindex(1)));
+    lua_CFunction original = lua_tocfunction(L, lua_upvalueindex(2));
+    charge_steps(L, cost(L));
+    return original(L);
+  }
+
+  // Replaces `name` of the table at absolute index `library` by its charged version.
+  void charge_function(int library, const char* name, Cost cost) {
+    lua_pushlightuserdata(L, reinterpret_cast<void*>(cost));
+    lua_getfield(L, library, name);
+    lua_pushcclosure(L, &charged_function, 2);
+    lua_setfield(L, library, name);
   }
 
   // Finalizers would run Lua code at collection time, outside any budget or call.
@@ -295,6 +530,8 @@ struct LuaSandbox::Impl {
     lua_newtable(L);                                      // 6: the pack's _ENV
     constexpr int base = 1, string = 2, table = 3, math = 4, utf8 = 5, env = 6;
 
+    charge_function(base, "tonumber", &cost_tonumber);
+    charge_function(base, "rawequal", &cost_rawequal);
     for (const char* name :
          {"assert", "error", "ipairs", "next", "pairs", "select", "tonumber", "tostring", "type",
           "rawequal", "rawlen", "rawget", "rawset", "getmetatable"}) {
@@ -315,6 +552,10 @@ struct LuaSandbox::Impl {
     lua_pushnil(L);
     lua_setfield(L, string, "dump");
     install_counted_patterns(L, string, &charge_steps);
+    charge_function(string, "byte", &cost_byte_range);
+    for (const char* name : {"pack", "unpack", "packsize"}) {
+      charge_function(string, name, &cost_scan_first);
+    }
     lua_pushvalue(L, string);
     lua_setfield(L, env, "string");
     lua_pushliteral(L, "");
@@ -332,8 +573,17 @@ struct LuaSandbox::Impl {
     lua_pushvalue(L, math);
     lua_setfield(L, env, "math");
 
+    charge_function(table, "move", &cost_move);
+    charge_function(table, "insert", &cost_insert);
+    charge_function(table, "remove", &cost_remove);
+    charge_function(table, "concat", &cost_concat);
+    charge_function(table, "unpack", &cost_unpack);
+    charge_function(table, "sort", &cost_sort);
     lua_pushvalue(L, table);
     lua_setfield(L, env, "table");
+    charge_function(utf8, "codepoint", &cost_byte_range);
+    for (const char* name : {"len", "offset", "codes"})
+      charge_function(utf8, name, &cost_scan_first);
     lua_pushvalue(L, utf8);
     lua_setfield(L, env, "utf8");
 
@@ -352,6 +602,9 @@ struct LuaSandbox::Impl {
     error_message.clear();
     ++run_serial;
     instructions_left = limits.instructions;
+    bytes_not_charged = 0;
+    cpu_at_start = thread_cpu_time();
+    next_clock_check = std::chrono::steady_clock::now() + limits.cpu_time;
     arm_budget_step();
     enforcing = true;
   }
@@ -376,6 +629,9 @@ struct LuaSandbox::Impl {
       case Failure::Memory:
         return fmt::format("{}error: {} ran out of memory (limit {} bytes)", prefix, subject,
                            limits.memory_bytes);
+      case Failure::Time:
+        return fmt::format("{}error: {} ran out of time (limit {} ms of CPU time)", prefix, subject,
+                           limits.cpu_time.count());
       case Failure::None: break;
     }
     return fmt::format("{}error: {} failed: {}", prefix, subject, error_message);
@@ -419,8 +675,12 @@ int call_with_arguments(lua_State* L) {
 }
 
 // Converts the value at the top of the stack without calling metamethods; an error
-// returns what was wrong ("a function", "a table that is not a list", ...).
-std::optional<std::string> to_value(lua_State* L, int depth, LuaValue& out) {
+// returns what was wrong ("a function", "a table that is not a list", ...). At most
+// `values_left` list elements in all: a list's length is not its size (a table holding
+// only the keys 1, 2, 4, ..., 2^61 can have a border at 2^61), and one list can be held
+// many times over by another.
+std::optional<std::string> to_value(lua_State* L, int depth, uint64_t values_cap,
+                                    uint64_t& values_left, LuaValue& out) {
   switch (lua_type(L, -1)) {
     case LUA_TNIL: out = LuaValue::nil(); return std::nullopt;
     case LUA_TBOOLEAN: out = LuaValue::boolean(lua_toboolean(L, -1)); return std::nullopt;
@@ -442,6 +702,8 @@ std::optional<std::string> to_value(lua_State* L, int depth, LuaValue& out) {
   }
   if (!lua_checkstack(L, 3)) return std::string("lists too deep for the Lua stack");
   lua_Unsigned size = lua_rawlen(L, -1);
+  if (size > values_left) return fmt::format("lists of more than {} values in all", values_cap);
+  values_left -= size;
   out = LuaValue::from_list({});
   out.list.resize(size);
   lua_pushnil(L);
@@ -451,7 +713,7 @@ std::optional<std::string> to_value(lua_State* L, int depth, LuaValue& out) {
       lua_pop(L, 2);
       return std::string("a table that is not a list");
     }
-    if (auto wrong = to_value(L, depth + 1, out.list[key - 1])) {
+    if (auto wrong = to_value(L, depth + 1, values_cap, values_left, out.list[key - 1])) {
       lua_pop(L, 2);
       return wrong->starts_with("lists ") ? *wrong : "a list holding " + *wrong;
     }
@@ -498,7 +760,7 @@ void LuaSandbox::load(std::string_view file, std::string_view code, uint32_t fir
     auto split = split_syntax_error(message);
     throw LuaError(fmt::format("{}:{}: error: {} does not compile: {}", file,
                                split ? split->first : static_cast<int>(first_line), subject,
-                               split ? split->second : std::string_view(message)));
+                               message_text(split ? split->second : std::string_view(message))));
   }
   if (status == LUA_OK) status = lua_pcall(L, 0, 0, 1);
   impl.end_run(status);
@@ -559,7 +821,11 @@ LuaValue LuaSandbox::call(std::string_view name, std::span<const LuaValue> args,
     throw LuaError(message);
   }
   LuaValue result;
-  auto wrong = to_value(L, 0, result);
+  // The host's copy of a value takes 64 bytes and more: it may take about as much memory
+  // as the state.
+  const uint64_t values_cap = impl.limits.memory_bytes / 64;
+  uint64_t values_left = values_cap;
+  auto wrong = to_value(L, 0, values_cap, values_left, result);
   if (wrong) {
     Location at = definition();
     lua_settop(L, 0);

@@ -1,7 +1,9 @@
 // Sandboxed Lua for pack hooks (DESIGN §5): text chunks only, a whitelisted _ENV, no
-// io/os/load/require/debug, an instruction budget and a memory cap per call.
+// io/os/load/require/debug, an instruction budget, a memory cap and a CPU time limit per
+// call.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -71,11 +73,19 @@ struct LuaError : std::runtime_error {
 struct LuaLimits {
   uint64_t instructions = 1'000'000;  // per call (and per chunk load)
   size_t memory_bytes = 32u << 20;    // the state's whole heap
+  // CPU time per call (and per chunk load), for work the budget cannot see: one VM
+  // instruction comparing two long strings, say. A pack that stays within its budget
+  // stays far within this, so results do not depend on the machine's speed.
+  std::chrono::milliseconds cpu_time{2000};
 };
 
 // One Lua state per pack: packs cannot see each other's globals. Not thread-safe: one
-// thread at a time per sandbox. After any error the sandbox stays usable. The string
-// pattern functions' steps count against the instruction budget (rules/lua_patterns.h).
+// thread at a time per sandbox. After any error the sandbox stays usable.
+//
+// Work done inside library functions counts against the instruction budget too, since
+// Lua's count hook only fires between instructions: the string pattern functions' steps
+// (rules/lua_patterns.h), the elements the table functions move or visit, the bytes the
+// state allocates. xpcall's message handler runs under the same budget and cap.
 class LuaSandbox {
  public:
   LuaSandbox(std::string pack, LuaLimits limits = {});

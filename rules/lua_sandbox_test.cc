@@ -1,6 +1,7 @@
 #include "rules/lua_sandbox.h"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <lua.hpp>
 #include <string>
@@ -202,6 +203,144 @@ TEST_CASE("lua: pcall, xpcall and __close cannot swallow a broken budget") {
   CHECK(call(lua, "after") == LuaValue::string("usable"));
 }
 
+TEST_CASE("lua: xpcall's message handler runs under the budget") {
+  LuaSandbox lua("my.pack", {.instructions = 10'000});
+  lua.load("pack.cw",
+           "function on_error()\n"
+           "  xpcall(error, function() while true do end end)\n"
+           "end\n"
+           "function on_budget()\n"
+           "  xpcall(function() while true do end end, function() while true do end end)\n"
+           "end\n"
+           "function handled()\n"
+           "  return select(2, xpcall(error, function(m) return 'handled ' .. m end, 'x', 0))\n"
+           "end\n",
+           1);
+  CHECK(call_error(lua, "on_error") ==
+        "pack.cw:2: error: lua hook 'on_error' (pack my.pack, rule my.pack/slow) exceeded its "
+        "instruction budget of 10000 instructions");
+  CHECK(call_error(lua, "on_budget") ==
+        "pack.cw:5: error: lua hook 'on_budget' (pack my.pack, rule my.pack/slow) exceeded its "
+        "instruction budget of 10000 instructions");
+  CHECK(call(lua, "handled") == LuaValue::string("handled x"));
+}
+
+TEST_CASE("lua: library functions are charged for the elements they loop over") {
+  LuaSandbox lua("my.pack");
+  lua.load(
+      "pack.cw",
+      "function move() table.move({}, 1, math.maxinteger - 2, 2) end\n"
+      "function insert_front()\n"
+      "  local t = {}\n"
+      "  for i = 1, 100000 do table.insert(t, 1, i) end\n"
+      "end\n"
+      "function remove_front()\n"
+      "  local t = {}\n"
+      "  for i = 1, 20000 do t[i] = i end\n"
+      "  for i = 1, 20000 do table.remove(t, 1) end\n"
+      "end\n"
+      "function concat_all()\n"
+      "  local t = {}\n"
+      "  for i = 1, 100000 do t[i] = '' end\n"
+      "  for i = 1, 100 do table.concat(t) end\n"
+      "end\n"
+      "function bytes()\n"
+      "  local s = string.rep('x', 500000)\n"
+      "  for i = 1, 100 do string.byte(s, 1, -1) end\n"
+      "end\n"
+      "function scan()\n"
+      "  local s = string.rep('x', 10000000)\n"
+      "  for i = 1, 1000 do utf8.len(s) end\n"
+      "end\n"
+      // Integer keys put in free slots of the hash part: #t is 2^61.
+      "function sparse_length()\n"
+      "  local t, k = {}, 1\n"
+      "  for i = 1, 129 do t['k' .. i] = i end for i = 1, 62 do t[k] = i; k = k * 2 end\n"
+      "  table.insert(t, 1, 0)\n"
+      "end\n"
+      "function copies()\n"
+      "  local s = string.rep('x', 1000000)\n"
+      "  for i = 1, 2000 do local t = s .. i end\n"
+      "end\n"
+      "function small()\n"
+      "  local t = {3, 1, 2}\n"
+      "  table.insert(t, 1, 0); table.remove(t, 2); table.sort(t)\n"
+      "  local moved = table.move(t, 1, 3, 2, {})\n"
+      "  return table.concat(t, ',') .. ' ' .. #moved .. ' ' .. select('#', table.unpack(t)) ..\n"
+      "         ' ' .. string.byte('abc', -1) .. ' ' .. utf8.len('héllo')\n"
+      "end\n"
+      "function out_of_bounds() table.insert({}, -(1 << 62), 1) end\n",
+      1);
+  auto budget = [](std::string_view hook, int line) {
+    return fmt::format(
+        "pack.cw:{}: error: lua hook '{}' (pack my.pack, rule my.pack/slow) exceeded its "
+        "instruction budget of 1000000 instructions",
+        line, hook);
+  };
+  CHECK(call_error(lua, "move") == budget("move", 1));
+  CHECK(call_error(lua, "insert_front") == budget("insert_front", 4));
+  CHECK(call_error(lua, "remove_front") == budget("remove_front", 9));
+  CHECK(call_error(lua, "concat_all") == budget("concat_all", 14));
+  CHECK(call_error(lua, "bytes") == budget("bytes", 18));
+  CHECK(call_error(lua, "scan") == budget("scan", 22));
+  CHECK(call_error(lua, "sparse_length") == budget("sparse_length", 27));
+  // Copying costs what its bytes cost: each `..` here copies 1 MB.
+  CHECK(call_error(lua, "copies") == budget("copies", 31));
+  // Ordinary use costs little, and errors are the library's own.
+  CHECK(call(lua, "small") == LuaValue::string("0,1,2 4 3 99 5"));
+  CHECK(call_error(lua, "out_of_bounds") ==
+        "pack.cw:40: error: lua hook 'out_of_bounds' (pack my.pack, rule my.pack/slow) failed: "
+        "bad argument #2 to 'insert' (position out of bounds)");
+}
+
+TEST_CASE("lua: the CPU time limit stops work the budget cannot see") {
+  using namespace std::chrono_literals;
+  LuaSandbox lua("my.pack", {.instructions = 1'000'000'000'000, .cpu_time = 100ms});
+  // Each `==` compares 8 MB byte by byte in one instruction.
+  lua.load("pack.cw",
+           "function compare()\n"
+           "  local a, b = string.rep('x', 8000000), string.rep('x', 8000000)\n"
+           "  while true do local same = a == b end\n"
+           "end\n"
+           "function fine() return 1 end\n",
+           1);
+  CHECK(call_error(lua, "compare") ==
+        "pack.cw:3: error: lua hook 'compare' (pack my.pack, rule my.pack/slow) ran out of time "
+        "(limit 100 ms of CPU time)");
+  CHECK(call(lua, "fine") == LuaValue::integer(1));
+  CHECK(load_error(lua, "while true do end", 7) ==
+        "pack.cw:7: error: lua block (pack my.pack) ran out of time (limit 100 ms of CPU time)");
+}
+
+TEST_CASE("lua: error messages are bounded, escaped and never empty") {
+  LuaSandbox lua("my.pack");
+  lua.load("pack.cw",
+           "function huge() error(string.rep('x', 10 * 1024 * 1024) .. 'end', 0) end\n"
+           "function nul() error('before\\0after\\27[2J') end\n"
+           "function empty() error('') end\n"
+           "function wide() error('a' .. string.rep('\\u{e9}', 1000), 0) end\n",
+           1);
+  CHECK(call_error(lua, "huge") ==
+        "pack.cw:1: error: lua hook 'huge' (pack my.pack, rule my.pack/slow) failed: " +
+            std::string(300, 'x') + "… (10485763 bytes)");
+  CHECK(call_error(lua, "nul") ==
+        "pack.cw:2: error: lua hook 'nul' (pack my.pack, rule my.pack/slow) failed: "
+        "before\\x00after\\x1b[2J");
+  CHECK(call_error(lua, "empty") ==
+        "pack.cw:3: error: lua hook 'empty' (pack my.pack, rule my.pack/slow) failed: (an empty "
+        "error message)");
+  // An excerpt ends between characters, not inside one.
+  std::string wide = "a";
+  for (int i = 0; i < 149; ++i) wide += "\u00e9";
+  CHECK(call_error(lua, "wide") ==
+        "pack.cw:4: error: lua hook 'wide' (pack my.pack, rule my.pack/slow) failed: " + wide +
+            "… (2001 bytes)");
+  const std::string unfinished = "x = '" + std::string(1'000'000, 'a') + "\n";
+  CHECK(load_error(lua, unfinished, 9) ==
+        "pack.cw:9: error: lua block (pack my.pack) does not compile: unfinished string near '" +
+            std::string("'") + std::string(275, 'a') + "… (1000026 bytes)");
+}
+
 TEST_CASE("lua: a pattern that backtracks for ever is stopped by the instruction budget") {
   LuaSandbox lua("my.pack", {.instructions = 100'000});
   lua.load("pack.cw",
@@ -354,6 +493,35 @@ TEST_CASE("lua: values that are not plain data are refused on return") {
   CHECK(call_error(lua, "cycle") ==
         "pack.cw:6: error: lua hook 'cycle' (pack my.pack, rule my.pack/slow) returned lists "
         "nested deeper than 16");
+}
+
+TEST_CASE("lua: a returned list is bounded by what the state could hold") {
+  LuaSandbox lua("my.pack");
+  lua.load("pack.cw",
+           // Integer keys put in free slots of the hash part: #t is 2^61.
+           "function sparse()\n"
+           "  local t, k = {}, 1\n"
+           "  for i = 1, 129 do t['k' .. i] = i end for i = 1, 62 do t[k] = i; k = k * 2 end\n"
+           "  for i = 1, 129 do t['k' .. i] = nil end\n"
+           "  return t\n"
+           "end\n"
+           "function shared()\n"
+           "  local list = {}\n"
+           "  for i = 1, 1000 do list[i] = i end\n"
+           "  for level = 1, 3 do\n"
+           "    local up = {}\n"
+           "    for i = 1, 1000 do up[i] = list end\n"
+           "    list = up\n"
+           "  end\n"
+           "  return list\n"
+           "end\n",
+           1);
+  CHECK(call_error(lua, "sparse") ==
+        "pack.cw:1: error: lua hook 'sparse' (pack my.pack, rule my.pack/slow) returned lists "
+        "of more than 524288 values in all");
+  CHECK(call_error(lua, "shared") ==
+        "pack.cw:7: error: lua hook 'shared' (pack my.pack, rule my.pack/slow) returned lists "
+        "of more than 524288 values in all");
 }
 
 TEST_CASE("lua: two packs do not share globals") {

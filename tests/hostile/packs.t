@@ -305,3 +305,111 @@ pack's test with a message naming the pack, the rule and the line; nothing escap
             ^~~~~~~~~~~~~~~~~~~~~
   hint: define it in a `lua [[ ... ]]` block of pack 'hostile.top_level_loop' or of a pack it requires
   [1]
+
+Library functions loop in C, where the instruction hook never fires: each is charged for
+the elements it moves or visits. table.move over 2^63 elements, and 100,000
+table.insert(t, 1, i), each shifting the whole table, stop at the budget, in a hook and at
+a block's top level (which `rules check` runs).
+
+  $ timeout 20 causeway rules test tests/hostile/packs/lua-table-move.cw
+  FAIL hostile.table_move "the hook runs"
+  tests/hostile/packs/lua-table-move.cw:17:1: error: tests/hostile/packs/lua-table-move.cw:7: error: lua hook 'f' (pack hostile.table_move, rule hostile.table_move/hook.table_move) exceeded its instruction budget of 1000000 instructions
+    test "the hook runs" {
+    ^~~~
+  0 passed, 1 failed
+  [1]
+
+  $ timeout 20 causeway rules check tests/hostile/packs/lua-table-move-top.cw
+  tests/hostile/packs/lua-table-move-top.cw:7:1: error: lua block (pack hostile.table_move_top) exceeded its instruction budget of 1000000 instructions
+    table.move({}, 1, math.maxinteger - 2, 2) function f(a, b) return true end
+    ^
+  tests/hostile/packs/lua-table-move-top.cw:12:9: error: unknown Lua function 'f'
+      where lua.f(from.ts, to.ts)
+            ^~~~~~~~~~~~~~~~~~~~~
+  hint: define it in a `lua [[ ... ]]` block of pack 'hostile.table_move_top' or of a pack it requires
+  [1]
+
+  $ timeout 20 causeway rules test tests/hostile/packs/lua-table-insert.cw
+  FAIL hostile.table_insert "the hook runs"
+  tests/hostile/packs/lua-table-insert.cw:17:1: error: tests/hostile/packs/lua-table-insert.cw:7: error: lua hook 'f' (pack hostile.table_insert, rule hostile.table_insert/hook.table_insert) exceeded its instruction budget of 1000000 instructions
+    test "the hook runs" {
+    ^~~~
+  0 passed, 1 failed
+  [1]
+
+  $ timeout 20 causeway rules check tests/hostile/packs/lua-table-insert-top.cw
+  tests/hostile/packs/lua-table-insert-top.cw:7:1: error: lua block (pack hostile.table_insert_top) exceeded its instruction budget of 1000000 instructions
+    local t = {} for i = 1, 100000 do table.insert(t, 1, i) end function f(a, b) return true end
+    ^
+  tests/hostile/packs/lua-table-insert-top.cw:12:9: error: unknown Lua function 'f'
+      where lua.f(from.ts, to.ts)
+            ^~~~~~~~~~~~~~~~~~~~~
+  hint: define it in a `lua [[ ... ]]` block of pack 'hostile.table_insert_top' or of a pack it requires
+  [1]
+
+Lua runs a message handler called from a hook with hooks off: xpcall's handler runs only
+for the pack's own errors, under the budget, never for a broken budget.
+
+  $ timeout 20 causeway rules test tests/hostile/packs/lua-xpcall-handler.cw
+  FAIL hostile.xpcall_handler "the hook runs"
+  tests/hostile/packs/lua-xpcall-handler.cw:17:1: error: tests/hostile/packs/lua-xpcall-handler.cw:7: error: lua hook 'f' (pack hostile.xpcall_handler, rule hostile.xpcall_handler/hook.xpcall_handler) exceeded its instruction budget of 1000000 instructions
+    test "the hook runs" {
+    ^~~~
+  0 passed, 1 failed
+  [1]
+
+  $ timeout 20 causeway rules check tests/hostile/packs/lua-xpcall-handler-top.cw
+  tests/hostile/packs/lua-xpcall-handler-top.cw:7:1: error: lua block (pack hostile.xpcall_handler_top) exceeded its instruction budget of 1000000 instructions
+    xpcall(error, function(m) while true do end end) function f(a, b) return true end
+    ^
+  tests/hostile/packs/lua-xpcall-handler-top.cw:12:9: error: unknown Lua function 'f'
+      where lua.f(from.ts, to.ts)
+            ^~~~~~~~~~~~~~~~~~~~~
+  hint: define it in a `lua [[ ... ]]` block of pack 'hostile.xpcall_handler_top' or of a pack it requires
+  [1]
+
+A script's error message reaches the terminal bounded, escaped and never empty: 10 MB
+show as an excerpt and their size, a NUL and an escape sequence as text.
+
+  $ timeout 20 causeway rules test tests/hostile/packs/lua-error-huge.cw
+  FAIL hostile.error_huge "the hook runs"
+  tests/hostile/packs/lua-error-huge.cw:17:1: error: tests/hostile/packs/lua-error-huge.cw:7: error: lua hook 'f' (pack hostile.error_huge, rule hostile.error_huge/hook.error_huge) failed: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx… (10485760 bytes)
+    test "the hook runs" {
+    ^~~~
+  0 passed, 1 failed
+  [1]
+
+  $ timeout 20 causeway rules check tests/hostile/packs/lua-error-huge-top.cw
+  tests/hostile/packs/lua-error-huge-top.cw:7:1: error: lua block (pack hostile.error_huge_top) failed: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx… (10485760 bytes)
+    error(string.rep("x", 10 * 1024 * 1024)) function f(a, b) return true end
+    ^
+  tests/hostile/packs/lua-error-huge-top.cw:12:9: error: unknown Lua function 'f'
+      where lua.f(from.ts, to.ts)
+            ^~~~~~~~~~~~~~~~~~~~~
+  hint: define it in a `lua [[ ... ]]` block of pack 'hostile.error_huge_top' or of a pack it requires
+  [1]
+
+  $ timeout 20 causeway rules test tests/hostile/packs/lua-error-nul.cw
+  FAIL hostile.error_nul "the hook runs"
+  tests/hostile/packs/lua-error-nul.cw:17:1: error: tests/hostile/packs/lua-error-nul.cw:7: error: lua hook 'f' (pack hostile.error_nul, rule hostile.error_nul/hook.error_nul) failed: before\x00after\x1b[2J
+    test "the hook runs" {
+    ^~~~
+  0 passed, 1 failed
+  [1]
+
+  $ timeout 20 causeway rules test tests/hostile/packs/lua-error-empty.cw
+  FAIL hostile.error_empty "the hook runs"
+  tests/hostile/packs/lua-error-empty.cw:17:1: error: tests/hostile/packs/lua-error-empty.cw:7: error: lua hook 'f' (pack hostile.error_empty, rule hostile.error_empty/hook.error_empty) failed: (an empty error message)
+    test "the hook runs" {
+    ^~~~
+  0 passed, 1 failed
+  [1]
+
+A NUL byte inside a long string is refused as in a short one.
+
+  $ timeout 20 causeway rules check tests/hostile/packs/nul-in-long-string.cw
+  tests/hostile/packs/nul-in-long-string.cw:7:7: error: a NUL byte (byte 92) in a string
+    x = "a\x00b"
+          ^~~~
+  hint: a string cannot hold a NUL; write the text without it
+  [1]

@@ -1,0 +1,29 @@
+pack hostile.error_nul {
+  version "0.1.0"
+  requires linux.kernel
+}
+
+lua [[
+function f(a, b) error("before\0after\27[2J") end
+]]
+
+edge hook.error_nul {
+  link wakeup
+  where lua.f(from.ts, to.ts)
+  strength weak
+  kind hostile
+}
+
+test "the hook runs" {
+  trace [[
+    causeway-trace 1
+    process 10 comm=a
+    thread 11 pid=10 comm=a
+    process 20 comm=b
+    thread 21 pid=20 comm=b
+    1ms 11 switch_out state=S
+    2ms 21 wakeup target=11
+    3ms 11 switch_in
+  ]]
+  expect stat over_connections == 0
+}

@@ -1,0 +1,29 @@
+pack hostile.table_move {
+  version "0.1.0"
+  requires linux.kernel
+}
+
+lua [[
+function f(a, b) table.move({}, 1, math.maxinteger - 2, 2) return true end
+]]
+
+edge hook.table_move {
+  link wakeup
+  where lua.f(from.ts, to.ts)
+  strength weak
+  kind hostile
+}
+
+test "the hook runs" {
+  trace [[
+    causeway-trace 1
+    process 10 comm=a
+    thread 11 pid=10 comm=a
+    process 20 comm=b
+    thread 21 pid=20 comm=b
+    1ms 11 switch_out state=S
+    2ms 21 wakeup target=11
+    3ms 11 switch_in
+  ]]
+  expect stat over_connections == 0
+}
