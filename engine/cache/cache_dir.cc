@@ -97,13 +97,19 @@ std::optional<Folder> Folder::open_in(int at, const std::string& name, const std
     return fail(errno_text(errno));
   const int fd = openat(at, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) {
-    if (errno == ELOOP) return fail("a symbolic link (not followed)");
-    if (errno == ENOTDIR) return fail("not a folder");
-    if (errno == ENOENT) {
+    const int err = errno;
+    // With O_DIRECTORY a link is ENOTDIR: say which it is.
+    struct stat link {};
+    if (err == ELOOP ||
+        (err == ENOTDIR && fstatat(at, name.c_str(), &link, AT_SYMLINK_NOFOLLOW) == 0 &&
+         S_ISLNK(link.st_mode)))
+      return fail("a symbolic link (not followed)");
+    if (err == ENOTDIR) return fail("not a folder");
+    if (err == ENOENT) {
       if (why) *why = "";
       return std::nullopt;
     }
-    return fail(errno_text(errno));
+    return fail(errno_text(err));
   }
   auto holder = std::make_shared<const Fd>(fd);
   struct stat st {};
