@@ -1,6 +1,7 @@
 #include "cli/cache_session.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,11 +25,20 @@ CacheSession CacheSession::open(const std::string& trace_path, const std::string
   if (no_cache || !cache::enabled_by_environment()) return s;
   auto key = cache::trace_key(trace_path);
   if (!key) return s;
-  auto dir = cache::cache_dir(trace_path);
+  std::string why;
+  auto dir = cache::cache_dir(trace_path, &why);
   if (!dir) {
-    s.note("no writable cache folder beside the trace or under ~/.cache; not caching");
+    s.note(
+        fmt::format("no cache folder of this user's beside the trace or under ~/.cache ({}); "
+                    "not caching",
+                    why));
     return s;
   }
+  if (const char* max = std::getenv("CAUSEWAY_CACHE_MAX"); max && *max && !cache::parse_size(max))
+    s.note(
+        fmt::format("CAUSEWAY_CACHE_MAX={} is not a size (bytes, or a number with K, M, G or "
+                    "T); the cap is the default",
+                    max));
   s.trace_key = *key;
   s.dir = *dir;
   s.on = true;

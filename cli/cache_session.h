@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/cache/cache_dir.h"
+
 namespace cw::cli {
 
 struct CacheSession {
@@ -20,7 +22,7 @@ struct CacheSession {
   bool wait_for_saves = false;
   std::string trace_path;
   std::string format;  // --format as given: part of the graph's key
-  std::string dir;     // the cache folder (when on)
+  cache::Folder dir;   // the cache folder, open (when on)
   uint64_t trace_key = 0;
   // Set by read_trace_input: the events read are the binary trace's of `trace_key`, clean
   // (from the cache, or a whole read of an unchanged file), so what is derived from them

@@ -37,5 +37,7 @@ std::vector<Command> add_record(CLI::App& app);
 Command add_eval(CLI::App& app);
 // `flags suggest`: the flags a spinning thread waits on (docs/flags.md).
 Command add_flags_suggest(CLI::App& flags);
+// `cache size` and `cache clean`: the derived cache's folders (docs/cache.md).
+std::vector<Command> add_cache(CLI::App& cache);
 
 }  // namespace cw::cli

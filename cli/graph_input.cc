@@ -22,14 +22,15 @@ int build_graph_input(const Trace& trace, const rules::RuleSet& rules, engine::B
                      cache::options_key(options, cache->format, trace), cache::engine_key()};
     std::string why;
     if (auto loaded = cache::load_graph(cache->dir, *key, &why)) {
-      cache->note(fmt::format("graph loaded from {}", cache::graph_entry_path(cache->dir, *key)));
+      cache->note(
+          fmt::format("graph loaded from {}", cache->dir.shown(cache::graph_entry_name(*key))));
       out = std::move(*loaded);
       if (keyed) *keyed = key;
       return kExitOk;
     }
     if (!why.empty())
       cache->note(fmt::format("{} not used ({}); building the graph again",
-                              cache::graph_entry_path(cache->dir, *key), why));
+                              cache->dir.shown(cache::graph_entry_name(*key)), why));
     // A graph of packs that differ from these in cut rules only: its edges are reused and
     // only the cuts derived again (engine::BuildOptions::reuse).
     if (auto links = cache::links_key(rules)) {
@@ -40,10 +41,10 @@ int build_graph_input(const Trace& trace, const rules::RuleSet& rules, engine::B
       if (prior) {
         options.reuse = &*prior;
         cache->note(fmt::format("rebuilding the cuts of {}",
-                                cache::graph_entry_path(cache->dir, prior_key)));
+                                cache->dir.shown(cache::graph_entry_name(prior_key))));
       } else if (!problem.empty()) {
-        cache->note(
-            fmt::format("{} not used ({})", cache::base_entry_path(cache->dir, *base), problem));
+        cache->note(fmt::format("{} not used ({})", cache->dir.shown(cache::base_entry_name(*base)),
+                                problem));
       }
     }
   }
@@ -87,8 +88,8 @@ int build_graph_input(const Trace& trace, const rules::RuleSet& rules, engine::B
       // The next run whose packs differ from these in cut rules only rebuilds from it.
       if (base && !cache::save_base(cache->dir, *base, *key, &why))
         return fmt::format("graph saved to {}; its base entry not saved: {}",
-                           cache::graph_entry_path(cache->dir, *key), why);
-      return fmt::format("graph saved to {}", cache::graph_entry_path(cache->dir, *key));
+                           cache->dir.shown(cache::graph_entry_name(*key)), why);
+      return fmt::format("graph saved to {}", cache->dir.shown(cache::graph_entry_name(*key)));
     });
   }
   return kExitOk;
@@ -97,7 +98,7 @@ int build_graph_input(const Trace& trace, const rules::RuleSet& rules, engine::B
 engine::ThreadEvents thread_index_input(const Trace& trace, const CacheSession* cache) {
   if (!cache || !cache->on || !cache->events_keyed) return engine::ThreadEvents(trace);
   const cache::Key key{cache->trace_key, 0, 0, cache::engine_key()};
-  const std::string path = cache::thread_index_path(cache->dir);
+  const std::string path = cache->dir.shown(cache::kThreadIndexName);
   std::string why;
   if (auto loaded = cache::load_thread_index(cache->dir, key, &why)) {
     cache->note(fmt::format("thread index mapped from {}", path));
@@ -105,7 +106,7 @@ engine::ThreadEvents thread_index_input(const Trace& trace, const CacheSession* 
   }
   if (!why.empty()) cache->note(fmt::format("{} not used ({}); indexing the trace", path, why));
   engine::ThreadEvents index(trace);
-  if (!cache::being_written(path))
+  if (!cache::being_written(cache->dir, cache::kThreadIndexName))
     cache->in_background([&] {
       std::string problem;
       if (cache::save_thread_index(cache->dir, key, index, &problem))

@@ -58,6 +58,9 @@ int main(int argc, char** argv) {
   auto* flags = app.add_subcommand("flags", "find the data flags a program's threads wait on");
   flags->require_subcommand(1);
   commands.push_back(add_flags_suggest(*flags));
+  auto* cache = app.add_subcommand("cache", "show and remove what the derived cache keeps");
+  cache->require_subcommand(1);
+  for (auto& c : add_cache(*cache)) commands.push_back(std::move(c));
   app.require_subcommand(1);
   app.footer(
       "Exit status: 0 done, 1 the input was wrong (the message says where), 2 the environment "

@@ -55,21 +55,21 @@ bool read_from_cache(const std::string& path, Trace& trace, ReadReport& report,
   if (!arrays) {
     if (!why.empty())
       cache.note(fmt::format("{} not used ({}); reading the trace",
-                             cache::trace_arrays_path(cache.dir), why));
+                             cache.dir.shown(cache::kTraceArraysName), why));
     return false;
   }
   std::optional<ReadReport> small = cache::read_trace_without_events(path, trace);
   if (!small || !small->skipped.empty() || trace.strings.size() != arrays->strings ||
       trace.stacks.size() != arrays->stacks) {
     cache.note(fmt::format("{} does not fit the trace as read now; reading the trace",
-                           cache::trace_arrays_path(cache.dir)));
+                           cache.dir.shown(cache::kTraceArraysName)));
     trace = Trace{};
     return false;
   }
   trace.events = std::move(arrays->events);
   trace.values = std::move(arrays->values);
   report = std::move(arrays->report);
-  cache.note(fmt::format("events mapped from {}", cache::trace_arrays_path(cache.dir)));
+  cache.note(fmt::format("events mapped from {}", cache.dir.shown(cache::kTraceArraysName)));
   return true;
 }
 
@@ -123,11 +123,11 @@ int read_trace_input(const std::string& path, Trace& trace, ReadReport& report,
       // Saved by a copy of this process, beside symbolisation and the graph's build
       // (CacheSession::in_background).
       if (key && cache->events_keyed &&
-          !cache::being_written(cache::trace_arrays_path(cache->dir))) {
+          !cache::being_written(cache->dir, cache::kTraceArraysName)) {
         cache->in_background([&] {
           std::string why;
           if (cache::save_trace_arrays(cache->dir, *key, trace, report, &why))
-            return fmt::format("events saved to {}", cache::trace_arrays_path(cache->dir));
+            return fmt::format("events saved to {}", cache->dir.shown(cache::kTraceArraysName));
           return fmt::format("events not saved: {}", why);
         });
       }

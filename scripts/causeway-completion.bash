@@ -20,6 +20,8 @@ _causeway_options() {
     "rules check" | "rules test") echo "--no-stdlib --help" ;;
     "rules fmt") echo "-w --write --check --help" ;;
     "flags suggest") echo "--pid --tid --duration --json --help" ;;
+    "cache size") echo "--json --help" ;;
+    "cache clean") echo "--all --older --help" ;;
   esac
 }
 
@@ -41,7 +43,7 @@ _causeway() {
       *)
         if [ -z "$cmd" ]; then
           cmd=${words[i]}
-        elif [[ "$cmd" == rules || "$cmd" == flags ]] ||
+        elif [[ "$cmd" == rules || "$cmd" == flags || "$cmd" == cache ]] ||
              [[ "$cmd" == record && "${words[i]}" =~ ^(start|stop|status)$ ]]; then
           cmd="$cmd ${words[i]}"
         fi
@@ -67,13 +69,14 @@ _causeway() {
       COMPREPLY=($(compgen -d -- "$cur")); return ;;
     --rules | --dot | --answers | -o | --output | --base | --buggy | --html)
       COMPREPLY=($(compgen -f -- "$cur")); return ;;
-    --pid | --tid | --duration | --buffer | --size | --beam-width | --lookback | --sample | --top | --threshold | --comm | --min-hang) return ;;
+    --pid | --tid | --duration | --buffer | --size | --beam-width | --lookback | --sample | --top | --threshold | --comm | --min-hang | --older) return ;;
   esac
 
   case "$cmd" in
-    "") COMPREPLY=($(compgen -W "graph debug ui hangs export latency convert eval record mark rules flags --help --version" -- "$cur")) ;;
+    "") COMPREPLY=($(compgen -W "graph debug ui hangs export latency convert eval record mark rules flags cache --help --version" -- "$cur")) ;;
     rules) COMPREPLY=($(compgen -W "check test fmt" -- "$cur")) ;;
     flags) COMPREPLY=($(compgen -W "suggest" -- "$cur")) ;;
+    cache) COMPREPLY=($(compgen -W "size clean" -- "$cur")) ;;
     *)
       if [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "$(_causeway_options "$cmd")" -- "$cur"))

@@ -67,7 +67,7 @@ mv "$tmp/rules-away" "$prefix/share/causeway/rules"
 bad=$(bash -c '
   source "$1"; cw=$2
   for cmd in graph debug convert eval record "record start" "record stop" "record status" mark \
-             "rules check" "rules test" "rules fmt" "flags suggest"; do
+             "rules check" "rules test" "rules fmt" "flags suggest" "cache size" "cache clean"; do
     help=$($cw $cmd --help 2>&1)
     for opt in $(_causeway_options "$cmd"); do
       grep -Eq -- "(^|[ ,])$opt([ ,=]|$)" <<<"$help" || echo "$cmd $opt"

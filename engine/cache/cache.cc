@@ -9,21 +9,16 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <functional>
 #include <memory>
-#include <random>
 #include <type_traits>
 
 #include "trace/binary_format.h"
 #include "trace/elf_file.h"
 
 namespace cw::cache {
-
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -194,22 +189,6 @@ class MemorySource {
   size_t pos_ = 0;
 };
 using Reader = Decoder<MemorySource>;
-
-void touch(const std::string& path) {
-  // Marks an entry used now: eviction drops the least recently used.
-  utimensat(AT_FDCWD, path.c_str(), nullptr, 0);
-}
-
-// A folder of this user's own, not a link, made 0700 when new: its entries hold the trace's
-// events, as private as the trace (0600). A folder someone else made there, or a link to
-// one, would show them what the trace hides: it is not used.
-bool writable_dir(const std::string& dir) {
-  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return false;
-  struct stat st {};
-  if (lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()) return false;
-  if ((st.st_mode & 077) != 0 && chmod(dir.c_str(), 0700) != 0) return false;
-  return access(dir.c_str(), W_OK | X_OK) == 0;
-}
 
 }  // namespace
 
@@ -416,27 +395,6 @@ uint64_t engine_key() {
   return key;
 }
 
-std::optional<std::string> cache_dir(const std::string& trace_path) {
-  std::error_code ec;
-  fs::path absolute = fs::absolute(trace_path, ec);
-  if (ec) return std::nullopt;
-  std::string beside = absolute.string() + ".cwcache";
-  if (writable_dir(beside)) return beside;
-  std::string base;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg == '/')
-    base = xdg;
-  else if (const char* home = std::getenv("HOME"); home && *home)
-    base = std::string(home) + "/.cache";
-  else
-    return std::nullopt;
-  fs::path canonical = fs::weakly_canonical(absolute, ec);
-  std::string name = (ec ? absolute : canonical).string();
-  std::string dir = fmt::format("{}/causeway/{:016x}", base, XXH3_64bits(name.data(), name.size()));
-  fs::create_directories(dir, ec);
-  if (writable_dir(dir)) return dir;
-  return std::nullopt;
-}
-
 bool enabled_by_environment() {
   const char* v = std::getenv("CAUSEWAY_CACHE");
   if (!v) return true;
@@ -444,12 +402,12 @@ bool enabled_by_environment() {
   return !(s == "off" || s == "0" || s == "no" || s == "false");
 }
 
-bool write_entry(const std::string& path, EntryKind kind, const Key& key, std::string_view payload,
-                 std::string* why) {
-  return write_entry_parts(path, kind, key, {payload}, why);
+bool write_entry(const Folder& dir, std::string_view name, EntryKind kind, const Key& key,
+                 std::string_view payload, std::string* why) {
+  return write_entry_parts(dir, name, kind, key, {payload}, why);
 }
 
-bool write_entry_parts(const std::string& path, EntryKind kind, const Key& key,
+bool write_entry_parts(const Folder& dir, std::string_view name, EntryKind kind, const Key& key,
                        const std::vector<std::string_view>& parts, std::string* why) {
   uint64_t size = 0;
   Hasher h;
@@ -468,42 +426,15 @@ bool write_entry_parts(const std::string& path, EntryKind kind, const Key& key,
   put(40, key.engine);
   put(48, size);
   put(56, h.digest());
-
-  // Unique per process and call: concurrent runs on one trace each rename a whole file.
-  static std::mt19937_64 rng{std::random_device{}()};
-  std::string tmp = fmt::format("{}.tmp-{}-{:x}", path, getpid(), rng());
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    if (why) *why = fmt::format("{}: {}", tmp, std::strerror(errno));
-    return false;
-  }
-  auto write_all = [&](const void* data, size_t n) {
-    auto* p = static_cast<const char*>(data);
-    while (n > 0) {
-      ssize_t w = write(fd, p, n);
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) return false;
-      p += w;
-      n -= static_cast<size_t>(w);
-    }
-    return true;
-  };
-  bool ok = write_all(header, sizeof header);
-  for (std::string_view p : parts) ok = ok && write_all(p.data(), p.size());
-  int err = errno;
-  if (close(fd) != 0 && ok) {
-    ok = false;
-    err = errno;
-  }
-  if (ok && rename(tmp.c_str(), path.c_str()) != 0) {
-    ok = false;
-    err = errno;
-  }
-  if (!ok) {
-    unlink(tmp.c_str());
-    if (why) *why = fmt::format("{}: {}", path, std::strerror(err));
-  }
-  return ok;
+  std::vector<std::string_view> all;
+  all.reserve(parts.size() + 1);
+  all.emplace_back(reinterpret_cast<const char*>(header), sizeof header);
+  all.insert(all.end(), parts.begin(), parts.end());
+  if (!dir.write_file(name, all, why)) return false;
+  // The user's cache folder holds the entries of every trace whose own folder could not
+  // hold them: its least recently used go when it grows past its cap (never this one).
+  if (const Folder* pool = dir.pool()) enforce_size_cap(*pool, size_cap(), &dir, name);
+  return true;
 }
 
 namespace {
@@ -554,22 +485,10 @@ struct MappedEntry {
   std::string_view payload;
 };
 
-// An entry opened for reading, and its size; -1 with the reason ("" when there is no
-// entry) otherwise.
-int open_entry(const std::string& path, uint64_t* size, std::string* why) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    *why = errno == ENOENT ? "" : std::strerror(errno);
-    return -1;
-  }
-  struct stat st {};
-  if (fstat(fd, &st) != 0) {
-    *why = std::strerror(errno);
-    close(fd);
-    return -1;
-  }
-  *size = static_cast<uint64_t>(st.st_size);
-  return fd;
+// An entry opened for reading (Folder::open_file: not through a link, only this user's
+// regular file), and its size; -1 with the reason ("" when there is no entry) otherwise.
+int open_entry(const Folder& dir, std::string_view name, uint64_t* size, std::string* why) {
+  return dir.open_file(name, size, why);
 }
 
 // Read-only and populated from the page cache (no copy); with `writable`, made writable
@@ -579,16 +498,16 @@ int open_entry(const std::string& path, uint64_t* size, std::string* why) {
 // mapping) and the mapping is left to fault in what its user touches: for an entry of
 // which a run reads little (the thread index: the lists of the threads a diagnosis looks
 // at), whose pages would otherwise all count in the process's memory.
-std::optional<MappedEntry> map_entry(const std::string& path, EntryKind kind, const Key& key,
-                                     bool writable, uint64_t min_payload, std::string* why,
-                                     bool populate = true) {
+std::optional<MappedEntry> map_entry(const Folder& dir, std::string_view name, EntryKind kind,
+                                     const Key& key, bool writable, uint64_t min_payload,
+                                     std::string* why, bool populate = true) {
   auto fail = [&](std::string reason) -> std::optional<MappedEntry> {
     if (why) *why = std::move(reason);
     return std::nullopt;
   };
   uint64_t size = 0;
   std::string problem;
-  const int fd = open_entry(path, &size, &problem);
+  const int fd = open_entry(dir, name, &size, &problem);
   if (fd < 0) return fail(problem);
   if (size < kHeaderSize + min_payload) {
     close(fd);
@@ -617,14 +536,15 @@ std::optional<MappedEntry> map_entry(const std::string& path, EntryKind kind, co
   m.payload = std::string_view(m.base + kHeaderSize, size - kHeaderSize);
   const uint64_t sum = read_sum ? *read_sum : XXH3_64bits(m.payload.data(), m.payload.size());
   if (sum != load_le<uint64_t>(header + 56)) return fail("checksum mismatch");
+  dir.touch(name);  // used now: eviction drops the least recently used
   return m;
 }
 
 // An entry opened for reading with its header read into `header` and checked (magic,
 // version, kind, key, size); -1 with the reason otherwise ("" when there is no entry).
-int open_checked_entry(const std::string& path, EntryKind kind, const Key& key, uint64_t* size,
-                       unsigned char (&header)[kHeaderSize], std::string* why) {
-  const int fd = open_entry(path, size, why);
+int open_checked_entry(const Folder& dir, std::string_view name, EntryKind kind, const Key& key,
+                       uint64_t* size, unsigned char (&header)[kHeaderSize], std::string* why) {
+  const int fd = open_entry(dir, name, size, why);
   if (fd < 0) return -1;
   std::string bad;
   if (*size < kHeaderSize || !pread_all(fd, header, kHeaderSize, 0))
@@ -639,8 +559,8 @@ int open_checked_entry(const std::string& path, EntryKind kind, const Key& key, 
 
 }  // namespace
 
-std::optional<std::string> read_entry(const std::string& path, EntryKind kind, const Key& key,
-                                      std::string* why) {
+std::optional<std::string> read_entry(const Folder& dir, std::string_view name, EntryKind kind,
+                                      const Key& key, std::string* why) {
   auto fail = [&](std::string reason) -> std::optional<std::string> {
     if (why) *why = std::move(reason);
     return std::nullopt;
@@ -648,7 +568,7 @@ std::optional<std::string> read_entry(const std::string& path, EntryKind kind, c
   uint64_t size = 0;
   unsigned char header[kHeaderSize];
   std::string problem;
-  const int fd = open_checked_entry(path, kind, key, &size, header, &problem);
+  const int fd = open_checked_entry(dir, name, kind, key, &size, header, &problem);
   if (fd < 0) return fail(problem);
   std::string payload(size - kHeaderSize, '\0');
   bool ok = pread_all(fd, payload.data(), payload.size(), kHeaderSize);
@@ -656,6 +576,7 @@ std::optional<std::string> read_entry(const std::string& path, EntryKind kind, c
   if (!ok) return fail("cannot read the payload");
   if (XXH3_64bits(payload.data(), payload.size()) != load_le<uint64_t>(header + 56))
     return fail("checksum mismatch");
+  dir.touch(name);  // used now: eviction drops the least recently used
   return payload;
 }
 
@@ -808,30 +729,13 @@ engine::BuildResult decode_graph(std::string_view payload, bool for_reuse) {
   return decode_graph_from(rd, for_reuse);
 }
 
-bool being_written(const std::string& path) {
-  const fs::path p(path);
-  const std::string prefix = p.filename().string() + ".tmp-";
-  std::error_code ec;
-  for (fs::directory_iterator it(p.parent_path(), ec), end; !ec && it != end; it.increment(ec)) {
-    if (it->path().filename().string().rfind(prefix, 0) != 0) continue;
-    std::error_code tec;
-    auto t = fs::last_write_time(it->path(), tec);
-    if (!tec && fs::file_time_type::clock::now() - t < std::chrono::minutes(10)) return true;
-  }
-  return false;
+std::string graph_entry_name(const Key& key) {
+  return fmt::format("graph-{}.cwg", key.hex());
 }
 
-std::string trace_arrays_path(const std::string& dir) {
-  return dir + "/trace.cwa";
-}
-
-std::string graph_entry_path(const std::string& dir, const Key& key) {
-  return fmt::format("{}/graph-{}.cwg", dir, key.hex());
-}
-
-std::optional<engine::BuildResult> load_graph(const std::string& dir, const Key& key,
-                                              std::string* why, bool for_reuse) {
-  std::string path = graph_entry_path(dir, key);
+std::optional<engine::BuildResult> load_graph(const Folder& dir, const Key& key, std::string* why,
+                                              bool for_reuse) {
+  const std::string name = graph_entry_name(key);
   auto fail = [&](std::string reason) -> std::optional<engine::BuildResult> {
     if (why) *why = std::move(reason);
     return std::nullopt;
@@ -839,7 +743,7 @@ std::optional<engine::BuildResult> load_graph(const std::string& dir, const Key&
   uint64_t size = 0;
   unsigned char header[kHeaderSize];
   std::string problem;
-  const int fd = open_checked_entry(path, EntryKind::Graph, key, &size, header, &problem);
+  const int fd = open_checked_entry(dir, name, EntryKind::Graph, key, &size, header, &problem);
   if (fd < 0) return fail(problem);
   struct Close {
     int fd;
@@ -849,7 +753,7 @@ std::optional<engine::BuildResult> load_graph(const std::string& dir, const Key&
     FileReader rd(fd, kHeaderSize, size);
     engine::BuildResult r = decode_graph_from(rd, for_reuse);
     if (!rd.source().matches(load_le<uint64_t>(header + 56))) return fail("checksum mismatch");
-    touch(path);
+    dir.touch(name);  // used now: eviction drops the least recently used
     return r;
   } catch (const CorruptEntry& e) {
     // Damage usually shows as a payload that does not decode before the end is reached:
@@ -860,49 +764,19 @@ std::optional<engine::BuildResult> load_graph(const std::string& dir, const Key&
   }
 }
 
-bool save_graph(const std::string& dir, const Key& key, const engine::BuildResult& result,
+bool save_graph(const Folder& dir, const Key& key, const engine::BuildResult& result,
                 std::string* why) {
   GraphParts parts;
   graph_parts(result, parts);
-  if (!write_entry_parts(graph_entry_path(dir, key), EntryKind::Graph, key, parts.parts, why))
+  if (!write_entry_parts(dir, graph_entry_name(key), EntryKind::Graph, key, parts.parts, why))
     return false;
-  // Least recently used first out: loads touch their entry.
-  std::vector<std::pair<fs::file_time_type, fs::path>> entries, bases;
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    std::error_code tec;
-    auto t = fs::last_write_time(it->path(), tec);
-    if (tec) continue;
-    // A temporary file a run left when it was killed while writing: gone after a day (a
-    // younger one may be another run's, still writing).
-    if (name.find(".tmp-") != std::string::npos) {
-      if (fs::file_time_type::clock::now() - t > std::chrono::hours(24))
-        fs::remove(it->path(), tec);
-      continue;
-    }
-    if (name.rfind("base-", 0) == 0 && it->path().extension() == ".cwb") {
-      bases.emplace_back(t, it->path());
-      continue;
-    }
-    if (name.rfind("graph-", 0) != 0 || it->path().extension() != ".cwg") continue;
-    entries.emplace_back(t, it->path());
-  }
-  // Base entries only name graphs: as many as there are graphs, the newest.
-  if (bases.size() > kGraphEntries) {
-    std::sort(bases.begin(), bases.end());
-    for (size_t i = 0; i + kGraphEntries < bases.size(); ++i) fs::remove(bases[i].second, ec);
-  }
-  if (entries.size() > kGraphEntries) {
-    std::sort(entries.begin(), entries.end());
-    for (size_t i = 0; i + kGraphEntries < entries.size(); ++i) {
-      fs::remove(entries[i].second, ec);
-      // The symptoms found on that graph go with it: "graph-HEX.cwg" → "hang-HEX-*".
-      const std::string hang_prefix = "hang-" + entries[i].second.stem().string().substr(6) + "-";
-      std::error_code hec;
-      for (fs::directory_iterator it(dir, hec), end; !hec && it != end; it.increment(hec))
-        if (it->path().filename().string().rfind(hang_prefix, 0) == 0) fs::remove(it->path(), ec);
-    }
+  remove_old_temporaries(dir);
+  // Least recently used first out: loads touch their entry. Base entries only name graphs:
+  // as many as there are graphs, the newest.
+  evict_least_recent(dir, "base-", ".cwb", kGraphEntries);
+  for (const std::string& gone : evict_least_recent(dir, "graph-", ".cwg", kGraphEntries)) {
+    // The symptoms found on that graph go with it: "graph-HEX.cwg" → "hang-HEX-*".
+    evict_least_recent(dir, "hang-" + gone.substr(6, 16) + "-", ".cwh", 0);
   }
   return true;
 }
@@ -958,13 +832,13 @@ struct ArraysMeta {
 
 }  // namespace
 
-bool save_trace_arrays(const std::string& dir, const Key& key, const Trace& trace,
+bool save_trace_arrays(const Folder& dir, const Key& key, const Trace& trace,
                        const ReadReport& report, std::string* why) {
   return save_trace_arrays(dir, key, trace.events, trace.values, trace.strings.size(),
                            trace.stacks.size(), report, why);
 }
 
-bool save_trace_arrays(const std::string& dir, const Key& key, const Column<Event>& events,
+bool save_trace_arrays(const Folder& dir, const Key& key, const Column<Event>& events,
                        const Column<uint64_t>& values, uint64_t strings, uint64_t stacks,
                        const ReadReport& report, std::string* why) {
   Writer w;
@@ -988,7 +862,7 @@ bool save_trace_arrays(const std::string& dir, const Key& key, const Column<Even
       {reinterpret_cast<const char*>(events.data()), meta.events * sizeof(Event)},
       pad2,
       {reinterpret_cast<const char*>(values.data()), meta.values * sizeof(uint64_t)}};
-  return write_entry_parts(trace_arrays_path(dir), EntryKind::TraceArrays, key, parts, why);
+  return write_entry_parts(dir, kTraceArraysName, EntryKind::TraceArrays, key, parts, why);
 }
 
 std::optional<ReadReport> read_trace_without_events(const std::string& path, Trace& out) {
@@ -1022,14 +896,13 @@ std::optional<ReadReport> read_trace_without_events(const std::string& path, Tra
   return read_trace_bytes(kept, out, path);
 }
 
-std::optional<TraceArrays> load_trace_arrays(const std::string& dir, const Key& key,
-                                             std::string* why) {
+std::optional<TraceArrays> load_trace_arrays(const Folder& dir, const Key& key, std::string* why) {
   auto fail = [&](std::string reason) -> std::optional<TraceArrays> {
     if (why) *why = std::move(reason);
     return std::nullopt;
   };
   auto m =
-      map_entry(trace_arrays_path(dir), EntryKind::TraceArrays, key, true, sizeof(ArraysMeta), why);
+      map_entry(dir, kTraceArraysName, EntryKind::TraceArrays, key, true, sizeof(ArraysMeta), why);
   if (!m) return std::nullopt;
   const uint64_t size = m->size;
   char* base = m->base;
@@ -1083,11 +956,7 @@ void for_each_index_array(Parts& p, F&& f) {
 
 }  // namespace
 
-std::string thread_index_path(const std::string& dir) {
-  return dir + "/threads.cwa";
-}
-
-bool save_thread_index(const std::string& dir, const Key& key, const engine::ThreadEvents& index,
+bool save_thread_index(const Folder& dir, const Key& key, const engine::ThreadEvents& index,
                        std::string* why) {
   IndexMeta meta{};
   std::vector<std::string_view> parts = {{reinterpret_cast<const char*>(&meta), sizeof meta}};
@@ -1102,17 +971,17 @@ bool save_thread_index(const std::string& dir, const Key& key, const engine::Thr
     parts.push_back({reinterpret_cast<const char*>(column.data()), column.size() * 4});
     at = meta.offset[i] + column.size() * 4;
   });
-  return write_entry_parts(thread_index_path(dir), EntryKind::ThreadIndex, key, parts, why);
+  return write_entry_parts(dir, kThreadIndexName, EntryKind::ThreadIndex, key, parts, why);
 }
 
-std::optional<engine::ThreadEvents> load_thread_index(const std::string& dir, const Key& key,
+std::optional<engine::ThreadEvents> load_thread_index(const Folder& dir, const Key& key,
                                                       std::string* why) {
   auto fail = [&](std::string reason) -> std::optional<engine::ThreadEvents> {
     if (why) *why = std::move(reason);
     return std::nullopt;
   };
   // Writable (copy-on-write) because Column views hold non-const pointers; nothing writes.
-  auto m = map_entry(thread_index_path(dir), EntryKind::ThreadIndex, key, true, sizeof(IndexMeta),
+  auto m = map_entry(dir, kThreadIndexName, EntryKind::ThreadIndex, key, true, sizeof(IndexMeta),
                      why, false);
   if (!m) return std::nullopt;
   IndexMeta meta{};
@@ -1152,8 +1021,8 @@ Key hang_key(const Key& graph, const engine::SymptomRequest& request) {
   return k;
 }
 
-std::string hang_entry_path(const std::string& dir, const Key& graph, const Key& hang) {
-  return fmt::format("{}/hang-{}-{}.cwh", dir, graph.hex(), hang.hex());
+std::string hang_entry_name(const Key& graph, const Key& hang) {
+  return fmt::format("hang-{}-{}.cwh", graph.hex(), hang.hex());
 }
 
 std::string encode_found_hang(const engine::FoundHang& found) {
@@ -1219,18 +1088,22 @@ engine::FoundHang decode_found_hang(std::string_view payload) {
   return found;
 }
 
-bool save_hang(const std::string& dir, const Key& graph, const engine::SymptomRequest& request,
+bool save_hang(const Folder& dir, const Key& graph, const engine::SymptomRequest& request,
                const engine::FoundHang& found, std::string* why) {
   const Key key = hang_key(graph, request);
-  return write_entry(hang_entry_path(dir, graph, key), EntryKind::Hang, key,
-                     encode_found_hang(found), why);
+  if (!write_entry(dir, hang_entry_name(graph, key), EntryKind::Hang, key, encode_found_hang(found),
+                   why))
+    return false;
+  // One per request: a run of many `--hang` values must not leave as many entries.
+  evict_least_recent(dir, "hang-", ".cwh", kHangEntries);
+  return true;
 }
 
-std::optional<engine::FoundHang> load_hang(const std::string& dir, const Key& graph,
+std::optional<engine::FoundHang> load_hang(const Folder& dir, const Key& graph,
                                            const engine::SymptomRequest& request,
                                            std::string* why) {
   const Key key = hang_key(graph, request);
-  auto payload = read_entry(hang_entry_path(dir, graph, key), EntryKind::Hang, key, why);
+  auto payload = read_entry(dir, hang_entry_name(graph, key), EntryKind::Hang, key, why);
   if (!payload) return std::nullopt;
   try {
     return decode_found_hang(*payload);
@@ -1242,19 +1115,19 @@ std::optional<engine::FoundHang> load_hang(const std::string& dir, const Key& gr
 
 // ---- graphs to rebuild the cuts of ----
 
-std::string base_entry_path(const std::string& dir, const Key& base) {
-  return fmt::format("{}/base-{}.cwb", dir, base.hex());
+std::string base_entry_name(const Key& base) {
+  return fmt::format("base-{}.cwb", base.hex());
 }
 
-bool save_base(const std::string& dir, const Key& base, const Key& graph, std::string* why) {
+bool save_base(const Folder& dir, const Key& base, const Key& graph, std::string* why) {
   Writer w;
   w.value(graph);
-  return write_entry(base_entry_path(dir, base), EntryKind::Base, base, w.take(), why);
+  return write_entry(dir, base_entry_name(base), EntryKind::Base, base, w.take(), why);
 }
 
-std::optional<engine::BuildResult> load_base(const std::string& dir, const Key& base, Key* graph,
+std::optional<engine::BuildResult> load_base(const Folder& dir, const Key& base, Key* graph,
                                              std::string* why) {
-  auto payload = read_entry(base_entry_path(dir, base), EntryKind::Base, base, why);
+  auto payload = read_entry(dir, base_entry_name(base), EntryKind::Base, base, why);
   if (!payload) return std::nullopt;
   Key key;
   try {

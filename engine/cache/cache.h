@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/cache/cache_dir.h"
 #include "engine/diagnosis/segment_profile.h"
 #include "engine/diagnosis/symptom.h"
 #include "engine/graph/builder.h"
@@ -70,25 +71,29 @@ inline constexpr size_t kHeaderSize = 64;
 // there when the rule added since is removed again.
 inline constexpr size_t kGraphEntries = 4;
 
-// The cache folder of `trace_path`: TRACE.cwcache/ beside it when that folder exists or can
-// be made and is writable; else $XDG_CACHE_HOME/causeway (~/.cache/causeway) / a hash of
-// the trace's absolute path. Made when missing. nullopt when neither can be made.
-std::optional<std::string> cache_dir(const std::string& trace_path);
+// Hang entries kept per trace (least recently used evicted): one per request (`--hang`,
+// `--min-hang`, a thread name) and graph.
+inline constexpr size_t kHangEntries = 16;
+
+// Where a trace's entries are: cache_dir() (engine/cache/cache_dir.h). Every function
+// below takes that folder, opened once, and works relative to it.
 
 // False when CAUSEWAY_CACHE is "off", "0", "no" or "false".
 bool enabled_by_environment();
 
-// Writes `payload` as an entry atomically (a temporary file in `dir`, then rename). False
-// with `why` set when it cannot.
-bool write_entry(const std::string& path, EntryKind kind, const Key& key, std::string_view payload,
-                 std::string* why = nullptr);
+// Writes `payload` as the entry `name` of `dir` atomically (Folder::write_file). False
+// with `why` set when it cannot. In the user's cache folder, least recently used entries
+// then go until the folder is under its cap (size_cap()).
+bool write_entry(const Folder& dir, std::string_view name, EntryKind kind, const Key& key,
+                 std::string_view payload, std::string* why = nullptr);
 // The same with the payload in parts, written one after the other (no copy of large arrays).
-bool write_entry_parts(const std::string& path, EntryKind kind, const Key& key,
+bool write_entry_parts(const Folder& dir, std::string_view name, EntryKind kind, const Key& key,
                        const std::vector<std::string_view>& parts, std::string* why = nullptr);
-// The payload of the entry at `path`, or nullopt with `why` set: missing, too short, not a
-// cache file, another format version or kind, another key, truncated, checksum mismatch.
-std::optional<std::string> read_entry(const std::string& path, EntryKind kind, const Key& key,
-                                      std::string* why = nullptr);
+// The payload of the entry `name` of `dir` (marked used), or nullopt with `why` set:
+// missing (""), a link or not this user's file, too short, not a cache file, another
+// format version or kind, another key, truncated, checksum mismatch.
+std::optional<std::string> read_entry(const Folder& dir, std::string_view name, EntryKind kind,
+                                      const Key& key, std::string* why = nullptr);
 
 // A payload that does not decode (only possible when a checksum collides or the layout
 // changed without a version bump).
@@ -102,15 +107,16 @@ std::string encode_graph(const engine::BuildResult& result);
 // cuts only: without the segments (skipped, not copied) and the csr.
 engine::BuildResult decode_graph(std::string_view payload, bool for_reuse = false);
 
-// The file of the graph entry for `key` in `dir`.
-std::string graph_entry_path(const std::string& dir, const Key& key);
+// The file name of the graph entry for `key`.
+std::string graph_entry_name(const Key& key);
 
 // Loads the graph entry of `key` from `dir`; marks it used (for eviction). nullopt with
 // `why` on a miss ("" when there is simply no entry yet).
-std::optional<engine::BuildResult> load_graph(const std::string& dir, const Key& key,
+std::optional<engine::BuildResult> load_graph(const Folder& dir, const Key& key,
                                               std::string* why = nullptr, bool for_reuse = false);
-// Saves it and evicts the least recently used graph entries beyond kGraphEntries.
-bool save_graph(const std::string& dir, const Key& key, const engine::BuildResult& result,
+// Saves it and evicts the least recently used graph entries beyond kGraphEntries (their
+// hang entries with them).
+bool save_graph(const Folder& dir, const Key& key, const engine::BuildResult& result,
                 std::string* why = nullptr);
 
 // ---- the trace's decoded arrays ----
@@ -127,18 +133,14 @@ struct TraceArrays {
 };
 
 // The one trace arrays entry of a cache folder (a new trace content overwrites it).
-std::string trace_arrays_path(const std::string& dir);
-// Whether another run is writing the entry at `path` now: a temporary file of it younger
-// than ten minutes (write_entry's names). Saving the same ~1 GB twice at once only slows
-// both.
-bool being_written(const std::string& path);
+inline constexpr std::string_view kTraceArraysName = "trace.cwa";
 // Saves `trace`'s arrays, page aligned, with `report`. Only for a clean read (nothing
 // skipped): a damaged file's events depend on the strings lost with it.
-bool save_trace_arrays(const std::string& dir, const Key& key, const Trace& trace,
+bool save_trace_arrays(const Folder& dir, const Key& key, const Trace& trace,
                        const ReadReport& report, std::string* why = nullptr);
 // The same from the arrays and the counts of strings and stacks as read (the caller may
 // save in the background while symbolisation adds strings).
-bool save_trace_arrays(const std::string& dir, const Key& key, const Column<Event>& events,
+bool save_trace_arrays(const Folder& dir, const Key& key, const Column<Event>& events,
                        const Column<uint64_t>& values, uint64_t strings, uint64_t stacks,
                        const ReadReport& report, std::string* why = nullptr);
 // Reads everything of the binary trace at `path` but its events chunks (events and values
@@ -147,7 +149,7 @@ bool save_trace_arrays(const std::string& dir, const Key& key, const Column<Even
 std::optional<ReadReport> read_trace_without_events(const std::string& path, Trace& out);
 // Maps the entry (MAP_PRIVATE: writes through the columns never reach the file) after
 // checking its header, key and checksum; nullopt with `why` as load_graph.
-std::optional<TraceArrays> load_trace_arrays(const std::string& dir, const Key& key,
+std::optional<TraceArrays> load_trace_arrays(const Folder& dir, const Key& key,
                                              std::string* why = nullptr);
 
 // ---- the per-thread event index of diagnosis ----
@@ -156,11 +158,11 @@ std::optional<TraceArrays> load_trace_arrays(const std::string& dir, const Key& 
 // depends on the events only): each thread's events, switches and system calls
 // (engine::ThreadEvents), page aligned, mapped back instead of made by a pass over every
 // event.
-std::string thread_index_path(const std::string& dir);
-bool save_thread_index(const std::string& dir, const Key& key, const engine::ThreadEvents& index,
+inline constexpr std::string_view kThreadIndexName = "threads.cwa";
+bool save_thread_index(const Folder& dir, const Key& key, const engine::ThreadEvents& index,
                        std::string* why = nullptr);
 // nullopt with `why` as load_graph; an index whose offsets do not hold together is a miss.
-std::optional<engine::ThreadEvents> load_thread_index(const std::string& dir, const Key& key,
+std::optional<engine::ThreadEvents> load_thread_index(const Folder& dir, const Key& key,
                                                       std::string* why = nullptr);
 
 // ---- the symptom found on a graph ----
@@ -168,12 +170,13 @@ std::optional<engine::ThreadEvents> load_thread_index(const std::string& dir, co
 // A hang entry belongs to the graph entry of `graph` (it goes when that one is evicted) and
 // to one request: its key is the graph's with the request folded into `options`.
 Key hang_key(const Key& graph, const engine::SymptomRequest& request);
-std::string hang_entry_path(const std::string& dir, const Key& graph, const Key& hang);
+std::string hang_entry_name(const Key& graph, const Key& hang);
 std::string encode_found_hang(const engine::FoundHang& found);
 engine::FoundHang decode_found_hang(std::string_view payload);  // throws CorruptEntry
-bool save_hang(const std::string& dir, const Key& graph, const engine::SymptomRequest& request,
+// Saves it and evicts the least recently used hang entries beyond kHangEntries.
+bool save_hang(const Folder& dir, const Key& graph, const engine::SymptomRequest& request,
                const engine::FoundHang& found, std::string* why = nullptr);
-std::optional<engine::FoundHang> load_hang(const std::string& dir, const Key& graph,
+std::optional<engine::FoundHang> load_hang(const Folder& dir, const Key& graph,
                                            const engine::SymptomRequest& request,
                                            std::string* why = nullptr);
 
@@ -182,13 +185,12 @@ std::optional<engine::FoundHang> load_hang(const std::string& dir, const Key& gr
 // A base entry: under the key {trace, links_key, options, engine} (a "base"), the key of
 // the last graph saved whose packs had that links_key. A run whose packs miss the graph
 // cache but hit a base rebuilds only the cuts, reusing that graph's edges.
-std::string base_entry_path(const std::string& dir, const Key& base);
-bool save_base(const std::string& dir, const Key& base, const Key& graph,
-               std::string* why = nullptr);
+std::string base_entry_name(const Key& base);
+bool save_base(const Folder& dir, const Key& base, const Key& graph, std::string* why = nullptr);
 // The graph the base entry names, loaded (its key in `graph`); nullopt with `why` when
 // there is none, or it names a graph of other inputs, or that graph's entry is gone or
 // damaged.
-std::optional<engine::BuildResult> load_base(const std::string& dir, const Key& base, Key* graph,
+std::optional<engine::BuildResult> load_base(const Folder& dir, const Key& base, Key* graph,
                                              std::string* why = nullptr);
 
 }  // namespace cw::cache

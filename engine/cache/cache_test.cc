@@ -38,9 +38,14 @@ testing::Built sample() {
 
 struct TempDir {
   std::string path;
+  cache::Folder f;  // the folder, open
   TempDir() {
     char tmpl[] = "/tmp/cw-cache-test-XXXXXX";
     path = mkdtemp(tmpl);
+    std::string why;
+    auto opened = cache::Folder::open(path, &why);
+    REQUIRE_MESSAGE(opened, why);
+    f = *opened;
   }
   ~TempDir() {
     std::error_code ec;
@@ -128,9 +133,9 @@ TEST_CASE("a graph entry decodes to the graph it was made from") {
   check_equal(b.result, cache::decode_graph(cache::encode_graph(b.result)));
 
   TempDir dir;
-  REQUIRE(cache::save_graph(dir.path, kKey, b.result));
+  REQUIRE(cache::save_graph(dir.f, kKey, b.result));
   std::string why = "unset";
-  auto loaded = cache::load_graph(dir.path, kKey, &why);
+  auto loaded = cache::load_graph(dir.f, kKey, &why);
   REQUIRE(loaded);
   check_equal(b.result, *loaded);
 }
@@ -138,8 +143,8 @@ TEST_CASE("a graph entry decodes to the graph it was made from") {
 TEST_CASE("a damaged, truncated or foreign entry is a miss, never trusted") {
   auto b = sample();
   TempDir dir;
-  REQUIRE(cache::save_graph(dir.path, kKey, b.result));
-  const std::string path = cache::graph_entry_path(dir.path, kKey);
+  REQUIRE(cache::save_graph(dir.f, kKey, b.result));
+  const std::string path = (dir.path + "/" + cache::graph_entry_name(kKey));
   const std::string good = read_all(path);
   REQUIRE(good.size() > cache::kHeaderSize + 16);
   std::string why;
@@ -148,34 +153,34 @@ TEST_CASE("a damaged, truncated or foreign entry is a miss, never trusted") {
     std::string bad = good;
     bad[cache::kHeaderSize + (bad.size() - cache::kHeaderSize) / 2] ^= 0x10;
     write_all(path, bad);
-    CHECK_FALSE(cache::load_graph(dir.path, kKey, &why));
+    CHECK_FALSE(cache::load_graph(dir.f, kKey, &why));
     CHECK(why == "checksum mismatch");
   }
   SUBCASE("truncated") {
     write_all(path, good.substr(0, good.size() - 1));
-    CHECK_FALSE(cache::load_graph(dir.path, kKey, &why));
+    CHECK_FALSE(cache::load_graph(dir.f, kKey, &why));
     CHECK(why.find("truncated") == 0);
     write_all(path, good.substr(0, 10));
-    CHECK_FALSE(cache::load_graph(dir.path, kKey, &why));
+    CHECK_FALSE(cache::load_graph(dir.f, kKey, &why));
     CHECK(why == "truncated header");
   }
   SUBCASE("not a cache file") {
     write_all(path, std::string(200, 'x'));
-    CHECK_FALSE(cache::load_graph(dir.path, kKey, &why));
+    CHECK_FALSE(cache::load_graph(dir.f, kKey, &why));
     CHECK(why == "not a causeway cache file");
   }
   SUBCASE("another format version") {
     std::string bad = good;
     bad[8] ^= 0x7f;
     write_all(path, bad);
-    CHECK_FALSE(cache::load_graph(dir.path, kKey, &why));
+    CHECK_FALSE(cache::load_graph(dir.f, kKey, &why));
     CHECK(why.find("cache format") == 0);
   }
   SUBCASE("a flipped key byte in the header") {
     std::string bad = good;
     bad[20] ^= 1;
     write_all(path, bad);
-    CHECK_FALSE(cache::load_graph(dir.path, kKey, &why));
+    CHECK_FALSE(cache::load_graph(dir.f, kKey, &why));
     CHECK(why == "made from other inputs");
   }
   SUBCASE("another key: trace, packs, options or engine version") {
@@ -183,23 +188,24 @@ TEST_CASE("a damaged, truncated or foreign entry is a miss, never trusted") {
     // renamed or copied over another's name).
     for (cache::Key other : {cache::Key{9, 2, 3, 4}, cache::Key{1, 9, 3, 4}, cache::Key{1, 2, 9, 4},
                              cache::Key{1, 2, 3, 9}}) {
-      CHECK(cache::graph_entry_path(dir.path, other) != path);
-      CHECK_FALSE(cache::load_graph(dir.path, other, &why));
+      CHECK((dir.path + "/" + cache::graph_entry_name(other)) != path);
+      CHECK_FALSE(cache::load_graph(dir.f, other, &why));
       CHECK(why == "");  // no entry of that name
-      fs::copy_file(path, cache::graph_entry_path(dir.path, other));
-      CHECK_FALSE(cache::load_graph(dir.path, other, &why));
+      fs::copy_file(path, (dir.path + "/" + cache::graph_entry_name(other)));
+      CHECK_FALSE(cache::load_graph(dir.f, other, &why));
       CHECK(why == "made from other inputs");
     }
   }
   SUBCASE("a payload that checks but does not decode") {
     // As if the layout changed without a version bump: a valid header over other bytes.
-    REQUIRE(cache::write_entry(path, cache::EntryKind::Graph, kKey, "short"));
-    CHECK_FALSE(cache::load_graph(dir.path, kKey, &why));
+    REQUIRE(cache::write_entry(dir.f, cache::graph_entry_name(kKey), cache::EntryKind::Graph, kKey,
+                               "short"));
+    CHECK_FALSE(cache::load_graph(dir.f, kKey, &why));
     CHECK(why == "entry ends early");
   }
   // And the intact entry still loads.
   write_all(path, good);
-  CHECK(cache::load_graph(dir.path, kKey));
+  CHECK(cache::load_graph(dir.f, kKey));
 }
 
 TEST_CASE("graph entries beyond the limit are evicted least recently used first") {
@@ -208,26 +214,27 @@ TEST_CASE("graph entries beyond the limit are evicted least recently used first"
   std::vector<cache::Key> keys;
   for (uint64_t i = 0; i < cache::kGraphEntries; ++i) {
     keys.push_back(cache::Key{i, 0, 0, 0});
-    REQUIRE(cache::save_graph(dir.path, keys.back(), b.result));
+    REQUIRE(cache::save_graph(dir.f, keys.back(), b.result));
     usleep(5000);  // distinct modification times
   }
   // The oldest is used again: the second oldest goes when one more is saved.
-  REQUIRE(cache::load_graph(dir.path, keys[0]));
+  REQUIRE(cache::load_graph(dir.f, keys[0]));
   usleep(5000);
-  REQUIRE(cache::save_graph(dir.path, cache::Key{100, 0, 0, 0}, b.result));
-  CHECK(cache::load_graph(dir.path, keys[0]));
-  CHECK_FALSE(cache::load_graph(dir.path, keys[1]));
-  for (size_t i = 2; i < keys.size(); ++i) CHECK(cache::load_graph(dir.path, keys[i]));
+  REQUIRE(cache::save_graph(dir.f, cache::Key{100, 0, 0, 0}, b.result));
+  CHECK(cache::load_graph(dir.f, keys[0]));
+  CHECK_FALSE(cache::load_graph(dir.f, keys[1]));
+  for (size_t i = 2; i < keys.size(); ++i) CHECK(cache::load_graph(dir.f, keys[i]));
   size_t files = 0;
   for (auto& e : fs::directory_iterator(dir.path)) files += e.path().extension() == ".cwg";
   CHECK(files == cache::kGraphEntries);
 
   // A killed run's temporary file goes after a day, a younger one stays.
-  const std::string old_tmp = dir.path + "/graph-0.cwg.tmp-1-1", new_tmp = dir.path + "/x.tmp-2-2";
+  const std::string old_tmp = dir.path + "/" + cache::graph_entry_name(keys[0]) + ".tmp-1-1",
+                    new_tmp = dir.path + "/" + cache::graph_entry_name(keys[2]) + ".tmp-2-2";
   write_all(old_tmp, "x");
   write_all(new_tmp, "x");
   fs::last_write_time(old_tmp, fs::file_time_type::clock::now() - std::chrono::hours(25));
-  REQUIRE(cache::save_graph(dir.path, cache::Key{101, 0, 0, 0}, b.result));
+  REQUIRE(cache::save_graph(dir.f, cache::Key{101, 0, 0, 0}, b.result));
   CHECK_FALSE(fs::exists(old_tmp));
   CHECK(fs::exists(new_tmp));
 }
@@ -306,8 +313,8 @@ TEST_CASE("the cache folder is beside the trace, else under XDG_CACHE_HOME") {
   write_all(trace, "x");
   auto d = cache::cache_dir(trace);
   REQUIRE(d);
-  CHECK(*d == trace + ".cwcache");
-  CHECK(fs::is_directory(*d));
+  CHECK(d->path() == trace + ".cwcache");
+  CHECK(fs::is_directory(d->path()));
   // A trace whose folder cannot hold the cache folder (here: the name is taken by a file).
   const std::string blocked = dir.path + "/y.cwt";
   write_all(blocked, "y");
@@ -322,8 +329,8 @@ TEST_CASE("the cache folder is beside the trace, else under XDG_CACHE_HOME") {
   else
     unsetenv("XDG_CACHE_HOME");
   REQUIRE(f);
-  CHECK(f->rfind(xdg + "/causeway/", 0) == 0);
-  CHECK(fs::is_directory(*f));
+  CHECK(f->path().rfind(xdg + "/causeway/", 0) == 0);
+  CHECK(fs::is_directory(f->path()));
 }
 
 TEST_CASE("the cache folder is private: 0700, this user's own, never through a link") {
@@ -333,18 +340,18 @@ TEST_CASE("the cache folder is private: 0700, this user's own, never through a l
   auto d = cache::cache_dir(trace);
   REQUIRE(d);
   struct stat st {};
-  REQUIRE(stat(d->c_str(), &st) == 0);
+  REQUIRE(stat(d->path().c_str(), &st) == 0);
   CHECK((st.st_mode & 0777) == 0700);
   // A folder made open to others (by an older causeway, or by hand) is closed again.
-  REQUIRE(chmod(d->c_str(), 0755) == 0);
-  REQUIRE(cache::cache_dir(trace) == d);
-  REQUIRE(stat(d->c_str(), &st) == 0);
+  REQUIRE(chmod(d->path().c_str(), 0755) == 0);
+  REQUIRE(cache::cache_dir(trace)->path() == d->path());
+  REQUIRE(stat(d->path().c_str(), &st) == 0);
   CHECK((st.st_mode & 0777) == 0700);
   // Entries are 0600, as the trace.
   const cache::Key key{1, 2, 3, 4};
   auto b = sample();
   REQUIRE(cache::save_graph(*d, key, b.result));
-  for (const auto& entry : fs::directory_iterator(*d)) {
+  for (const auto& entry : fs::directory_iterator(d->path())) {
     REQUIRE(stat(entry.path().c_str(), &st) == 0);
     CHECK_MESSAGE((st.st_mode & 0777) == 0600, entry.path());
   }
@@ -363,7 +370,7 @@ TEST_CASE("the cache folder is private: 0700, this user's own, never through a l
   else
     unsetenv("XDG_CACHE_HOME");
   REQUIRE(e);
-  CHECK(e->rfind(xdg + "/causeway/", 0) == 0);
+  CHECK(e->path().rfind(xdg + "/causeway/", 0) == 0);
 }
 
 TEST_CASE("CAUSEWAY_CACHE=off turns the cache off") {
@@ -391,12 +398,12 @@ TEST_CASE("a trace's arrays come back mapped, equal, and copy-on-write") {
   REQUIRE(report.clean());
   REQUIRE(read.events.size() == b.trace.events.size());
   const cache::Key key{*cache::trace_key(file), 0, 0, cache::engine_key()};
-  REQUIRE(cache::save_trace_arrays(dir.path, key, read, report));
-  const std::string path = cache::trace_arrays_path(dir.path);
+  REQUIRE(cache::save_trace_arrays(dir.f, key, read, report));
+  const std::string path = dir.path + "/trace.cwa";
   const std::string good = read_all(path);
   std::string why;
   {
-    auto arrays = cache::load_trace_arrays(dir.path, key, &why);
+    auto arrays = cache::load_trace_arrays(dir.f, key, &why);
     REQUIRE_MESSAGE(arrays, why);
     CHECK(arrays->events.is_view());
     CHECK(reinterpret_cast<uintptr_t>(arrays->events.data()) % 4096 == 0);
@@ -426,41 +433,42 @@ TEST_CASE("a trace's arrays come back mapped, equal, and copy-on-write") {
     arrays->values[0] ^= 1;
   }
   CHECK(read_all(path) == good);
-  CHECK(cache::load_trace_arrays(dir.path, key));
+  CHECK(cache::load_trace_arrays(dir.f, key));
 
   // Another run's save under way: its temporary file, young.
-  CHECK_FALSE(cache::being_written(path));
+  CHECK_FALSE(cache::being_written(dir.f, cache::kTraceArraysName));
   const std::string tmp = path + ".tmp-1-2";
   write_all(tmp, "x");
-  CHECK(cache::being_written(path));
+  CHECK(cache::being_written(dir.f, cache::kTraceArraysName));
   fs::last_write_time(tmp, fs::file_time_type::clock::now() - std::chrono::minutes(11));
-  CHECK_FALSE(cache::being_written(path));
+  CHECK_FALSE(cache::being_written(dir.f, cache::kTraceArraysName));
   fs::remove(tmp);
 
   SUBCASE("another key") {
     cache::Key other = key;
     other.engine ^= 1;
-    CHECK_FALSE(cache::load_trace_arrays(dir.path, other, &why));
+    CHECK_FALSE(cache::load_trace_arrays(dir.f, other, &why));
     CHECK(why == "made from other inputs");
   }
   SUBCASE("a flipped byte in the values") {
     std::string bad = good;
     bad[bad.size() - 3] ^= 0x40;
     write_all(path, bad);
-    CHECK_FALSE(cache::load_trace_arrays(dir.path, key, &why));
+    CHECK_FALSE(cache::load_trace_arrays(dir.f, key, &why));
     CHECK(why == "checksum mismatch");
   }
   SUBCASE("truncated") {
     write_all(path, good.substr(0, good.size() - 8));
-    CHECK_FALSE(cache::load_trace_arrays(dir.path, key, &why));
+    CHECK_FALSE(cache::load_trace_arrays(dir.f, key, &why));
     CHECK(why.find("truncated") == 0);
   }
   SUBCASE("a graph entry is not a trace entry") {
-    REQUIRE(cache::write_entry(path, cache::EntryKind::Graph, key, "x"));
-    CHECK_FALSE(cache::load_trace_arrays(dir.path, key, &why));
+    REQUIRE(cache::write_entry(dir.f, cache::kTraceArraysName, cache::EntryKind::Graph, key, "x"));
+    CHECK_FALSE(cache::load_trace_arrays(dir.f, key, &why));
     CHECK(why.find("truncated header") == 0);
-    REQUIRE(cache::write_entry(path, cache::EntryKind::Graph, key, std::string(100, 'x')));
-    CHECK_FALSE(cache::load_trace_arrays(dir.path, key, &why));
+    REQUIRE(cache::write_entry(dir.f, cache::kTraceArraysName, cache::EntryKind::Graph, key,
+                               std::string(100, 'x')));
+    CHECK_FALSE(cache::load_trace_arrays(dir.f, key, &why));
     CHECK(why == "another kind of entry");
   }
 }
@@ -470,9 +478,9 @@ TEST_CASE("the thread index comes back mapped and equal; offsets that do not hol
   TempDir dir;
   const cache::Key key{7, 0, 0, 1};
   const ThreadEvents made(b.trace);
-  REQUIRE(cache::save_thread_index(dir.path, key, made));
+  REQUIRE(cache::save_thread_index(dir.f, key, made));
   std::string why;
-  auto loaded = cache::load_thread_index(dir.path, key, &why);
+  auto loaded = cache::load_thread_index(dir.f, key, &why);
   REQUIRE_MESSAGE(loaded, why);
   CHECK(loaded->parts().events.is_view());
   auto same = [](EventList a, EventList b) {
@@ -485,7 +493,7 @@ TEST_CASE("the thread index comes back mapped and equal; offsets that do not hol
     CHECK(same(loaded->syscalls_of(tid), made.syscalls_of(tid)));
   }
   CHECK(!made.of(101).empty());
-  CHECK_FALSE(cache::load_thread_index(dir.path, cache::Key{8, 0, 0, 1}));
+  CHECK_FALSE(cache::load_thread_index(dir.f, cache::Key{8, 0, 0, 1}));
 
   // Offsets past their list: rejected even when the checksum holds (an entry written by
   // a build whose layout differed without a version bump).
@@ -539,19 +547,19 @@ TEST_CASE(
   h.profile.longest_block_call = 3;
   h.profile.by_name = {{5, 2}, {6, 1}};
   found.hang = h;
-  REQUIRE(cache::save_hang(dir.path, graph, automatic, found));
-  auto back = cache::load_hang(dir.path, graph, automatic);
+  REQUIRE(cache::save_hang(dir.f, graph, automatic, found));
+  auto back = cache::load_hang(dir.f, graph, automatic);
   REQUIRE(back);
   REQUIRE(back->hang);
   CHECK(cache::encode_found_hang(*back) == cache::encode_found_hang(found));
   CHECK(back->hang->chosen_by == "auto: the longest");
   CHECK(back->hang->profile.by_name.size() == 2);
-  CHECK_FALSE(cache::load_hang(dir.path, graph, at));  // another request: no entry
+  CHECK_FALSE(cache::load_hang(dir.f, graph, at));  // another request: no entry
   FoundHang none;
   none.why = "nothing longer than 500 ms";
   none.no_hang = true;
-  REQUIRE(cache::save_hang(dir.path, graph, shorter, none));
-  back = cache::load_hang(dir.path, graph, shorter);
+  REQUIRE(cache::save_hang(dir.f, graph, shorter, none));
+  back = cache::load_hang(dir.f, graph, shorter);
   REQUIRE(back);
   CHECK_FALSE(back->hang);
   CHECK(back->no_hang);
@@ -560,15 +568,15 @@ TEST_CASE(
                   cache::CorruptEntry);
 
   // Its graph evicted, the hang entries go too.
-  REQUIRE(cache::save_graph(dir.path, graph, b.result));
+  REQUIRE(cache::save_graph(dir.f, graph, b.result));
   usleep(5000);
   for (uint64_t i = 0; i < cache::kGraphEntries; ++i) {
-    REQUIRE(cache::save_graph(dir.path, cache::Key{200 + i, 0, 0, 0}, b.result));
+    REQUIRE(cache::save_graph(dir.f, cache::Key{200 + i, 0, 0, 0}, b.result));
     usleep(5000);
   }
-  CHECK_FALSE(cache::load_graph(dir.path, graph));
-  CHECK_FALSE(cache::load_hang(dir.path, graph, automatic));
-  CHECK_FALSE(cache::load_hang(dir.path, graph, shorter));
+  CHECK_FALSE(cache::load_graph(dir.f, graph));
+  CHECK_FALSE(cache::load_hang(dir.f, graph, automatic));
+  CHECK_FALSE(cache::load_hang(dir.f, graph, shorter));
 }
 
 TEST_CASE("links key: links, edge and flag rules and peers splits count; other cut rules do not") {
@@ -603,10 +611,10 @@ TEST_CASE("a base entry names the last graph of its links key; never one of othe
   auto b = sample();
   TempDir dir;
   const cache::Key graph{1, 2, 3, 4}, base{1, 9, 3, 4};
-  REQUIRE(cache::save_graph(dir.path, graph, b.result));
-  REQUIRE(cache::save_base(dir.path, base, graph));
+  REQUIRE(cache::save_graph(dir.f, graph, b.result));
+  REQUIRE(cache::save_base(dir.f, base, graph));
   cache::Key named;
-  auto prior = cache::load_base(dir.path, base, &named);
+  auto prior = cache::load_base(dir.f, base, &named);
   REQUIRE(prior);
   CHECK(named == graph);
   CHECK(prior->graph.segments.empty());  // loaded for reuse: edges only
@@ -614,11 +622,11 @@ TEST_CASE("a base entry names the last graph of its links key; never one of othe
   CHECK(prior->peer_cuts.size() == b.result.peer_cuts.size());
   // A base entry naming a graph of another trace is refused.
   const cache::Key other_base{5, 9, 3, 4};
-  REQUIRE(cache::save_base(dir.path, other_base, graph));
+  REQUIRE(cache::save_base(dir.f, other_base, graph));
   std::string why;
-  CHECK_FALSE(cache::load_base(dir.path, other_base, &named, &why));
+  CHECK_FALSE(cache::load_base(dir.f, other_base, &named, &why));
   CHECK(why == "names a graph of other inputs");
   // Its graph gone: a miss.
-  fs::remove(cache::graph_entry_path(dir.path, graph));
-  CHECK_FALSE(cache::load_base(dir.path, base, &named));
+  fs::remove((dir.path + "/" + cache::graph_entry_name(graph)));
+  CHECK_FALSE(cache::load_base(dir.f, base, &named));
 }

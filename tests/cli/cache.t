@@ -78,3 +78,58 @@ A trace whose folder cannot hold the cache folder keeps it under $XDG_CACHE_HOME
 
   $ mkdir -p $TMP_DIR/ro && cp examples/server-loop.trace $TMP_DIR/ro/r.trace && touch $TMP_DIR/ro/r.trace.cwcache && XDG_CACHE_HOME=$TMP_DIR/xdg CAUSEWAY_CACHE=verbose causeway graph $TMP_DIR/ro/r.trace 2>&1 >/dev/null | sed "s|$TMP_DIR/||; s|graph-[0-9a-f]*|graph-KEY|; s|causeway/[0-9a-f]*/|causeway/HASH/|"
   causeway: cache: graph saved to xdg/causeway/HASH/graph-KEY.cwg
+
+The user's cache folder as `causeway cache size` shows it: its total, entries and cap,
+and each trace folder in it (here the one above: its graph and base entries); with a
+trace, that trace's folders too (none beside it: the name is a file's).
+
+  $ XDG_CACHE_HOME=$TMP_DIR/xdg causeway cache size | sed "s|$TMP_DIR/||"
+  xdg/causeway: [0-9.]+ KiB, 2 entries in 1 trace folder \(cap 4.0 GiB\) (re)
+    [0-9a-f]{16} +[0-9.]+ KiB +2 entries  last used [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2} UTC (re)
+  $ XDG_CACHE_HOME=$TMP_DIR/xdg CAUSEWAY_CACHE_MAX=1G causeway cache size --json $TMP_DIR/ro/r.trace | jq -c '[.schema_version, .cap_bytes, .entries, (.traces | length), .traces[0].entries, .bytes == .traces[0].bytes, .trace.beside, .trace.user.entries]'
+  [1,1073741824,2,1,2,true,null,2]
+  $ XDG_CACHE_HOME=$TMP_DIR/xdg CAUSEWAY_CACHE_MAX=lots causeway cache size 2>&1 >/dev/null
+  causeway: CAUSEWAY_CACHE_MAX=lots is not a size (bytes, or a number with K, M, G or T); the cap is the default, 4.0 GiB
+
+A trace's hang entries are capped: 30 `--min-hang` values leave 16, the least recently
+used gone.
+
+  $ for i in $(seq 1 30); do XDG_CACHE_HOME=$TMP_DIR/xdg causeway debug $TMP_DIR/ro/r.trace --auto --min-hang 0.0$i >/dev/null 2>&1; done; ls $TMP_DIR/xdg/causeway/*/ | grep -c '\.cwh$'
+  16
+
+The user's cache folder is capped as a whole (CAUSEWAY_CACHE_MAX): three traces' graphs
+under a cap that holds two, the least recently used trace's entries go, and its folder.
+
+  $ mkdir -p $TMP_DIR/many && for i in 1 2 3; do cp examples/server-loop.trace $TMP_DIR/many/m$i.trace; touch $TMP_DIR/many/m$i.trace.cwcache; done
+  $ XDG_CACHE_HOME=$TMP_DIR/capped causeway graph $TMP_DIR/many/m1.trace >/dev/null && XDG_CACHE_HOME=$TMP_DIR/capped causeway cache size --json | jq '.bytes' > $TMP_DIR/one && echo $(( $(cat $TMP_DIR/one) * 2 )) > $TMP_DIR/cap
+  $ for i in 2 3; do sleep 0.1; XDG_CACHE_HOME=$TMP_DIR/capped CAUSEWAY_CACHE_MAX=$(cat $TMP_DIR/cap) causeway graph $TMP_DIR/many/m$i.trace >/dev/null; done; XDG_CACHE_HOME=$TMP_DIR/capped causeway cache size --json | jq -c '[.bytes <= '$(cat $TMP_DIR/cap)', (.traces | length)]'; for i in 1 2 3; do XDG_CACHE_HOME=$TMP_DIR/capped causeway cache size --json $TMP_DIR/many/m$i.trace | jq -c '.trace.user.entries'; done
+  [true,2]
+  null
+  2
+  2
+
+`causeway cache clean` removes entries by age (--older DAYS) or all (--all), and only the
+cache's own files: a file of another name in a trace folder stays, and so does the folder.
+
+  $ XDG_CACHE_HOME=$TMP_DIR/xdg causeway cache clean
+  causeway cache clean: say which entries: --all, or --older DAYS
+  [1]
+  $ XDG_CACHE_HOME=$TMP_DIR/xdg causeway cache clean --older 1
+  removed 0 entries, 0 B
+  $ touch -d '3 days ago' $TMP_DIR/xdg/causeway/*/graph-*.cwg && XDG_CACHE_HOME=$TMP_DIR/xdg causeway cache clean --older 2 | sed "s|$TMP_DIR/||; s|causeway/[0-9a-f]*|causeway/HASH|; s|, [0-9.]* [KMG]*i*B$|, SIZE|"
+  xdg/causeway/HASH: removed 1 entry, SIZE
+  removed 1 entry, SIZE
+  $ for d in $TMP_DIR/xdg/causeway/*/; do touch $d/notes; done; XDG_CACHE_HOME=$TMP_DIR/xdg causeway cache clean --all | sed "s|$TMP_DIR/||; s|causeway/[0-9a-f]*|causeway/HASH|; s|, [0-9.]* [KMG]*i*B$|, SIZE|"
+  xdg/causeway/HASH: removed 17 entries, SIZE
+  removed 17 entries, SIZE
+  $ ls $TMP_DIR/xdg/causeway/*/; XDG_CACHE_HOME=$TMP_DIR/xdg causeway cache size | head -1 | sed "s|$TMP_DIR/||"
+  notes
+  xdg/causeway: 0 B, 0 entries in 1 trace folder (cap 4.0 GiB)
+
+With a trace, its folder beside it is cleaned too.
+
+  $ ls $TMP_DIR/t.trace.cwcache | wc -l; XDG_CACHE_HOME=$TMP_DIR/xdg causeway cache clean --all $TMP_DIR/t.trace | sed "s|$TMP_DIR/||; s|, [0-9.]* [KMG]*i*B$|, SIZE|"; ls $TMP_DIR/t.trace.cwcache | wc -l
+  4
+  t.trace.cwcache: removed 4 entries, SIZE
+  removed 4 entries, SIZE
+  0
