@@ -360,7 +360,7 @@ def write_topology(t, out, node_bin, prefix=""):
         f'"$T/{watchdog}" --noise watchdog & NOISE+=($!)',
         "failed=",
         'for k in "${!NODES[@]}"; do',
-        '  if ! wait "${NODES[$k]}"; then',
+        '  if ! wait "${NODES[$k]}" 2>/dev/null; then  # (not the shell\'s "Killed" line)',
         '    failed+=" ${NAMES[$k]} ($(tail -1 "$W/${NAMES[$k]}.err" 2>/dev/null))"',
         "  fi",
         "done",

@@ -30,13 +30,45 @@ def role_of(topo):
 
 
 def pattern(line, roles):
-    """A mismatch line with comms replaced by roles and numbers by N."""
+    """A mismatch line with comms replaced by roles (repeats merged), numbers by N."""
+    line = re.sub(r"does not pass through \[.*\] in that order", "misses the truth path", line)
+
     def comm(m):
         w = m.group(0)
         return roles.get(w, w)
+
+    def merge(m):
+        items = [w.strip() for w in m.group(1).split(",")]
+        out = [w for k, w in enumerate(items) if k == 0 or w != items[k - 1]]
+        return "[" + ", ".join(out) + "]"
+
     text = re.sub(r"[A-Za-z0-9_.:-]+", comm, line)
+    text = re.sub(r"\[([^\]]*)\]", merge, text)
     text = re.sub(r"\b\d+(\.\d+)?\b", "N", text)
     return text
+
+
+def lost_at(x):
+    """Where the diagnosed path left the truth: the truth-path edges into the node nearest
+    the slow one that the diagnosed path reached ("reached the slow node" when it did)."""
+    t = x["topo"]
+    on = [(e["from"], e["to"], e["mechanism"]) for e in t["edges"] if e["on_path"]]
+    reached = set(x["path"]) | ({x["root"]} if x["root"] else set())
+    if t["slow"] in reached:
+        return "reached the slow node"
+    # Distance from the slow node along truth-path edges.
+    dist, frontier = {t["slow"]: 0}, [t["slow"]]
+    while frontier:
+        v = frontier.pop(0)
+        for u, d, _ in on:
+            if u == v and d not in dist:
+                dist[d] = dist[v] + 1
+                frontier.append(d)
+    cands = [v for v in reached if v in dist]
+    if not cands:
+        return "reached no truth-path node"
+    deepest = min(cands, key=lambda v: dist[v])
+    return "lost at " + "/".join(sorted({m for u, d, m in on if d == deepest}))
 
 
 def rate(p, n):
@@ -83,6 +115,7 @@ def main():
             for v in vals:
                 by[k][v][1] += 1
                 by[k][v][0] += x["passed"]
+    lost = collections.Counter(lost_at(x) for x in ran if not x["passed"] and not x["error"])
     victim = [x for x in ran if x["root"] and x["root"] == (x["hang"].split(" ") or [""])[0]]
     patterns = collections.defaultdict(list)
     for x in ran:
@@ -101,6 +134,9 @@ def main():
         print(f"\nper {k}:")
         for v, (p, n) in sorted(by[k].items(), key=lambda kv: (kv[1][0] / kv[1][1], kv[0])):
             print(f"  {v:16} {rate(p, n)}")
+    print("\nwhere the diagnosed path left the truth (misses with a diagnosis):")
+    for k, c in lost.most_common():
+        print(f"  {c:4}  {k}")
     print("\nmismatch patterns (SLOW = the slow node, SINK = the hung node), most common first:")
     for pat, xs in sorted(patterns.items(), key=lambda kv: -len(kv[1])):
         mechs = collections.Counter(m for x in xs for m in x["topo"]["path_mechanisms"])
@@ -112,7 +148,8 @@ def main():
             continue
         t = x["topo"]
         print(f"  {seed_of(x)} {x['name']} [{t['stage']} on {t['slow']}, sink {t['sink']}, "
-              f"path {' → '.join(t['path'])}]\n    replay: {t['replay']}")
+              f"path {' → '.join(t['path'])}]: {'' if x['error'] else lost_at(x)}\n"
+              f"    diagnosed path: {' → '.join(x['path'])}\n    replay: {t['replay']}")
         for line in x["mismatches"] or [f"error: {x['error']}"]:
             print(f"    - {line}")
     if len(rows) != len(ran):
@@ -123,6 +160,7 @@ def main():
     summary = {
         "topologies": len(rows), "ran": len(ran), "passed": passed,
         "rate": passed / len(ran) if ran else 0.0, "victim_blamed": len(victim),
+        "lost_at": dict(lost),
         "driver_failures": [seed_of(x) for x in rows if x["driver_failed"]],
         "per": {k: {v: {"passed": p, "total": n} for v, (p, n) in d.items()} for k, d in by.items()},
         "patterns": [{"pattern": pat, "count": len(xs), "examples": [seed_of(x) for x in xs[:5]]}
