@@ -364,7 +364,11 @@ def write_topology(t, out, node_bin, prefix=""):
         '    failed+=" ${NAMES[$k]} ($(tail -1 "$W/${NAMES[$k]}.err" 2>/dev/null))"',
         "  fi",
         "done",
-        '[ -e "$W/TIMEOUT" ] && die "the topology took longer than 6 s:${failed}"',
+        'if [ -e "$W/TIMEOUT" ]; then',
+        '  late=',
+        f'  for n in {" ".join(names[v] for v in range(t["n"]))}; do [ -s "times/$n" ] || late+=" $n"; done',
+        '  die "the topology took longer than 6 s; not done:${late}"',
+        'fi',
         '[ -z "$failed" ] || die "nodes failed:$failed"',
         "# Every node went through; the sink waited for the slow stage, which lasted.",
     ]

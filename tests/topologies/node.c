@@ -584,7 +584,11 @@ static void wait_input(struct node* n, struct edge* e) {
 static void signal_output(struct node* n, struct edge* e) {
   const char* m = e->mech;
   const char* who = n->name;
-  if (is_fifo_wait(m)) {
+  if (is(m, "readt")) {
+    // bash's `read -t` can drop a byte it read as its timeout expires: send spares, which
+    // only that reader's FIFO holds.
+    write_all(e->fd, "xxxxxxxxxxxxxxxx", 16, who);
+  } else if (is_fifo_wait(m)) {
     write_all(e->fd, "x", 1, who);
   } else if (is(m, "pipefull")) {
     static char sink[BIG_WRITE];

@@ -99,7 +99,9 @@ t_stage=${EPOCHREALTIME/./}000
 for e in "${outs[@]}"; do
   read -r mech chan <<<"$e"
   case $mech in
-  pipe | readt | poll* | select* | epoll*) printf x >&"${fd[out.$chan]}" || fail "write $chan" ;;
+  pipe | poll* | select* | epoll*) printf x >&"${fd[out.$chan]}" || fail "write $chan" ;;
+  # `read -t` can drop a byte it read as its timeout expires: spares, for that reader only.
+  readt) printf xxxxxxxxxxxxxxxx >&"${fd[out.$chan]}" || fail "write $chan" ;;
   eof-close)
     f=${fd[out.$chan]}
     exec {f}>&-
