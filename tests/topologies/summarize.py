@@ -96,7 +96,13 @@ def main():
         err = r.get("error")
         driver_failed = bool(err) and "scenario's command failed" in err
         root = (w.get("root_cause") or "").split(" ")[0]
-        rows.append(dict(name=r["name"], topo=topo, passed=r["passed"], error=err,
+        lost_events = ""
+        log = (r.get("trace") or "")[: -len(".cwt")] + ".record.log"
+        if os.path.exists(log):
+            with open(log, errors="replace") as f:
+                m = re.search(r"([0-9]+) events LOST", f.read())
+                lost_events = m.group(1) if m else ""
+        rows.append(dict(name=r["name"], topo=topo, lost_events=lost_events, passed=r["passed"], error=err,
                          driver_failed=driver_failed, mismatches=w.get("mismatches", []),
                          root=root, hang=w.get("hang", ""), path=w.get("path", []),
                          trace=r.get("trace")))
@@ -130,6 +136,9 @@ def main():
     print(f"\ntopologies: {len(rows)}, ran: {len(ran)}, driver failures: {len(rows) - len(ran)}")
     print(f"pass rate: {rate(passed, len(ran))}")
     print(f"victim blamed (root cause = the hung node): {len(victim)}")
+    lossy = [x for x in ran if x["lost_events"]]
+    print(f"recordings that lost events: {len(lossy)} "
+          f"({sum(not x['passed'] for x in lossy)} of them missed)")
     for k in ("shape", "stage", "threads", "mechanism"):
         print(f"\nper {k}:")
         for v, (p, n) in sorted(by[k].items(), key=lambda kv: (kv[1][0] / kv[1][1], kv[0])):
@@ -150,6 +159,8 @@ def main():
         print(f"  {seed_of(x)} {x['name']} [{t['stage']} on {t['slow']}, sink {t['sink']}, "
               f"path {' → '.join(t['path'])}]: {'' if x['error'] else lost_at(x)}\n"
               f"    diagnosed path: {' → '.join(x['path'])}\n    replay: {t['replay']}")
+        if x["lost_events"]:
+            print(f"    (the recording lost {x['lost_events']} events)")
         for line in x["mismatches"] or [f"error: {x['error']}"]:
             print(f"    - {line}")
     if len(rows) != len(ran):
@@ -160,6 +171,7 @@ def main():
     summary = {
         "topologies": len(rows), "ran": len(ran), "passed": passed,
         "rate": passed / len(ran) if ran else 0.0, "victim_blamed": len(victim),
+        "lost_events": [seed_of(x) for x in lossy],
         "lost_at": dict(lost),
         "driver_failures": [seed_of(x) for x in rows if x["driver_failed"]],
         "per": {k: {v: {"passed": p, "total": n} for v, (p, n) in d.items()} for k, d in by.items()},
