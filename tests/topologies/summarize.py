@@ -37,8 +37,11 @@ def pattern(line, roles):
         w = m.group(0)
         return roles.get(w, w)
 
+    known = {"SINK", "SLOW", "ON-PATH", "OFF-PATH", "NOISE"}
+
     def merge(m):
-        items = [w.strip() for w in m.group(1).split(",")]
+        # Comms of no node (run.sh's own children before a node's exec) merge into "other".
+        items = [w.strip() if w.strip() in known else "other" for w in m.group(1).split(",")]
         out = [w for k, w in enumerate(items) if k == 0 or w != items[k - 1]]
         return "[" + ", ".join(out) + "]"
 
