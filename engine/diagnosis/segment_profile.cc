@@ -297,7 +297,7 @@ ThreadEvents::ThreadEvents(const Trace& trace, const std::vector<Tid>& tids) {
   parts_.syscalls_at = std::move(syscalls_at);
 }
 
-ThreadEvents::ThreadEvents(Parts parts) : parts_(std::move(parts)) {
+ThreadEvents::ThreadEvents(Parts parts, uint64_t events) : parts_(std::move(parts)) {
   const size_t slots = parts_.tids.size();
   for (size_t i = 1; i < slots; ++i)
     if (parts_.tids[i - 1] >= parts_.tids[i])
@@ -305,9 +305,15 @@ ThreadEvents::ThreadEvents(Parts parts) : parts_(std::move(parts)) {
   auto check = [&](const Column<uint32_t>& flat, const Column<uint32_t>& at, const char* what) {
     if (at.size() != slots + 1 || at[0] != 0 || at[slots] != flat.size())
       throw std::invalid_argument(std::string("thread index: ") + what + " offsets do not fit");
-    for (size_t i = 0; i < slots; ++i)
+    for (size_t i = 0; i < slots; ++i) {
       if (at[i] > at[i + 1])
         throw std::invalid_argument(std::string("thread index: ") + what + " offsets descend");
+      // Each thread's list: events of the trace, ascending (profiles search them).
+      for (uint32_t k = at[i]; k < at[i + 1]; ++k)
+        if (flat[k] >= events || (k > at[i] && flat[k - 1] >= flat[k]))
+          throw std::invalid_argument(std::string("thread index: ") + what +
+                                      " list names events out of order or past the trace's");
+    }
   };
   check(parts_.events, parts_.events_at, "event");
   check(parts_.switches, parts_.switches_at, "switch");
