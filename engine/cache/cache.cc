@@ -807,16 +807,26 @@ void check_graph(const engine::BuildResult& r, uint64_t segment_count, const Tra
       bad("a segment's events are of another thread");
     if (!rule_in_range(s.cut_rule)) bad("a segment names a rule the graph does not have");
   }
+  // Every segment in exactly one thread's run: Graph::segment_of finds an event's segment
+  // through its thread's.
+  std::vector<bool> covered(segment_count, false);
+  uint64_t in_runs = 0;
   for (size_t i = 0; i < g.threads.size(); ++i) {
     const engine::Graph::ThreadSegments& t = g.threads[i];
     if ((i > 0 && g.threads[i - 1].tid >= t.tid) || t.begin > t.end || t.end > segment_count)
       bad("the graph's thread table does not fit its segments");
+    for (uint32_t s = t.begin; s < t.end; ++s) {
+      if (covered[s]) bad("the graph's thread table does not fit its segments");
+      covered[s] = true;
+    }
+    in_runs += t.end - t.begin;
     if (for_reuse) continue;
     for (uint32_t s = t.begin; s < t.end; ++s)
       if (g.segments[s].tid != t.tid ||
           (s > t.begin && g.segments[s - 1].first >= g.segments[s].first))
         bad("the graph's thread table does not fit its segments");
   }
+  if (in_runs != segment_count) bad("the graph's thread table does not fit its segments");
   for (const engine::Edge& e : g.edges) {
     if (e.from >= segment_count || e.to >= segment_count || e.kind >= g.kinds.size())
       bad("an edge names a segment or kind the graph does not have");

@@ -736,6 +736,9 @@ TEST_CASE("a graph entry whose indexes leave their tables is a miss, checksum or
   bad("thread table past the segments", [&](BuildResult& r) {
     r.graph.threads.back().end = static_cast<uint32_t>(r.graph.segments.size() + 1);
   });
+  bad("a segment in no thread's run", [&](BuildResult& r) { r.graph.threads.back().end -= 1; });
+  bad("a segment in two threads' runs",
+      [&](BuildResult& r) { r.graph.threads[1].begin = r.graph.threads[0].begin; });
   bad("thread table out of order",
       [&](BuildResult& r) { std::swap(r.graph.threads[0], r.graph.threads[1]); });
   bad("rule counts shorter than the rules", [&](BuildResult& r) { r.counts.edges.clear(); });
