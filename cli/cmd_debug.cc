@@ -133,7 +133,7 @@ int diagnose_once(const Args& a, const rules::HangSpec& hang, std::vector<std::s
   options.beam_width = a.beam_width;
   options.lookback = a.lookback;
   options.baseline = a.baseline;
-  DiagnosisCache diagnosis_cache(trace, &cache, graph_key);
+  DiagnosisCache diagnosis_cache(trace, built.graph, &cache, graph_key);
   diagnosis_cache.apply(options);
 
   ProgressLine progress("diagnosing");

@@ -82,7 +82,7 @@ int run_export(const Args& a) {
 
   engine::DiagnoseOptions options;
   options.symptom = symptom_request(trace, *hang, a.min_hang);
-  DiagnosisCache diagnosis_cache(trace, &cache, graph_key);
+  DiagnosisCache diagnosis_cache(trace, built.graph, &cache, graph_key);
   diagnosis_cache.apply(options);
   ProgressLine progress("diagnosing");
   if (progress.enabled()) options.progress = progress.callback();

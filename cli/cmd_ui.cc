@@ -140,7 +140,7 @@ int run_ui(const Args& a) {
     return rc;
   // Made here, while this process runs one thread: a thread index made afresh is saved by a
   // copy of the process (CacheSession::in_background).
-  DiagnosisCache diagnosis_cache(trace, &cache, graph_key);
+  DiagnosisCache diagnosis_cache(trace, built.graph, &cache, graph_key);
 
   ui::Session session;
   session.merge(

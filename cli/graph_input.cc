@@ -21,7 +21,7 @@ int build_graph_input(const Trace& trace, const rules::RuleSet& rules, engine::B
     key = cache::Key{cache->trace_key, cache::packs_key(rules),
                      cache::options_key(options, cache->format, trace), cache::engine_key()};
     std::string why;
-    if (auto loaded = cache::load_graph(cache->dir, *key, &why)) {
+    if (auto loaded = cache::load_graph(cache->dir, *key, trace, rules, &why)) {
       cache->note(
           fmt::format("graph loaded from {}", cache->dir.shown(cache::graph_entry_name(*key))));
       out = std::move(*loaded);
@@ -37,7 +37,7 @@ int build_graph_input(const Trace& trace, const rules::RuleSet& rules, engine::B
       base = cache::Key{key->trace, *links, key->options, key->engine};
       cache::Key prior_key;
       std::string problem;
-      prior = cache::load_base(cache->dir, *base, &prior_key, &problem);
+      prior = cache::load_base(cache->dir, *base, trace, rules, &prior_key, &problem);
       if (prior) {
         options.reuse = &*prior;
         cache->note(fmt::format("rebuilding the cuts of {}",
@@ -100,7 +100,7 @@ engine::ThreadEvents thread_index_input(const Trace& trace, const CacheSession* 
   const cache::Key key{cache->trace_key, 0, 0, cache::engine_key()};
   const std::string path = cache->dir.shown(cache::kThreadIndexName);
   std::string why;
-  if (auto loaded = cache::load_thread_index(cache->dir, key, &why)) {
+  if (auto loaded = cache::load_thread_index(cache->dir, key, trace.events.size(), &why)) {
     cache->note(fmt::format("thread index mapped from {}", path));
     return std::move(*loaded);
   }
@@ -116,16 +116,20 @@ engine::ThreadEvents thread_index_input(const Trace& trace, const CacheSession* 
   return index;
 }
 
-DiagnosisCache::DiagnosisCache(const Trace& trace, const CacheSession* cache,
-                               std::optional<cache::Key> graph_key)
-    : cache_(cache), graph_key_(graph_key), index_(thread_index_input(trace, cache)) {}
+DiagnosisCache::DiagnosisCache(const Trace& trace, const engine::Graph& graph,
+                               const CacheSession* cache, std::optional<cache::Key> graph_key)
+    : trace_(trace),
+      graph_(graph),
+      cache_(cache),
+      graph_key_(graph_key),
+      index_(thread_index_input(trace, cache)) {}
 
 void DiagnosisCache::apply(engine::DiagnoseOptions& options) {
   options.events = &index_;
   if (!graph_key_ || !cache_) return;
   // The symptom auto found on this graph before (its search walks every candidate thread).
   std::string why;
-  known_hang_ = cache::load_hang(cache_->dir, *graph_key_, options.symptom, &why);
+  known_hang_ = cache::load_hang(cache_->dir, *graph_key_, options.symptom, trace_, graph_, &why);
   if (known_hang_)
     cache_->note("hang found before on this graph, from the cache");
   else if (!why.empty())

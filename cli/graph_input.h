@@ -37,13 +37,16 @@ engine::ThreadEvents thread_index_input(const Trace& trace, const CacheSession* 
 // diagnosis finds. `graph_key` as build_graph_input set it (none: nothing is looked up).
 class DiagnosisCache {
  public:
-  DiagnosisCache(const Trace& trace, const CacheSession* cache,
+  // `graph` is the graph of `graph_key` (a hang kept for it is checked against it).
+  DiagnosisCache(const Trace& trace, const engine::Graph& graph, const CacheSession* cache,
                  std::optional<cache::Key> graph_key);
   // Sets options.events, and the hang's lookup and saving for options.symptom (set it
   // first). `options` must not outlive this.
   void apply(engine::DiagnoseOptions& options);
 
  private:
+  const Trace& trace_;
+  const engine::Graph& graph_;
   const CacheSession* cache_;
   std::optional<cache::Key> graph_key_;
   engine::ThreadEvents index_;

@@ -66,6 +66,15 @@ bool read_from_cache(const std::string& path, Trace& trace, ReadReport& report,
     trace = Trace{};
     return false;
   }
+  // A checksum is not validation: every event must name what the trace has.
+  try {
+    cache::check_trace_arrays(*arrays, trace);
+  } catch (const cache::CorruptEntry& e) {
+    cache.note(fmt::format("{} not used ({}); reading the trace",
+                           cache.dir.shown(cache::kTraceArraysName), e.what()));
+    trace = Trace{};
+    return false;
+  }
   trace.events = std::move(arrays->events);
   trace.values = std::move(arrays->values);
   report = std::move(arrays->report);

@@ -683,8 +683,93 @@ class FileSource {
 };
 using FileReader = Decoder<FileSource>;
 
+// Throws CorruptEntry unless every index `r` holds is inside the table it indexes: the
+// trace's events, the graph's segments, kinds and threads, the rule tables (which must be
+// those of `rules`: reports index the counts by the packs' rules). A graph with
+// `segment_count` segments (not decoded when loaded for reuse: `r` has none then).
+void check_graph(const engine::BuildResult& r, uint64_t segment_count, const Trace& trace,
+                 const rules::RuleSet& rules, bool for_reuse) {
+  using engine::RuleKind;
+  const engine::Graph& g = r.graph;
+  const engine::RuleNames& n = g.rule_names;
+  const uint64_t events = trace.events.size();
+  auto bad = [](const char* what) { throw CorruptEntry(what); };
+  // The rule tables: one entry per rule of the packs, and the per-rule lists as long. A
+  // rebuild of the cuts reads no cut rule of the graph it reuses (those may differ).
+  if (n.split_cuts_after.size() != n.splits.size() || n.split_loops.size() != n.splits.size() ||
+      n.edge_strengths.size() != n.edges.size() || n.edge_ends_polling.size() != n.edges.size())
+    bad("the graph's rule tables do not agree");
+  if (n.edges.size() != rules.edges.size() || n.flags.size() != rules.flags.size() ||
+      n.links.size() != rules.links.size() ||
+      (!for_reuse &&
+       (n.splits.size() != rules.splits.size() || n.batches.size() != rules.batches.size())))
+    bad("the graph's rules are not those of the packs");
+  for (rules::Strength s : n.edge_strengths)
+    if (s > rules::Strength::Prune) bad("an edge rule of unknown strength");
+  const engine::RuleCounts& c = r.counts;
+  if (c.splits.size() != n.splits.size() || c.batches.size() != n.batches.size() ||
+      c.edges.size() != n.edges.size() || c.pruned.size() != n.edges.size() ||
+      c.boosted.size() != n.edges.size() || c.flags.size() != n.flags.size())
+    bad("the graph's rule counts do not fit its rules");
+  auto rule_in_range = [&](engine::RuleRef ref) {
+    switch (ref.kind) {
+      case RuleKind::None: return true;
+      case RuleKind::Split: return ref.index < n.splits.size();
+      case RuleKind::Batch: return ref.index < n.batches.size();
+      case RuleKind::Edge: return ref.index < n.edges.size();
+      case RuleKind::Flag: return ref.index < n.flags.size();
+    }
+    return false;  // a kind this causeway does not have
+  };
+  // Segments: events of their thread; each thread's segments one run, in event order.
+  for (const engine::Segment& s : g.segments) {
+    if (s.first > s.last || s.last >= events) bad("a segment names events the trace does not have");
+    if (trace.events[s.first].tid != s.tid || trace.events[s.last].tid != s.tid)
+      bad("a segment's events are of another thread");
+    if (!rule_in_range(s.cut_rule)) bad("a segment names a rule the graph does not have");
+  }
+  // Every segment in exactly one thread's run: Graph::segment_of finds an event's segment
+  // through its thread's.
+  std::vector<bool> covered(segment_count, false);
+  uint64_t in_runs = 0;
+  for (size_t i = 0; i < g.threads.size(); ++i) {
+    const engine::Graph::ThreadSegments& t = g.threads[i];
+    if ((i > 0 && g.threads[i - 1].tid >= t.tid) || t.begin > t.end || t.end > segment_count)
+      bad("the graph's thread table does not fit its segments");
+    for (uint32_t s = t.begin; s < t.end; ++s) {
+      if (covered[s]) bad("the graph's thread table does not fit its segments");
+      covered[s] = true;
+    }
+    in_runs += t.end - t.begin;
+    if (for_reuse) continue;
+    for (uint32_t s = t.begin; s < t.end; ++s)
+      if (g.segments[s].tid != t.tid ||
+          (s > t.begin && g.segments[s - 1].first >= g.segments[s].first))
+        bad("the graph's thread table does not fit its segments");
+  }
+  if (in_runs != segment_count) bad("the graph's thread table does not fit its segments");
+  for (const engine::Edge& e : g.edges) {
+    if (e.from >= segment_count || e.to >= segment_count || e.kind >= g.kinds.size())
+      bad("an edge names a segment or kind the graph does not have");
+    if (e.from_event >= events || e.to_event >= events)
+      bad("an edge names events the trace does not have");
+    if (!rule_in_range(e.rule) ||
+        (e.boost_rule != rules::kNoRule && e.boost_rule >= n.edges.size()) ||
+        (e.link != rules::kNoRule && e.link >= n.links.size()))
+      bad("an edge names a rule the graph does not have");
+    if (e.strength > engine::Strength::Boosted) bad("an edge of unknown strength");
+  }
+  for (const engine::PeerCut& p : r.peer_cuts)
+    if (p.event >= events || p.rule >= rules.splits.size() ||
+        p.neighbour > rules::Neighbour::Strong)
+      bad("a peers cut names an event or rule the trace and packs do not have");
+  // A rebuild of the cuts sizes its flag edges by this.
+  if (r.stats.flag_edges > g.edges.size()) bad("more flag edges than edges");
+}
+
 template <class R>
-engine::BuildResult decode_graph_from(R& rd, bool for_reuse) {
+engine::BuildResult decode_graph_from(R& rd, const Trace& trace, const rules::RuleSet& rules,
+                                      bool for_reuse) {
   engine::BuildResult r;
   engine::Graph& g = r.graph;
   // A rebuild of the cuts makes its own segments: only their count is kept.
@@ -712,28 +797,27 @@ engine::BuildResult decode_graph_from(R& rd, bool for_reuse) {
     *v = rd.template array<uint64_t>();
   r.peer_cuts = rd.template array<engine::PeerCut>();
   if (!rd.done()) throw CorruptEntry("bytes left after the graph");
-  // The csr's arrays index segments by the edges: an edge out of range would index past
-  // them, whatever wrote it.
-  const auto segments = for_reuse ? segment_count : g.segments.size();
-  for (const engine::Edge& e : g.edges)
-    if (e.from >= segments || e.to >= segments || e.kind >= g.kinds.size())
-      throw CorruptEntry("an edge names a segment or kind the graph does not have");
+  // The csr's arrays index segments by the edges, the diagnosis events by the segments,
+  // reports rules by the counts: whatever wrote the entry, nothing may index past them.
+  check_graph(r, for_reuse ? segment_count : g.segments.size(), trace, rules, for_reuse);
   if (!for_reuse) g.build_csr();
   return r;
 }
 
 }  // namespace
 
-engine::BuildResult decode_graph(std::string_view payload, bool for_reuse) {
+engine::BuildResult decode_graph(std::string_view payload, const Trace& trace,
+                                 const rules::RuleSet& rules, bool for_reuse) {
   Reader rd(payload);
-  return decode_graph_from(rd, for_reuse);
+  return decode_graph_from(rd, trace, rules, for_reuse);
 }
 
 std::string graph_entry_name(const Key& key) {
   return fmt::format("graph-{}.cwg", key.hex());
 }
 
-std::optional<engine::BuildResult> load_graph(const Folder& dir, const Key& key, std::string* why,
+std::optional<engine::BuildResult> load_graph(const Folder& dir, const Key& key, const Trace& trace,
+                                              const rules::RuleSet& rules, std::string* why,
                                               bool for_reuse) {
   const std::string name = graph_entry_name(key);
   auto fail = [&](std::string reason) -> std::optional<engine::BuildResult> {
@@ -751,7 +835,7 @@ std::optional<engine::BuildResult> load_graph(const Folder& dir, const Key& key,
   } closer{fd};
   try {
     FileReader rd(fd, kHeaderSize, size);
-    engine::BuildResult r = decode_graph_from(rd, for_reuse);
+    engine::BuildResult r = decode_graph_from(rd, trace, rules, for_reuse);
     if (!rd.source().matches(load_le<uint64_t>(header + 56))) return fail("checksum mismatch");
     dir.touch(name);  // used now: eviction drops the least recently used
     return r;
@@ -904,29 +988,64 @@ std::optional<TraceArrays> load_trace_arrays(const Folder& dir, const Key& key, 
   auto m =
       map_entry(dir, kTraceArraysName, EntryKind::TraceArrays, key, true, sizeof(ArraysMeta), why);
   if (!m) return std::nullopt;
-  const uint64_t size = m->size;
-  char* base = m->base;
-  const std::shared_ptr<const void>& mapping = m->keep;
-  std::string_view payload = m->payload;
   try {
-    Reader rd(payload);
-    const auto meta = rd.value<ArraysMeta>();
-    TraceArrays out;
-    out.report = decode_report(rd);
-    if (meta.events_offset % kPage || meta.values_offset % kPage || meta.events_offset > size ||
-        meta.values_offset > size || meta.events > (size - meta.events_offset) / sizeof(Event) ||
-        meta.events_offset + meta.events * sizeof(Event) > meta.values_offset ||
-        meta.values > (size - meta.values_offset) / sizeof(uint64_t))
-      throw CorruptEntry("arrays outside the entry");
-    out.events = Column<Event>::view(mapping, reinterpret_cast<Event*>(base + meta.events_offset),
-                                     meta.events);
-    out.values = Column<uint64_t>::view(
-        mapping, reinterpret_cast<uint64_t*>(base + meta.values_offset), meta.values);
-    out.strings = meta.strings;
-    out.stacks = meta.stacks;
-    return out;
+    return decode_trace_arrays(m->keep, m->base, m->size);
   } catch (const CorruptEntry& e) {
     return fail(e.what());
+  }
+}
+
+TraceArrays decode_trace_arrays(const std::shared_ptr<const void>& keep, char* base,
+                                uint64_t size) {
+  if (size < kHeaderSize) throw CorruptEntry("truncated header");
+  Reader rd(std::string_view(base + kHeaderSize, size - kHeaderSize));
+  const auto meta = rd.value<ArraysMeta>();
+  TraceArrays out;
+  out.report = decode_report(rd);
+  if (meta.events_offset % kPage || meta.values_offset % kPage || meta.events_offset > size ||
+      meta.values_offset > size || meta.events > (size - meta.events_offset) / sizeof(Event) ||
+      meta.events_offset + meta.events * sizeof(Event) > meta.values_offset ||
+      meta.values > (size - meta.values_offset) / sizeof(uint64_t))
+    throw CorruptEntry("arrays outside the entry");
+  // The reader never makes more: event and value indexes are 32 bits.
+  if (meta.events > 0xffffffffull || meta.values > 0xffffffffull)
+    throw CorruptEntry("more events or values than a trace holds");
+  out.events =
+      Column<Event>::view(keep, reinterpret_cast<Event*>(base + meta.events_offset), meta.events);
+  out.values = Column<uint64_t>::view(keep, reinterpret_cast<uint64_t*>(base + meta.values_offset),
+                                      meta.values);
+  out.strings = meta.strings;
+  out.stacks = meta.stacks;
+  return out;
+}
+
+void check_trace_arrays(const TraceArrays& arrays, const Trace& tables) {
+  const Schema& schema = tables.schema;
+  const uint64_t nkinds = schema.size(), nvalues = arrays.values.size();
+  const uint64_t nstrings = tables.strings.size(), nstacks = tables.stacks.size();
+  if (arrays.strings != nstrings || arrays.stacks != nstacks)
+    throw CorruptEntry("made with other strings or stacks than the trace has");
+  // The string fields of each kind, looked up once.
+  std::vector<std::vector<uint32_t>> str_fields(nkinds);
+  for (size_t k = 0; k < nkinds; ++k) {
+    const auto& fields = schema.kind(static_cast<KindId>(k)).fields;
+    for (uint32_t f = 0; f < fields.size(); ++f)
+      if (fields[f].type == FieldType::Str) str_fields[k].push_back(f);
+  }
+  uint64_t last_ts = 0;
+  for (size_t i = 0; i < arrays.events.size(); ++i) {
+    const Event& e = arrays.events[i];
+    if (e.kind >= nkinds)
+      throw CorruptEntry(
+          fmt::format("event {} has kind {} (the schema has {})", i, e.kind, nkinds));
+    if (uint64_t{e.values} + schema.kind(e.kind).fields.size() > nvalues)
+      throw CorruptEntry(fmt::format("event {} has values past the array", i));
+    if (e.stack >= nstacks) throw CorruptEntry(fmt::format("event {} names no stack", i));
+    for (uint32_t f : str_fields[e.kind])
+      if (arrays.values[e.values + f] >= nstrings)
+        throw CorruptEntry(fmt::format("event {} names no string", i));
+    if (e.ts < last_ts) throw CorruptEntry(fmt::format("event {} is out of time order", i));
+    last_ts = e.ts;
   }
 }
 
@@ -975,7 +1094,7 @@ bool save_thread_index(const Folder& dir, const Key& key, const engine::ThreadEv
 }
 
 std::optional<engine::ThreadEvents> load_thread_index(const Folder& dir, const Key& key,
-                                                      std::string* why) {
+                                                      uint64_t events, std::string* why) {
   auto fail = [&](std::string reason) -> std::optional<engine::ThreadEvents> {
     if (why) *why = std::move(reason);
     return std::nullopt;
@@ -984,25 +1103,35 @@ std::optional<engine::ThreadEvents> load_thread_index(const Folder& dir, const K
   auto m = map_entry(dir, kThreadIndexName, EntryKind::ThreadIndex, key, true, sizeof(IndexMeta),
                      why, false);
   if (!m) return std::nullopt;
+  try {
+    engine::ThreadEvents index = decode_thread_index(m->keep, m->base, m->size, events);
+    // The check read every list through the mapping: let those pages go again (nothing was
+    // written to them), so that only the lists of the threads a diagnosis looks at count in
+    // the process's memory, as the mapping was made for.
+    madvise(m->base, m->size, MADV_DONTNEED);
+    return index;
+  } catch (const CorruptEntry& e) {
+    return fail(e.what());
+  }
+}
+
+engine::ThreadEvents decode_thread_index(const std::shared_ptr<const void>& keep, char* base,
+                                         uint64_t size, uint64_t events) {
+  if (size < kHeaderSize + sizeof(IndexMeta)) throw CorruptEntry("truncated header");
   IndexMeta meta{};
-  std::memcpy(&meta, m->payload.data(), sizeof meta);
+  std::memcpy(&meta, base + kHeaderSize, sizeof meta);
   engine::ThreadEvents::Parts parts;
-  std::string bad;
   for_each_index_array(parts, [&](size_t i, auto& column) {
     using T = typename std::decay_t<decltype(column)>::value_type;
-    if (meta.offset[i] % kPage || meta.offset[i] > m->size ||
-        meta.count[i] > (m->size - meta.offset[i]) / sizeof(T)) {
-      bad = "arrays outside the entry";
-      return;
-    }
-    column =
-        Column<T>::view(m->keep, reinterpret_cast<T*>(m->base + meta.offset[i]), meta.count[i]);
+    if (meta.offset[i] % kPage || meta.offset[i] > size ||
+        meta.count[i] > (size - meta.offset[i]) / sizeof(T))
+      throw CorruptEntry("arrays outside the entry");
+    column = Column<T>::view(keep, reinterpret_cast<T*>(base + meta.offset[i]), meta.count[i]);
   });
-  if (!bad.empty()) return fail(bad);
   try {
-    return engine::ThreadEvents(std::move(parts));
+    return engine::ThreadEvents(std::move(parts), events);
   } catch (const std::invalid_argument& e) {
-    return fail(e.what());
+    throw CorruptEntry(e.what());
   }
 }
 
@@ -1053,7 +1182,8 @@ std::string encode_found_hang(const engine::FoundHang& found) {
   return w.take();
 }
 
-engine::FoundHang decode_found_hang(std::string_view payload) {
+engine::FoundHang decode_found_hang(std::string_view payload, const Trace& trace,
+                                    const engine::Graph& graph) {
   Reader rd(payload);
   engine::FoundHang found;
   const bool has = rd.value<uint8_t>() != 0;
@@ -1082,6 +1212,20 @@ engine::FoundHang decode_found_hang(std::string_view payload) {
                         &p.flag_events, &p.events})
       *v = rd.value<uint32_t>();
     p.by_name = rd.array<engine::SyscallCount>();
+    // The diagnosis starts at these segments and reads these events and names: each must
+    // be the graph's and the trace's, the segments of the hang's thread, in order.
+    const uint64_t segments = graph.segments.size(), events = trace.events.size();
+    if (h.first_segment > h.segment || h.segment > h.last_segment || h.last_segment >= segments)
+      throw CorruptEntry("the hang names segments the graph does not have");
+    for (uint32_t s = h.first_segment; s <= h.last_segment; ++s)
+      if (graph.segments[s].tid != h.tid)
+        throw CorruptEntry("the hang's segments are of another thread");
+    for (uint32_t e : {p.longest_block_call, p.longest_block_exit})
+      if (e != engine::kNoIndex && e >= events)
+        throw CorruptEntry("the hang names events the trace does not have");
+    for (const engine::SyscallCount& c : p.by_name)
+      if (c.name >= trace.strings.size())
+        throw CorruptEntry("the hang names strings the trace does not have");
     found.hang = std::move(h);
   }
   if (!rd.done()) throw CorruptEntry("bytes after the hang");
@@ -1099,14 +1243,15 @@ bool save_hang(const Folder& dir, const Key& graph, const engine::SymptomRequest
   return true;
 }
 
-std::optional<engine::FoundHang> load_hang(const Folder& dir, const Key& graph,
+std::optional<engine::FoundHang> load_hang(const Folder& dir, const Key& graph_key,
                                            const engine::SymptomRequest& request,
+                                           const Trace& trace, const engine::Graph& graph,
                                            std::string* why) {
-  const Key key = hang_key(graph, request);
-  auto payload = read_entry(dir, hang_entry_name(graph, key), EntryKind::Hang, key, why);
+  const Key key = hang_key(graph_key, request);
+  auto payload = read_entry(dir, hang_entry_name(graph_key, key), EntryKind::Hang, key, why);
   if (!payload) return std::nullopt;
   try {
-    return decode_found_hang(*payload);
+    return decode_found_hang(*payload, trace, graph);
   } catch (const CorruptEntry& e) {
     if (why) *why = e.what();
     return std::nullopt;
@@ -1125,15 +1270,21 @@ bool save_base(const Folder& dir, const Key& base, const Key& graph, std::string
   return write_entry(dir, base_entry_name(base), EntryKind::Base, base, w.take(), why);
 }
 
-std::optional<engine::BuildResult> load_base(const Folder& dir, const Key& base, Key* graph,
+Key decode_base(std::string_view payload) {
+  Reader rd(payload);
+  const Key key = rd.value<Key>();
+  if (!rd.done()) throw CorruptEntry("bytes after the graph's key");
+  return key;
+}
+
+std::optional<engine::BuildResult> load_base(const Folder& dir, const Key& base, const Trace& trace,
+                                             const rules::RuleSet& rules, Key* graph,
                                              std::string* why) {
   auto payload = read_entry(dir, base_entry_name(base), EntryKind::Base, base, why);
   if (!payload) return std::nullopt;
   Key key;
   try {
-    Reader rd(*payload);
-    key = rd.value<Key>();
-    if (!rd.done()) throw CorruptEntry("bytes after the graph's key");
+    key = decode_base(*payload);
   } catch (const CorruptEntry& e) {
     if (why) *why = e.what();
     return std::nullopt;
@@ -1144,7 +1295,7 @@ std::optional<engine::BuildResult> load_base(const Folder& dir, const Key& base,
     return std::nullopt;
   }
   if (graph) *graph = key;
-  return load_graph(dir, key, why, true);
+  return load_graph(dir, key, trace, rules, why, true);
 }
 
 }  // namespace cw::cache

@@ -8,7 +8,9 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -95,24 +97,33 @@ bool write_entry_parts(const Folder& dir, std::string_view name, EntryKind kind,
 std::optional<std::string> read_entry(const Folder& dir, std::string_view name, EntryKind kind,
                                       const Key& key, std::string* why = nullptr);
 
-// A payload that does not decode (only possible when a checksum collides or the layout
-// changed without a version bump).
+// A payload that does not decode, or names what its tables do not have: a checksum says
+// that the bytes are those written, not that they are sane (a layout changed without a
+// version bump, a checksum that collides, an entry crafted with its checksum recomputed).
+// Decoders check every index an entry holds against the table it indexes (the trace's
+// events, strings and stacks, the graph's segments, the packs' rules), so that what uses a
+// decoded entry never reads out of range: a bad entry is a miss, and the caller rebuilds.
 struct CorruptEntry : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
 std::string encode_graph(const engine::BuildResult& result);
 // Throws CorruptEntry. The csr is rebuilt from the edges (a counting sort: cheap).
-// `for_reuse`: for engine::BuildOptions::reuse, which reads the edges, counts and peers
-// cuts only: without the segments (skipped, not copied) and the csr.
-engine::BuildResult decode_graph(std::string_view payload, bool for_reuse = false);
+// `trace` and `rules` are those the graph is for (its key's): its events, segments and
+// rules are checked against them. `for_reuse`: for engine::BuildOptions::reuse, which
+// reads the edges, counts and peers cuts only: without the segments (skipped, not copied)
+// and the csr; its cut rules may then differ from `rules`.
+engine::BuildResult decode_graph(std::string_view payload, const Trace& trace,
+                                 const rules::RuleSet& rules, bool for_reuse = false);
 
 // The file name of the graph entry for `key`.
 std::string graph_entry_name(const Key& key);
 
 // Loads the graph entry of `key` from `dir`; marks it used (for eviction). nullopt with
 // `why` on a miss ("" when there is simply no entry yet).
-std::optional<engine::BuildResult> load_graph(const Folder& dir, const Key& key,
+// `trace` and `rules` as for decode_graph.
+std::optional<engine::BuildResult> load_graph(const Folder& dir, const Key& key, const Trace& trace,
+                                              const rules::RuleSet& rules,
                                               std::string* why = nullptr, bool for_reuse = false);
 // Saves it and evicts the least recently used graph entries beyond kGraphEntries (their
 // hang entries with them).
@@ -148,9 +159,21 @@ bool save_trace_arrays(const Folder& dir, const Key& key, const Column<Event>& e
 // nullopt when a chunk header does not parse (a damaged file: read it whole instead).
 std::optional<ReadReport> read_trace_without_events(const std::string& path, Trace& out);
 // Maps the entry (MAP_PRIVATE: writes through the columns never reach the file) after
-// checking its header, key and checksum; nullopt with `why` as load_graph.
+// checking its header, key and checksum; nullopt with `why` as load_graph. Its events are
+// not checked yet: check_trace_arrays does, once the rest of the trace is read.
 std::optional<TraceArrays> load_trace_arrays(const Folder& dir, const Key& key,
                                              std::string* why = nullptr);
+// The arrays of the trace arrays entry whose whole file (header and payload, page aligned)
+// is the `size` bytes at `entry`, which `keep` keeps; throws CorruptEntry when they do not
+// lie inside it.
+TraceArrays decode_trace_arrays(const std::shared_ptr<const void>& keep, char* entry,
+                                uint64_t size);
+// Throws CorruptEntry unless every event of `arrays` is one a read of the trace could have
+// made, against `tables` (the trace read without its events, read_trace_without_events):
+// its kind in the schema, its field values inside the values, its stack and string fields
+// naming stacks and strings the trace has, in time order. `strings` and `stacks` must be
+// the trace's counts.
+void check_trace_arrays(const TraceArrays& arrays, const Trace& tables);
 
 // ---- the per-thread event index of diagnosis ----
 
@@ -161,9 +184,15 @@ std::optional<TraceArrays> load_trace_arrays(const Folder& dir, const Key& key,
 inline constexpr std::string_view kThreadIndexName = "threads.cwa";
 bool save_thread_index(const Folder& dir, const Key& key, const engine::ThreadEvents& index,
                        std::string* why = nullptr);
-// nullopt with `why` as load_graph; an index whose offsets do not hold together is a miss.
+// nullopt with `why` as load_graph; an index whose offsets do not hold together, or whose
+// lists name events past the trace's `events` or out of order, is a miss.
 std::optional<engine::ThreadEvents> load_thread_index(const Folder& dir, const Key& key,
-                                                      std::string* why = nullptr);
+                                                      uint64_t events, std::string* why = nullptr);
+// The index in the thread index entry whose whole file (header and payload, page aligned)
+// is the `size` bytes at `entry`, which `keep` keeps, checked against a trace of `events`
+// events; throws CorruptEntry.
+engine::ThreadEvents decode_thread_index(const std::shared_ptr<const void>& keep, char* entry,
+                                         uint64_t size, uint64_t events);
 
 // ---- the symptom found on a graph ----
 
@@ -172,12 +201,17 @@ std::optional<engine::ThreadEvents> load_thread_index(const Folder& dir, const K
 Key hang_key(const Key& graph, const engine::SymptomRequest& request);
 std::string hang_entry_name(const Key& graph, const Key& hang);
 std::string encode_found_hang(const engine::FoundHang& found);
-engine::FoundHang decode_found_hang(std::string_view payload);  // throws CorruptEntry
+// Throws CorruptEntry, also when the hang names segments `graph` does not have (or not of
+// its thread) or events and strings `trace` does not have.
+engine::FoundHang decode_found_hang(std::string_view payload, const Trace& trace,
+                                    const engine::Graph& graph);
 // Saves it and evicts the least recently used hang entries beyond kHangEntries.
 bool save_hang(const Folder& dir, const Key& graph, const engine::SymptomRequest& request,
                const engine::FoundHang& found, std::string* why = nullptr);
-std::optional<engine::FoundHang> load_hang(const Folder& dir, const Key& graph,
+// `trace` and `graph` (the graph of the key `graph_key`) as for decode_found_hang.
+std::optional<engine::FoundHang> load_hang(const Folder& dir, const Key& graph_key,
                                            const engine::SymptomRequest& request,
+                                           const Trace& trace, const engine::Graph& graph,
                                            std::string* why = nullptr);
 
 // ---- graphs to rebuild the cuts of ----
@@ -187,10 +221,13 @@ std::optional<engine::FoundHang> load_hang(const Folder& dir, const Key& graph,
 // cache but hit a base rebuilds only the cuts, reusing that graph's edges.
 std::string base_entry_name(const Key& base);
 bool save_base(const Folder& dir, const Key& base, const Key& graph, std::string* why = nullptr);
-// The graph the base entry names, loaded (its key in `graph`); nullopt with `why` when
-// there is none, or it names a graph of other inputs, or that graph's entry is gone or
-// damaged.
-std::optional<engine::BuildResult> load_base(const Folder& dir, const Key& base, Key* graph,
+// The key a base entry's payload names; throws CorruptEntry.
+Key decode_base(std::string_view payload);
+// The graph the base entry names, loaded for reuse (its key in `graph`) and checked against
+// `trace` and `rules` as decode_graph does; nullopt with `why` when there is none, or it
+// names a graph of other inputs, or that graph's entry is gone or damaged.
+std::optional<engine::BuildResult> load_base(const Folder& dir, const Key& base, const Trace& trace,
+                                             const rules::RuleSet& rules, Key* graph,
                                              std::string* why = nullptr);
 
 }  // namespace cw::cache

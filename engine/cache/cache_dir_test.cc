@@ -200,9 +200,10 @@ TEST_CASE("a folder swapped for a link after it was opened: nothing goes through
       std::chrono::hours(48));
   const auto before = read_all(forged);
   // Every operation goes through the descriptor opened before: the folder it is now.
-  REQUIRE(cache::load_graph(*d, key));
+  REQUIRE(cache::load_graph(*d, key, b.trace, b.rules));
   fs::remove(elsewhere + "/" + cache::graph_entry_name(key));
-  CHECK_FALSE(cache::load_graph(*d, key));  // hers is not read, though it would load
+  CHECK_FALSE(
+      cache::load_graph(*d, key, b.trace, b.rules));  // hers is not read, though it would load
   for (uint64_t i = 0; i < cache::kGraphEntries + 2; ++i)
     REQUIRE(cache::save_graph(*d, cache::Key{10 + i, 0, 0, 0}, b.result));
   CHECK(count_files(elsewhere) == cache::kGraphEntries);
@@ -228,7 +229,7 @@ TEST_CASE("an entry planted as a link is neither followed on read nor written th
   const std::string planted = dir.path + "/mine/" + cache::graph_entry_name(key);
   fs::create_symlink(target, planted);
   std::string why;
-  CHECK_FALSE(cache::load_graph(*mine, key, &why));
+  CHECK_FALSE(cache::load_graph(*mine, key, b.trace, b.rules, &why));
   CHECK(why == "a symbolic link (not followed)");
   CHECK_FALSE(
       cache::read_entry(*mine, cache::graph_entry_name(key), cache::EntryKind::Graph, key, &why));
@@ -246,7 +247,7 @@ TEST_CASE("an entry planted as a link is neither followed on read nor written th
   CHECK(fs::is_regular_file(fs::symlink_status(planted)));
   // A FIFO where an entry would be: refused at once, not waited on.
   REQUIRE(mkfifo((dir.path + "/mine/threads.cwa").c_str(), 0600) == 0);
-  CHECK_FALSE(cache::load_thread_index(*mine, key, &why));
+  CHECK_FALSE(cache::load_thread_index(*mine, key, b.trace.events.size(), &why));
   CHECK(why == "not a regular file");
 }
 
@@ -281,7 +282,7 @@ TEST_CASE("an entry or a temporary file of another user's is neither read nor re
     const std::string entry = dir.path + "/" + cache::graph_entry_name(key);
     REQUIRE(chown(entry.c_str(), kOther, kOther) == 0);
     std::string why;
-    CHECK_FALSE(cache::load_graph(*d, key, &why));
+    CHECK_FALSE(cache::load_graph(*d, key, b.trace, b.rules, &why));
     CHECK(why == "belongs to user 65534, not to this one (0)");
     CHECK_FALSE(d->remove_file(cache::graph_entry_name(key)));
     CHECK(fs::exists(entry));
@@ -325,6 +326,7 @@ TEST_CASE("the cache's own names") {
 }
 
 TEST_CASE("hang entries beyond the limit are evicted least recently used first") {
+  const auto b = sample();
   TempDir dir;
   auto d = cache::Folder::open(dir.path);
   REQUIRE(d);
@@ -339,15 +341,15 @@ TEST_CASE("hang entries beyond the limit are evicted least recently used first")
     REQUIRE(cache::save_hang(*d, graph, r, none));
     usleep(11000);  // distinct modification times (the file clock ticks every few ms)
     // The first is used again and again: it stays.
-    if (i > 0) REQUIRE(cache::load_hang(*d, graph, requests[0]));
+    if (i > 0) REQUIRE(cache::load_hang(*d, graph, requests[0], b.trace, b.graph()));
     usleep(11000);
   }
   size_t hangs = 0;
   for (auto& e : fs::directory_iterator(dir.path)) hangs += e.path().extension() == ".cwh";
   CHECK(hangs == cache::kHangEntries);
-  CHECK(cache::load_hang(*d, graph, requests[0]));
-  CHECK(cache::load_hang(*d, graph, requests.back()));
-  CHECK_FALSE(cache::load_hang(*d, graph, requests[1]));
+  CHECK(cache::load_hang(*d, graph, requests[0], b.trace, b.graph()));
+  CHECK(cache::load_hang(*d, graph, requests.back(), b.trace, b.graph()));
+  CHECK_FALSE(cache::load_hang(*d, graph, requests[1], b.trace, b.graph()));
 }
 
 TEST_CASE("the user's cache folder stays under its cap, least recently used entries first") {

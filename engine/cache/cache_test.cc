@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "engine/diagnosis/diagnose.h"
 #include "engine/graph/test_support.h"
 #include "trace/binary_format.h"
 
@@ -130,12 +131,12 @@ TEST_CASE("a graph entry decodes to the graph it was made from") {
   auto b = sample();
   REQUIRE(b.graph().edges.size() >= 2);
   REQUIRE(b.graph().segments.size() >= 3);
-  check_equal(b.result, cache::decode_graph(cache::encode_graph(b.result)));
+  check_equal(b.result, cache::decode_graph(cache::encode_graph(b.result), b.trace, b.rules));
 
   TempDir dir;
   REQUIRE(cache::save_graph(dir.f, kKey, b.result));
   std::string why = "unset";
-  auto loaded = cache::load_graph(dir.f, kKey, &why);
+  auto loaded = cache::load_graph(dir.f, kKey, b.trace, b.rules, &why);
   REQUIRE(loaded);
   check_equal(b.result, *loaded);
 }
@@ -153,34 +154,34 @@ TEST_CASE("a damaged, truncated or foreign entry is a miss, never trusted") {
     std::string bad = good;
     bad[cache::kHeaderSize + (bad.size() - cache::kHeaderSize) / 2] ^= 0x10;
     write_all(path, bad);
-    CHECK_FALSE(cache::load_graph(dir.f, kKey, &why));
+    CHECK_FALSE(cache::load_graph(dir.f, kKey, b.trace, b.rules, &why));
     CHECK(why == "checksum mismatch");
   }
   SUBCASE("truncated") {
     write_all(path, good.substr(0, good.size() - 1));
-    CHECK_FALSE(cache::load_graph(dir.f, kKey, &why));
+    CHECK_FALSE(cache::load_graph(dir.f, kKey, b.trace, b.rules, &why));
     CHECK(why.find("truncated") == 0);
     write_all(path, good.substr(0, 10));
-    CHECK_FALSE(cache::load_graph(dir.f, kKey, &why));
+    CHECK_FALSE(cache::load_graph(dir.f, kKey, b.trace, b.rules, &why));
     CHECK(why == "truncated header");
   }
   SUBCASE("not a cache file") {
     write_all(path, std::string(200, 'x'));
-    CHECK_FALSE(cache::load_graph(dir.f, kKey, &why));
+    CHECK_FALSE(cache::load_graph(dir.f, kKey, b.trace, b.rules, &why));
     CHECK(why == "not a causeway cache file");
   }
   SUBCASE("another format version") {
     std::string bad = good;
     bad[8] ^= 0x7f;
     write_all(path, bad);
-    CHECK_FALSE(cache::load_graph(dir.f, kKey, &why));
+    CHECK_FALSE(cache::load_graph(dir.f, kKey, b.trace, b.rules, &why));
     CHECK(why.find("cache format") == 0);
   }
   SUBCASE("a flipped key byte in the header") {
     std::string bad = good;
     bad[20] ^= 1;
     write_all(path, bad);
-    CHECK_FALSE(cache::load_graph(dir.f, kKey, &why));
+    CHECK_FALSE(cache::load_graph(dir.f, kKey, b.trace, b.rules, &why));
     CHECK(why == "made from other inputs");
   }
   SUBCASE("another key: trace, packs, options or engine version") {
@@ -189,10 +190,10 @@ TEST_CASE("a damaged, truncated or foreign entry is a miss, never trusted") {
     for (cache::Key other : {cache::Key{9, 2, 3, 4}, cache::Key{1, 9, 3, 4}, cache::Key{1, 2, 9, 4},
                              cache::Key{1, 2, 3, 9}}) {
       CHECK((dir.path + "/" + cache::graph_entry_name(other)) != path);
-      CHECK_FALSE(cache::load_graph(dir.f, other, &why));
+      CHECK_FALSE(cache::load_graph(dir.f, other, b.trace, b.rules, &why));
       CHECK(why == "");  // no entry of that name
       fs::copy_file(path, (dir.path + "/" + cache::graph_entry_name(other)));
-      CHECK_FALSE(cache::load_graph(dir.f, other, &why));
+      CHECK_FALSE(cache::load_graph(dir.f, other, b.trace, b.rules, &why));
       CHECK(why == "made from other inputs");
     }
   }
@@ -200,12 +201,12 @@ TEST_CASE("a damaged, truncated or foreign entry is a miss, never trusted") {
     // As if the layout changed without a version bump: a valid header over other bytes.
     REQUIRE(cache::write_entry(dir.f, cache::graph_entry_name(kKey), cache::EntryKind::Graph, kKey,
                                "short"));
-    CHECK_FALSE(cache::load_graph(dir.f, kKey, &why));
+    CHECK_FALSE(cache::load_graph(dir.f, kKey, b.trace, b.rules, &why));
     CHECK(why == "entry ends early");
   }
   // And the intact entry still loads.
   write_all(path, good);
-  CHECK(cache::load_graph(dir.f, kKey));
+  CHECK(cache::load_graph(dir.f, kKey, b.trace, b.rules));
 }
 
 TEST_CASE("graph entries beyond the limit are evicted least recently used first") {
@@ -218,12 +219,13 @@ TEST_CASE("graph entries beyond the limit are evicted least recently used first"
     usleep(5000);  // distinct modification times
   }
   // The oldest is used again: the second oldest goes when one more is saved.
-  REQUIRE(cache::load_graph(dir.f, keys[0]));
+  REQUIRE(cache::load_graph(dir.f, keys[0], b.trace, b.rules));
   usleep(5000);
   REQUIRE(cache::save_graph(dir.f, cache::Key{100, 0, 0, 0}, b.result));
-  CHECK(cache::load_graph(dir.f, keys[0]));
-  CHECK_FALSE(cache::load_graph(dir.f, keys[1]));
-  for (size_t i = 2; i < keys.size(); ++i) CHECK(cache::load_graph(dir.f, keys[i]));
+  CHECK(cache::load_graph(dir.f, keys[0], b.trace, b.rules));
+  CHECK_FALSE(cache::load_graph(dir.f, keys[1], b.trace, b.rules));
+  for (size_t i = 2; i < keys.size(); ++i)
+    CHECK(cache::load_graph(dir.f, keys[i], b.trace, b.rules));
   size_t files = 0;
   for (auto& e : fs::directory_iterator(dir.path)) files += e.path().extension() == ".cwg";
   CHECK(files == cache::kGraphEntries);
@@ -480,7 +482,7 @@ TEST_CASE("the thread index comes back mapped and equal; offsets that do not hol
   const ThreadEvents made(b.trace);
   REQUIRE(cache::save_thread_index(dir.f, key, made));
   std::string why;
-  auto loaded = cache::load_thread_index(dir.f, key, &why);
+  auto loaded = cache::load_thread_index(dir.f, key, b.trace.events.size(), &why);
   REQUIRE_MESSAGE(loaded, why);
   CHECK(loaded->parts().events.is_view());
   auto same = [](EventList a, EventList b) {
@@ -493,7 +495,7 @@ TEST_CASE("the thread index comes back mapped and equal; offsets that do not hol
     CHECK(same(loaded->syscalls_of(tid), made.syscalls_of(tid)));
   }
   CHECK(!made.of(101).empty());
-  CHECK_FALSE(cache::load_thread_index(dir.f, cache::Key{8, 0, 0, 1}));
+  CHECK_FALSE(cache::load_thread_index(dir.f, cache::Key{8, 0, 0, 1}, b.trace.events.size()));
 
   // Offsets past their list: rejected even when the checksum holds (an entry written by
   // a build whose layout differed without a version bump).
@@ -503,14 +505,14 @@ TEST_CASE("the thread index comes back mapped and equal; offsets that do not hol
   bad.events_at = std::vector<uint32_t>{0, 3};
   bad.switches_at = std::vector<uint32_t>{0, 0};
   bad.syscalls_at = std::vector<uint32_t>{0, 0};
-  CHECK_THROWS_AS(ThreadEvents{bad}, std::invalid_argument);
+  CHECK_THROWS_AS(ThreadEvents(bad, 2), std::invalid_argument);
   bad.events_at = std::vector<uint32_t>{0, 2};
-  CHECK_NOTHROW(ThreadEvents{bad});
+  CHECK_NOTHROW(ThreadEvents(bad, 2));
   bad.tids = std::vector<Tid>{101, 101};
   bad.events_at = std::vector<uint32_t>{0, 1, 2};
   bad.switches_at = std::vector<uint32_t>{0, 0, 0};
   bad.syscalls_at = std::vector<uint32_t>{0, 0, 0};
-  CHECK_THROWS_AS(ThreadEvents{bad}, std::invalid_argument);
+  CHECK_THROWS_AS(ThreadEvents(bad, 2), std::invalid_argument);
 }
 
 TEST_CASE(
@@ -541,31 +543,32 @@ TEST_CASE(
   h.kind = HangKind::RepeatedYield;
   h.segment = 1;
   h.first_segment = 0;
-  h.last_segment = 2;
+  h.last_segment = 1;
   h.chosen_by = "auto: the longest";
   h.profile.blocked_ns = 77;
   h.profile.longest_block_call = 3;
-  h.profile.by_name = {{5, 2}, {6, 1}};
+  h.profile.by_name = {{4, 2}, {1, 1}};
   found.hang = h;
   REQUIRE(cache::save_hang(dir.f, graph, automatic, found));
-  auto back = cache::load_hang(dir.f, graph, automatic);
+  auto back = cache::load_hang(dir.f, graph, automatic, b.trace, b.graph());
   REQUIRE(back);
   REQUIRE(back->hang);
   CHECK(cache::encode_found_hang(*back) == cache::encode_found_hang(found));
   CHECK(back->hang->chosen_by == "auto: the longest");
   CHECK(back->hang->profile.by_name.size() == 2);
-  CHECK_FALSE(cache::load_hang(dir.f, graph, at));  // another request: no entry
+  CHECK_FALSE(cache::load_hang(dir.f, graph, at, b.trace, b.graph()));  // another request: no entry
   FoundHang none;
   none.why = "nothing longer than 500 ms";
   none.no_hang = true;
   REQUIRE(cache::save_hang(dir.f, graph, shorter, none));
-  back = cache::load_hang(dir.f, graph, shorter);
+  back = cache::load_hang(dir.f, graph, shorter, b.trace, b.graph());
   REQUIRE(back);
   CHECK_FALSE(back->hang);
   CHECK(back->no_hang);
   CHECK(back->why == none.why);
-  CHECK_THROWS_AS(cache::decode_found_hang(cache::encode_found_hang(found) + "x"),
-                  cache::CorruptEntry);
+  CHECK_THROWS_AS(
+      cache::decode_found_hang(cache::encode_found_hang(found) + "x", b.trace, b.graph()),
+      cache::CorruptEntry);
 
   // Its graph evicted, the hang entries go too.
   REQUIRE(cache::save_graph(dir.f, graph, b.result));
@@ -574,9 +577,9 @@ TEST_CASE(
     REQUIRE(cache::save_graph(dir.f, cache::Key{200 + i, 0, 0, 0}, b.result));
     usleep(5000);
   }
-  CHECK_FALSE(cache::load_graph(dir.f, graph));
-  CHECK_FALSE(cache::load_hang(dir.f, graph, automatic));
-  CHECK_FALSE(cache::load_hang(dir.f, graph, shorter));
+  CHECK_FALSE(cache::load_graph(dir.f, graph, b.trace, b.rules));
+  CHECK_FALSE(cache::load_hang(dir.f, graph, automatic, b.trace, b.graph()));
+  CHECK_FALSE(cache::load_hang(dir.f, graph, shorter, b.trace, b.graph()));
 }
 
 TEST_CASE("links key: links, edge and flag rules and peers splits count; other cut rules do not") {
@@ -614,7 +617,7 @@ TEST_CASE("a base entry names the last graph of its links key; never one of othe
   REQUIRE(cache::save_graph(dir.f, graph, b.result));
   REQUIRE(cache::save_base(dir.f, base, graph));
   cache::Key named;
-  auto prior = cache::load_base(dir.f, base, &named);
+  auto prior = cache::load_base(dir.f, base, b.trace, b.rules, &named);
   REQUIRE(prior);
   CHECK(named == graph);
   CHECK(prior->graph.segments.empty());  // loaded for reuse: edges only
@@ -624,9 +627,219 @@ TEST_CASE("a base entry names the last graph of its links key; never one of othe
   const cache::Key other_base{5, 9, 3, 4};
   REQUIRE(cache::save_base(dir.f, other_base, graph));
   std::string why;
-  CHECK_FALSE(cache::load_base(dir.f, other_base, &named, &why));
+  CHECK_FALSE(cache::load_base(dir.f, other_base, b.trace, b.rules, &named, &why));
   CHECK(why == "names a graph of other inputs");
   // Its graph gone: a miss.
   fs::remove((dir.path + "/" + cache::graph_entry_name(graph)));
-  CHECK_FALSE(cache::load_base(dir.f, base, &named));
+  CHECK_FALSE(cache::load_base(dir.f, base, b.trace, b.rules, &named));
+}
+
+TEST_CASE("a hang entry whose segment is out of range is a miss, not a crash of the diagnosis") {
+  auto b = sample();
+  TempDir dir;
+  const cache::Key graph{9, 1, 2, 3};
+  SymptomRequest automatic;
+  FoundHang found;
+  Hang h;
+  h.tid = 101;
+  h.pid = 100;
+  h.start_ns = 1000;
+  h.end_ns = 5000;
+  h.kind = HangKind::LongWait;
+  h.segment = 0x7fffffff;  // far past the graph's segments
+  h.first_segment = 0;
+  h.last_segment = 1;
+  h.chosen_by = "auto: crafted";
+  h.profile.longest_block_ns = 1000;
+  h.profile.longest_block_start = 2000;
+  found.hang = h;
+  // Written through the public API: its checksum holds.
+  REQUIRE(cache::save_hang(dir.f, graph, automatic, found));
+  std::string why;
+  auto back = cache::load_hang(dir.f, graph, automatic, b.trace, b.graph(), &why);
+  if (back) {
+    // What the command line does with a hang from the cache: diagnose from it.
+    DiagnoseOptions options;
+    options.symptom = automatic;
+    options.known_hang = &*back;
+    (void)diagnose(b.trace, b.result, b.rules, options);
+  }
+  CHECK_FALSE(back);
+  CHECK(why.find("segment") != std::string::npos);
+}
+
+TEST_CASE("a hang entry naming events, strings or segments the trace and graph lack is a miss") {
+  auto b = sample();
+  FoundHang found;
+  Hang h;
+  h.tid = 101;
+  h.pid = 100;
+  h.kind = HangKind::LongWait;
+  h.segment = 1;
+  h.first_segment = 0;
+  h.last_segment = 1;
+  h.profile.longest_block_call = 3;
+  h.profile.longest_block_exit = kNoIndex;
+  h.profile.by_name = {{4, 1}};
+  found.hang = h;
+  auto decode = [&](const FoundHang& f) {
+    return cache::decode_found_hang(cache::encode_found_hang(f), b.trace, b.graph());
+  };
+  CHECK_NOTHROW(decode(found));
+  auto bad = [&](auto change) {
+    FoundHang f = found;
+    change(*f.hang);
+    CHECK_THROWS_AS(decode(f), cache::CorruptEntry);
+  };
+  bad([](Hang& x) { x.first_segment = 2; });  // after its hang segment
+  bad([](Hang& x) { x.last_segment = kNoIndex; });
+  bad([](Hang& x) { x.segment = x.last_segment = 2; });  // thread 102's segment
+  bad([&](Hang& x) {
+    x.profile.longest_block_call = static_cast<uint32_t>(b.trace.events.size());
+  });
+  bad([](Hang& x) { x.profile.longest_block_exit = 0x7fffffff; });
+  bad([&](Hang& x) {
+    x.profile.by_name.push_back({static_cast<StrId>(b.trace.strings.size()), 1});
+  });
+}
+
+TEST_CASE("a graph entry whose indexes leave their tables is a miss, checksum or not") {
+  auto b = sample();
+  const BuildResult& good = b.result;
+  REQUIRE(good.graph.edges.size() >= 2);
+  const auto events = static_cast<uint32_t>(b.trace.events.size());
+  auto decode = [&](const BuildResult& r, bool for_reuse = false) {
+    return cache::decode_graph(cache::encode_graph(r), b.trace, b.rules, for_reuse);
+  };
+  CHECK_NOTHROW(decode(good));
+  CHECK_NOTHROW(decode(good, true));
+  auto bad = [&](const char* what, auto change) {
+    INFO(what);
+    BuildResult r = good;
+    change(r);
+    CHECK_THROWS_AS(decode(r), cache::CorruptEntry);
+  };
+  bad("segment past the events", [&](BuildResult& r) { r.graph.segments[0].last = events; });
+  bad("segment ends before it starts", [&](BuildResult& r) {
+    std::swap(r.graph.segments[0].first, r.graph.segments[0].last);
+    r.graph.segments[0].first += 1;
+  });
+  bad("segment of another thread's events", [&](BuildResult& r) { r.graph.segments[0].tid = 102; });
+  bad("segment cut by no rule", [&](BuildResult& r) {
+    r.graph.segments[1].cut_rule = {RuleKind::Split, 7};
+  });
+  bad("segment cut by a rule kind that does not exist",
+      [&](BuildResult& r) { r.graph.segments[1].cut_rule.kind = static_cast<RuleKind>(9); });
+  bad("edge past the segments", [&](BuildResult& r) {
+    r.graph.edges[0].to = static_cast<uint32_t>(r.graph.segments.size());
+  });
+  bad("edge evidence past the events",
+      [&](BuildResult& r) { r.graph.edges[0].from_event = events; });
+  bad("edge of no rule", [&](BuildResult& r) { r.graph.edges[0].rule.index = 1000; });
+  bad("edge of no link", [&](BuildResult& r) { r.graph.edges[0].link = 1000; });
+  bad("edge boosted by no rule", [&](BuildResult& r) { r.graph.edges[0].boost_rule = 1000; });
+  bad("edge of no strength",
+      [&](BuildResult& r) { r.graph.edges[0].strength = static_cast<Strength>(3); });
+  bad("thread table past the segments", [&](BuildResult& r) {
+    r.graph.threads.back().end = static_cast<uint32_t>(r.graph.segments.size() + 1);
+  });
+  bad("a segment in no thread's run", [&](BuildResult& r) { r.graph.threads.back().end -= 1; });
+  bad("a segment in two threads' runs",
+      [&](BuildResult& r) { r.graph.threads[1].begin = r.graph.threads[0].begin; });
+  bad("thread table out of order",
+      [&](BuildResult& r) { std::swap(r.graph.threads[0], r.graph.threads[1]); });
+  bad("rule counts shorter than the rules", [&](BuildResult& r) { r.counts.edges.clear(); });
+  bad("rule tables that disagree", [&](BuildResult& r) { r.graph.rule_names.split_loops.clear(); });
+  bad("a rule strength that does not exist", [&](BuildResult& r) {
+    r.graph.rule_names.edge_strengths[0] = static_cast<rules::Strength>(9);
+  });
+  bad("peers cut past the events", [&](BuildResult& r) {
+    r.peer_cuts.push_back({0, events, 0, rules::Neighbour::None});
+  });
+  bad("more flag edges than edges",
+      [&](BuildResult& r) { r.stats.flag_edges = uint64_t{1} << 60; });
+  // The graph of other packs (more edge rules than these): its counts do not fit them.
+  auto other = testing::build(
+      "link wakeup { from wakeup to switch_in join from.target == to.tid pick next }\n"
+      "edge w { link wakeup strength strong }\n"
+      "edge v { link wakeup strength weak where from.target == 1 }\n"
+      "split cut { at syscall_enter where name == \"read\" cut before neighbour weak }\n",
+      "process 100 comm=app\nthread 101 pid=100 comm=a\n1000 101 syscall_enter name=read\n");
+  CHECK_THROWS_AS(decode(other.result), cache::CorruptEntry);
+  // Through the cache: the entry is written with a valid checksum, and still a miss.
+  TempDir dir;
+  BuildResult crafted = good;
+  crafted.graph.edges[1].to_event = 0x7fffffff;
+  REQUIRE(cache::save_graph(dir.f, kKey, crafted));
+  std::string why;
+  CHECK_FALSE(cache::load_graph(dir.f, kKey, b.trace, b.rules, &why));
+  CHECK(why == "an edge names events the trace does not have");
+}
+
+TEST_CASE("a thread index naming events the trace lacks, or out of order, is a miss") {
+  auto b = sample();
+  const auto events = b.trace.events.size();
+  ThreadEvents::Parts parts;
+  parts.tids = std::vector<Tid>{101};
+  parts.events = std::vector<uint32_t>{0, 1};
+  parts.events_at = std::vector<uint32_t>{0, 2};
+  parts.switches_at = std::vector<uint32_t>{0, 0};
+  parts.syscalls_at = std::vector<uint32_t>{0, 0};
+  CHECK_NOTHROW(ThreadEvents(parts, events));
+  CHECK_THROWS_AS(ThreadEvents(parts, 1), std::invalid_argument);  // event 1 past a 1-event trace
+  parts.events = std::vector<uint32_t>{1, 0};
+  CHECK_THROWS_AS(ThreadEvents(parts, events), std::invalid_argument);
+  parts.events = std::vector<uint32_t>{0, 0xfffffff0u};
+  CHECK_THROWS_AS(ThreadEvents(parts, events), std::invalid_argument);
+  // Through the cache: an index of a longer trace is no index of this one.
+  TempDir dir;
+  const cache::Key key{7, 0, 0, 1};
+  REQUIRE(cache::save_thread_index(dir.f, key, ThreadEvents(b.trace)));
+  std::string why;
+  CHECK(cache::load_thread_index(dir.f, key, events, &why));
+  CHECK_FALSE(cache::load_thread_index(dir.f, key, events - 1, &why));
+  CHECK(why.find("past the trace") != std::string::npos);
+}
+
+TEST_CASE("trace arrays naming kinds, values, stacks or strings the trace lacks are a miss") {
+  auto b = sample();
+  TempDir dir;
+  const std::string file = dir.path + "/t.cwt";
+  write_trace(b.trace, file);
+  Trace read;
+  ReadReport report = read_trace(file, read);
+  const cache::Key key{*cache::trace_key(file), 0, 0, cache::engine_key()};
+  REQUIRE(cache::save_trace_arrays(dir.f, key, read, report));
+  Trace small;
+  REQUIRE(cache::read_trace_without_events(file, small));
+  auto arrays = cache::load_trace_arrays(dir.f, key);
+  REQUIRE(arrays);
+  CHECK_NOTHROW(cache::check_trace_arrays(*arrays, small));
+  const Event good = arrays->events[1];
+  auto bad = [&](const char* what, auto change) {
+    INFO(what);
+    change(arrays->events[1]);  // a copy-on-write page: the entry stays as it was
+    CHECK_THROWS_AS(cache::check_trace_arrays(*arrays, small), cache::CorruptEntry);
+    arrays->events[1] = good;
+  };
+  bad("kind", [&](Event& e) { e.kind = static_cast<KindId>(small.schema.size()); });
+  bad("values", [&](Event& e) { e.values = static_cast<uint32_t>(arrays->values.size()); });
+  bad("stack", [&](Event& e) { e.stack = static_cast<StackId>(small.stacks.size()); });
+  bad("time order", [&](Event& e) { e.ts = arrays->events[2].ts + 1; });
+  // A string field naming no string: the name of the first syscall_enter.
+  const KindId enter = small.schema.find("syscall_enter");
+  const int name = small.schema.field_index(enter, "name");
+  for (size_t i = 0; i < arrays->events.size(); ++i) {
+    const Event& e = arrays->events[i];
+    if (e.kind != enter) continue;
+    const uint64_t was = arrays->values[e.values + name];
+    arrays->values[e.values + name] = small.strings.size();
+    CHECK_THROWS_AS(cache::check_trace_arrays(*arrays, small), cache::CorruptEntry);
+    arrays->values[e.values + name] = was;
+    break;
+  }
+  CHECK_NOTHROW(cache::check_trace_arrays(*arrays, small));
+  // Counts of strings and stacks other than the trace's.
+  arrays->strings += 1;
+  CHECK_THROWS_AS(cache::check_trace_arrays(*arrays, small), cache::CorruptEntry);
 }

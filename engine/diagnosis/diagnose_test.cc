@@ -1,6 +1,13 @@
 #include "engine/diagnosis/diagnose.h"
 
 #include <doctest/doctest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <functional>
+#include <string>
 
 #include "engine/diagnosis/logical_wait.h"
 #include "engine/diagnosis/similar_segments.h"
@@ -1527,6 +1534,64 @@ thread 300 pid=300 comm=cw-killer
       CHECK(opt.label.find("cw-killer") == std::string::npos);
   }
   CHECK(path(b, d.path) == "200@0 message, 100@2 -");
+}
+
+// Whether `work` returns in a child process whose address space may grow by at most
+// `bytes` beyond what it has now: a table sized by a thread id (4 G entries) fails there
+// with bad_alloc (the child exits 2; 1 when `work` threw anything else) instead of taking
+// the machine's memory.
+bool within_memory(uint64_t bytes, const std::function<void()>& work) {
+  uint64_t now_kb = 0;
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmSize:", 0) == 0) now_kb = std::stoull(line.substr(7));
+  REQUIRE(now_kb > 0);
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    const rlimit limit{now_kb * 1024 + bytes, now_kb * 1024 + bytes};
+    if (setrlimit(RLIMIT_AS, &limit) != 0) _exit(3);
+    try {
+      work();
+    } catch (const std::bad_alloc&) {
+      _exit(2);
+    } catch (...) {
+      _exit(1);
+    }
+    _exit(0);
+  }
+  int status_code = 0;
+  REQUIRE(waitpid(child, &status_code, 0) == child);
+  return WIFEXITED(status_code) && WEXITSTATUS(status_code) == 0;
+}
+
+TEST_CASE("thread and process ids are keys: a tid of 4294967295 costs what any tid costs") {
+#if defined(__SANITIZE_ADDRESS__)
+  MESSAGE("skipped: the address sanitizer reserves more address space than the bound allows");
+#else
+  // Two threads of process 4294967295, one blocked 800 ms in a read until the other's
+  // message: a graph, a thread index, a hang and a diagnosis, each keyed by those ids.
+  const std::string trace =
+      "process 4294967295 comm=big\n"
+      "thread 4294967295 pid=4294967295 comm=big\n"
+      "thread 4294967294 pid=4294967295 comm=peer\n"
+      "1ms 4294967295 syscall_enter name=read fd=3\n"
+      "1ms 4294967295 switch_out state=S\n"
+      "800ms 4294967294 send object=1 offset=0 len=8\n"
+      "800ms 4294967294 wakeup target=4294967295\n"
+      "801ms 4294967295 switch_in\n"
+      "801ms 4294967295 recv object=1 offset=0 len=8\n"
+      "801ms 4294967295 syscall_exit name=read ret=8\n";
+  const bool ok = within_memory(uint64_t{256} << 20, [&] {
+    Built b = build(kRules, trace);
+    const ThreadEvents index(b.trace);
+    if (index.tids().size() != 2 || index.of(4294967295u).size() != 5) throw 1;
+    const Diagnosis found = diagnose(b.trace, b.result, b.rules, {});
+    if (found.hang.tid != 4294967295u || found.root_causes.empty()) throw 2;
+    if (!b.result.graph.thread_segments(4294967294u) || b.result.graph.edges.empty()) throw 3;
+  });
+  CHECK(ok);
+#endif
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "base/parallel.h"
+#include "engine/graph/thread_slots.h"
 
 namespace cw::engine {
 namespace {
@@ -192,42 +193,37 @@ ThreadEvents::ThreadEvents(const Trace& trace, const std::vector<Tid>& tids) {
       n < kEventsPerRange ? 1 : std::min<size_t>(worker_count(), n / kEventsPerRange);
   auto range_of = [&](size_t w) { return std::pair{n * w / ranges, n * (w + 1) / ranges}; };
 
-  // Threads get slots in tid order, through a table indexed by tid (a hash lookup per
-  // event costs more than the whole rest of the pass on a large trace).
-  Tid max_tid = 0;
-  for (const ThreadInfo& t : trace.threads) max_tid = std::max(max_tid, t.tid);
-  for (Tid t : tids) max_tid = std::max(max_tid, t);
-  std::vector<uint32_t> slot;
+  // Threads get slots in tid order, through a hash table of the threads present: a tid
+  // is a key, never a size (a tid of 4294967295 costs what any other does).
+  ThreadSlots slot(tids.empty() ? trace.threads.size() : tids.size());
+  std::vector<Tid> tids_sorted;
   if (tids.empty()) {
     // Every thread with events; the thread table normally names them all, but an event
     // of an unnamed thread still counts.
-    std::vector<std::vector<uint8_t>> seen(ranges);
+    std::vector<ThreadSlots> seen(ranges, ThreadSlots(trace.threads.size()));
     parallel_for(ranges, [&](size_t w) {
-      auto& mine = seen[w];
-      mine.assign(static_cast<size_t>(max_tid) + 1, 0);
+      ThreadSlots& mine = seen[w];
       const auto [begin, end] = range_of(w);
+      Tid last = 0;
+      bool any = false;
       for (size_t i = begin; i < end; ++i) {
         const Tid tid = trace.events[i].tid;
-        if (tid >= mine.size()) mine.resize(static_cast<size_t>(tid) + 1, 0);
-        mine[tid] = 1;
+        if (any && tid == last) continue;  // runs of one thread's events are common
+        mine.add(tid);
+        last = tid;
+        any = true;
       }
     });
-    for (const auto& mine : seen)
-      max_tid = std::max<Tid>(max_tid, static_cast<Tid>(mine.size() - 1));
-    slot.assign(static_cast<size_t>(max_tid) + 1, kNoIndex);
-    for (const auto& mine : seen)
-      for (size_t t = 0; t < mine.size(); ++t)
-        if (mine[t]) slot[t] = 0;
+    ThreadSlots all(trace.threads.size());
+    for (const ThreadSlots& mine : seen)
+      for (Tid t : mine.tids()) all.add(t);
+    tids_sorted = all.tids();
   } else {
-    slot.assign(static_cast<size_t>(max_tid) + 1, kNoIndex);
-    for (Tid t : tids) slot[t] = 0;
+    tids_sorted = tids;
   }
-  std::vector<Tid> tids_sorted;
-  for (Tid t = 0; t <= max_tid; ++t)
-    if (slot[t] != kNoIndex) {
-      slot[t] = static_cast<uint32_t>(tids_sorted.size());
-      tids_sorted.push_back(t);
-    }
+  std::sort(tids_sorted.begin(), tids_sorted.end());
+  tids_sorted.erase(std::unique(tids_sorted.begin(), tids_sorted.end()), tids_sorted.end());
+  for (uint32_t i = 0; i < tids_sorted.size(); ++i) slot.set(tids_sorted[i], i);
   const size_t slots = tids_sorted.size();
 
   // Count per range first, so each list is allocated once at its final size and each
@@ -244,8 +240,8 @@ ThreadEvents::ThreadEvents(const Trace& trace, const std::vector<Tid>& tids) {
     const auto [begin, end] = range_of(w);
     for (size_t i = begin; i < end; ++i) {
       const Event& e = trace.events[i];
-      const uint32_t s = e.tid < slot.size() ? slot[e.tid] : kNoIndex;
-      if (s == kNoIndex) continue;
+      const uint32_t s = slot.get(e.tid);
+      if (s == ThreadSlots::kNone) continue;
       ++c.events[s];
       c.switches[s] += k.is_switch(e.kind);
       c.syscalls[s] += k.is_syscall(e.kind);
@@ -276,8 +272,8 @@ ThreadEvents::ThreadEvents(const Trace& trace, const std::vector<Tid>& tids) {
     const auto [begin, end] = range_of(w);
     for (size_t i = begin; i < end; ++i) {
       const Event& e = trace.events[i];
-      const uint32_t s = e.tid < slot.size() ? slot[e.tid] : kNoIndex;
-      if (s == kNoIndex) continue;
+      const uint32_t s = slot.get(e.tid);
+      if (s == ThreadSlots::kNone) continue;
       const auto index = static_cast<uint32_t>(i);
       events[next.events[s]++] = index;
       if (k.is_switch(e.kind)) switches[next.switches[s]++] = index;
@@ -297,7 +293,7 @@ ThreadEvents::ThreadEvents(const Trace& trace, const std::vector<Tid>& tids) {
   parts_.syscalls_at = std::move(syscalls_at);
 }
 
-ThreadEvents::ThreadEvents(Parts parts) : parts_(std::move(parts)) {
+ThreadEvents::ThreadEvents(Parts parts, uint64_t events) : parts_(std::move(parts)) {
   const size_t slots = parts_.tids.size();
   for (size_t i = 1; i < slots; ++i)
     if (parts_.tids[i - 1] >= parts_.tids[i])
@@ -305,9 +301,15 @@ ThreadEvents::ThreadEvents(Parts parts) : parts_(std::move(parts)) {
   auto check = [&](const Column<uint32_t>& flat, const Column<uint32_t>& at, const char* what) {
     if (at.size() != slots + 1 || at[0] != 0 || at[slots] != flat.size())
       throw std::invalid_argument(std::string("thread index: ") + what + " offsets do not fit");
-    for (size_t i = 0; i < slots; ++i)
+    for (size_t i = 0; i < slots; ++i) {
       if (at[i] > at[i + 1])
         throw std::invalid_argument(std::string("thread index: ") + what + " offsets descend");
+      // Each thread's list: events of the trace, ascending (profiles search them).
+      for (uint32_t k = at[i]; k < at[i + 1]; ++k)
+        if (flat[k] >= events || (k > at[i] && flat[k - 1] >= flat[k]))
+          throw std::invalid_argument(std::string("thread index: ") + what +
+                                      " list names events out of order or past the trace's");
+    }
   };
   check(parts_.events, parts_.events_at, "event");
   check(parts_.switches, parts_.switches_at, "switch");

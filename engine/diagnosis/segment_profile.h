@@ -70,9 +70,10 @@ class ThreadEvents {
 
   // Indexes the given threads (all threads when `tids` is empty) in one pass.
   ThreadEvents(const Trace& trace, const std::vector<Tid>& tids = {});
-  // An index kept before (the cache's), after checking that its offsets hold together
-  // (throws std::invalid_argument when not).
-  explicit ThreadEvents(Parts parts);
+  // An index kept before (the cache's) of a trace of `events` events, after checking that
+  // its offsets hold together and its lists name that trace's events in order (throws
+  // std::invalid_argument when not).
+  ThreadEvents(Parts parts, uint64_t events);
 
   // The thread's events, empty when the thread was not indexed.
   EventList of(Tid tid) const { return list(parts_.events, parts_.events_at, tid); }

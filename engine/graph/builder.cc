@@ -20,6 +20,7 @@
 #include "engine/graph/expr_eval.h"
 #include "engine/graph/link_pairing.h"
 #include "engine/graph/span_tree.h"
+#include "engine/graph/thread_slots.h"
 #include "rules/lua_host.h"
 
 namespace cw::engine {
@@ -55,7 +56,6 @@ struct ThreadState {
 // What one pass over the events learns before the scan, to size its tables up front:
 // growing the span tree by doubling copies it and briefly holds it twice.
 struct Census {
-  Tid max_tid = 0;
   uint64_t span_opens = 0;  // events whose kind opens a span
 };
 
@@ -95,36 +95,14 @@ Census take_census(const Trace& trace, const SpanTree& spans, uint64_t parallel_
     Census& c = parts[part];
     for (uint64_t i = begin; i < end; ++i) {
       const Event& e = trace.events[i];
-      c.max_tid = std::max(c.max_tid, e.tid);
       c.span_opens += spans.opens(e.kind) != kNoSpan;
     }
   });
-  return {std::max(parts[0].max_tid, parts[1].max_tid), parts[0].span_opens + parts[1].span_opens};
+  return {parts[0].span_opens + parts[1].span_opens};
 }
 
-// Dense thread indexes: a table by tid when tids are small (as on Linux), else a map.
-class ThreadIndex {
- public:
-  explicit ThreadIndex(const Census& census) {
-    if (census.max_tid < (1u << 24)) table_.assign(static_cast<size_t>(census.max_tid) + 1, kNone);
-  }
-  static constexpr uint32_t kNone = 0xffffffffu;
-  uint32_t get(Tid tid) const {
-    if (!table_.empty()) return table_[tid];
-    auto it = map_.find(tid);
-    return it == map_.end() ? kNone : it->second;
-  }
-  void set(Tid tid, uint32_t index) {
-    if (!table_.empty())
-      table_[tid] = index;
-    else
-      map_[tid] = index;
-  }
-
- private:
-  std::vector<uint32_t> table_;
-  std::unordered_map<Tid, uint32_t> map_;
-};
+// Dense thread indexes, keyed by tid (never a table sized by the largest tid).
+using ThreadIndex = ThreadSlots;
 
 // What rules care about events of one kind.
 struct KindActions {
@@ -280,7 +258,7 @@ class Builder {
         lua_(rules, options.lua_limits),
         eval_(trace, spans_, &lua_, options.interpret_expressions),
         census_(take_census(trace, spans_, parallel_from_)),
-        threads_index_(census_) {
+        threads_index_(trace.threads.size()) {
     spans_.reserve(census_.span_opens);
   }
 

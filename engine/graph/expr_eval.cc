@@ -19,9 +19,6 @@ using rules::ValueType;
 
 namespace {
 
-constexpr Tid kMaxTableTid = 1u << 24;
-constexpr uint32_t kNoSlot = 0xffffffffu;
-
 // Integer arithmetic wraps (two's complement) instead of overflowing: times and offsets
 // are unsigned 64-bit in the trace.
 int64_t wrap(int64_t a, int64_t b, char op) {
@@ -51,25 +48,18 @@ Evaluator::Evaluator(const Trace& trace, const SpanTree& spans, LuaHost* lua, bo
     : trace_(trace), spans_(spans), lua_(lua), interpret_(interpret) {
   for (size_t k = 0; k < trace.schema.size(); ++k)
     kind_names_.push_back(trace.strings.find(trace.schema.kind(static_cast<KindId>(k)).name));
-  Tid max_tid = 0;
-  for (const ThreadInfo& t : trace.threads) max_tid = std::max(max_tid, t.tid);
-  if (max_tid < kMaxTableTid) {
-    thread_slot_.assign(static_cast<size_t>(max_tid) + 1, kNoSlot);
-    for (uint32_t i = 0; i < trace.threads.size(); ++i) thread_slot_[trace.threads[i].tid] = i;
-  }
+  for (uint32_t i = 0; i < trace.threads.size(); ++i) thread_slot_.set(trace.threads[i].tid, i);
   for (const ThreadInfo& t : trace.threads) thread_process_.push_back(trace.process(t.pid));
 }
 
 const ThreadInfo* Evaluator::thread_info(Tid tid) const {
-  if (thread_slot_.empty()) return trace_.thread(tid);
-  if (tid >= thread_slot_.size() || thread_slot_[tid] == kNoSlot) return nullptr;
-  return &trace_.threads[thread_slot_[tid]];
+  const uint32_t slot = thread_slot_.get(tid);
+  return slot == ThreadSlots::kNone ? nullptr : &trace_.threads[slot];
 }
 
 const ProcessInfo* Evaluator::process_of(Tid tid) const {
-  if (thread_slot_.empty()) return trace_.process(trace_.pid_of(tid));
-  if (tid >= thread_slot_.size() || thread_slot_[tid] == kNoSlot) return nullptr;
-  return thread_process_[thread_slot_[tid]];
+  const uint32_t slot = thread_slot_.get(tid);
+  return slot == ThreadSlots::kNone ? nullptr : thread_process_[slot];
 }
 
 PreparedExpr Evaluator::prepare(const rules::CompiledExpr& expr,

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "engine/graph/span_tree.h"
+#include "engine/graph/thread_slots.h"
 #include "rules/lua_host.h"
 #include "rules/ruleset.h"
 #include "trace/trace.h"
@@ -162,8 +163,8 @@ class Evaluator {
   const SpanTree& spans_;
   LuaHost* lua_;
   bool interpret_ = false;
-  // tid -> index in trace.threads (a table: hash lookups per evaluation are too slow).
-  std::vector<uint32_t> thread_slot_;
+  // tid -> index in trace.threads (keyed by tid, sized by the threads: ThreadSlots).
+  ThreadSlots thread_slot_;
   std::vector<const ProcessInfo*> thread_process_;  // per trace.threads entry
   // The last few stack lookups: a rule names from.stack / to.stack several times.
   struct StackCacheEntry {

@@ -183,3 +183,52 @@ The JSON summary of a damaged trace is JSON, with the damage in it (under "trace
       "threads": 2
     }
   }
+
+The largest ids a trace can hold (a process and threads 4294967295 and 4294967294, a
+324-byte file): ids are keys, never sizes. Each command runs in a 2 GB address space
+(`ulimit -v`), where a table indexed by thread id (4 G entries) cannot be allocated.
+
+  $ (ulimit -v 2000000; timeout 20 causeway debug --auto --no-cache tests/hostile/traces/huge-tid.trace)
+  root cause: process big 4294967295, thread big 4294967295
+    when: 0.000000 s to 0.899000 s (899.0 ms)
+    kind: LongWait (the hang itself)
+    what: blocked 899.0 ms in read (fd 3); ended by a wakeup edge (weak) from waker 4294967294 (big 4294967295) at 0.899000 s
+    stack: none recorded
+  
+  hang: LongWait of thread big 4294967295 (process big 4294967295)
+    when: 0.000000 s to 0.899000 s (899.0 ms)
+    found by: auto: longest stretch of 1 main thread and 0 loop threads (big 4294967295: 0.899 s)
+    blocked: 899.0 ms from 0.000000 s in read(fd: 3)
+    stack: none recorded
+  
+  causal path, from the root cause to the hang:
+      0.000000 s  big 4294967295        read(fd: 3)  (the hang)
+  
+  questions: 1 asked
+    1. [edge] Which event caused big 4294967295's segment at 0.000000 s?
+       -> stop here: big 4294967295 is where this began (AUTOMATIC: the best-scored of 2 options, nobody was asked)
+    1 of 1 choices were made automatically; answer them in a terminal, or with --answers FILE.
+  
+  recording lost: nothing
+
+  $ (ulimit -v 2000000; timeout 20 causeway hangs --no-cache tests/hostile/traces/huge-tid.trace)
+  candidates for --hang auto, best first:
+    1. big (pid 4294967295, tid 4294967295)  LongWait  at 0.000000 s, 0.899 s without a response  --hang 4294967295@0
+       waited in read(fd: 3), ended by waker 4294967294
+
+The same in the binary form, with the cache on: the first run saves the events, the
+thread index, the graph and the hang; the second maps and loads them.
+
+  $ cp tests/hostile/traces/huge-tid.cwt $TMP_DIR/huge-tid.cwt
+  $ for run in cold warm; do (ulimit -v 2000000; CAUSEWAY_CACHE=verbose timeout 20 causeway debug --auto $TMP_DIR/huge-tid.cwt 2>&1 >/dev/null | sed "s|$TMP_DIR/||g; s/^/$run: /" | sort); done
+  cold: causeway: cache: events saved to huge-tid.cwt.cwcache/trace.cwa
+  cold: causeway: cache: graph saved to huge-tid.cwt.cwcache/graph-[0-9a-f]{16}.cwg (re)
+  cold: causeway: cache: thread index saved to huge-tid.cwt.cwcache/threads.cwa
+  warm: causeway: cache: events mapped from huge-tid.cwt.cwcache/trace.cwa
+  warm: causeway: cache: graph loaded from huge-tid.cwt.cwcache/graph-[0-9a-f]{16}.cwg (re)
+  warm: causeway: cache: hang found before on this graph, from the cache
+  warm: causeway: cache: thread index mapped from huge-tid.cwt.cwcache/threads.cwa
+  $ (ulimit -v 2000000; timeout 20 causeway hangs $TMP_DIR/huge-tid.cwt)
+  candidates for --hang auto, best first:
+    1. big (pid 4294967295, tid 4294967295)  LongWait  at 0.000000 s, 0.899 s without a response  --hang 4294967295@0
+       waited in read(fd: 3), ended by waker 4294967294

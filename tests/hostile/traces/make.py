@@ -5,6 +5,9 @@ usage: make.py INTACT.cwt OUT_DIR
 INTACT.cwt is examples/slow-server.trace converted: causeway convert
 examples/slow-server.trace -o slow-server.cwt. Each damage is one function below, so a
 failing case can be regenerated and read; the outputs are committed beside this script.
+
+huge-tid.cwt is not damaged: it is huge-tid.trace converted (causeway convert
+huge-tid.trace -o huge-tid.cwt), the largest thread and process ids in the binary form.
 """
 import ctypes
 import os
