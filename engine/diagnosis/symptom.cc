@@ -9,6 +9,7 @@
 
 #include "base/parallel.h"
 #include "base/terminal_text.h"
+#include "engine/diagnosis/logical_wait.h"
 #include "trace/command_marker.h"
 #include "trace/names.h"
 
@@ -59,6 +60,7 @@ class Finder {
         enter_name_(enter_ == kNoKind ? -1 : trace.schema.field_index(enter_, "name")),
         enter_fd_(enter_ == kNoKind ? -1 : trace.schema.field_index(enter_, "fd")),
         enter_resource_(enter_ == kNoKind ? -1 : trace.schema.field_index(enter_, "resource")),
+        exit_ret_(exit_ == kNoKind ? -1 : trace.schema.field_index(exit_, "ret")),
         marker_text_(marker_ == kNoKind ? -1 : trace.schema.field_index(marker_, "text")),
         t0_(trace_start_ns(trace)),
         trace_end_(trace.events.empty() ? 0 : trace.events.back().ts) {
@@ -259,6 +261,17 @@ class Finder {
     auto last_at = [&](size_t i) { return i + 1 < loops.size() ? loops[i + 1] - 1 : t.end - 1; };
     const size_t before = out.size();
     std::vector<Asked> waiting_for;  // processes asked something that have not answered yet
+    // A thread the user named that waits in its loop only once in its life (one wait, in
+    // as many slices as its timeouts make): no loop of turns, but a program waiting for the
+    // one thing it needs (its input, its job's end). Its wait is no idle turn.
+    bool one_wait = named_ && opens_call(loops.front());
+    for (size_t i = 1; one_wait && i < loops.size(); ++i) {
+      const uint32_t r = wait_return(loops[i - 1]);
+      one_wait = opens_call(loops[i]) &&
+                 same_wait(trace_, g_.segments[loops[i - 1]].first, g_.segments[loops[i]].first) &&
+                 r != kNoIndex && exit_ret_ >= 0 &&
+                 trace_.int_value(trace_.events[r], exit_ret_) == 0;
+    }
     if (loops.front() > t.begin)
       out.push_back({t.tid, g_.segments[t.begin].start_ns, g_.segments[loops.front()].start_ns,
                      t.begin, loops.front() - 1});
@@ -276,7 +289,7 @@ class Finder {
         // wait too, until the answer comes.
         const bool had_asked = !waiting_for.empty();
         const WaitEnd how = wait_end(loops[i], woken, waiting_for);
-        if (had_asked && how != WaitEnd::OtherWork && r != kNoIndex) {
+        if (((had_asked && how != WaitEnd::OtherWork) || one_wait) && r != kNoIndex) {
           if (out.size() > before && out.back().last + 1 == loops[i]) {
             out.back().end_ns = end;
             out.back().last = last_at(i);
@@ -369,6 +382,31 @@ class Finder {
 
   // ---- the hang -----------------------------------------------------------------------
 
+  // What the stretch was, and how long it went without a response. classify() reads the
+  // profile alone: a wait retried after timeouts (a poll with a timeout on the same
+  // descriptors, a timed futex wait) looks like a loop of calls there. It is one wait when
+  // its slices are one logical wait that another thread's edge ended and that takes most
+  // of the stretch: a LongWait lasting from its first slice to that wake-up. A loop whose
+  // slices all timed out, or that polls a data flag between its waits, stays a yield loop.
+  HangKind kind_of(const Stretch& st, const SegmentProfile& p, uint64_t* waited = nullptr) const {
+    const HangKind k = classify(p);
+    if (waited) *waited = k == HangKind::LongWait ? p.longest_block_ns : 0;
+    // A loop that reads a data flag between its waits polls the flag (a pack declared it):
+    // the flag's writer ends it, not the waits' wake-ups.
+    if (k != HangKind::RepeatedYield || p.flag_events > 0 || p.longest_block_call == kNoIndex ||
+        !same_wait(trace_, p.longest_block_call, p.longest_block_call))
+      return k;
+    uint32_t seg = st.first;
+    for (uint32_t s = st.first; s <= st.last; ++s)
+      if (g_.segments[s].start_ns <= p.longest_block_start) seg = s;
+    const LogicalWait lw = logical_wait(trace_, ev_, g_, seg);
+    if (lw.wake_edge == kNoIndex) return k;
+    const uint64_t length = lw.end_ns - std::min(lw.end_ns, lw.start_ns);
+    if (2 * length < st.end_ns - std::min(st.end_ns, st.start_ns)) return k;
+    if (waited) *waited = std::max(length, p.longest_block_ns);
+    return HangKind::LongWait;
+  }
+
   Hang make_hang(const Stretch& st, std::string chosen_by) const {
     Hang h;
     h.tid = st.tid;
@@ -378,7 +416,7 @@ class Finder {
     h.first_segment = st.first;
     h.last_segment = st.last;
     h.profile = profile_range(trace_, ev_, st.tid, st.start_ns, st.end_ns);
-    h.kind = classify(h.profile);
+    h.kind = kind_of(st, h.profile);
     h.chosen_by = std::move(chosen_by);
     h.segment = st.first;
     switch (h.kind) {
@@ -429,7 +467,8 @@ class Finder {
       const Pid pid = info ? info->pid : g_.segments[t.begin].pid;
       const bool loop = has_loop_cut(t);
       const bool main = t.tid == pid && !(info && info->kernel);
-      if (!thread_name.empty()) {
+      named_ = !thread_name.empty();
+      if (named_) {
         if (thread_comm(trace_, t.tid, "?") != thread_name || !in_command(pid)) continue;
       } else if (!(main || loop) || !in_command(pid)) {
         continue;
@@ -502,8 +541,9 @@ class Finder {
         const Stretch& s = all[j];
         if (best && s.end_ns - s.start_ns <= best_score) continue;
         const SegmentProfile p = profile_range(trace_, ev_, s.tid, s.start_ns, s.end_ns);
+        uint64_t waited = 0;
         const uint64_t score =
-            classify(p) == HangKind::LongWait ? p.longest_block_ns : s.end_ns - s.start_ns;
+            kind_of(s, p, &waited) == HangKind::LongWait ? waited : s.end_ns - s.start_ns;
         if (!best || score > best_score) {
           best = &s;
           best_score = score;
@@ -736,9 +776,10 @@ class Finder {
   const Graph& g_;
   const ThreadEvents& ev_;
   const KindId enter_, exit_, marker_, thread_exit_;
-  const int enter_name_, enter_fd_, enter_resource_, marker_text_;
+  const int enter_name_, enter_fd_, enter_resource_, exit_ret_, marker_text_;
   const uint64_t t0_, trace_end_;
   Pid command_pid_ = 0;
+  bool named_ = false;  // the candidates are the threads the user named
   std::vector<Marker> markers_;
   // initiator(): per pair of processes, the first causal edge between them (time, sender).
   mutable std::unordered_map<uint64_t, std::pair<uint64_t, Pid>> first_contact_;

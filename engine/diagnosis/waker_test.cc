@@ -2,6 +2,7 @@
 // the hang's wait, that thread is the next step back, weak edge or not. These tests use the
 // standard packs as they ship, on hand-made traces of the mechanisms the matrix lists.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include "engine/diagnosis/diagnose.h"
 #include "engine/diagnosis/logical_wait.h"
@@ -129,6 +130,83 @@ TEST_CASE("bytes read after a sleep did not end the sleep: the sleeper timed out
   REQUIRE(!d.root_causes.empty());
   CHECK(causes(b, d) == "cw-ender LongWait");
   CHECK(d.root_causes[0].what.find("ended by") == std::string::npos);
+}
+
+// cw-victim polls its pipe with a 20 ms timeout until cw-ender, asleep 600 ms, writes to
+// it: 30 slices that time out, then one that the write ends. The loop is cut at each poll
+// (linux.kernel's loop.wait).
+std::string poll_slices() {
+  std::string t = kProcesses +
+                  "0ms 200 syscall_enter name=clock_nanosleep fd=-1 timeout_ns=600000000\n"
+                  "0ms 200 switch_out state=S\n";
+  uint64_t us = 1000;
+  for (int i = 0; i < 30; ++i, us += 20000) {
+    t += fmt::format("{}us 100 syscall_enter name=poll fd=-1 count=1 timeout_ns=20000000\n", us);
+    t += fmt::format("{}us 100 switch_out state=S\n", us);
+    t += fmt::format("{}us 100 switch_in\n{}us 100 syscall_exit name=poll ret=0\n", us + 20000,
+                     us + 20000);
+  }
+  t += fmt::format("{}us 100 syscall_enter name=poll fd=-1 count=1 timeout_ns=20000000\n", us);
+  t += fmt::format("{}us 100 switch_out state=S\n", us);
+  t += R"(600ms 200 switch_in
+600ms 200 syscall_exit name=clock_nanosleep ret=0
+600ms 200 syscall_enter name=write fd=4 count=16
+600ms 200 send object=9 offset=0 len=16 peer=100 fd=4
+600ms 200 wakeup target=100
+600ms 200 syscall_exit name=write ret=16
+601ms 100 switch_in
+601ms 100 syscall_exit name=poll ret=1
+601ms 100 syscall_enter name=read fd=3 count=16
+601ms 100 recv object=9 offset=0 len=16 peer=200 fd=3
+601ms 100 syscall_exit name=read ret=16
+602ms 100 exit code=0
+602ms 200 exit code=0
+)";
+  return t;
+}
+
+TEST_CASE("a poll retried after timeouts until another thread's write is one LongWait") {
+  Built b = build_with_stdlib(poll_slices());
+  DiagnoseOptions o;
+  o.symptom.thread_name = "cw-victim";
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
+  CHECK(d.hang.tid == 100);
+  CHECK(d.hang.kind == HangKind::LongWait);
+  CHECK(d.hang.end_ns - d.hang.start_ns >= 590000000);
+  CHECK(causes(b, d) == "cw-ender LongWait");
+  CHECK(path(b, d) == "cw-ender → cw-victim");
+}
+
+TEST_CASE("a named thread's one wait in its loop is its hang, not an idle turn") {
+  // cw-victim starts, then polls its pipe once (no timeout) until cw-ender's write at
+  // 600 ms, and exits: it waits for its input, once; no loop of turns.
+  Built b = build_with_stdlib(kProcesses + R"(
+0ms 200 syscall_enter name=clock_nanosleep fd=-1 timeout_ns=600000000
+0ms 200 switch_out state=S
+1ms 100 syscall_enter name=close fd=5
+1ms 100 syscall_exit name=close ret=0
+2ms 100 syscall_enter name=poll fd=-1 count=1 timeout_ns=-1
+2ms 100 switch_out state=S
+600ms 200 switch_in
+600ms 200 syscall_exit name=clock_nanosleep ret=0
+600ms 200 syscall_enter name=write fd=4 count=16
+600ms 200 send object=9 offset=0 len=16 peer=100 fd=4
+600ms 200 wakeup target=100
+600ms 200 syscall_exit name=write ret=16
+601ms 100 switch_in
+601ms 100 syscall_exit name=poll ret=1
+601ms 100 syscall_enter name=read fd=3 count=16
+601ms 100 recv object=9 offset=0 len=16 peer=200 fd=3
+601ms 100 syscall_exit name=read ret=16
+602ms 100 exit code=0
+602ms 200 exit code=0
+)");
+  DiagnoseOptions o;
+  o.symptom.thread_name = "cw-victim";
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
+  CHECK(d.hang.kind == HangKind::LongWait);
+  CHECK(d.hang.profile.longest_block_ns >= 590000000);
+  CHECK(causes(b, d) == "cw-ender LongWait");
 }
 
 }  // namespace
