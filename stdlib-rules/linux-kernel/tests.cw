@@ -69,6 +69,94 @@ test "a timer interrupt's wake-up is pruned" {
   expect stat pruned == 1
 }
 
+# A timerfd armed by one thread and read by another: its expiry wakes the reader from an
+# interrupt that landed on an unrelated process. The recorder names the arming thread as
+# the cause; the wake-up is an edge from it, never from the process that happened to run.
+test "a timer's expiry wakes its waiter on behalf of the thread that armed it" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=app
+    thread 101 pid=100 comm=reader
+    thread 102 pid=100 comm=armer
+    process 200 comm=other
+    thread 201 pid=200 comm=busy
+    1ms 102 syscall_enter name=timerfd_settime fd=3
+    1ms 102 syscall_exit name=timerfd_settime ret=0
+    2ms 101 syscall_enter name=read fd=3
+    2ms 101 switch_out state=S
+    801ms 201 wakeup target=101 interrupt=1 cause=102
+    802ms 101 switch_in
+    802ms 101 syscall_exit name=read ret=8
+  ]]
+  expect edge 102 -> 101 kind timer strength strong rule wakeup.timer
+  expect no edge 201 -> 101
+}
+
+# A timed wait's own timer (its timeout) names the waiter itself: no thread woke it.
+test "a thread's own timer wakes it on nobody's behalf" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=app
+    thread 101 pid=100 comm=sleeper
+    process 200 comm=other
+    thread 201 pid=200 comm=busy
+    1ms 101 syscall_enter name=futex resource=0x10
+    1ms 101 switch_out state=S
+    4ms 201 wakeup target=101 interrupt=1 cause=101
+    5ms 101 switch_in
+    5ms 101 syscall_exit name=futex ret=-110
+  ]]
+  expect no edge 201 -> 101
+  expect no edge 101 -> 101
+  expect stat pruned == 1
+}
+
+# A POSIX timer one thread set (SIGEV_THREAD_ID) signals another; its expiry's signal is
+# raised on whatever thread ran.
+test "a timer's signal is sent on behalf of the thread that armed the timer" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=app
+    thread 101 pid=100 comm=waiter
+    thread 102 pid=100 comm=armer
+    process 200 comm=other
+    thread 201 pid=200 comm=busy
+    1ms 102 syscall_enter name=timer_settime
+    1ms 102 syscall_exit name=timer_settime ret=0
+    2ms 101 syscall_enter name=pause
+    2ms 101 switch_out state=S
+    801ms 201 signal_send target=101 sig=34 cause=102
+    801ms 201 wakeup target=101 interrupt=1 cause=102
+    802ms 101 switch_in
+    802ms 101 signal_deliver sig=34
+    802ms 101 syscall_exit name=pause ret=-4
+  ]]
+  expect edge 102 -> 101 kind timer strength strong rule signal.timer
+  expect no edge 201 -> 101
+}
+
+# A process's own alarm: the signal is nobody else's doing, least of all the interrupted
+# process's.
+test "a process's own alarm is no signal from the thread the interrupt landed on" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=app
+    thread 101 pid=100 comm=waiter
+    process 200 comm=other
+    thread 201 pid=200 comm=busy
+    1ms 101 syscall_enter name=alarm
+    1ms 101 syscall_exit name=alarm ret=0
+    2ms 101 syscall_enter name=pause
+    2ms 101 switch_out state=S
+    801ms 201 signal_send target=101 sig=14 cause=101
+    801ms 201 wakeup target=101 interrupt=1 cause=101
+    802ms 101 switch_in
+    802ms 101 signal_deliver sig=14
+    802ms 101 syscall_exit name=pause ret=-4
+  ]]
+  expect no edge 201 -> 101
+}
+
 # Loopback TCP: the server's send runs the receive softirq itself and wakes the client.
 test "a receive softirq inside the sender's own write is the sender's wake-up" {
   trace [[
