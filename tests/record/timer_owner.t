@@ -27,3 +27,9 @@ A timerfd armed by one thread and read by another:
   ["cw-waiter","LongWait"]
   $ jq -c '[([.root_causes[].comm] + [.path[].comm]) | index("cw-armer") != null, index("cw-bystander")]' $TMP_DIR/timerfd.json
   [true,null]
+
+The expiry's wake-up of the reader is a strong timer edge from cw-armer (`from_thread`
+names it when the interrupt's event is on another thread):
+
+  $ causeway graph $TMP_DIR/timerfd.cwt --json --edges 2>/dev/null | jq -c '[.edge_list[] | select(.rule == "linux.kernel/wakeup.timer" and .to.comm == "cw-waiter") | [.strength, .kind, (.from_thread.comm // .from.comm)]] | unique'
+  [["strong","timer","cw-armer"]]

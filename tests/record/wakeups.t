@@ -15,8 +15,9 @@ A child's exit wakes the parent's wait4, which returns the child's pid.
   ["strong","exit",1792,"wait4",true,false]
 
 A timerfd armed by one thread and read by another: the arm and the expiry its reader
-took are joined by a strong timer edge.
+took are joined by a strong timer edge. (The expiry's wake-up, raised in an interrupt, is
+a timer edge too, from the arming thread: tests/record/timer_owner.t.)
 
   $ causeway record -o $TMP_DIR/timer.cwt -- cw-prog-timerfd 2>/dev/null
-  $ causeway graph $TMP_DIR/timer.cwt --json --edges 2>/dev/null | jq -c '[.edge_list[] | select(.kind == "timer" and (.from.comm | startswith("cw-prog"))) | [.strength, .from.kind, .to.kind, .from.timer == .to.timer, .from.tid != .to.tid]] | .[]'
+  $ causeway graph $TMP_DIR/timer.cwt --json --edges 2>/dev/null | jq -c '[.edge_list[] | select(.kind == "timer" and .from.kind == "timer_arm" and (.from.comm | startswith("cw-prog"))) | [.strength, .from.kind, .to.kind, .from.timer == .to.timer, .from.tid != .to.tid]] | .[]'
   ["strong","timer_arm","timer_fire",true,true]
