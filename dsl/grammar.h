@@ -183,7 +183,8 @@ struct clause_word
           TAO_PEGTL_KEYWORD("description"), TAO_PEGTL_KEYWORD("trace"), TAO_PEGTL_KEYWORD("expect"),
           TAO_PEGTL_KEYWORD("loop"), TAO_PEGTL_KEYWORD("question"), TAO_PEGTL_KEYWORD("subject"),
           TAO_PEGTL_KEYWORD("choose"), TAO_PEGTL_KEYWORD("hang"), TAO_PEGTL_KEYWORD("from_where"),
-          TAO_PEGTL_KEYWORD("to_where"), TAO_PEGTL_KEYWORD("ends_polling")> {};
+          TAO_PEGTL_KEYWORD("to_where"), TAO_PEGTL_KEYWORD("ends_polling"),
+          TAO_PEGTL_KEYWORD("from_thread")> {};
 struct continues_expression : sor<cmp_symbol_start, kw_and, kw_or, kw_in, kw_matches, kw_not,
                                   one<'.', '(', '*', '/', '%', '+'>> {};
 struct clause_at_line_start : seq<at_line_start, clause_word, sp, not_at<continues_expression>> {};

@@ -408,6 +408,116 @@ static __always_inline bool in_interrupt_context(void) {
   return (long)BPF_CORE_READ(user_regs, orig_ax) < 0;
 }
 
+// ---- timers: on whose behalf an interrupt wakes --------------------------------------
+// A timer's expiry runs in interrupt context on whatever thread the CPU was running; the
+// wake-ups and signals it raises are recorded with the thread that armed the timer, known
+// from the arming (hrtimer_start in process context: the arming task is current). Every
+// timer a thread waits on is an hrtimer: a timed sleep's or wait's own, a timerfd's, a
+// POSIX timer's, alarm's and setitimer's.
+
+struct timer_owner {
+  __u32 tgid, tid;
+};
+
+// hrtimer address -> the thread that last armed it. LRU: an owner whose timer was freed is
+// evicted, never leaked. A periodic timer restarted by its own expiry (interrupt context)
+// keeps the owner that armed it.
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, 65536);
+  __type(key, __u64);
+  __type(value, struct timer_owner);
+} timer_owners SEC(".maps");
+
+// The timer whose expiry this CPU is running, and its owner (tid 0: not known). `outer`: a
+// softirq-mode timer's callback that a hard timer interrupt interrupted, restored when the
+// inner expiry ends. `masked`: a device interrupt in the middle of a callback, whose
+// wake-ups are the device's, not the timer's.
+struct expiring {
+  __u64 timer, since;
+  struct timer_owner owner;
+  __u64 outer_timer, outer_since;
+  struct timer_owner outer_owner;
+  __u32 masked;
+  __u32 pad;
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct expiring);
+} expiring SEC(".maps");
+
+// A callback runs for microseconds: an owner older than this was left by an expiry whose
+// end was not seen (the programs were being attached or detached), not by a running one.
+#define EXPIRY_MAX_NS 2000000ull
+
+static __always_inline bool in_interrupt_context(void);
+
+// The owner of the timer whose expiry is running on this CPU now, or NULL.
+static __always_inline struct timer_owner* expiring_owner(__u64 now) {
+  __u32 zero = 0;
+  struct expiring* ex = bpf_map_lookup_elem(&expiring, &zero);
+  if (!ex || ex->timer == 0 || ex->owner.tid == 0 || ex->masked != 0) return NULL;
+  if (now - ex->since > EXPIRY_MAX_NS) return NULL;
+  return &ex->owner;
+}
+
+SEC("tp_btf/hrtimer_start")
+int BPF_PROG(on_hrtimer_start, struct hrtimer* timer) {
+  __u64 id = bpf_get_current_pid_tgid();
+  if ((__u32)id == 0 || !traced_tgid(id >> 32)) return 0;
+  // Restarted from an interrupt (a periodic timer's own expiry, a kernel tick): the task
+  // that happens to run armed nothing.
+  if (in_interrupt_context()) return 0;
+  __u64 key = (__u64)timer;
+  struct timer_owner owner = {.tgid = id >> 32, .tid = (__u32)id};
+  bpf_map_update_elem(&timer_owners, &key, &owner, BPF_ANY);
+  return 0;
+}
+
+SEC("tp_btf/hrtimer_expire_entry")
+int BPF_PROG(on_hrtimer_expire_entry, struct hrtimer* timer) {
+  __u64 key = (__u64)timer;
+  struct timer_owner* owner = bpf_map_lookup_elem(&timer_owners, &key);
+  __u32 zero = 0;
+  struct expiring* ex = bpf_map_lookup_elem(&expiring, &zero);
+  if (!ex || (!owner && ex->timer == 0)) return 0;
+  ex->outer_timer = ex->timer;
+  ex->outer_since = ex->since;
+  ex->outer_owner = ex->owner;
+  ex->timer = key;
+  ex->since = bpf_ktime_get_ns();
+  ex->owner.tgid = owner ? owner->tgid : 0;
+  ex->owner.tid = owner ? owner->tid : 0;
+  return 0;
+}
+
+SEC("tp_btf/hrtimer_expire_exit")
+int BPF_PROG(on_hrtimer_expire_exit, struct hrtimer* timer) {
+  __u32 zero = 0;
+  struct expiring* ex = bpf_map_lookup_elem(&expiring, &zero);
+  if (!ex || ex->timer != (__u64)timer) return 0;
+  ex->timer = ex->outer_timer;
+  ex->since = ex->outer_since;
+  ex->owner = ex->outer_owner;
+  ex->outer_timer = 0;
+  ex->outer_owner.tgid = ex->outer_owner.tid = 0;
+  return 0;
+}
+
+// A device interrupt inside a timer's callback (a softirq-mode timer) wakes for the device.
+static __always_inline void mask_expiry(bool device_irq_entered) {
+  __u32 zero = 0;
+  struct expiring* ex = bpf_map_lookup_elem(&expiring, &zero);
+  if (!ex || ex->timer == 0) return;
+  if (device_irq_entered)
+    ex->masked++;
+  else if (ex->masked > 0)
+    ex->masked--;
+}
+
 static __always_inline int record_wake(__u32 type, struct task_struct* p) {
   __u32 target_tgid = p->tgid;
   bool recorder = current_is_recorder();
@@ -428,7 +538,18 @@ static __always_inline int record_wake(__u32 type, struct task_struct* p) {
   rec->target_pid = target_tgid;
   rec->target_tid = p->pid;
   rec->in_irq = in_irq;
-  rec->pad = 0;
+  rec->cause_tid = 0;
+  struct timer_owner* owner = in_irq ? expiring_owner(rec->h.ts) : NULL;
+  if (owner) {
+    rec->cause_tid = owner->tid;
+    // On an idle CPU (or the recorder) no recorded thread was interrupted: another thread's
+    // timer wakes on that thread's behalf, so the record is its. A thread's own timer (a
+    // timed sleep) stays a wake-up by no thread, as before.
+    if (rec->h.tid == 0 && owner->tid != rec->target_tid) {
+      rec->h.pid = owner->tgid;
+      rec->h.tid = owner->tid;
+    }
+  }
   submit(rec);
   return 0;
 }
@@ -1057,6 +1178,7 @@ int BPF_PROG(on_sys_exit, struct pt_regs* regs, long ret) {
 // ---- interrupts and signals -----------------------------------------------------------
 
 static __always_inline int record_irq(__u32 op, int irq, struct irqaction* action) {
+  if (op == CW_HARDIRQ_ENTER || op == CW_HARDIRQ_EXIT) mask_expiry(op == CW_HARDIRQ_ENTER);
   __u64 id = bpf_get_current_pid_tgid();
   if ((__u32)id == 0 || !traced_tgid(id >> 32)) return 0;
   struct cw_rec_irq* rec = reserve(sizeof(*rec));
@@ -1094,7 +1216,13 @@ SEC("tp_btf/signal_generate")
 int BPF_PROG(on_signal_generate, int sig, struct kernel_siginfo* info, struct task_struct* task,
              int group, int result) {
   __u32 target_tgid = task->tgid;
-  if (current_is_recorder() || (!current_traced() && !traced_tgid(target_tgid))) return 0;
+  bool recorder = current_is_recorder();
+  if (!recorder && !current_traced() && !traced_tgid(target_tgid)) return 0;
+  // A timer's signal raised in an interrupt that landed on the recorder is its owner's;
+  // the recorder's own signals are left out.
+  struct timer_owner* owner = NULL;
+  if (in_interrupt_context()) owner = expiring_owner(bpf_ktime_get_ns());
+  if (recorder && (!owner || !traced_tgid(target_tgid))) return 0;
   struct cw_rec_signal* rec = reserve(sizeof(*rec));
   if (!rec) return 0;
   fill_header(&rec->h, CW_REC_SIGNAL, sizeof(*rec));
@@ -1102,6 +1230,16 @@ int BPF_PROG(on_signal_generate, int sig, struct kernel_siginfo* info, struct ta
   rec->sig = sig;
   rec->target_pid = target_tgid;
   rec->target_tid = task->pid;
+  rec->cause_tid = 0;
+  rec->pad = 0;
+  if (owner) {
+    rec->cause_tid = owner->tid;
+    // As in record_wake: a signal raised on an idle CPU (or the recorder) is the owner's.
+    if (rec->h.tid == 0 || recorder) {
+      rec->h.pid = owner->tgid;
+      rec->h.tid = owner->tid;
+    }
+  }
   submit(rec);
   return 0;
 }
@@ -1116,6 +1254,8 @@ int BPF_PROG(on_signal_deliver, int sig, struct kernel_siginfo* info, struct k_s
   rec->sig = sig;
   rec->target_pid = 0;
   rec->target_tid = 0;
+  rec->cause_tid = 0;
+  rec->pad = 0;
   submit(rec);
   return 0;
 }

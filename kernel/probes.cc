@@ -121,6 +121,7 @@ struct Probes::State {
   // One cpu-clock event per online CPU with the sampling program (record --sample).
   std::vector<bpf_link*> samplers;
   std::string sampling_problem;
+  std::string timer_owner_problem;
 
   void destroy_samplers() {
     for (bpf_link* link : samplers) bpf_link__destroy(link);
@@ -188,6 +189,21 @@ Probes::Probes(const ProbeOptions& options) : state_(new State) {
     uint32_t slots = rodata->ustack_bytes != 0 ? 2 * static_cast<uint32_t>(cpus) : 2;
     if (int err = bpf_map__set_max_entries(skel->maps.ustack_scratch, slots))
       fail("sizing the stack copy slots failed", err);
+    // Timer owners (which thread armed the timer an interrupt expires) need the hrtimer
+    // tracepoints; a kernel without them records everything else, and says so.
+    {
+      std::string missing;
+      for (const char* tp : {"hrtimer_start", "hrtimer_expire_entry", "hrtimer_expire_exit"})
+        if (libbpf_find_vmlinux_btf_id(tp, BPF_TRACE_RAW_TP) < 0)
+          missing += (missing.empty() ? "" : ", ") + std::string(tp);
+      take_libbpf_log();
+      if (!missing.empty()) {
+        bpf_program__set_autoload(skel->progs.on_hrtimer_start, false);
+        bpf_program__set_autoload(skel->progs.on_hrtimer_expire_entry, false);
+        bpf_program__set_autoload(skel->progs.on_hrtimer_expire_exit, false);
+        state_->timer_owner_problem = "the kernel has no tracepoint " + missing;
+      }
+    }
     if (int err = causeway__load(skel)) fail("loading the eBPF programs failed", err);
 
     for (auto [nr, sys_class] : options.syscall_classes) {
@@ -217,6 +233,10 @@ Probes::~Probes() {
 
 const std::string& Probes::sampling_problem() const {
   return state_->sampling_problem;
+}
+
+const std::string& Probes::timer_owner_problem() const {
+  return state_->timer_owner_problem;
 }
 
 namespace {

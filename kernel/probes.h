@@ -125,6 +125,10 @@ class Probes {
   // the machine would not open cpu-clock perf events. Recording goes on without samples.
   const std::string& sampling_problem() const;
 
+  // Why wake-ups and signals raised by a timer's expiry carry no `cause` ("" when they do):
+  // the kernel lacks the hrtimer tracepoints that say who armed each timer.
+  const std::string& timer_owner_problem() const;
+
   // Stops the kernel side writing records; what it wrote stays readable through drain().
   void detach();
 

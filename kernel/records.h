@@ -118,7 +118,10 @@ struct cw_rec_wake {
   struct cw_rec_header h;
   __u32 target_pid, target_tid;
   __u32 in_irq; /* 1 when called from hard or soft interrupt context */
-  __u32 pad;
+  /* In interrupt context, the thread that armed the hrtimer whose expiry is running on this
+   * CPU (a timerfd, a POSIX or interval timer, a timed sleep's own timer): the one on whose
+   * behalf the interrupt woke `target`. 0 when none is known. */
+  __u32 cause_tid;
 };
 
 /* CW_REC_FORK: the header's task created child_tid (in process child_pid). */
@@ -231,6 +234,10 @@ struct cw_rec_signal {
   __u32 op; /* enum cw_signal_op */
   __s32 sig;
   __u32 target_pid, target_tid; /* generate only */
+  /* Generate only, as cw_rec_wake.cause_tid: raised by the expiry of a timer this thread
+   * armed. Absent from records of older recorders (8 bytes shorter). */
+  __u32 cause_tid;
+  __u32 pad;
 };
 
 /* CW_REC_STACK: the user stack of the header's thread, taken when its syscall `seq`

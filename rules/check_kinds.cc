@@ -2,6 +2,7 @@
 // dsl/rule_kinds.h; what their values must be, and what a rule compiles to (rules/
 // ruleset.h), is here, one function per kind.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <array>
 
@@ -217,6 +218,32 @@ void Checker::check_edge(const dsl::Rule& rule) {
              "loop"});
   }
   const bool kinds_known = link && link->from != kNoKind && link->to != kNoKind;
+  if (c.count("from_thread") && kinds_known)
+    if (const dsl::Expr* e = single(*c["from_thread"])) {
+      const KindDef& from = schema().kind(link->from);
+      std::vector<std::string> tids;
+      for (const auto& f : from.fields)
+        if (f.type == FieldType::Tid) tids.push_back(f.name);
+      if (e->kind != dsl::ExprKind::Name || e->path.size() != 1) {
+        error(*e, "expected a field name here",
+              {fmt::format("from_thread names a tid field of event '{}': {}", from.name,
+                           tids.empty() ? std::string("it has none")
+                                        : fmt::format("{}", fmt::join(tids, ", ")))});
+      } else {
+        const std::string& name = e->path[0];
+        int index = schema().field_index(link->from, name);
+        if (index < 0)
+          error(*e, fmt::format("unknown field '{}' of event '{}'", name, from.name),
+                did_you_mean(name, tids));
+        else if (from.fields[index].type != FieldType::Tid)
+          error(*e,
+                fmt::format("field '{}' of event '{}' is of type {}, not tid", name, from.name,
+                            field_type_name(from.fields[index].type)),
+                {"from_thread names the thread the edge leaves from: a tid field"});
+        else
+          edge.from_thread = static_cast<int16_t>(index);
+      }
+    }
   Scope scope{true, kNoKind, link ? link->from : kNoKind, link ? link->to : kNoKind,
               edge.strength == Strength::Boost || edge.strength == Strength::Prune};
   if (c.count("where") && kinds_known)

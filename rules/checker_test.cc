@@ -675,6 +675,28 @@ TEST_CASE("an edge rule's ends_polling clause marks its edges as ends of polling
             .find("error: clause 'ends_polling' takes no value") != std::string::npos);
 }
 
+TEST_CASE("an edge rule's from_thread clause names a tid field of the link's from event") {
+  const std::string link =
+      "link w { from wakeup to switch_in join from.target == to.tid pick next }\n";
+  auto r = load_pack(link +
+                     "edge a { link w from_thread cause strength strong }\n"
+                     "edge b { link w strength weak }\n");
+  REQUIRE_MESSAGE(r.ok(), r.render());
+  REQUIRE(r.rules.edges.size() == 2);
+  CHECK(r.rules.edges[0].from_thread == field("wakeup", "cause"));
+  CHECK(r.rules.edges[1].from_thread == -1);
+  CHECK(load_pack(link + "edge a { link w from_thread interrupt strength strong }\n")
+            .render()
+            .find("error: field 'interrupt' of event 'wakeup' is of type int, not tid") !=
+        std::string::npos);
+  CHECK(load_pack(link + "edge a { link w from_thread caus strength strong }\n")
+            .render()
+            .find("error: unknown field 'caus' of event 'wakeup'") != std::string::npos);
+  CHECK(load_pack(link + "edge a { link w from_thread from.cause strength strong }\n")
+            .render()
+            .find("error: expected a field name here") != std::string::npos);
+}
+
 TEST_CASE("a split rule's loop clause marks its cuts as loop returns, and takes no value") {
   auto r = load_pack(
       "split l { at syscall_enter where name == \"poll\" loop }\n"

@@ -173,6 +173,11 @@ struct EdgeRule {
   // fails, a sleep, another try), as a lock's release ends the polling of that lock. A
   // RepeatedYield the edge ends is explained by the edge's source, as a flag write is.
   bool ends_polling = false;
+  // `from_thread FIELD`: the edge leaves the segment, at the from event's time, of the
+  // thread that FIELD (a tid of the from event) names, when it is not 0: an interrupt's
+  // wake-up raised for the thread that armed the expiring timer, not for the thread the
+  // interrupt landed on. -1: the from event's own thread.
+  int16_t from_thread = -1;
 };
 
 struct FlagRule {

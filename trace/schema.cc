@@ -33,7 +33,11 @@ Schema make_builtin() {
              {{"target", F::Tid, "the woken thread"},
               {"interrupt", F::Int,
                "1: an interrupt handler that happened to run on this thread's CPU did it (a "
-               "timer's expiry, a device), not the thread"}}));
+               "timer's expiry, a device), not the thread"},
+              {"cause", F::Tid,
+               "the thread on whose behalf an interrupt raised it: the owner of the timer "
+               "that expired (the event is that thread's when the interrupt found its CPU "
+               "idle); 0 when none is known"}}));
   s.add(kind("wakeup_new", "the current thread made a new thread runnable",
              {{"target", F::Tid, "the new thread"}}));
 
@@ -108,7 +112,11 @@ Schema make_builtin() {
 
   // Signals.
   s.add(kind("signal_send", "a signal was sent",
-             {{"target", F::Tid, "receiving thread"}, {"sig", F::Int, "signal number"}}));
+             {{"target", F::Tid, "receiving thread"},
+              {"sig", F::Int, "signal number"},
+              {"cause", F::Tid,
+               "the thread on whose behalf an interrupt raised it: the owner of the timer "
+               "that expired; 0 when none is known"}}));
   s.add(kind("signal_deliver", "a signal was delivered", {{"sig", F::Int, "signal number"}}));
 
   // In-process instrumentation: function boundaries (span "call"), data flags, tasks.

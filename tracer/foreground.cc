@@ -145,6 +145,13 @@ std::optional<ForegroundResult> record_in_foreground(ForegroundRecording r) {
     std::cerr << "causeway: warning: " << note << "\n";
     notes.push_back(note);
   }
+  if (const std::string& problem = session->probes().timer_owner_problem(); !problem.empty()) {
+    std::string note = "timer wake-ups carry no cause: " + problem +
+                       "; an interrupt's wake-up of a timer's waiter is not traced to the "
+                       "thread that armed the timer";
+    std::cerr << "causeway: note: " << note << "\n";
+    notes.push_back(note);
+  }
   if (!notes.empty()) {
     timespec now{};
     clock_gettime(CLOCK_MONOTONIC, &now);

@@ -275,6 +275,7 @@ void RecordDecoder::decode(const void* record, size_t size) {
       Held& h = hold(ts, tid, hdr->type == CW_REC_WAKING ? k_wakeup : k_wakeup_new, cpu);
       set(h, 0, r->target_tid);
       if (hdr->type == CW_REC_WAKING && r->in_irq) set(h, 1, 1);
+      if (hdr->type == CW_REC_WAKING && r->in_irq && r->cause_tid != 0) set(h, 2, r->cause_tid);
       return;
     }
     case CW_REC_FORK: {
@@ -417,14 +418,18 @@ void RecordDecoder::decode(const void* record, size_t size) {
       return bad();
     }
     case CW_REC_SIGNAL: {
-      const auto* r = as<cw_rec_signal>(record, size);
-      if (!r) return bad();
+      // A recorder before `cause_tid` wrote the record without its last 8 bytes.
+      constexpr size_t without_cause = offsetof(cw_rec_signal, cause_tid);
+      if (size < without_cause) return bad();
+      const auto* r = static_cast<const cw_rec_signal*>(record);
+      const uint32_t cause = size >= sizeof(cw_rec_signal) ? r->cause_tid : 0;
       auto sig = static_cast<uint64_t>(static_cast<int64_t>(r->sig));
       if (r->op == CW_SIGNAL_GENERATE) {
         note_thread(r->target_tid, r->target_pid);
         Held& h = hold(ts, tid, k_signal_send, cpu);
         set(h, 0, r->target_tid);
         set(h, 1, sig);
+        if (cause != 0) set(h, 2, cause);
       } else if (r->op == CW_SIGNAL_DELIVER) {
         set(hold(ts, tid, k_signal_deliver, cpu), 0, sig);
       } else {

@@ -99,6 +99,44 @@ TEST_CASE("records from two CPUs come out as events sorted by time") {
   CHECK(d.stats().malformed == 0);
 }
 
+TEST_CASE("a timer's interrupt wake-up and signal carry the timer's owner as their cause") {
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  d.add_process(100, 1, "app", "/usr/bin/app");
+  d.add_thread(101, 100, "waiter", false);
+  d.add_thread(102, 100, "armer", false);
+  d.add_process(300, 1, "busy", "/usr/bin/busy");
+  d.add_thread(301, 300, "busy", false);
+  auto sig = make<cw_rec_signal>(CW_REC_SIGNAL, 1000, 300, 301);
+  sig.op = CW_SIGNAL_GENERATE;
+  sig.sig = 34;
+  sig.target_pid = 100;
+  sig.target_tid = 101;
+  sig.cause_tid = 102;
+  auto wake = make<cw_rec_wake>(CW_REC_WAKING, 1001, 300, 301);
+  wake.target_pid = 100;
+  wake.target_tid = 101;
+  wake.in_irq = 1;
+  wake.cause_tid = 102;
+  // A recorder before `cause_tid` wrote signal records 8 bytes shorter: still decoded.
+  auto old = make<cw_rec_signal>(CW_REC_SIGNAL, 1002, 300, 301);
+  old.op = CW_SIGNAL_GENERATE;
+  old.sig = 14;
+  old.target_pid = 100;
+  old.target_tid = 101;
+  old.cause_tid = 999;  // beyond the old size: never read
+  old.h.size = offsetof(cw_rec_signal, cause_tid);
+  d.decode(&sig, sizeof sig);
+  d.decode(&wake, sizeof wake);
+  d.decode(&old, offsetof(cw_rec_signal, cause_tid));
+  d.release_all();
+  CHECK(events_text(t) ==
+        "1us 301 signal_send target=101 sig=34 cause=102\n"
+        "1001 301 wakeup target=101 interrupt=1 cause=102\n"
+        "1002 301 signal_send target=101 sig=14\n");
+  CHECK(d.stats().malformed == 0);
+}
+
 TEST_CASE("a recorded thread whose switch away the kernel never reported is ended and lost") {
   Trace t;
   RecordDecoder d(t, test_naming());

@@ -209,5 +209,59 @@ TEST_CASE("a named thread's one wait in its loop is its hang, not an idle turn")
   CHECK(causes(b, d) == "cw-ender LongWait");
 }
 
+TEST_CASE("a timer another thread armed: its owner ended the wait, not the thread that ran") {
+  // cw-ender sets a POSIX timer (timer_create with SIGEV_THREAD_ID) that signals cw-victim,
+  // which waits for the signal in sigwaitinfo. The expiry raises the signal and the wake-up
+  // in an interrupt that lands on cw-bystander; the recorder names cw-ender, the timer's
+  // owner, as their cause.
+  Built b = build_with_stdlib(kProcesses + R"(
+1ms 200 syscall_enter name=timer_settime
+1ms 200 syscall_exit name=timer_settime ret=0
+1ms 200 syscall_enter name=pause
+1ms 200 switch_out state=S
+2ms 100 syscall_enter name=rt_sigtimedwait
+2ms 100 switch_out state=S
+300ms 300 syscall_enter name=getpid
+300ms 300 syscall_exit name=getpid ret=300
+801ms 300 signal_send target=100 sig=34 cause=200
+801ms 300 wakeup target=100 interrupt=1 cause=200
+802ms 100 switch_in
+802ms 100 syscall_exit name=rt_sigtimedwait ret=34
+803ms 100 exit code=0
+)");
+  Diagnosis d = diagnose_at(b, 100, 500);
+  CHECK(d.hang.tid == 100);
+  CHECK(d.hang.kind == HangKind::LongWait);
+  CHECK(causes(b, d).find("cw-ender") != std::string::npos);
+  CHECK(path(b, d).find("cw-ender") != std::string::npos);
+  CHECK(causes(b, d).find("cw-bystander") == std::string::npos);
+  CHECK(path(b, d).find("cw-bystander") == std::string::npos);
+}
+
+TEST_CASE("a process's own alarm: it is its own cause, never the thread the interrupt hit") {
+  // cw-victim calls alarm() and pauses; the alarm's SIGALRM and wake-up are raised in an
+  // interrupt on cw-bystander, with cw-victim itself as their cause.
+  Built b = build_with_stdlib(kProcesses + R"(
+1ms 100 syscall_enter name=alarm
+1ms 100 syscall_exit name=alarm ret=0
+2ms 100 syscall_enter name=pause
+2ms 100 switch_out state=S
+300ms 300 syscall_enter name=getpid
+300ms 300 syscall_exit name=getpid ret=300
+801ms 300 signal_send target=100 sig=14 cause=100
+801ms 300 wakeup target=100 interrupt=1 cause=100
+802ms 100 switch_in
+802ms 100 signal_deliver sig=14
+802ms 100 syscall_exit name=pause ret=-4
+803ms 100 exit code=0
+)");
+  Diagnosis d = diagnose_at(b, 100, 500);
+  CHECK(d.hang.tid == 100);
+  REQUIRE(!d.root_causes.empty());
+  CHECK(causes(b, d).find("cw-victim") != std::string::npos);
+  CHECK(causes(b, d).find("cw-bystander") == std::string::npos);
+  CHECK(path(b, d).find("cw-bystander") == std::string::npos);
+}
+
 }  // namespace
 }  // namespace cw::engine

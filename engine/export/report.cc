@@ -92,11 +92,19 @@ json edge_list_json(const Trace& trace, const Graph& g) {
     // Neighbour edges of splits and batches join a thread's own segments; link and flag
     // edges join threads.
     if (e.link == kNoRule && e.rule.kind != RuleKind::Flag) continue;
-    out.push_back({{"kind", g.kinds[e.kind]},
-                   {"strength", std::string(strength_name(e.strength))},
-                   {"rule", g.rule_names.id(e.rule)},
-                   {"from", event_json(trace, e.from_event)},
-                   {"to", event_json(trace, e.to_event)}});
+    json edge = {{"kind", g.kinds[e.kind]},
+                 {"strength", std::string(strength_name(e.strength))},
+                 {"rule", g.rule_names.id(e.rule)},
+                 {"from", event_json(trace, e.from_event)},
+                 {"to", event_json(trace, e.to_event)}};
+    // An edge whose rule says `from_thread` leaves another thread than its event's (an
+    // interrupt's wake-up, the timer's owner): name it.
+    const Tid from_tid = g.segments[e.from].tid;
+    if (from_tid != trace.events[e.from_event].tid)
+      edge["from_thread"] = {{"tid", from_tid},
+                             {"pid", trace.pid_of(from_tid)},
+                             {"comm", thread_comm(trace, from_tid)}};
+    out.push_back(std::move(edge));
   }
   return out;
 }

@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <deque>
 #include <exception>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -788,6 +789,36 @@ class Builder {
 
   uint32_t segment_of(uint32_t event) const { return event_segment_[event]; }
 
+  static constexpr uint32_t kNoSegment = 0xffffffffu;
+
+  // The segment an edge of `rule` leaves from: its from event's, or with `from_thread`,
+  // the segment of the thread that field names (when not 0) at the from event's time,
+  // kNoSegment when that thread has none then (unrecorded, or not started yet).
+  uint32_t from_segment(const rules::EdgeRule& rule, uint32_t event) const {
+    if (rule.from_thread < 0) return segment_of(event);
+    const Event& ev = trace_.events[event];
+    const uint64_t value = trace_.value(ev, rule.from_thread);
+    if (value == 0 || value == ev.tid) return segment_of(event);
+    if (value > std::numeric_limits<Tid>::max()) return kNoSegment;
+    const uint32_t t = threads_index_.get(static_cast<Tid>(value));
+    if (t == ThreadIndex::kNone) return kNoSegment;
+    const ThreadState& st = threads_[t];
+    const auto& segments = result_.graph.segments;
+    const uint32_t first = st.segment_base;
+    const uint32_t end = first + static_cast<uint32_t>(st.cuts.size()) + 1;
+    if (ev.ts < segments[first].start_ns) return kNoSegment;
+    // The last of the thread's segments that started at or before the event.
+    uint32_t lo = first, hi = end;
+    while (hi - lo > 1) {
+      uint32_t mid = lo + (hi - lo) / 2;
+      if (segments[mid].start_ns <= ev.ts)
+        lo = mid;
+      else
+        hi = mid;
+    }
+    return lo;
+  }
+
   // Candidates name events all over the trace (a stream's pairs come in key order): asking
   // for a later candidate's events and segments ahead overlaps those cache misses.
   static constexpr size_t kPrefetchAhead = 16;
@@ -899,9 +930,11 @@ class Builder {
       }
       const Candidate& cand = candidates_[ci];
       EvalScope scope{{}, cand.from, cand.to};
-      uint32_t decided = kNoRule;
+      uint32_t decided = kNoRule, from = kNoSegment;
+      // A rule whose `from_thread` names a thread with no segment then does not decide.
       for (uint32_t r : link_decide_[cand.link])
-        if (c.eval->test((*c.where)[r], scope)) {
+        if (c.eval->test((*c.where)[r], scope) &&
+            (from = from_segment(rules_.edges[r], cand.from.event)) != kNoSegment) {
           decided = r;
           break;
         }
@@ -913,7 +946,7 @@ class Builder {
       }
       const auto& rule = rules_.edges[decided];
       Edge e;
-      e.from = segment_of(cand.from.event);
+      e.from = from;
       e.to = segment_of(cand.to.event);
       e.from_event = cand.from.event;
       e.to_event = cand.to.event;
@@ -1013,7 +1046,16 @@ class Builder {
       if (e.rule.kind != RuleKind::Edge && e.rule.kind != RuleKind::Flag) continue;
       if (e.from_event >= n || e.to_event >= n)
         throw std::invalid_argument("the graph to reuse names events this trace does not have");
-      e.from = segment_of(e.from_event);
+      if (e.rule.kind == RuleKind::Edge) {
+        if (e.rule.index >= rules_.edges.size())
+          throw std::invalid_argument("the graph to reuse names edge rules these rules lack");
+        e.from = from_segment(rules_.edges[e.rule.index], e.from_event);
+        if (e.from == kNoSegment)
+          throw std::invalid_argument(
+              "the graph to reuse has an edge from a thread this trace lacks");
+      } else {
+        e.from = segment_of(e.from_event);
+      }
       e.to = segment_of(e.to_event);
       if (e.rule.kind == RuleKind::Flag)
         flags.push_back(e);

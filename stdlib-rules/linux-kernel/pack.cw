@@ -254,6 +254,34 @@ edge signal.delivered {
   kind signal
 }
 
+# A timer's signal (alarm, setitimer, timer_create) raised by its expiry in an interrupt is
+# sent on behalf of the thread that armed the timer, not the thread the interrupt landed on.
+edge signal.timer {
+  link signal
+  where from.cause != 0 and from.cause != to.tid
+  from_thread cause
+  strength strong
+  kind timer
+  priority 10
+}
+
+# A process's own timer signalling it (its alarm): no other thread sent it. Classified weak
+# here only to be pruned below, so that signal.delivered never credits the thread the
+# interrupt landed on.
+edge signal.own-timer {
+  link signal
+  where from.cause != 0 and from.cause == to.tid
+  strength weak
+  kind timer
+  priority 10
+}
+
+edge signal.own-timer.prune {
+  link signal
+  where from.cause != 0 and from.cause == to.tid
+  strength prune
+}
+
 edge task.run {
   link task
   strength strong
@@ -336,6 +364,20 @@ edge wakeup.own-close {
   strength strong
   kind close
   priority 10
+}
+
+# A timer's expiry wakes its waiter from an interrupt, on whatever thread the CPU ran: the
+# recorder says in `cause` which thread armed the timer (a timerfd, a POSIX or interval
+# timer another thread set), and the wake-up is that thread's doing. A thread's own timer
+# (a timed sleep, a wait's timeout: cause is the woken thread) wakes on nobody's behalf,
+# and is pruned below with the wake-ups of unknown cause.
+edge wakeup.timer {
+  link wakeup
+  where from.interrupt == 1 and from.cause != 0 and from.cause != to.tid
+  from_thread cause
+  strength strong
+  kind timer
+  priority 20
 }
 
 # Interrupt handlers wake whoever their device or timer was serving, not on behalf of

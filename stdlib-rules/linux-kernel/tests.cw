@@ -69,6 +69,94 @@ test "a timer interrupt's wake-up is pruned" {
   expect stat pruned == 1
 }
 
+# A timerfd armed by one thread and read by another: its expiry wakes the reader from an
+# interrupt that landed on an unrelated process. The recorder names the arming thread as
+# the cause; the wake-up is an edge from it, never from the process that happened to run.
+test "a timer's expiry wakes its waiter on behalf of the thread that armed it" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=app
+    thread 101 pid=100 comm=reader
+    thread 102 pid=100 comm=armer
+    process 200 comm=other
+    thread 201 pid=200 comm=busy
+    1ms 102 syscall_enter name=timerfd_settime fd=3
+    1ms 102 syscall_exit name=timerfd_settime ret=0
+    2ms 101 syscall_enter name=read fd=3
+    2ms 101 switch_out state=S
+    801ms 201 wakeup target=101 interrupt=1 cause=102
+    802ms 101 switch_in
+    802ms 101 syscall_exit name=read ret=8
+  ]]
+  expect edge 102 -> 101 kind timer strength strong rule wakeup.timer
+  expect no edge 201 -> 101
+}
+
+# A timed wait's own timer (its timeout) names the waiter itself: no thread woke it.
+test "a thread's own timer wakes it on nobody's behalf" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=app
+    thread 101 pid=100 comm=sleeper
+    process 200 comm=other
+    thread 201 pid=200 comm=busy
+    1ms 101 syscall_enter name=futex resource=0x10
+    1ms 101 switch_out state=S
+    4ms 201 wakeup target=101 interrupt=1 cause=101
+    5ms 101 switch_in
+    5ms 101 syscall_exit name=futex ret=-110
+  ]]
+  expect no edge 201 -> 101
+  expect no edge 101 -> 101
+  expect stat pruned == 1
+}
+
+# A POSIX timer one thread set (SIGEV_THREAD_ID) signals another; its expiry's signal is
+# raised on whatever thread ran.
+test "a timer's signal is sent on behalf of the thread that armed the timer" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=app
+    thread 101 pid=100 comm=waiter
+    thread 102 pid=100 comm=armer
+    process 200 comm=other
+    thread 201 pid=200 comm=busy
+    1ms 102 syscall_enter name=timer_settime
+    1ms 102 syscall_exit name=timer_settime ret=0
+    2ms 101 syscall_enter name=pause
+    2ms 101 switch_out state=S
+    801ms 201 signal_send target=101 sig=34 cause=102
+    801ms 201 wakeup target=101 interrupt=1 cause=102
+    802ms 101 switch_in
+    802ms 101 signal_deliver sig=34
+    802ms 101 syscall_exit name=pause ret=-4
+  ]]
+  expect edge 102 -> 101 kind timer strength strong rule signal.timer
+  expect no edge 201 -> 101
+}
+
+# A process's own alarm: the signal is nobody else's doing, least of all the interrupted
+# process's.
+test "a process's own alarm is no signal from the thread the interrupt landed on" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=app
+    thread 101 pid=100 comm=waiter
+    process 200 comm=other
+    thread 201 pid=200 comm=busy
+    1ms 101 syscall_enter name=alarm
+    1ms 101 syscall_exit name=alarm ret=0
+    2ms 101 syscall_enter name=pause
+    2ms 101 switch_out state=S
+    801ms 201 signal_send target=101 sig=14 cause=101
+    801ms 201 wakeup target=101 interrupt=1 cause=101
+    802ms 101 switch_in
+    802ms 101 signal_deliver sig=14
+    802ms 101 syscall_exit name=pause ret=-4
+  ]]
+  expect no edge 201 -> 101
+}
+
 # Loopback TCP: the server's send runs the receive softirq itself and wakes the client.
 test "a receive softirq inside the sender's own write is the sender's wake-up" {
   trace [[
@@ -251,7 +339,9 @@ test "an fcntl F_SETLKW is a blocking wait; F_SETLK and F_GETLK are not" {
 
 # A process polls a lock (flock LOCK_EX | LOCK_NB, then a 9 ms sleep) that another holds
 # while it sleeps 200 ms: the poller's loop is a RepeatedYield, and the holder's release,
-# which ended it, points at the holder: its sleep is the root cause. A try is no cut.
+# which ended it, points at the holder: its sleep is the root cause. A try is no cut. The
+# sleeps carry fd=-1 as the recorder writes them (a call on no descriptor), so they are
+# waits for time, not slices of one wait on descriptor 0.
 test "a lock-polling loop points at the lock's holder" {
   trace [[
     causeway-trace 1
@@ -261,125 +351,125 @@ test "a lock-polling loop points at the lock's holder" {
     thread 201 pid=200 comm=holder
     1ms 201 syscall_enter name=flock fd=3 resource=77 op=ex value=2
     1ms 201 syscall_exit name=flock ret=0
-    2ms 201 syscall_enter name=clock_nanosleep
+    2ms 201 syscall_enter name=clock_nanosleep fd=-1
     2ms 201 switch_out state=S
     5ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
     5ms 101 syscall_exit name=flock ret=-11
-    6ms 101 syscall_enter name=clock_nanosleep
+    6ms 101 syscall_enter name=clock_nanosleep fd=-1
     6ms 101 switch_out state=S
     15ms 101 switch_in
     15ms 101 syscall_exit name=clock_nanosleep ret=0
     15ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
     15ms 101 syscall_exit name=flock ret=-11
-    16ms 101 syscall_enter name=clock_nanosleep
+    16ms 101 syscall_enter name=clock_nanosleep fd=-1
     16ms 101 switch_out state=S
     25ms 101 switch_in
     25ms 101 syscall_exit name=clock_nanosleep ret=0
     25ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
     25ms 101 syscall_exit name=flock ret=-11
-    26ms 101 syscall_enter name=clock_nanosleep
+    26ms 101 syscall_enter name=clock_nanosleep fd=-1
     26ms 101 switch_out state=S
     35ms 101 switch_in
     35ms 101 syscall_exit name=clock_nanosleep ret=0
     35ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
     35ms 101 syscall_exit name=flock ret=-11
-    36ms 101 syscall_enter name=clock_nanosleep
+    36ms 101 syscall_enter name=clock_nanosleep fd=-1
     36ms 101 switch_out state=S
     45ms 101 switch_in
     45ms 101 syscall_exit name=clock_nanosleep ret=0
     45ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
     45ms 101 syscall_exit name=flock ret=-11
-    46ms 101 syscall_enter name=clock_nanosleep
+    46ms 101 syscall_enter name=clock_nanosleep fd=-1
     46ms 101 switch_out state=S
     55ms 101 switch_in
     55ms 101 syscall_exit name=clock_nanosleep ret=0
     55ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
     55ms 101 syscall_exit name=flock ret=-11
-    56ms 101 syscall_enter name=clock_nanosleep
+    56ms 101 syscall_enter name=clock_nanosleep fd=-1
     56ms 101 switch_out state=S
     65ms 101 switch_in
     65ms 101 syscall_exit name=clock_nanosleep ret=0
     65ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
     65ms 101 syscall_exit name=flock ret=-11
-    66ms 101 syscall_enter name=clock_nanosleep
+    66ms 101 syscall_enter name=clock_nanosleep fd=-1
     66ms 101 switch_out state=S
     75ms 101 switch_in
     75ms 101 syscall_exit name=clock_nanosleep ret=0
     75ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
     75ms 101 syscall_exit name=flock ret=-11
-    76ms 101 syscall_enter name=clock_nanosleep
+    76ms 101 syscall_enter name=clock_nanosleep fd=-1
     76ms 101 switch_out state=S
     85ms 101 switch_in
     85ms 101 syscall_exit name=clock_nanosleep ret=0
     85ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
     85ms 101 syscall_exit name=flock ret=-11
-    86ms 101 syscall_enter name=clock_nanosleep
+    86ms 101 syscall_enter name=clock_nanosleep fd=-1
     86ms 101 switch_out state=S
     95ms 101 switch_in
     95ms 101 syscall_exit name=clock_nanosleep ret=0
     95ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
     95ms 101 syscall_exit name=flock ret=-11
-    96ms 101 syscall_enter name=clock_nanosleep
+    96ms 101 syscall_enter name=clock_nanosleep fd=-1
     96ms 101 switch_out state=S
     105ms 101 switch_in
     105ms 101 syscall_exit name=clock_nanosleep ret=0
     105ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
     105ms 101 syscall_exit name=flock ret=-11
-    106ms 101 syscall_enter name=clock_nanosleep
+    106ms 101 syscall_enter name=clock_nanosleep fd=-1
     106ms 101 switch_out state=S
     115ms 101 switch_in
     115ms 101 syscall_exit name=clock_nanosleep ret=0
     115ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
     115ms 101 syscall_exit name=flock ret=-11
-    116ms 101 syscall_enter name=clock_nanosleep
+    116ms 101 syscall_enter name=clock_nanosleep fd=-1
     116ms 101 switch_out state=S
     125ms 101 switch_in
     125ms 101 syscall_exit name=clock_nanosleep ret=0
     125ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
     125ms 101 syscall_exit name=flock ret=-11
-    126ms 101 syscall_enter name=clock_nanosleep
+    126ms 101 syscall_enter name=clock_nanosleep fd=-1
     126ms 101 switch_out state=S
     135ms 101 switch_in
     135ms 101 syscall_exit name=clock_nanosleep ret=0
     135ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
     135ms 101 syscall_exit name=flock ret=-11
-    136ms 101 syscall_enter name=clock_nanosleep
+    136ms 101 syscall_enter name=clock_nanosleep fd=-1
     136ms 101 switch_out state=S
     145ms 101 switch_in
     145ms 101 syscall_exit name=clock_nanosleep ret=0
     145ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
     145ms 101 syscall_exit name=flock ret=-11
-    146ms 101 syscall_enter name=clock_nanosleep
+    146ms 101 syscall_enter name=clock_nanosleep fd=-1
     146ms 101 switch_out state=S
     155ms 101 switch_in
     155ms 101 syscall_exit name=clock_nanosleep ret=0
     155ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
     155ms 101 syscall_exit name=flock ret=-11
-    156ms 101 syscall_enter name=clock_nanosleep
+    156ms 101 syscall_enter name=clock_nanosleep fd=-1
     156ms 101 switch_out state=S
     165ms 101 switch_in
     165ms 101 syscall_exit name=clock_nanosleep ret=0
     165ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
     165ms 101 syscall_exit name=flock ret=-11
-    166ms 101 syscall_enter name=clock_nanosleep
+    166ms 101 syscall_enter name=clock_nanosleep fd=-1
     166ms 101 switch_out state=S
     175ms 101 switch_in
     175ms 101 syscall_exit name=clock_nanosleep ret=0
     175ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
     175ms 101 syscall_exit name=flock ret=-11
-    176ms 101 syscall_enter name=clock_nanosleep
+    176ms 101 syscall_enter name=clock_nanosleep fd=-1
     176ms 101 switch_out state=S
     185ms 101 switch_in
     185ms 101 syscall_exit name=clock_nanosleep ret=0
     185ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
     185ms 101 syscall_exit name=flock ret=-11
-    186ms 101 syscall_enter name=clock_nanosleep
+    186ms 101 syscall_enter name=clock_nanosleep fd=-1
     186ms 101 switch_out state=S
     195ms 101 switch_in
     195ms 101 syscall_exit name=clock_nanosleep ret=0
     195ms 101 syscall_enter name=flock fd=4 resource=77 op=ex value=6
     195ms 101 syscall_exit name=flock ret=-11
-    196ms 101 syscall_enter name=clock_nanosleep
+    196ms 101 syscall_enter name=clock_nanosleep fd=-1
     196ms 101 switch_out state=S
     205ms 101 switch_in
     205ms 101 syscall_exit name=clock_nanosleep ret=0

@@ -8,15 +8,18 @@ threads of the program.
   $ causeway graph $TMP_DIR/condvar.cwt --json --edges 2>/dev/null | jq -c '[.edge_list[] | select(.kind == "futex" and (.from.comm | startswith("cw-prog")) and .from.pid == .to.pid and .from.tid != .to.tid) | [.strength, .rule]] | unique'
   [["strong","linux.kernel/futex.wake"]]
 
-A child's exit wakes the parent's wait4, which returns the child's pid.
+A child's exit wakes the parent's wait4, which returns the child's pid: the exit is joined
+to the wait4 that reaped it, and the wake-up the exit made is an exit edge too.
 
   $ causeway record -o $TMP_DIR/wait.cwt -- cw-prog-waitchild 2>/dev/null
-  $ causeway graph $TMP_DIR/wait.cwt --json --edges 2>/dev/null | jq -c '[.edge_list[] | select(.kind == "exit" and (.from.comm | startswith("cw-prog"))) | [.strength, .from.kind, .from.code, .to.name, .to.ret == .from.pid, .to.pid == .from.pid]] | .[]'
-  ["strong","exit",1792,"wait4",true,false]
+  $ causeway graph $TMP_DIR/wait.cwt --json --edges 2>/dev/null | jq -c '[.edge_list[] | select(.kind == "exit" and (.from.comm | startswith("cw-prog"))) | [.strength, .from.kind, .from.code, .to.name, .to.ret == .from.pid, .to.pid == .from.pid, .rule]] | .[]'
+  ["strong","wakeup",null,null,false,false,"linux.kernel/exit.wake"]
+  ["strong","exit",1792,"wait4",true,false,"linux.kernel/exit.reaped"]
 
 A timerfd armed by one thread and read by another: the arm and the expiry its reader
-took are joined by a strong timer edge.
+took are joined by a strong timer edge. (The expiry's wake-up, raised in an interrupt, is
+a timer edge too, from the arming thread: tests/record/timer_owner.t.)
 
   $ causeway record -o $TMP_DIR/timer.cwt -- cw-prog-timerfd 2>/dev/null
-  $ causeway graph $TMP_DIR/timer.cwt --json --edges 2>/dev/null | jq -c '[.edge_list[] | select(.kind == "timer" and (.from.comm | startswith("cw-prog"))) | [.strength, .from.kind, .to.kind, .from.timer == .to.timer, .from.tid != .to.tid]] | .[]'
+  $ causeway graph $TMP_DIR/timer.cwt --json --edges 2>/dev/null | jq -c '[.edge_list[] | select(.kind == "timer" and .from.kind == "timer_arm" and (.from.comm | startswith("cw-prog"))) | [.strength, .from.kind, .to.kind, .from.timer == .to.timer, .from.tid != .to.tid]] | .[]'
   ["strong","timer_arm","timer_fire",true,true]
