@@ -29,8 +29,8 @@ Every split and edge names its rule.
         "linux.kernel/data.wait": 2,
         "linux.kernel/loop.wait": 2,
         "linux.kernel/peers.disjoint": 1,
-        "linux.kernel/wait.entry": 0
-      }
+        "linux.kernel/wait.entry": 0,
+        "linux.kernel/write.wait": 0
 
 Without the stdlib, nothing is cut or joined: the engine knows no Linux by itself.
 
@@ -60,9 +60,9 @@ A trace cut short keeps what is intact and says what it skipped: uncompressed, t
 falls in the schema chunk; compressed (the default), in the events chunk.
 
   $ causeway convert examples/server-loop.trace --compress none -o $TMP_DIR/demo.cwt 2>/dev/null && head -c 3000 $TMP_DIR/demo.cwt > $TMP_DIR/cut.cwt && causeway graph $TMP_DIR/cut.cwt --json 2>&1 | sed "s|$TMP_DIR/||" | grep -E 'warning|skipped_chunks'
-  cut.cwt: warning: skipped 2968 bytes at offset 32: truncated schema chunk (needs 5016 bytes, 2944 left)
+  cut.cwt: warning: skipped 2968 bytes at offset 32: truncated schema chunk (needs 5328 bytes, 2944 left)
       "skipped_chunks": 1,
 
   $ causeway convert examples/server-loop.trace -o $TMP_DIR/demo.cwt 2>/dev/null && head -c 3000 $TMP_DIR/demo.cwt > $TMP_DIR/cut.cwt && causeway graph $TMP_DIR/cut.cwt --json 2>&1 | sed "s|$TMP_DIR/||" | grep -E 'warning|skipped_chunks'
-  cut.cwt: warning: skipped 408 bytes at offset 2592: truncated compressed events chunk (needs 464 bytes, 384 left)
+  cut.cwt: warning: skipped 312 bytes at offset 2688: truncated compressed events chunk (needs 464 bytes, 288 left)
       "skipped_chunks": 1,

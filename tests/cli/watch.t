@@ -1,8 +1,8 @@
 `causeway debug --watch` reads the trace once and diagnoses it again each time a pack it
 loaded changes (docs/diagnosis.md, "Watching the packs"). The fixture: slow-server's
 client waits for the worker's answer; a pack that turns off linux.kernel's message edges
-leaves the client's wait with only a weak wake-up, so the client itself becomes the root
-cause. `until N PATTERN` waits (5 s at most) for N lines of the output to match.
+and plain wake-ups leaves the client's wait with no recorded waker, so the client itself
+becomes the root cause. `until N PATTERN` waits (5 s at most) for N lines of the output to match.
 
   $ printf 'pack watch.test {\n  version "0.1.0"\n  requires linux.kernel\n}\n' > $TMP_DIR/pack.cw
   > cat > $TMP_DIR/until <<'EOF'
@@ -25,7 +25,7 @@ The first run is the report without --watch; --watch implies --auto, so nothing 
 A rule added to the pack: a separator with the time, the file and the run's number, then
 the new report, whose root cause moved.
 
-  $ printf '\ndisable linux.kernel/message\n' >> $TMP_DIR/pack.cw
+  $ printf '\ndisable linux.kernel/message\ndisable linux.kernel/wakeup.default\n' >> $TMP_DIR/pack.cw
   > bash $TMP_DIR/until 2 '^root cause:' && sed -n '/run 2 ===/,$p' $TMP_DIR/out | grep -E '^(===|root cause:|  kind:)' | sed "s|$TMP_DIR/||"
   === [0-9]{2}:[0-9]{2}:[0-9]{2} pack.cw changed: run 2 === (re)
   root cause: process cw-client 811, thread cw-client 811
@@ -38,7 +38,7 @@ at its file:line:col and no report; the watch goes on.
   > bash $TMP_DIR/until 1 '^no diagnosis' && sed -n '/run 3 ===/,$p' $TMP_DIR/out | sed "s|$TMP_DIR/||"
   === [0-9]{2}:[0-9]{2}:[0-9]{2} pack.cw changed: run 3 === (re)
   
-  pack.cw:8:14: error: expected '}' to close rule 'broken'
+  pack.cw:9:14: error: expected '}' to close rule 'broken'
       link nosuch
                  ^
   no diagnosis: the packs have errors; waiting for the next change
@@ -66,7 +66,7 @@ broken gives its errors.
 
   $ (causeway debug examples/slow-server.trace --rules $TMP_DIR/pack.cw --watch --json >$TMP_DIR/json 2>$TMP_DIR/json.err &
   >  echo $! >$TMP_DIR/pid; wait $!; echo "exit $?" >$TMP_DIR/status) &
-  > bash $TMP_DIR/until 1 '^watching' json.err && printf '\ndisable linux.kernel/message\n' >> $TMP_DIR/pack.cw
+  > bash $TMP_DIR/until 1 '^watching' json.err && printf '\ndisable linux.kernel/message\ndisable linux.kernel/wakeup.default\n' >> $TMP_DIR/pack.cw
   > bash $TMP_DIR/until 2 '"watch"' json && printf 'edge broken {\n' >> $TMP_DIR/pack.cw
   > bash $TMP_DIR/until 3 '"watch"' json; kill -INT $(cat $TMP_DIR/pid)
   > for i in $(seq 50); do [ -s $TMP_DIR/status ] && break; sleep 0.1; done; cat $TMP_DIR/status
@@ -76,7 +76,7 @@ broken gives its errors.
   3
   [1,[],813,[]]
   [2,["pack.cw"],811,[]]
-  [3,["pack.cw"],null,[["pack.cw",7,14]]]
+  [3,["pack.cw"],null,[["pack.cw",8,14]]]
 
 --watch cannot save answers: the saved pack would start a run.
 

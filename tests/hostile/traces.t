@@ -206,7 +206,7 @@ The largest ids a trace can hold (a process and threads 4294967295 and 429496729
   
   questions: 1 asked
     1. [edge] Which event caused big 4294967295's segment at 0.000000 s?
-       -> stop here: big 4294967295 is where this began (AUTOMATIC: the best-scored of 2 options, nobody was asked)
+       -> waker 4294967294 (big 4294967295) → big 4294967295: wakeup (weak) at 0.899000 s (AUTOMATIC: the best-scored of 2 options, nobody was asked)
     1 of 1 choices were made automatically; answer them in a terminal, or with --answers FILE.
   
   recording lost: nothing
