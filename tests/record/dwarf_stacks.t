@@ -50,13 +50,14 @@ inner_level shows under the chain without samples.
   found
 
 The options work beside `--pid` (the command joins the recorded processes), and only
-the recorded processes are sampled.
+the recorded processes are sampled. (A thread renamed by its exec is declared again by an
+`update thread` record: its last name is the one counted.)
 
   $ sleep 60 & idle=$!
   > causeway record -o $TMP_DIR/pid.cwt --pid $idle --call-graph dwarf --sample 999 -- cw-prog-deepchain 100000000 2>&1 | grep -o 'cpu-clock samples'
   > kill $idle
   > causeway convert $TMP_DIR/pid.cwt -o $TMP_DIR/pid.txt >/dev/null 2>&1
-  > awk 'FNR == NR { if ($1 == "thread") for (i = 3; i <= NF; i++) if ($i ~ /^comm=/) name[$2] = substr($i, 6); next }
+  > awk 'FNR == NR { sub(/^update /, ""); if ($1 == "thread") for (i = 3; i <= NF; i++) if ($i ~ /^comm=/) name[$2] = substr($i, 6); next }
   >      $3 == "sample" { n[name[$2]]++ } END { for (c in n) print c }' $TMP_DIR/pid.txt $TMP_DIR/pid.txt
   cpu-clock samples
   cw-prog-deepcha
