@@ -461,13 +461,13 @@ class Finder {
   };
   bool gather(const std::string& thread_name, Pool& pool, std::string* why) {
     std::vector<const Graph::ThreadSegments*> chosen;
+    named_ = !thread_name.empty();
     for (const Graph::ThreadSegments& t : g_.threads) {
       if (t.begin == t.end || t.tid == 0) continue;
       const ThreadInfo* info = trace_.thread(t.tid);
       const Pid pid = info ? info->pid : g_.segments[t.begin].pid;
       const bool loop = has_loop_cut(t);
       const bool main = t.tid == pid && !(info && info->kernel);
-      named_ = !thread_name.empty();
       if (named_) {
         if (thread_comm(trace_, t.tid, "?") != thread_name || !in_command(pid)) continue;
       } else if (!(main || loop) || !in_command(pid)) {
