@@ -1171,9 +1171,9 @@ std::string encode_found_hang(const engine::FoundHang& found) {
     w.value(h->last_segment);
     w.text(h->chosen_by);
     const engine::SegmentProfile& p = h->profile;
-    for (uint64_t v :
-         {p.start_ns, p.end_ns, p.on_cpu_ns, p.runnable_ns, p.blocked_ns, p.unknown_ns, p.exited_ns,
-          p.longest_block_ns, p.longest_block_start, p.longest_quiet_ns, p.longest_gap_ns})
+    for (uint64_t v : {p.start_ns, p.end_ns, p.on_cpu_ns, p.runnable_ns, p.blocked_ns,
+                       p.uninterruptible_ns, p.unknown_ns, p.exited_ns, p.longest_block_ns,
+                       p.longest_block_start, p.longest_quiet_ns, p.longest_gap_ns})
       w.value(v);
     for (uint32_t v : {p.longest_block_call, p.longest_block_exit, p.blocks, p.syscalls,
                        p.flag_events, p.events})
@@ -1206,8 +1206,8 @@ engine::FoundHang decode_found_hang(std::string_view payload, const Trace& trace
     h.chosen_by = rd.text();
     engine::SegmentProfile& p = h.profile;
     for (uint64_t* v : {&p.start_ns, &p.end_ns, &p.on_cpu_ns, &p.runnable_ns, &p.blocked_ns,
-                        &p.unknown_ns, &p.exited_ns, &p.longest_block_ns, &p.longest_block_start,
-                        &p.longest_quiet_ns, &p.longest_gap_ns})
+                        &p.uninterruptible_ns, &p.unknown_ns, &p.exited_ns, &p.longest_block_ns,
+                        &p.longest_block_start, &p.longest_quiet_ns, &p.longest_gap_ns})
       *v = rd.value<uint64_t>();
     for (uint32_t* v : {&p.longest_block_call, &p.longest_block_exit, &p.blocks, &p.syscalls,
                         &p.flag_events, &p.events})

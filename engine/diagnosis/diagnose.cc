@@ -194,9 +194,22 @@ class Diagnoser {
     return out.empty() ? "no system call" : out;
   }
 
+  // A wait made of many blocks, none most of it: a loop that waited on a device turn
+  // after turn (an fsync per record), or one wait retried after timeouts.
+  static bool waits_in_turns(const SegmentProfile& p) {
+    return p.blocks > 1 && p.blocked_ns >= 2 * p.longest_block_ns;
+  }
+
   std::string behaviour(HangKind kind, const SegmentProfile& p) const {
     switch (kind) {
       case HangKind::LongWait:
+        if (waits_in_turns(p))
+          return fmt::format("blocked {} in {} waits ({}{}), the longest {} {}", ms(p.blocked_ns),
+                             p.blocks, syscall_summary(p),
+                             2 * p.uninterruptible_ns >= p.blocked_ns
+                                 ? "; uninterruptible: a device or the kernel"
+                                 : "",
+                             ms(p.longest_block_ns), call_text(p.longest_block_call));
         return fmt::format("blocked {} {}", ms(p.longest_block_ns),
                            call_text(p.longest_block_call));
       case HangKind::LongRunning:
@@ -365,7 +378,7 @@ class Diagnoser {
       // A kernel worker's wake-up is the kernel finishing work (an I/O's completion), not a
       // thread the wait waited for: it keeps its place by cost.
       const SegmentProfile vp = profile_segment(trace_, events_, g_, v);
-      uint32_t waker = vp.longest_block_ns > 0 ? wake_edge(trace_, g_, v, vp) : kNoIndex;
+      uint32_t waker = vp.longest_block_ns > 0 ? wake_edge(trace_, events_, g_, v, vp) : kNoIndex;
       if (waker != kNoIndex) {
         const ThreadInfo* from = trace_.thread(g_.segments[g_.edges[waker].from].tid);
         if (from && from->kernel && g_.edges[waker].strength == Strength::Weak) waker = kNoIndex;
@@ -631,7 +644,7 @@ class Diagnoser {
     // Evidence before comparison: a wait that another thread ended has its own causal
     // path. A baseline (a quick run of the same wait) is for a wake-up that never came —
     // the wait timed out or was never woken — or when asked for.
-    const uint32_t waker = wake_edge(trace_, g_, seg, prof);
+    const uint32_t waker = wake_edge(trace_, events_, g_, seg, prof);
     uint32_t baseline = kNoIndex;
     if (waker == kNoIndex || opt_.baseline)
       baseline = choose_baseline(seg, find_similar(trace_, events_, g_, seg, prof));
@@ -910,7 +923,13 @@ class Diagnoser {
     *p = profile_range(trace_, events_, tid, from, window.end);
     *kind = classify(*p);
     switch (*kind) {
-      case HangKind::LongWait: return p->longest_block_ns >= kAbnormalShare * len;
+      case HangKind::LongWait:
+        // A device waited on turn after turn (uninterruptible sleeps, none long) is one
+        // wait: its time is the device's.
+        if (2 * p->uninterruptible_ns >= p->blocked_ns &&
+            p->blocked_ns >= kAbnormalShare * static_cast<double>(len))
+          return true;
+        return p->longest_block_ns >= kAbnormalShare * len;
       case HangKind::LongRunning: return p->on_cpu_ns + p->runnable_ns >= kAbnormalShare * len;
       case HangKind::RepeatedYield: return true;
     }
@@ -978,20 +997,38 @@ class Diagnoser {
     HangKind kind;
     if (!hung_in(tid, window, &p, &kind)) return;
     visited_threads_.insert(tid);
-    // Its own segment for that: where the block began, or the busiest one.
+    // Its own segment for that: where the block began, or the busiest one. A loop of
+    // waits that is one wait retried after timeouts (a poll with a short timeout until its
+    // upstream wrote) is a LongWait, at the slice that a wake-up ended.
     uint32_t seg = kind == HangKind::LongWait ? segment_at(tid, p.longest_block_start)
                                               : busiest_segment(tid, window);
+    if (kind == HangKind::RepeatedYield) {
+      const LogicalWait lw =
+          retried_wait(trace_, events_, g_, segment_at(tid, p.longest_block_start), p);
+      if (lw.wake_edge != kNoIndex) {
+        kind = HangKind::LongWait;
+        seg = lw.woken;
+      }
+    }
     if (seg == kNoIndex) return;
     blame(seg, kind, p, depth);
   }
 
   // Blames `seg` (which behaved as `kind` over the window) one level below `depth`,
   // and asks whether to diagnose it too.
-  void blame(uint32_t seg, HangKind kind, const SegmentProfile& /*over_window*/, uint32_t depth,
+  void blame(uint32_t seg, HangKind kind, const SegmentProfile& over_window, uint32_t depth,
              const std::string& started = {}) {
     visited_threads_.insert(g_.segments[seg].tid);
     SegmentProfile sp = profile_segment(trace_, events_, g_, seg);
     RootCause r = root(seg, kind, sp, depth + 1);
+    // A wait in many turns (a device waited on per record, a wait retried after timeouts)
+    // is told over the window it filled, not by the one segment it is blamed at.
+    if (kind == HangKind::LongWait && waits_in_turns(over_window) &&
+        over_window.blocked_ns > sp.longest_block_ns) {
+      r.what = behaviour(kind, over_window) + r.what.substr(behaviour(kind, sp).size());
+      r.start_ns = over_window.start_ns;
+      r.end_ns = over_window.end_ns;
+    }
     r.what += started;
     add_root(std::move(r));
     if (depth + 1 >= opt_.max_recursion) return;
@@ -1000,7 +1037,8 @@ class Diagnoser {
     // question and no recursion (whose baseline comparison could only blame bystanders).
     // Only a causal edge ends such a sleep early (a signal); a weak wake-up at its end is
     // the timer's expiry delivered by whoever ran it (a kernel worker).
-    const uint32_t waker = kind == HangKind::LongWait ? wake_edge(trace_, g_, seg, sp) : kNoIndex;
+    const uint32_t waker =
+        kind == HangKind::LongWait ? wake_edge(trace_, events_, g_, seg, sp) : kNoIndex;
     if (kind == HangKind::LongWait && sleeps_for_time(trace_, sp.longest_block_call) &&
         (waker == kNoIndex || g_.edges[waker].strength == Strength::Weak)) {
       d_.notes.push_back(fmt::format(
@@ -1008,6 +1046,22 @@ class Diagnoser {
           "sleep: nothing behind it to diagnose",
           who(seg), fmt::format("{:.1f}", double(sp.longest_block_ns) / 1e6)));
       return;
+    }
+    // A thread that spent its wait in the kernel's uninterruptible sleep, which no other
+    // program's thread ended (the device's interrupt or a kernel worker did), waited on the
+    // device: no thread is behind it to look for.
+    const SegmentProfile& waited = waits_in_turns(over_window) ? over_window : sp;
+    if (kind == HangKind::LongWait && waited.blocked_ns > 0 &&
+        2 * waited.uninterruptible_ns >= waited.blocked_ns) {
+      const ThreadInfo* from =
+          waker == kNoIndex ? nullptr : trace_.thread(g_.segments[g_.edges[waker].from].tid);
+      if (waker == kNoIndex || (from && from->kernel)) {
+        d_.notes.push_back(fmt::format(
+            "{} waited {} in uninterruptible sleep (a device, or the kernel on its behalf) and "
+            "no other program's thread ended that wait: nothing behind it to diagnose",
+            who(seg), ms(waited.uninterruptible_ns)));
+        return;
+      }
     }
     Question q;
     q.kind = QuestionKind::Recurse;

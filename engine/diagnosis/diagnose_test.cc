@@ -1481,7 +1481,8 @@ TEST_CASE("of two equally strong edges into a wait, the one that ended it is fol
   CHECK(d.hang.kind == HangKind::LongWait);
   CHECK(causes(b, d) == "200 LongRunning depth 1");
   CHECK(path(b, d.path) == "200@1 exit, 100@2 -");
-  const uint32_t waker = wake_edge(b.trace, b.graph(), d.hang.segment, d.hang.profile);
+  const uint32_t waker =
+      wake_edge(b.trace, ThreadEvents(b.trace), b.graph(), d.hang.segment, d.hang.profile);
   REQUIRE(waker != kNoIndex);
   CHECK(b.graph().segments[b.graph().edges[waker].from].tid == 200);
 }

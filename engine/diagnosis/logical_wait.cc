@@ -43,8 +43,8 @@ bool sleeps_for_time(const Trace& trace, uint32_t call) {
   return timeout >= 0 && trace.int_value(e, timeout) >= 0;
 }
 
-uint32_t wake_edge(const Trace& trace, const Graph& graph, uint32_t segment,
-                   const SegmentProfile& p) {
+uint32_t wake_edge(const Trace& trace, const ThreadEvents& events, const Graph& graph,
+                   uint32_t segment, const SegmentProfile& p) {
   const uint64_t block_start = p.longest_block_start;
   // A sleep waits for time, not for bytes: what the thread read after it returned had been
   // waiting for the sleeper, not waking it. (A poll's readiness shows only in the read after
@@ -52,20 +52,55 @@ uint32_t wake_edge(const Trace& trace, const Graph& graph, uint32_t segment,
   const uint32_t block_exit =
       sleeps_for_time(trace, p.longest_block_call) ? p.longest_block_exit : kNoIndex;
   const Tid tid = graph.segments[segment].tid;
+  // A wait that returned was ended by something that happened after it began: a message
+  // sent before it (queued on another descriptor, read after the wake-up) or a child that
+  // had exited before (reaped later) did not end it. Of a wait still open when the
+  // recording stopped, the edges say who it waits for (a lock's holder took it earlier).
+  const bool returned = p.longest_block_call != kNoIndex && p.longest_block_exit != kNoIndex;
+  // What landed within the call (up to the thread's next system call: a read's bytes are
+  // recorded as it returns) is direct evidence of what ended it, and comes before what
+  // landed in later calls (the read after a poll that found its descriptor ready).
+  uint32_t call_end = UINT32_MAX;
+  if (returned) {
+    const EventList calls = events.syscalls_of(tid);
+    auto it = std::upper_bound(calls.begin(), calls.end(), p.longest_block_exit);
+    while (it != calls.end() && trace.events[*it].kind == trace.events[p.longest_block_exit].kind)
+      ++it;  // exits only: the next entry is the next call
+    if (it != calls.end()) call_end = *it;
+  }
   const EdgeCosts costs;
-  uint32_t best = kNoIndex;
-  for (uint32_t ei : incoming_by_source(graph, segment, costs)) {  // cheapest first
-    const Edge& e = graph.edges[ei];
-    if (e.rule.kind == RuleKind::Split || e.rule.kind == RuleKind::Batch) continue;
-    if (graph.segments[e.from].tid == tid) continue;  // its own timer: a timeout
-    const uint64_t ts = trace.events[e.to_event].ts;
-    if (ts < block_start) continue;
-    if (block_exit != kNoIndex && e.to_event > block_exit) continue;
-    if (best != kNoIndex && edge_cost(e, costs) > edge_cost(graph.edges[best], costs)) break;
+  auto earlier = [&](uint32_t a, uint32_t b, bool by_tier) {  // whether a ranks before b
+    const Edge& ea = graph.edges[a];
+    const Edge& eb = graph.edges[b];
+    if (by_tier && (ea.to_event < call_end) != (eb.to_event < call_end))
+      return ea.to_event < call_end;
+    const double ca = edge_cost(ea, costs), cb = edge_cost(eb, costs);
+    if (ca != cb) return ca < cb;
     // Of equally strong edges, the first to arrive ended the wait: what came after it
     // returned (a later child's signal to a parent that went on working) did not.
-    if (best == kNoIndex || ts < trace.events[graph.edges[best].to_event].ts) best = ei;
+    return trace.events[ea.to_event].ts < trace.events[eb.to_event].ts;
+  };
+  std::vector<uint32_t> candidates;
+  for (auto [it, end] = in_edges(segment, graph.csr); it != end; ++it) {
+    const uint32_t ei = graph.csr[*it];
+    const Edge& e = graph.edges[ei];
+    if (e.from == segment) continue;
+    if (e.rule.kind == RuleKind::Split || e.rule.kind == RuleKind::Batch) continue;
+    if (graph.segments[e.from].tid == tid) continue;  // its own timer: a timeout
+    if (trace.events[e.to_event].ts < block_start) continue;
+    if (block_exit != kNoIndex && e.to_event > block_exit) continue;
+    if (returned && trace.events[e.from_event].ts < block_start) continue;
+    candidates.push_back(ei);
   }
+  uint32_t best = kNoIndex;
+  for (uint32_t ei : candidates)
+    if (best == kNoIndex || earlier(ei, best, true)) best = ei;
+  if (best == kNoIndex) return best;
+  // The source that ended it, by its cheapest edge: a writer's wake-up and the bytes it
+  // wrote are one story, told best by the message.
+  const uint32_t source = graph.edges[best].from;
+  for (uint32_t ei : candidates)
+    if (graph.edges[ei].from == source && earlier(ei, best, false)) best = ei;
   return best;
 }
 
@@ -125,7 +160,7 @@ LogicalWait logical_wait(const Trace& trace, const ThreadEvents& events, const G
   w.end_ns = p.longest_block_start + p.longest_block_ns;
   const uint32_t call = p.longest_block_call;
   auto woken = [&](uint32_t s, const SegmentProfile& sp) {
-    uint32_t e = wake_edge(trace, graph, s, sp);
+    uint32_t e = wake_edge(trace, events, graph, s, sp);
     if (e == kNoIndex) return false;
     w.woken = s;
     w.wake_edge = e;
@@ -138,7 +173,7 @@ LogicalWait logical_wait(const Trace& trace, const ThreadEvents& events, const G
     SegmentProfile sp = profile_segment(trace, events, graph, --s);
     if (sp.longest_block_ns == 0) continue;
     if (!same_wait(trace, sp.longest_block_call, call) ||
-        wake_edge(trace, graph, s, sp) != kNoIndex)
+        wake_edge(trace, events, graph, s, sp) != kNoIndex)
       break;
     w.first = s;
     w.start_ns = sp.longest_block_start;
@@ -165,6 +200,18 @@ LogicalWait logical_wait(const Trace& trace, const ThreadEvents& events, const G
     if (woken(s, sp)) break;
   }
   return w;
+}
+
+LogicalWait retried_wait(const Trace& trace, const ThreadEvents& events, const Graph& graph,
+                         uint32_t segment, const SegmentProfile& p) {
+  if (segment == kNoIndex || p.flag_events > 0 || p.longest_block_call == kNoIndex ||
+      !same_wait(trace, p.longest_block_call, p.longest_block_call))
+    return {};
+  LogicalWait lw = logical_wait(trace, events, graph, segment);
+  if (lw.wake_edge == kNoIndex) return {};
+  const uint64_t length = lw.end_ns - std::min(lw.end_ns, lw.start_ns);
+  if (2 * length < p.end_ns - std::min(p.end_ns, p.start_ns)) return {};
+  return lw;
 }
 
 }  // namespace cw::engine

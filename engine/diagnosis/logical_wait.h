@@ -30,8 +30,8 @@ bool sleeps_for_time(const Trace& trace, uint32_t call);
 // (the wait timed out, or was never woken). For a sleep (sleeps_for_time), only what landed
 // before it returned: bytes a sleeper read after its sleep had been waiting for it, not
 // waking it.
-uint32_t wake_edge(const Trace& trace, const Graph& graph, uint32_t segment,
-                   const SegmentProfile& p);
+uint32_t wake_edge(const Trace& trace, const ThreadEvents& events, const Graph& graph,
+                   uint32_t segment, const SegmentProfile& p);
 
 struct LogicalWait {
   uint32_t first = kNoIndex, last = kNoIndex;  // its slices (segments of one thread)
@@ -50,5 +50,14 @@ struct LogicalWait {
 // wait timed out as the data came).
 LogicalWait logical_wait(const Trace& trace, const ThreadEvents& events, const Graph& graph,
                          uint32_t segment);
+
+// A stretch of `segment`'s thread profiled as `p` that looks like a loop of short waits
+// (classify() says RepeatedYield) but is one wait retried after timeouts: its longest block
+// is a call on an object or a set of descriptors, and the logical wait of `segment` (the
+// segment where that block began) ended with another thread's edge and lasted at least
+// half the stretch. Then that logical wait; else one whose wake_edge is kNoIndex. A loop
+// that reads a data flag between its waits polls the flag: not one wait.
+LogicalWait retried_wait(const Trace& trace, const ThreadEvents& events, const Graph& graph,
+                         uint32_t segment, const SegmentProfile& p);
 
 }  // namespace cw::engine

@@ -40,6 +40,13 @@ struct ProfileKinds {
 
 enum class State : uint8_t { Running, Runnable, Blocked, Exited, Unknown };
 
+// Whether a switch_out left the thread in the kernel's uninterruptible sleep (D).
+bool uninterruptible(const Trace& trace, const ProfileKinds& k, const Event& e) {
+  if (k.state_field < 0) return false;
+  std::string_view s = trace.strings.get(static_cast<StrId>(trace.value(e, k.state_field)));
+  return !s.empty() && s[0] == 'D';
+}
+
 // The state a switch_out leaves the thread in: the kernel's task state letter R means
 // preempted (still runnable), X (dead) or Z (zombie) that the thread exited, '?' that the
 // switch itself was never reported (the recorder noticed the thread gone from its CPU,
@@ -93,6 +100,9 @@ SegmentProfile profile(const Trace& trace, const ThreadEvents& events, Tid tid, 
 
   uint64_t since = start_ns;  // when the current state began (clipped to the range)
   uint32_t block_call = state == State::Blocked ? open_call : kNoIndex;
+  bool in_d = false;  // the current block is an uninterruptible sleep
+  if (uint32_t s = last_before(switches, first_in_range); s != kNoIndex)
+    in_d = state == State::Blocked && uninterruptible(trace, k, trace.events[s]);
   auto close_state = [&](uint64_t now) {
     const uint64_t d = now - since;
     switch (state) {
@@ -103,6 +113,7 @@ SegmentProfile profile(const Trace& trace, const ThreadEvents& events, Tid tid, 
       case State::Blocked:
         if (d == 0) break;  // switched out and in at the same time, or at the range's end
         p.blocked_ns += d;
+        if (in_d) p.uninterruptible_ns += d;
         ++p.blocks;
         if (d > p.longest_block_ns) {
           p.longest_block_ns = d;
@@ -134,6 +145,7 @@ SegmentProfile profile(const Trace& trace, const ThreadEvents& events, Tid tid, 
       state = state_after(trace, k, e);
       if (state == State::Exited) p.exited_ns = e.ts;
       block_call = open_call;
+      in_d = state == State::Blocked && uninterruptible(trace, k, e);
     } else if (e.kind == k.switch_in) {
       // On a CPU already after a recorded switch_in: its switch_out was missed.
       if (state == State::Running) {

@@ -25,6 +25,10 @@ struct SegmentProfile {
   uint64_t on_cpu_ns = 0;             // between switch_in and the next switch_out
   uint64_t runnable_ns = 0;           // after a switch_out with state R, until switch_in
   uint64_t blocked_ns = 0;            // after any other switch_out, until switch_in
+  // Of that, after a switch_out in state D: the kernel's uninterruptible sleep, in which a
+  // task waits for a device (a disk write's completion, a page read in) or a kernel lock,
+  // not for another program.
+  uint64_t uninterruptible_ns = 0;
   // Where a scheduler event is missing (a switch_in with no switch_out before it, or the
   // reverse), the thread's state in between is not known: it counts here, not as
   // running, runnable or blocked.

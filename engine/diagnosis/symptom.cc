@@ -261,16 +261,22 @@ class Finder {
     auto last_at = [&](size_t i) { return i + 1 < loops.size() ? loops[i + 1] - 1 : t.end - 1; };
     const size_t before = out.size();
     std::vector<Asked> waiting_for;  // processes asked something that have not answered yet
-    // A thread the user named that waits in its loop only once in its life (one wait, in
-    // as many slices as its timeouts make): no loop of turns, but a program waiting for the
-    // one thing it needs (its input, its job's end). Its wait is no idle turn.
-    bool one_wait = named_ && opens_call(loops.front());
-    for (size_t i = 1; one_wait && i < loops.size(); ++i) {
-      const uint32_t r = wait_return(loops[i - 1]);
-      one_wait = opens_call(loops[i]) &&
-                 same_wait(trace_, g_.segments[loops[i - 1]].first, g_.segments[loops[i]].first) &&
-                 r != kNoIndex && exit_ret_ >= 0 &&
-                 trace_.int_value(trace_.events[r], exit_ret_) == 0;
+    // A thread the user named whose loop wait timed out and was made again on the same
+    // descriptors, until what it waited for came (one wait, in as many slices as its
+    // timeouts make): not turns of a loop, but a program waiting for the thing it needs
+    // (its input, its job's end). Such a wait is no idle turn. `retried[i]`: loop wait i
+    // timed out and wait i + 1 is the same wait. A thread that never waits again for what
+    // a wait of its loop was woken by (its inputs, one after the other, each once) is no
+    // event loop either: each of its waits is for a thing it needs.
+    std::vector<bool> retried(loops.size(), false);
+    const bool waits_once = named_ && waits_in_sequence(loops);
+    bool after_wait = false;  // the last stretch ended with a retried wait's answer
+    for (size_t i = 0; named_ && i + 1 < loops.size(); ++i) {
+      const uint32_t r = wait_return(loops[i]);
+      retried[i] =
+          opens_call(loops[i]) && opens_call(loops[i + 1]) &&
+          same_wait(trace_, g_.segments[loops[i]].first, g_.segments[loops[i + 1]].first) &&
+          r != kNoIndex && exit_ret_ >= 0 && trace_.int_value(trace_.events[r], exit_ret_) == 0;
     }
     if (loops.front() > t.begin)
       out.push_back({t.tid, g_.segments[t.begin].start_ns, g_.segments[loops.front()].start_ns,
@@ -289,22 +295,48 @@ class Finder {
         // wait too, until the answer comes.
         const bool had_asked = !waiting_for.empty();
         const WaitEnd how = wait_end(loops[i], woken, waiting_for);
+        const bool retry = i > 0 && retried[i - 1];  // the slice after one that timed out
+        const bool one_wait = waits_once || retried[i] || retry;
         if (((had_asked && how != WaitEnd::OtherWork) || one_wait) && r != kNoIndex) {
-          if (out.size() > before && out.back().last + 1 == loops[i]) {
+          // A retried wait goes on the stretch of its first slice, which goes on the turn
+          // that led to it, but not on the wait before (another input's, already answered).
+          const bool joins = !one_wait || retry || !after_wait;
+          if (joins && out.size() > before && out.back().last + 1 == loops[i]) {
             out.back().end_ns = end;
             out.back().last = last_at(i);
           } else {
             out.push_back({t.tid, start, end, first, last_at(i)});
           }
+          after_wait = one_wait;
           continue;
         }
         // Idle: the wait had not returned when the recording stopped, or the loop moved on.
+        after_wait = false;
         if (r == kNoIndex || trace_.events[r].ts > end) continue;
         start = trace_.events[r].ts;
         first = std::min(g_.segment_of(trace_, r), last_at(i));
       }
+      after_wait = false;
       out.push_back({t.tid, start, end, first, last_at(i)});
     }
+  }
+
+  // Whether each of `loops` (a thread's loop cuts) opens a wait, and no wait that returned
+  // with something (not a timeout) is waited again later: the thread waits for its inputs
+  // in turn, not in an event loop. (Bounded: a thread with many loop waits is a loop.)
+  bool waits_in_sequence(const std::vector<uint32_t>& loops) const {
+    constexpr size_t kMaxSequence = 64;
+    if (loops.empty() || loops.size() > kMaxSequence || exit_ret_ < 0) return false;
+    for (size_t i = 0; i < loops.size(); ++i) {
+      if (!opens_call(loops[i])) return false;
+      const uint32_t r = wait_return(loops[i]);
+      if (r == kNoIndex || i + 1 == loops.size()) continue;
+      if (trace_.int_value(trace_.events[r], exit_ret_) == 0) continue;  // timed out
+      for (size_t j = i + 1; j < loops.size(); ++j)
+        if (same_wait(trace_, g_.segments[loops[i]].first, g_.segments[loops[j]].first))
+          return false;
+    }
+    return true;
   }
 
   // A thread without loop cuts: every segment, except that a run of segments repeating
@@ -393,16 +425,13 @@ class Finder {
     if (waited) *waited = k == HangKind::LongWait ? p.longest_block_ns : 0;
     // A loop that reads a data flag between its waits polls the flag (a pack declared it):
     // the flag's writer ends it, not the waits' wake-ups.
-    if (k != HangKind::RepeatedYield || p.flag_events > 0 || p.longest_block_call == kNoIndex ||
-        !same_wait(trace_, p.longest_block_call, p.longest_block_call))
-      return k;
+    if (k != HangKind::RepeatedYield) return k;
     uint32_t seg = st.first;
     for (uint32_t s = st.first; s <= st.last; ++s)
       if (g_.segments[s].start_ns <= p.longest_block_start) seg = s;
-    const LogicalWait lw = logical_wait(trace_, ev_, g_, seg);
+    const LogicalWait lw = retried_wait(trace_, ev_, g_, seg, p);
     if (lw.wake_edge == kNoIndex) return k;
     const uint64_t length = lw.end_ns - std::min(lw.end_ns, lw.start_ns);
-    if (2 * length < st.end_ns - std::min(st.end_ns, st.start_ns)) return k;
     if (waited) *waited = std::max(length, p.longest_block_ns);
     return HangKind::LongWait;
   }
@@ -807,9 +836,13 @@ HangKind classify(const SegmentProfile& p) {
   // input read, its output written) around long computations without any are not one.
   // (Sixteen calls make eight turns or more: none takes a quarter of the stretch; the
   // stretch may begin or end with up to half of it outside the loop.)
+  // A loop that spent most of its time in the kernel's uninterruptible sleep (a disk
+  // write's completion, each fsync of a logging loop) does not yield: it waits on a device,
+  // turn after turn, and the device's time is its wait.
   if (p.syscalls >= kYieldCalls && !p.by_name.empty() &&
       2 * p.by_name.front().count >= p.syscalls && 2 * p.longest_block_ns <= length &&
-      4 * p.longest_gap_ns <= length && 2 * p.longest_quiet_ns <= length)
+      4 * p.longest_gap_ns <= length && 2 * p.longest_quiet_ns <= length &&
+      2 * p.uninterruptible_ns < length)
     return HangKind::RepeatedYield;
   if (p.blocked_ns >= p.on_cpu_ns + p.runnable_ns) return HangKind::LongWait;
   return HangKind::LongRunning;

@@ -76,8 +76,9 @@ struct HangCandidate {
 uint64_t trace_start_ns(const Trace& trace);
 
 // Classifies what a thread did in a stretch. RepeatedYield: at least 16 system calls, the
-// most frequent one at least half of them, and no single block longer than half the
-// stretch; LongWait: blocked at least as long as it ran or was runnable; else LongRunning.
+// most frequent one at least half of them, no single block longer than half the stretch,
+// and less than half of it in uninterruptible sleep (a device's wait); LongWait: blocked at least
+// as long as it ran or was runnable; else LongRunning.
 HangKind classify(const SegmentProfile& p);
 
 // Auto: the longest stretch of a candidate thread; when the trace has marker events,

@@ -123,13 +123,73 @@ TEST_CASE("bytes read after a sleep did not end the sleep: the sleeper timed out
 1002ms 100 syscall_exit name=write ret=65536
 )");
   const uint32_t sleep = b.graph().thread_segments(200)->begin;
-  const SegmentProfile p = profile_segment(b.trace, ThreadEvents(b.trace), b.graph(), sleep);
+  const ThreadEvents events(b.trace);
+  const SegmentProfile p = profile_segment(b.trace, events, b.graph(), sleep);
   REQUIRE(p.longest_block_ns > 0);
-  CHECK(wake_edge(b.trace, b.graph(), sleep, p) == kNoIndex);
+  CHECK(wake_edge(b.trace, events, b.graph(), sleep, p) == kNoIndex);
   Diagnosis d = diagnose_at(b, 100, 500);
   REQUIRE(!d.root_causes.empty());
   CHECK(causes(b, d) == "cw-ender LongWait");
   CHECK(d.root_causes[0].what.find("ended by") == std::string::npos);
+}
+
+// cw-victim reads a pipe (fd 3) until cw-ender, asleep 1 s, acts on it with CALL (a close:
+// the end of stream). Before the read, cw-bystander had sent a byte on another pipe (fd 4)
+// and cw-victim's child had exited; cw-victim takes the byte and reaps the child after its
+// read returns. Those edges are strong and land after the wake-up, in later calls.
+std::string woken_after_queued(const std::string& call) {
+  return kProcesses + fmt::format(R"(process 400 comm=cw-child ppid=100
+thread 400 pid=400 comm=cw-child
+1ms 300 syscall_enter name=write fd=5 count=1
+1ms 300 send object=9 offset=0 len=1 peer=100 fd=5
+1ms 300 syscall_exit name=write ret=1
+1ms 200 syscall_enter name=clock_nanosleep fd=-1 timeout_ns=1000000000
+1ms 200 switch_out state=S
+2ms 100 syscall_enter name=read fd=3 resource=7 count=64
+2ms 100 switch_out state=S
+3ms 400 exit code=0
+3ms 400 switch_out state=Z
+1001ms 300 wakeup target=200 interrupt=1 cause=200
+1001ms 200 switch_in
+1001ms 200 syscall_exit name=clock_nanosleep ret=0
+1001ms 200 syscall_enter name={} fd=3 resource=7
+1001ms 200 wakeup target=100
+1001ms 200 syscall_exit name={} ret=0
+1002ms 100 switch_in
+1002ms 100 syscall_exit name=read ret=0
+1002ms 100 syscall_enter name=read fd=4 count=64
+1002ms 100 recv object=9 offset=0 len=1 peer=300 fd=4
+1002ms 100 syscall_exit name=read ret=1
+1003ms 100 syscall_enter name=wait4 resource=400
+1003ms 100 syscall_exit name=wait4 ret=400
+)",
+                                  call, call);
+}
+
+TEST_CASE("what was queued before a wait began did not end it: the thread that woke it did") {
+  // An ioctl's wake-up is of no kind a pack knows: it stays weak, and is still the waker.
+  Built b = build_with_stdlib(woken_after_queued("ioctl"));
+  Diagnosis d = diagnose_at(b, 100, 500);
+  CHECK(d.hang.tid == 100);
+  CHECK(causes(b, d) == "cw-ender LongWait");
+  CHECK(path(b, d) == "cw-ender → cw-victim");
+  const uint32_t waker =
+      wake_edge(b.trace, ThreadEvents(b.trace), b.graph(), d.hang.segment, d.hang.profile);
+  REQUIRE(waker != kNoIndex);
+  CHECK(comm_of(b, b.graph().edges[waker].from) == "cw-ender");
+  CHECK(b.graph().edges[waker].strength == Strength::Weak);
+}
+
+TEST_CASE("a close wakes the reader at the end of its pipe: the close's doing") {
+  Built b = build_with_stdlib(woken_after_queued("close"));
+  Diagnosis d = diagnose_at(b, 100, 500);
+  CHECK(causes(b, d) == "cw-ender LongWait");
+  CHECK(path(b, d) == "cw-ender → cw-victim");
+  const uint32_t waker =
+      wake_edge(b.trace, ThreadEvents(b.trace), b.graph(), d.hang.segment, d.hang.profile);
+  REQUIRE(waker != kNoIndex);
+  CHECK(b.graph().edges[waker].strength == Strength::Strong);
+  CHECK(b.graph().kind_name(b.graph().edges[waker]) == "close");
 }
 
 // cw-victim polls its pipe with a 20 ms timeout until cw-ender, asleep 600 ms, writes to
@@ -200,6 +260,84 @@ TEST_CASE("a named thread's one wait in its loop is its hang, not an idle turn")
 601ms 100 syscall_exit name=read ret=16
 602ms 100 exit code=0
 602ms 200 exit code=0
+)");
+  DiagnoseOptions o;
+  o.symptom.thread_name = "cw-victim";
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
+  CHECK(d.hang.kind == HangKind::LongWait);
+  CHECK(d.hang.profile.longest_block_ns >= 590000000);
+  CHECK(causes(b, d) == "cw-ender LongWait");
+}
+
+TEST_CASE("a named thread's wait retried after timeouts is its hang, though its loop goes on") {
+  // cw-victim polls its two pipes with a 20 ms timeout until cw-ender writes at 600 ms
+  // (the slices of poll_slices), reads, and polls again for its second input, which
+  // cw-bystander sends at 700 ms. It waits for its inputs, the first for 600 ms.
+  std::string t = poll_slices();
+  t.erase(t.find("602ms 100 exit code=0\n"), std::string("602ms 100 exit code=0\n").size());
+  t += R"(602ms 100 syscall_enter name=poll fd=-1 count=1 timeout_ns=20000000
+602ms 100 switch_out state=S
+622ms 100 switch_in
+622ms 100 syscall_exit name=poll ret=0
+622ms 100 syscall_enter name=poll fd=-1 count=1 timeout_ns=20000000
+622ms 100 switch_out state=S
+700ms 300 syscall_enter name=write fd=6 count=16
+700ms 300 send object=11 offset=0 len=16 peer=100 fd=6
+700ms 300 wakeup target=100
+700ms 300 syscall_exit name=write ret=16
+701ms 100 switch_in
+701ms 100 syscall_exit name=poll ret=1
+701ms 100 syscall_enter name=read fd=7 count=16
+701ms 100 recv object=11 offset=0 len=16 peer=300 fd=7
+701ms 100 syscall_exit name=read ret=16
+702ms 100 exit code=0
+)";
+  Built b = build_with_stdlib(t);
+  DiagnoseOptions o;
+  o.symptom.thread_name = "cw-victim";
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
+  CHECK(d.hang.kind == HangKind::LongWait);
+  CHECK(d.hang.end_ns - d.hang.start_ns >= 590000000);
+  CHECK(causes(b, d) == "cw-ender LongWait");
+  CHECK(path(b, d) == "cw-ender → cw-victim");
+}
+
+TEST_CASE(
+    "a named thread that waits for its inputs one after the other: each wait is no idle turn") {
+  // cw-victim polls its first pipe (no timeout) until cw-ender writes at 600 ms, then waits
+  // in epoll for its second input, which cw-bystander sends at 700 ms, and exits. It never
+  // waits again for what woke it: no event loop.
+  Built b = build_with_stdlib(kProcesses + R"(
+0ms 200 syscall_enter name=clock_nanosleep fd=-1 timeout_ns=600000000
+0ms 200 switch_out state=S
+1ms 100 syscall_enter name=close fd=5
+1ms 100 syscall_exit name=close ret=0
+2ms 100 syscall_enter name=poll fd=-1 count=1 timeout_ns=-1
+2ms 100 switch_out state=S
+600ms 200 switch_in
+600ms 200 syscall_exit name=clock_nanosleep ret=0
+600ms 200 syscall_enter name=write fd=4 count=16
+600ms 200 send object=9 offset=0 len=16 peer=100 fd=4
+600ms 200 wakeup target=100
+600ms 200 syscall_exit name=write ret=16
+601ms 100 switch_in
+601ms 100 syscall_exit name=poll ret=1
+601ms 100 syscall_enter name=read fd=3 count=16
+601ms 100 recv object=9 offset=0 len=16 peer=200 fd=3
+601ms 100 syscall_exit name=read ret=16
+602ms 100 syscall_enter name=epoll_wait fd=8 resource=12 count=1 timeout_ns=-1
+602ms 100 switch_out state=S
+700ms 300 syscall_enter name=write fd=6 count=16
+700ms 300 send object=11 offset=0 len=16 peer=100 fd=6
+700ms 300 wakeup target=100
+700ms 300 syscall_exit name=write ret=16
+701ms 100 switch_in
+701ms 100 syscall_exit name=epoll_wait ret=1
+701ms 100 syscall_enter name=read fd=7 count=16
+701ms 100 recv object=11 offset=0 len=16 peer=300 fd=7
+701ms 100 syscall_exit name=read ret=16
+702ms 100 exit code=0
+702ms 200 exit code=0
 )");
   DiagnoseOptions o;
   o.symptom.thread_name = "cw-victim";

@@ -330,6 +330,20 @@ edge exit.wake {
   priority 10
 }
 
+# A close (or shutdown) wakes whoever waited on what it closed: the reader of a pipe or
+# socket at its end of stream, a writer at the broken pipe, a poller at the hang-up, a
+# process blocked on a record lock the closer's process held (closing any descriptor of a
+# file releases its POSIX locks). Each such wait was waiting for the close. The wake-ups an
+# interrupt makes meanwhile are not the close's.
+edge close.wake {
+  link wakeup
+  where from.syscall.name in ["close", "shutdown"] and not from.irq and not from.softirq
+    and from.interrupt != 1
+  strength strong
+  kind close
+  priority 10
+}
+
 # Any other wake-up may or may not be causal (seed 000 §4.1).
 edge wakeup.default {
   link wakeup

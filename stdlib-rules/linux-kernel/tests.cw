@@ -210,6 +210,31 @@ test "the end of a loopback stream, in the closer's close or exit, is the closer
   expect edge 301 -> 102 kind close strength strong rule wakeup.own-close at 951ms
 }
 
+test "a close wakes the reader of a pipe at its end, and a timer interrupt in it is not the close's" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=reader
+    thread 101 pid=100 comm=reader
+    thread 102 pid=100 comm=sleeper
+    process 200 comm=writer
+    thread 201 pid=200 comm=writer
+    1ms 101 syscall_enter name=read fd=3 resource=7
+    1ms 101 switch_out state=S
+    1ms 102 syscall_enter name=clock_nanosleep fd=-1 timeout_ns=899000000
+    1ms 102 switch_out state=S
+    900ms 201 syscall_enter name=close fd=4 resource=7
+    900ms 201 wakeup target=101
+    900ms 201 wakeup target=102 interrupt=1 cause=102
+    900ms 201 syscall_exit name=close ret=0
+    901ms 101 switch_in
+    901ms 101 syscall_exit name=read ret=0
+    901ms 102 switch_in
+    901ms 102 syscall_exit name=clock_nanosleep ret=0
+  ]]
+  expect edge 201 -> 101 kind close strength strong rule close.wake at 901ms
+  expect no edge 201 -> 102
+}
+
 # The same wake-up from a timer's softirq, or from a device's handler, while the thread
 # happened to be writing, is not the writer's doing.
 test "a timer softirq or a device interrupt during a write is still pruned" {
