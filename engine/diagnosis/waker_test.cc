@@ -237,11 +237,10 @@ TEST_CASE("a poll retried after timeouts until another thread's write is one Lon
   CHECK(path(b, d) == "cw-ender → cw-victim");
 }
 
-TEST_CASE("a named thread's one wait in its loop is its hang, not an idle turn") {
-  // cw-victim starts, then polls its pipe once (no timeout) until cw-ender's write at
-  // 600 ms, and exits: it waits for its input, once; no loop of turns.
-  Built b = build_with_stdlib(kProcesses + R"(
-0ms 200 syscall_enter name=clock_nanosleep fd=-1 timeout_ns=600000000
+// cw-victim starts, then polls its pipe once (no timeout) until cw-ender, asleep 600 ms,
+// writes to it, and reads what it wrote.
+const std::string kPollOnceUntilWrite =
+    R"(0ms 200 syscall_enter name=clock_nanosleep fd=-1 timeout_ns=600000000
 0ms 200 switch_out state=S
 1ms 100 syscall_enter name=close fd=5
 1ms 100 syscall_exit name=close ret=0
@@ -258,9 +257,15 @@ TEST_CASE("a named thread's one wait in its loop is its hang, not an idle turn")
 601ms 100 syscall_enter name=read fd=3 count=16
 601ms 100 recv object=9 offset=0 len=16 peer=200 fd=3
 601ms 100 syscall_exit name=read ret=16
-602ms 100 exit code=0
+)";
+
+TEST_CASE("a named thread's one wait in its loop is its hang, not an idle turn") {
+  // cw-victim starts, then polls its pipe once (no timeout) until cw-ender's write at
+  // 600 ms, and exits: it waits for its input, once; no loop of turns.
+  Built b = build_with_stdlib(kProcesses + kPollOnceUntilWrite + R"(602ms 100 exit code=0
 602ms 200 exit code=0
 )");
+
   DiagnoseOptions o;
   o.symptom.thread_name = "cw-victim";
   Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
@@ -307,25 +312,9 @@ TEST_CASE(
   // cw-victim polls its first pipe (no timeout) until cw-ender writes at 600 ms, then waits
   // in epoll for its second input, which cw-bystander sends at 700 ms, and exits. It never
   // waits again for what woke it: no event loop.
-  Built b = build_with_stdlib(kProcesses + R"(
-0ms 200 syscall_enter name=clock_nanosleep fd=-1 timeout_ns=600000000
-0ms 200 switch_out state=S
-1ms 100 syscall_enter name=close fd=5
-1ms 100 syscall_exit name=close ret=0
-2ms 100 syscall_enter name=poll fd=-1 count=1 timeout_ns=-1
-2ms 100 switch_out state=S
-600ms 200 switch_in
-600ms 200 syscall_exit name=clock_nanosleep ret=0
-600ms 200 syscall_enter name=write fd=4 count=16
-600ms 200 send object=9 offset=0 len=16 peer=100 fd=4
-600ms 200 wakeup target=100
-600ms 200 syscall_exit name=write ret=16
-601ms 100 switch_in
-601ms 100 syscall_exit name=poll ret=1
-601ms 100 syscall_enter name=read fd=3 count=16
-601ms 100 recv object=9 offset=0 len=16 peer=200 fd=3
-601ms 100 syscall_exit name=read ret=16
-602ms 100 syscall_enter name=epoll_wait fd=8 resource=12 count=1 timeout_ns=-1
+  Built b = build_with_stdlib(
+      kProcesses + kPollOnceUntilWrite +
+      R"(602ms 100 syscall_enter name=epoll_wait fd=8 resource=12 count=1 timeout_ns=-1
 602ms 100 switch_out state=S
 700ms 300 syscall_enter name=write fd=6 count=16
 700ms 300 send object=11 offset=0 len=16 peer=100 fd=6
