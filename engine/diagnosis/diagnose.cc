@@ -660,6 +660,7 @@ class Diagnoser {
       slice_window_ = window.end > window.start ? window.end - window.start : 0;
       path = slice(seg);
       slice_window_ = 0;
+      if (depth == 0) hang_slice_ = path;
       if (depth == 0 && waker == kNoIndex)
         d_.notes.push_back(
             fmt::format("no baseline: no other segment of {} did the same and waited briefly; "
@@ -1002,6 +1003,13 @@ class Diagnoser {
     // upstream wrote) is a LongWait, at the slice that a wake-up ended.
     uint32_t seg = kind == HangKind::LongWait ? segment_at(tid, p.longest_block_start)
                                               : busiest_segment(tid, window);
+    // A device waited on turn after turn has no one block to point at: its last turn in the
+    // window is where it finished and went on (wrote its result, exited), so the causal
+    // path leaves it there.
+    if (kind == HangKind::LongWait && waits_in_turns(p) && 2 * p.uninterruptible_ns >= p.blocked_ns)
+      if (const uint32_t last = segment_at(tid, window.end - std::min<uint64_t>(window.end, 1));
+          last != kNoIndex)
+        seg = last;
     if (kind == HangKind::RepeatedYield) {
       const LogicalWait lw =
           retried_wait(trace_, events_, g_, segment_at(tid, p.longest_block_start), p);
@@ -1121,6 +1129,20 @@ class Diagnoser {
       d_.path = {{hang, kNoIndex}};
       return;
     }
+    // The hang's own wake-up path reached the culprit's thread: from there on it is the
+    // path (the culprit is blamed at the segment its time was measured at, which need not
+    // be the one the path left it from: a device waited on in turns, a retried wait).
+    const Tid culprit = g_.segments[deepest->segment].tid;
+    for (size_t k = 0; k < hang_slice_.size(); ++k) {
+      if (g_.segments[hang_slice_[k].segment].tid != culprit) continue;
+      while (k + 1 < hang_slice_.size() && g_.segments[hang_slice_[k + 1].segment].tid == culprit)
+        ++k;
+      if (k + 1 < hang_slice_.size()) {
+        d_.path.assign(hang_slice_.begin() + static_cast<std::ptrdiff_t>(k), hang_slice_.end());
+        return;
+      }
+      break;
+    }
     BeamOptions o = beam_;
     o.width = std::max<uint32_t>(beam_.width, 16);
     BeamResult r = beam_search(g_, hang, o);
@@ -1194,8 +1216,9 @@ class Diagnoser {
   Diagnosis d_;
   std::map<std::pair<QuestionKind, uint32_t>, size_t> asked_;
   std::set<Tid> visited_threads_;
-  uint32_t vertex_ = kNoIndex;  // the hang's segment followed (a logical wait's woken slice)
-  uint64_t slice_window_ = 0;   // the hang's length, while slicing its path (0: none)
+  uint32_t vertex_ = kNoIndex;        // the hang's segment followed (a logical wait's woken slice)
+  uint64_t slice_window_ = 0;         // the hang's length, while slicing its path (0: none)
+  std::vector<PathStep> hang_slice_;  // the hang's own wake-up path, origin first
   bool stopped_ = false;
   Option chosen_;
 };

@@ -336,6 +336,42 @@ TEST_CASE(
   CHECK(causes(b, d) == "cw-ender LongWait");
 }
 
+TEST_CASE("a device waited on turn after turn is the writer's LongWait, and the path leaves it") {
+  // cw-victim reads its pipe while cw-ender writes a record and fdatasyncs it, 20 times,
+  // each sync 40 ms in uninterruptible sleep (state D) ended by the disk's interrupt; then
+  // it writes to the pipe. No one block is long: the device's time is the wait.
+  std::string t = kProcesses +
+                  "1ms 100 syscall_enter name=read fd=3 resource=7 count=16\n"
+                  "1ms 100 switch_out state=S\n";
+  uint64_t us = 2000;
+  for (int i = 0; i < 20; ++i, us += 41000) {
+    t += fmt::format("{}us 200 syscall_enter name=pwrite64 fd=5 count=4096\n", us);
+    t += fmt::format("{}us 200 syscall_exit name=pwrite64 ret=4096\n", us + 100);
+    t += fmt::format("{}us 200 syscall_enter name=fdatasync fd=5\n", us + 200);
+    t += fmt::format("{}us 200 switch_out state=D\n", us + 300);
+    t += fmt::format("{}us 300 wakeup target=200 interrupt=1\n", us + 40300);
+    t += fmt::format("{}us 200 switch_in\n{}us 200 syscall_exit name=fdatasync ret=0\n", us + 40400,
+                     us + 40500);
+  }
+  t += fmt::format(R"({}us 200 syscall_enter name=write fd=4 resource=7 count=16
+{}us 200 send object=9 offset=0 len=16 peer=100 fd=4
+{}us 200 wakeup target=100
+{}us 200 syscall_exit name=write ret=16
+{}us 100 switch_in
+{}us 100 syscall_exit name=read ret=16
+{}us 100 recv object=9 offset=0 len=16 peer=200 fd=3
+)",
+                   us, us + 10, us + 20, us + 30, us + 100, us + 110, us + 120);
+  Built b = build_with_stdlib(t);
+  Diagnosis d = diagnose_at(b, 100, 500);
+  CHECK(d.hang.tid == 100);
+  CHECK(causes(b, d) == "cw-ender LongWait");
+  CHECK(path(b, d) == "cw-ender → cw-victim");
+  REQUIRE(!d.root_causes.empty());
+  CHECK(d.root_causes[0].what.find("uninterruptible") != std::string::npos);
+  CHECK(d.root_causes[0].what.find("fdatasync") != std::string::npos);
+}
+
 TEST_CASE("a timer another thread armed: its owner ended the wait, not the thread that ran") {
   // cw-ender sets a POSIX timer (timer_create with SIGEV_THREAD_ID) that signals cw-victim,
   // which waits for the signal in sigwaitinfo. The expiry raises the signal and the wake-up
