@@ -367,6 +367,17 @@ edge wakeup.own-send {
   priority 10
 }
 
+# A connection over loopback is made the same way: the connecting side's SYN is handed
+# over in a receive softirq inside its own connect, which completes the handshake and wakes
+# the listener blocked in accept (or polling its listening socket).
+edge wakeup.own-connect {
+  link wakeup
+  where from.softirq.name == "NET_RX" and not from.irq and from.syscall.name == "connect"
+  strength strong
+  kind connect
+  priority 10
+}
+
 # The end of a loopback stream reaches the reader the same way: the closing side's FIN is
 # handed over in a receive softirq inside its own close or shutdown, or inside its exit
 # when the process ends with the socket open. The reader blocked for more data is woken to

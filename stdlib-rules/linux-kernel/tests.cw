@@ -210,6 +210,26 @@ test "the end of a loopback stream, in the closer's close or exit, is the closer
   expect edge 301 -> 102 kind close strength strong rule wakeup.own-close at 951ms
 }
 
+test "a loopback connect wakes the listener in accept from its own receive softirq" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=server
+    thread 101 pid=100 comm=server
+    process 200 comm=client
+    thread 201 pid=200 comm=client
+    1ms 101 syscall_enter name=accept4 fd=3
+    1ms 101 switch_out state=S
+    900ms 201 syscall_enter name=connect fd=3
+    900ms 201 softirq_enter vec=3 name=NET_RX
+    900ms 201 wakeup target=101 interrupt=1
+    900ms 201 softirq_exit vec=3
+    900ms 201 syscall_exit name=connect ret=0
+    901ms 101 switch_in
+    901ms 101 syscall_exit name=accept4 ret=4
+  ]]
+  expect edge 201 -> 101 kind connect strength strong rule wakeup.own-connect at 901ms
+}
+
 test "a close wakes the reader of a pipe at its end, and a timer interrupt in it is not the close's" {
   trace [[
     causeway-trace 1
