@@ -1055,6 +1055,15 @@ class Diagnoser {
           who(seg), fmt::format("{:.1f}", double(sp.longest_block_ns) / 1e6)));
       return;
     }
+    // A wait its own timer ended (a timerfd it armed, a timeout it set), which no other
+    // thread ended early, waited for time as a sleep does.
+    if (kind == HangKind::LongWait && waker == kNoIndex && own_timer_ended(seg, sp)) {
+      d_.notes.push_back(fmt::format(
+          "{} waited {} for a timer it had armed itself, and no other thread ended that wait: "
+          "nothing behind it to diagnose",
+          who(seg), ms(sp.longest_block_ns)));
+      return;
+    }
     // A thread that spent its wait in the kernel's uninterruptible sleep, which no other
     // program's thread ended (the device's interrupt or a kernel worker did), waited on the
     // device: no thread is behind it to look for.
@@ -1113,6 +1122,31 @@ class Diagnoser {
     diagnose_vertex(follow, kind, sp, depth + 1, w, follow, follow);
   }
 
+  // Whether the wake-up that ended `seg`'s longest block (the last wake-up of its thread
+  // recorded before it ran again) was raised by a timer that thread armed itself: the
+  // recorder names the timer's owner in the wake-up's `cause`.
+  bool own_timer_ended(uint32_t seg, const SegmentProfile& sp) const {
+    constexpr uint32_t kEventsSearched = 4096;
+    const Tid tid = g_.segments[seg].tid;
+    const KindId wakeup = trace_.schema.find("wakeup");
+    if (wakeup == kNoKind || sp.longest_block_ns == 0) return false;
+    const int target = trace_.schema.field_index(wakeup, "target");
+    const int cause = trace_.schema.field_index(wakeup, "cause");
+    if (target < 0 || cause < 0) return false;
+    const uint64_t ran = sp.longest_block_start + sp.longest_block_ns;
+    const EventList switches = events_.switches_of(tid);
+    auto it = std::lower_bound(switches.begin(), switches.end(), ran,
+                               [&](uint32_t e, uint64_t t) { return trace_.events[e].ts < t; });
+    if (it == switches.end()) return false;
+    for (uint32_t e = *it, n = 0; e-- > 0 && n < kEventsSearched; ++n) {
+      const Event& ev = trace_.events[e];
+      if (ev.ts < sp.longest_block_start) break;
+      if (ev.kind != wakeup || trace_.int_value(ev, target) != static_cast<int64_t>(tid)) continue;
+      return trace_.int_value(ev, cause) == static_cast<int64_t>(tid);
+    }
+    return false;
+  }
+
   // The causal path from the deepest root cause to the hang: the best beam-search path
   // back from the hang that passes through it, else the chain of culprits.
   void finish_path() {
@@ -1128,20 +1162,6 @@ class Diagnoser {
     if (deepest->segment == hang) {
       d_.path = {{hang, kNoIndex}};
       return;
-    }
-    // The hang's own wake-up path reached the culprit's thread: from there on it is the
-    // path (the culprit is blamed at the segment its time was measured at, which need not
-    // be the one the path left it from: a device waited on in turns, a retried wait).
-    const Tid culprit = g_.segments[deepest->segment].tid;
-    for (size_t k = 0; k < hang_slice_.size(); ++k) {
-      if (g_.segments[hang_slice_[k].segment].tid != culprit) continue;
-      while (k + 1 < hang_slice_.size() && g_.segments[hang_slice_[k + 1].segment].tid == culprit)
-        ++k;
-      if (k + 1 < hang_slice_.size()) {
-        d_.path.assign(hang_slice_.begin() + static_cast<std::ptrdiff_t>(k), hang_slice_.end());
-        return;
-      }
-      break;
     }
     BeamOptions o = beam_;
     o.width = std::max<uint32_t>(beam_.width, 16);
@@ -1171,6 +1191,19 @@ class Diagnoser {
         d_.path.push_back({g_.edges[best->edges[j]].from, best->edges[j]});
       d_.path.push_back({hang, kNoIndex});
       return;
+    }
+    // No path through the culprit's segment, but the hang's own wake-up path reached the
+    // culprit's thread: from there on it is the path (the culprit is blamed at the segment
+    // its time was measured at, which need not be one the path left it from: a device
+    // waited on in turns, a retried wait).
+    const Tid culprit = g_.segments[deepest->segment].tid;
+    for (size_t k = 0; k < hang_slice_.size(); ++k) {
+      if (g_.segments[hang_slice_[k].segment].tid != culprit) continue;
+      if (k + 1 < hang_slice_.size()) {
+        d_.path.assign(hang_slice_.begin() + static_cast<std::ptrdiff_t>(k), hang_slice_.end());
+        return;
+      }
+      break;
     }
     // No recorded path joins them (the wake-up never came): list the culprits in order.
     std::vector<const RootCause*> chain;

@@ -423,12 +423,18 @@ class Finder {
   HangKind kind_of(const Stretch& st, const SegmentProfile& p, uint64_t* waited = nullptr) const {
     const HangKind k = classify(p);
     if (waited) *waited = k == HangKind::LongWait ? p.longest_block_ns : 0;
-    // A loop that reads a data flag between its waits polls the flag (a pack declared it):
-    // the flag's writer ends it, not the waits' wake-ups.
-    if (k != HangKind::RepeatedYield) return k;
+    // A stretch classified LongWait by its blocked time may be slices too (a shell's
+    // `read -t` loop: each slice's look costs calls of other names): its wait is the
+    // logical wait, not its longest slice.
+    const uint64_t stretch = p.end_ns - std::min(p.end_ns, p.start_ns);
+    if (k == HangKind::LongRunning ||
+        (k == HangKind::LongWait && (p.blocks < 2 || 2 * p.longest_block_ns >= stretch)))
+      return k;
     uint32_t seg = st.first;
     for (uint32_t s = st.first; s <= st.last; ++s)
       if (g_.segments[s].start_ns <= p.longest_block_start) seg = s;
+    // (A loop that reads a data flag between its waits polls the flag, a pack declared it:
+    // the flag's writer ends it, not the waits' wake-ups; retried_wait says no.)
     const LogicalWait lw = retried_wait(trace_, ev_, g_, seg, p);
     if (lw.wake_edge == kNoIndex) return k;
     const uint64_t length = lw.end_ns - std::min(lw.end_ns, lw.start_ns);

@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "engine/diagnosis/diagnose.h"
 #include "engine/diagnosis/logical_wait.h"
 #include "engine/graph/test_support.h"
@@ -195,17 +197,30 @@ TEST_CASE("a close wakes the reader at the end of its pipe: the close's doing") 
 // cw-victim polls its pipe with a 20 ms timeout until cw-ender, asleep 600 ms, writes to
 // it: 30 slices that time out, then one that the write ends. The loop is cut at each poll
 // (linux.kernel's loop.wait).
-std::string poll_slices() {
+// With `between` set, each slice is preceded by that call and a signal mask's change (a
+// shell's `read -t` checks its descriptor with fcntl before each look): the poll is then a
+// third of the calls.
+std::string poll_slices(const char* between = nullptr) {
   std::string t = kProcesses +
                   "0ms 200 syscall_enter name=clock_nanosleep fd=-1 timeout_ns=600000000\n"
                   "0ms 200 switch_out state=S\n";
   uint64_t us = 1000;
+  const uint64_t slice = between ? 19980 : 20000;  // room for the call between
+  auto call_between = [&] {
+    if (!between) return;
+    t += fmt::format("{}us 100 syscall_enter name={} fd=3\n{}us 100 syscall_exit name={}\n",
+                     us - 15, between, us - 14, between);
+    t += fmt::format("{}us 100 syscall_enter name=rt_sigprocmask\n", us - 12);
+    t += fmt::format("{}us 100 syscall_exit name=rt_sigprocmask\n", us - 10);
+  };
   for (int i = 0; i < 30; ++i, us += 20000) {
+    call_between();
     t += fmt::format("{}us 100 syscall_enter name=poll fd=-1 count=1 timeout_ns=20000000\n", us);
     t += fmt::format("{}us 100 switch_out state=S\n", us);
-    t += fmt::format("{}us 100 switch_in\n{}us 100 syscall_exit name=poll ret=0\n", us + 20000,
-                     us + 20000);
+    t += fmt::format("{}us 100 switch_in\n{}us 100 syscall_exit name=poll ret=0\n", us + slice,
+                     us + slice);
   }
+  call_between();
   t += fmt::format("{}us 100 syscall_enter name=poll fd=-1 count=1 timeout_ns=20000000\n", us);
   t += fmt::format("{}us 100 switch_out state=S\n", us);
   t += R"(600ms 200 switch_in
@@ -272,6 +287,28 @@ TEST_CASE("a named thread's one wait in its loop is its hang, not an idle turn")
   CHECK(d.hang.kind == HangKind::LongWait);
   CHECK(d.hang.profile.longest_block_ns >= 590000000);
   CHECK(causes(b, d) == "cw-ender LongWait");
+}
+
+TEST_CASE("a retried wait whose slices alternate with other calls is one LongWait too") {
+  // Two thirds of its calls are others: no yield loop of one call, and the profile's blocked
+  // time says LongWait at once, with the longest slice 20 ms. Its time without a response is
+  // the logical wait's, 600 ms, not that slice's.
+  Built b = build_with_stdlib(poll_slices("fcntl"));
+  SymptomRequest named;
+  named.thread_name = "cw-victim";
+  std::string why;
+  const std::vector<HangCandidate> c =
+      list_hangs(b.trace, b.graph(), ThreadEvents(b.trace), named, &why);
+  auto victim =
+      std::find_if(c.begin(), c.end(), [](const HangCandidate& h) { return h.hang.tid == 100; });
+  REQUIRE(victim != c.end());
+  CHECK(victim->hang.kind == HangKind::LongWait);
+  CHECK(victim->score_ns >= 590000000);
+  DiagnoseOptions o;
+  o.symptom.thread_name = "cw-victim";
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
+  CHECK(causes(b, d) == "cw-ender LongWait");
+  CHECK(path(b, d) == "cw-ender → cw-victim");
 }
 
 TEST_CASE("a named thread's wait retried after timeouts is its hang, though its loop goes on") {
@@ -370,6 +407,44 @@ TEST_CASE("a device waited on turn after turn is the writer's LongWait, and the 
   REQUIRE(!d.root_causes.empty());
   CHECK(d.root_causes[0].what.find("uninterruptible") != std::string::npos);
   CHECK(d.root_causes[0].what.find("fdatasync") != std::string::npos);
+}
+
+TEST_CASE("a wait its own timer ended has nothing behind it: its joiner is not blamed") {
+  // cw-ender's worker thread (200) reads its own timerfd (armed for 1 s), then writes to
+  // cw-victim and exits; the process's main thread (250) joins it. The timer's interrupt
+  // lands on cw-bystander. The worker waited for time: the diagnosis stops there and does
+  // not go on to blame the main thread that waited for the worker.
+  Built b = build_with_stdlib(kProcesses + R"(thread 250 pid=200 comm=cw-main
+0ms 250 syscall_enter name=futex resource=77 value=200
+0ms 250 switch_out state=S
+1ms 200 syscall_enter name=timerfd_settime fd=6
+1ms 200 syscall_exit name=timerfd_settime ret=0
+1ms 200 syscall_enter name=read fd=6 resource=55 count=8
+1ms 200 switch_out state=S
+2ms 100 syscall_enter name=read fd=3 resource=7 count=16
+2ms 100 switch_out state=S
+1001ms 300 wakeup target=200 interrupt=1 cause=200
+1001ms 200 switch_in
+1001ms 200 syscall_exit name=read ret=8
+1001ms 200 syscall_enter name=write fd=4 resource=7 count=16
+1001ms 200 send object=9 offset=0 len=16 peer=100 fd=4
+1001ms 200 wakeup target=100
+1001ms 200 syscall_exit name=write ret=16
+1002ms 100 switch_in
+1002ms 100 syscall_exit name=read ret=16
+1002ms 100 recv object=9 offset=0 len=16 peer=200 fd=3
+1003ms 200 exit code=0
+1003ms 200 wakeup target=250
+1003ms 250 switch_in
+1003ms 250 syscall_exit name=futex ret=0
+)");
+  Diagnosis d = diagnose_at(b, 100, 500);
+  CHECK(d.hang.tid == 100);
+  CHECK(causes(b, d) == "cw-ender LongWait");
+  CHECK(path(b, d) == "cw-ender → cw-victim");
+  CHECK(std::any_of(d.notes.begin(), d.notes.end(), [](const std::string& n) {
+    return n.find("a timer it had armed itself") != std::string::npos;
+  }));
 }
 
 TEST_CASE("a timer another thread armed: its owner ended the wait, not the thread that ran") {
