@@ -1126,7 +1126,9 @@ class Diagnoser {
   // recorded before it ran again) was raised by a timer that thread armed itself: the
   // recorder names the timer's owner in the wake-up's `cause`.
   bool own_timer_ended(uint32_t seg, const SegmentProfile& sp) const {
-    constexpr uint32_t kEventsSearched = 4096;
+    // On a loaded machine the thread may wait long for a CPU after its wake-up, while other
+    // threads' events pile up in between: a bound, but a wide one (one search per culprit).
+    constexpr uint32_t kEventsSearched = 1u << 16;
     const Tid tid = g_.segments[seg].tid;
     const KindId wakeup = trace_.schema.find("wakeup");
     if (wakeup == kNoKind || sp.longest_block_ns == 0) return false;

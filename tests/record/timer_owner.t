@@ -16,7 +16,7 @@ The wake-ups the expiry raised carry the armer as their cause, whichever thread 
 recorded on:
 
   $ causeway convert $TMP_DIR/posix.cwt --to text -o $TMP_DIR/posix.txt 2>/dev/null
-  $ grep -E ' (wakeup|signal_send) target=[0-9]+ .*cause=[0-9]+' $TMP_DIR/posix.txt | grep -c . | awk '{print ($1 > 0)}'
+  $ grep -E ' (wakeup|signal_send) (cpu=[0-9]+ )?target=[0-9]+ .*cause=[0-9]+' $TMP_DIR/posix.txt | grep -c . | awk '{print ($1 > 0)}'
   1
 
 A timerfd armed by one thread and read by another:
