@@ -59,6 +59,13 @@ Diagnosis diagnose_at(const Built& b, Tid tid, uint64_t at_ms) {
   return diagnose(b.trace, b.result, b.rules, o);
 }
 
+// The hang of the threads named `name` (--hang NAME).
+Diagnosis diagnose_named(const Built& b, const char* name) {
+  DiagnoseOptions o;
+  o.symptom.thread_name = name;
+  return diagnose(b.trace, b.result, b.rules, o);
+}
+
 // Three processes: the one that hangs, the one that ends its wait, and a bystander that
 // happens to be on the CPU when a timer expires.
 const std::string kProcesses =
@@ -242,9 +249,7 @@ std::string poll_slices(const char* between = nullptr) {
 
 TEST_CASE("a poll retried after timeouts until another thread's write is one LongWait") {
   Built b = build_with_stdlib(poll_slices());
-  DiagnoseOptions o;
-  o.symptom.thread_name = "cw-victim";
-  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
+  Diagnosis d = diagnose_named(b, "cw-victim");
   CHECK(d.hang.tid == 100);
   CHECK(d.hang.kind == HangKind::LongWait);
   CHECK(d.hang.end_ns - d.hang.start_ns >= 590000000);
@@ -281,9 +286,7 @@ TEST_CASE("a named thread's one wait in its loop is its hang, not an idle turn")
 602ms 200 exit code=0
 )");
 
-  DiagnoseOptions o;
-  o.symptom.thread_name = "cw-victim";
-  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
+  Diagnosis d = diagnose_named(b, "cw-victim");
   CHECK(d.hang.kind == HangKind::LongWait);
   CHECK(d.hang.profile.longest_block_ns >= 590000000);
   CHECK(causes(b, d) == "cw-ender LongWait");
@@ -304,9 +307,7 @@ TEST_CASE("a retried wait whose slices alternate with other calls is one LongWai
   REQUIRE(victim != c.end());
   CHECK(victim->hang.kind == HangKind::LongWait);
   CHECK(victim->score_ns >= 590000000);
-  DiagnoseOptions o;
-  o.symptom.thread_name = "cw-victim";
-  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
+  Diagnosis d = diagnose_named(b, "cw-victim");
   CHECK(causes(b, d) == "cw-ender LongWait");
   CHECK(path(b, d) == "cw-ender → cw-victim");
 }
@@ -335,9 +336,7 @@ TEST_CASE("a named thread's wait retried after timeouts is its hang, though its 
 702ms 100 exit code=0
 )";
   Built b = build_with_stdlib(t);
-  DiagnoseOptions o;
-  o.symptom.thread_name = "cw-victim";
-  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
+  Diagnosis d = diagnose_named(b, "cw-victim");
   CHECK(d.hang.kind == HangKind::LongWait);
   CHECK(d.hang.end_ns - d.hang.start_ns >= 590000000);
   CHECK(causes(b, d) == "cw-ender LongWait");
@@ -365,9 +364,7 @@ TEST_CASE(
 702ms 100 exit code=0
 702ms 200 exit code=0
 )");
-  DiagnoseOptions o;
-  o.symptom.thread_name = "cw-victim";
-  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
+  Diagnosis d = diagnose_named(b, "cw-victim");
   CHECK(d.hang.kind == HangKind::LongWait);
   CHECK(d.hang.profile.longest_block_ns >= 590000000);
   CHECK(causes(b, d) == "cw-ender LongWait");
