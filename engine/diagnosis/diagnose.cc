@@ -1122,16 +1122,40 @@ class Diagnoser {
     diagnose_vertex(follow, kind, sp, depth + 1, w, follow, follow);
   }
 
-  // Whether the wake-up that ended `seg`'s longest block (the last wake-up of its thread
-  // recorded before it ran again) was raised by a timer that thread armed itself: the
-  // recorder names the timer's owner in the wake-up's `cause`.
+  // Whether `seg`'s longest block was ended by a timer its own thread armed: the wake-up
+  // that ended it (the last wake-up of its thread recorded before it ran again) names the
+  // timer's owner in its `cause`, or a strong edge from the thread itself (a pack's link
+  // from the timer's arming to its firing) lands in the wait or in the call that returned
+  // from it. The second is needed because a timer that expires on an idle CPU wakes its
+  // thread from the idle task's interrupt, of which the recorder may see no wake-up.
   bool own_timer_ended(uint32_t seg, const SegmentProfile& sp) const {
+    if (sp.longest_block_ns == 0) return false;
+    const Tid tid = g_.segments[seg].tid;
+    const bool returned = sp.longest_block_exit != kNoIndex;
+    const uint32_t call_end =
+        returned ? next_call(trace_, events_, tid, sp.longest_block_exit) : UINT32_MAX;
+    const uint64_t block_end = sp.longest_block_start + sp.longest_block_ns;
+    auto own_edge_in = [&](uint32_t s) {
+      for (auto [it, end] = in_edges(s, g_.csr); it != end; ++it) {
+        const Edge& e = g_.edges[g_.csr[*it]];
+        if (e.strength != Strength::Strong || g_.segments[e.from].tid != tid) continue;
+        if (e.rule.kind == RuleKind::Split || e.rule.kind == RuleKind::Batch) continue;
+        if (trace_.events[e.to_event].ts < sp.longest_block_start) continue;
+        if (returned ? e.to_event < call_end : trace_.events[e.to_event].ts <= block_end)
+          return true;
+      }
+      return false;
+    };
+    if (own_edge_in(seg)) return true;
+    if (returned) {
+      const uint32_t after = g_.segment_of(trace_, sp.longest_block_exit);
+      if (after != seg && after != kNoIndex && own_edge_in(after)) return true;
+    }
     // On a loaded machine the thread may wait long for a CPU after its wake-up, while other
     // threads' events pile up in between: a bound, but a wide one (one search per culprit).
     constexpr uint32_t kEventsSearched = 1u << 16;
-    const Tid tid = g_.segments[seg].tid;
     const KindId wakeup = trace_.schema.find("wakeup");
-    if (wakeup == kNoKind || sp.longest_block_ns == 0) return false;
+    if (wakeup == kNoKind) return false;
     const int target = trace_.schema.field_index(wakeup, "target");
     const int cause = trace_.schema.field_index(wakeup, "cause");
     if (target < 0 || cause < 0) return false;

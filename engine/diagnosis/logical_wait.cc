@@ -43,6 +43,14 @@ bool sleeps_for_time(const Trace& trace, uint32_t call) {
   return timeout >= 0 && trace.int_value(e, timeout) >= 0;
 }
 
+uint32_t next_call(const Trace& trace, const ThreadEvents& events, Tid tid, uint32_t call_exit) {
+  const EventList calls = events.syscalls_of(tid);
+  auto it = std::upper_bound(calls.begin(), calls.end(), call_exit);
+  while (it != calls.end() && trace.events[*it].kind == trace.events[call_exit].kind)
+    ++it;  // exits only: the next entry is the next call
+  return it == calls.end() ? UINT32_MAX : *it;
+}
+
 uint32_t wake_edge(const Trace& trace, const ThreadEvents& events, const Graph& graph,
                    uint32_t segment, const SegmentProfile& p) {
   const uint64_t block_start = p.longest_block_start;
@@ -60,14 +68,8 @@ uint32_t wake_edge(const Trace& trace, const ThreadEvents& events, const Graph& 
   // What landed within the call (up to the thread's next system call: a read's bytes are
   // recorded as it returns) is direct evidence of what ended it, and comes before what
   // landed in later calls (the read after a poll that found its descriptor ready).
-  uint32_t call_end = UINT32_MAX;
-  if (returned) {
-    const EventList calls = events.syscalls_of(tid);
-    auto it = std::upper_bound(calls.begin(), calls.end(), p.longest_block_exit);
-    while (it != calls.end() && trace.events[*it].kind == trace.events[p.longest_block_exit].kind)
-      ++it;  // exits only: the next entry is the next call
-    if (it != calls.end()) call_end = *it;
-  }
+  const uint32_t call_end =
+      returned ? next_call(trace, events, tid, p.longest_block_exit) : UINT32_MAX;
   const EdgeCosts costs;
   auto earlier = [&](uint32_t a, uint32_t b, bool by_tier) {  // whether a ranks before b
     const Edge& ea = graph.edges[a];

@@ -24,6 +24,11 @@ bool same_wait(const Trace& trace, uint32_t call_a, uint32_t call_b);
 // ended it early (a signal).
 bool sleeps_for_time(const Trace& trace, uint32_t call);
 
+// The event that begins `tid`'s next system call after the exit `call_exit` (the call's
+// end, as far as what it returned is concerned: a read's bytes are recorded as it
+// returns), UINT32_MAX when none was recorded.
+uint32_t next_call(const Trace& trace, const ThreadEvents& events, Tid tid, uint32_t call_exit);
+
 // The edge that ended the longest wait of `segment` (profiled as `p`): the cheapest
 // incoming edge from another thread (not a neighbour edge across a cut) whose effect came
 // after the block began, of equally cheap ones the first to arrive; kNoIndex when none did
