@@ -22,8 +22,8 @@ constexpr size_t kMinMergedRun = 8;
 // A segment with this many system calls, at least half of them one call, is a yield loop
 // on its own (classify() then says RepeatedYield).
 constexpr uint32_t kYieldCalls = 16;
-// How many of a thread's last events are searched for its exit.
-constexpr size_t kExitWithin = 16;
+// How many of a thread's last events are searched for its exit, at most.
+constexpr size_t kExitWithin = 1u << 16;
 // A thread that spent less than this on a CPU outside its one wait did no work.
 constexpr uint64_t kIdleCpuNs = 5'000'000;
 // How many thread names an error lists.
@@ -57,6 +57,10 @@ class Finder {
         exit_(trace.schema.find("syscall_exit")),
         marker_(trace.schema.find("marker")),
         thread_exit_(trace.schema.find("exit")),
+        call_enter_(trace.schema.find("call_enter")),
+        call_exit_(trace.schema.find("call_exit")),
+        send_(trace.schema.find("send")),
+        recv_(trace.schema.find("recv")),
         enter_name_(enter_ == kNoKind ? -1 : trace.schema.field_index(enter_, "name")),
         enter_fd_(enter_ == kNoKind ? -1 : trace.schema.field_index(enter_, "fd")),
         enter_resource_(enter_ == kNoKind ? -1 : trace.schema.field_index(enter_, "resource")),
@@ -138,15 +142,32 @@ class Finder {
 
   // When the thread's life ends for diagnosis: its exit, or the end of the recording (a
   // thread still blocked or busy then is the hang still going on).
-  // The exit event is among the thread's last few (its final switch_out follows it).
+  // The exit event follows the thread's last system call and function call; after it come
+  // only the kernel's own work on its behalf: on a loaded machine, dozens of preemptions
+  // while its memory is torn down, an interrupt, the parent's SIGCHLD. So the search goes
+  // back over those, and stops at the first thing the program itself did.
   uint64_t thread_end(const Graph::ThreadSegments& t) const {
     const auto& list = ev_.of(t.tid);
+    uint64_t end = std::max(trace_end_, g_.segments[t.end - 1].end_ns);
     if (thread_exit_ != kNoKind) {
       const size_t stop = list.size() - std::min(list.size(), kExitWithin);
-      for (size_t i = list.size(); i > stop; --i)
-        if (trace_.events[list[i - 1]].kind == thread_exit_) return trace_.events[list.back()].ts;
+      for (size_t i = list.size(); i > stop; --i) {
+        const KindId k = trace_.events[list[i - 1]].kind;
+        if (k == thread_exit_) {
+          end = trace_.events[list.back()].ts;
+          break;
+        }
+        if (program_activity(k)) break;
+      }
     }
-    return std::max(trace_end_, g_.segments[t.end - 1].end_ns);
+    return end;
+  }
+
+  // Whether an event of kind `k` is something the program did (a system or function call,
+  // a message), which a thread that has exited can no longer do.
+  bool program_activity(KindId k) const {
+    return k != kNoKind && (k == enter_ || k == exit_ || k == call_enter_ || k == call_exit_ ||
+                            k == send_ || k == recv_);
   }
 
   uint64_t segment_end(const Graph::ThreadSegments& t, uint32_t s) const {
@@ -810,7 +831,7 @@ class Finder {
   const Trace& trace_;
   const Graph& g_;
   const ThreadEvents& ev_;
-  const KindId enter_, exit_, marker_, thread_exit_;
+  const KindId enter_, exit_, marker_, thread_exit_, call_enter_, call_exit_, send_, recv_;
   const int enter_name_, enter_fd_, enter_resource_, exit_ret_, marker_text_;
   const uint64_t t0_, trace_end_;
   Pid command_pid_ = 0;

@@ -123,6 +123,43 @@ TEST_CASE("auto picks a main thread's long wait over a shorter computation") {
   }
 }
 
+TEST_CASE("a thread preempted many times after its exit ended at its exit") {
+  // On a loaded machine a process that exited is preempted dozens of times while the
+  // kernel tears it down. Its life still ended there: not at the end of the recording, as
+  // one long computation that would outlast the client's real wait.
+  std::string trace =
+      "process 100 comm=client\n"
+      "thread 100 pid=100 comm=client\n"
+      "process 200 comm=init\n"
+      "thread 200 pid=200 comm=init\n"
+      "thread 7 pid=0 comm=kworker kernel\n"
+      "0 100 switch_in\n"
+      "1ms 100 syscall_enter name=read fd=3\n"
+      "1.1ms 100 switch_out state=S\n"
+      "501ms 100 switch_in\n"
+      "501.1ms 100 syscall_exit name=read ret=1\n"
+      "502ms 100 exit\n"
+      "502.1ms 100 switch_out state=X\n"
+      "0 200 switch_in\n"
+      "10ms 200 syscall_enter name=exit_group\n"
+      "10ms 200 exit\n";
+  for (int i = 0; i < 40; ++i) {
+    const uint64_t t = 10 * kMs + 100'000 + i * 50'000;
+    trace += std::to_string(t) + " 200 switch_out state=R\n";
+    trace += std::to_string(t + 25'000) + " 200 switch_in\n";
+  }
+  trace += "13ms 200 switch_out state=X\n";
+  trace += "2s 7 switch_in\n";  // the recording goes on long after
+  const Built b = build(trace);
+  const Found f = find(b);
+  REQUIRE_MESSAGE(f.hang, f.why);
+  CHECK(f.hang->tid == 100);
+  CHECK(f.hang->kind == HangKind::LongWait);
+  const Found g = find(b, at(200, 5 * kMs));
+  REQUIRE_MESSAGE(g.hang, g.why);
+  CHECK(g.hang->end_ns == 13 * kMs);
+}
+
 TEST_CASE("a run of 1 ms sleeps that no other thread caused is one RepeatedYield stretch") {
   std::string trace =
       "process 100 comm=spinner\n"

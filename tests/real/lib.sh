@@ -10,9 +10,22 @@ cleanup() {
   local pid
   for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
   for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$WORK"
+  rm -rf "$WORK" ${LOAD_DIR:+"$LOAD_DIR"}
 }
 trap cleanup EXIT
+
+# Under load (run-suite.sh --load sets CW_REAL_LOAD=1): two CPU hogs and a disk writer
+# (cw-load) run beside the scenario from before it starts until it ends, so that the
+# diagnosis must tell the scenario's own cause from contention. The disk writer works in
+# /var/tmp (a disk, where $WORK may be a tmpfs).
+if [ "${CW_REAL_LOAD:-0}" = 1 ]; then
+  LOAD_DIR=$(mktemp -d /var/tmp/cw-real-load.XXXXXX)
+  for kind in hog hog disk; do
+    "$(dirname "${BASH_SOURCE[0]}")/cw-load" "$kind" "$LOAD_DIR" &
+    PIDS+=($!)
+  done
+  sleep 0.2  # the load is under way before the scenario begins
+fi
 
 die() {
   echo "driver $(basename "$0"): $*" >&2
