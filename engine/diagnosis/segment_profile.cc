@@ -103,6 +103,16 @@ SegmentProfile profile(const Trace& trace, const ThreadEvents& events, Tid tid, 
   bool in_d = false;  // the current block is an uninterruptible sleep
   if (uint32_t s = last_before(switches, first_in_range); s != kNoIndex)
     in_d = state == State::Blocked && uninterruptible(trace, k, trace.events[s]);
+  auto add_block = [&](uint64_t d, uint64_t start, uint32_t call, bool uninterruptible_wait) {
+    p.blocked_ns += d;
+    if (uninterruptible_wait) p.uninterruptible_ns += d;
+    ++p.blocks;
+    if (d > p.longest_block_ns) {
+      p.longest_block_ns = d;
+      p.longest_block_start = start;
+      p.longest_block_call = call;
+    }
+  };
   auto close_state = [&](uint64_t now) {
     const uint64_t d = now - since;
     switch (state) {
@@ -112,18 +122,22 @@ SegmentProfile profile(const Trace& trace, const ThreadEvents& events, Tid tid, 
       case State::Exited: break;  // gone: neither busy nor waiting
       case State::Blocked:
         if (d == 0) break;  // switched out and in at the same time, or at the range's end
-        p.blocked_ns += d;
-        if (in_d) p.uninterruptible_ns += d;
-        ++p.blocks;
-        if (d > p.longest_block_ns) {
-          p.longest_block_ns = d;
-          p.longest_block_start = since;
-          p.longest_block_call = block_call;
-        }
+        add_block(d, since, block_call, in_d);
         break;
     }
     since = now;
   };
+  // A system call during which a switch went unreported (a switch_out of state '?', or a
+  // switch_in while the thread was on a CPU): tracked from its entry on a CPU, so that if
+  // no switch with a known state came before its exit, the call from its entry to the
+  // thread's last switch_in counts as one block in it, as it would have had the kernel
+  // reported the switch (some VMs never report some threads' switches).
+  struct CallWatch {
+    uint32_t call = kNoIndex;
+    uint64_t enter_ns = 0, on_cpu_ns = 0, unknown_ns = 0, runnable_ns = 0;
+    uint32_t blocks = 0;
+    bool missed = false;
+  } watch;
 
   // Whether the Running state comes from a recorded switch_in (not from the assumption
   // that a thread with no scheduler event yet is running).
@@ -141,16 +155,22 @@ SegmentProfile profile(const Trace& trace, const ThreadEvents& events, Tid tid, 
       // Off the CPU already: the switch_in between was not recorded, so what the thread
       // did since the last switch is unknown (not runnable, not blocked).
       if (state != State::Running) state = State::Unknown;
+      if (state == State::Unknown) watch.missed = true;
       close_state(e.ts);
       state = state_after(trace, k, e);
+      if (state == State::Unknown) watch.missed = true;
       if (state == State::Exited) p.exited_ns = e.ts;
       block_call = open_call;
       in_d = state == State::Blocked && uninterruptible(trace, k, e);
     } else if (e.kind == k.switch_in) {
       // On a CPU already after a recorded switch_in: its switch_out was missed.
       if (state == State::Running) {
-        if (!seen_switch_in) continue;
+        if (!seen_switch_in) {  // running was assumed; now it is recorded
+          seen_switch_in = true;
+          continue;
+        }
         state = State::Unknown;
+        watch.missed = true;
       }
       if (state == State::Exited) continue;
       close_state(e.ts);
@@ -164,7 +184,26 @@ SegmentProfile profile(const Trace& trace, const ThreadEvents& events, Tid tid, 
       last_call = e.ts;
       if (k.name_field >= 0) ++by_name[static_cast<StrId>(trace.value(e, k.name_field))];
       open_call = *pos;
+      watch = {};
+      if (state == State::Running) {
+        close_state(e.ts);
+        watch = {*pos, e.ts, p.on_cpu_ns, p.unknown_ns, p.runnable_ns, p.blocks, false};
+      }
     } else if (e.kind == k.syscall_exit) {
+      if (watch.call != kNoIndex && watch.call == open_call && watch.missed &&
+          p.blocks == watch.blocks && p.runnable_ns == watch.runnable_ns) {
+        // The thread returns from the call on a CPU: whatever state it was said to be in
+        // (unknown after the unreported switch) ends here at the latest.
+        if (state != State::Running) {
+          close_state(e.ts);
+          state = State::Running;
+        }
+        const uint64_t d = (p.on_cpu_ns - watch.on_cpu_ns) + (p.unknown_ns - watch.unknown_ns);
+        p.on_cpu_ns = watch.on_cpu_ns;
+        p.unknown_ns = watch.unknown_ns;
+        if (d > 0) add_block(d, watch.enter_ns, watch.call, false);
+      }
+      watch = {};
       open_call = kNoIndex;
     } else if (e.kind != kNoKind && e.kind == k.exit && state != State::Exited) {
       // The thread ended (its switch_out with state X may follow, or be missing).

@@ -210,6 +210,58 @@ TEST_CASE("a switch_out the kernel never reported (state ?) leaves the state unk
   CHECK(p.on_cpu_ns == 40 * kMs);
 }
 
+TEST_CASE("a system call whose switch went unreported counts as blocked in it") {
+  // 101 enters a read at 10 ms on a CPU; at 20 ms another thread takes that CPU with no
+  // switch of 101's reported (the recorder writes state ?); 101 gets a CPU again at 70 ms
+  // and the read returns. As if the switch had been reported: blocked 60 ms in the read
+  // from its entry, not 10 ms running and 50 ms unknown.
+  const Trace t = load_trace(std::string(kApp) +
+                             "0 101 switch_in\n"
+                             "10ms 101 syscall_enter name=read fd=3\n"
+                             "20ms 101 switch_out state=?\n"
+                             "70ms 101 switch_in\n"
+                             "71ms 101 syscall_exit name=read ret=1\n"
+                             "80ms 101 switch_out state=S\n");
+  const ThreadEvents ev(t);
+  const SegmentProfile p = profile_range(t, ev, 101, 0, 80 * kMs);
+  CHECK(p.blocked_ns == 60 * kMs);
+  CHECK(p.blocks == 1);
+  CHECK(p.longest_block_ns == 60 * kMs);
+  CHECK(p.longest_block_start == 10 * kMs);
+  CHECK(p.longest_block_call == event_at(t, 101, 10 * kMs, "syscall_enter"));
+  CHECK(p.longest_block_exit == event_at(t, 101, 71 * kMs, "syscall_exit"));
+  CHECK(p.on_cpu_ns == 20 * kMs);
+  CHECK(p.unknown_ns == 0);
+
+  SUBCASE("the switch_out missing altogether: a second switch_in") {
+    const Trace u = load_trace(std::string(kApp) +
+                               "0 101 switch_in\n"
+                               "10ms 101 syscall_enter name=read fd=3\n"
+                               "70ms 101 switch_in\n"
+                               "71ms 101 syscall_exit name=read ret=1\n");
+    const ThreadEvents ev2(u);
+    const SegmentProfile q = profile_range(u, ev2, 101, 0, 80 * kMs);
+    CHECK(q.blocked_ns == 60 * kMs);
+    CHECK(q.longest_block_start == 10 * kMs);
+    CHECK(q.on_cpu_ns == 20 * kMs);
+    CHECK(q.unknown_ns == 0);
+  }
+  SUBCASE("a reported switch in the call: the call is told by it, as before") {
+    const Trace u = load_trace(std::string(kApp) +
+                               "0 101 switch_in\n"
+                               "10ms 101 syscall_enter name=read fd=3\n"
+                               "15ms 101 switch_out state=S\n"
+                               "40ms 101 switch_in\n"
+                               "50ms 101 switch_out state=?\n"
+                               "70ms 101 switch_in\n"
+                               "71ms 101 syscall_exit name=read ret=1\n");
+    const ThreadEvents ev2(u);
+    const SegmentProfile q = profile_range(u, ev2, 101, 0, 80 * kMs);
+    CHECK(q.blocked_ns == 25 * kMs);
+    CHECK(q.unknown_ns == 20 * kMs);
+  }
+}
+
 TEST_CASE("a syscall loop: calls counted by name, most frequent first") {
   std::string text = std::string(kApp) + "0 102 switch_in\n";
   for (int i = 0; i < 20; ++i) {
