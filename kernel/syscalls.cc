@@ -75,6 +75,23 @@ std::vector<SyscallInfo> build_table() {
       {SYS_alarm, "alarm", CW_SYS_PLAIN},
       {SYS_setitimer, "setitimer", CW_SYS_PLAIN},
       {SYS_timer_settime, "timer_settime", CW_SYS_PLAIN},
+      // Calls that change a folder's entries: file notifications (inotify, fanotify) of a
+      // create, a rename or a removal wake their watcher from inside them.
+      {SYS_open, "open", CW_SYS_PLAIN},
+      {SYS_openat, "openat", CW_SYS_PLAIN},
+      {SYS_creat, "creat", CW_SYS_PLAIN},
+      {SYS_mkdir, "mkdir", CW_SYS_PLAIN},
+      {SYS_mkdirat, "mkdirat", CW_SYS_PLAIN},
+      {SYS_rename, "rename", CW_SYS_PLAIN},
+      {SYS_renameat, "renameat", CW_SYS_PLAIN},
+      {SYS_renameat2, "renameat2", CW_SYS_PLAIN},
+      {SYS_unlink, "unlink", CW_SYS_PLAIN},
+      {SYS_unlinkat, "unlinkat", CW_SYS_PLAIN},
+      {SYS_rmdir, "rmdir", CW_SYS_PLAIN},
+      {SYS_link, "link", CW_SYS_PLAIN},
+      {SYS_linkat, "linkat", CW_SYS_PLAIN},
+      {SYS_symlink, "symlink", CW_SYS_PLAIN},
+      {SYS_symlinkat, "symlinkat", CW_SYS_PLAIN},
   };
   std::sort(table.begin(), table.end(),
             [](const SyscallInfo& a, const SyscallInfo& b) { return a.nr < b.nr; });

@@ -42,6 +42,13 @@ list stream_writes = [
   "sendto", "sendmsg", "sendmmsg", "sendfile", "splice"
 ]
 
+# System calls that change a folder's entries, which file notifications report (a file
+# created, renamed, linked or removed).
+list entry_changes = [
+  "open", "openat", "creat", "mkdir", "mkdirat", "rename", "renameat", "renameat2",
+  "unlink", "unlinkat", "rmdir", "link", "linkat", "symlink", "symlinkat"
+]
+
 # Waits that a file notification or a device's data ends.
 list file_change_waits = [
   "read", "readv", "poll", "ppoll", "select", "pselect6",
@@ -311,6 +318,17 @@ edge file.change {
   where from.syscall.name in file_writes and to.syscall.name in file_change_waits
     and from.syscall.resource > 0 and from.syscall.resource < 0x100000000
     and to.syscall.resource != from.syscall.resource
+  strength strong
+  kind file_change
+  priority 10
+}
+
+# A change to a folder's entries that wakes a thread waiting in a read or a poll: the
+# watcher's inotify or fanotify descriptor reported the create, rename or removal from
+# inside the call (opening a file wakes nobody else who waits in a read or a poll).
+edge file.entry-change {
+  link wakeup
+  where from.syscall.name in entry_changes and to.syscall.name in file_change_waits
   strength strong
   kind file_change
   priority 10

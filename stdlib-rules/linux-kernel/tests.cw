@@ -884,6 +884,24 @@ test "a write to a file that wakes a poller is a strong file-change edge" {
   expect edge 200 -> 100 kind file_change strength strong rule file.change at 6ms
 }
 
+test "a file created in a watched folder wakes its watcher: a strong file-change edge" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=inotifywait
+    thread 100 pid=100 comm=inotifywait
+    process 200 comm=creator
+    thread 200 pid=200 comm=creator
+    1ms 100 syscall_enter name=pselect6 fd=-1 count=4
+    1ms 100 switch_out state=S
+    5ms 200 syscall_enter name=openat
+    5ms 200 wakeup target=100
+    5ms 200 syscall_exit name=openat ret=3
+    6ms 100 switch_in
+    6ms 100 syscall_exit name=pselect6 ret=1
+  ]]
+  expect edge 200 -> 100 kind file_change strength strong rule file.entry-change at 6ms
+}
+
 test "a write to a pipe that wakes a poller, or to the file its reader reads, is no file change" {
   trace [[
     causeway-trace 1
