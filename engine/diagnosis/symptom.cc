@@ -334,12 +334,25 @@ class Finder {
         // Idle: the wait had not returned when the recording stopped, or the loop moved on.
         after_wait = false;
         if (r == kNoIndex || trace_.events[r].ts > end) continue;
+        // The user named this thread: a wait of its loop that another thread's event ended
+        // (a follower of a file, woken by the write it waited for) is what the user may
+        // have seen hang, as well as the turn after it; the longest of them is the hang.
+        if (named_ && woken_by_other(loops[i], woken))
+          out.push_back({t.tid, start, trace_.events[r].ts, first, woken});
         start = trace_.events[r].ts;
         first = std::min(g_.segment_of(trace_, r), last_at(i));
       }
       after_wait = false;
       out.push_back({t.tid, start, end, first, last_at(i)});
     }
+  }
+
+  // Whether a strong edge from another thread lands in segments [first, last] (a wait's
+  // slices, up to the one it returned in).
+  bool woken_by_other(uint32_t first, uint32_t last) const {
+    for (uint32_t s = first; s <= last; ++s)
+      if (strong_in_[s]) return true;
+    return false;
   }
 
   // Whether each of `loops` (a thread's loop cuts) opens a wait, and no wait that returned

@@ -642,6 +642,44 @@ TEST_CASE("a loop wait for the answer to the thread's own request stays in its s
   }
 }
 
+// A follower (tail -f) 200 turns a loop on epoll_wait on its one descriptor: it waits
+// 1.2 s until writer 300's bytes come, copies them in 1 ms and waits again on the same
+// descriptor until a signal ends that wait 50 ms later and it exits after 16 ms of
+// clean-up. Named, the follower's hang is the 1.2 s wait the writer ended, not the turn of
+// its exit.
+const std::string kFollower =
+    "process 200 comm=follower\n"
+    "thread 200 pid=200 comm=follower\n"
+    "process 300 comm=writer\n"
+    "thread 300 pid=300 comm=writer\n"
+    "0 200 switch_in\n"
+    "0 300 switch_in\n"
+    "1ms 200 syscall_enter name=epoll_wait fd=4\n"
+    "1.1ms 200 switch_out state=S\n"
+    "1201ms 300 send object=7 offset=0 len=4\n"
+    "1201.1ms 200 switch_in\n"
+    "1201.2ms 200 syscall_exit name=epoll_wait ret=1\n"
+    "1201.3ms 200 recv object=7 offset=0 len=4\n"
+    "1202ms 200 syscall_enter name=epoll_wait fd=4\n"
+    "1202.1ms 200 switch_out state=S\n"
+    "1252ms 200 switch_in\n"
+    "1252.1ms 200 syscall_exit name=epoll_wait ret=-4\n"
+    "1268ms 200 exit\n"
+    "1268.1ms 200 switch_out state=X\n";
+
+TEST_CASE("named: a loop thread's wait that another thread ended is a candidate hang") {
+  const Built b = build(kFollower, {"wait.entry"});
+  SymptomRequest r;
+  r.thread_name = "follower";
+  const Found f = find(b, r);
+  REQUIRE_MESSAGE(f.hang, f.why);
+  CHECK(f.hang->tid == 200);
+  CHECK(f.hang->kind == HangKind::LongWait);
+  CHECK(f.hang->start_ns == 1 * kMs);
+  CHECK(f.hang->end_ns == 1'201'200'000);
+  CHECK(f.hang->profile.longest_block_ns >= 1200 * kMs);
+}
+
 // client 200 (a D-Bus client) sends server 300 a request at 2 ms and waits for the reply in
 // its loop wait. Before the server reads the request (at 6.5 ms) it sends the client a
 // notice of its own (at 5 ms, as dbus-daemon's NameAcquired signal): the client wakes, reads
