@@ -564,7 +564,11 @@ class Diagnoser {
         uint32_t flag_edge = kNoIndex;
         if (has_flag_edge_into(first, last + 1, &flag_edge)) {
           add_root(root(seg, kind, prof, depth));
+          const size_t before = d_.root_causes.size();
           examine_thread(g_.edges[flag_edge].from, window, depth);
+          // The path runs through the write that ended the loop, whatever else the loop's
+          // last turn went on to collect (a child's end reaped after the loop).
+          if (depth == 0) d_.path = path_through(before, flag_edge);
           return;
         }
         if (follow_polling_end(seg, kind, prof, depth, window, first, last)) return;
@@ -613,16 +617,23 @@ class Diagnoser {
       blame(e.from, classify(sp), sp, depth);
     }
     if (depth == 0) {
-      uint32_t origin = kNoIndex;
-      for (size_t k = before; k < d_.root_causes.size(); ++k)
-        if (g_.segments[d_.root_causes[k].segment].tid == g_.segments[e.from].tid)
-          origin = d_.root_causes[k].segment;
-      d_.path = polling_end_path(g_, origin, ei);
+      d_.path = path_through(before, ei);
       d_.notes.push_back(fmt::format("{}'s loop ended with a {} edge from {} at {:.6f} s", who(seg),
                                      g_.kind_name(e), who(e.from),
                                      secs(trace_.events[e.from_event].ts)));
     }
     return true;
+  }
+
+  // The causal path of a loop that `edge` ended: from the root cause found in the edge's
+  // source thread since root cause `before` (if any) along that thread to the edge, then
+  // the loop's segment it lands on. finish_path() puts deeper culprits before it.
+  std::vector<PathStep> path_through(size_t before, uint32_t edge) const {
+    const Tid source = g_.segments[g_.edges[edge].from].tid;
+    uint32_t origin = kNoIndex;
+    for (size_t k = before; k < d_.root_causes.size(); ++k)
+      if (g_.segments[d_.root_causes[k].segment].tid == source) origin = d_.root_causes[k].segment;
+    return polling_end_path(g_, origin, edge);
   }
 
   void collect_call_sites(uint32_t first, uint32_t last) {

@@ -723,6 +723,51 @@ TEST_CASE("RepeatedYield with the flag declared: the setter's sleep is the root 
   CHECK(d.root_causes[0].what == "blocked 41.5 ms in clock_nanosleep");
 }
 
+TEST_CASE("RepeatedYield ended by a flag: the path runs through the flag's write") {
+  // The spinner's setter no longer sleeps: it reads what cw-source sends after 40 ms, then
+  // sets the flag. cw-source also sends the spinner a note, which the spinner reads after
+  // its loop ended, in the loop's last segment. The loop waited for the flag, so the path
+  // is cw-source → cw-setter → cw-spinner, not cw-source's note straight to the spinner.
+  std::string trace = kSpin;
+  auto replace = [&](const std::string& from, const std::string& to) {
+    const auto at = trace.find(from);
+    REQUIRE(at != std::string::npos);
+    trace.replace(at, from.size(), to);
+  };
+  replace("thread 101 pid=100 comm=cw-setter\n0ms 101 syscall_enter name=clock_nanosleep fd=-1\n",
+          "thread 101 pid=100 comm=cw-setter\nprocess 300 comm=cw-source\n"
+          "thread 300 pid=300 comm=cw-source\n"
+          "0ms 300 syscall_enter name=clock_nanosleep fd=-1\n0ms 300 switch_out state=S\n"
+          "0ms 101 syscall_enter name=read fd=5\n");
+  replace("41500us 101 switch_in\n41500us 101 syscall_exit name=clock_nanosleep ret=0\n",
+          "41ms 300 switch_in\n41ms 300 syscall_exit name=clock_nanosleep ret=0\n"
+          "41100us 300 send object=7 offset=0 len=8\n41200us 300 send object=8 offset=0 len=8\n"
+          "41500us 101 switch_in\n41500us 101 syscall_exit name=read ret=8\n"
+          "41500us 101 recv object=7 offset=0 len=8\n");
+  replace("42ms 100 flag_read flag=ready value=1\n",
+          "42ms 100 flag_read flag=ready value=1\n42500us 100 recv object=8 offset=0 len=8\n");
+  // The spinner yields instead of sleeping: its loop is one segment, as a sched_yield loop's.
+  for (auto at = trace.find("100 syscall_enter name=clock_nanosleep"); at != std::string::npos;
+       at = trace.find("100 syscall_enter name=clock_nanosleep"))
+    trace.replace(at, 39, "100 syscall_enter name=sched_yield");
+  for (auto at = trace.find("100 syscall_exit name=clock_nanosleep"); at != std::string::npos;
+       at = trace.find("100 syscall_exit name=clock_nanosleep"))
+    trace.replace(at, 38, "100 syscall_exit name=sched_yield");
+  for (auto at = trace.find("100 switch_out state=S"); at != std::string::npos;
+       at = trace.find("100 switch_out state=S"))
+    trace.replace(at, 22, "100 switch_out state=R");
+  Built b = build(kRules, trace);
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, {});
+  CHECK(d.hang.kind == HangKind::RepeatedYield);
+  CHECK(causes(b, d) == "300 LongWait depth 2, 101 LongWait depth 1, 100 RepeatedYield depth 0");
+  std::string tids;
+  for (const PathStep& st : d.path) {
+    const std::string t = std::to_string(b.graph().segments[st.segment].tid);
+    if (!tids.ends_with(t)) tids += (tids.empty() ? "" : " ") + t;
+  }
+  CHECK(tids == "300 101 100");
+}
+
 TEST_CASE("FindSimilarNode: only a quick wait that ended before the hang is a baseline") {
   // Futex waits with the same calls: at 0 ms a quick one (5 ms, woken); at 100 ms one as
   // slow as the hang but woken (another result, not quicker); the hang at 400 ms timed out

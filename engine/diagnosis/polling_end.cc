@@ -5,15 +5,17 @@ namespace cw::engine {
 uint32_t polling_end_edge(const Graph& g, uint32_t first, uint32_t last) {
   const Tid tid = g.segments[first].tid;
   const std::vector<bool>& ends = g.rule_names.edge_ends_polling;
+  uint32_t latest = kNoIndex;
   for (uint32_t s = first; s <= last && s < g.segments.size() && g.segments[s].tid == tid; ++s)
     for (auto [it, end] = in_edges(s, g.csr); it != end; ++it) {
       const uint32_t ei = g.csr[*it];
       const Edge& e = g.edges[ei];
       if (e.rule.kind == RuleKind::Edge && e.rule.index < ends.size() && ends[e.rule.index] &&
-          g.segments[e.from].tid != tid)
-        return ei;
+          g.segments[e.from].tid != tid &&
+          (latest == kNoIndex || e.to_event > g.edges[latest].to_event))
+        latest = ei;
     }
-  return kNoIndex;
+  return latest;
 }
 
 std::vector<PathStep> polling_end_path(const Graph& g, uint32_t origin, uint32_t edge) {

@@ -498,5 +498,55 @@ TEST_CASE("a process's own alarm: it is its own cause, never the thread the inte
   CHECK(path(b, d).find("cw-bystander") == std::string::npos);
 }
 
+// cw-reaper forks cw-job (sleeps 1 s) and cw-quick (exits at 4 ms), then polls for them
+// as GNU parallel and some shells do: wait4(-1, WNOHANG), a 50 ms sleep (SLEEP: perl's
+// select on no descriptors, or a nanosleep), until wait4 returns cw-job's pid.
+std::string reaper_polling(const std::string& sleep) {
+  std::string t =
+      "process 100 comm=cw-reaper\nthread 100 pid=100 comm=cw-reaper\n"
+      "process 200 comm=cw-job ppid=100\nthread 200 pid=200 comm=cw-job\n"
+      "process 300 comm=cw-quick ppid=100\nthread 300 pid=300 comm=cw-quick\n"
+      "0ms 100 switch_in\n1ms 100 fork child=200 child_pid=200\n1ms 200 thread_start parent=100\n"
+      "1ms 100 fork child=300 child_pid=300\n1ms 300 thread_start parent=100\n"
+      "2ms 200 syscall_enter name=clock_nanosleep fd=-1 timeout_ns=1000000000\n"
+      "2ms 200 switch_out state=S\n3ms 300 syscall_enter name=getpid\n"
+      "3ms 300 syscall_exit name=getpid ret=300\n4ms 300 exit code=0\n4ms 300 switch_out state=Z\n";
+  for (int ms = 10; ms <= 1010; ms += 50) {
+    if (ms == 1010)
+      t += "1002ms 200 switch_in\n1002ms 200 syscall_exit name=clock_nanosleep ret=0\n"
+           "1003ms 200 exit code=0\n1003ms 200 switch_out state=Z\n";
+    t += fmt::format(
+        "{0}ms 100 syscall_enter name=wait4 fd=-1 resource=0xffffffffffffffff\n"
+        "{0}ms 100 syscall_exit name=wait4 ret={1}\n",
+        ms,
+        ms == 10     ? 300
+        : ms == 1010 ? 200
+                     : 0);
+    if (ms == 1010) break;
+    t += fmt::format(
+        "{0}.1ms 100 syscall_enter name={1} fd=-1 timeout_ns=50000000\n"
+        "{0}.1ms 100 switch_out state=S\n{2}ms 100 switch_in\n"
+        "{2}ms 100 syscall_exit name={1} ret=0\n",
+        ms, sleep, ms + 50);
+  }
+  return t + "1011ms 100 exit code=0\n1011ms 100 switch_out state=X\n";
+}
+
+TEST_CASE("a parent polling wait4 WNOHANG between timed sleeps: the child it reaped is the cause") {
+  for (const char* sleep : {"pselect6", "clock_nanosleep"}) {
+    CAPTURE(sleep);
+    Built b = build_with_stdlib(reaper_polling(sleep));
+    Diagnosis d = diagnose_named(b, "cw-reaper");
+    CHECK(d.hang.tid == 100);
+    CHECK(d.hang.kind == HangKind::RepeatedYield);
+    CHECK(d.hang.start_ns == 10'100'000);  // the first sleep; the reap of cw-quick is before
+    CHECK(d.hang.end_ns == 960'100'000);   // the last turn, whose wait4 reaps cw-job, after
+    CHECK_FALSE(d.yield_without_flag);
+    CHECK(causes(b, d) == "cw-job LongWait, cw-reaper RepeatedYield");
+    CHECK(d.root_causes[0].what.rfind("blocked 1000.0 ms in clock_nanosleep", 0) == 0);
+    CHECK(path(b, d) == "cw-job → cw-reaper");
+  }
+}
+
 }  // namespace
 }  // namespace cw::engine

@@ -31,6 +31,14 @@ list data_waits = [
 # each event it handled.
 list loop_waits = ["epoll_wait", "epoll_pwait", "epoll_pwait2", "poll", "ppoll", "select", "pselect6"]
 
+# A select or poll on no descriptors (perl's select(undef, undef, undef, $t), poll(NULL, 0,
+# t)) is a sleep, not an event loop's wait for its next event.
+list sleep_selects = ["select", "pselect6"]
+
+# Waits for a child's end. wait4/waitid with WNOHANG return at once (the recorder does not
+# record the options), so they cut only when they do block, as a read.
+list reap_waits = ["wait4", "waitid"]
+
 list futex_waits = ["wait", "wait_bitset", "lock_pi", "lock_pi2", "wait_requeue_pi", "waitv"]
 
 # Writes to a file descriptor, whose changes file notifications report.
@@ -78,7 +86,7 @@ list ubiquitous_frames = [
 # order names the cut.
 split loop.wait {
   at syscall_enter
-  where name in loop_waits
+  where name in loop_waits and not (name in sleep_selects and count == 0)
   cut before
   neighbour weak
   loop
@@ -90,7 +98,7 @@ split loop.wait {
 # waits only for a record lock asked with F_SETLKW (fcntl's other commands return at once).
 split wait.entry {
   at syscall_enter
-  where (name in blocking_syscalls and name not in data_waits
+  where (name in blocking_syscalls and name not in data_waits and name not in reap_waits
       and not (name == "flock" and (value / 4) % 2 == 1))
     or (name == "futex" and op in futex_waits)
     or (name == "fcntl" and op in lock_waits)
@@ -105,6 +113,17 @@ split wait.entry {
 split data.wait {
   at switch_out
   where state != "R" and syscall.name in data_waits
+  cut syscall
+  neighbour weak
+}
+
+# A wait for a child that does block (wait4 or waitid without WNOHANG, no child ended yet)
+# is cut when the thread sleeps inside it, before the call's entry. One that returns at once
+# (WNOHANG, or a child already ended) is a look in a polling loop, no wait: a loop of such
+# looks and timed sleeps is one RepeatedYield that the reaped child's exit ends (exit.reaped).
+split reap.wait {
+  at switch_out
+  where state != "R" and syscall.name in reap_waits
   cut syscall
   neighbour weak
 }
@@ -238,6 +257,7 @@ edge exit.reaped {
   link exit.wait
   strength strong
   kind exit
+  ends_polling
 }
 
 # The release ends the other process's polling of the lock: a RepeatedYield of tries and

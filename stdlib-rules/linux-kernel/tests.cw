@@ -960,3 +960,42 @@ test "a lock held on another file is no holder of this wait" {
   ]]
   expect no edge 200 -> 101 kind holder
 }
+
+# A parent that looks for an ended child with wait4(WNOHANG) is not waiting: that look
+# cuts nothing. A wait4 that blocks (no child ended yet) is cut where the thread sleeps in
+# it, before its entry, as a read that blocks.
+test "a wait4 that returns at once cuts nothing; one that blocks is cut at its entry" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=reaper
+    thread 101 pid=100 comm=reaper
+    1ms 101 switch_in
+    2ms 101 syscall_enter name=wait4 fd=-1 resource=0xffffffffffffffff
+    2ms 101 syscall_exit name=wait4 ret=0
+    5ms 101 syscall_enter name=wait4 fd=-1 resource=0xffffffffffffffff
+    5ms 101 switch_out state=S
+    90ms 101 switch_in
+    90ms 101 syscall_exit name=wait4 ret=200
+  ]]
+  expect no split 101 at 2ms
+  expect split 101 at 5ms rule reap.wait
+}
+
+# perl's select(undef, undef, undef, $t) is a sleep: a pselect6 on no descriptors is no
+# event loop's wait (which would make the thread a loop of idle turns).
+test "a select on no descriptors is a sleep, not a loop wait" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=perl
+    thread 101 pid=100 comm=perl
+    1ms 101 switch_in
+    2ms 101 syscall_enter name=pselect6 fd=-1 count=0 timeout_ns=50000000
+    2ms 101 switch_out state=S
+    52ms 101 switch_in
+    52ms 101 syscall_exit name=pselect6 ret=0
+    60ms 101 syscall_enter name=pselect6 fd=-1 count=3 timeout_ns=50000000
+    60ms 101 syscall_exit name=pselect6 ret=1
+  ]]
+  expect split 101 at 2ms rule data.wait
+  expect split 101 at 60ms rule loop.wait
+}

@@ -29,8 +29,8 @@ Every split and edge names its rule.
         "linux.kernel/data.wait": 2,
         "linux.kernel/loop.wait": 2,
         "linux.kernel/peers.disjoint": 1,
+        "linux.kernel/reap.wait": 0,
         "linux.kernel/wait.entry": 0,
-        "linux.kernel/write.wait": 0
 
 Without the stdlib, nothing is cut or joined: the engine knows no Linux by itself.
 
