@@ -403,7 +403,7 @@ class Finder {
       uint32_t j = i + 1;
       bool any_yielding = yielding[i];
       if (key[i] != kNone) {
-        while (j < n && key[j] == key[i]) any_yielding = any_yielding || yielding[j++];
+        for (; j < n && key[j] == key[i]; ++j) any_yielding = any_yielding || yielding[j];
       }
       const bool merge = j - i >= kMinMergedRun || (j - i > 1 && any_yielding);
       if (merge) {

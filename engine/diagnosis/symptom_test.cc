@@ -160,6 +160,32 @@ TEST_CASE("a thread preempted many times after its exit ended at its exit") {
   CHECK(g.hang->end_ns == 13 * kMs);
 }
 
+TEST_CASE("two yield-loop segments in a row are one stretch, found in bounded time") {
+  // Each of the spinner's two segments (cut at its reads) is a yield loop of 20 getpid
+  // calls: the second's key equals the first's. (Merging them once never advanced past the
+  // first yielding segment: the search did not end.)
+  std::string trace =
+      "process 100 comm=spinner\n"
+      "thread 100 pid=100 comm=spinner\n"
+      "0 100 switch_in\n";
+  for (int seg = 0; seg < 2; ++seg) {
+    const uint64_t base = seg * 400 * kMs;
+    trace += std::to_string(base + kMs) + " 100 syscall_enter name=read fd=3\n";
+    trace += std::to_string(base + kMs + 1000) + " 100 syscall_exit name=read ret=1\n";
+    for (int k = 0; k < 20; ++k) {
+      const uint64_t t = base + 2 * kMs + k * 19 * kMs;
+      trace += std::to_string(t) + " 100 syscall_enter name=getpid\n";
+      trace += std::to_string(t + 1000) + " 100 syscall_exit name=getpid ret=100\n";
+    }
+  }
+  trace += "800ms 100 exit\n";
+  const Built b = build(trace);
+  const Found f = find(b);
+  REQUIRE_MESSAGE(f.hang, f.why);
+  CHECK(f.hang->tid == 100);
+  CHECK(f.hang->first_segment != f.hang->last_segment);
+}
+
 TEST_CASE("a run of 1 ms sleeps that no other thread caused is one RepeatedYield stretch") {
   std::string trace =
       "process 100 comm=spinner\n"
