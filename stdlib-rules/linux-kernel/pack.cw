@@ -321,6 +321,7 @@ edge futex.wake {
   link wakeup
   where from.syscall.name == "futex" and to.syscall.name == "futex"
     and from.syscall.resource == to.syscall.resource
+    and not from.irq and not from.softirq and from.interrupt != 1
   strength strong
   kind futex
   priority 10
@@ -332,12 +333,15 @@ edge futex.wake {
 # write's resource is then the file's inode number; pipes, sockets and eventfds are named
 # by kernel addresses (negative as integers) or hashes and have message edges of their
 # own. A reader of the same inode woken by the write is waiting for a lock the writer
-# held, not for the write: it is left to the other rules.
+# held, not for the write: it is left to the other rules. A wake-up an interrupt makes
+# during the write (another thread's poll timing out, a disk's completion) is not the
+# write's: a busy writer of a file is interrupted all the time.
 edge file.change {
   link wakeup
   where from.syscall.name in file_writes and to.syscall.name in file_change_waits
     and from.syscall.resource > 0 and from.syscall.resource < 0x100000000
     and to.syscall.resource != from.syscall.resource
+    and not from.irq and not from.softirq and from.interrupt != 1
   strength strong
   kind file_change
   priority 10
@@ -349,6 +353,7 @@ edge file.change {
 edge file.entry-change {
   link wakeup
   where from.syscall.name in entry_changes and to.syscall.name in file_change_waits
+    and not from.irq and not from.softirq and from.interrupt != 1
   strength strong
   kind file_change
   priority 10

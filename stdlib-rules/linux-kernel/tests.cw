@@ -999,3 +999,25 @@ test "a select on no descriptors is a sleep, not a loop wait" {
   expect split 101 at 2ms rule data.wait
   expect split 101 at 60ms rule loop.wait
 }
+
+# A disk writer (another program) is in pwrite64 when the poller's own 50 ms timeout fires
+# in the timer interrupt on its CPU: the wake-up carries the interrupt mark and names the
+# poller as its cause. Neither the write nor its writer ended that poll.
+test "a poller's timeout raised in an interrupt during another's file write is no file change" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=poller
+    thread 100 pid=100 comm=poller
+    process 200 comm=diskwriter
+    thread 200 pid=200 comm=diskwriter
+    1ms 100 syscall_enter name=pselect6 fd=-1 count=4 timeout_ns=50000000
+    1ms 100 switch_out state=S
+    50ms 200 syscall_enter name=pwrite64 fd=3 resource=0xa8e164 count=65536
+    51ms 200 wakeup target=100 interrupt=1 cause=100
+    52ms 200 syscall_exit name=pwrite64 ret=65536
+    53ms 100 switch_in
+    53ms 100 syscall_exit name=pselect6 ret=0
+  ]]
+  expect no edge 200 -> 100 kind file_change
+  expect no edge 200 -> 100 kind wakeup
+}
