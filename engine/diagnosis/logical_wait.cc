@@ -21,6 +21,16 @@ bool same_wait(const Trace& trace, uint32_t a, uint32_t b) {
   // that set; a loop that polls again after a timeout polls the same number of them.
   // Without descriptors (count 0) it is a sleep.
   bool on_set = !has_object && count >= 0 && trace.value(ea, count) != 0;
+  // The recorder names the one descriptor of a set when it could read the set, and none
+  // when it could not (the set's page not there): a poll retried on the same number of
+  // descriptors, one named and the other not, is the same wait.
+  const bool b_has_object = (resource >= 0 && trace.value(eb, resource) != 0) ||
+                            (fd >= 0 && trace.int_value(eb, fd) >= 0);
+  if (count >= 0 && trace.value(ea, count) != 0 && has_object != b_has_object) {
+    const int name = trace.schema.field_index(ea.kind, "name");
+    return trace.value(ea, count) == trace.value(eb, count) &&
+           (name < 0 || trace.value(ea, name) == trace.value(eb, name));
+  }
   if (!has_object && !on_set) return false;
   if (on_set && trace.value(ea, count) != trace.value(eb, count)) return false;
   for (const char* field : {"name", "fd", "resource"}) {

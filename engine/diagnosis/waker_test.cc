@@ -548,5 +548,23 @@ TEST_CASE("a parent polling wait4 WNOHANG between timed sleeps: the child it rea
   }
 }
 
+TEST_CASE("a poll on a set is the same wait whether or not its set could be read") {
+  // bash's `read -t` polls one FIFO in pselect6 with 13 descriptors' room: the recorder
+  // names the descriptor when it read the set and not when the set's page was not there.
+  const Trace t = testing::load_trace(
+      "process 100 comm=bash\nthread 100 pid=100 comm=bash\n"
+      "1ms 100 syscall_enter name=pselect6 fd=-1 count=13 timeout_ns=50000000\n"
+      "2ms 100 syscall_enter name=pselect6 fd=12 count=13 timeout_ns=-1\n"
+      "3ms 100 syscall_enter name=pselect6 fd=-1 count=14 timeout_ns=50000000\n"
+      "4ms 100 syscall_enter name=poll fd=12 count=13\n"
+      "5ms 100 syscall_enter name=read fd=3\n"
+      "6ms 100 syscall_enter name=read fd=4\n");
+  CHECK(same_wait(t, 0, 1));
+  CHECK(same_wait(t, 1, 0));
+  CHECK_FALSE(same_wait(t, 0, 2));  // another number of descriptors
+  CHECK_FALSE(same_wait(t, 1, 3));  // another call
+  CHECK_FALSE(same_wait(t, 4, 5));  // reads of two descriptors
+  CHECK(same_wait(t, 4, 4));
+}
 }  // namespace
 }  // namespace cw::engine
