@@ -1175,9 +1175,24 @@ class Diagnoser {
     auto it = std::lower_bound(switches.begin(), switches.end(), ran,
                                [&](uint32_t e, uint64_t t) { return trace_.events[e].ts < t; });
     if (it == switches.end()) return false;
+    // A timer's signal (alarm, setitimer) sent to the thread or to its process, raised by
+    // its own timer: the kernel delivered it to this thread, whose wait (a pause) it ended,
+    // and the recorder may see no wake-up for it.
+    const KindId signal_send = trace_.schema.find("signal_send");
+    const int signal_target =
+        signal_send == kNoKind ? -1 : trace_.schema.field_index(signal_send, "target");
+    const int signal_cause =
+        signal_send == kNoKind ? -1 : trace_.schema.field_index(signal_send, "cause");
+    const ThreadInfo* self = trace_.thread(tid);
     for (uint32_t e = *it, n = 0; e-- > 0 && n < kEventsSearched; ++n) {
       const Event& ev = trace_.events[e];
       if (ev.ts < sp.longest_block_start) break;
+      if (ev.kind == signal_send && signal_target >= 0 && signal_cause >= 0 &&
+          trace_.int_value(ev, signal_cause) == static_cast<int64_t>(tid)) {
+        const int64_t to = trace_.int_value(ev, signal_target);
+        if (to == static_cast<int64_t>(tid) || (self && to == static_cast<int64_t>(self->pid)))
+          return true;
+      }
       if (ev.kind != wakeup || trace_.int_value(ev, target) != static_cast<int64_t>(tid)) continue;
       return trace_.int_value(ev, cause) == static_cast<int64_t>(tid);
     }

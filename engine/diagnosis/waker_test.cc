@@ -566,5 +566,49 @@ TEST_CASE("a poll on a set is the same wait whether or not its set could be read
   CHECK_FALSE(same_wait(t, 4, 5));  // reads of two descriptors
   CHECK(same_wait(t, 4, 4));
 }
+
+TEST_CASE("a thread's own interval timer ended its pause: nothing behind it, not its joiner") {
+  // cw-app's main thread 100 joins its thread cw-alarm 101 (a futex on 101's tid). cw-alarm
+  // arms an interval timer, pauses 1.2 s until its SIGALRM, then answers cw-sink 200 on a
+  // pipe. The signal is sent to the process (target 100, the process id) on behalf of the
+  // timer's owner (cause 101) and delivered to cw-alarm, with no wake-up recorded. cw-sink's
+  // hang is cw-alarm's pause; the main thread only waited for cw-alarm to end.
+  Built b = build_with_stdlib(
+      "process 100 comm=cw-app\nthread 100 pid=100 comm=cw-app\n"
+      "thread 101 pid=100 comm=cw-alarm\n"
+      "process 200 comm=cw-sink\nthread 200 pid=200 comm=cw-sink\n"
+      "1ms 200 syscall_enter name=read fd=3 resource=0xffff888100d41f80\n"
+      "1ms 200 switch_out state=S\n"
+      "2ms 100 syscall_enter name=futex op=wait resource=0x7f0000001000 value=101\n"
+      "2ms 100 switch_out state=S\n"
+      "3ms 101 syscall_enter name=setitimer\n"
+      "3ms 101 syscall_exit name=setitimer ret=0\n"
+      "4ms 101 syscall_enter name=pause\n"
+      "4ms 101 switch_out state=S\n"
+      "1204ms 101 signal_send target=100 sig=14 cause=101\n"
+      "1204ms 101 switch_in\n"
+      "1204ms 101 signal_deliver sig=14\n"
+      "1204ms 101 syscall_exit name=pause ret=-4\n"
+      "1205ms 101 syscall_enter name=write fd=4 resource=0xffff888100d41f80\n"
+      "1205ms 101 send object=0xffff888100d41f80 offset=0 len=1\n"
+      "1205ms 101 wakeup target=200\n"
+      "1205ms 101 syscall_exit name=write ret=1\n"
+      "1206ms 101 exit code=0\n"
+      "1206ms 101 wakeup target=100\n"
+      "1206ms 101 switch_out state=X\n"
+      "1207ms 200 switch_in\n"
+      "1207ms 200 syscall_exit name=read ret=1\n"
+      "1207ms 200 recv object=0xffff888100d41f80 offset=0 len=1\n"
+      "1207ms 100 switch_in\n"
+      "1207ms 100 syscall_exit name=futex ret=0\n");
+  Diagnosis d = diagnose_named(b, "cw-sink");
+  CHECK(d.hang.tid == 200);
+  CHECK(causes(b, d) == "cw-alarm LongWait");
+  CHECK(path(b, d) == "cw-alarm → cw-sink");
+  CHECK(std::count_if(d.notes.begin(), d.notes.end(), [](const std::string& n) {
+          return n.starts_with(
+              "cw-alarm 101 (cw-app 100) waited 1200.0 ms for a timer it had armed itself");
+        }) == 1);
+}
 }  // namespace
 }  // namespace cw::engine
