@@ -19,6 +19,20 @@ namespace {
 using testing::build;
 using testing::Built;
 
+// A test's edit of a shared trace: `from` must be in it; its first occurrence becomes `to`.
+void replace_once(std::string& trace, const std::string& from, const std::string& to) {
+  const auto at = trace.find(from);
+  REQUIRE_MESSAGE(at != std::string::npos, "not in the trace: " << from);
+  trace.replace(at, from.size(), to);
+}
+
+// Every occurrence of `from` (which must be in the trace) becomes `to`.
+void replace_all(std::string& trace, const std::string& from, const std::string& to) {
+  REQUIRE_MESSAGE(trace.find(from) != std::string::npos, "not in the trace: " << from);
+  for (auto at = trace.find(from); at != std::string::npos; at = trace.find(from, at + to.size()))
+    trace.replace(at, from.size(), to);
+}
+
 // The Linux rules a diagnosis needs, in small: blocking reads, polls and sleeps cut segments,
 // stream bytes, timers and flags are strong edges, plain wake-ups weak.
 const char* const kRules = R"(
@@ -330,13 +344,11 @@ TEST_CASE("a timer's firing recorded as its wait returns still tells the wait wa
   // the switch back in (and, the timer having fired on an idle CPU, no wake-up at all):
   // the same own timer, so again no question.
   std::string trace = kChain;
-  const std::string fired =
-      "602ms 300 timer_fire timer=9\n602ms 300 switch_in\n602ms 300 syscall_exit name=read ret=8\n";
-  const auto at = trace.find(fired);
-  REQUIRE(at != std::string::npos);
-  trace.replace(at, fired.size(),
-                "602ms 300 switch_in\n602ms 300 syscall_exit name=read ret=8\n"
-                "602ms 300 timer_fire timer=9\n");
+  replace_once(trace,
+               "602ms 300 timer_fire timer=9\n602ms 300 switch_in\n"
+               "602ms 300 syscall_exit name=read ret=8\n",
+               "602ms 300 switch_in\n602ms 300 syscall_exit name=read ret=8\n"
+               "602ms 300 timer_fire timer=9\n");
   Built b = build(kRules, trace);
   Diagnosis d = diagnose(b.trace, b.result, b.rules, {});
   CHECK(causes(b, d) == "300 LongWait depth 1");
@@ -350,20 +362,15 @@ TEST_CASE("a timer's firing recorded as its wait returns still tells the wait wa
 // threads: the wait is then another thread's doing, and worth diagnosing further.
 std::string chain_timer_armed_by_another_thread() {
   std::string trace = kChain;
-  auto replace = [&](const std::string& from, const std::string& to) {
-    const auto at = trace.find(from);
-    REQUIRE(at != std::string::npos);
-    trace.replace(at, from.size(), to);
-  };
-  replace("thread 300 pid=300 comm=cw-timekeeper\n",
-          "thread 300 pid=300 comm=cw-timekeeper\nthread 301 pid=300 comm=cw-scheduler\n");
-  replace(
-      "102ms 300 syscall_enter name=timerfd_settime fd=3\n"
-      "102ms 300 timer_arm timer=9 expires_ns=602000000\n"
-      "102ms 300 syscall_exit name=timerfd_settime ret=0\n",
-      "102ms 301 syscall_enter name=timerfd_settime fd=3\n"
-      "102ms 301 timer_arm timer=9 expires_ns=602000000\n"
-      "102ms 301 syscall_exit name=timerfd_settime ret=0\n");
+  replace_once(trace, "thread 300 pid=300 comm=cw-timekeeper\n",
+               "thread 300 pid=300 comm=cw-timekeeper\nthread 301 pid=300 comm=cw-scheduler\n");
+  replace_once(trace,
+               "102ms 300 syscall_enter name=timerfd_settime fd=3\n"
+               "102ms 300 timer_arm timer=9 expires_ns=602000000\n"
+               "102ms 300 syscall_exit name=timerfd_settime ret=0\n",
+               "102ms 301 syscall_enter name=timerfd_settime fd=3\n"
+               "102ms 301 timer_arm timer=9 expires_ns=602000000\n"
+               "102ms 301 syscall_exit name=timerfd_settime ret=0\n");
   return trace;
 }
 
@@ -729,33 +736,26 @@ TEST_CASE("RepeatedYield ended by a flag: the path runs through the flag's write
   // its loop ended, in the loop's last segment. The loop waited for the flag, so the path
   // is cw-source → cw-setter → cw-spinner, not cw-source's note straight to the spinner.
   std::string trace = kSpin;
-  auto replace = [&](const std::string& from, const std::string& to) {
-    const auto at = trace.find(from);
-    REQUIRE(at != std::string::npos);
-    trace.replace(at, from.size(), to);
-  };
-  replace("thread 101 pid=100 comm=cw-setter\n0ms 101 syscall_enter name=clock_nanosleep fd=-1\n",
-          "thread 101 pid=100 comm=cw-setter\nprocess 300 comm=cw-source\n"
-          "thread 300 pid=300 comm=cw-source\n"
-          "0ms 300 syscall_enter name=clock_nanosleep fd=-1\n0ms 300 switch_out state=S\n"
-          "0ms 101 syscall_enter name=read fd=5\n");
-  replace("41500us 101 switch_in\n41500us 101 syscall_exit name=clock_nanosleep ret=0\n",
-          "41ms 300 switch_in\n41ms 300 syscall_exit name=clock_nanosleep ret=0\n"
-          "41100us 300 send object=7 offset=0 len=8\n41200us 300 send object=8 offset=0 len=8\n"
-          "41500us 101 switch_in\n41500us 101 syscall_exit name=read ret=8\n"
-          "41500us 101 recv object=7 offset=0 len=8\n");
-  replace("42ms 100 flag_read flag=ready value=1\n",
-          "42ms 100 flag_read flag=ready value=1\n42500us 100 recv object=8 offset=0 len=8\n");
+  replace_once(
+      trace,
+      "thread 101 pid=100 comm=cw-setter\n0ms 101 syscall_enter name=clock_nanosleep fd=-1\n",
+      "thread 101 pid=100 comm=cw-setter\nprocess 300 comm=cw-source\n"
+      "thread 300 pid=300 comm=cw-source\n"
+      "0ms 300 syscall_enter name=clock_nanosleep fd=-1\n0ms 300 switch_out state=S\n"
+      "0ms 101 syscall_enter name=read fd=5\n");
+  replace_once(
+      trace, "41500us 101 switch_in\n41500us 101 syscall_exit name=clock_nanosleep ret=0\n",
+      "41ms 300 switch_in\n41ms 300 syscall_exit name=clock_nanosleep ret=0\n"
+      "41100us 300 send object=7 offset=0 len=8\n41200us 300 send object=8 offset=0 len=8\n"
+      "41500us 101 switch_in\n41500us 101 syscall_exit name=read ret=8\n"
+      "41500us 101 recv object=7 offset=0 len=8\n");
+  replace_once(trace, "42ms 100 flag_read flag=ready value=1\n",
+               "42ms 100 flag_read flag=ready value=1\n42500us 100 recv object=8 offset=0 len=8\n");
   // The spinner yields instead of sleeping: its loop is one segment, as a sched_yield loop's.
-  for (auto at = trace.find("100 syscall_enter name=clock_nanosleep"); at != std::string::npos;
-       at = trace.find("100 syscall_enter name=clock_nanosleep"))
-    trace.replace(at, 39, "100 syscall_enter name=sched_yield");
-  for (auto at = trace.find("100 syscall_exit name=clock_nanosleep"); at != std::string::npos;
-       at = trace.find("100 syscall_exit name=clock_nanosleep"))
-    trace.replace(at, 38, "100 syscall_exit name=sched_yield");
-  for (auto at = trace.find("100 switch_out state=S"); at != std::string::npos;
-       at = trace.find("100 switch_out state=S"))
-    trace.replace(at, 22, "100 switch_out state=R");
+  replace_all(trace, "100 syscall_enter name=clock_nanosleep",
+              "100 syscall_enter name=sched_yield");
+  replace_all(trace, "100 syscall_exit name=clock_nanosleep", "100 syscall_exit name=sched_yield");
+  replace_all(trace, "100 switch_out state=S", "100 switch_out state=R");
   Built b = build(kRules, trace);
   Diagnosis d = diagnose(b.trace, b.result, b.rules, {});
   CHECK(d.hang.kind == HangKind::RepeatedYield);
@@ -1050,16 +1050,12 @@ TEST_CASE("a culprit found below the path's own culprit leads the causal path") 
   // that path is found before the recursion finds the clock below it (from the
   // baseline), which then leads the path.
   std::string trace = kChain;
-  auto replace = [&](const std::string& from, const std::string& to) {
-    const auto at = trace.find(from);
-    REQUIRE(at != std::string::npos);
-    trace.replace(at, from.size(), to);
-  };
-  replace("thread 300 pid=300 comm=cw-timekeeper\n",
-          "thread 300 pid=300 comm=cw-timekeeper\nprocess 400 comm=cw-clock ppid=100\n"
-          "thread 400 pid=400 comm=cw-clock\n1ms 400 syscall_enter name=read fd=5\n"
-          "1ms 400 switch_out state=S\n");
-  replace(
+  replace_once(trace, "thread 300 pid=300 comm=cw-timekeeper\n",
+               "thread 300 pid=300 comm=cw-timekeeper\nprocess 400 comm=cw-clock ppid=100\n"
+               "thread 400 pid=400 comm=cw-clock\n1ms 400 syscall_enter name=read fd=5\n"
+               "1ms 400 switch_out state=S\n");
+  replace_once(
+      trace,
       "12ms 300 syscall_enter name=timerfd_settime fd=3\n"
       "12ms 300 timer_arm timer=9 expires_ns=13000000\n"
       "12ms 300 syscall_exit name=timerfd_settime ret=0\n"
@@ -1073,15 +1069,15 @@ TEST_CASE("a culprit found below the path's own culprit leads the causal path") 
       "13ms 400 syscall_enter name=clock_nanosleep fd=-1\n13ms 400 switch_out state=S\n"
       "13ms 300 switch_in\n13ms 300 syscall_exit name=read ret=8\n"
       "13ms 300 recv object=9 offset=0 len=8 peer=400 fd=3\n");
-  replace(
-      "102ms 300 syscall_enter name=timerfd_settime fd=3\n"
-      "102ms 300 timer_arm timer=9 expires_ns=602000000\n"
-      "102ms 300 syscall_exit name=timerfd_settime ret=0\n"
-      "102ms 300 syscall_enter name=read fd=3\n102ms 300 switch_out state=S\n"
-      "602ms 300 timer_fire timer=9\n602ms 300 switch_in\n"
-      "602ms 300 syscall_exit name=read ret=8\n",
-      "102ms 300 syscall_enter name=read fd=3\n102ms 300 switch_out state=S\n"
-      "602ms 300 switch_in\n602ms 300 syscall_exit name=read ret=-11\n");
+  replace_once(trace,
+               "102ms 300 syscall_enter name=timerfd_settime fd=3\n"
+               "102ms 300 timer_arm timer=9 expires_ns=602000000\n"
+               "102ms 300 syscall_exit name=timerfd_settime ret=0\n"
+               "102ms 300 syscall_enter name=read fd=3\n102ms 300 switch_out state=S\n"
+               "602ms 300 timer_fire timer=9\n602ms 300 switch_in\n"
+               "602ms 300 syscall_exit name=read ret=8\n",
+               "102ms 300 syscall_enter name=read fd=3\n102ms 300 switch_out state=S\n"
+               "602ms 300 switch_in\n602ms 300 syscall_exit name=read ret=-11\n");
   Built b = build(kRules, trace);
   Diagnosis d = diagnose(b.trace, b.result, b.rules, {});
   REQUIRE(d.root_causes.size() == 2);

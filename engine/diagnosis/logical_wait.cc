@@ -12,27 +12,26 @@ bool same_wait(const Trace& trace, uint32_t a, uint32_t b) {
   const Event& ea = trace.events[a];
   const Event& eb = trace.events[b];
   if (ea.kind != eb.kind) return false;
-  int resource = trace.schema.field_index(ea.kind, "resource");
-  int fd = trace.schema.field_index(ea.kind, "fd");
-  int count = trace.schema.field_index(ea.kind, "count");
-  bool has_object = (resource >= 0 && trace.value(ea, resource) != 0) ||
-                    (fd >= 0 && trace.int_value(ea, fd) >= 0);
-  // A call on a set of descriptors (a poll: no one descriptor, `count` of them) waits on
-  // that set; a loop that polls again after a timeout polls the same number of them.
-  // Without descriptors (count 0) it is a sleep.
-  bool on_set = !has_object && count >= 0 && trace.value(ea, count) != 0;
-  // The recorder names the one descriptor of a set when it could read the set, and none
-  // when it could not (the set's page not there): a poll retried on the same number of
-  // descriptors, one named and the other not, is the same wait.
-  const bool b_has_object = (resource >= 0 && trace.value(eb, resource) != 0) ||
-                            (fd >= 0 && trace.int_value(eb, fd) >= 0);
-  if (count >= 0 && trace.value(ea, count) != 0 && has_object != b_has_object) {
+  const int resource = trace.schema.field_index(ea.kind, "resource");
+  const int fd = trace.schema.field_index(ea.kind, "fd");
+  const int count = trace.schema.field_index(ea.kind, "count");
+  auto names_object = [&](const Event& e) {
+    return (resource >= 0 && trace.value(e, resource) != 0) ||
+           (fd >= 0 && trace.int_value(e, fd) >= 0);
+  };
+  const bool has_object = names_object(ea);
+  // A call on a set of descriptors (a poll: `count` of them) waits on that set; a loop that
+  // polls again after a timeout polls the same number of them. Without descriptors (count
+  // 0) it is a sleep. The recorder names the set's one descriptor when it could read the
+  // set, and none when it could not (the set's page not there): a poll retried on the same
+  // number of descriptors, one named and the other not, is the same wait too.
+  const bool on_set_call = count >= 0 && trace.value(ea, count) != 0;
+  if (on_set_call && (!has_object || !names_object(eb))) {
     const int name = trace.schema.field_index(ea.kind, "name");
     return trace.value(ea, count) == trace.value(eb, count) &&
            (name < 0 || trace.value(ea, name) == trace.value(eb, name));
   }
-  if (!has_object && !on_set) return false;
-  if (on_set && trace.value(ea, count) != trace.value(eb, count)) return false;
+  if (!has_object) return false;
   for (const char* field : {"name", "fd", "resource"}) {
     int f = trace.schema.field_index(ea.kind, field);
     if (f >= 0 && trace.value(ea, f) != trace.value(eb, f)) return false;
