@@ -526,8 +526,12 @@ static __always_inline int record_wake(__u32 type, struct task_struct* p) {
   // The recorder's own wake-ups are left out; an interrupt that happened to land on it
   // woke someone on nobody's behalf, and is kept as woken by no thread (tid 0).
   if (recorder && !in_irq) return 0;
-  if (!recorder) {
-    // The wake-up happened inside the waker's syscall: that call matters.
+  if (!recorder && !in_irq) {
+    // The wake-up happened inside the waker's syscall: that call matters. Not so for an
+    // interrupt's: it has nothing to do with the call of the task it landed on, and may have
+    // landed while on_sys_enter was still filling that call's record (an interrupt comes
+    // between any two instructions), which emitting it here would cut short: a poll with
+    // no descriptors and no timeout in the trace.
     struct inflight* call = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0, 0);
     if (call && call->active) emit_enter(call);
   }
