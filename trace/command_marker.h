@@ -36,6 +36,33 @@ inline Pid command_marker_pid(std::string_view text) {
   return 0;
 }
 
+// The recorded command's pid from its marker; 0 when the trace has none (a recording of
+// running processes, or of the whole machine).
+inline Pid command_pid(const Trace& trace) {
+  const KindId marker = trace.schema.find("marker");
+  const int text = marker == kNoKind ? -1 : trace.schema.field_index(marker, "text");
+  if (text < 0) return 0;
+  for (const Event& e : trace.events) {
+    if (e.kind != marker) continue;
+    std::string_view t = trace.strings.get(static_cast<StrId>(trace.value(e, text)));
+    if (is_command_marker(t))
+      if (Pid pid = command_marker_pid(t)) return pid;
+  }
+  return 0;
+}
+
+// Whether process `pid` is process `root` or one of its descendants, by the trace's
+// parent links (bounded by the number of processes: a loop of parents ends the walk).
+inline bool in_process_tree(const Trace& trace, Pid pid, Pid root) {
+  for (size_t hops = 0; pid != 0 && hops <= trace.processes.size(); ++hops) {
+    if (pid == root) return true;
+    const ProcessInfo* p = trace.process(pid);
+    if (!p || p->ppid == pid) return false;
+    pid = p->ppid;
+  }
+  return false;
+}
+
 // How the recorded command's process ended, as the kernel's exit code (a waitpid status:
 // the exit status in bits 8-15, a signal in 0-6), when the trace has its marker and its
 // main thread's exit; nothing otherwise (a command still running when recording stopped).

@@ -11,6 +11,7 @@
 
 #include "base/terminal_text.h"
 #include "engine/diagnosis/beam_search.h"
+#include "engine/diagnosis/cpu_contention.h"
 #include "engine/diagnosis/logical_wait.h"
 #include "engine/diagnosis/polling_end.h"
 #include "engine/diagnosis/similar_segments.h"
@@ -498,10 +499,14 @@ class Diagnoser {
     r.start_ns = p.start_ns;
     r.end_ns = p.end_ns;
     if (kind == HangKind::LongWait && p.longest_block_ns > 0) {
-      // What ended the wait, when the graph knows: a timer, a message, a flag …
+      // What ended the wait, when the graph knows: a timer, a message, a flag … A wait its
+      // own timer ended was ended by that, not by what others sent it afterwards.
+      const bool own_timer =
+          wake_edge(trace_, events_, g_, s, p) == kNoIndex && own_timer_ended(s, p);
       for (uint32_t ei : incoming_by_source(g_, s, beam_.costs)) {
         const Edge& e = g_.edges[ei];
         if (e.rule.kind == RuleKind::Split || e.rule.kind == RuleKind::Batch) continue;
+        if (own_timer && g_.segments[e.from].tid != g_.segments[s].tid) continue;
         if (trace_.events[e.to_event].ts < p.longest_block_start) continue;
         if (sleeps_for_time(trace_, p.longest_block_call) && p.longest_block_exit != kNoIndex &&
             e.to_event > p.longest_block_exit)
@@ -556,6 +561,7 @@ class Diagnoser {
         add_root(root(seg, kind, prof, depth));
         std::vector<PathStep> path = slice(seg);
         if (depth == 0) d_.path = std::move(path);
+        blame_cpu_takers(seg, prof, depth, window);
         return;
       }
       case HangKind::RepeatedYield: {
@@ -597,6 +603,55 @@ class Diagnoser {
       case HangKind::LongWait: break;
     }
     long_wait(seg, prof, depth, window);
+  }
+
+  // A thread busy over the window that mostly waited for a CPU (preempted, runnable) was
+  // slowed by the threads that ran on its CPU meanwhile: no wake-up joins them, so the
+  // scheduler's switches on that CPU name them. Each that took a fifth or more of that
+  // time is a root cause one level below, and the path leads from them (finish_path) —
+  // when it belongs to the recorded command. The rest of the machine's load (another
+  // user's build) slowed it too, but the program's own work is what the recording is
+  // about: that load is named in a note.
+  void blame_cpu_takers(uint32_t seg, const SegmentProfile& p, uint32_t depth, Window window) {
+    if (!starved_of_cpu(p)) return;
+    const Tid tid = g_.segments[seg].tid;
+    const CpuContention c = cpu_contention(trace_, events_, tid, window.start, window.end);
+    if (c.taken_ns == 0) return;
+    const Pid command = command_pid(trace_);
+    std::vector<std::string> named, outside;
+    for (const CpuTaker& t : c.takers) {
+      if (5 * t.ran_ns < c.taken_ns || named.size() + outside.size() == 3) break;
+      const uint32_t s = g_.segment_of(trace_, t.longest_run);
+      if (s == kNoIndex) continue;
+      if (command != 0 && !in_process_tree(trace_, g_.segments[s].pid, command)) {
+        outside.push_back(fmt::format("{} ({})", who(s), ms(t.ran_ns)));
+        continue;
+      }
+      RootCause r;
+      r.segment = s;
+      r.kind = HangKind::LongRunning;
+      r.what =
+          fmt::format("ran {} on the CPU {} was waiting for ({} % of its {} runnable)",
+                      ms(t.ran_ns), who(seg), 100 * t.ran_ns / c.runnable_ns, ms(c.runnable_ns));
+      r.stack = stack_of_segment(s, profile_segment(trace_, events_, g_, s));
+      r.depth = depth + 1;
+      r.start_ns = window.start;
+      r.end_ns = window.end;
+      visited_threads_.insert(t.tid);
+      named.push_back(who(s));
+      add_root(std::move(r));
+    }
+    const std::string starved = fmt::format(
+        "{} was runnable but not running for {} of {} (it ran {}): CPU contention", who(seg),
+        ms(p.runnable_ns), ms(p.end_ns - std::min(p.end_ns, p.start_ns)), ms(p.on_cpu_ns));
+    if (!named.empty())
+      d_.notes.push_back(
+          fmt::format("{}; the CPU it waited for ran {}", starved, fmt::join(named, ", ")));
+    if (!outside.empty())
+      d_.notes.push_back(fmt::format(
+          "{}{}; outside the recorded command, its CPU ran {}: the machine's load slowed it",
+          named.empty() ? starved : who(seg), named.empty() ? "" : " also",
+          fmt::join(outside, ", ")));
   }
 
   // A polling loop that an `ends_polling` edge ended (a lock's release joined to the try

@@ -92,12 +92,18 @@ uint32_t wake_edge(const Trace& trace, const ThreadEvents& events, const Graph& 
     return trace.events[ea.to_event].ts < trace.events[eb.to_event].ts;
   };
   std::vector<uint32_t> candidates;
+  bool own_timer_in_call = false;  // a strong edge from the thread itself landed in the call
   for (auto [it, end] = in_edges(segment, graph.csr); it != end; ++it) {
     const uint32_t ei = graph.csr[*it];
     const Edge& e = graph.edges[ei];
     if (e.from == segment) continue;
     if (e.rule.kind == RuleKind::Split || e.rule.kind == RuleKind::Batch) continue;
-    if (graph.segments[e.from].tid == tid) continue;  // its own timer: a timeout
+    if (graph.segments[e.from].tid == tid) {  // its own timer: a timeout, or its firing
+      if (returned && e.strength == Strength::Strong && e.to_event < call_end &&
+          trace.events[e.to_event].ts >= block_start)
+        own_timer_in_call = true;
+      continue;
+    }
     if (trace.events[e.to_event].ts < block_start) continue;
     if (block_exit != kNoIndex && e.to_event > block_exit) continue;
     if (returned && trace.events[e.from_event].ts < block_start) continue;
@@ -107,6 +113,10 @@ uint32_t wake_edge(const Trace& trace, const ThreadEvents& events, const Graph& 
   for (uint32_t ei : candidates)
     if (best == kNoIndex || earlier(ei, best, true)) best = ei;
   if (best == kNoIndex) return best;
+  // Its own timer's firing, recorded as the call returned (a timerfd read), ended it: what
+  // other threads sent after it began and it read in later calls (a pipe it drained next)
+  // came to it after the wait, not into it.
+  if (own_timer_in_call && graph.edges[best].to_event >= call_end) return kNoIndex;
   // The source that ended it, by its cheapest edge: a writer's wake-up and the bytes it
   // wrote are one story, told best by the message.
   const uint32_t source = graph.edges[best].from;
@@ -177,8 +187,11 @@ LogicalWait logical_wait(const Trace& trace, const ThreadEvents& events, const G
     w.wake_edge = e;
     return true;
   };
-  if (woken(segment, p) || !t || !same_wait(trace, call, call)) return w;
-  // Earlier slices that timed out belong to it too.
+  const bool ended_here = woken(segment, p);
+  if (!t || !same_wait(trace, call, call)) return w;
+  // Earlier slices that timed out belong to it too, whichever slice a wake-up ended (the
+  // longest slice may be the last: a poll loop's slices last its timeout, the last one as
+  // long until the data came).
   for (uint32_t s = segment; s > t->begin;) {
     if (acted(graph, s - 1)) break;
     SegmentProfile sp = profile_segment(trace, events, graph, --s);
@@ -189,6 +202,7 @@ LogicalWait logical_wait(const Trace& trace, const ThreadEvents& events, const G
     w.first = s;
     w.start_ns = sp.longest_block_start;
   }
+  if (ended_here) return w;
   // Later slices, up to the first that a wake-up ended.
   for (uint32_t s = segment + 1; s < t->end; ++s) {
     if (acted(graph, s - 1)) break;

@@ -108,14 +108,7 @@ class Finder {
 
   // Whether `pid` is the recorded command's process or one of its descendants.
   bool in_command(Pid pid) const {
-    if (command_pid_ == 0) return true;
-    for (size_t hops = 0; pid != 0 && hops <= trace_.processes.size(); ++hops) {
-      if (pid == command_pid_) return true;
-      const ProcessInfo* p = trace_.process(pid);
-      if (!p || p->ppid == pid) return false;
-      pid = p->ppid;
-    }
-    return false;
+    return command_pid_ == 0 || in_process_tree(trace_, pid, command_pid_);
   }
 
   // Whether process `pid` is a proper descendant of process `ancestor`.

@@ -15,17 +15,7 @@ namespace cw::engine {
 namespace {
 
 using testing::Built;
-
-// The trace built with stdlib-rules, as `causeway debug` loads them.
-Built build_with_stdlib(const std::string& trace_body) {
-  auto loaded = rules::load_packs({CW_SOURCE_DIR "/stdlib-rules"});
-  REQUIRE_MESSAGE(loaded.ok(), loaded.render());
-  Built b;
-  b.trace = testing::load_trace(trace_body);
-  b.rules = std::move(loaded.rules);
-  b.result = build_graph(b.trace, b.rules, {});
-  return b;
-}
+using testing::build_with_stdlib;
 
 std::string comm_of(const Built& b, uint32_t segment) {
   const ThreadInfo* t = b.trace.thread(b.graph().segments[segment].tid);
@@ -279,6 +269,46 @@ const std::string kPollOnceUntilWrite =
 601ms 100 syscall_exit name=read ret=16
 )";
 
+TEST_CASE("a retried wait whose woken slice is its longest is one wait from its first slice") {
+  // cw-victim polls with a 20 ms timeout ten times, an fcntl before each; its eleventh poll
+  // waits 25 ms, until cw-ender writes (a shell's `read -t` loop: the slice the data ended
+  // lasts a little longer than the timed-out ones). The longest slice is the woken one,
+  // and the wait began with the first slice: 225 ms, not 25.
+  std::string t = kProcesses +
+                  "0ms 200 syscall_enter name=clock_nanosleep fd=-1 timeout_ns=226000000\n"
+                  "0ms 200 switch_out state=S\n";
+  uint64_t us = 1000;
+  for (int i = 0; i < 10; ++i, us += 20000) {
+    t += fmt::format("{}us 100 syscall_enter name=fcntl fd=3\n{}us 100 syscall_exit name=fcntl\n",
+                     us - 5, us - 4);
+    t += fmt::format("{}us 100 syscall_enter name=poll fd=-1 count=1 timeout_ns=20000000\n", us);
+    t += fmt::format("{}us 100 switch_out state=S\n", us);
+    t += fmt::format("{}us 100 switch_in\n{}us 100 syscall_exit name=poll ret=0\n", us + 19990,
+                     us + 19990);
+  }
+  t += fmt::format("{}us 100 syscall_enter name=poll fd=-1 count=1 timeout_ns=20000000\n", us);
+  t += fmt::format("{}us 100 switch_out state=S\n", us);
+  t += R"(226ms 200 switch_in
+226ms 200 syscall_exit name=clock_nanosleep ret=0
+226ms 200 syscall_enter name=write fd=4 count=16
+226ms 200 send object=9 offset=0 len=16 peer=100 fd=4
+226ms 200 wakeup target=100
+226ms 200 syscall_exit name=write ret=16
+227ms 100 switch_in
+227ms 100 syscall_exit name=poll ret=1
+227ms 100 syscall_enter name=read fd=3 count=16
+227ms 100 recv object=9 offset=0 len=16 peer=200 fd=3
+227ms 100 syscall_exit name=read ret=16
+228ms 100 exit code=0
+228ms 200 exit code=0
+)";
+  Built b = build_with_stdlib(t);
+  Diagnosis d = diagnose_named(b, "cw-victim");
+  CHECK(d.hang.kind == HangKind::LongWait);
+  CHECK(causes(b, d) == "cw-ender LongWait");
+  CHECK(path(b, d) == "cw-ender → cw-victim");
+}
+
 TEST_CASE("a named thread's one wait in its loop is its hang, not an idle turn") {
   // cw-victim starts, then polls its pipe once (no timeout) until cw-ender's write at
   // 600 ms, and exits: it waits for its input, once; no loop of turns.
@@ -442,6 +472,55 @@ TEST_CASE("a wait its own timer ended has nothing behind it: its joiner is not b
   CHECK(std::any_of(d.notes.begin(), d.notes.end(), [](const std::string& n) {
     return n.find("a timer it had armed itself") != std::string::npos;
   }));
+}
+
+TEST_CASE("a wait its own timerfd ended: bytes it drained afterwards did not end it") {
+  // Three threads of one process (so the messages' peers are not disjoint and one segment
+  // holds the wait and what follows). cw-ender arms a timerfd and reads it; the timer fires
+  // on an idle CPU (no wake-up recorded: the firing shows as the read returns). cw-writer
+  // began a large write into cw-ender's pipe after that wait began and blocked on the full
+  // pipe. Woken by its timer, cw-ender writes to cw-victim, then drains the pipe, waking
+  // cw-writer. The writer's bytes came to cw-ender after its wait, not into it: nothing is
+  // behind the ender, and the writer is not blamed.
+  Built b = build_with_stdlib(R"(process 200 comm=cw-ender
+thread 200 pid=200 comm=cw-ender
+thread 150 pid=200 comm=cw-victim
+thread 250 pid=200 comm=cw-writer
+1ms 200 syscall_enter name=timerfd_settime fd=6
+1ms 200 timer_arm timer=55 expires_ns=1001000000
+1ms 200 syscall_exit name=timerfd_settime ret=0
+1ms 200 syscall_enter name=read fd=6 resource=55 count=8
+1ms 200 switch_out state=S
+2ms 150 syscall_enter name=read fd=3 resource=9 count=16
+2ms 150 switch_out state=S
+5ms 250 syscall_enter name=write fd=7 resource=8 count=262144
+5ms 250 switch_out state=S
+1001ms 200 switch_in
+1001ms 200 syscall_exit name=read ret=8
+1001ms 200 timer_fire timer=55
+1001ms 200 syscall_enter name=write fd=4 resource=9 count=16
+1001ms 200 wakeup target=150
+1001ms 200 syscall_exit name=write ret=16
+1001ms 200 send object=9 offset=0 len=16 peer=-1 fd=4
+1002ms 200 syscall_enter name=read fd=5 resource=8 count=262144
+1002ms 200 wakeup target=250
+1002ms 200 syscall_exit name=read ret=262144
+1002ms 200 recv object=8 offset=0 len=262144 peer=-1 fd=5
+1002ms 150 switch_in
+1002ms 150 syscall_exit name=read ret=16
+1002ms 150 recv object=9 offset=0 len=16 peer=-1 fd=3
+1003ms 250 switch_in
+1003ms 250 syscall_exit name=write ret=262144
+1003ms 250 send object=8 offset=0 len=262144 peer=-1 fd=7
+1004ms 200 exit code=0
+1004ms 250 exit code=0
+)");
+  Diagnosis d = diagnose_at(b, 150, 500);
+  CHECK(d.hang.tid == 150);
+  CHECK(causes(b, d) == "cw-ender LongWait");
+  CHECK(path(b, d) == "cw-ender → cw-victim");
+  REQUIRE_FALSE(d.root_causes.empty());
+  CHECK(d.root_causes.back().what.find("cw-writer") == std::string::npos);
 }
 
 TEST_CASE("a timer another thread armed: its owner ended the wait, not the thread that ran") {

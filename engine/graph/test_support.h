@@ -70,6 +70,18 @@ inline std::string describe(const BuildResult& r) {
   return out;
 }
 
+#ifdef CW_SOURCE_DIR
+// The trace built with the standard packs as they ship (stdlib-rules), as `causeway debug`
+// loads them.
+inline Built build_with_stdlib(const std::string& trace_text) {
+  auto loaded = rules::load_packs({CW_SOURCE_DIR "/stdlib-rules"});
+  REQUIRE_MESSAGE(loaded.ok(), loaded.render());
+  Built b{load_trace(trace_text), std::move(loaded.rules), {}};
+  b.result = build_graph(b.trace, b.rules, {});
+  return b;
+}
+#endif
+
 // Builds twice: with the rules' compiled expressions and candidates classified by two
 // threads however few, and on one thread walking the expressions' trees (the reference);
 // both must make the same graph, or fail with the same message.
