@@ -1302,15 +1302,23 @@ class Diagnoser {
     // No path through the culprit's segment, but the hang's own wake-up path reached the
     // culprit's thread: from there on it is the path (the culprit is blamed at the segment
     // its time was measured at, which need not be one the path left it from: a device
-    // waited on in turns, a retried wait).
-    const Tid culprit = g_.segments[deepest->segment].tid;
-    for (size_t k = 0; k < hang_slice_.size(); ++k) {
-      if (g_.segments[hang_slice_[k].segment].tid != culprit) continue;
-      if (k + 1 < hang_slice_.size()) {
+    // waited on in turns, a retried wait). When it reached only a shallower culprit's
+    // thread (the deeper one woke that culprit by an edge the slice did not take), it is
+    // the path from there, led by the deeper culprits: the threads it passed through
+    // between that culprit and the hang stay on it.
+    std::vector<const RootCause*> by_depth;
+    for (const RootCause& rc : d_.root_causes) by_depth.push_back(&rc);
+    std::stable_sort(by_depth.begin(), by_depth.end(),
+                     [](const RootCause* a, const RootCause* b) { return a->depth > b->depth; });
+    for (const RootCause* rc : by_depth) {
+      const Tid culprit = g_.segments[rc->segment].tid;
+      if (culprit == g_.segments[hang].tid) continue;
+      for (size_t k = 0; k + 1 < hang_slice_.size(); ++k) {
+        if (g_.segments[hang_slice_[k].segment].tid != culprit) continue;
         d_.path.assign(hang_slice_.begin() + static_cast<std::ptrdiff_t>(k), hang_slice_.end());
+        if (rc != deepest) prepend_deeper_culprits();
         return;
       }
-      break;
     }
     // No recorded path joins them (the wake-up never came): list the culprits in order.
     std::vector<const RootCause*> chain;

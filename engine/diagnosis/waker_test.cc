@@ -14,8 +14,8 @@
 namespace cw::engine {
 namespace {
 
-using testing::Built;
 using testing::build_with_stdlib;
+using testing::Built;
 
 std::string comm_of(const Built& b, uint32_t segment) {
   const ThreadInfo* t = b.trace.thread(b.graph().segments[segment].tid);
@@ -307,6 +307,91 @@ TEST_CASE("a retried wait whose woken slice is its longest is one wait from its 
   CHECK(d.hang.kind == HangKind::LongWait);
   CHECK(causes(b, d) == "cw-ender LongWait");
   CHECK(path(b, d) == "cw-ender → cw-victim");
+}
+
+TEST_CASE("the hang's own path reached only the nearer culprit: the path runs from it") {
+  // A recording of a generated topology trimmed to what makes it (seed 160445610, index
+  // 43): t43n0py computes 1.2 s, then drains the pipe t43n1py's 256 KiB write had filled;
+  // t43n1py then writes to t43n2sh (a shell's `read -t` loop), which writes to t43n3py (a
+  // poll loop), the hang. The beam search finds no path through t43n0py's busy segment
+  // (run.sh's forks give it cheaper origins), and the hang's own wake-up path reaches
+  // t43n1py but not t43n0py. The path runs along it from t43n1py, led by t43n0py: the
+  // relay t43n2sh between them stays on it.
+  Built b = build_with_stdlib(R"(process 11865 comm=run.sh
+thread 11865 pid=11865 comm=run.sh
+process 11868 comm=mktemp ppid=11865
+thread 11868 pid=11868 comm=mktemp
+process 11869 comm=mkdir ppid=11865
+thread 11869 pid=11869 comm=mkdir
+process 11879 comm=t43n0py ppid=11865
+thread 11879 pid=11879 comm=t43n0py
+process 11880 comm=t43n1py ppid=11865
+thread 11880 pid=11880 comm=t43n1py
+process 11881 comm=t43n2sh ppid=11865
+thread 11881 pid=11881 comm=t43n2sh
+process 11882 comm=t43n3py ppid=11865
+thread 11882 pid=11882 comm=t43n3py
+136675 11868 exit
+223121 11868 wakeup target=11865
+233859 11865 switch_in
+239730 11865 syscall_exit name=wait4 ret=11868
+560719 11865 fork child=11869 child_pid=11869
+560719 11869 thread_start parent=11865
+631000 11865 syscall_enter name=wait4 fd=-1 resource=0xffffffffffffffff timeout_ns=-1
+639510 11865 switch_out state=S
+1935144 11869 exit
+2038849 11869 signal_send target=11865 sig=17
+2040247 11869 wakeup target=11865
+2061912 11865 switch_in
+2067657 11865 syscall_exit name=wait4 ret=11869
+2080145 11865 signal_deliver sig=17
+2288732 11865 syscall_enter name=wait4 fd=-1 resource=0xffffffffffffffff timeout_ns=-1
+2296995 11865 switch_out state=S
+3888162 11865 syscall_enter name=wait4 fd=-1 resource=0xffffffffffffffff timeout_ns=-1
+3898035 11865 switch_out state=S
+5493016 11865 syscall_enter name=wait4 fd=-1 resource=0xffffffffffffffff timeout_ns=-1
+5503246 11865 switch_out state=S
+7025647 11865 syscall_enter name=wait4 fd=-1 resource=0xffffffffffffffff timeout_ns=-1
+7039564 11865 switch_out state=S
+8563338 11865 syscall_enter name=wait4 fd=-1 resource=0xffffffffffffffff timeout_ns=-1
+10861187 11865 fork child=11879 child_pid=11879
+10861187 11879 thread_start parent=11865
+11178621 11865 fork child=11880 child_pid=11880
+11178621 11880 thread_start parent=11865
+11448755 11865 fork child=11881 child_pid=11881
+11448755 11881 thread_start parent=11865
+102421842 11879 syscall_enter name=clock_nanosleep fd=-1 timeout_ns=31530227421701
+103484903 11879 syscall_enter name=clock_nanosleep fd=-1 timeout_ns=31530228484756
+105614130 11879 syscall_enter name=clock_nanosleep fd=-1 timeout_ns=31530230613989
+105699961 11880 syscall_enter name=clock_nanosleep fd=-1 timeout_ns=31530230697379
+107094617 11881 send object=0xffff8884977ddcc0 len=11 peer=-1 fd=5
+107110222 11881 recv object=0xffff8884977ddcc0 len=1 peer=-1
+107152107 11881 syscall_enter name=pselect6 fd=-1 count=13 timeout_ns=49999000
+107163949 11881 switch_out state=S
+107346446 11880 syscall_enter name=write fd=4 resource=0xffff888339a22300 count=0x40000 timeout_ns=-1
+107385101 11880 switch_out state=S
+257697477 11881 syscall_enter name=pselect6 fd=-1 count=13 timeout_ns=49998000
+288261060 11882 switch_out state=S
+1212650215 11881 syscall_enter name=pselect6 fd=-1 count=13 timeout_ns=49998000
+1307660144 11879 wakeup target=11880
+1307663225 11879 recv object=0xffff888339a22300 offset=0x20041 len=0x10000 peer=-1 fd=4
+1307665438 11880 switch_in
+1307693636 11880 send object=0xffff888339a22300 offset=65 len=0x40000 peer=-1 fd=4
+1307855686 11880 wakeup target=11881
+1307864119 11880 send object=0xffff8884977dd840 offset=11 len=16 peer=-1 fd=5
+1309576411 11881 switch_in
+1309598259 11881 recv object=0xffff8884977dd840 offset=11 len=1 peer=-1 fd=12
+1309949529 11881 syscall_enter name=write fd=1 resource=0xffff8884977dda80 count=1 timeout_ns=-1
+1309951883 11881 wakeup target=11882
+1309961210 11881 syscall_enter name=fcntl fd=14 resource=0x128532 timeout_ns=-1
+1310163095 11881 syscall_exit name=close
+1310533581 11881 switch_out state=X
+1310585954 11865 switch_out state=S
+1310585954 11882 switch_in
+)");
+  Diagnosis d = diagnose_named(b, "t43n3py");
+  CHECK(causes(b, d) == "t43n0py LongRunning, t43n1py LongWait");
+  CHECK(path(b, d) == "t43n0py → t43n1py → t43n2sh → t43n3py");
 }
 
 TEST_CASE("a named thread's one wait in its loop is its hang, not an idle turn") {
