@@ -1,4 +1,4 @@
-// Opening a file to write output as a tool run as root must (issue 18): a symlink at the
+// Opening a file to write output as a tool run as root must: a symlink at the
 // path is refused, never followed (root writing `causeway.cwt` in a shared folder would
 // otherwise truncate whatever file it points to), and so are a file with other hard links
 // and anything not a regular file (a FIFO would block, a device would be written). The

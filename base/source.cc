@@ -68,7 +68,7 @@ static std::string_view severity_name(Severity s) {
 }
 
 // A control byte (an escape sequence's ESC, a BEL, ...) shown as \xNN: a pack's or a
-// trace's bytes must not reach the terminal as commands (issue 18). Tabs stay.
+// trace's bytes must not reach the terminal as commands. Tabs stay.
 static bool is_control(unsigned char c) {
   return (c < 0x20 && c != '\t') || c == 0x7f;
 }
@@ -85,8 +85,8 @@ static std::string printable(std::string_view text) {
 }
 
 // At most this many bytes of a source line around the caret: a pack with 50,000 names on
-// one line gave 50,000 errors each quoting the whole line, output quadratic in the line
-// (issue 18, defect 2). Longer lines are cut to a window marked with "...".
+// one line gave 50,000 errors each quoting the whole line, output quadratic in the line.
+// Longer lines are cut to a window marked with "...".
 static constexpr size_t kExcerptBytes = 120;
 static constexpr size_t kExcerptBefore = 40;  // of them, before the caret
 

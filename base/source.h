@@ -15,7 +15,7 @@ struct Source {
   std::string text;
   // Byte offset of each line's start, filled by make_source: a diagnostic finds its line
   // by index, not by counting newlines from the top (50,000 diagnostics in a
-  // 50,000-line pack were quadratic, issue 18 defect 2). Empty: line_text scans.
+  // 50,000-line pack were quadratic). Empty: line_text scans.
   std::vector<size_t> line_starts;
 
   // 1-based line `line` without its newline (empty past the end).

@@ -1,7 +1,7 @@
 // Text from a trace (thread and process names, paths, symbols, markers) on its way to a
 // terminal: a recorded program chooses those bytes, and an escape sequence among them
 // would be a command to the terminal (retitle it, rewrite the screen, worse), and bytes
-// that are not UTF-8 garble what follows (issue 18, defect 3).
+// that are not UTF-8 garble what follows.
 #pragma once
 
 #include <ostream>

@@ -1,4 +1,4 @@
-// cw-gen-trace: writes a deterministic synthetic trace shaped like seed 000 §2.3's
+// cw-gen-trace: writes a deterministic synthetic trace shaped like the Argus paper's (§2.3)
 // Chromium session (19 M events, 126 processes, 679 threads, ~0.8 M IPC messages), for
 // benchmarks. Events stream to the file in chunks; memory stays small at any size.
 #include <fcntl.h>
@@ -38,8 +38,9 @@ void write_private_file(const std::string& path, const std::string& text) {
 
 int main(int argc, char** argv) {
   CLI::App app{
-      "Writes a synthetic trace shaped like a five-minute Chromium desktop session (seed 000 "
-      "§2.3): event loops, IPC, a message bus, mutex contention, timers, interrupts, forks.",
+      "Writes a synthetic trace shaped like a five-minute Chromium desktop session (the Argus "
+      "paper, §2.3): event loops, IPC, a message bus, mutex contention, timers, interrupts, "
+      "forks.",
       "cw-gen-trace"};
   std::string out;
   uint64_t events = 19'000'000;

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Graph build identity check (issue 16): the graph a build makes must be byte-identical
+# Graph build identity check: the graph a build makes must be byte-identical
 # to a reference binary's. Saves `graph --json --edges` and its --dot (every segment and
 # edge, in order), and `debug --auto --json` for traces named in DEBUG, from REF once into
 # OUT, then compares NEW's output with them.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 16's "≥ 6× perf script": how many trace events per second `causeway graph` turns
+# The "≥ 6× perf script" target: how many trace events per second `causeway graph` turns
 # into a graph, against how many `perf script` decodes, on this machine, side by side.
 #
 #   bench/perf_script_ratio.sh [--events N] [--seed S] [--repeat R] [--loops L]

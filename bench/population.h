@@ -1,5 +1,5 @@
-// The processes and threads of a synthetic desktop session shaped like seed 000 §2.3's
-// Chromium session (126 processes, 679 threads): the browser and its children, desktop
+// The processes and threads of a synthetic desktop session shaped like the Argus paper's
+// (§2.3) Chromium session (126 processes, 679 threads): the browser and its children, desktop
 // daemons, a message bus, an input method, kernel workers and per-CPU idle contexts.
 #pragma once
 

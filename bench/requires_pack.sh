@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Times `causeway rules check` on a pack whose `requires` names N packs that are not
-# loaded (issue 18, defect 2: loading was quadratic in N), in two layouts: all names on
+# loaded (loading was once quadratic in N), in two layouts: all names on
 # one line, and one name per line. Prints a Markdown table: median wall s and median peak
 # RSS over R runs per size and layout.
 #

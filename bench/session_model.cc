@@ -15,12 +15,12 @@ constexpr int64_t kEtimedout = -110;
 constexpr uint64_t kEpollIn = 1;
 constexpr double kPreemptChance = 0.02;
 
-// Seed 000 §2.3: 126 processes and 679 threads over the session; these many of them are
-// created while it runs (the rest exist from the start).
+// The Argus paper, §2.3: 126 processes and 679 threads over the session; these many of
+// them are created while it runs (the rest exist from the start).
 constexpr int kSpawnedProcesses = 8;
 constexpr int kSpawnedThreads = 24;
-// Seed 000 §2.3: the renderer/browser circular wait, broken by a 1,500 ms timeout, once
-// per key press of a five-minute session.
+// The Argus paper, §2.3: the renderer/browser circular wait, broken by a 1,500 ms timeout,
+// once per key press of a five-minute session.
 constexpr uint64_t kSpinTimeout = 1'500 * kMs;
 constexpr uint64_t kSpinEvery = 20 * kS;
 
@@ -725,8 +725,8 @@ void SessionModel::chrome_ipc(uint32_t from_process, uint32_t to_process, bool r
   go_home(e);
 }
 
-// Seed 000 §2.3: a renderer's main thread asks the browser something synchronously and
-// waits on a WaitableEvent. In the spinning variant the browser's main thread is itself
+// The Argus paper, §2.3: a renderer's main thread asks the browser something synchronously
+// and waits on a WaitableEvent. In the spinning variant the browser's main thread is itself
 // waiting for that renderer (text input bounds) and only goes on when its 1.5 s timed
 // wait expires: a circular wait turned into a stall.
 void SessionModel::renderer_sync_call(bool spinning) {
@@ -846,8 +846,8 @@ void SessionModel::renderer_sync_call(bool spinning) {
 }
 
 // Several clients make blocking D-Bus calls at once; the bus daemon serves them all in
-// one loop iteration (seed 000 §3.1 batching), forwards each call to its service, then
-// relays the replies in another iteration.
+// one loop iteration (batching, the Argus paper, §3.1), forwards each call to its service,
+// then relays the replies in another iteration.
 void SessionModel::bus_calls() {
   const size_t clients_wanted = rng_.between(2, 5);
   std::vector<uint32_t> clients, services;
@@ -999,7 +999,7 @@ void SessionModel::bus_signal(uint32_t sender) {
 }
 
 // A loop posts tasks to several pool workers that then contend on one lock: each unlock
-// that finds a waiter wakes it (mutual exclusion, not causality; seed 000 §3.1).
+// that finds a waiter wakes it (mutual exclusion, not causality; the Argus paper, §3.1).
 void SessionModel::pool_contention(uint32_t process) {
   const SimProcess& p = pop_.processes[process];
   std::vector<uint32_t> workers;
@@ -1178,7 +1178,7 @@ void SessionModel::disk_read() {
 }
 
 // A device interrupt on an idle CPU hands work to a kernel worker, which may pass some on
-// to another: wake-ups with no user-visible cause (seed 000 §4.1).
+// to another: wake-ups with no user-visible cause (the Argus paper, §4.1).
 void SessionModel::device_interrupt() {
   const uint16_t cpu = static_cast<uint16_t>(rng_.index(static_cast<size_t>(pop_.cpus)));
   const uint32_t kw = kworkers_[(cpu * 2 + rng_.index(2)) % kworkers_.size()];
@@ -1216,7 +1216,7 @@ void SessionModel::device_interrupt() {
 }
 
 // A key press travels keyboard interrupt -> gnome-shell -> ibus-daemon -> the input
-// method engine and back -> the browser -> the renderer (seed 000 §2.3, on Linux).
+// method engine and back -> the browser -> the renderer (the Argus paper, §2.3, on Linux).
 void SessionModel::key_press() {
   const uint32_t shell = pop_.processes[shell_].threads.front();
   const auto& bp = pop_.processes[browser_].threads;

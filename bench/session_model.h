@@ -1,5 +1,5 @@
-// A synthetic desktop session shaped like seed 000 §2.3's Chromium trace: event loops
-// passing tasks and IPC messages, a message bus serving many clients in one loop
+// A synthetic desktop session shaped like the Argus paper's Chromium trace (§2.3): event
+// loops passing tasks and IPC messages, a message bus serving many clients in one loop
 // iteration, mutex contention in thread pools, timers, interrupts waking kernel workers,
 // disk reads, key presses through an input method, forks and exits.
 //
@@ -31,7 +31,7 @@ struct SessionShape {
   int processes = 126;
   int threads = 679;
   uint64_t start_ns = 4'000'000'000'000ull;  // CLOCK_MONOTONIC at the first event
-  // Seed 000: 19 M events in about five minutes; shorter sessions scale with `events`.
+  // The Argus paper: 19 M events in about five minutes; shorter sessions scale with `events`.
   uint64_t duration_ns() const;
 };
 

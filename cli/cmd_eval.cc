@@ -2,7 +2,7 @@
 //
 // Runs the scenario suite (tests/scenarios/README.md): records each scenario's programs
 // with the real recorder (`causeway record`, as a child process), diagnoses the recording
-// with the scenario's scripted answers, and prints the seed 000 Table 2 columns and
+// with the scenario's scripted answers, and prints the Argus paper's Table 2 columns and
 // whether each root cause matches the ground truth (docs/scenarios.md).
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -141,7 +141,7 @@ Command add_eval(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "eval",
       "run the scenario suite: record each hang pattern, diagnose it, compare with its "
-      "ground truth, print seed 000's Table 2 columns");
+      "ground truth, print the Argus paper's Table 2 columns");
   cmd->add_option("NAME", args->names,
                   "scenarios to run (a folder name or a unique part of one); default: all");
   cmd->add_option("--suite", args->suite,

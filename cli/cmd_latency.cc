@@ -1,7 +1,7 @@
 // `causeway latency TRACE` and `causeway latency --base TRACE --buggy TRACE`
 //
 // Which functions a run spent its time in, inferred from the stacks recorded on kernel
-// events (seed 004): the costliest calling contexts, each with its functions' own time
+// events (IntroPerf): the costliest calling contexts, each with its functions' own time
 // and the distance of each from the costliest; or, given a normal and a slow run, the
 // contexts that cost more in the slow one (docs/latency.md).
 #include <fmt/format.h>

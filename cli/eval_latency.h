@@ -1,6 +1,6 @@
 // `causeway eval --latency`: the latency pairs (tests/latency-pairs/README.md), each
 // recorded twice (base, slow), ranked by `latency --base --buggy`, scored against the
-// function a fix would touch with seed 004's p_min and f_min.
+// function a fix would touch with IntroPerf's p_min and f_min.
 #pragma once
 
 #include <string>

@@ -1,7 +1,7 @@
-// The slice a traditional causal tracer would cut with no one to ask (seed 000 §6, Table
-// 2's "automatic slicing"): from a segment, follow the most recent incoming edge back,
-// whatever its strength, until a segment has none. Diagnoses compare their interactive
-// path with it: how much shorter the questions made the path.
+// The slice a traditional causal tracer would cut with no one to ask (the Argus paper, §6,
+// Table 2's "automatic slicing"): from a segment, follow the most recent incoming edge
+// back, whatever its strength, until a segment has none. Diagnoses compare their
+// interactive path with it: how much shorter the questions made the path.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// One scenario's diagnosis, measured the way seed 000 Table 2 measures its cases, and
+// One scenario's diagnosis, measured the way the Argus paper's Table 2 measures its cases, and
 // compared with the scenario's ground truth.
 #pragma once
 

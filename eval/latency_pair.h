@@ -1,4 +1,4 @@
-// A base/slow pair of the latency evaluation (tests/latency-pairs/README.md), as seed 004's
+// A base/slow pair of the latency evaluation (tests/latency-pairs/README.md), as IntroPerf's
 // Table 2 measures one: a real program run on a normal input and on one that makes it slow,
 // with the function a fix would touch as ground truth, scored by where the differential
 // ranking of `causeway latency --base --buggy` puts that function.
@@ -33,7 +33,7 @@ LatencyPair load_latency_pair(const std::string& dir);
 // The pair folders under `suite` (those with a pair.json), sorted by name.
 std::vector<std::string> latency_pair_dirs(const std::string& suite);
 
-// Seed 004's two distances. p_min: the rank (1 = first) of the costliest context that
+// IntroPerf's two distances. p_min: the rank (1 = first) of the costliest context that
 // contains a truth function; f_min: in that context, how many frames that function is from
 // the context's costliest one (0: it is the costliest). Both empty when no ranked context
 // has a truth function.

@@ -105,7 +105,7 @@ std::string answer_names_text() {
 
 // What every pack sees is the transitive closure of `requires`: quadratic in a long chain
 // (20,000 packs each requiring the next took 50 s and 1.7 GB). Past this many entries in
-// all, loading stops with an error at the pack that crossed it (issue 18, defect 2).
+// all, loading stops with an error at the pack that crossed it.
 constexpr size_t kMaxVisible = size_t{1} << 20;
 
 void Checker::compute_visibility() {

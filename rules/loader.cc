@@ -158,8 +158,8 @@ void resolve(const std::vector<PackUnit>& packs, Diagnostics& diags) {
   enum class Mark { New, Active, Done };
   std::vector<Mark> mark(packs.size(), Mark::New);
   // Depth first with its own stack, not recursion: a chain of 50,000 packs each requiring
-  // the next overflowed the call stack (issue 18, defect 2). `path` holds the packs being
-  // visited and, for each, the next of its requirements to follow.
+  // the next overflowed the call stack. `path` holds the packs being visited and, for
+  // each, the next of its requirements to follow.
   std::vector<std::pair<size_t, size_t>> path;
   for (size_t root = 0; root < packs.size(); ++root) {
     if (mark[root] != Mark::New) continue;

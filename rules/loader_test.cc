@@ -247,7 +247,7 @@ TEST_CASE("diagnostics come errors first, each group in file order") {
   CHECK(r.diagnostics[1].source->path == "b.cw");
 }
 
-// Issue 18, defect 2: a pack requiring 50,000 packs that are not there gave 50,000 errors,
+// A hostile pack: one requiring 50,000 packs that are not there gave 50,000 errors,
 // each quoting its whole source line (quadratic output when the names share a line) and
 // each finding that line by counting newlines from the top (quadratic time when they do
 // not). The work is bounded by what is counted, not by a clock.
@@ -292,7 +292,7 @@ TEST_CASE("50,000 missing requirements are reported with work linear in their nu
   }
 }
 
-// Issue 18, defect 2, the same attack as a chain: 50,000 packs each requiring the next.
+// The same attack as a chain: 50,000 packs each requiring the next.
 // Resolving the chain recursed once per pack (the stack overflowed, a crash); what each
 // pack sees is the chain after it, 50,000 * 50,000 / 2 entries (20,000 packs took 50 s and
 // 1.7 GB). Now the walk has its own stack, and the visibility stops at a bound with an

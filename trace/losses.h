@@ -1,5 +1,5 @@
 // What a recording missed, every kind in one place, for `graph`, `debug` and their
-// --json (issue 18: a recorder that says what it missed): the kernel ring buffer's
+// --json (a recorder says what it missed): the kernel ring buffer's
 // overflows (Trace::lost, per CPU) and the others (Trace::losses).
 #pragma once
 

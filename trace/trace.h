@@ -112,8 +112,8 @@ struct LostRecord {
   uint64_t ts = 0;  // when the loss was noticed
 };
 
-// What else the recorder could not keep (issue 18, "a recorder that says what it
-// missed"). Kernel ring buffer overflows are LostRecord, per CPU; these are the others.
+// What else the recorder could not keep (a recorder says what it missed). Kernel ring
+// buffer overflows are LostRecord, per CPU; these are the others.
 // The numbers are stored in files: never renumber, only add.
 enum class LossKind : uint32_t {
   HookLog = 1,           // in-process hook events dropped: no chunk of the hook log free

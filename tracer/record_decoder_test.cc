@@ -169,7 +169,8 @@ TEST_CASE("a recorded thread whose switch away the kernel never reported is ende
         "5us 201 switch_in cpu=1\n"
         "6us 201 switch_out cpu=1 state=S\n");
   CHECK(d.stats().switches_unreported == 1);
-  // A loss of its own kind in the trace, not the kernel buffer's (issue 18).
+  // A loss of its own kind in the trace, not the kernel buffer's: the recording says what
+  // it missed.
   CHECK(t.lost_events() == 0);
   CHECK(t.losses_of(LossKind::SwitchUnreported) == 1);
   REQUIRE(t.losses.size() == 1);

@@ -8,8 +8,8 @@ namespace cw {
 namespace {
 
 // A program built with -fsanitize=address exits at start when another library comes
-// before ASan's runtime in LD_PRELOAD, unless told not to check (issue 18: instrumentation
-// never breaks the program; tests/record/instrument_stress.t runs one).
+// before ASan's runtime in LD_PRELOAD, unless told not to check (instrumentation never
+// breaks the program; tests/record/instrument_stress.t runs one).
 TEST_CASE("the hook library's LD_PRELOAD comes with ASan's link-order check off") {
   CHECK(asan_options_with_preload(nullptr) == "verify_asan_link_order=0");
   CHECK(asan_options_with_preload("") == "verify_asan_link_order=0");

@@ -1,6 +1,6 @@
 // The derived cache beside a trace (docs/cache.md): what a run computed from a trace and
 // a set of packs, kept so that the next run with the same inputs loads it instead of
-// computing it again (issue 16: a re-run after a rule edit in under a second).
+// computing it again (the aim: a re-run after a rule edit in under a second).
 //
 // An entry is one file: a header (magic, format version, the entry's kind, its key, the
 // payload's size and XXH3-64) and the payload. A file whose header, key, size or checksum

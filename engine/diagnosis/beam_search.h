@@ -1,7 +1,8 @@
-// Beam search with lookback over the event graph, backwards from a segment (seed 002):
-// partial causal paths grow one incoming edge per step and are ranked by the sum of their
-// edge costs, but the beam is cut to its width only every `lookback` steps, so a path
-// that starts with a weak edge is not dropped before the edges behind it are seen.
+// Beam search with lookback over the event graph, backwards from a segment (the published
+// Argus design): partial causal paths grow one incoming edge per step and are ranked by
+// the sum of their edge costs, but the beam is cut to its width only every `lookback`
+// steps, so a path that starts with a weak edge is not dropped before the edges behind it
+// are seen.
 #pragma once
 
 #include <cstdint>

@@ -140,7 +140,7 @@ void stack_text(std::string& out, const Trace& trace, StackId stack, std::string
 }
 
 // A busy root cause's costliest functions: the latencies the stacks of its stretch show
-// (engine/latency, seed 004), so "it ran for 2 s" comes with where.
+// (engine/latency, IntroPerf), so "it ran for 2 s" comes with where.
 constexpr size_t kCostliestShown = 5;
 
 struct Costliest {

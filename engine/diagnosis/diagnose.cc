@@ -456,7 +456,7 @@ class Diagnoser {
            g_.segments[best.from].tid != g_.segments[v].tid;
   }
 
-  // Whether close costs are worth a question (seed 000 asks at several incoming edges or
+  // Whether close costs are worth a question (Argus asks at several incoming edges or
   // weak ones): not when the best option is the only strong edge from another thread, nor
   // when the only alternatives to stopping are the thread's own neighbour edges.
   bool ambiguous(const std::vector<Option>& options) const {
@@ -489,7 +489,7 @@ class Diagnoser {
     return best;
   }
 
-  // ---- Diagnose (seed 000 Algorithm 1) ---------------------------------------------
+  // ---- Diagnose (the Argus paper, Algorithm 1) -------------------------------------
 
   RootCause root(uint32_t s, HangKind kind, const SegmentProfile& p, uint32_t depth) const {
     RootCause r;

@@ -1,6 +1,6 @@
-// Diagnosis: from a hang to its root cause on the event graph (DESIGN §7; seed 000
-// Algorithm 1; seed 001 FindSimilarNode and AssistedGraphDiff; seed 002 beam search with
-// lookback and recursive subgraph comparison).
+// Diagnosis: from a hang to its root cause on the event graph (DESIGN §7; the Argus paper,
+// Algorithm 1; an Argus draft's FindSimilarNode and AssistedGraphDiff pseudo-code; the
+// published Argus design's beam search with lookback and recursive subgraph comparison).
 //
 //   LongRunning   slice back from the hang vertex to the event that started the work;
 //   RepeatedYield with no data-flag event: report the loop and stop; with one: as LongWait;

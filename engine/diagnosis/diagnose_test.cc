@@ -487,7 +487,7 @@ answer keeper { question recurse subject tid == 300 choose recurse }
   CHECK(causes(b, d) == "300 LongWait depth 1");
 }
 
-// A circle broken by a timeout (seed 000 §2.3): cw-browser asks cw-renderer and waits
+// A circle broken by a timeout (the Argus paper, §2.3): cw-browser asks cw-renderer and waits
 // 1.5 s for the answer; cw-renderer, busy with a key press, first needs cw-browser's help
 // and waits for it on another socket. Round 1 at 10 ms is answered at once (the baseline).
 const char* const kCircle = R"(

@@ -1,4 +1,4 @@
-// Questions a diagnosis asks at ambiguous points (seed 000 §2, Algorithm 1), and who
+// Questions a diagnosis asks at ambiguous points (the Argus paper, §2, Algorithm 1), and who
 // answers them: the user at a terminal, an answers file, a pack's `answer` rules, or the
 // best-scored option (--auto, or no terminal).
 #pragma once

@@ -1,8 +1,8 @@
-// FindSimilarNode (seed 001; seed 000 §5.5): segments that do what the hang's segment
-// does — the same sequence of semantic events (same kind, same text fields, the same file
-// descriptor, stream peers by process name; not scheduling or interrupts) — but whose wait ended
-// quickly or with another result. Such a segment is a baseline: its causal path shows
-// what should have happened.
+// FindSimilarNode (an Argus draft's pseudo-code; the Argus paper, §5.5): segments that do
+// what the hang's segment does — the same sequence of semantic events (same kind, same
+// text fields, the same file descriptor, stream peers by process name; not scheduling or
+// interrupts) — but whose wait ended quickly or with another result. Such a segment is a
+// baseline: its causal path shows what should have happened.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // The symptom of a diagnosis: the stretch of time in which a thread did not return to
-// its loop, and what it was doing meanwhile (seed 000 §2: LongRunning, RepeatedYield,
+// its loop, and what it was doing meanwhile (the Argus paper, §2: LongRunning, RepeatedYield,
 // LongWait).
 //
 // `auto` looks at main threads (tid == pid) and at threads a rule marks as a loop (cuts

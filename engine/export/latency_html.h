@@ -1,5 +1,5 @@
 // `causeway latency --html FILE`: one self-contained page (no network) with the heat map
-// of the ranked calling contexts, as seed 004's Figure 7 draws them, and the
+// of the ranked calling contexts, as IntroPerf's Figure 7 draws them, and the
 // performance-annotated CCT of those contexts.
 #pragma once
 

@@ -608,7 +608,7 @@ class Builder {
   }
 
   // `split … peers LINK`: cut between consecutive ends of LINK's candidates on a thread
-  // whose peer processes are disjoint (seed 000 §4.2).
+  // whose peer processes are disjoint (the Argus paper, §4.2).
   void peer_cuts() {
     for (uint32_t s = 0; s < rules_.splits.size(); ++s) {
       const auto& rule = rules_.splits[s];

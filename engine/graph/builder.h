@@ -26,7 +26,7 @@ struct BuildStats {
   uint64_t cuts = 0;          // segment boundaries made by split and batch rules
   // Σ over requests (a thread's segments joined by neighbour edges) of max(0, distinct
   // other processes joined to the request by strong edges − 1): one unit of work strongly
-  // tied to several peers (seed 000 §3.1). Only cuts without neighbour edges lower it.
+  // tied to several peers (the Argus paper, §3.1). Only cuts without neighbour edges lower it.
   uint64_t over_connections = 0;
   // Σ over segments of max(0, distinct other processes joined by non-split edges − 1).
   uint64_t segment_over_connections = 0;

@@ -1,4 +1,4 @@
-// The calling-context tree with path ids (seed 004, §3.2, Algorithm 1), annotated with
+// The calling-context tree with path ids (IntroPerf, §3.2, Algorithm 1), annotated with
 // inferred function latencies: the performance-annotated CCT (PA-CCT).
 //
 // A node is a function in one calling context: the same function called from two places
@@ -23,7 +23,7 @@ inline constexpr NodeId kRoot = 0;
 inline constexpr FunctionId kNoFunction = UINT32_MAX;
 inline constexpr PathId kNoPath = UINT32_MAX;
 
-// Latencies are inferred two ways (seed 004, §3.3): a function instance ends at the last
+// Latencies are inferred two ways (IntroPerf, §3.3): a function instance ends at the last
 // stack that still shows its context (conservative), or at the first that does not
 // (aggressive). Both are kept everywhere.
 enum class Mode : uint8_t { Conservative, Aggressive };
@@ -73,7 +73,7 @@ class Cct {
   // The function names from the outermost frame down to `n`.
   std::vector<std::string> names_to(NodeId n) const;
 
-  // Top-down normalisation (seed 004, §3.4.1): each node's own latency is its total less
+  // Top-down normalisation (IntroPerf, §3.4.1): each node's own latency is its total less
   // its children's totals. Totals, not the per-instance means of the paper: a caller's
   // one instance spans many of its callee's, so subtracting means would leave the caller
   // charged for time its callee spent.

@@ -1,4 +1,4 @@
-// Function instances inferred from the stacks recorded on kernel events (seed 004, §3.3,
+// Function instances inferred from the stacks recorded on kernel events (IntroPerf, §3.3,
 // Algorithm 2): a function is running, in one calling context, for as long as
 // consecutive stacks of its thread keep that context; when a stack shows a different
 // function at some depth, every frame from that depth up ends and new instances begin.

@@ -17,7 +17,7 @@ inline Trace app_trace(const std::string& body) {
                                           body));
 }
 
-// The example of seed 004, Figure 3: A calls B calls D, then A calls C calls D.
+// The example of IntroPerf, Figure 3: A calls B calls D, then A calls C calls D.
 inline const char* const kFigure3 =
     "1ms 11 syscall_enter name=read stack=A;B;D\n"
     "2ms 11 syscall_enter name=read stack=A;B;D\n"

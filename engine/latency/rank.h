@@ -1,4 +1,4 @@
-// Ranking the costly calling contexts of a PA-CCT (seed 004, §3.4.2, Algorithm 3), alone
+// Ranking the costly calling contexts of a PA-CCT (IntroPerf, §3.4.2, Algorithm 3), alone
 // or as the difference of a slow run against a normal one.
 #pragma once
 

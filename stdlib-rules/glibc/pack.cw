@@ -8,7 +8,7 @@ pack glibc.pthread {
 }
 
 # An unlock that wakes a waiter hands over a lock; it did not ask for the waiter's work
-# (seed 000 §3.1, mutual exclusion). Outranks linux.kernel/futex.wake.
+# (the Argus paper, §3.1, mutual exclusion). Outranks linux.kernel/futex.wake.
 edge mutex.unlock {
   link wakeup
   where from.stack matches "*pthread_mutex_unlock*" or from.stack matches "*pthread_rwlock_unlock*"

@@ -1,6 +1,6 @@
 # Linux kernel semantics: which system calls are blocking waits, which events pair up
-# across threads, and how strong each pairing is. Argus's grapher rules (seed 002,
-# seed 000 §4) expressed over the Linux recorder's events.
+# across threads, and how strong each pairing is. Argus's grapher rules (the published
+# Argus design; the Argus paper, §4) expressed over the Linux recorder's events.
 
 pack linux.kernel {
   version "0.1.0"
@@ -92,7 +92,7 @@ split loop.wait {
   loop
 }
 
-# A blocking wait usually ends one step of event processing (seed 000 §4.2): the wait
+# A blocking wait usually ends one step of event processing (the Argus paper, §4.2): the wait
 # starts the next segment. A flock with LOCK_NB (4 in `value`) is a try that never waits:
 # a loop of tries and sleeps is cut at its sleeps only, so it is one polling loop. fcntl
 # waits only for a record lock asked with F_SETLKW (fcntl's other commands return at once).
@@ -387,7 +387,7 @@ edge close.wake {
   priority 10
 }
 
-# Any other wake-up may or may not be causal (seed 000 §4.1).
+# Any other wake-up may or may not be causal (the Argus paper, §4.1).
 edge wakeup.default {
   link wakeup
   strength weak
@@ -457,7 +457,7 @@ edge wakeup.from-irq {
   strength prune
 }
 
-# Kernel workers serve unrelated requests one after another (seed 002).
+# Kernel workers serve unrelated requests one after another (the published Argus design).
 edge wakeup.kworker {
   link wakeup
   where from.thread.kernel and to.thread.kernel
@@ -465,8 +465,8 @@ edge wakeup.kworker {
 }
 
 # A wake-up of unknown purpose between threads whose stacks share code is more likely
-# causal (seed 002). Wake-ups another pack has classified (a mutex hand-off) keep the
-# strength that pack gave them.
+# causal (the published Argus design). Wake-ups another pack has classified (a mutex
+# hand-off) keep the strength that pack gave them.
 edge wakeup.shared-stack {
   link wakeup
   where edge.kind == "wakeup" and shared_symbols(from.stack, to.stack, ubiquitous_frames) > 0

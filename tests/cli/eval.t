@@ -17,7 +17,7 @@ examples/slow-server.trace as the one scenario of a small suite.
   > }
   > JSON
 
-The table has seed 000 Table 2's columns and whether the root cause matches the truth.
+The table has the Argus paper's Table 2 columns and whether the root cause matches the truth.
 
   $ causeway eval --suite $TMP_DIR/suite --from $TMP_DIR/traces 2>/dev/null
   | scenario | connections filtered out by splitting | connections added by rules | data flags | questions | baseline | interactive slice | automatic slice | interactive / automatic | root cause | without its rule |

@@ -1,7 +1,7 @@
-A recording says what it missed, every kind with its count (issue 18): events the kernel
-ring buffer had no room for (per CPU), events the in-process hooks' log had no room for,
-context switches the kernel (or the VM) never delivered, memory maps the kernel dropped,
-and hardware watchpoints that never fired. The fixture has each kind.
+A recording says what it missed, every kind with its count: events the kernel ring buffer
+had no room for (per CPU), events the in-process hooks' log had no room for, context
+switches the kernel (or the VM) never delivered, memory maps the kernel dropped, and
+hardware watchpoints that never fired. The fixture has each kind.
 
   $ causeway graph tests/cli/data/short-sleep.trace | sed -n 2p
   recording lost: nothing

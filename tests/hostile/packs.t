@@ -39,7 +39,7 @@ A '-' in a pack id is named as such.
                                                ^
   [1]
 
-100,000 nested parentheses in a Lua block: Lua's own limit, with its reason (defect 7).
+100,000 nested parentheses in a Lua block: Lua's own limit, with its reason.
 
   $ timeout 20 causeway rules check tests/hostile/packs/deep-lua.cw
   tests/hostile/packs/deep-lua.cw:6:1: error: lua block (pack hostile.deep_lua) does not compile: C stack overflow
@@ -73,8 +73,8 @@ A line of a megabyte: the error shows a window of it.
   $ timeout 20 causeway rules check tests/hostile/packs/many-rules.cw
   1 pack checked (hostile.many_rules), 0 warnings
 
-A `requires` list of 50,000 packs that do not exist (defect 2): linear, and the first 100
-errors are shown with a count of the rest.
+A `requires` list of 50,000 packs that do not exist: linear, and the first 100 errors are
+shown with a count of the rest.
 
   $ { printf 'pack hostile.many_requires {\n  version "0.1.0"\n  requires '; seq -f 'p%g' 50000 | paste -sd, | sed 's/,/, /g'; printf '}\n'; } > $TMP_DIR/requires.cw
   $ timeout 20 causeway rules check $TMP_DIR/requires.cw >$TMP_DIR/requires.out 2>&1; echo "exit $?"; wc -l <$TMP_DIR/requires.out; tail -n 5 $TMP_DIR/requires.out
@@ -86,7 +86,7 @@ errors are shown with a count of the rest.
   hint: add it with --rules, or put it on CAUSEWAY_RULES_PATH
   49900 more errors not shown (the first 100 are above)
 
-A NUL inside a string literal is refused, not dropped (defect 4).
+A NUL inside a string literal is refused, not dropped.
 
   $ timeout 20 causeway rules check tests/hostile/packs/nul-in-string.cw
   tests/hostile/packs/nul-in-string.cw:8:32: error: a NUL byte (byte 125) in a string
@@ -109,7 +109,7 @@ A pack that requires itself, and two that require each other.
     ^~~~
   [1]
 
-Escape sequences in a pack reach the terminal as text (defect 3).
+Escape sequences in a pack reach the terminal as text.
 
   $ timeout 20 causeway rules check tests/hostile/packs/terminal-escape.cw
   tests/hostile/packs/terminal-escape.cw:9:34: error: expected '}' to close rule 'e'
@@ -132,7 +132,7 @@ Unterminated strings say where they began.
   hint: a string ends on its line; use [[ ... ]] for text over several lines
   [1]
 
-A literal zero divisor fails the check, not the graph (defect 8).
+A literal zero divisor fails the check, not the graph.
 
   $ timeout 20 causeway rules check tests/hostile/packs/zero-divisor.cw
   tests/hostile/packs/zero-divisor.cw:8:17: error: modulo by zero

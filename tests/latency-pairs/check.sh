@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # ctest's `latency-pairs`: every base/slow pair (README.md) recorded and ranked once by
-# `causeway eval --latency`, passing when p_min = 1 on at least 80 % of them (issue 15's
-# bar) and every pair ran. The table is printed either way. Needs root (recording) and apt
-# (the programs): as another user it is skipped (exit 77).
+# `causeway eval --latency`, passing when p_min = 1 (the first-ranked context holds the
+# function a fix would touch) on at least 80 % of them and every pair ran. The table is
+# printed either way. Needs root (recording) and apt (the programs): as another user it is
+# skipped (exit 77).
 #
 # usage: tests/latency-pairs/check.sh CAUSEWAY KEEP_DIR
 set -uo pipefail

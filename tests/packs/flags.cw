@@ -1,4 +1,4 @@
-# A data flag (seed 000 §3.2): a worker sets a global, the main thread polls it.
+# A data flag (the Argus paper, §3.2): a worker sets a global, the main thread polls it.
 pack test.flags {
   version "0.1.0"
   engine ">= 0.1"

@@ -1,6 +1,6 @@
 // A daemon thread serving several clients from one callback per wake-up: the pattern of a
-// dispatch loop that batches requests (seed 000's fontd), with functions for a rule pack to
-// name as boundaries.
+// dispatch loop that batches requests (the Argus paper's fontd), with functions for a rule
+// pack to name as boundaries.
 //
 //   cw-prog-dispatch [-v] [-t] [CLIENTS] [REQUESTS]   CLIENTS (default 3) threads each send
 //       REQUESTS (default 5) 16-byte requests and wait for each 16-byte reply

@@ -1,4 +1,4 @@
-// Instrumentation must never change what a program does (issue 18). cw-prog-hookstress is
+// Instrumentation must never change what a program does. cw-prog-hookstress is
 // built with AddressSanitizer and exercises what a hook or a watchpoint going in and out
 // could break, with output that does not depend on timing, so that an instrumented run
 // can be compared with a plain one byte for byte:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ctest's `real-scenarios`: the real-program suite recorded and diagnosed once (run-suite.sh),
-# passing when at least 9 in 10 of its scenarios match their ground truth — issue 14's
-# bar: real programs' timing differs from run to run, and one miss in ten is allowed, but
+# passing when at least 9 in 10 of its scenarios match their ground truth — not 10 of 10:
+# real programs' timing differs from run to run, and one miss in ten is allowed, but
 # shown (the table and each miss's differences are printed). Needs root and apt: as
 # another user it is skipped (exit 77).
 #

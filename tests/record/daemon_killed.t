@@ -1,8 +1,8 @@
-An always-on recorder killed with SIGKILL (issue 18, defect 6) leaves its pid file
-behind, and its pid lives on as a zombie until its parent reaps it, which a pid 1 that
-reaps nothing never does: `kill -0` still succeeds on it. `record status` right after the
-kill says no recording is running, names the pid whose file it removed, and a new
-`record start` works. Five times in a row, each checked at once after the kill:
+An always-on recorder killed with SIGKILL leaves its pid file behind, and its pid lives on
+as a zombie until its parent reaps it, which a pid 1 that reaps nothing never does:
+`kill -0` still succeeds on it. `record status` right after the kill says no recording is
+running, names the pid whose file it removed, and a new `record start` works. Five times
+in a row, each checked at once after the kill:
 
   $ for i in 1 2 3 4 5; do
   >   causeway record start --size 2M --dir $TMP_DIR/killed >/dev/null || echo "start $i failed"

@@ -1,8 +1,8 @@
-A disk that fills up while recording (issue 18, defect 5) is the environment's failure, not
-the input's: `record` exits 2, says which file, how much of it was written and the system's
-reason, stops recording but lets the command run to its end, and still says how the command
-ended. The file keeps its whole chunks and no end chunk, so readers say it is incomplete
-rather than taking it for a whole recording.
+A disk that fills up while recording is the environment's failure, not the input's:
+`record` exits 2, says which file, how much of it was written and the system's reason,
+stops recording but lets the command run to its end, and still says how the command ended.
+The file keeps its whole chunks and no end chunk, so readers say it is incomplete rather
+than taking it for a whole recording.
 
 A 256 KiB file system holds the header and the first tables, not the first chunk of events:
 

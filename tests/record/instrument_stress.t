@@ -1,4 +1,4 @@
-Instrumentation never changes what a program does (issue 18). cw-prog-hookstress
+Instrumentation never changes what a program does. cw-prog-hookstress
 (tests/programs/hookstress.c, built with AddressSanitizer) runs 8 threads that call the
 functions tests/record/packs/stress.cw names and add to the flag it declares, while
 another thread signals them one by one (the handler calls a hooked function too) and

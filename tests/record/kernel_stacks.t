@@ -1,7 +1,7 @@
-Kernel stacks where a call blocked (issue 15): with stacks on (the default, `--stacks
-blocking`), when a system call blocks the recorder takes the kernel's stack as well as the
-user's and names its frames from /proc/kallsyms at once, so the trace shows them on any
-machine. `causeway debug` lists them first (marked [kernel]) in the blocked call's stack.
+Kernel stacks where a call blocked: with stacks on (the default, `--stacks blocking`),
+when a system call blocks the recorder takes the kernel's stack as well as the user's and
+names its frames from /proc/kallsyms at once, so the trace shows them on any machine.
+`causeway debug` lists them first (marked [kernel]) in the blocked call's stack.
 
 Root must be able to read kernel addresses in /proc/kallsyms (kptr_restrict 2 hides them
 from everyone; the frames would keep their addresses only):

@@ -1,6 +1,6 @@
-Recording inside a PID namespace (a container) is refused (issue 18): the eBPF probes
-report the host's pids, while /proc, getpid() and --pid there give the namespace's, so
-the recorder's filter on itself, --pid, the process names and the memory maps would each
+Recording inside a PID namespace (a container) is refused: the eBPF probes report the
+host's pids, while /proc, getpid() and --pid there give the namespace's, so the
+recorder's filter on itself, --pid, the process names and the memory maps would each
 number processes differently (before this, such a trace named the command "pid 2" in its
 marker and process table while its events came from the host's pid). The refusal comes
 before anything is run or written, says why and what to do, and exits 2.

@@ -1,4 +1,4 @@
-// A circular wait broken by a timeout: the Chromium input-method livelock (seed 000 §2.3).
+// A circular wait broken by a timeout: the Argus paper's Chromium input-method livelock (§2.3).
 //
 //   cw-scn-livelock [TIMEOUT_MS]     (default 1500)
 //

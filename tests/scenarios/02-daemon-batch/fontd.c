@@ -1,6 +1,6 @@
-// A daemon that serves many clients inside one callback (seed 000 §3.1 "dispatch message
-// batching": fontd's dispatch_mig_server() runs a whole server loop inside one callback, so
-// one "segment" holds the requests of many apps).
+// A daemon that serves many clients inside one callback (the Argus paper, §3.1, "dispatch
+// message batching": fontd's dispatch_mig_server() runs a whole server loop inside one
+// callback, so one "segment" holds the requests of many apps).
 //
 //   cw-scn-fontd [RENDER_MS]   RENDER_MS (default 600): how long cw-fontd renders for
 //                              cw-client-b in the slow round

@@ -1,5 +1,5 @@
 # cw-scn-fontd (fontd.c): serve_ready() is a server loop inside one call, and each
-# handle_request() call in it serves one client's request (seed 000 §3.1, fontd's
+# handle_request() call in it serves one client's request (the Argus paper, §3.1, fontd's
 # dispatch_mig_server). Naming the functions makes `causeway record --rules` trace them.
 pack scn.fontd {
   version "0.1.0"

@@ -1,5 +1,5 @@
 # cw-scn-wserver (wserver.c): reply_and_receive() sends the reply to the previous request
-# and receives the next one in one io_uring_enter (seed 000 §3.1, WindowServer's
+# and receives the next one in one io_uring_enter (the Argus paper, §3.1, WindowServer's
 # mach_msg(SEND|RCV)). The recorder does not decode io_uring: all it sees of the call is the
 # wake-ups it makes and its block. Naming the function makes `causeway record --rules`
 # trace its entry and exit, so these rules can tell which is which.

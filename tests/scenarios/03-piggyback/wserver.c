@@ -1,4 +1,4 @@
-// Reply to the previous request and receive the next one in one call (seed 000 §3.1
+// Reply to the previous request and receive the next one in one call (the Argus paper, §3.1,
 // "batching in event processing": WindowServer sends the reply to the last request and
 // receives the next message in one mach_msg(SEND|RCV)).
 //

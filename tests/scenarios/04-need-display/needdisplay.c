@@ -1,5 +1,5 @@
-// A flag set by a worker and read by the main loop: CoreAnimation's need_display (seed 000
-// §3.2, Figure 5). A worker thread lays out new content and sets a global `need_display`;
+// A flag set by a worker and read by the main loop: CoreAnimation's need_display (the Argus
+// paper, §3.2, Figure 5). A worker thread lays out new content and sets a global `need_display`;
 // the main thread's frame loop checks the flag on every frame and draws when it is set.
 // Nothing in the kernel joins the worker to the main thread: the store is a plain store.
 //

@@ -1,4 +1,4 @@
-// A yield loop waiting for a flag (seed 000 §3.2 and §6.2, RepeatedYield): a main thread
+// A yield loop waiting for a flag (the Argus paper, §3.2 and §6.2, RepeatedYield): a main thread
 // spins with sched_yield() until another thread sets a global, and what kept that thread
 // from setting it lies in a third process.
 //

@@ -1,5 +1,5 @@
-// Mutex contention that makes superfluous wake-up edges (seed 000 §3.1 "mutual exclusion",
-// §6 Installer: worker threads that contend for a lock wake one another on unlock).
+// Mutex contention that makes superfluous wake-up edges (the Argus paper, §3.1 "mutual
+// exclusion", §6 Installer: worker threads that contend for a lock wake one another on unlock).
 //
 //   cw-scn-installer [HOLD_MS]   HOLD_MS (default 700): how long cw-worker-1 holds the lock
 //                                in the slow round

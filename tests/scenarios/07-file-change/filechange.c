@@ -1,5 +1,5 @@
 // Scenario 07-file-change: a long main-thread handler started by another process's change
-// to a file the editor watches (seed 000 §6, TeXstudio: touching the open .bib file
+// to a file the editor watches (the Argus paper, §6, TeXstudio: touching the open .bib file
 // with vim made TeXstudio's main window hang; the path led back through fseventd).
 //
 //   cw-scn-filechange [WORK_MS]   WORK_MS (default 600): how long the re-parse runs

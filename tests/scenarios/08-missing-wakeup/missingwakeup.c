@@ -1,4 +1,4 @@
-// A missing wake-up: a helper that normally wakes a daemon does not (seed 000 §6.2,
+// A missing wake-up: a helper that normally wakes a daemon does not (the Argus paper, §6.2,
 // 4-Installer: Installer waits for authd, which waits for SecurityAgent; with the pointer
 // moved out of the authentication dialog, SecurityAgent never wakes authd).
 //

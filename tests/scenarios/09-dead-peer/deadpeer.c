@@ -1,5 +1,5 @@
 // Scenario 09-dead-peer: an application's main thread blocked reading the reply of a peer
-// that stopped answering (seed 000 §6, Sequel Pro: the app froze while its database
+// that stopped answering (the Argus paper, §6, Sequel Pro: the app froze while its database
 // connection was lost; its main thread waited on the connection).
 //
 //   cw-scn-deadpeer [HOLD_MS]   HOLD_MS (default 1000): how long the checkpoint stalls

@@ -1,6 +1,7 @@
 // Scenario 10-large-paste: a large paste handled on the main thread, with kernel I/O and a
-// timer (seed 000 §6, TextEdit: copying or pasting tens of megabytes of text froze the app
-// in its RTF conversion; the automatic slice, the most recent incoming edge, was enough).
+// timer (the Argus paper, §6, TextEdit: copying or pasting tens of megabytes of text froze
+// the app in its RTF conversion; the automatic slice, the most recent incoming edge, was
+// enough).
 //
 //   cw-scn-paste [WORK_MS]   WORK_MS (default 600): how long the conversion runs
 //
