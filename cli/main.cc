@@ -91,16 +91,29 @@ int main(int argc, char** argv) {
     try {
       app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-      int rc = app.exit(e);
-      return rc == 0 ? kExitOk : kExitBadInput;
+      if (e.get_exit_code() == 0) {  // --help, --help-all, --version
+        app.exit(e);
+        return kExitOk;
+      }
+      // As every other error: prefixed with the command it is about, then where to look.
+      std::string command = "causeway";
+      for (const CLI::App* sub = &app;;) {
+        const std::vector<CLI::App*> parsed = sub->get_subcommands();
+        if (parsed.empty()) break;
+        sub = parsed.front();
+        command += " " + sub->get_name();
+      }
+      std::cerr << command << ": " << e.what() << "\n"
+                << "run '" << command << " --help' for the options\n";
+      return kExitBadInput;
     }
   }
   for (auto& c : commands)
     if (c.app->parsed()) {
       // Names, paths and markers from a trace reach the terminal in reports, questions and
       // messages: everything a command prints goes out with control bytes and bytes that
-      // are not UTF-8 shown as \xNN (issue 18, defect 3). Not `rules fmt`, whose output is
-      // the pack itself.
+      // are not UTF-8 shown as \xNN: a recorded program chooses those bytes, and must not
+      // command the terminal. Not `rules fmt`, whose output is the pack itself.
       std::optional<cw::TerminalGuard> out_guard, err_guard;
       if (c.app->get_name() != "fmt") {
         out_guard.emplace(std::cout);

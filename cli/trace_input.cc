@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <fstream>
 #include <iostream>
+#include <set>
 
 #include "base/source.h"
 #include "cli/exit_codes.h"
 #include "cli/progress.h"
 #include "engine/cache/cache.h"
+#include "trace/command_marker.h"
 #include "trace/symbolize.h"
 #include "trace/text_format.h"
 
@@ -174,9 +176,20 @@ int read_trace_input(const std::string& path, Trace& trace, ReadReport& report,
       *symbols = std::move(sym);
       return kExitOk;
     }
-    if (!sym.files_not_found.empty())
+    // A recording of a command is about the command's processes: a library another
+    // process mapped (a JIT's /memfd: region) says nothing about it.
+    if (const Pid command = command_pid(trace); command != 0) {
+      std::set<std::string> files;
+      for (const auto& [pid, not_found] : sym.files_not_found_by_pid)
+        if (in_process_tree(trace, pid, command)) files.insert(not_found.begin(), not_found.end());
+      if (!files.empty())
+        std::cerr << fmt::format(
+            "{}: note: stack frames of the recorded command's processes unnamed; not found: {}\n",
+            path, fmt::join(files, ", "));
+    } else if (!sym.files_not_found.empty()) {
       std::cerr << fmt::format("{}: note: {} stack frames unnamed; not found: {}\n", path,
                                sym.frames_unresolved, fmt::join(sym.files_not_found, ", "));
+    }
   }
   return kExitOk;
 }

@@ -25,8 +25,8 @@ same.
   plain same
   z19 same
   $ causeway convert examples/server-loop.trace --compress zstd=30 -o $TMP_DIR/x.cwt
-  --compress: 'zstd=30': the zstd level is a whole number from 1 to 22
-  Run with --help for more information.
+  causeway convert: --compress: 'zstd=30': the zstd level is a whole number from 1 to 22
+  run 'causeway convert --help' for the options
   [1]
 
 Output files are never written through a symbolic link (as root in a shared folder that

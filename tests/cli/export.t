@@ -130,8 +130,8 @@ has nothing to draw.
 Errors say what is wrong, with the exit codes of cli/exit_codes.h.
 
   $ causeway export examples/slow-server.trace --format svg -o $TMP_DIR/x
-  --format: svg not in {perfetto,chrome,dot}
-  Run with --help for more information.
+  causeway export: --format: svg not in {perfetto,chrome,dot}
+  run 'causeway export --help' for the options
   [1]
 
   $ causeway export examples/slow-server.trace --format dot --hang 811@soon -o $TMP_DIR/x

@@ -66,3 +66,9 @@ falls in the schema chunk; compressed (the default), in the events chunk.
   $ causeway convert examples/server-loop.trace -o $TMP_DIR/demo.cwt 2>/dev/null && head -c 3000 $TMP_DIR/demo.cwt > $TMP_DIR/cut.cwt && causeway graph $TMP_DIR/cut.cwt --json 2>&1 | sed "s|$TMP_DIR/||" | grep -E 'warning|skipped_chunks'
   cut.cwt: warning: skipped 312 bytes at offset 2688: truncated compressed events chunk (needs 464 bytes, 288 left)
       "skipped_chunks": 1,
+
+Stack frames whose files are not on this machine are noted, but only those of the
+recorded command's processes: another process's JIT region says nothing about it.
+
+  $ causeway graph tests/cli/data/unnamed-frames.trace 2>&1 >/dev/null
+  tests/cli/data/unnamed-frames.trace: note: stack frames of the recorded command's processes unnamed; not found: /nonexistent/app-binary

@@ -1,8 +1,9 @@
-Names, paths and markers in a trace are whatever the recorded program wrote (issue 18,
-defect 3). The fixture is examples/slow-server.trace with the client's comm holding an
-OSC sequence (ESC ] 0 ; pwn BEL: it would retitle the terminal), the worker's comm a
-newline and a fake report line, the server's comm and a recorder note bytes that are not
-UTF-8 (and ESC [ 2 J, clear the screen), and a stack frame a C1 control (U+009B, CSI).
+Names, paths and markers in a trace are whatever the recorded program wrote, escape
+sequences included. The fixture is examples/slow-server.trace with the client's comm
+holding an OSC sequence (ESC ] 0 ; pwn BEL: it would retitle the terminal), the worker's
+comm a newline and a fake report line, the server's comm and a recorder note bytes that
+are not UTF-8 (and ESC [ 2 J, clear the screen), and a stack frame a C1 control (U+009B,
+CSI).
 Every human-readable output shows those bytes as \xNN: none reaches the terminal raw, and
 a newline in a name does not start a line of the report.
 
@@ -91,13 +92,13 @@ listing of a shared folder): when the option parser cannot take it, its message 
 with the control bytes shown as \xNN.
 
   $ causeway graph $'no-such\e]0;pwn\a.trace'
-  TRACE: File does not exist: no-such\x1b]0;pwn\x07.trace
-  Run with --help for more information.
+  causeway graph: TRACE: File does not exist: no-such\x1b]0;pwn\x07.trace
+  run 'causeway graph --help' for the options
   [1]
 
   $ causeway graph examples/server-loop.trace $'--\e[2Jx'
-  The following argument was not expected: --\x1b[2Jx
-  Run with --help for more information.
+  causeway graph: The following argument was not expected: --\x1b[2Jx
+  run 'causeway graph --help' for the options
   [1]
 
   $ causeway $'grap\e' x.trace

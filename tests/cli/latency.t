@@ -1,4 +1,4 @@
-Function latencies inferred from the stacks on events (seed 004's example, Figure 3):
+Function latencies inferred from the stacks on events (IntroPerf's example, Figure 3):
 each context from its process frame to a leaf, with each function's own time and its
 distance from the costliest function of the context (0).
 
@@ -206,8 +206,8 @@ Errors.
   [1]
 
   $ causeway latency tests/cli/data/figure3.trace --threshold 3 parsecs
-  The following argument was not expected: parsecs
-  Run with --help for more information.
+  causeway latency: The following argument was not expected: parsecs
+  run 'causeway latency --help' for the options
   [1]
 
   $ causeway latency tests/cli/data/figure3.trace --threshold 3parsecs
@@ -215,8 +215,8 @@ Errors.
   [1]
 
   $ causeway latency --base tests/cli/data/figure3.trace
-  --base requires --buggy
-  Run with --help for more information.
+  causeway latency: --base requires --buggy
+  run 'causeway latency --help' for the options
   [1]
 
 The page (`--html`): one self-contained file that loads nothing from the network, refused

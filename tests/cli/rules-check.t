@@ -46,8 +46,8 @@ A rule id it does not know is an error, with the nearest id.
 A missing file is the user's error.
 
   $ causeway rules check no/such/pack.cw
-  PACK: Path does not exist: no/such/pack.cw
-  Run with --help for more information.
+  causeway rules check: PACK: Path does not exist: no/such/pack.cw
+  run 'causeway rules check --help' for the options
   [1]
 
 A syntax error points at the place, not at the line after.

@@ -81,6 +81,6 @@ broken gives its errors.
 --watch cannot save answers: the saved pack would start a run.
 
   $ causeway debug examples/slow-server.trace --watch --save-answers $TMP_DIR/saved
-  --save-answers excludes --watch
-  Run with --help for more information.
+  causeway debug: --save-answers excludes --watch
+  run 'causeway debug --help' for the options
   [1]
