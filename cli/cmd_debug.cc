@@ -321,7 +321,7 @@ Command add_debug(CLI::App& app) {
                                  "root cause, asking where the trace is ambiguous");
   add_graph_input_options(cmd, args->trace, args->rules, args->no_stdlib);
   cmd->add_option("--hang", args->hang,
-                  "the symptom: auto (the longest stretch a main thread or loop thread did "
+                  "the symptom: auto (the longest stretch a main thread or event-loop thread did "
                   "not return to its loop), TID@SECONDS (thread TID at SECONDS since the "
                   "trace started), or NAME (the longest stretch of the threads named NAME)")
       ->type_name("auto|TID@SECONDS|NAME")

@@ -365,9 +365,10 @@ std::string debug_text(const Trace& trace, const Graph& graph, const Diagnosis& 
     const uint64_t to = rc.end_ns > rc.start_ns ? rc.end_ns : s.end_ns;
     out +=
         fmt::format("  when: {} to {} ({})\n", at(start, from), at(start, to), duration(to - from));
-    out += fmt::format(
-        "  kind: {}{}\n", hang_kind_name(rc.kind),
-        rc.depth == 0 ? " (the hang itself)" : fmt::format(" (culprit at depth {})", rc.depth));
+    out += fmt::format("  kind: {}{}\n", hang_kind_name(rc.kind),
+                       rc.depth == 0   ? " (the hang itself)"
+                       : rc.depth == 1 ? " (what the hang waited for)"
+                                       : fmt::format(" ({} steps behind the hang)", rc.depth));
     out += fmt::format("  what: {}\n", rc.what);
     costliest_text(out, trace, graph, rc);
     stack_text(out, trace, rc.stack, "  ");

@@ -60,7 +60,7 @@ Diagnosis long_wait(const testing::Built& b) {
   Query q;
   q.question.kind = QuestionKind::Edge;
   q.question.subject = first_segment(g, 811);
-  q.question.text = "Which event caused cw-client 811's segment at 1.000 s?";
+  q.question.text = "What made cw-client 811 run at 1.000 s? Several events could have.";
   q.question.options.push_back({"cw-srv-worker 813 send -> recv (message, strong)", "", 1, 0});
   Option stop;
   stop.label = "stop here";
@@ -84,7 +84,7 @@ TEST_CASE("debug text: root cause first, then the hang, the path, the questions,
   CHECK(debug_text(b.trace, b.graph(), d) ==
         "root cause: process cw-server 812, thread cw-srv-worker 813\n"
         "  when: 0.100000 s to 0.300000 s (200.0 ms)\n"
-        "  kind: LongRunning (culprit at depth 1)\n"
+        "  kind: LongRunning (what the hang waited for)\n"
         "  what: ran 200.0 ms on a CPU before its send\n"
         "  costliest functions: unknown (1 stack while it ran; timing a function takes two in "
         "the same context)\n"
@@ -104,7 +104,7 @@ TEST_CASE("debug text: root cause first, then the hang, the path, the questions,
         "hang)\n"
         "\n"
         "questions: 1 asked, 1 answered by rules\n"
-        "  1. [edge] Which event caused cw-client 811's segment at 1.000 s?\n"
+        "  1. [edge] What made cw-client 811 run at 1.000 s? Several events could have.\n"
         "     -> cw-srv-worker 813 send -> recv (message, strong) (AUTOMATIC: the "
         "best-scored of 2 options, nobody was asked)\n"
         "  2. [recurse] cw-srv-worker 813 ran long itself: diagnose it too?\n"
@@ -184,7 +184,7 @@ TEST_CASE("debug --json has exactly the documented keys") {
          {"edge_kind", nullptr},
          {"strength", nullptr}}}},
       {"queries",
-       {{{"question", "Which event caused cw-client 811's segment at 1.000 s?"},
+       {{{"question", "What made cw-client 811 run at 1.000 s? Several events could have."},
          {"kind", "edge"},
          {"options", {"cw-srv-worker 813 send -> recv (message, strong)", "stop here"}},
          {"chosen", "cw-srv-worker 813 send -> recv (message, strong)"},

@@ -421,7 +421,7 @@ class Diagnoser {
         Question q;
         q.kind = QuestionKind::Edge;
         q.subject = v;
-        q.text = fmt::format("Which event caused {}'s segment at {:.6f} s?", who(v),
+        q.text = fmt::format("What made {} run at {:.6f} s? Several events could have.", who(v),
                              secs(g_.segments[v].start_ns));
         q.help =
             "The segment has several incoming edges, or only weak ones (a wake-up or a "
@@ -1149,11 +1149,10 @@ class Diagnoser {
     Question q;
     q.kind = QuestionKind::Recurse;
     q.subject = seg;
-    q.text = fmt::format(
-        "{} {} (from {:.6f} s), while the hang lasted. Diagnose it too (the culprit of the "
-        "culprit)?",
-        who(seg), behaviour(kind, sp),
-        secs(kind == HangKind::LongWait ? sp.longest_block_start : sp.start_ns));
+    q.text =
+        fmt::format("{} {} (from {:.6f} s), while the hang lasted. Find out why it did, in turn?",
+                    who(seg), behaviour(kind, sp),
+                    secs(kind == HangKind::LongWait ? sp.longest_block_start : sp.start_ns));
     q.help =
         "A thread on the normal run's causal path was itself hung while the hang lasted. "
         "Diagnosing it looks for what it was waiting for, recursively; stopping keeps it as "

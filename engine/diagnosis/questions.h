@@ -15,7 +15,7 @@ namespace cw::engine {
 enum class QuestionKind : uint8_t {
   Edge,      // several incoming edges, or only weak ones: which one caused this segment?
   Baseline,  // several segments like the hang's: which one is the normal run?
-  Recurse,   // a culprit is itself hung: diagnose it too ("the culprit of the culprit")?
+  Recurse,   // a culprit is itself hung: find out why it was, in turn?
 };
 std::string_view question_kind_name(QuestionKind k);  // "edge", "baseline", "recurse"
 
@@ -34,7 +34,7 @@ struct Option {
 struct Question {
   QuestionKind kind = QuestionKind::Edge;
   uint32_t subject = kNoIndex;  // the segment asked about
-  std::string text;             // "Which event caused cw-client 811's segment at 1.203 s?"
+  std::string text;             // "What made cw-client 811 run at 1.203 s? …"
   std::string help;             // what the question means and how options are ranked (`?`)
   std::vector<Option> options;  // best first; never empty
 };

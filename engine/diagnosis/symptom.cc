@@ -509,6 +509,14 @@ class Finder {
     return h;
   }
 
+  // "2 main threads", "1 event-loop thread", "2 main threads and 1 event-loop thread": the
+  // counts of the kinds there are.
+  static std::string threads_of(size_t mains, size_t loops) {
+    if (loops == 0) return count_of(mains, "main thread");
+    if (mains == 0) return count_of(loops, "event-loop thread");
+    return count_of(mains, "main thread") + " and " + count_of(loops, "event-loop thread");
+  }
+
   static std::string count_of(size_t n, std::string_view what) {
     return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s");
   }
@@ -551,14 +559,13 @@ class Finder {
             : std::string();
     if (pool.mains + pool.loops == 0) {
       *why = thread_name.empty()
-                 ? "no main thread or loop thread" + pool.whose + " in the trace"
+                 ? "no main thread or event-loop thread" + pool.whose + " in the trace"
                  : "no thread named '" + thread_name + "'" + pool.whose + " in the trace";
       return false;
     }
     if (pool.all.empty()) {
-      *why = fmt::format("no stretch of work in {} and {}{}: every thread was idle in its loop",
-                         count_of(pool.mains, "main thread"), count_of(pool.loops, "loop thread"),
-                         pool.whose);
+      *why = fmt::format("no stretch of work in {}{}: every thread was idle in its loop",
+                         threads_of(pool.mains, pool.loops), pool.whose);
       return false;
     }
     // With markers, only the stretches holding one, if any does.
@@ -780,8 +787,7 @@ class Finder {
             ? fmt::format("{} of {} named {}{} ({}: {:.3f} s)", how,
                           count_of(pool.mains + pool.loops, "thread"), thread_name, pool.whose,
                           best.tid, static_cast<double>(best.end_ns - best.start_ns) / 1e9)
-            : fmt::format("{} of {} and {}{} ({} {}: {:.3f} s)", how,
-                          count_of(pool.mains, "main thread"), count_of(pool.loops, "loop thread"),
+            : fmt::format("{} of {}{} ({} {}: {:.3f} s)", how, threads_of(pool.mains, pool.loops),
                           pool.whose, comm(best.tid), best.tid,
                           static_cast<double>(best.end_ns - best.start_ns) / 1e9);
     chosen += over_descendant;

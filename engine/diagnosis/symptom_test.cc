@@ -110,7 +110,7 @@ TEST_CASE("auto picks a main thread's long wait over a shorter computation") {
   CHECK(h.last_segment == h.segment);
   CHECK(h.profile.longest_block_ns == 899'900'000);
   CHECK(h.chosen_by ==
-        "auto: longest stretch of 2 main threads and 0 loop threads (client 100: "
+        "auto: longest stretch of 2 main threads (client 100: "
         "0.901 s)");
 
   SUBCASE("the computation, asked for by thread and time, is LongRunning") {
@@ -311,7 +311,7 @@ TEST_CASE("a loop thread's idle waits are not part of any stretch") {
   CHECK(h.kind == HangKind::LongRunning);
   CHECK(h.segment == segment_at(b, 101, 1 * kMs));
   CHECK(h.chosen_by ==
-        "auto: longest stretch of 1 main thread and 1 loop thread (worker 101: "
+        "auto: longest stretch of 1 main thread and 1 event-loop thread (worker 101: "
         "0.300 s)");
 
   SUBCASE("without the loop rule the worker is no candidate: the main thread is taken") {
@@ -319,8 +319,7 @@ TEST_CASE("a loop thread's idle waits are not part of any stretch") {
     const Found g = find(plain);
     REQUIRE_MESSAGE(g.hang, g.why);
     CHECK(g.hang->tid == 100);
-    CHECK(g.hang->chosen_by ==
-          "auto: longest stretch of 1 main thread and 0 loop threads (server 100: 0.050 s)");
+    CHECK(g.hang->chosen_by == "auto: longest stretch of 1 main thread (server 100: 0.050 s)");
   }
   SUBCASE("asked for during an idle wait, the wait's segment is the stretch") {
     const Found g = find(b, at(101, 1000 * kMs));
@@ -379,7 +378,7 @@ TEST_CASE("the recorded command's marker restricts candidates to it and its desc
   // sh's wait4 is no blocking wait for these rules: one 1.001 s segment, the longest.
   CHECK(f.hang->tid == 100);
   CHECK(f.hang->chosen_by ==
-        "auto: longest stretch of 2 main threads and 0 loop threads of process 100 and its "
+        "auto: longest stretch of 2 main threads of process 100 and its "
         "descendants (the recorded command) (sh 100: 1.001 s)");
 
   SUBCASE("a command with no main thread in the trace is an error") {
@@ -389,7 +388,7 @@ TEST_CASE("the recorded command's marker restricts candidates to it and its desc
     const Found g = find(c);
     CHECK(!g.hang);
     CHECK(g.why ==
-          "no main thread or loop thread of process 77 and its descendants (the recorded "
+          "no main thread or event-loop thread of process 77 and its descendants (the recorded "
           "command) in the trace");
   }
 }
@@ -418,8 +417,8 @@ TEST_CASE("a marker chooses the stretch that holds it") {
   CHECK(f.hang->start_ns == 1'000'500'000);
   CHECK(f.hang->kind == HangKind::LongWait);
   CHECK(f.hang->chosen_by ==
-        "marker \"slow click\" at 1.100 s: longest stretch holding it of 2 main threads and 0 "
-        "loop threads (app 100: 0.301 s)");
+        "marker \"slow click\" at 1.100 s: longest stretch holding it of 2 main threads "
+        "(app 100: 0.301 s)");
 }
 
 // The recorded command sh 100 started: a client 300 that asked server 500 and waited 1 s
@@ -475,7 +474,7 @@ TEST_CASE("auto ranks threads that wait by design below a thread that stopped re
   CHECK(f.hang->tid == 300);
   CHECK(f.hang->kind == HangKind::LongWait);
   CHECK(f.hang->chosen_by ==
-        "auto: longest stretch of 5 main threads and 0 loop threads of process 100 and its "
+        "auto: longest stretch of 5 main threads of process 100 and its "
         "descendants (the recorded command) (client 300: 1.000 s); ranked above 2 longer "
         "threads that wait by design (helper 400: idle all its life: it never returned from "
         "recvmsg and did no work outside it, …)");

@@ -15,7 +15,7 @@ the second answer takes 800 ms of computing, so the client's second read waits.
                                 add rule packs (files or folders), in order
     --no-stdlib                 do not load stdlib-rules
     --hang auto|TID@SECONDS|NAME=auto
-                                the symptom: auto (the longest stretch a main thread or loop thread did not return to its loop), TID@SECONDS (thread TID at SECONDS since the trace started), or NAME (the longest stretch of the threads named NAME)
+                                the symptom: auto (the longest stretch a main thread or event-loop thread did not return to its loop), TID@SECONDS (thread TID at SECONDS since the trace started), or NAME (the longest stretch of the threads named NAME)
     --answers FILE:FILE         answer the questions from FILE: one option number or 's' (stop) per line, '#' comments; then ask (terminal) or choose the best (otherwise)
     --save-answers PACK Excludes: --watch
                                 write every answer as an `answer` rule in folder PACK (PACK/pack.cw, with a test): --rules PACK then asks nothing
@@ -73,7 +73,7 @@ The root cause comes first, then the hang, the causal path, the questions.
   $ causeway debug examples/slow-server.trace
   root cause: process cw-server 812, thread cw-srv-worker 813
     when: 0.009600 s to 0.819100 s (809.5 ms)
-    kind: LongRunning (culprit at depth 1)
+    kind: LongRunning (what the hang waited for)
     what: ran 799.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1; its work began with a message from cw-client 811 at 0.019000 s
     costliest functions (from its 5 stacks, as `causeway latency`): serve 799.9 ms, recvfrom 9.6 ms
     stack:
@@ -83,7 +83,7 @@ The root cause comes first, then the hang, the causal path, the questions.
   
   hang: LongWait of thread cw-client 811 (process cw-client 811)
     when: 0.019100 s to 0.820000 s (800.9 ms)
-    found by: auto: longest stretch of 1 main thread and 0 loop threads (cw-client 811: 0.801 s)
+    found by: auto: longest stretch of 1 main thread (cw-client 811: 0.801 s)
     blocked: 800.1 ms from 0.019100 s in read(fd: 3)
     stack:
       read
@@ -95,7 +95,7 @@ The root cause comes first, then the hang, the causal path, the questions.
       0.819200 s  cw-client 811         recv(fd: 3<object 2>, offset: 64, len: 64, peer: 812)  (the hang)
   
   questions: 1 asked
-    1. [recurse] cw-srv-worker 813 (cw-server 812) ran 799.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 (from 0.009600 s), while the hang lasted. Diagnose it too (the culprit of the culprit)?
+    1. [recurse] cw-srv-worker 813 (cw-server 812) ran 799.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 (from 0.009600 s), while the hang lasted. Find out why it did, in turn?
        -> diagnose cw-srv-worker 813 (cw-server 812) (AUTOMATIC: the best-scored of 2 options, nobody was asked)
     1 of 1 choices were made automatically; answer them in a terminal, or with --answers FILE.
   
@@ -119,14 +119,14 @@ of diagnosing it too (the only question here: whether to recurse into the culpri
 
   $ printf '# the worker is the culprit; stop there\ns\n' > $TMP_DIR/answers && causeway debug examples/slow-server.trace --answers $TMP_DIR/answers | sed -n '/^questions/,/^$/p'
   questions: 1 asked
-    1. [recurse] cw-srv-worker 813 (cw-server 812) ran 799.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 (from 0.009600 s), while the hang lasted. Diagnose it too (the culprit of the culprit)?
+    1. [recurse] cw-srv-worker 813 (cw-server 812) ran 799.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 (from 0.009600 s), while the hang lasted. Find out why it did, in turn?
        -> stop: it is the root cause (from the answers file)
   
 
 A line that answers nothing is an error at its line.
 
   $ printf '# the first answer\nmaybe\n' > $TMP_DIR/bad-answers && causeway debug examples/slow-server.trace --answers $TMP_DIR/bad-answers 2>&1 | sed "s|$TMP_DIR/||"
-  bad-answers:2: expected an option number from 1 to 2 or 's' for question "cw-srv-worker 813 (cw-server 812) ran 799.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 (from 0.009600 s), while the hang lasted. Diagnose it too (the culprit of the culprit)?", got 'maybe'
+  bad-answers:2: expected an option number from 1 to 2 or 's' for question "cw-srv-worker 813 (cw-server 812) ran 799.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 (from 0.009600 s), while the hang lasted. Find out why it did, in turn?", got 'maybe'
 
   $ causeway debug examples/slow-server.trace --answers $TMP_DIR/bad-answers >/dev/null 2>&1
   [1]
@@ -167,7 +167,7 @@ the same thread.
   root cause: process cw-server 812, thread cw-srv-worker 813
     when: 0.009600 s to 0.819100 s (809.5 ms)
   questions: 0 asked, 1 answered by rules
-    1. [recurse] cw-srv-worker 813 (cw-server 812) ran 799.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 (from 0.009600 s), while the hang lasted. Diagnose it too (the culprit of the culprit)?
+    1. [recurse] cw-srv-worker 813 (cw-server 812) ran 799.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 (from 0.009600 s), while the hang lasted. Find out why it did, in turn?
        -> diagnose cw-srv-worker 813 (cw-server 812) (by rule answers.replay/q1)
   
 
@@ -181,7 +181,7 @@ ranked, each with its evidence; `?` explains the question and shows all the evid
 again; `s` takes the option that stops.
 
   $ printf '?\ns\n' | script -qec "causeway debug examples/slow-server.trace" /dev/null | tr -d '\r' | grep -E '^(question 1|  [12]\)|A thread on|answer \[|     -> )' | sed 's/answer \[\([^]]*\)\]: .*/answer [\1]:/'
-  question 1 (recurse): cw-srv-worker 813 (cw-server 812) ran 799.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 (from 0.009600 s), while the hang lasted. Diagnose it too (the culprit of the culprit)?
+  question 1 (recurse): cw-srv-worker 813 (cw-server 812) ran 799.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 (from 0.009600 s), while the hang lasted. Find out why it did, in turn?
     1) diagnose cw-srv-worker 813 (cw-server 812)
     2) stop: it is the root cause
   answer [1-2, Enter = 1, ? = explain, s = stop]:

@@ -116,7 +116,7 @@ has nothing to draw.
   examples/server-loop.trace: note: no hang found: the longest time a candidate thread went without a response was 0.002 s (server 11, LongRunning at 0.003 s), under the 0.500 s threshold (--min-hang); the export marks no causal path
 
   $ causeway export tests/cli/data/figure3.trace --format perfetto -o $TMP_DIR/f.pftrace
-  tests/cli/data/figure3.trace: note: no main thread or loop thread in the trace; the export marks no causal path
+  tests/cli/data/figure3.trace: note: no main thread or event-loop thread in the trace; the export marks no causal path
   wrote /tmp/.* \(perfetto\): 1 thread, 1 slices, 0 flows, 0 markers (re)
 
   $ causeway export tests/cli/data/figure3.trace --format perfetto --hang nosuchname -o $TMP_DIR/f.pftrace
@@ -150,7 +150,7 @@ best-scored option. An answer that fits no option says where it is.
   wrote x (dot): 2 threads, 5 slices, 6 flows, 0 markers
 
   $ printf '# one question\n7\n' > $TMP_DIR/answers && cd $TMP_DIR && causeway export $OLDPWD/examples/slow-server.trace --format dot --answers answers -o x
-  answers:2: expected an option number from 1 to 2 or 's' for question "cw-srv-worker 813 (cw-server 812) ran 799.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 (from 0.009600 s), while the hang lasted. Diagnose it too (the culprit of the culprit)?", got '7'
+  answers:2: expected an option number from 1 to 2 or 's' for question "cw-srv-worker 813 (cw-server 812) ran 799.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 (from 0.009600 s), while the hang lasted. Find out why it did, in turn?", got '7'
   [1]
 
   $ causeway export examples/slow-server.trace --format dot -o /nonexistent/x.dot

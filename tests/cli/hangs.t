@@ -49,7 +49,7 @@ The client stopped responding; the two longer waits are by design and rank below
   $ causeway debug tests/cli/data/by-design.trace --auto 2>/dev/null | sed -n '/^hang:/,/^$/p'
   hang: LongWait of thread client 300 (process client 300)
     when: 0.001500 s to 1.002000 s (1.000 s)
-    found by: auto: longest stretch of 4 main threads and 1 loop thread of process 100 and its descendants (the recorded command) (client 300: 1.000 s); ranked above 2 longer threads that wait by design (helper 400: idle all its life: it never returned from recvmsg and did no work outside it, …)
+    found by: auto: longest stretch of 4 main threads and 1 event-loop thread of process 100 and its descendants (the recorded command) (client 300: 1.000 s); ranked above 2 longer threads that wait by design (helper 400: idle all its life: it never returned from recvmsg and did no work outside it, …)
     blocked: 999.5 ms from 0.001600 s in read(fd: 3)
     stack:
       read
@@ -88,4 +88,4 @@ Below --min-hang (default 0.5 s) there is no hang to diagnose: `sleep 0.3` recor
 A trace without a candidate thread says so.
 
   $ printf 'causeway-trace 1\nthread 7 pid=0 comm=kworker kernel\n0 7 switch_in\n' > $TMP_DIR/none.trace && causeway hangs $TMP_DIR/none.trace
-  no candidate: no main thread or loop thread in the trace
+  no candidate: no main thread or event-loop thread in the trace

@@ -24,7 +24,7 @@ a newline in a name does not start a line of the report.
   $ causeway debug tests/cli/data/hostile-names.trace --auto
   root cause: process cw-\xff\xfeserver 812, thread worker\x0aroot cause: none 813
     when: 0.010600 s to 0.820100 s (809.5 ms)
-    kind: LongRunning (culprit at depth 1)
+    kind: LongRunning (what the hang waited for)
     what: ran 799.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1; its work began with a message from cw-\x1b]0;pwn\x07client 811 at 0.020000 s
     costliest functions (from its 5 stacks, as `causeway latency`): serve 799.9 ms, recvfrom 9.6 ms
     stack:
@@ -34,7 +34,7 @@ a newline in a name does not start a line of the report.
   
   hang: LongWait of thread cw-\x1b]0;pwn\x07client 811 (process cw-\x1b]0;pwn\x07client 811)
     when: 0.020100 s to 0.821000 s (800.9 ms)
-    found by: auto: longest stretch of 1 main thread and 0 loop threads (cw-\x1b]0;pwn\x07client 811: 0.801 s)
+    found by: auto: longest stretch of 1 main thread (cw-\x1b]0;pwn\x07client 811: 0.801 s)
     blocked: 800.1 ms from 0.020100 s in read(fd: 3)
     stack:
       read
@@ -46,7 +46,7 @@ a newline in a name does not start a line of the report.
       0.820200 s  cw-\x1b]0;pwn\x07client 811  recv(fd: 3<object 2>, offset: 64, len: 64, peer: 812)  (the hang)
   
   questions: 1 asked
-    1. [recurse] worker\x0aroot cause: none 813 (cw-\xff\xfeserver 812) ran 799.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 (from 0.010600 s), while the hang lasted. Diagnose it too (the culprit of the culprit)?
+    1. [recurse] worker\x0aroot cause: none 813 (cw-\xff\xfeserver 812) ran 799.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 (from 0.010600 s), while the hang lasted. Find out why it did, in turn?
        -> diagnose worker\x0aroot cause: none 813 (cw-\xff\xfeserver 812) (AUTOMATIC: the best-scored of 2 options, nobody was asked)
     1 of 1 choices were made automatically; answer them in a terminal, or with --answers FILE.
   

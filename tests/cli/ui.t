@@ -14,7 +14,7 @@ Quit ends the server then (exit 0) without an answer.
   GET /TOKEN/ 200
   GET /TOKEN/api/state 200
   phase: question
-  question 1 (recurse): cw-srv-worker 813 (cw-server 812) ran 799.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 (from 0.009600 s), while the hang lasted. Diagnose it too (the culprit of the culprit)?
+  question 1 (recurse): cw-srv-worker 813 (cw-server 812) ran 799.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 (from 0.009600 s), while the hang lasted. Find out why it did, in turn?
     - diagnose cw-srv-worker 813 (cw-server 812)
     - stop: it is the root cause
   POST quit 200

@@ -19,7 +19,7 @@ The first run is the report without --watch; --watch implies --auto, so nothing 
   >  echo $! >$TMP_DIR/pid; wait $!; echo "exit $?" >$TMP_DIR/status) &
   > bash $TMP_DIR/until 1 '^watching' && grep -E '^(root cause:|  kind:|watching)' $TMP_DIR/out
   root cause: process cw-server 812, thread cw-srv-worker 813
-    kind: LongRunning (culprit at depth 1)
+    kind: LongRunning (what the hang waited for)
   watching [0-9]+ packs for changes; Ctrl-C ends (re)
 
 A rule added to the pack: a separator with the time, the file and the run's number, then

@@ -197,7 +197,7 @@ The largest ids a trace can hold (a process and threads 4294967295 and 429496729
   
   hang: LongWait of thread big 4294967295 (process big 4294967295)
     when: 0.000000 s to 0.899000 s (899.0 ms)
-    found by: auto: longest stretch of 1 main thread and 0 loop threads (big 4294967295: 0.899 s)
+    found by: auto: longest stretch of 1 main thread (big 4294967295: 0.899 s)
     blocked: 899.0 ms from 0.000000 s in read(fd: 3)
     stack: none recorded
   
@@ -205,7 +205,7 @@ The largest ids a trace can hold (a process and threads 4294967295 and 429496729
       0.000000 s  big 4294967295        read(fd: 3)  (the hang)
   
   questions: 1 asked
-    1. [edge] Which event caused big 4294967295's segment at 0.000000 s?
+    1. [edge] What made big 4294967295 run at 0.000000 s? Several events could have.
        -> waker 4294967294 (big 4294967295) → big 4294967295: wakeup (weak) at 0.899000 s (AUTOMATIC: the best-scored of 2 options, nobody was asked)
     1 of 1 choices were made automatically; answer them in a terminal, or with --answers FILE.
   
