@@ -15,6 +15,7 @@
 #include "engine/diagnosis/logical_wait.h"
 #include "engine/diagnosis/polling_end.h"
 #include "engine/diagnosis/similar_segments.h"
+#include "engine/diagnosis/stack_depth.h"
 #include "engine/graph/expr_eval.h"
 #include "engine/graph/span_tree.h"
 #include "rules/lua_host.h"
@@ -122,6 +123,7 @@ class Diagnoser {
     std::stable_sort(d_.root_causes.begin(), d_.root_causes.end(),
                      [](const RootCause& a, const RootCause& b) { return a.depth > b.depth; });
     finish_path();
+    if (auto note = shallow_stacks_note(trace_, d_)) d_.notes.push_back(std::move(*note));
     return std::move(d_);
   }
 
