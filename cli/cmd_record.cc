@@ -591,7 +591,7 @@ std::vector<Command> add_record(CLI::App& app) {
   cmd->add_option("-o,--output", args->output, "trace file to write (default causeway.cwt)");
   // One value per --pid (repeat it, or give a comma list as perf -p takes): a list of
   // values would run on into `-- CMD` and take the command's options for causeway's.
-  cmd->add_option("--pid", args->pids,
+  cmd->add_option("-p,--pid", args->pids,
                   "record only these processes (and their children): --pid 1,2 or --pid 1 --pid 2")
       ->delimiter(',')
       ->allow_extra_args(false)
@@ -612,7 +612,7 @@ std::vector<Command> add_record(CLI::App& app) {
       "also sample the recorded threads that are on a CPU, HZ times a second (cpu-clock), "
       "each sample with its user stack: 'sample' events, so busy time has stacks too (where "
       "cpu-clock events cannot be opened, causeway says so and records without samples)";
-  cmd->add_option("--sample", args->sample_hz, sample_help);
+  cmd->add_option("-F,--sample", args->sample_hz, sample_help);
   cmd->add_option("--buffer", args->buffer, "kernel ring buffer size (default 64M)");
   add_compress_option(cmd, args->compress, args->writer);
   cmd->add_option("--duration", args->duration, "stop after this many seconds");
@@ -657,7 +657,7 @@ std::vector<Command> add_record(CLI::App& app) {
   auto* start = cmd->add_subcommand("start", "start an always-on recording in a ring of files");
   start->add_option("--size", *size, "bound of the ring on disk (default 2G)");
   start
-      ->add_option("--pid", args->pids,
+      ->add_option("-p,--pid", args->pids,
                    "record only these processes (and their children): --pid 1,2 or --pid 1 --pid 2")
       ->delimiter(',')
       ->allow_extra_args(false)
@@ -667,7 +667,7 @@ std::vector<Command> add_record(CLI::App& app) {
   // Bound to variables of their own: sharing record's made CLI11 (2.1) refuse them in
   // `record --pid P --sample HZ -- CMD`; record_start copies them over.
   start->add_option("--call-graph", args->start_call_graph, call_graph_help);
-  start->add_option("--sample", args->start_sample_hz, sample_help);
+  start->add_option("-F,--sample", args->start_sample_hz, sample_help);
   start->add_option("--buffer", args->buffer, "kernel ring buffer size (default 64M)");
   add_compress_option(start, args->compress, args->writer);
   start->add_option("--rules", args->rules,

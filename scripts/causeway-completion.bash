@@ -4,17 +4,17 @@
 
 _causeway_options() {
   case "$1" in
-    graph) echo "--rules --no-stdlib --format --json --edges --dot --help" ;;
-    debug) echo "--rules --no-stdlib --format --hang --answers --save-answers --auto --json --beam-width --lookback --help" ;;
-    convert) echo "-o --output --to --format --help" ;;
+    graph) echo "--rules --no-stdlib --format --json --edges --dot --no-cache --help" ;;
+    debug) echo "--rules --no-stdlib --format --hang --answers --save-answers --watch --auto --json --baseline --beam-width --lookback --min-hang --no-cache --help" ;;
+    convert) echo "-o --output --to --format --compress --help" ;;
     eval) echo "--suite --programs --keep --from --json --show --latency --help" ;;
     latency) echo "--base --buggy --normalize --pid --comm --top --mode --threshold --format --json --html --folded --help" ;;
-    hangs) echo "--rules --no-stdlib --top --format --json --help" ;;
+    hangs) echo "--rules --no-stdlib --top --format --json --no-cache --help" ;;
     ui) echo "--rules --no-stdlib --format --no-cache --hang --answers --save-answers --port --no-browser --json --help" ;;
     export) echo "--format -o --output --rules --no-stdlib --hang --answers --min-hang --trace-format --no-cache --help" ;;
-    record) echo "-o --output --pid --stacks --call-graph --sample --buffer --duration --rules --no-stdlib --flags --hooks --dir --help" ;;
-    "record start") echo "--size --pid --stacks --call-graph --sample --buffer --rules --no-stdlib --dir --help" ;;
-    "record stop") echo "-o --output --dir --help" ;;
+    record) echo "-o --output -p --pid --stacks --call-graph -F --sample --buffer --compress --duration --rules --no-stdlib --flags --hooks --dir --help" ;;
+    "record start") echo "--size -p --pid --stacks --call-graph -F --sample --buffer --compress --rules --no-stdlib --dir --help" ;;
+    "record stop") echo "-o --output --compress --dir --help" ;;
     "record status") echo "--json --dir --help" ;;
     mark) echo "--dir --help" ;;
     "rules check" | "rules test") echo "--no-stdlib --help" ;;

@@ -75,6 +75,21 @@ bad=$(bash -c '
   done' _ "$prefix/share/bash-completion/completions/causeway" "$cw")
 check "completion options exist${bad:+: not accepted: $bad}" test -z "$bad"
 
+# And every option a command's --help lists is offered (its short and long spellings; -h
+# is --help's).
+missing=$(bash -c '
+  source "$1"; cw=$2
+  for cmd in graph debug convert eval latency hangs ui export record "record start" "record stop" \
+             "record status" mark "rules check" "rules test" "rules fmt" "flags suggest" \
+             "cache size" "cache clean"; do
+    offered=" $(_causeway_options "$cmd") "
+    for opt in $($cw $cmd --help 2>&1 | sed -n "/^Options:/,/^[A-Z]/p" |
+                 grep -oE "^ +(-[A-Za-z],)?--[a-z][a-z0-9-]*" | tr "," " "); do
+      [[ "$opt" == -h || "$offered" == *" $opt "* ]] || echo "$cmd $opt"
+    done
+  done' _ "$prefix/share/bash-completion/completions/causeway" "$cw")
+check "completion offers every option${missing:+: missing: $missing}" test -z "$missing"
+
 # The man pages render.
 if command -v man >/dev/null; then
   check "man causeway renders" bash -c "MANWIDTH=80 man -l '$prefix/share/man/man1/causeway.1' 2>&1 | grep -q 'causeway - find why'"
