@@ -2,40 +2,12 @@
 (docs/diagnosis.md). The fixture: a client asks a server's worker twice over a socket;
 the second answer takes 800 ms of computing, so the client's second read waits.
 
-  $ causeway debug --help
-  find why a thread hung: walk the graph back to the root cause, asking where the trace is ambiguous
+Its help says how it is used, what it asks and what its exit status means (the options
+themselves are checked against the completion by tests/install.sh):
+
+  $ causeway debug --help | grep -E "^Usage|^Questions|^Exit status"
   Usage: causeway debug [OPTIONS] TRACE
-  
-  Positionals:
-    TRACE TEXT:FILE REQUIRED    trace file (binary or text form)
-  
-  Options:
-    -h,--help                   Print this help message and exit
-    --rules PACK:PATH(existing) ...
-                                add rule packs (files or folders), in order
-    --no-stdlib                 do not load stdlib-rules
-    --hang auto|TID@SECONDS|NAME=auto
-                                the symptom: auto (the longest stretch a main thread or event-loop thread did not return to its loop), TID@SECONDS (thread TID at SECONDS since the trace started), or NAME (the longest stretch of the threads named NAME)
-    --answers FILE:FILE         answer the questions from FILE: one option number or 's' (stop) per line, '#' comments; then ask (terminal) or choose the best (otherwise)
-    --save-answers PACK Excludes: --watch
-                                write every answer as an `answer` rule in folder PACK (PACK/pack.cw, with a test): --rules PACK then asks nothing
-    --watch Excludes: --save-answers
-                                read the trace once, then diagnose it again each time a pack file it loads changes, until Ctrl-C (exit 0); implies --auto (--answers still answers first); with --json, one JSON document per run, one per line
-    --auto                      never ask: take the best-scored option (also without a terminal); the report lists each such choice
-    --format TEXT:{auto,binary,text,perf-script}=auto
-                                the trace's form: auto (by content), binary, text, or perf-script (the output of perf script)
-    --no-cache                  neither use nor write the cache beside the trace of its decoded events and built graphs (TRACE.cwcache/, docs/cache.md; also CAUSEWAY_CACHE=off)
-    --json                      print the diagnosis as JSON (docs/json.md)
-    --baseline                  compare the hang's wait with a quick run of the same wait before it even when another thread's wake-up ended it (by default only a wait nobody woke is compared)
-    --beam-width N:UINT in [1 - 4096]=8
-                                paths kept by the beam search
-    --lookback N:UINT in [1 - 1024]=3
-                                steps between prunings of the beam to its width
-    --min-hang SECONDS:FLOAT in [0 - 1e+06]=0.5
-                                with --hang auto or NAME: when no candidate went this many seconds without a response, say "no hang found" (exit 0) instead of diagnosing
-  
   Questions: at a terminal, type an option's number, Enter for the first (best), ? to explain, s to stop. See docs/diagnosis.md.
-  Cache: a binary trace's decoded events and the graph are kept in TRACE.cwcache/ (else ~/.cache/causeway) and used when the trace (and for the graph the packs) and causeway are the same (docs/cache.md); --no-cache or CAUSEWAY_CACHE=off turns it off.
   Exit status: 0 done, 1 the input was wrong (bad trace, pack, --hang, answers file, or no such hang), 2 the environment cannot do it.
 
 A bad symptom is an input error that says what is wrong.

@@ -3,25 +3,11 @@
 recorded command whose client waited 1 s for a server's reply, beside a sleeper that
 slept 3 s on nothing and a helper parked in one recvmsg all its life.
 
-  $ causeway hangs --help
-  list the candidates for `debug --hang auto`: each thread's longest stretch without a response, ranked
+Its help says how it is used, what to do with a candidate and what its exit status means
+(the options themselves are checked against the completion by tests/install.sh):
+
+  $ causeway hangs --help | grep -E "^Usage|^Pass a candidate|^Exit status"
   Usage: causeway hangs [OPTIONS] TRACE
-  
-  Positionals:
-    TRACE TEXT:FILE REQUIRED    trace file (binary or text form)
-  
-  Options:
-    -h,--help                   Print this help message and exit
-    --rules PACK:PATH(existing) ...
-                                add rule packs (files or folders), in order
-    --no-stdlib                 do not load stdlib-rules
-    --top N:UINT in [1 - 100000]=10
-                                list at most N candidates
-    --format TEXT:{auto,binary,text,perf-script}=auto
-                                the trace's form: auto (by content), binary, text, or perf-script (the output of perf script)
-    --json                      print the candidates as JSON (docs/json.md)
-    --no-cache                  neither use nor write the cache beside the trace of its decoded events and built graphs (TRACE.cwcache/, docs/cache.md; also CAUSEWAY_CACHE=off)
-  
   Pass a candidate's TID@SECONDS to `causeway debug --hang`. See docs/diagnosis.md.
   Exit status: 0 done, 1 the input was wrong, 2 the environment cannot do it.
 
