@@ -28,6 +28,7 @@
 #include "engine/export/timeline.h"
 #include "engine/export/timeline_dot.h"
 #include "rules/loader.h"
+#include "trace/command_marker.h"
 
 namespace cw::cli {
 namespace {
@@ -42,6 +43,7 @@ struct Args {
   std::string hang = "auto";
   std::string answers;
   bool no_cache = false;
+  bool all_processes = false;
   double min_hang = 0.5;
 };
 
@@ -110,8 +112,13 @@ int run_export(const Args& a) {
     std::cerr << fmt::format("{}: note: {}; the export marks no causal path\n", a.trace,
                              *run.no_hang);
 
-  const engine::TimelineScope scope =
-      a.format == "dot" ? engine::neighbourhood(built.graph, *diagnosis) : engine::TimelineScope{};
+  // A recording of a command is about the command's processes (and those the diagnosis
+  // reaches): the rest of the machine only with --all-processes.
+  engine::TimelineScope scope;
+  if (a.format == "dot")
+    scope = engine::neighbourhood(built.graph, *diagnosis);
+  else if (const Pid command = command_pid(trace); command != 0 && !a.all_processes)
+    scope = engine::process_tree_scope(trace, built.graph, diagnosis, command);
   const engine::Timeline tl = engine::build_timeline(trace, built.graph, diagnosis, scope);
   std::vector<std::string> notes;
   const std::string data = render(a, trace, tl, notes);
@@ -166,6 +173,9 @@ Command add_export(CLI::App& app) {
       ->default_val(0.5)
       ->check(CLI::Range(0.0, 1e6));
   add_trace_format_option(cmd, args->trace_format, "--trace-format");
+  cmd->add_flag("--all-processes", args->all_processes,
+                "perfetto and chrome: every recorded process (by default, in a recording of a "
+                "command, its processes and those the diagnosis names)");
   add_no_cache_option(cmd, args->no_cache);
   cmd->footer(
       "perfetto and chrome hold every thread's segments as slices and every edge between "

@@ -21,6 +21,7 @@
 #include "engine/latency/infer.h"
 #include "engine/latency/rank.h"
 #include "engine/latency/report.h"
+#include "trace/command_marker.h"
 
 namespace cw::cli {
 namespace {
@@ -82,6 +83,7 @@ Command add_latency(CLI::App& app) {
     std::string trace, base, buggy;
     std::optional<Pid> pid;
     std::string comm;
+    bool all_processes = false;
     size_t top = 10;
     std::string mode = "conservative";
     std::string threshold = "0";
@@ -109,6 +111,9 @@ Command add_latency(CLI::App& app) {
   base->needs(buggy);
   buggy->needs(base);
   cmd->add_option("--pid", args->pid, "only the threads of this process")->type_name("PID");
+  cmd->add_flag("--all-processes", args->all_processes,
+                "every recorded process (by default, in a recording of a command, its processes "
+                "only: the rest of the machine says nothing about it)");
   cmd->add_option("--comm", args->comm, "only the threads whose process or thread has this name")
       ->type_name("NAME");
   cmd->add_option("--top", args->top, "show at most N contexts")
@@ -164,7 +169,10 @@ Command add_latency(CLI::App& app) {
           ReadReport report;
           if (int rc = read_trace_input(path, t, report, nullptr, args->format); rc != kExitOk)
             return rc;
-          out = latency::infer(t, selection);
+          latency::Selection chosen = selection;
+          if (!args->all_processes && !chosen.pid && !chosen.comm)
+            if (const Pid command = command_pid(t); command != 0) chosen.tree = command;
+          out = latency::infer(t, chosen);
           if (out.selected_threads == 0 && (selection.pid || selection.comm)) {
             std::cerr << fmt::format("causeway latency: {}: no thread {}\n", path,
                                      selection.pid ? fmt::format("of process {}", *selection.pid)

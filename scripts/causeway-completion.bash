@@ -8,10 +8,10 @@ _causeway_options() {
     debug) echo "--rules --no-stdlib --format --hang --answers --save-answers --watch --auto --json --baseline --beam-width --lookback --min-hang --no-cache --help" ;;
     convert) echo "-o --output --to --format --compress --help" ;;
     eval) echo "--suite --programs --keep --from --json --show --latency --help" ;;
-    latency) echo "--base --buggy --normalize --pid --comm --top --mode --threshold --format --json --html --folded --help" ;;
+    latency) echo "--base --buggy --normalize --pid --all-processes --comm --top --mode --threshold --format --json --html --folded --help" ;;
     hangs) echo "--rules --no-stdlib --top --format --json --no-cache --help" ;;
     ui) echo "--rules --no-stdlib --format --no-cache --hang --answers --save-answers --port --no-browser --json --help" ;;
-    export) echo "--format -o --output --rules --no-stdlib --hang --answers --min-hang --trace-format --no-cache --help" ;;
+    export) echo "--format -o --output --rules --no-stdlib --hang --answers --min-hang --trace-format --all-processes --no-cache --help" ;;
     record) echo "-o --output -p --pid --stacks --call-graph -F --sample --buffer --compress --duration --rules --no-stdlib --flags --hooks --dir --help" ;;
     "record start") echo "--size -p --pid --stacks --call-graph -F --sample --buffer --compress --rules --no-stdlib --dir --help" ;;
     "record stop") echo "-o --output --compress --dir --help" ;;

@@ -7,6 +7,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "trace/command_marker.h"
 #include "trace/names.h"
 
 namespace cw::engine {
@@ -152,6 +153,24 @@ TimelineScope neighbourhood(const Graph& graph, const Diagnosis& d) {
       out.insert(s + 1);
   }
   return {false, {out.begin(), out.end()}};
+}
+
+TimelineScope process_tree_scope(const Trace& trace, const Graph& graph, const Diagnosis* diagnosis,
+                                 Pid root) {
+  std::set<Tid> named;
+  if (diagnosis) {
+    auto add = [&](uint32_t s) {
+      if (s != kNoIndex && s < graph.segments.size()) named.insert(graph.segments[s].tid);
+    };
+    for (const PathStep& step : diagnosis->path) add(step.segment);
+    for (const RootCause& rc : diagnosis->root_causes) add(rc.segment);
+    add(diagnosis->hang.segment);
+  }
+  TimelineScope scope{false, {}};
+  for (uint32_t s = 0; s < graph.segments.size(); ++s)
+    if (named.count(graph.segments[s].tid) || in_process_tree(trace, graph.segments[s].pid, root))
+      scope.segments.push_back(s);
+  return scope;
 }
 
 namespace {

@@ -77,6 +77,12 @@ struct TimelineScope {
 // segment included. What DOT shows and what a UI timeline starts from.
 TimelineScope neighbourhood(const Graph& graph, const Diagnosis& diagnosis);
 
+// The segments of process `root` and its descendants (a recorded command's), and of every
+// thread the diagnosis (may be null) names: its path, its root causes, its hang — the
+// server the command waited for is shown though it is no child of the command.
+TimelineScope process_tree_scope(const Trace& trace, const Graph& graph, const Diagnosis* diagnosis,
+                                 Pid root);
+
 // Whether an edge is drawn as a flow: every edge but the split edges that only join a
 // thread's consecutive segments (the track shows that order) unless a causal path step
 // leads along it.

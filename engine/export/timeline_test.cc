@@ -104,6 +104,23 @@ TEST_CASE("timeline: the diagnosis's path, root cause and hang are marked") {
   CHECK(path_flows == path_edges.size());
 }
 
+TEST_CASE("timeline: a command's process tree, and the threads the diagnosis names") {
+  // cw-client (100) is the recorded command. Without a diagnosis only its own thread is
+  // shown; with one, the server thread it waited for (200) too, not the idle one (201).
+  const Built b = build(kTimelineRules, kAskAndWait);
+  const Graph& g = b.graph();
+  auto tids = [&](const TimelineScope& scope) {
+    std::set<Tid> out;
+    for (uint32_t s : scope.segments) out.insert(g.segments[s].tid);
+    return out;
+  };
+  CHECK(tids(process_tree_scope(b.trace, g, nullptr, 100)) == std::set<Tid>{100});
+  const Diagnosis d = diagnose_client(b);
+  CHECK(tids(process_tree_scope(b.trace, g, &d, 100)) == std::set<Tid>{100, 200});
+  const Timeline tl = build_timeline(b.trace, g, &d, process_tree_scope(b.trace, g, &d, 100));
+  CHECK(tl.tracks.size() == 2);
+}
+
 TEST_CASE("timeline: the neighbourhood keeps the path and what touches it") {
   const Built b = build(kTimelineRules, kAskAndWait);
   const Graph& g = b.graph();

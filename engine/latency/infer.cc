@@ -6,6 +6,8 @@
 #include <map>
 #include <unordered_map>
 
+#include "trace/command_marker.h"
+
 namespace cw::latency {
 
 void ContextTracker::close_from(size_t depth, uint64_t next) {
@@ -42,6 +44,7 @@ namespace {
 
 bool selected(const Trace& trace, const ThreadInfo& t, const Selection& s) {
   if (s.pid && t.pid != *s.pid) return false;
+  if (s.tree && !in_process_tree(trace, t.pid, *s.tree)) return false;
   if (s.tid && t.tid != *s.tid) return false;
   if (s.comm) {
     const ProcessInfo* p = trace.process(t.pid);

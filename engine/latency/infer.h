@@ -47,14 +47,16 @@ class ContextTracker {
   uint64_t last_ts_ = 0;
 };
 
-// Which threads to analyse (all, those of a process, those whose process or thread name
-// is `comm`, one thread) and over which stretch of time: the events in [from, to].
+// Which threads to analyse (all, those of a process, those of a process and its
+// descendants, those whose process or thread name is `comm`, one thread) and over which
+// stretch of time: the events in [from, to].
 struct Selection {
   std::optional<Pid> pid;
   std::optional<std::string> comm;
   std::optional<Tid> tid;
   uint64_t from = 0;
   uint64_t to = UINT64_MAX;
+  std::optional<Pid> tree;  // the process and its descendants (a recorded command's)
 };
 
 struct InferOptions {

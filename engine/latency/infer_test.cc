@@ -165,6 +165,26 @@ TEST_CASE("frames without a symbol are named by address; a selection keeps its t
   CHECK(by_address);
 }
 
+TEST_CASE("a process tree: the process and its descendants, not the rest of the machine") {
+  const Trace t = parse_text_trace(make_source("t.trace",
+                                               "causeway-trace 1\n"
+                                               "process 10 comm=sh\n"
+                                               "thread 10 pid=10 comm=sh\n"
+                                               "process 20 comm=app ppid=10\n"
+                                               "thread 20 pid=20 comm=app\n"
+                                               "process 30 comm=jit\n"
+                                               "thread 30 pid=30 comm=jit\n"
+                                               "1ms 10 syscall_enter name=wait4 stack=main\n"
+                                               "2ms 20 syscall_enter name=read stack=main\n"
+                                               "3ms 30 syscall_enter name=read stack=main\n"));
+  Selection tree;
+  tree.tree = Pid{10};
+  const Profile p = infer(t, tree);
+  CHECK(p.threads == 2);
+  CHECK(p.stacks == 2);
+  CHECK(infer(t, {}).threads == 3);
+}
+
 TEST_CASE("a stretch of one thread: only its stacks count; functions summed over contexts") {
   const Trace t = app_trace(
       "1ms 11 syscall_enter name=read stack=main;parse;lex\n"

@@ -40,6 +40,12 @@ are missing (a text trace without cpu=): the export says so rather than guess.
 
   $ causeway export tests/cli/data/by-design.trace --format perfetto -o $TMP_DIR/b.pftrace
   tests/cli/data/by-design.trace: note: 8 context switches found another recorded thread still on the CPU: the trace's CPU numbers are missing (a text trace without cpu=) or switches were lost, so Perfetto's CPU tracks and thread states are wrong there
+  wrote /tmp/.* \(perfetto\): 5 threads, 9 slices, 3 flows, 1 markers (re)
+
+The recorded command's processes are shown, with the threads the diagnosis names; the
+rest of the machine (here one process) only with --all-processes.
+
+  $ causeway export tests/cli/data/by-design.trace --format perfetto --all-processes -o $TMP_DIR/all.pftrace 2>&1 | tail -1
   wrote /tmp/.* \(perfetto\): 6 threads, 10 slices, 3 flows, 1 markers (re)
 
 The read-back finds a broken file: here cut short.
@@ -52,10 +58,10 @@ The read-back finds a broken file: here cut short.
 Chrome JSON: the same tracks, slices and flows; a marker as an instant.
 
   $ causeway export tests/cli/data/by-design.trace --format chrome -o $TMP_DIR/b.json
-  wrote /tmp/.* \(chrome\): 6 threads, 10 slices, 3 flows, 1 markers (re)
+  wrote /tmp/.* \(chrome\): 5 threads, 9 slices, 3 flows, 1 markers (re)
 
   $ cw-export-check $TMP_DIR/b.json
-  {"flows":3,"format":"chrome","markers":1,"problems":0,"slices":10,"threads":6}
+  {"flows":3,"format":"chrome","markers":1,"problems":0,"slices":9,"threads":5}
 
 The format's rules for flow events, checked with jq too: every "s" has one "f" with the
 same id and cat, each "f" binds to its enclosing slice ("bp": "e"), and each flow event

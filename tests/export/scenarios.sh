@@ -42,7 +42,7 @@ for trace in "${traces[@]}"; do
   fi
   for format in perfetto chrome dot; do
     out="$tmp/$name.$format"
-    if ! causeway export "$trace" --no-cache "${packs[@]}" --hang "$hang" --min-hang 0 \
+    if ! causeway export "$trace" --no-cache --all-processes "${packs[@]}" --hang "$hang" --min-hang 0 \
       --format "$format" -o "$out" 2>"$tmp/err"; then
       fail "$name" "export --format $format: $(cat "$tmp/err")"
       continue
