@@ -32,6 +32,11 @@ std::string flow_category(const TimelineFlow& f) {
 
 }  // namespace
 
+// A time as the report gives it: seconds since the trace's first event.
+double seconds_since(const Timeline& tl, uint64_t ns) {
+  return static_cast<double>(ns - std::min(ns, tl.trace_start_ns)) / 1e9;
+}
+
 json chrome_trace_json(const Timeline& tl) {
   json events = json::array();
   for (const TimelineProcess& p : tl.processes)
@@ -57,6 +62,7 @@ json chrome_trace_json(const Timeline& tl) {
                       {"dur", us(s.end_ns) - us(s.start_ns)},
                       {"args",
                        {{"segment", s.segment},
+                        {"at", fmt::format("{:.6f} s", seconds_since(tl, s.start_ns))},
                         {"detail", s.detail},
                         {"causal_path", s.on_path},
                         {"root_cause", s.root_cause},

@@ -1,6 +1,7 @@
 #include "engine/export/chrome_trace.h"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include "engine/export/export_test_support.h"
 
@@ -48,6 +49,20 @@ TEST_CASE("chrome: names per thread, a slice per segment, flows that keep the fo
   }
   CHECK(path == d.path.size());
   CHECK(root == 1);
+}
+
+TEST_CASE("chrome: each slice says its time as the report does, seconds since the trace began") {
+  // kAskAndWait's first event is at 1 ms: a slice at `ts` µs is at (ts - 1000) / 1e6 s.
+  const Built b = build(kTimelineRules, kAskAndWait);
+  const json doc = chrome_trace_json(build_timeline(b.trace, b.graph(), nullptr));
+  size_t slices = 0;
+  for (const json& e : doc["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    ++slices;
+    const double ts_us = e["ts"].get<double>();
+    CHECK(e["args"]["at"] == fmt::format("{:.6f} s", (ts_us - 1000.0) / 1e6));
+  }
+  CHECK(slices > 2);
 }
 
 TEST_CASE("chrome: the checker finds broken flows") {

@@ -140,6 +140,12 @@ std::string perfetto_trace(const Trace& trace, const Timeline& tl,
     pb::TrackEvent e;
     e.set_track_uuid(thread_uuid(s.track));
     annotate(e, "segment", s.segment);
+    // The report's time of it (seconds since the trace's first event), beside the trace's
+    // clock Perfetto shows.
+    annotate(e, "at",
+             fmt::format(
+                 "{:.6f} s",
+                 static_cast<double>(s.start_ns - std::min(s.start_ns, tl.trace_start_ns)) / 1e9));
     annotate(e, "detail", s.detail);
     annotate_flag(e, "causal_path", s.on_path);
     annotate_flag(e, "root_cause", s.root_cause);

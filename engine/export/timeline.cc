@@ -7,6 +7,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "engine/diagnosis/symptom.h"
 #include "trace/command_marker.h"
 #include "trace/names.h"
 
@@ -208,6 +209,7 @@ Timeline build_timeline(const Trace& trace, const Graph& graph, const Diagnosis*
   const Naming naming{trace, graph, te};
 
   Timeline tl;
+  tl.trace_start_ns = trace_start_ns(trace);
   std::unordered_map<uint32_t, uint32_t> slice_of;  // segment -> slice
   std::unordered_map<Tid, uint32_t> track_of;
   bool any = false;

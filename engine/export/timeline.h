@@ -64,6 +64,9 @@ struct Timeline {
   std::vector<TimelineFlow> flows;         // in graph edge order
   std::vector<TimelineInstant> instants;   // in time order
   uint64_t start_ns = 0, end_ns = 0;       // of the slices and instants
+  // The trace's first event: the report's times are seconds since it, the formats' are the
+  // trace's clock; each slice carries both (`at`).
+  uint64_t trace_start_ns = 0;
 };
 
 // Which segments to show: the listed ones (sorted, unique), or every segment when `all`.
