@@ -32,9 +32,10 @@ uint32_t next_call(const Trace& trace, const ThreadEvents& events, Tid tid, uint
 // The edge that ended the longest wait of `segment` (profiled as `p`): the cheapest
 // incoming edge from another thread (not a neighbour edge across a cut) whose effect came
 // after the block began, of equally cheap ones the first to arrive; kNoIndex when none did
-// (the wait timed out, or was never woken). For a sleep (sleeps_for_time), only what landed
-// before it returned: bytes a sleeper read after its sleep had been waiting for it, not
-// waking it.
+// (the wait timed out, or was never woken), or when the thread's own timer firing in the
+// call ended it and the others' edges landed only in later calls. For a sleep
+// (sleeps_for_time), only what landed before it returned: bytes a sleeper read after its
+// sleep had been waiting for it, not waking it.
 uint32_t wake_edge(const Trace& trace, const ThreadEvents& events, const Graph& graph,
                    uint32_t segment, const SegmentProfile& p);
 

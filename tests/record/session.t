@@ -19,7 +19,7 @@ which older causeway versions read, as `convert` does.
   $ causeway record --compress none -o $TMP_DIR/plain.cwt -- true >/dev/null 2>&1 && od -An -tu4 -j8 -N8 $TMP_DIR/plain.cwt | tr -s ' '
    1 2
   $ causeway record --compress zstd=99 -o $TMP_DIR/x.cwt -- true 2>&1 | head -1
-  --compress: 'zstd=99': the zstd level is a whole number from 1 to 22
+  causeway record: --compress: 'zstd=99': the zstd level is a whole number from 1 to 22
 
 Some kernels never report some context switches (a Firecracker VM's pid 1, see
 docs/recording.md): those count as lost, and `record` says how many apart from the
@@ -87,4 +87,4 @@ system call in the trace is made by a thread of the busy program.
   > kill $idle
   from bash
   $ causeway record --pid x -o $TMP_DIR/x.cwt -- true 2>&1 | head -1
-  Could not convert: --pid = x
+  causeway record: Could not convert: --pid = x
