@@ -167,10 +167,15 @@ TimelineScope process_tree_scope(const Trace& trace, const Graph& graph, const D
     for (const RootCause& rc : diagnosis->root_causes) add(rc.segment);
     add(diagnosis->hang.segment);
   }
+  // A process's ancestry is walked once, not once per segment of it.
+  std::unordered_map<Pid, bool> in_tree;
   TimelineScope scope{false, {}};
-  for (uint32_t s = 0; s < graph.segments.size(); ++s)
-    if (named.count(graph.segments[s].tid) || in_process_tree(trace, graph.segments[s].pid, root))
-      scope.segments.push_back(s);
+  for (uint32_t s = 0; s < graph.segments.size(); ++s) {
+    const Segment& seg = graph.segments[s];
+    auto [it, fresh] = in_tree.try_emplace(seg.pid, false);
+    if (fresh) it->second = in_process_tree(trace, seg.pid, root);
+    if (it->second || named.count(seg.tid)) scope.segments.push_back(s);
+  }
   return scope;
 }
 
