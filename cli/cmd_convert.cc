@@ -9,7 +9,9 @@
 #include "base/output_file.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
-#include "cli/trace_input.h"
+#include "cli/pipeline_options.h"
+#include "cli/terminal_reporter.h"
+#include "engine/session/trace_load.h"
 #include "trace/binary_format.h"
 #include "trace/text_format.h"
 
@@ -37,14 +39,13 @@ Command add_convert(CLI::App& app) {
       "output cannot be written.");
   return {cmd, [args] {
             Trace trace;
-            ReadReport report;
-            if (int rc = read_trace_input(args->in, trace, report, nullptr, args->format);
-                rc != kExitOk)
-              return rc;
+            TerminalReporter reporter;
+            const ReadReport report =
+                session::read_trace(args->in, trace, reporter, nullptr, args->format);
             std::string to = args->to;
             // The other form; perf script output becomes the binary form.
             if (to.empty())
-              to = is_text_trace_file(args->in) || report.perf_script ? "binary" : "text";
+              to = session::is_text_trace_file(args->in) || report.perf_script ? "binary" : "text";
             try {
               if (to == "text") {
                 // 0600 like the binary form: traces hold other users' data.

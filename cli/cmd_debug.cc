@@ -19,23 +19,20 @@
 #include <optional>
 #include <stdexcept>
 
-#include "cli/cache_session.h"
 #include "cli/commands.h"
 #include "cli/debug_session.h"
-#include "cli/diagnose_input.h"
 #include "cli/exit_codes.h"
-#include "cli/graph_input.h"
 #include "cli/json_output.h"
 #include "cli/pack_watch.h"
-#include "cli/progress.h"
-#include "cli/rule_paths.h"
-#include "cli/trace_input.h"
-#include "engine/cache/cache.h"
+#include "cli/pipeline_options.h"
+#include "cli/terminal_reporter.h"
 #include "engine/diagnosis/debug_report.h"
 #include "engine/diagnosis/diagnose.h"
-#include "engine/graph/builder.h"
+#include "engine/session/answers.h"
+#include "engine/session/pack_paths.h"
+#include "engine/session/session_error.h"
+#include "engine/session/trace_session.h"
 #include "rules/loader.h"
-#include "rules/lua_sandbox.h"
 
 namespace cw::cli {
 namespace {
@@ -43,6 +40,9 @@ namespace {
 using engine::Answer;
 using engine::AnswerSource;
 using engine::Question;
+using session::option_number;
+using session::stop_option;
+using session::trim;
 
 std::string first_line(const std::string& s) {
   return s.substr(0, s.find('\n'));
@@ -53,12 +53,12 @@ std::string first_line(const std::string& s) {
 // input the remaining questions take the best-scored option.
 class TerminalAnswerer : public engine::Answerer {
  public:
-  TerminalAnswerer(std::istream& in, std::ostream& out, ProgressLine* progress)
-      : in_(in), out_(out), progress_(progress) {}
+  TerminalAnswerer(std::istream& in, std::ostream& out, session::Reporter& reporter)
+      : in_(in), out_(out), reporter_(reporter) {}
 
   Answer ask(const Question& q) override {
     if (closed_) return {0, AnswerSource::Auto, {}};
-    if (progress_) progress_->clear();
+    reporter_.progress_done();
     ++asked_;
     out_ << fmt::format("\nquestion {} ({}): {}\n", asked_, engine::question_kind_name(q.kind),
                         q.text);
@@ -101,7 +101,7 @@ class TerminalAnswerer : public engine::Answerer {
  private:
   std::istream& in_;
   std::ostream& out_;
-  ProgressLine* progress_;
+  session::Reporter& reporter_;
   bool closed_ = false;
   size_t asked_ = 0;
 };
@@ -115,35 +115,32 @@ struct Args : DiagnosisArgs {
   double min_hang = kDefaultMinHangSeconds;
 };
 
-// One diagnosis of `trace` with the packs `ruleset`: builds the graph, diagnoses, prints the
-// report. Returns the exit status. `watch` (--watch: the run's number and the changed
+// One diagnosis of the session's trace with its packs: builds the graph, diagnoses, prints
+// the report. Throws SessionError. `watch` (--watch: the run's number and the changed
 // files) goes into the JSON report when not null.
-int diagnose_once(const Args& a, const rules::HangSpec& hang, std::vector<std::string> answer_lines,
-                  const Trace& trace, const SymbolizeReport& symbols, const rules::RuleSet& ruleset,
-                  const CacheSession& cache, const nlohmann::json& watch = nullptr) {
+void diagnose_once(const Args& a, const session::HangAndAnswers& given,
+                   session::TraceSession& session, TerminalReporter& reporter,
+                   const nlohmann::json& watch = nullptr) {
   // --watch --json: JSON Lines, one document per run on one line, for scripts that follow.
   const int lines = watch.is_null() ? 2 : -1;
-  engine::BuildResult built;
-  std::optional<cache::Key> graph_key;
-  if (int rc = build_graph_input(trace, ruleset, built, &cache, &graph_key); rc != kExitOk)
-    return rc;
+  const Trace& trace = session.trace();
+  const engine::Graph& graph = session.graph().graph;
+  session.thread_index();
 
   engine::DiagnoseOptions options;
-  options.symptom = symptom_request(trace, hang, a.min_hang);
+  options.symptom = session::symptom_request(trace, given.hang, a.min_hang);
   options.beam_width = a.beam_width;
   options.lookback = a.lookback;
   options.baseline = a.baseline;
-  DiagnosisCache diagnosis_cache(trace, built.graph, &cache, graph_key);
-  diagnosis_cache.apply(options);
 
-  ProgressLine progress("diagnosing");
-  if (progress.enabled()) options.progress = progress.callback();
+  const session::ProgressScope progress(reporter, "diagnosing");
+  options.progress = progress.callback();
   const bool interactive = !a.automatic && isatty(STDIN_FILENO) != 0 && isatty(STDERR_FILENO) != 0;
   engine::AutoAnswerer automatic;
-  TerminalAnswerer terminal(std::cin, std::cerr, &progress);
+  TerminalAnswerer terminal(std::cin, std::cerr, reporter);
   engine::Answerer& fallback = interactive ? static_cast<engine::Answerer&>(terminal) : automatic;
-  std::optional<FileAnswerer> from_file;
-  if (!a.answers.empty()) from_file.emplace(a.answers, std::move(answer_lines), fallback);
+  std::optional<session::FileAnswerer> from_file;
+  if (!a.answers.empty()) from_file.emplace(a.answers, given.answer_lines, fallback);
   options.answerer = from_file ? &*from_file : &fallback;
   // At a terminal a question comes after the hang and what was found so far: a
   // recurse question is about a culprit on the path the user has not seen yet.
@@ -152,14 +149,13 @@ int diagnose_once(const Args& a, const rules::HangSpec& hang, std::vector<std::s
     options.before_asking = [&](const engine::Diagnosis& so_far, const Question& q) {
       const bool with_hang = !hang_shown;
       if (!with_hang && q.kind != engine::QuestionKind::Recurse) return;
-      progress.clear();
-      std::cerr << "\n" << engine::so_far_text(trace, built.graph, so_far, with_hang);
+      reporter.progress_done();
+      std::cerr << "\n" << engine::so_far_text(trace, graph, so_far, with_hang);
       hang_shown = true;
     };
 
-  DiagnosisRun run =
-      run_diagnosis(trace, built, ruleset, options, [&progress] { progress.clear(); });
-  if (run.rc != kExitOk) return run.rc;
+  const session::DiagnosisRun run = session.diagnose(options);
+  reporter.progress_done();
   if (run.no_hang) {
     // Nothing to diagnose is an answer, not an error.
     if (a.json) {
@@ -169,31 +165,27 @@ int diagnose_once(const Args& a, const rules::HangSpec& hang, std::vector<std::s
     } else
       std::cout << *run.no_hang << "\n(`causeway hangs " << a.trace
                 << "` lists the candidates; --min-hang lowers the threshold)\n";
-    return kExitOk;
+    return;
   }
   const engine::Diagnosis& diagnosis = *run.diagnosis;
-  progress.clear();
-  if (from_file) from_file->note_unused();
+  if (from_file)
+    if (auto note = from_file->unused_note()) reporter.message(*note);
+  if (auto note = session::unnamed_frames_note(a.trace, graph, diagnosis, session.symbols()))
+    reporter.message(*note);
 
-  unnamed_frames_note(a.trace, built.graph, diagnosis, symbols);
-
-  if (!a.save_answers.empty()) {
-    const SavedAnswers saved =
-        save_answers(a.save_answers, a.trace, a.hang, ruleset, trace, built.graph, diagnosis);
-    std::cerr << saved.message << "\n";
-    if (saved.status != kExitOk) return saved.status;
-  }
+  if (!a.save_answers.empty())
+    reporter.message(session::save_answers(a.save_answers, a.trace, a.hang, session.rules(), trace,
+                                           graph, diagnosis));
 
   if (a.json) {
-    nlohmann::json j = debug_report_json(trace, built.graph, diagnosis);
+    nlohmann::json j = debug_report_json(trace, graph, diagnosis);
     if (!watch.is_null()) j["watch"] = watch;
     std::cout << json_text(with_schema_version(std::move(j)), lines) << "\n";
   } else
-    std::cout << engine::debug_text(trace, built.graph, diagnosis);
+    std::cout << engine::debug_text(trace, graph, diagnosis);
   // Out before the graph and the diagnosis are freed on return, which takes a while at
   // scale: under --watch the report is what the user waits for.
   std::cout.flush();
-  return kExitOk;
 }
 
 // --watch: the read end of the pipe the SIGINT handler writes to, and whether a run is
@@ -250,9 +242,8 @@ bool exit_zero_on_interrupt() {
 // time a pack it loads changes, until SIGINT (exit 0). A run that fails (a pack with an
 // error, a symptom not in the trace) says why and the watch goes on: the next save may
 // fix it.
-int watch_loop(const Args& a, const rules::HangSpec& hang,
-               const std::vector<std::string>& answer_lines, const Trace& trace,
-               const SymbolizeReport& symbols, const CacheSession& cache) {
+int watch_loop(const Args& a, const session::HangAndAnswers& given, session::TraceSession& session,
+               TerminalReporter& reporter) {
   std::optional<PackWatcher> watcher;
   try {
     watcher.emplace();
@@ -274,30 +265,37 @@ int watch_loop(const Args& a, const rules::HangSpec& hang,
     std::vector<std::string> paths;
     std::optional<rules::LoadResult> loaded;
     try {
-      PackPaths pp = pack_paths(a.rules, a.no_stdlib);
+      session::PackPaths pp = session::pack_paths(a.rules, a.no_stdlib);
       paths = pp.standard;
       paths.insert(paths.end(), pp.added.begin(), pp.added.end());
       watcher->watch(paths);
       loaded = rules::load_packs(pp.standard, pp.added);
-    } catch (const MissingPacksError& e) {
-      std::cerr << "causeway: " << e.what() << "\n";
+    } catch (const session::MissingPacksError& e) {
+      std::cerr << e.what() << "\n";
       watcher->watch(a.rules);
     }
     if (loaded) {
-      std::cerr << loaded->render();
-      if (!loaded->ok()) {
-        if (a.json) std::cout << json_text(pack_errors_json(*loaded, watch), -1) << "\n";
-        std::cerr << "no diagnosis: the packs have errors; waiting for the next change\n";
-      } else if (int rc = diagnose_once(a, hang, answer_lines, trace, symbols, loaded->rules, cache,
-                                        watch);
-                 rc != kExitOk && a.json) {
-        std::cout << json_text(
-                         with_schema_version(nlohmann::json{
-                             {"hang", nullptr},
-                             {"error", "the diagnosis failed; its message is on standard error"},
-                             {"watch", watch}}),
-                         -1)
-                  << "\n";
+      const nlohmann::json pack_errors =
+          loaded->ok() ? nlohmann::json() : pack_errors_json(*loaded, watch);
+      try {
+        session.use_packs(std::move(*loaded));
+        diagnose_once(a, given, session, reporter, watch);
+      } catch (const session::SessionError& e) {
+        if (!pack_errors.is_null()) {
+          if (a.json) std::cout << json_text(pack_errors, -1) << "\n";
+          std::cerr << "no diagnosis: the packs have errors; waiting for the next change\n";
+        } else {
+          const std::string text = e.what();
+          std::cerr << text << (text.empty() || text.back() == '\n' ? "" : "\n");
+          if (a.json)
+            std::cout << json_text(with_schema_version(nlohmann::json{
+                                       {"hang", nullptr},
+                                       {"error",
+                                        "the diagnosis failed; its message is on standard error"},
+                                       {"watch", watch}}),
+                                   -1)
+                      << "\n";
+        }
       }
     }
     std::cout.flush();
@@ -377,36 +375,20 @@ Command add_debug(CLI::App& app) {
   return {cmd, [args] {
             // Nobody can answer at the terminal while the reports scroll by.
             if (args->watch) args->automatic = true;
-            auto input = read_hang_and_answers(*args);
-            if (!input) return kExitBadInput;
-            const rules::HangSpec& hang = input->hang;
-            std::vector<std::string>& answer_lines = input->answer_lines;
-
+            const session::HangAndAnswers given =
+                session::read_hang_and_answers(args->hang, args->answers);
+            TerminalReporter reporter;
+            session::TraceSession session(session_config(*args, true), reporter);
             // Packs before the trace, which takes longer to read: a pack's error shows at once.
             // --watch loads them for each run, in watch_loop.
-            std::optional<rules::LoadResult> loaded;
             if (!args->watch) {
-              loaded = load_rule_packs(args->rules, args->no_stdlib);
-              std::cerr << loaded->render();
-              if (!loaded->ok()) return kExitBadInput;
+              session.load_packs();
+              diagnose_once(*args, given, session, reporter);
+              return kExitOk;
             }
-
-            if (args->watch && !exit_zero_on_interrupt()) return kExitEnvironment;
-            const CacheSession cache =
-                CacheSession::open(args->trace, args->format, args->no_cache);
-            Trace trace;
-            const WaitForCacheSaves wait_for_saves{cache};
-            ReadReport report;
-            SymbolizeReport symbols;
-            const std::string& format = args->format;
-            if (int rc = read_trace_input(args->trace, trace, report, &symbols, format, &cache);
-                rc != kExitOk)
-              return rc;
-
-            if (loaded)
-              return diagnose_once(*args, hang, std::move(answer_lines), trace, symbols,
-                                   loaded->rules, cache);
-            return watch_loop(*args, hang, answer_lines, trace, symbols, cache);
+            if (!exit_zero_on_interrupt()) return kExitEnvironment;
+            session.trace();
+            return watch_loop(*args, given, session, reporter);
           }};
 }
 

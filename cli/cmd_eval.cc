@@ -24,9 +24,11 @@
 #include "cli/eval_run.h"
 #include "cli/exit_codes.h"
 #include "cli/json_output.h"
-#include "cli/rule_paths.h"
-#include "cli/trace_input.h"
+#include "cli/terminal_reporter.h"
 #include "engine/diagnosis/diagnose.h"
+#include "engine/session/pack_paths.h"
+#include "engine/session/session_error.h"
+#include "engine/session/trace_load.h"
 #include "eval/evaluate.h"
 #include "eval/report.h"
 #include "eval/scenario.h"
@@ -109,7 +111,7 @@ std::string pack_id_of(const rules::RuleSet& rules, const std::string& path) {
 // `r.error`.
 std::optional<eval::Outcome> diagnose(const Scenario& s, const Trace& trace,
                                       const std::vector<std::string>& packs, ScenarioResult& r) {
-  auto loaded = load_rule_packs(packs, false);
+  auto loaded = session::load_rule_packs(packs, false);
   if (!loaded.ok()) {
     r.error = "rules: " + loaded.render();
     return std::nullopt;
@@ -192,7 +194,7 @@ Command add_eval(CLI::App& app) {
               args->suite);
           return kExitEnvironment;
         }
-        pack_paths({}, false);  // the standard packs are there, before recording
+        session::pack_paths({}, false);  // the standard packs are there, before recording
         std::vector<std::string> dirs = eval::scenario_dirs(args->suite);
         if (dirs.empty()) {
           std::cerr << fmt::format("causeway: eval: no scenario folders in {}\n", args->suite);
@@ -245,13 +247,18 @@ Command add_eval(CLI::App& app) {
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
           }
           Trace trace;
+          TerminalReporter reporter;
           ReadReport report;
           // Taken, not printed: a note on frames left unnamed names every process of
           // the machine (a JIT's /memfd: region in an unrelated one), not this scenario.
           SymbolizeReport symbols;
           if (r.error.empty()) {
-            if (read_trace_input(r.trace, trace, report, &symbols) != kExitOk)
+            try {
+              report = session::read_trace(r.trace, trace, reporter, &symbols);
+            } catch (const session::SessionError& e) {
+              reporter.message(e.what());
               r.error = "cannot read the recording " + r.trace;
+            }
           }
           if (r.error.empty()) r.error = command_failure(trace, log_of(out_dir, s));
           if (r.error.empty()) {

@@ -13,21 +13,19 @@
 #include <sstream>
 
 #include "base/output_file.h"
-#include "cli/cache_session.h"
 #include "cli/commands.h"
-#include "cli/diagnose_input.h"
 #include "cli/exit_codes.h"
-#include "cli/graph_input.h"
 #include "cli/json_output.h"
-#include "cli/progress.h"
-#include "cli/rule_paths.h"
-#include "cli/trace_input.h"
+#include "cli/pipeline_options.h"
+#include "cli/terminal_reporter.h"
 #include "engine/diagnosis/diagnose.h"
 #include "engine/export/chrome_trace.h"
 #include "engine/export/perfetto.h"
 #include "engine/export/timeline.h"
 #include "engine/export/timeline_dot.h"
-#include "rules/loader.h"
+#include "engine/session/answers.h"
+#include "engine/session/session_error.h"
+#include "engine/session/trace_session.h"
 #include "trace/command_marker.h"
 
 namespace cw::cli {
@@ -59,58 +57,44 @@ std::string render(const Args& a, const Trace& trace, const engine::Timeline& tl
 }
 
 int run_export(const Args& a) {
-  auto given = read_hang_and_answers(a.hang, a.answers);
-  if (!given) return kExitBadInput;
-  const rules::HangSpec* hang = &given->hang;
-  std::vector<std::string>& answer_lines = given->answer_lines;
+  const session::HangAndAnswers given = session::read_hang_and_answers(a.hang, a.answers);
   std::string why;
-
-  auto loaded = load_rule_packs(a.rules, a.no_stdlib);
-  std::cerr << loaded.render();
-  if (!loaded.ok()) return kExitBadInput;
-
-  const CacheSession cache = CacheSession::open(a.trace, a.trace_format, a.no_cache);
-  Trace trace;
-  const WaitForCacheSaves wait_for_saves{cache};
-  ReadReport report;
-  SymbolizeReport symbols;
-  if (int rc = read_trace_input(a.trace, trace, report, &symbols, a.trace_format, &cache);
-      rc != kExitOk)
-    return rc;
-  engine::BuildResult built;
-  std::optional<cache::Key> graph_key;
-  if (int rc = build_graph_input(trace, loaded.rules, built, &cache, &graph_key); rc != kExitOk)
-    return rc;
+  TerminalReporter reporter;
+  session::TraceSession session({a.trace, a.trace_format, a.rules, a.no_stdlib,
+                                 cache_use(a.no_cache), /*unnamed_frames_per_diagnosis=*/true},
+                                reporter);
+  session.load_packs();
+  const Trace& trace = session.trace();
+  const engine::BuildResult& built = session.graph();
+  session.thread_index();
 
   engine::DiagnoseOptions options;
-  options.symptom = symptom_request(trace, *hang, a.min_hang);
-  DiagnosisCache diagnosis_cache(trace, built.graph, &cache, graph_key);
-  diagnosis_cache.apply(options);
-  ProgressLine progress("diagnosing");
-  if (progress.enabled()) options.progress = progress.callback();
+  options.symptom = session::symptom_request(trace, given.hang, a.min_hang);
   engine::AutoAnswerer automatic;
-  std::optional<FileAnswerer> from_file;
-  if (!a.answers.empty()) from_file.emplace(a.answers, std::move(answer_lines), automatic);
+  std::optional<session::FileAnswerer> from_file;
+  if (!a.answers.empty()) from_file.emplace(a.answers, given.answer_lines, automatic);
   options.answerer = from_file ? static_cast<engine::Answerer*>(&*from_file) : &automatic;
   // Perfetto and Chrome files are of use without a diagnosis: when auto finds no thread
   // to diagnose they are written unmarked. A --hang that names a thread must find it.
-  const bool optional = hang->automatic && hang->thread_name.empty() && a.format != "dot";
-  DiagnosisRun run = run_diagnosis(
-      trace, built, loaded.rules, options, [&progress] { progress.clear(); }, optional);
-  progress.clear();
-  if (run.rc != kExitOk) return run.rc;
-  if (from_file) from_file->note_unused();
-  const engine::Diagnosis* diagnosis = run.diagnosis ? &*run.diagnosis : nullptr;
-  if (!diagnosis && a.format == "dot") {
-    std::cerr << fmt::format(
-        "causeway: {}; --format dot draws the causal path of a hang (`causeway hangs {}` lists "
-        "the candidates; --hang or --min-hang picks one)\n",
-        *run.no_hang, a.trace);
-    return kExitBadInput;
+  const bool optional = given.hang.automatic && given.hang.thread_name.empty() && a.format != "dot";
+  session::DiagnosisRun run;
+  {
+    const session::ProgressScope progress(reporter, "diagnosing");
+    options.progress = progress.callback();
+    run = session.diagnose(options, optional);
   }
+  if (from_file)
+    if (auto note = from_file->unused_note()) reporter.message(*note);
+  const engine::Diagnosis* diagnosis = run.diagnosis ? &*run.diagnosis : nullptr;
+  if (!diagnosis && a.format == "dot")
+    throw session::SessionError(
+        session::SessionError::Kind::BadInput,
+        fmt::format("causeway: {}; --format dot draws the causal path of a hang (`causeway hangs "
+                    "{}` lists the candidates; --hang or --min-hang picks one)",
+                    *run.no_hang, a.trace));
   if (!diagnosis)
-    std::cerr << fmt::format("{}: note: {}; the export marks no causal path\n", a.trace,
-                             *run.no_hang);
+    reporter.message(
+        fmt::format("{}: note: {}; the export marks no causal path", a.trace, *run.no_hang));
 
   // A recording of a command is about the command's processes (and those the diagnosis
   // reaches): the rest of the machine only with --all-processes.

@@ -8,28 +8,22 @@
 #include <sstream>
 
 #include "base/output_file.h"
-#include "cli/cache_session.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
-#include "cli/graph_input.h"
 #include "cli/json_output.h"
-#include "cli/rule_paths.h"
-#include "cli/trace_input.h"
+#include "cli/pipeline_options.h"
+#include "cli/terminal_reporter.h"
 #include "engine/export/report.h"
 #include "engine/graph/builder.h"
+#include "engine/session/trace_session.h"
 #include "rules/loader.h"
 
 namespace cw::cli {
 
 Command add_graph(CLI::App& app) {
-  struct Args {
-    std::string trace;
-    std::string format = "auto";
-    std::vector<std::string> rules;
-    bool no_stdlib = false;
+  struct Args : TraceArgs {
     bool json = false;
     bool edges = false;
-    bool no_cache = false;
     std::string dot;
   };
   auto args = std::make_shared<Args>();
@@ -54,23 +48,12 @@ Command add_graph(CLI::App& app) {
       "Exit status: 0 done, 1 the input was wrong (bad trace or pack), 2 the environment cannot "
       "do it (no standard packs, cannot write the --dot file).");
   return {cmd, [args] {
-            auto loaded = load_rule_packs(args->rules, args->no_stdlib);
-            std::cerr << loaded.render();
-            if (!loaded.ok()) return kExitBadInput;
-
-            const CacheSession cache =
-                CacheSession::open(args->trace, args->format, args->no_cache);
-            Trace trace;
-            const WaitForCacheSaves wait_for_saves{cache};
-            ReadReport report;
-            const std::string& format = args->format;
-            if (int rc = read_trace_input(args->trace, trace, report, nullptr, format, &cache);
-                rc != kExitOk)
-              return rc;
-
-            engine::BuildResult result;
-            if (int rc = build_graph_input(trace, loaded.rules, result, &cache); rc != kExitOk)
-              return rc;
+            TerminalReporter reporter;
+            session::TraceSession session(session_config(*args), reporter);
+            session.load_packs();
+            const Trace& trace = session.trace();
+            const ReadReport& report = session.read_report();
+            const engine::BuildResult& result = session.graph();
 
             if (!args->dot.empty()) {
               std::ostringstream dot;

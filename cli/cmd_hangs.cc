@@ -10,16 +10,15 @@
 #include <nlohmann/json.hpp>
 
 #include "base/terminal_text.h"
-#include "cli/cache_session.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
-#include "cli/graph_input.h"
 #include "cli/json_output.h"
-#include "cli/rule_paths.h"
-#include "cli/trace_input.h"
+#include "cli/pipeline_options.h"
+#include "cli/terminal_reporter.h"
 #include "engine/diagnosis/debug_report.h"
 #include "engine/diagnosis/symptom.h"
 #include "engine/graph/builder.h"
+#include "engine/session/trace_session.h"
 #include "rules/loader.h"
 
 namespace cw::cli {
@@ -67,14 +66,9 @@ nlohmann::json candidate_json(const Trace& trace, uint64_t t0, const engine::Han
 }  // namespace
 
 Command add_hangs(CLI::App& app) {
-  struct Args {
-    std::string trace;
-    std::string format = "auto";
-    std::vector<std::string> rules;
-    bool no_stdlib = false;
+  struct Args : TraceArgs {
     size_t top = 10;
     bool json = false;
-    bool no_cache = false;
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
@@ -92,59 +86,50 @@ Command add_hangs(CLI::App& app) {
   cmd->footer(
       "Pass a candidate's TID@SECONDS to `causeway debug --hang`. See docs/diagnosis.md.\n"
       "Exit status: 0 done, 1 the input was wrong, 2 the environment cannot do it.");
-  return {
-      cmd, [args] {
-        auto loaded = load_rule_packs(args->rules, args->no_stdlib);
-        std::cerr << loaded.render();
-        if (!loaded.ok()) return kExitBadInput;
-        const CacheSession cache = CacheSession::open(args->trace, args->format, args->no_cache);
-        Trace trace;
-        const WaitForCacheSaves wait_for_saves{cache};
-        ReadReport report;
-        if (int rc = read_trace_input(args->trace, trace, report, nullptr, args->format, &cache);
-            rc != kExitOk)
-          return rc;
-        engine::BuildResult built;
-        if (int rc = build_graph_input(trace, loaded.rules, built, &cache); rc != kExitOk)
-          return rc;
-
-        const engine::ThreadEvents events = thread_index_input(trace, &cache);
-        std::string why;
-        auto list = engine::list_hangs(trace, built.graph, events, {}, &why);
-        if (list.size() > args->top) list.resize(args->top);
-        const uint64_t t0 = engine::trace_start_ns(trace);
-        if (args->json) {
-          nlohmann::json out = {{"candidates", nlohmann::json::array()}};
-          for (const auto& c : list) out["candidates"].push_back(candidate_json(trace, t0, c));
-          if (list.empty()) out["none"] = why;
-          std::cout << json_text(with_schema_version(std::move(out))) << "\n";
-          return kExitOk;
-        }
-        if (list.empty()) {
-          std::cout << "no candidate: " << why << "\n";
-          return kExitOk;
-        }
-        std::cout << "candidates for --hang auto, best first:\n";
-        for (size_t i = 0; i < list.size(); ++i) {
-          const auto& c = list[i];
-          const auto& h = c.hang;
-          std::cout << fmt::format(
-              "{:>3}. {} (pid {}, tid {})  {}  at {:.6f} s, {:.3f} s without a response  "
-              "--hang {}\n",
-              i + 1, terminal_text(comm_of(trace, h.tid)), h.pid, h.tid,
-              engine::hang_kind_name(h.kind), seconds(h.start_ns - std::min(h.start_ns, t0)),
-              seconds(c.score_ns), c.hang_arg);
-          if (std::string on = waited_on(trace, c); !on.empty()) {
-            std::cout << "     waited in " << on;
-            if (c.woken_by != 0)
-              std::cout << fmt::format(", ended by {} {}",
-                                       terminal_text(comm_of(trace, c.woken_by)), c.woken_by);
-            std::cout << "\n";
-          }
-          if (!c.by_design.empty()) std::cout << "     waits by design: " << c.by_design << "\n";
-        }
-        return kExitOk;
-      }};
+  return {cmd, [args] {
+            TerminalReporter reporter;
+            session::TraceSession session(session_config(*args), reporter);
+            session.load_packs();
+            const Trace& trace = session.trace();
+            const engine::BuildResult& built = session.graph();
+            const engine::ThreadEvents& events = session.thread_index();
+            std::string why;
+            auto list = engine::list_hangs(trace, built.graph, events, {}, &why);
+            if (list.size() > args->top) list.resize(args->top);
+            const uint64_t t0 = engine::trace_start_ns(trace);
+            if (args->json) {
+              nlohmann::json out = {{"candidates", nlohmann::json::array()}};
+              for (const auto& c : list) out["candidates"].push_back(candidate_json(trace, t0, c));
+              if (list.empty()) out["none"] = why;
+              std::cout << json_text(with_schema_version(std::move(out))) << "\n";
+              return kExitOk;
+            }
+            if (list.empty()) {
+              std::cout << "no candidate: " << why << "\n";
+              return kExitOk;
+            }
+            std::cout << "candidates for --hang auto, best first:\n";
+            for (size_t i = 0; i < list.size(); ++i) {
+              const auto& c = list[i];
+              const auto& h = c.hang;
+              std::cout << fmt::format(
+                  "{:>3}. {} (pid {}, tid {})  {}  at {:.6f} s, {:.3f} s without a response  "
+                  "--hang {}\n",
+                  i + 1, terminal_text(comm_of(trace, h.tid)), h.pid, h.tid,
+                  engine::hang_kind_name(h.kind), seconds(h.start_ns - std::min(h.start_ns, t0)),
+                  seconds(c.score_ns), c.hang_arg);
+              if (std::string on = waited_on(trace, c); !on.empty()) {
+                std::cout << "     waited in " << on;
+                if (c.woken_by != 0)
+                  std::cout << fmt::format(", ended by {} {}",
+                                           terminal_text(comm_of(trace, c.woken_by)), c.woken_by);
+                std::cout << "\n";
+              }
+              if (!c.by_design.empty())
+                std::cout << "     waits by design: " << c.by_design << "\n";
+            }
+            return kExitOk;
+          }};
 }
 
 }  // namespace cw::cli

@@ -16,11 +16,13 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/json_output.h"
-#include "cli/trace_input.h"
+#include "cli/pipeline_options.h"
+#include "cli/terminal_reporter.h"
 #include "engine/export/latency_html.h"
 #include "engine/latency/infer.h"
 #include "engine/latency/rank.h"
 #include "engine/latency/report.h"
+#include "engine/session/trace_load.h"
 #include "trace/command_marker.h"
 
 namespace cw::cli {
@@ -166,9 +168,8 @@ Command add_latency(CLI::App& app) {
         if (!args->comm.empty()) selection.comm = args->comm;
         auto load = [&](const std::string& path, Profile& out) {
           Trace t;
-          ReadReport report;
-          if (int rc = read_trace_input(path, t, report, nullptr, args->format); rc != kExitOk)
-            return rc;
+          TerminalReporter reporter;
+          session::read_trace(path, t, reporter, nullptr, args->format);
           latency::Selection chosen = selection;
           if (!args->all_processes && !chosen.pid && !chosen.comm)
             if (const Pid command = command_pid(t); command != 0) chosen.tree = command;

@@ -26,9 +26,9 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/json_output.h"
+#include "cli/pipeline_options.h"
 #include "cli/progress.h"
-#include "cli/rule_paths.h"
-#include "cli/trace_input.h"
+#include "engine/session/pack_paths.h"
 #include "kernel/records.h"
 #include "kernel/watchpoints.h"
 #include "rules/loader.h"
@@ -181,7 +181,7 @@ std::unique_ptr<RecordInstrumentation> plan_from_packs(const RecordArgs& args, i
                                                        std::vector<HolderField>& holders,
                                                        std::vector<std::string>& notes) {
   rc = kExitOk;
-  auto loaded = load_rule_packs(args.rules, args.no_stdlib);
+  auto loaded = session::load_rule_packs(args.rules, args.no_stdlib);
   std::cerr << loaded.render();
   if (!loaded.ok()) {
     rc = kExitBadInput;
@@ -387,7 +387,7 @@ int record_start(const RecordArgs& args, const std::string& size_text) {
   }
   // The packs' holder rules, read when the recording stops, as `record -- CMD` does; loaded
   // here, before the recorder detaches, so a broken pack is reported to the user.
-  auto loaded = load_rule_packs(args.rules, args.no_stdlib);
+  auto loaded = session::load_rule_packs(args.rules, args.no_stdlib);
   std::cerr << loaded.render();
   if (!loaded.ok()) return kExitBadInput;
   std::vector<HolderField> holders = holder_fields(loaded);

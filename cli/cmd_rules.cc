@@ -11,9 +11,9 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/json_output.h"
-#include "cli/rule_paths.h"
 #include "dsl/parser.h"
 #include "dsl/rule_kinds.h"
+#include "engine/session/pack_paths.h"
 #include "eval/pack_tests.h"
 #include "rules/loader.h"
 
@@ -39,13 +39,13 @@ void add_pack_args(CLI::App* cmd, PackArgs& args) {
 std::vector<std::string> packs_from(const rules::RuleSet& rules,
                                     const std::vector<std::string>& paths) {
   std::vector<std::string> roots;
-  for (const auto& p : paths) roots.push_back(canonical_path(p));
+  for (const auto& p : paths) roots.push_back(session::canonical_path(p));
   std::vector<std::string> ids;
   for (const auto& pack : rules.packs) {
     for (const auto& file : pack.files) {
-      const std::string f = canonical_path(file);
+      const std::string f = session::canonical_path(file);
       bool inside = std::any_of(roots.begin(), roots.end(),
-                                [&](const std::string& r) { return path_within(r, f); });
+                                [&](const std::string& r) { return session::path_within(r, f); });
       if (inside) {
         ids.push_back(pack.id);
         break;
@@ -77,7 +77,7 @@ Command add_rules_check(CLI::App& rules) {
       "PACK with the id of a standard pack replaces it.\nExit status: 0 when every pack is "
       "valid (warnings allowed), 1 on any error, 2 the standard packs are missing.");
   return {cmd, [args] {
-            auto loaded = load_rule_packs(args->packs, args->no_stdlib);
+            auto loaded = session::load_rule_packs(args->packs, args->no_stdlib);
             std::cerr << loaded.render();
             if (!loaded.ok()) return kExitBadInput;
             size_t warnings = loaded.diagnostics.size();
@@ -99,7 +99,7 @@ Command add_rules_test(CLI::App& rules) {
       "nothing else.\nExit status: 0 when every test passes, 1 otherwise, 2 the standard packs "
       "are missing.");
   return {cmd, [args] {
-            auto loaded = load_rule_packs(args->packs, args->no_stdlib);
+            auto loaded = session::load_rule_packs(args->packs, args->no_stdlib);
             std::cerr << loaded.render();
             if (!loaded.ok()) return kExitBadInput;
             auto results =

@@ -25,22 +25,22 @@
 #include <optional>
 #include <thread>
 
-#include "cli/cache_session.h"
 #include "cli/commands.h"
 #include "cli/debug_session.h"
-#include "cli/diagnose_input.h"
 #include "cli/exit_codes.h"
-#include "cli/graph_input.h"
 #include "cli/json_output.h"
-#include "cli/rule_paths.h"
-#include "cli/trace_input.h"
-#include "engine/cache/cache.h"
+#include "cli/pipeline_options.h"
+#include "cli/terminal_reporter.h"
 #include "engine/diagnosis/answer_pack.h"
 #include "engine/diagnosis/debug_report.h"
 #include "engine/export/latency_html.h"
 #include "engine/latency/infer.h"
 #include "engine/latency/rank.h"
 #include "engine/latency/report.h"
+#include "engine/session/answers.h"
+#include "engine/session/session_error.h"
+#include "engine/session/trace_session.h"
+#include "trace/command_marker.h"
 #include "ui/server.h"
 #include "ui/session.h"
 #include "ui/timeline_json.h"
@@ -66,7 +66,10 @@ struct Outcome {
 // nullopt with `*why` when its events carry no stacks.
 std::optional<std::string> latency_page(const Trace& trace, const std::string& title,
                                         std::string* why) {
-  const latency::Profile profile = latency::infer(trace, latency::Selection{});
+  // A recording of a command is about the command's processes, as `causeway latency` takes it.
+  latency::Selection selection;
+  if (const Pid command = command_pid(trace); command != 0) selection.tree = command;
+  const latency::Profile profile = latency::infer(trace, selection);
   if (profile.stacks == 0) {
     *why = "no latency data: the trace's events carry no stacks";
     return std::nullopt;
@@ -116,31 +119,19 @@ std::string open_browser(const std::string& url) {
 }
 
 int run_ui(const Args& a) {
-  auto input = read_hang_and_answers(a);
-  if (!input) return kExitBadInput;
-  const rules::HangSpec& hang = input->hang;
-  const std::vector<std::string>& answer_lines = input->answer_lines;
+  const session::HangAndAnswers given = session::read_hang_and_answers(a.hang, a.answers);
+  const rules::HangSpec& hang = given.hang;
+  const std::vector<std::string>& answer_lines = given.answer_lines;
   std::string why;
 
-  rules::LoadResult loaded = load_rule_packs(a.rules, a.no_stdlib);
-  std::cerr << loaded.render();
-  if (!loaded.ok()) return kExitBadInput;
-  const rules::RuleSet& ruleset = loaded.rules;
-
-  const CacheSession cache = CacheSession::open(a.trace, a.format, a.no_cache);
-  Trace trace;
-  const WaitForCacheSaves wait_for_saves{cache};
-  ReadReport report;
-  SymbolizeReport symbols;
-  if (int rc = read_trace_input(a.trace, trace, report, &symbols, a.format, &cache); rc != kExitOk)
-    return rc;
-  engine::BuildResult built;
-  std::optional<cache::Key> graph_key;
-  if (int rc = build_graph_input(trace, ruleset, built, &cache, &graph_key); rc != kExitOk)
-    return rc;
+  TerminalReporter reporter;
+  session::TraceSession pipeline(session_config(a, true), reporter);
+  const rules::RuleSet& ruleset = pipeline.load_packs();
+  const Trace& trace = pipeline.trace();
+  const engine::BuildResult& built = pipeline.graph();
   // Made here, while this process runs one thread: a thread index made afresh is saved by a
   // copy of the process (CacheSession::in_background).
-  DiagnosisCache diagnosis_cache(trace, built.graph, &cache, graph_key);
+  pipeline.thread_index();
 
   ui::Session session;
   session.merge(
@@ -179,10 +170,15 @@ int run_ui(const Args& a) {
     config.save = [&]() -> nlohmann::json {
       std::lock_guard lock(outcome.mu);
       if (!outcome.done) return {{"ok", false}, {"message", "the diagnosis is not done yet"}};
-      const SavedAnswers saved = save_answers(a.save_answers, a.trace, a.hang, ruleset, trace,
-                                              built.graph, outcome.diagnosis);
-      std::cerr << saved.message << "\n";
-      return {{"ok", saved.status == kExitOk}, {"message", saved.message}};
+      try {
+        const std::string saved = session::save_answers(a.save_answers, a.trace, a.hang, ruleset,
+                                                        trace, built.graph, outcome.diagnosis);
+        reporter.message(saved);
+        return {{"ok", true}, {"message", saved}};
+      } catch (const session::SessionError& e) {
+        reporter.message(e.what());
+        return {{"ok", false}, {"message", e.what()}};
+      }
     };
   config.pack_text = [&]() -> std::optional<std::string> {
     std::lock_guard lock(outcome.mu);
@@ -234,11 +230,10 @@ int run_ui(const Args& a) {
   std::atomic<bool> worker_finished = false;
   std::thread worker([&] {
     ui::WebAnswerer web(session);
-    std::optional<FileAnswerer> from_file;
+    std::optional<session::FileAnswerer> from_file;
     if (!a.answers.empty()) from_file.emplace(a.answers, answer_lines, web);
     engine::DiagnoseOptions options;
-    options.symptom = symptom_request(trace, hang, kDefaultMinHangSeconds);
-    diagnosis_cache.apply(options);
+    options.symptom = session::symptom_request(trace, hang, kDefaultMinHangSeconds);
     options.answerer = from_file ? static_cast<engine::Answerer*>(&*from_file) : &web;
     // Each question comes with what was found so far, as text and on the timeline, where
     // the segment it asks about and its options' segments and edges are marked.
@@ -256,8 +251,16 @@ int run_ui(const Args& a) {
     session.set("latency", page ? nlohmann::json{{"available", true}}
                                 : nlohmann::json{{"available", false}, {"note", latency_why}});
     try {
-      engine::Diagnosis diagnosis = engine::diagnose(trace, built, ruleset, options);
-      unnamed_frames_note(a.trace, built.graph, diagnosis, symbols);
+      session::DiagnosisRun run = pipeline.diagnose(options);
+      if (run.no_hang) {
+        session.merge({{"phase", "no_hang"}, {"message", *run.no_hang}});
+        worker_finished = true;
+        return;
+      }
+      engine::Diagnosis diagnosis = std::move(*run.diagnosis);
+      if (auto note =
+              session::unnamed_frames_note(a.trace, built.graph, diagnosis, pipeline.symbols()))
+        reporter.message(*note);
       nlohmann::json done{
           {"phase", "done"},
           {"report",
@@ -275,13 +278,14 @@ int run_ui(const Args& a) {
       }
       session.merge(done);
     } catch (const ui::Cancelled&) {
-    } catch (const engine::NoHangFound& e) {
-      session.merge({{"phase", "no_hang"}, {"message", e.what()}});
     } catch (const std::exception& e) {
       // A symptom not in the trace, a wrong answers file, a failing Lua hook, …: the page
       // says what `debug` would say, and the server goes on until the user ends it.
-      std::cerr << "causeway ui: no diagnosis: " << e.what() << "\n";
-      session.merge({{"phase", "error"}, {"message", e.what()}});
+      std::string message = e.what();
+      if (message.rfind("causeway: ", 0) == 0) message.erase(0, 10);
+      while (!message.empty() && message.back() == '\n') message.pop_back();
+      reporter.message("causeway ui: no diagnosis: " + message);
+      session.merge({{"phase", "error"}, {"message", message}});
     }
     worker_finished = true;
   });

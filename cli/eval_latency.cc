@@ -14,9 +14,11 @@
 #include "cli/eval_run.h"
 #include "cli/exit_codes.h"
 #include "cli/json_output.h"
-#include "cli/trace_input.h"
+#include "cli/terminal_reporter.h"
 #include "engine/latency/infer.h"
 #include "engine/latency/rank.h"
+#include "engine/session/session_error.h"
+#include "engine/session/trace_load.h"
 #include "eval/latency_pair.h"
 #include "eval/scenario.h"
 #include "trace/command_marker.h"
@@ -67,7 +69,11 @@ std::optional<latency::Profile> profile_of(const std::string& trace_file, const 
                                            std::string& error) {
   ReadReport report;
   SymbolizeReport symbols;  // frames left unnamed are the table's business, not a note
-  if (read_trace_input(trace_file, trace, report, &symbols) != kExitOk) {
+  TerminalReporter reporter;
+  try {
+    report = session::read_trace(trace_file, trace, reporter, &symbols);
+  } catch (const session::SessionError& e) {
+    reporter.message(e.what());
     error = "cannot read the recording " + trace_file;
     return std::nullopt;
   }

@@ -10,9 +10,10 @@
 #include "cli/command_words.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
-#include "cli/rule_paths.h"
 #include "cw_commit.h"
 #include "cw_version.h"
+#include "engine/session/pack_paths.h"
+#include "engine/session/session_error.h"
 #include "instrument/hook/preload_path.h"
 #include "trace/binary_format.h"
 
@@ -23,7 +24,7 @@ std::string version_text() {
   std::string preload = cw::hook::find_preload_library();
   return fmt::format(
       "causeway {} (commit {})\nstandard packs: {}\npreload library: {}", CW_VERSION, CW_GIT_COMMIT,
-      cw::cli::stdlib_dir(),
+      cw::session::stdlib_dir(),
       preload.empty() ? std::string("not found (functions are probed with uprobes)") : preload);
 }
 
@@ -125,9 +126,12 @@ int main(int argc, char** argv) {
         // A full disk or an I/O error: the environment's failure, not the input's.
         std::cerr << "causeway: " << e.what() << "\n";
         return kExitEnvironment;
-      } catch (const MissingPacksError& e) {
-        std::cerr << "causeway: " << e.what() << "\n";
-        return kExitEnvironment;
+      } catch (const cw::session::SessionError& e) {
+        // Whole lines, or nothing when already said (a pack's errors).
+        const std::string text = e.what();
+        std::cerr << text << (text.empty() || text.back() == '\n' ? "" : "\n");
+        return e.kind() == cw::session::SessionError::Kind::Environment ? kExitEnvironment
+                                                                        : kExitBadInput;
       } catch (const std::exception& e) {
         std::cerr << "causeway: " << e.what() << "\n";
         return kExitBadInput;

@@ -13,6 +13,8 @@ class ProgressLine {
  public:
   explicit ProgressLine(std::string title);
   bool enabled() const { return enabled_; }
+  // What the line is about from now on (its callbacks keep working).
+  void set_title(std::string title) { title_ = std::move(title); }
   // A callback for engine::BuildOptions::progress: (phase, done, total).
   std::function<void(std::string_view, uint64_t, uint64_t)> callback();
   void clear();  // erases the line

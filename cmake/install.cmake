@@ -1,6 +1,6 @@
 # `cmake --install BUILD [--prefix P]` and `cpack -G DEB` (in BUILD): the binary, the
 # standard packs, the preload library, man pages and bash completion, laid out so that the
-# binary finds its data relative to itself (cli/rule_paths.h, instrument/hook/preload_path.h):
+# binary finds its data relative to itself (engine/session/pack_paths.h, instrument/hook/preload_path.h):
 #   P/bin/causeway
 #   P/share/causeway/rules/           the standard packs (stdlib-rules)
 #   P/lib/causeway/libcauseway-preload.so

@@ -1,4 +1,4 @@
-#include "cli/rule_paths.h"
+#include "engine/session/pack_paths.h"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 
 namespace fs = std::filesystem;
 
-namespace cw::cli {
+namespace cw::session {
 
 std::string canonical_path(const std::string& path) {
   std::error_code ec;
@@ -42,7 +42,7 @@ std::vector<std::string> standard_packs() {
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
     throw MissingPacksError(
-        fmt::format("the standard rule packs are missing: no folder {}{}; {}", dir,
+        fmt::format("causeway: the standard rule packs are missing: no folder {}{}; {}", dir,
                     std::getenv("CAUSEWAY_STDLIB") ? " ($CAUSEWAY_STDLIB)"
                                                    : " (share/causeway/rules beside the binary)",
                     how));
@@ -52,8 +52,8 @@ std::vector<std::string> standard_packs() {
     if (entry.is_directory() || entry.path().extension() == ".cw")
       packs.push_back(entry.path().string());
   if (packs.empty())
-    throw MissingPacksError(
-        fmt::format("the standard rule packs are missing: {} holds no pack; {}", dir, how));
+    throw MissingPacksError(fmt::format(
+        "causeway: the standard rule packs are missing: {} holds no pack; {}", dir, how));
   std::sort(packs.begin(), packs.end());
   return packs;
 }
@@ -87,4 +87,4 @@ rules::LoadResult load_rule_packs(const std::vector<std::string>& user_paths, bo
   return rules::load_packs(paths.standard, paths.added);
 }
 
-}  // namespace cw::cli
+}  // namespace cw::session

@@ -1,19 +1,20 @@
-#include "cli/graph_input.h"
+#include "engine/session/graph_load.h"
 
 #include <fmt/format.h>
 
-#include <iostream>
 #include <stdexcept>
 
-#include "cli/exit_codes.h"
-#include "cli/progress.h"
+#include "base/source.h"
 #include "engine/cache/cache.h"
+#include "engine/session/session_error.h"
 #include "rules/lua_sandbox.h"
 
-namespace cw::cli {
+namespace cw::session {
 
-int build_graph_input(const Trace& trace, const rules::RuleSet& rules, engine::BuildResult& out,
-                      const CacheSession* cache, std::optional<cache::Key>* keyed) {
+BuiltGraph build_graph(const Trace& trace, const rules::RuleSet& rules, Reporter& reporter,
+                       const CacheSession* cache) {
+  BuiltGraph result;
+  engine::BuildResult& out = result.built;
   engine::BuildOptions options;
   std::optional<cache::Key> key, base;
   std::optional<engine::BuildResult> prior;
@@ -25,8 +26,8 @@ int build_graph_input(const Trace& trace, const rules::RuleSet& rules, engine::B
       cache->note(
           fmt::format("graph loaded from {}", cache->dir.shown(cache::graph_entry_name(*key))));
       out = std::move(*loaded);
-      if (keyed) *keyed = key;
-      return kExitOk;
+      result.key = key;
+      return result;
     }
     if (!why.empty())
       cache->note(fmt::format("{} not used ({}); building the graph again",
@@ -48,9 +49,9 @@ int build_graph_input(const Trace& trace, const rules::RuleSet& rules, engine::B
       }
     }
   }
-  ProgressLine progress("building graph");
-  if (progress.enabled()) options.progress = progress.callback();
   try {
+    const ProgressScope progress(reporter, "building graph");
+    options.progress = progress.callback();
     try {
       out = engine::build_graph(trace, rules, options);
     } catch (const std::invalid_argument& e) {
@@ -63,23 +64,18 @@ int build_graph_input(const Trace& trace, const rules::RuleSet& rules, engine::B
       out = engine::build_graph(trace, rules, options);
     }
   } catch (const DiagnosticError& e) {
-    progress.clear();
-    std::cerr << e.what();
-    return kExitBadInput;
+    throw SessionError(SessionError::Kind::BadInput, e.what());
   } catch (const rules::LuaError& e) {
-    progress.clear();
-    std::cerr << e.what() << "\n";
-    return kExitBadInput;
+    throw SessionError(SessionError::Kind::BadInput, e.what());
   }
-  progress.clear();
   prior.reset();  // its edges are in `out` now
   if (key) {
     // A trace rewritten while it was read: the graph is of neither content for sure.
     if (cache::trace_key(cache->trace_path) != cache->trace_key) {
       cache->note("the trace changed while it was read; graph not saved");
-      return kExitOk;
+      return result;
     }
-    if (keyed) *keyed = key;
+    result.key = key;
     // By a copy of this process, beside the diagnosis (CacheSession::in_background).
     cache->in_background([&] {
       std::string why;
@@ -92,10 +88,10 @@ int build_graph_input(const Trace& trace, const rules::RuleSet& rules, engine::B
       return fmt::format("graph saved to {}", cache->dir.shown(cache::graph_entry_name(*key)));
     });
   }
-  return kExitOk;
+  return result;
 }
 
-engine::ThreadEvents thread_index_input(const Trace& trace, const CacheSession* cache) {
+engine::ThreadEvents thread_index(const Trace& trace, const CacheSession* cache) {
   if (!cache || !cache->on || !cache->events_keyed) return engine::ThreadEvents(trace);
   const cache::Key key{cache->trace_key, 0, 0, cache::engine_key()};
   const std::string path = cache->dir.shown(cache::kThreadIndexName);
@@ -116,16 +112,7 @@ engine::ThreadEvents thread_index_input(const Trace& trace, const CacheSession* 
   return index;
 }
 
-DiagnosisCache::DiagnosisCache(const Trace& trace, const engine::Graph& graph,
-                               const CacheSession* cache, std::optional<cache::Key> graph_key)
-    : trace_(trace),
-      graph_(graph),
-      cache_(cache),
-      graph_key_(graph_key),
-      index_(thread_index_input(trace, cache)) {}
-
 void DiagnosisCache::apply(engine::DiagnoseOptions& options) {
-  options.events = &index_;
   if (!graph_key_ || !cache_) return;
   // The symptom auto found on this graph before (its search walks every candidate thread).
   std::string why;
@@ -143,15 +130,4 @@ void DiagnosisCache::apply(engine::DiagnoseOptions& options) {
   };
 }
 
-void add_graph_input_options(CLI::App* cmd, std::string& trace, std::vector<std::string>& rules,
-                             bool& no_stdlib) {
-  cmd->add_option("TRACE", trace, "trace file (binary or text form)")
-      ->required()
-      ->check(CLI::ExistingFile);
-  cmd->add_option("--rules", rules, "add rule packs (files or folders), in order")
-      ->type_name("PACK")
-      ->check(CLI::ExistingPath);
-  cmd->add_flag("--no-stdlib", no_stdlib, "do not load stdlib-rules");
-}
-
-}  // namespace cw::cli
+}  // namespace cw::session

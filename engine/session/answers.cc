@@ -1,16 +1,13 @@
-#include "cli/diagnose_input.h"
+#include "engine/session/answers.h"
 
 #include <fmt/format.h>
 
 #include <charconv>
 #include <fstream>
-#include <iostream>
 
-#include "base/source.h"
-#include "cli/exit_codes.h"
-#include "rules/lua_sandbox.h"
+#include "engine/session/session_error.h"
 
-namespace cw::cli {
+namespace cw::session {
 
 using engine::Answer;
 using engine::AnswerSource;
@@ -65,14 +62,14 @@ engine::SymptomRequest symptom_request(const Trace& trace, const rules::HangSpec
   return r;
 }
 
-bool read_answer_lines(const std::string& path, std::vector<std::string>& lines) {
+std::vector<std::string> read_answer_lines(const std::string& path) {
   std::ifstream in(path);
-  if (!in) {
-    std::cerr << fmt::format("causeway: {}: cannot read\n", path);
-    return false;
-  }
+  if (!in)
+    throw SessionError(SessionError::Kind::BadInput,
+                       fmt::format("causeway: {}: cannot read", path));
+  std::vector<std::string> lines;
   for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return true;
+  return lines;
 }
 
 Answer FileAnswerer::ask(const Question& q) {
@@ -105,55 +102,20 @@ size_t FileAnswerer::unused() const {
   return n;
 }
 
-void FileAnswerer::note_unused() const {
-  if (size_t n = unused(); n > 0)
-    std::cerr << fmt::format(
-        "{}: note: {} answer{} not used: the diagnosis asked fewer questions\n", path_, n,
-        n == 1 ? "" : "s");
+std::optional<std::string> FileAnswerer::unused_note() const {
+  const size_t n = unused();
+  if (n == 0) return std::nullopt;
+  return fmt::format("{}: note: {} answer{} not used: the diagnosis asked fewer questions", path_,
+                     n, n == 1 ? "" : "s");
 }
 
-DiagnosisRun run_diagnosis(const Trace& trace, const engine::BuildResult& built,
-                           const rules::RuleSet& rules, const engine::DiagnoseOptions& options,
-                           const std::function<void()>& before_error, bool missing_is_no_hang) {
-  DiagnosisRun run;
-  auto fail = [&](const std::string& message) {
-    if (before_error) before_error();
-    std::cerr << message;
-    run.rc = kExitBadInput;
-  };
-  try {
-    run.diagnosis = engine::diagnose(trace, built, rules, options);
-  } catch (const engine::NoHangFound& e) {
-    if (before_error) before_error();
-    run.no_hang = e.what();
-  } catch (const engine::DiagnoseError& e) {
-    if (missing_is_no_hang) {
-      if (before_error) before_error();
-      run.no_hang = e.what();
-    } else {
-      fail(fmt::format("causeway: {}\n", e.what()));
-    }
-  } catch (const AnswersFileError& e) {
-    fail(fmt::format("{}\n", e.what()));
-  } catch (const DiagnosticError& e) {
-    fail(e.what());
-  } catch (const rules::LuaError& e) {
-    fail(fmt::format("{}\n", e.what()));
-  }
-  return run;
-}
-
-std::optional<HangAndAnswers> read_hang_and_answers(const std::string& hang,
-                                                    const std::string& answers) {
+HangAndAnswers read_hang_and_answers(const std::string& hang, const std::string& answers) {
   std::string why;
   auto spec = parse_hang(hang, &why);
-  if (!spec) {
-    std::cerr << "causeway: " << why << "\n";
-    return std::nullopt;
-  }
+  if (!spec) throw SessionError(SessionError::Kind::BadInput, "causeway: " + why);
   HangAndAnswers out{*spec, {}};
-  if (!answers.empty() && !read_answer_lines(answers, out.answer_lines)) return std::nullopt;
+  if (!answers.empty()) out.answer_lines = read_answer_lines(answers);
   return out;
 }
 
-}  // namespace cw::cli
+}  // namespace cw::session

@@ -1,7 +1,6 @@
 // How a command uses the derived cache beside its trace (docs/cache.md, engine/cache).
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -10,30 +9,38 @@
 #include <vector>
 
 #include "engine/cache/cache_dir.h"
+#include "engine/session/reporter.h"
 
-namespace cw::cli {
+namespace cw::session {
 
 struct CacheSession {
   bool on = false;       // look up and save entries
-  bool verbose = false;  // a line on stderr per hit and per entry not used (why)
-  // CAUSEWAY_CACHE=verbose: also wait for the saves, and say how they went. At a terminal
+  bool verbose = false;  // a message per hit and per entry not used (why)
+  // Also wait for the saves, and say how they went (CAUSEWAY_CACHE=verbose). At a terminal
   // the command does not wait: the person at it gets the prompt back while the save goes
   // on.
   bool wait_for_saves = false;
+  Reporter* reporter = nullptr;  // where the messages go (none: nowhere)
   std::string trace_path;
   std::string format;  // --format as given: part of the graph's key
   cache::Folder dir;   // the cache folder, open (when on)
   uint64_t trace_key = 0;
-  // Set by read_trace_input: the events read are the binary trace's of `trace_key`, clean
+  // Set by read_trace: the events read are the binary trace's of `trace_key`, clean
   // (from the cache, or a whole read of an unchanged file), so what is derived from them
   // alone (the thread index) may be kept under that key.
   mutable bool events_keyed = false;
 
-  // Off with `no_cache` (--no-cache), CAUSEWAY_CACHE=off, or when neither the trace's
-  // content nor a cache folder can be had. Verbose at a terminal or with
-  // CAUSEWAY_CACHE=verbose. Call it before reading the trace: the key is then the
+  // How a command uses the cache: not at all (--no-cache), and how much it says.
+  struct Use {
+    bool off = false;
+    bool verbose = false;         // the messages
+    bool wait_for_saves = false;  // implies verbose
+  };
+  // Off with `use.off`, CAUSEWAY_CACHE=off, or when neither the trace's content nor a
+  // cache folder can be had. Call it before reading the trace: the key is then the
   // content's that was read (unless the file changes while read; the graph's save checks).
-  static CacheSession open(const std::string& trace_path, const std::string& format, bool no_cache);
+  static CacheSession open(const std::string& trace_path, const std::string& format, Use use,
+                           Reporter* reporter);
   void note(const std::string& text) const;  // "causeway: cache: TEXT" when verbose
 
   // Runs `save` (it returns its note) in a detached copy of this process (fork), which
@@ -56,7 +63,4 @@ struct WaitForCacheSaves {
   ~WaitForCacheSaves() { cache.wait(); }
 };
 
-// --no-cache for a command that reads a trace and builds its graph.
-CLI::Option* add_no_cache_option(CLI::App* cmd, bool& no_cache);
-
-}  // namespace cw::cli
+}  // namespace cw::session

@@ -1,4 +1,4 @@
-#include "cli/cache_session.h"
+#include "engine/session/cache_session.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -7,22 +7,21 @@
 
 #include <cerrno>
 #include <cstdlib>
-#include <iostream>
 #include <string_view>
 
 #include "engine/cache/cache.h"
 
-namespace cw::cli {
+namespace cw::session {
 
-CacheSession CacheSession::open(const std::string& trace_path, const std::string& format,
-                                bool no_cache) {
+CacheSession CacheSession::open(const std::string& trace_path, const std::string& format, Use use,
+                                Reporter* reporter) {
   CacheSession s;
   s.trace_path = trace_path;
   s.format = format;
-  const char* env = std::getenv("CAUSEWAY_CACHE");
-  s.wait_for_saves = env && std::string_view(env) == "verbose";
-  s.verbose = isatty(STDERR_FILENO) != 0 || s.wait_for_saves;
-  if (no_cache || !cache::enabled_by_environment()) return s;
+  s.reporter = reporter;
+  s.wait_for_saves = use.wait_for_saves;
+  s.verbose = use.verbose || use.wait_for_saves;
+  if (use.off || !cache::enabled_by_environment()) return s;
   auto key = cache::trace_key(trace_path);
   if (!key) return s;
   std::string why;
@@ -46,8 +45,7 @@ CacheSession CacheSession::open(const std::string& trace_path, const std::string
 }
 
 void CacheSession::note(const std::string& text) const {
-  // One write: a background save may note while the command prints.
-  if (verbose) std::cerr << "causeway: cache: " + text + "\n";
+  if (verbose && reporter) reporter->message("causeway: cache: " + text);
 }
 
 void CacheSession::in_background(const std::function<std::string()>& save) const {
@@ -56,8 +54,6 @@ void CacheSession::in_background(const std::function<std::string()>& save) const
     note(save());
     return;
   }
-  std::cout.flush();
-  std::cerr.flush();
   const pid_t child = fork();
   if (child < 0) {
     close(fds[0]);
@@ -73,10 +69,7 @@ void CacheSession::in_background(const std::function<std::string()>& save) const
     if (fork() != 0) _exit(0);
     setsid();
     std::string text = save();
-    if (wait_for_saves && !text.empty()) {
-      std::string line = "causeway: cache: " + text + "\n";
-      [[maybe_unused]] ssize_t n = write(STDERR_FILENO, line.data(), line.size());
-    }
+    if (wait_for_saves && !text.empty() && reporter) reporter->message("causeway: cache: " + text);
     _exit(0);
   }
   close(fds[1]);
@@ -101,11 +94,4 @@ void CacheSession::wait() const {
   saving_->clear();
 }
 
-CLI::Option* add_no_cache_option(CLI::App* cmd, bool& no_cache) {
-  return cmd->add_flag("--no-cache", no_cache,
-                       "neither use nor write the cache beside the trace of its decoded events "
-                       "and built graphs (TRACE.cwcache/, docs/cache.md; also "
-                       "CAUSEWAY_CACHE=off)");
-}
-
-}  // namespace cw::cli
+}  // namespace cw::session

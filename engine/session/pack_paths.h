@@ -2,17 +2,18 @@
 // then --rules in the order given (docs/rules.md "Load order").
 #pragma once
 
-#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "engine/session/session_error.h"
 #include "rules/loader.h"
 
-namespace cw::cli {
+namespace cw::session {
 
-// The standard packs are missing or empty: the environment cannot do it (exit 2).
-struct MissingPacksError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+// The standard packs are missing or empty: the environment cannot do it. The text is
+// "causeway: the standard rule packs are missing: …; <how to give them>".
+struct MissingPacksError : SessionError {
+  explicit MissingPacksError(const std::string& text) : SessionError(Kind::Environment, text) {}
 };
 
 // The folder of the standard packs: $CAUSEWAY_STDLIB, else share/causeway/rules under the
@@ -40,4 +41,4 @@ PackPaths pack_paths(const std::vector<std::string>& user_paths, bool no_stdlib)
 // replaces it (rules::load_packs).
 rules::LoadResult load_rule_packs(const std::vector<std::string>& user_paths, bool no_stdlib);
 
-}  // namespace cw::cli
+}  // namespace cw::session

@@ -1,9 +1,8 @@
-// What `debug` and `export` share to diagnose a trace named on the command line: the
-// --hang symptom, the --answers file, and the diagnosis run with its errors reported.
+// What a diagnosis is asked: the symptom (`--hang`) and the answers given ahead (an
+// answers file), read as pack tests read theirs so that saved answers replay the same.
 #pragma once
 
 #include <cstddef>
-#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -13,7 +12,7 @@
 #include "engine/diagnosis/diagnose.h"
 #include "rules/ruleset.h"
 
-namespace cw::cli {
+namespace cw::session {
 
 // `--hang`: "auto", TID@SECONDS (seconds since the trace started) or a thread name, read as
 // pack tests read their `hang` (rules::parse_hang_spec) so that saved answers replay the
@@ -35,17 +34,16 @@ struct AnswersFileError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The lines of an answers file; false, having said so on stderr, when it cannot be read.
-bool read_answer_lines(const std::string& path, std::vector<std::string>& lines);
+// The lines of an answers file; throws SessionError (bad input) when it cannot be read.
+std::vector<std::string> read_answer_lines(const std::string& path);
 
-// --hang and --answers as given: the symptom and the answers file's lines; nullopt, having
-// said why on stderr, when either is wrong (bad input).
+// --hang and --answers as given: the symptom and the answers file's lines (none when
+// `answers` is empty). Throws SessionError (bad input) saying why either is wrong.
 struct HangAndAnswers {
   rules::HangSpec hang;
   std::vector<std::string> answer_lines;
 };
-std::optional<HangAndAnswers> read_hang_and_answers(const std::string& hang,
-                                                    const std::string& answers);
+HangAndAnswers read_hang_and_answers(const std::string& hang, const std::string& answers);
 
 // `--answers FILE`: each line that is not blank and not a `#` comment answers the next
 // question, with an option number or `s`; then `fallback` answers. A line that is no
@@ -57,8 +55,8 @@ class FileAnswerer : public engine::Answerer {
   engine::Answer ask(const engine::Question& q) override;
   // Answers left over once the diagnosis is done.
   size_t unused() const;
-  // Says on stderr how many were left over, if any.
-  void note_unused() const;
+  // "FILE: note: N answers not used: …" when some were left over.
+  std::optional<std::string> unused_note() const;
 
  private:
   std::string path_;
@@ -67,21 +65,4 @@ class FileAnswerer : public engine::Answerer {
   size_t next_ = 0;
 };
 
-// A diagnosis, or why there is none: `no_hang` (auto found nothing that long: not an
-// error) or an exit status other than kExitOk, its message already on stderr.
-struct DiagnosisRun {
-  int rc = 0;
-  std::optional<engine::Diagnosis> diagnosis;
-  std::optional<std::string> no_hang;
-};
-
-// engine::diagnose with its errors (a symptom not in the trace, an answers file line, a
-// rule's or Lua hook's error) said on stderr as bad input. `before_error` runs first (a
-// progress line to clear). With `missing_is_no_hang`, a symptom that cannot be found (no
-// candidate thread for auto) is `no_hang` too, for a command that has a use without one.
-DiagnosisRun run_diagnosis(const Trace& trace, const engine::BuildResult& built,
-                           const rules::RuleSet& rules, const engine::DiagnoseOptions& options,
-                           const std::function<void()>& before_error = {},
-                           bool missing_is_no_hang = false);
-
-}  // namespace cw::cli
+}  // namespace cw::session

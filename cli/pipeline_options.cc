@@ -1,0 +1,71 @@
+#include "cli/pipeline_options.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string_view>
+
+namespace cw::cli {
+
+CLI::Option* add_trace_format_option(CLI::App* cmd, std::string& format, const std::string& name) {
+  return cmd
+      ->add_option(name, format,
+                   "the trace's form: auto (by content), binary, text, or perf-script (the output "
+                   "of perf script)")
+      ->default_val("auto")
+      ->check(CLI::IsMember({"auto", "binary", "text", "perf-script"}));
+}
+
+CLI::Option* add_compress_option(CLI::App* cmd, std::string& text, TraceWriterOptions& writer) {
+  return cmd
+      ->add_option("--compress", text,
+                   "the binary form's chunks: zstd (level 3), zstd=LEVEL (1 fastest .. 22 "
+                   "smallest), or none (trace format 1.2, which older causeway versions read)")
+      ->default_val("zstd")
+      ->check(CLI::Validator(
+          [&writer](std::string& value) {
+            std::string why;
+            return parse_trace_compression(value, writer, &why) ? std::string() : why;
+          },
+          "none|zstd[=LEVEL]", "compression"));
+}
+
+CLI::Option* add_no_cache_option(CLI::App* cmd, bool& no_cache) {
+  return cmd->add_flag("--no-cache", no_cache,
+                       "neither use nor write the cache beside the trace of its decoded events "
+                       "and built graphs (TRACE.cwcache/, docs/cache.md; also "
+                       "CAUSEWAY_CACHE=off)");
+}
+
+session::CacheSession::Use cache_use(bool no_cache) {
+  session::CacheSession::Use use;
+  use.off = no_cache;
+  const char* env = std::getenv("CAUSEWAY_CACHE");
+  use.wait_for_saves = env && std::string_view(env) == "verbose";
+  use.verbose = isatty(STDERR_FILENO) != 0 || use.wait_for_saves;
+  return use;
+}
+
+session::SessionConfig session_config(const TraceArgs& a, bool unnamed_frames_per_diagnosis) {
+  session::SessionConfig c;
+  c.trace_path = a.trace;
+  c.format = a.format;
+  c.packs = a.rules;
+  c.no_stdlib = a.no_stdlib;
+  c.cache = cache_use(a.no_cache);
+  c.unnamed_frames_per_diagnosis = unnamed_frames_per_diagnosis;
+  return c;
+}
+
+void add_graph_input_options(CLI::App* cmd, std::string& trace, std::vector<std::string>& rules,
+                             bool& no_stdlib) {
+  cmd->add_option("TRACE", trace, "trace file (binary or text form)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--rules", rules, "add rule packs (files or folders), in order")
+      ->type_name("PACK")
+      ->check(CLI::ExistingPath);
+  cmd->add_flag("--no-stdlib", no_stdlib, "do not load stdlib-rules");
+}
+
+}  // namespace cw::cli

@@ -1,0 +1,60 @@
+// Building the graph of a trace, or loading the one the derived cache holds for the same
+// trace, packs, options and causeway; and what the cache gives its diagnosis.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/cache/cache.h"
+#include "engine/diagnosis/diagnose.h"
+#include "engine/diagnosis/segment_profile.h"
+#include "engine/graph/builder.h"
+#include "engine/session/cache_session.h"
+#include "engine/session/reporter.h"
+#include "rules/ruleset.h"
+#include "trace/trace.h"
+
+namespace cw::session {
+
+// A trace's graph, and its cache key when the graph is that key's (loaded, or built and
+// being saved), so what is derived from it may be kept under it too.
+struct BuiltGraph {
+  engine::BuildResult built;
+  std::optional<cache::Key> key;
+};
+
+// Builds the graph of `trace` with `rules`; throws SessionError (bad input) with the error
+// of the rule (or Lua hook) that could not be applied. With a cache session that is on, a
+// graph built before from the same trace, packs, options and causeway is loaded instead,
+// and a graph built here is saved for the next run (docs/cache.md).
+BuiltGraph build_graph(const Trace& trace, const rules::RuleSet& rules, Reporter& reporter,
+                       const CacheSession* cache = nullptr);
+
+// The per-thread event index of every thread of `trace`, for the diagnosis: mapped from
+// the cache when it holds one for these events, else made here and saved for the next
+// run (in the background, as the graph is).
+engine::ThreadEvents thread_index(const Trace& trace, const CacheSession* cache = nullptr);
+
+// What the derived cache gives a diagnosis of one graph: the hang found before on the
+// graph for the same request, and it keeps the hang the diagnosis finds. `graph_key` as
+// build_graph set it (none: nothing is looked up).
+class DiagnosisCache {
+ public:
+  // `graph` is the graph of `graph_key` (a hang kept for it is checked against it).
+  DiagnosisCache(const Trace& trace, const engine::Graph& graph, const CacheSession* cache,
+                 std::optional<cache::Key> graph_key)
+      : trace_(trace), graph_(graph), cache_(cache), graph_key_(graph_key) {}
+  // Sets the hang's lookup and saving for options.symptom (set it first). `options` must
+  // not outlive this.
+  void apply(engine::DiagnoseOptions& options);
+
+ private:
+  const Trace& trace_;
+  const engine::Graph& graph_;
+  const CacheSession* cache_;
+  std::optional<cache::Key> graph_key_;
+  std::optional<engine::FoundHang> known_hang_;
+};
+
+}  // namespace cw::session

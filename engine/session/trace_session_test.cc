@@ -1,0 +1,181 @@
+#include "engine/session/trace_session.h"
+
+#include <doctest/doctest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "base/temp_dir.h"
+#include "engine/session/answers.h"
+#include "engine/session/session_error.h"
+#include "engine/session/trace_load.h"
+
+namespace cw::session {
+namespace {
+
+// Keeps what the pipeline says, and how often long work began and ended.
+struct KeptReporter : Reporter {
+  std::vector<std::string> messages;
+  int begun = 0, ended = 0;
+  void message(const std::string& line) override { messages.push_back(line); }
+  ProgressFn progress(const std::string&) override {
+    ++begun;
+    return {};
+  }
+  void progress_done() override { ++ended; }
+  bool said(const std::string& part) const {
+    for (const auto& m : messages)
+      if (m.find(part) != std::string::npos) return true;
+    return false;
+  }
+};
+
+// The standard packs of the source tree, as the installed binary finds its own.
+struct StandardPacks {
+  StandardPacks() { setenv("CAUSEWAY_STDLIB", CW_SOURCE_DIR "/stdlib-rules", 1); }
+};
+
+SessionConfig config_of(const std::string& trace) {
+  SessionConfig c;
+  c.trace_path = trace;
+  c.cache.off = true;
+  return c;
+}
+
+const std::string kServer = CW_SOURCE_DIR "/examples/slow-server.trace";
+
+}  // namespace
+
+TEST_CASE("a session reads, builds and diagnoses once each, and says nothing it need not") {
+  StandardPacks packs;
+  KeptReporter reporter;
+  TraceSession s(config_of(kServer), reporter);
+  s.load_packs();
+  const Trace& trace = s.trace();
+  CHECK(&s.trace() == &trace);
+  const engine::BuildResult& built = s.graph();
+  CHECK(&s.graph() == &built);
+  CHECK(built.graph.segments.size() > 0);
+  engine::AutoAnswerer automatic;
+  engine::DiagnoseOptions options;
+  options.answerer = &automatic;
+  options.symptom = symptom_request(trace, *rules::parse_hang_spec("auto"), 0.5);
+  const DiagnosisRun run = s.diagnose(options);
+  REQUIRE(run.diagnosis);
+  CHECK_FALSE(run.no_hang);
+  CHECK(run.diagnosis->hang.tid == 811);
+  CHECK(reporter.begun == reporter.ended);  // every progress display went away
+}
+
+TEST_CASE("a trace that is no trace fails as bad input, saying which file") {
+  TempDir dir;
+  dir.write("notes.txt", "hello\n");
+  KeptReporter reporter;
+  Trace trace;
+  try {
+    read_trace(dir.file("notes.txt"), trace, reporter);
+    FAIL("read a trace from a text file");
+  } catch (const SessionError& e) {
+    CHECK(e.kind() == SessionError::Kind::BadInput);
+    CHECK(std::string(e.what()).rfind("causeway: ", 0) == 0);
+    // Text may be perf script output with a preamble: the hint says how to read it so.
+    CHECK(std::string(e.what()).find("--format perf-script") != std::string::npos);
+  }
+  CHECK(reporter.begun == reporter.ended);
+}
+
+TEST_CASE("a pack with an error: said through the reporter with its place, then thrown empty") {
+  StandardPacks packs;
+  KeptReporter reporter;
+  SessionConfig c = config_of(kServer);
+  c.packs = {CW_SOURCE_DIR "/tests/cli/data/syntax-error.cw"};
+  TraceSession s(c, reporter);
+  try {
+    s.load_packs();
+    FAIL("loaded a pack with a syntax error");
+  } catch (const SessionError& e) {
+    CHECK(e.kind() == SessionError::Kind::BadInput);
+    CHECK(std::string(e.what()).empty());
+  }
+  CHECK(reporter.said("syntax-error.cw:"));
+}
+
+TEST_CASE("no standard packs is the environment's failure") {
+  setenv("CAUSEWAY_STDLIB", "/nonexistent/causeway-rules", 1);
+  KeptReporter reporter;
+  TraceSession s(config_of(kServer), reporter);
+  try {
+    s.load_packs();
+    FAIL("loaded packs from a folder that does not exist");
+  } catch (const SessionError& e) {
+    CHECK(e.kind() == SessionError::Kind::Environment);
+    CHECK(std::string(e.what()).find("/nonexistent/causeway-rules") != std::string::npos);
+  }
+}
+
+TEST_CASE("a symptom below the threshold is no hang; a thread not in the trace is an error") {
+  StandardPacks packs;
+  KeptReporter reporter;
+  TraceSession s(config_of(CW_SOURCE_DIR "/tests/cli/data/short-sleep.trace"), reporter);
+  s.load_packs();
+  engine::AutoAnswerer automatic;
+  engine::DiagnoseOptions options;
+  options.answerer = &automatic;
+  options.symptom = symptom_request(s.trace(), *rules::parse_hang_spec("auto"), 0.5);
+  const DiagnosisRun quiet = s.diagnose(options);
+  CHECK_FALSE(quiet.diagnosis);
+  REQUIRE(quiet.no_hang);
+
+  options.symptom = symptom_request(s.trace(), *rules::parse_hang_spec("999@0.1"), 0.5);
+  CHECK_THROWS_AS(s.diagnose(options), SessionError);
+  // For a command with a use without a diagnosis (an export), it is no hang too.
+  CHECK(s.diagnose(options, /*missing_is_no_hang=*/true).no_hang);
+}
+
+TEST_CASE("the second session of a trace loads the graph the first saved in the cache") {
+  StandardPacks packs;
+  TempDir dir;
+  const std::string trace = dir.file("server.trace");
+  std::filesystem::copy_file(kServer, trace);
+  SessionConfig c;
+  c.trace_path = trace;
+  // The saves are done when the session ends. A copy of the process saves, and says so
+  // on its own: its messages do not come back here.
+  c.cache.wait_for_saves = true;
+  {
+    KeptReporter first;
+    TraceSession s(c, first);
+    s.load_packs();
+    s.graph();
+    CHECK_FALSE(first.said("graph loaded from"));
+  }
+  KeptReporter second;
+  TraceSession s(c, second);
+  s.load_packs();
+  s.graph();
+  CHECK(second.said("graph loaded from"));
+}
+
+TEST_CASE("packs given anew drop the graph built with the old ones") {
+  StandardPacks packs;
+  KeptReporter reporter;
+  TraceSession s(config_of(kServer), reporter);
+  s.load_packs();
+  const size_t with_stdlib = s.graph().graph.edges.size();
+  s.use_packs(rules::load_packs({}, {}));
+  CHECK(s.graph().graph.edges.size() < with_stdlib);
+}
+
+TEST_CASE("--hang and --answers: wrong ones are bad input saying why") {
+  CHECK_THROWS_WITH_AS(read_hang_and_answers("811", ""), doctest::Contains("811@SECONDS"),
+                       SessionError);
+  CHECK_THROWS_WITH_AS(read_hang_and_answers("auto", "/nonexistent/answers"),
+                       doctest::Contains("/nonexistent/answers: cannot read"), SessionError);
+  const HangAndAnswers given = read_hang_and_answers("client", "");
+  CHECK(given.hang.thread_name == "client");
+  CHECK(given.answer_lines.empty());
+}
+
+}  // namespace cw::session
