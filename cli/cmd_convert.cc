@@ -32,7 +32,7 @@ Command add_convert(CLI::App& app) {
   cmd->add_option("-o,--output", args->out, "output file")->required();
   cmd->add_option("--to", args->to, "output form (default: the other one)")
       ->check(CLI::IsMember({"text", "binary"}));
-  add_trace_format_option(cmd, args->format);
+  add_trace_format_option(cmd, args->format, /*format_alias=*/true);
   add_compress_option(cmd, args->compress, args->writer);
   cmd->footer(
       "Exit status: 0 done, 1 the input trace was wrong (the message says where), 2 the "

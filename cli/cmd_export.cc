@@ -156,7 +156,7 @@ Command add_export(CLI::App& app) {
       ->type_name("SECONDS")
       ->default_val(0.5)
       ->check(CLI::Range(0.0, 1e6));
-  add_trace_format_option(cmd, args->trace_format, "--trace-format");
+  add_trace_format_option(cmd, args->trace_format, /*format_alias=*/false);
   cmd->add_flag("--all-processes", args->all_processes,
                 "perfetto and chrome: every recorded process (by default, in a recording of a "
                 "command, its processes and those the diagnosis names)");

@@ -7,13 +7,15 @@
 
 namespace cw::cli {
 
-CLI::Option* add_trace_format_option(CLI::App* cmd, std::string& format, const std::string& name) {
+CLI::Option* add_trace_format_option(CLI::App* cmd, std::string& format, bool format_alias) {
+  const auto forms = CLI::IsMember({"auto", "binary", "text", "perf-script"});
+  if (format_alias) cmd->add_option("--format", format)->check(forms)->group("");
   return cmd
-      ->add_option(name, format,
+      ->add_option("--trace-format", format,
                    "the trace's form: auto (by content), binary, text, or perf-script (the output "
                    "of perf script)")
       ->default_val("auto")
-      ->check(CLI::IsMember({"auto", "binary", "text", "perf-script"}));
+      ->check(forms);
 }
 
 CLI::Option* add_compress_option(CLI::App* cmd, std::string& text, TraceWriterOptions& writer) {

@@ -12,11 +12,11 @@
 
 namespace cw::cli {
 
-// --format for a command that reads a trace: which form it is in, when its content does
-// not tell (a perf script file whose first line is not an event). `name` is the option's
-// name for a command whose --format is the output's (`export --trace-format`).
-CLI::Option* add_trace_format_option(CLI::App* cmd, std::string& format,
-                                     const std::string& name = "--format");
+// --trace-format for a command that reads a trace: which form it is in, when its content
+// does not tell (a perf script file whose first line is not an event). Named apart from
+// `export --format`, the form written. With `format_alias`, for a command that writes no
+// form, `--format` is taken too (hidden from --help), as earlier versions named it.
+CLI::Option* add_trace_format_option(CLI::App* cmd, std::string& format, bool format_alias = true);
 
 // --compress for a command that writes a binary trace: none|zstd[=LEVEL] into `writer`
 // (`text` holds the option's text for CLI11).

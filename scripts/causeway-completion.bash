@@ -4,13 +4,13 @@
 
 _causeway_options() {
   case "$1" in
-    graph) echo "--rules --no-stdlib --format --json --edges --dot --no-cache --help" ;;
-    debug) echo "--rules --no-stdlib --format --hang --answers --save-answers --watch --auto --json --baseline --beam-width --lookback --min-hang --no-cache --help" ;;
-    convert) echo "-o --output --to --format --compress --help" ;;
+    graph) echo "--rules --no-stdlib --trace-format --json --edges --dot --no-cache --help" ;;
+    debug) echo "--rules --no-stdlib --trace-format --hang --answers --save-answers --watch --auto --json --baseline --beam-width --lookback --min-hang --no-cache --help" ;;
+    convert) echo "-o --output --to --trace-format --compress --help" ;;
     eval) echo "--suite --programs --keep --from --json --show --latency --help" ;;
-    latency) echo "--base --buggy --normalize --pid --all-processes --comm --top --mode --threshold --format --json --html --folded --help" ;;
-    hangs) echo "--rules --no-stdlib --top --format --json --no-cache --help" ;;
-    ui) echo "--rules --no-stdlib --format --no-cache --hang --answers --save-answers --port --no-browser --json --help" ;;
+    latency) echo "--base --buggy --normalize --pid --all-processes --comm --top --mode --threshold --trace-format --json --html --folded --help" ;;
+    hangs) echo "--rules --no-stdlib --top --trace-format --json --no-cache --help" ;;
+    ui) echo "--rules --no-stdlib --trace-format --no-cache --hang --answers --save-answers --port --no-browser --json --help" ;;
     export) echo "--format -o --output --rules --no-stdlib --hang --answers --min-hang --trace-format --all-processes --no-cache --help" ;;
     record) echo "-o --output -p --pid --stacks --call-graph -F --sample --buffer --compress --duration --rules --no-stdlib --flags --hooks --dir --help" ;;
     "record start") echo "--size -p --pid --stacks --call-graph -F --sample --buffer --compress --rules --no-stdlib --dir --help" ;;
@@ -59,7 +59,7 @@ _causeway() {
     --format)
       if [ "$cmd" = export ]; then
         COMPREPLY=($(compgen -W "perfetto chrome dot" -- "$cur"))
-      else
+      else  # the input form's old name
         COMPREPLY=($(compgen -W "auto binary text perf-script" -- "$cur"))
       fi
       return ;;

@@ -120,7 +120,7 @@ void read_events(const std::string& path, const std::string& format, const Cache
     if (format == "auto" && looks_like_text(path))
       text +=
           "hint: a text trace starts with 'causeway-trace', perf script output with an event "
-          "line; --format perf-script reads it as perf script output anyway\n";
+          "line; --trace-format perf-script reads it as perf script output anyway\n";
     throw SessionError(SessionError::Kind::BadInput, text);
   } catch (const SessionError&) {
     throw;

@@ -51,7 +51,7 @@ A mistake in a text trace is shown where it is.
 
   $ printf 'not a trace at all' > $TMP_DIR/junk && causeway graph $TMP_DIR/junk 2>&1 | sed "s|$TMP_DIR/||"
   causeway: junk: not a causeway trace (no CWTRACE header)
-  hint: a text trace starts with 'causeway-trace', perf script output with an event line; --format perf-script reads it as perf script output anyway
+  hint: a text trace starts with 'causeway-trace', perf script output with an event line; --trace-format perf-script reads it as perf script output anyway
 
   $ causeway graph $TMP_DIR/junk >/dev/null 2>&1
   [1]

@@ -180,17 +180,28 @@ recognised by its content; each phase is one instance from its first sample to i
   [cw-prog-hotspot];__libc_start_call_main;main;fast_part 1997000
   [cw-prog-hotspot];__libc_start_call_main;main;slow_part 26791000
 
-A perf script file that starts with something else is read with --format perf-script;
+A perf script file that starts with something else is read with --trace-format perf-script;
 a line it cannot read is an error where it is.
 
   $ (echo 'captured by perf 6.1'; cat tests/cli/data/hotspot.perf.txt) > $TMP_DIR/noted.txt
   $ causeway latency $TMP_DIR/noted.txt 2>&1 | sed "s|$TMP_DIR/||"
   causeway: noted.txt: not a causeway trace (no CWTRACE header)
-  hint: a text trace starts with 'causeway-trace', perf script output with an event line; --format perf-script reads it as perf script output anyway
-  $ causeway latency $TMP_DIR/noted.txt --format perf-script 2>&1 | sed "s|$TMP_DIR/||"
+  hint: a text trace starts with 'causeway-trace', perf script output with an event line; --trace-format perf-script reads it as perf script output anyway
+  $ causeway latency $TMP_DIR/noted.txt --trace-format perf-script 2>&1 | sed "s|$TMP_DIR/||"
   noted.txt:1:1: error: expected an event line 'COMM TID [CPU] SECONDS.MICROSECONDS: [PERIOD] EVENT: ...' (perf script's default fields)
     captured by perf 6.1
     ^~~~~~~~~~~~~~~~~~~~
+
+--format, the option's name before export's output form took it, is still read, though
+--help names only --trace-format:
+
+  $ causeway latency $TMP_DIR/noted.txt --format perf-script 2>&1 | head -1 | sed "s|$TMP_DIR/||"
+  noted.txt:1:1: error: expected an event line 'COMM TID [CPU] SECONDS.MICROSECONDS: [PERIOD] EVENT: ...' (perf script's default fields)
+  $ causeway latency --help | grep -c -- '--format'
+  0
+  [1]
+  $ causeway latency --help | grep -c -- '--trace-format'
+  1
   $ sed '1d' $TMP_DIR/noted.txt | sed 's/^\t *15bd fast_part/\tfast_part/' > $TMP_DIR/cut.txt
   $ causeway latency $TMP_DIR/cut.txt 2>&1 | sed "s|$TMP_DIR/||"
   cut.txt:4:2: error: expected the frame's address in hexadecimal, not 'fast_part+0x2c'
