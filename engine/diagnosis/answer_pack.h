@@ -33,7 +33,9 @@ std::string answer_pack_id(const std::string& dir);
 // The text of PACK/pack.cw: the header, one `answer qN` rule per query that a rule did not
 // already answer (each after a comment with the question and the chosen option), and a
 // test that replays the diagnosis and expects its hang, its first root cause and no
-// question.
+// question. A rule names places in the program (names, event kind, frame), which a new
+// recording of it shares, unless a place cannot tell the question or the option apart:
+// then this recording's tid and time.
 std::string answer_pack_text(const Trace& trace, const Graph& graph, const Diagnosis& diagnosis,
                              const AnswerPackSpec& spec);
 

@@ -118,7 +118,7 @@ the same thread.
   $ sed -n '/^answer/,$p' $TMP_DIR/replay/pack.cw | sed -E 's|trace file ".*examples/|trace file ".../examples/|'
   answer q1 {
     question recurse
-    subject tid == 813 and ts == 10600000
+    subject process.comm == "cw-server" and thread.comm == "cw-srv-worker" and kind == "syscall_enter" and "recvfrom" in stack
     choose recurse
   }
   
@@ -141,6 +141,18 @@ the same thread.
   questions: 0 asked, 1 answered by rules
     1. [recurse] cw-srv-worker 813 (cw-server 812) ran 799.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 (from 0.009600 s), while the hang lasted. Find out why it did, in turn?
        -> diagnose cw-srv-worker 813 (cw-server 812) (by rule answers.replay/q1)
+  
+
+The answers name places in the program (process, thread, event, frame), not this
+recording's thread ids and times: a new recording of the same program, whose threads have
+other ids, is answered by them too.
+
+  $ sed -E 's/\b811\b/1811/g; s/\b812\b/1812/g; s/\b813\b/1813/g' examples/slow-server.trace > $TMP_DIR/again.trace
+  $ causeway debug $TMP_DIR/again.trace --rules $TMP_DIR/replay --no-cache | sed -n '1p;/^questions/,/^$/p'
+  root cause: process cw-server 1812, thread cw-srv-worker 1813
+  questions: 0 asked, 1 answered by rules
+    1. [recurse] cw-srv-worker 1813 (cw-server 1812) ran 799.9 ms on a CPU (0.0 ms runnable) with recvfrom ×1, sendto ×1 (from 0.009600 s), while the hang lasted. Find out why it did, in turn?
+       -> diagnose cw-srv-worker 1813 (cw-server 1812) (by rule answers.replay/q1)
   
 
 A pack that causeway did not write is not overwritten.
