@@ -5,7 +5,8 @@
 #   P/share/causeway/rules/           the standard packs (stdlib-rules)
 #   P/lib/causeway/libcauseway-preload.so
 #   P/share/man/man1/causeway.1, P/share/man/man7/causeway-rules.7
-#   P/share/bash-completion/completions/causeway, P/share/doc/causeway/*.md
+#   P/share/bash-completion/completions/causeway
+#   P/share/doc/causeway/: README.md, the docs (*.md), copyright (Debian's format)
 include(GNUInstallDirs)
 install(TARGETS causeway RUNTIME DESTINATION bin)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/stdlib-rules/ DESTINATION share/causeway/rules)
@@ -13,7 +14,8 @@ install(TARGETS causeway-preload LIBRARY DESTINATION lib/causeway)
 install(FILES ${CMAKE_SOURCE_DIR}/docs/man/causeway.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 install(FILES ${CMAKE_SOURCE_DIR}/docs/man/causeway-rules.7 DESTINATION ${CMAKE_INSTALL_MANDIR}/man7)
 file(GLOB cw_docs ${CMAKE_SOURCE_DIR}/docs/*.md)
-install(FILES ${cw_docs} DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(FILES ${cw_docs} ${CMAKE_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(FILES ${CMAKE_SOURCE_DIR}/cmake/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(FILES ${CMAKE_SOURCE_DIR}/scripts/causeway-completion.bash
         DESTINATION share/bash-completion/completions RENAME causeway)
 

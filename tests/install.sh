@@ -19,7 +19,7 @@ cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" 2>&1 ||
 for f in bin/causeway share/causeway/rules/linux-kernel/pack.cw share/causeway/rules/glibc/pack.cw \
          lib/causeway/libcauseway-preload.so share/man/man1/causeway.1 \
          share/man/man7/causeway-rules.7 share/bash-completion/completions/causeway \
-         share/doc/causeway/json.md; do
+         share/doc/causeway/json.md share/doc/causeway/README.md share/doc/causeway/copyright; do
   check "installed $f" test -e "$prefix/$f"
 done
 

@@ -102,8 +102,11 @@ function draw() {
   const head = table.insertRow();
   for (const h of ['#', differential ? 'change' : 'cost'])
     head.appendChild(Object.assign(document.createElement('th'), {textContent: h}));
+  // Hot first: the costliest function, then its callers outwards, then what it called. A
+  // deep stack laid out outermost first put the hot function far off to the right.
   const fh = Object.assign(document.createElement('th'), {
-    textContent: 'functions, outermost first (the number: frames from the costliest, 0)'});
+    textContent: 'the costliest function (0), its callers outwards, then its callees ' +
+                 '(the number: frames from the costliest)'});
   fh.colSpan = width;
   head.appendChild(fh);
   for (const c of rows) {
@@ -121,7 +124,9 @@ function draw() {
     const cost = row.insertCell();
     cost.className = 'cost';
     cost.textContent = differential ? signedMs(c.cost_ns) : ms(c.cost_ns);
-    for (const f of c.frames) {
+    const hotFirst = [...c.frames.slice(0, c.costliest + 1).reverse(),
+                      ...c.frames.slice(c.costliest + 1)];
+    for (const f of hotFirst) {
       const cell = row.insertCell();
       cell.className = 'cell';
       cell.dataset.function = f.function;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 namespace cw::latency {
 
@@ -109,40 +110,125 @@ std::vector<RankedPath> rank_paths(const Cct& cct, const RankOptions& options) {
   return keep_top(std::move(paths), options);
 }
 
+namespace {
+
+// The frame of a context where its run spent the most own time (the innermost of equals,
+// which keeps the most of the context).
+size_t hot_frame(const Cct& cct, const std::vector<NodeId>& nodes, Mode mode) {
+  size_t hot = 0;
+  for (size_t i = 1; i < nodes.size(); ++i)
+    if (cct.node(nodes[i]).own.get(mode) >= cct.node(nodes[hot]).own.get(mode)) hot = i;
+  return hot;
+}
+
+// The child of `parent` named `name` in `cct`, or kRoot when it has none.
+NodeId child_named(const Cct& cct, NodeId parent, const std::string& name) {
+  for (NodeId c : cct.node(parent).children)
+    if (cct.function_name(cct.node(c).function) == name) return c;
+  return kRoot;
+}
+
+// One row of a differential ranking: a context down to its hot frame, and the frames
+// below it that the merged contexts had, in each run (each node once).
+struct DiffRow {
+  std::vector<std::string> names;              // outermost first, the hot frame last
+  std::vector<NodeId> slow_nodes, base_nodes;  // along `names` (kRoot where absent)
+  std::set<NodeId> slow_below, base_below;
+  std::set<std::string> contexts;  // the whole contexts merged (key_of), either run's
+};
+
+}  // namespace
+
 std::vector<RankedPath> diff_rank_paths(const Cct& base, const Cct& slow,
                                         const RankOptions& options) {
-  std::map<std::string, NodeId> base_leaves;
-  for (NodeId leaf : leaves(base)) base_leaves.emplace(key_of(base, leaf), leaf);
-  const double scale = options.normalize ? base_scale(base, slow, options.mode) : 1.0;
+  const Mode mode = options.mode;
+  const double scale = options.normalize ? base_scale(base, slow, mode) : 1.0;
+  std::vector<DiffRow> rows;
+  std::map<std::vector<std::string>, size_t> row_of_names;
+  // Which row each slow node belongs to: the row whose hot frame it is, or lies below.
+  std::map<NodeId, size_t> slow_row_below;
+
+  auto row_for = [&](std::vector<std::string> names) -> size_t {
+    auto [it, added] = row_of_names.try_emplace(names, rows.size());
+    if (added) rows.push_back({std::move(names), {}, {}, {}, {}, {}});
+    return it->second;
+  };
+  for (NodeId leaf : leaves(slow)) {
+    const std::vector<NodeId> nodes = slow.nodes_to(leaf);
+    const size_t hot = hot_frame(slow, nodes, mode);
+    std::vector<std::string> names;
+    for (size_t i = 0; i <= hot; ++i)
+      names.push_back(slow.function_name(slow.node(nodes[i]).function));
+    const size_t r = row_for(std::move(names));
+    rows[r].contexts.insert(key_of(slow, leaf));
+    for (size_t i = hot; i < nodes.size(); ++i) {
+      slow_row_below.try_emplace(nodes[i], r);
+      if (i > hot) rows[r].slow_below.insert(nodes[i]);
+    }
+  }
+  for (NodeId leaf : leaves(base)) {
+    const std::vector<NodeId> nodes = base.nodes_to(leaf);
+    // As deep as the slow run has the same context: at or below a row's hot frame, this
+    // context is that row's; else it is a row of its own, down to its own hot frame.
+    NodeId at = kRoot;
+    size_t depth = 0;
+    for (; depth < nodes.size(); ++depth) {
+      const NodeId next =
+          child_named(slow, at, base.function_name(base.node(nodes[depth]).function));
+      if (next == kRoot) break;
+      at = next;
+    }
+    size_t r;
+    size_t hot;
+    if (auto it = depth > 0 ? slow_row_below.find(at) : slow_row_below.end();
+        it != slow_row_below.end()) {
+      r = it->second;
+      hot = rows[r].names.size() - 1;
+    } else {
+      hot = hot_frame(base, nodes, mode);
+      std::vector<std::string> names;
+      for (size_t i = 0; i <= hot; ++i)
+        names.push_back(base.function_name(base.node(nodes[i]).function));
+      r = row_for(std::move(names));
+    }
+    rows[r].contexts.insert(key_of(base, leaf));
+    for (size_t i = hot + 1; i < nodes.size(); ++i) rows[r].base_below.insert(nodes[i]);
+  }
 
   std::vector<RankedPath> changed, vanished;
-  for (NodeId leaf : leaves(slow)) {
-    RankedPath p = path_of(slow, leaf, options.mode);
-    auto it = base_leaves.find(key_of(slow, leaf));
-    if (it == base_leaves.end()) {
-      p.presence = Presence::New;
-    } else {
-      const std::vector<NodeId> was = base.nodes_to(it->second);
-      for (size_t i = 0; i < p.frames.size(); ++i) {
-        p.frames[i].base_own = scaled(base.node(was[i]).own.get(options.mode), scale);
-        p.frames[i].cost =
-            static_cast<int64_t>(p.frames[i].own) - static_cast<int64_t>(p.frames[i].base_own);
+  for (DiffRow& row : rows) {
+    RankedPath p;
+    NodeId s = kRoot, b = kRoot;
+    bool in_slow = true, in_base = true;
+    for (const std::string& name : row.names) {
+      s = in_slow ? child_named(slow, s, name) : kRoot;
+      b = in_base ? child_named(base, b, name) : kRoot;
+      in_slow = s != kRoot;
+      in_base = b != kRoot;
+      RankedFrame f;
+      f.function = name;
+      if (in_slow) {
+        f.own = slow.node(s).own.get(mode);
+        f.total = slow.node(s).total.get(mode);
+        f.instances = slow.node(s).instances;
       }
-      base_leaves.erase(it);
+      if (in_base) {
+        f.base_own = scaled(base.node(b).own.get(mode), scale);
+        if (!in_slow) f.instances = base.node(b).instances;
+      }
+      f.cost = static_cast<int64_t>(f.own) - static_cast<int64_t>(f.base_own);
+      p.frames.push_back(std::move(f));
     }
+    p.presence = in_slow ? (in_base ? Presence::Both : Presence::New) : Presence::Vanished;
+    uint64_t slow_below = 0, base_below = 0;
+    for (NodeId n : row.slow_below) slow_below += slow.node(n).own.get(mode);
+    for (NodeId n : row.base_below) base_below += base.node(n).own.get(mode);
+    p.below_cost =
+        static_cast<int64_t>(slow_below) - static_cast<int64_t>(scaled(base_below, scale));
+    p.merged = std::max<size_t>(row.contexts.size(), 1);
     finish(p);
-    changed.push_back(std::move(p));
-  }
-  for (const auto& [key, leaf] : base_leaves) {
-    RankedPath p = path_of(base, leaf, options.mode);
-    p.presence = Presence::Vanished;
-    for (RankedFrame& f : p.frames) {
-      f.base_own = scaled(f.own, scale);
-      f.own = f.total = 0;
-      f.cost = -static_cast<int64_t>(f.base_own);
-    }
-    finish(p);
-    vanished.push_back(std::move(p));
+    p.cost += p.below_cost;
+    (p.presence == Presence::Vanished ? vanished : changed).push_back(std::move(p));
   }
   std::vector<RankedPath> out = keep_top(std::move(changed), options);
   for (RankedPath& p : keep_top(std::move(vanished), options, /*losses=*/true))

@@ -30,9 +30,15 @@ struct RankedFrame {
 
 struct RankedPath {
   std::vector<RankedFrame> frames;  // outermost first
-  int64_t cost = 0;                 // the frames' costs summed
+  int64_t cost = 0;                 // the frames' costs summed, and below_cost
   size_t costliest = 0;             // index in frames
   Presence presence = Presence::Both;
+  // Differential ranking only: the contexts that differ from this one only below its hot
+  // frame (the last of `frames`) are merged into it; their frames below it cost this
+  // much more in the slow run (their own times summed, each frame once), and there were
+  // `merged` of them (1: this context alone).
+  int64_t below_cost = 0;
+  size_t merged = 1;
 };
 
 struct RankOptions {
@@ -59,7 +65,11 @@ std::vector<RankedPath> rank_paths(const Cct& cct, const RankOptions& options);
 // The contexts of `slow`, ranked by how much more they cost than the same context of
 // `base` (a context new in the slow run costs all it costs). Contexts only in `base`
 // follow, as Vanished, their cost negative. Two contexts are the same when their
-// function names are, in order.
+// function names are, in order, down to the context's hot frame (where its run spent the
+// most own time): the frames below it vary from run to run (where in the kernel or the
+// allocator a sample landed), so contexts that differ only there are one row, and a
+// base context that reaches the slow run's hot frame or below is part of that row, not
+// a vanished one.
 std::vector<RankedPath> diff_rank_paths(const Cct& base, const Cct& slow,
                                         const RankOptions& options);
 

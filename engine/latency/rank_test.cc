@@ -54,16 +54,62 @@ TEST_CASE("differential ranking: the context that slowed down comes first; new a
                                        "10ms 11 syscall_enter name=read stack=A\n"),
                              {});
   const auto ranked = diff_rank_paths(base.cct, slow.cct, {Mode::Conservative, 10, 0});
-  // Slow, conservative own: D' 6, C 0, E 1, A 9 - 7 = 2; base: A 1, C 1, D' 0.
+  // Slow, conservative own: D' 6, C 0, E 1, A 9 - 7 = 2; base: A 1, C 1, D' 0, B 0, D 1.
+  // A;E's hot frame is A (2 ms against E's 1): E, and the base's B;D below A, are one
+  // row ending at A, whose frames below cost 1 - (0 + 1) = 0 more.
   CHECK(show(ranked) == std::vector<std::string>{
                             "6: [app](0,3) A(1,2) C(-1,1) D(6,0)",
-                            "3: [app](0,1) A(2,0) E(1,1) new",
-                            "-2: [app](0,1) A(-1,0) B(0,1) D(-1,2) vanished",
+                            "1: [app](0,1) A(1,0)",
                         });
-  REQUIRE(ranked.size() == 3);
+  REQUIRE(ranked.size() == 2);
   CHECK(ranked[0].frames[3].own == uint64_t(6 * ms));
   CHECK(ranked[0].frames[3].base_own == 0);
   CHECK(ranked[0].frames[1].base_own == uint64_t(1 * ms));
+  CHECK(ranked[0].merged == 1);
+  CHECK(ranked[1].merged == 2);  // A;E (slow) and A;B;D (base)
+  CHECK(ranked[1].below_cost == 0);
+
+  // A context whose hot frame only one run has is new, or vanished.
+  const Profile other = infer(app_trace("2ms 11 syscall_enter name=read stack=A;F\n"
+                                        "9ms 11 syscall_enter name=read stack=A;F\n"),
+                              {});
+  const auto moved = diff_rank_paths(base.cct, other.cct, {Mode::Conservative, 10, 0});
+  // A;F is new; the base's contexts leave the slow run's at A, above its hot frame F: each
+  // is vanished, down to its own hot frame (D; C, with D' below it).
+  CHECK(show(moved) == std::vector<std::string>{
+                           "6: [app](0,2) A(-1,1) F(7,0) new",
+                           "-2: [app](0,1) A(-1,0) B(0,1) D(-1,2) vanished",
+                           "-2: [app](0,1) A(-1,0) C(-1,1) vanished",
+                       });
+}
+
+// Samples land at different depths below the function that takes the time (which kernel
+// or allocator frame was running): contexts that differ only there are the same context,
+// in one row, neither new nor vanished.
+TEST_CASE("differential ranking: contexts that differ only below the hot frame are one row") {
+  const Profile base = infer(app_trace("1ms 11 syscall_enter name=read stack=main;work;x1\n"
+                                       "3ms 11 syscall_enter name=read stack=main;work;x2\n"
+                                       "4ms 11 syscall_enter name=read stack=main;work\n"),
+                             {});
+  const Profile slow = infer(app_trace("1ms 11 syscall_enter name=read stack=main;work;y1\n"
+                                       "9ms 11 syscall_enter name=read stack=main;work;y2\n"
+                                       "10ms 11 syscall_enter name=read stack=main;work;y3\n"
+                                       "20ms 11 syscall_enter name=read stack=main;work\n"),
+                             {});
+  const auto ranked = diff_rank_paths(base.cct, slow.cct, {Mode::Conservative, 10, 0});
+  REQUIRE(ranked.size() == 1);
+  CHECK(ranked[0].presence == Presence::Both);
+  CHECK(ranked[0].frames.back().function == "work");
+  CHECK(ranked[0].merged == 5);  // x1, x2 (base), y1, y2, y3 (slow)
+  // Every frame of either run is in the row: its cost is the runs' difference.
+  auto own_sum = [](const Cct& cct) {
+    int64_t sum = 0;
+    for (NodeId v = 1; v < cct.node_count(); ++v)
+      sum += static_cast<int64_t>(cct.node(v).own.get(Mode::Conservative));
+    return sum;
+  };
+  CHECK(ranked[0].cost == own_sum(slow.cct) - own_sum(base.cct));
+  CHECK(ranked[0].cost == 16 * ms);
 }
 
 // A server: thread 12 waits for work the whole run (one poll span from 0 to the end, in

@@ -30,7 +30,11 @@ nlohmann::json path_json(const RankedPath& p, size_t rank, bool differential) {
   }
   nlohmann::json j = {
       {"rank", rank}, {"cost_ns", p.cost}, {"costliest", p.costliest}, {"frames", frames}};
-  if (differential) j["presence"] = std::string(presence_name(p.presence));
+  if (differential) {
+    j["presence"] = std::string(presence_name(p.presence));
+    j["below_cost_ns"] = p.below_cost;
+    j["contexts_merged"] = p.merged;
+  }
   return j;
 }
 

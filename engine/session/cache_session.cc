@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +13,17 @@
 #include "engine/cache/cache.h"
 
 namespace cw::session {
+namespace {
+
+// Whether the trace has a cache folder already, beside it or in the user's cache folder.
+bool cache_folder_exists(const std::string& trace_path) {
+  struct stat st {};
+  if (lstat(cache::beside_path(trace_path).c_str(), &st) == 0) return true;
+  const auto pool = cache::user_cache_folder(false);
+  return pool && pool->sub(cache::trace_folder_name(trace_path), false).has_value();
+}
+
+}  // namespace
 
 CacheSession CacheSession::open(const std::string& trace_path, const std::string& format, Use use,
                                 Reporter* reporter) {
@@ -25,6 +37,7 @@ CacheSession CacheSession::open(const std::string& trace_path, const std::string
   auto key = cache::trace_key(trace_path);
   if (!key) return s;
   std::string why;
+  const bool existed = cache_folder_exists(trace_path);
   auto dir = cache::cache_dir(trace_path, &why);
   if (!dir) {
     s.note(
@@ -41,7 +54,18 @@ CacheSession CacheSession::open(const std::string& trace_path, const std::string
   s.trace_key = *key;
   s.dir = *dir;
   s.on = true;
+  s.made_folder = !existed;
   return s;
+}
+
+void CacheSession::discard_made_folder() {
+  if (!on) return;
+  on = false;
+  if (!made_folder || !dir.list().empty()) return;
+  if (const cache::Folder* pool = dir.pool())
+    pool->remove_empty_folder(cache::trace_folder_name(trace_path));
+  else
+    rmdir(dir.path().c_str());  // TRACE.cwcache beside the trace: removed only when empty
 }
 
 void CacheSession::note(const std::string& text) const {

@@ -29,6 +29,7 @@ struct CacheSession {
   // (from the cache, or a whole read of an unchanged file), so what is derived from them
   // alone (the thread index) may be kept under that key.
   mutable bool events_keyed = false;
+  bool made_folder = false;  // open() made the cache folder
 
   // How a command uses the cache: not at all (--no-cache), and how much it says.
   struct Use {
@@ -42,6 +43,11 @@ struct CacheSession {
   static CacheSession open(const std::string& trace_path, const std::string& format, Use use,
                            Reporter* reporter);
   void note(const std::string& text) const;  // "causeway: cache: TEXT" when verbose
+
+  // The run failed before it had anything to keep (the trace could not be read): the
+  // folder open() made is removed again, when still empty, and the cache is off. A run
+  // that fails leaves nothing behind it.
+  void discard_made_folder();
 
   // Runs `save` (it returns its note) in a detached copy of this process (fork), which
   // sees memory as it is now: the command goes on, and may exit, while ~1 GB at 19 M

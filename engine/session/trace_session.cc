@@ -39,9 +39,14 @@ const Trace& TraceSession::trace() {
   if (trace_) return *trace_;
   cache_ = CacheSession::open(config_.trace_path, config_.format, config_.cache, &reporter_);
   Trace trace;
-  read_report_ = read_trace(config_.trace_path, trace, reporter_,
-                            config_.unnamed_frames_per_diagnosis ? &symbols_ : nullptr,
-                            config_.format, &*cache_);
+  try {
+    read_report_ = read_trace(config_.trace_path, trace, reporter_,
+                              config_.unnamed_frames_per_diagnosis ? &symbols_ : nullptr,
+                              config_.format, &*cache_);
+  } catch (const SessionError&) {
+    cache_->discard_made_folder();
+    throw;
+  }
   trace_ = std::move(trace);
   return *trace_;
 }

@@ -81,7 +81,7 @@ TEST_CASE("a trace that is no trace fails as bad input, saying which file") {
     CHECK(e.kind() == SessionError::Kind::BadInput);
     CHECK(std::string(e.what()).rfind("causeway: ", 0) == 0);
     // Text may be perf script output with a preamble: the hint says how to read it so.
-    CHECK(std::string(e.what()).find("--format perf-script") != std::string::npos);
+    CHECK(std::string(e.what()).find("--trace-format perf-script") != std::string::npos);
   }
   CHECK(reporter.begun == reporter.ended);
 }
@@ -156,6 +156,19 @@ TEST_CASE("the second session of a trace loads the graph the first saved in the 
   s.load_packs();
   s.graph();
   CHECK(second.said("graph loaded from"));
+}
+
+TEST_CASE("a run whose trace cannot be read leaves no cache folder behind") {
+  StandardPacks packs;
+  TempDir dir;
+  dir.write("notes.txt", "hello\n");
+  SessionConfig c;
+  c.trace_path = dir.file("notes.txt");
+  KeptReporter reporter;
+  TraceSession s(c, reporter);
+  s.load_packs();
+  CHECK_THROWS_AS(s.trace(), SessionError);
+  CHECK_FALSE(std::filesystem::exists(dir.file("notes.txt.cwcache")));
 }
 
 TEST_CASE("packs given anew drop the graph built with the old ones") {

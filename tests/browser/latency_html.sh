@@ -25,8 +25,10 @@ check_page() {  # $1: name; the rest: causeway latency arguments
   causeway latency "$@" --json >"$tmp/$name.json"
   causeway latency "$@" --html "$tmp/$name.html" >/dev/null 2>&1
   "${browser[@]}" --dump-dom "file://$tmp/$name.html" >"$tmp/$name.dom" 2>/dev/null
-  # "RANK DISTANCE FUNCTION" per cell, from the JSON and from the drawn table.
-  jq -r '.contexts[] | .rank as $r | .frames[] | "\($r) \(.distance) \(.function)"' \
+  # "RANK DISTANCE FUNCTION" per cell, from the JSON and from the drawn table, hot first:
+  # the costliest frame, its callers outwards, then its callees.
+  jq -r '.contexts[] | .rank as $r | .costliest as $k
+         | ((.frames[0:$k+1] | reverse) + .frames[$k+1:])[] | "\($r) \(.distance) \(.function)"' \
     "$tmp/$name.json" >"$tmp/$name.expected"
   tr '\n' ' ' <"$tmp/$name.dom" | sed 's/<tr class="context"/\n&/g' | { grep '^<tr class="context"' || true; } |
     while IFS= read -r row; do

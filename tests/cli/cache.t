@@ -74,6 +74,14 @@ The cache folder is beside the trace. A changed trace is another key: the same p
   $ sed -i 's/^2.2ms  11 switch_in/2.25ms 11 switch_in/' $TMP_DIR/t.trace && CAUSEWAY_CACHE=verbose causeway graph $TMP_DIR/t.trace 2>&1 >/dev/null | sed "s|$TMP_DIR/||; s|graph-[0-9a-f]*|graph-KEY|"
   causeway: cache: graph saved to t.trace.cwcache/graph-KEY.cwg
 
+A run that fails to read its trace leaves no cache folder behind, beside the trace or in
+the user's cache.
+
+  $ mkdir -p $TMP_DIR/bad && echo hello > $TMP_DIR/bad/notes.txt && XDG_CACHE_HOME=$TMP_DIR/bad-xdg causeway graph $TMP_DIR/bad/notes.txt 2>/dev/null; ls -A $TMP_DIR/bad
+  notes.txt
+  $ mkdir -p $TMP_DIR/bad2 && echo hello > $TMP_DIR/bad2/notes.txt && chmod 0777 $TMP_DIR/bad2 && XDG_CACHE_HOME=$TMP_DIR/bad-xdg causeway graph $TMP_DIR/bad2/notes.txt 2>/dev/null; ls -A $TMP_DIR/bad-xdg/causeway 2>/dev/null | wc -l
+  0
+
 A trace whose folder cannot hold the cache folder keeps it under $XDG_CACHE_HOME/causeway.
 
   $ mkdir -p $TMP_DIR/ro && cp examples/server-loop.trace $TMP_DIR/ro/r.trace && touch $TMP_DIR/ro/r.trace.cwcache && XDG_CACHE_HOME=$TMP_DIR/xdg CAUSEWAY_CACHE=verbose causeway graph $TMP_DIR/ro/r.trace 2>&1 >/dev/null | sed "s|$TMP_DIR/||; s|graph-[0-9a-f]*|graph-KEY|; s|causeway/[0-9a-f]*/|causeway/HASH/|"

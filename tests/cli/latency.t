@@ -33,8 +33,9 @@ The same as folded stacks, for flame-graph tools.
   [app];A;B;D 2000000
   [app];A;C;D 1000000
 
-A slow run against a normal one: the context that slowed down first, then the new one,
-then what vanished.
+A slow run against a normal one: the context that slowed down first. A context ends at
+its hot frame (where its run spent the most own time): the slow run's A;E and the base
+run's A;B;D differ only below A, which both spent most in, and are one row.
 
   $ causeway latency --base tests/cli/data/figure3.trace --buggy tests/cli/data/figure3-slow.trace
   base: 4 stacks on 1 thread, 11 frames (0 without a symbol), 3 contexts, 5 functions
@@ -45,15 +46,9 @@ then what vanished.
       2  A             2.000 ms  base     1.000 ms
       1  C             0.000 ms  base     1.000 ms
       0  D             6.000 ms  base     0.000 ms
-  #2  +3.000 ms  new in the slow run
+  #2  +1.000 ms  merges 2 contexts that differ only below A (their deeper frames: +0.000 ms)
       1  [app]         0.000 ms  base     0.000 ms
-      0  A             2.000 ms  base     0.000 ms
-      1  E             1.000 ms  base     0.000 ms
-  #3  -2.000 ms  only in the base run
-      1  [app]         0.000 ms  base     0.000 ms
-      0  A             0.000 ms  base     1.000 ms
-      1  B             0.000 ms  base     0.000 ms
-      2  D             0.000 ms  base     1.000 ms
+      0  A             2.000 ms  base     1.000 ms
 
 A noise threshold leaves out small changes.
 
@@ -66,10 +61,6 @@ A noise threshold leaves out small changes.
       2  A             2.000 ms  base     1.000 ms
       1  C             0.000 ms  base     1.000 ms
       0  D             6.000 ms  base     0.000 ms
-  #2  +3.000 ms  new in the slow run
-      1  [app]         0.000 ms  base     0.000 ms
-      0  A             2.000 ms  base     0.000 ms
-      1  E             1.000 ms  base     0.000 ms
 
 JSON carries the same ranking (docs/json.md).
 
