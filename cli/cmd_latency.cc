@@ -66,8 +66,10 @@ void print_path(const RankedPath& p, size_t rank, bool differential) {
   if (p.presence == Presence::New) head += "  new in the slow run";
   if (p.presence == Presence::Vanished) head += "  only in the base run";
   if (differential && p.merged > 1)
-    head += fmt::format("  merges {} contexts that differ only below {} (their deeper frames: {})",
-                        p.merged, p.frames.back().function, ms(p.below_cost, true));
+    head += fmt::format(
+        "  merges {} contexts that differ only below {} (the others' deeper "
+        "frames: {})",
+        p.merged, p.frames[p.hot_frame].function, ms(p.below_cost, true));
   std::cout << head << "\n";
   size_t width = 8;
   for (const auto& f : p.frames) width = std::max(width, f.function.size());

@@ -128,14 +128,24 @@ NodeId child_named(const Cct& cct, NodeId parent, const std::string& name) {
   return kRoot;
 }
 
-// One row of a differential ranking: a context down to its hot frame, and the frames
-// below it that the merged contexts had, in each run (each node once).
+// One row of a differential ranking: a context down to its hot frame, the whole context
+// shown for it (the merged one whose frames below the hot one took the most), and the
+// frames below the hot one that the merged contexts had, in each run (each node once).
 struct DiffRow {
-  std::vector<std::string> names;              // outermost first, the hot frame last
-  std::vector<NodeId> slow_nodes, base_nodes;  // along `names` (kRoot where absent)
+  std::vector<std::string> names;  // outermost first, the hot frame last
+  std::vector<std::string> shown;  // a whole context that starts with `names`
+  uint64_t shown_below = 0;        // its frames' own time below the hot frame, in its run
+  bool shown_from_slow = false;    // a slow context is shown rather than a base one
   std::set<NodeId> slow_below, base_below;
   std::set<std::string> contexts;  // the whole contexts merged (key_of), either run's
 };
+
+// The function names of `nodes` in `cct`.
+std::vector<std::string> names_of(const Cct& cct, const std::vector<NodeId>& nodes, size_t n) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < n; ++i) out.push_back(cct.function_name(cct.node(nodes[i]).function));
+  return out;
+}
 
 }  // namespace
 
@@ -148,23 +158,35 @@ std::vector<RankedPath> diff_rank_paths(const Cct& base, const Cct& slow,
   // Which row each slow node belongs to: the row whose hot frame it is, or lies below.
   std::map<NodeId, size_t> slow_row_below;
 
+  // Adds the context of `leaf` (its nodes `nodes`, hot frame at `hot`) to row `r`.
+  auto merge = [&](size_t r, const Cct& cct, NodeId leaf, const std::vector<NodeId>& nodes,
+                   size_t hot, bool from_slow) {
+    DiffRow& row = rows[r];
+    row.contexts.insert(key_of(cct, leaf));
+    std::set<NodeId>& below = from_slow ? row.slow_below : row.base_below;
+    uint64_t own_below = 0;
+    for (size_t i = hot + 1; i < nodes.size(); ++i) {
+      below.insert(nodes[i]);
+      own_below += cct.node(nodes[i]).own.get(mode);
+    }
+    if (row.shown_from_slow && !from_slow) return;
+    if (row.shown.empty() || from_slow != row.shown_from_slow || own_below > row.shown_below) {
+      row.shown = names_of(cct, nodes, nodes.size());
+      row.shown_below = own_below;
+      row.shown_from_slow = from_slow;
+    }
+  };
   auto row_for = [&](std::vector<std::string> names) -> size_t {
     auto [it, added] = row_of_names.try_emplace(names, rows.size());
-    if (added) rows.push_back({std::move(names), {}, {}, {}, {}, {}});
+    if (added) rows.push_back({std::move(names), {}, 0, false, {}, {}, {}});
     return it->second;
   };
   for (NodeId leaf : leaves(slow)) {
     const std::vector<NodeId> nodes = slow.nodes_to(leaf);
     const size_t hot = hot_frame(slow, nodes, mode);
-    std::vector<std::string> names;
-    for (size_t i = 0; i <= hot; ++i)
-      names.push_back(slow.function_name(slow.node(nodes[i]).function));
-    const size_t r = row_for(std::move(names));
-    rows[r].contexts.insert(key_of(slow, leaf));
-    for (size_t i = hot; i < nodes.size(); ++i) {
-      slow_row_below.try_emplace(nodes[i], r);
-      if (i > hot) rows[r].slow_below.insert(nodes[i]);
-    }
+    const size_t r = row_for(names_of(slow, nodes, hot + 1));
+    for (size_t i = hot; i < nodes.size(); ++i) slow_row_below.try_emplace(nodes[i], r);
+    merge(r, slow, leaf, nodes, hot, true);
   }
   for (NodeId leaf : leaves(base)) {
     const std::vector<NodeId> nodes = base.nodes_to(leaf);
@@ -186,13 +208,9 @@ std::vector<RankedPath> diff_rank_paths(const Cct& base, const Cct& slow,
       hot = rows[r].names.size() - 1;
     } else {
       hot = hot_frame(base, nodes, mode);
-      std::vector<std::string> names;
-      for (size_t i = 0; i <= hot; ++i)
-        names.push_back(base.function_name(base.node(nodes[i]).function));
-      r = row_for(std::move(names));
+      r = row_for(names_of(base, nodes, hot + 1));
     }
-    rows[r].contexts.insert(key_of(base, leaf));
-    for (size_t i = hot + 1; i < nodes.size(); ++i) rows[r].base_below.insert(nodes[i]);
+    merge(r, base, leaf, nodes, hot, false);
   }
 
   std::vector<RankedPath> changed, vanished;
@@ -200,7 +218,9 @@ std::vector<RankedPath> diff_rank_paths(const Cct& base, const Cct& slow,
     RankedPath p;
     NodeId s = kRoot, b = kRoot;
     bool in_slow = true, in_base = true;
-    for (const std::string& name : row.names) {
+    const size_t hot = row.names.size() - 1;
+    for (size_t i = 0; i < row.shown.size(); ++i) {
+      const std::string& name = row.shown[i];
       s = in_slow ? child_named(slow, s, name) : kRoot;
       b = in_base ? child_named(base, b, name) : kRoot;
       in_slow = s != kRoot;
@@ -218,14 +238,19 @@ std::vector<RankedPath> diff_rank_paths(const Cct& base, const Cct& slow,
       }
       f.cost = static_cast<int64_t>(f.own) - static_cast<int64_t>(f.base_own);
       p.frames.push_back(std::move(f));
+      if (i == hot)
+        p.presence = in_slow ? (in_base ? Presence::Both : Presence::New) : Presence::Vanished;
     }
-    p.presence = in_slow ? (in_base ? Presence::Both : Presence::New) : Presence::Vanished;
+    // What the merged contexts' frames below the hot one cost more, less the shown ones.
     uint64_t slow_below = 0, base_below = 0;
     for (NodeId n : row.slow_below) slow_below += slow.node(n).own.get(mode);
     for (NodeId n : row.base_below) base_below += base.node(n).own.get(mode);
-    p.below_cost =
-        static_cast<int64_t>(slow_below) - static_cast<int64_t>(scaled(base_below, scale));
+    int64_t shown_below = 0;
+    for (size_t i = hot + 1; i < p.frames.size(); ++i) shown_below += p.frames[i].cost;
+    p.below_cost = static_cast<int64_t>(slow_below) -
+                   static_cast<int64_t>(scaled(base_below, scale)) - shown_below;
     p.merged = std::max<size_t>(row.contexts.size(), 1);
+    p.hot_frame = hot;
     finish(p);
     p.cost += p.below_cost;
     (p.presence == Presence::Vanished ? vanished : changed).push_back(std::move(p));

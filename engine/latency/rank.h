@@ -34,9 +34,11 @@ struct RankedPath {
   size_t costliest = 0;             // index in frames
   Presence presence = Presence::Both;
   // Differential ranking only: the contexts that differ from this one only below its hot
-  // frame (the last of `frames`) are merged into it; their frames below it cost this
-  // much more in the slow run (their own times summed, each frame once), and there were
-  // `merged` of them (1: this context alone).
+  // frame (frames[hot_frame]: where its run spent the most own time) are merged into it,
+  // `merged` of them (1: this context alone); `frames` is the one whose frames below the
+  // hot one took the most, and the others' frames below it cost `below_cost` more in the
+  // slow run (their own times summed, each frame once).
+  size_t hot_frame = 0;
   int64_t below_cost = 0;
   size_t merged = 1;
 };

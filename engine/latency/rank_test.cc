@@ -55,11 +55,12 @@ TEST_CASE("differential ranking: the context that slowed down comes first; new a
                              {});
   const auto ranked = diff_rank_paths(base.cct, slow.cct, {Mode::Conservative, 10, 0});
   // Slow, conservative own: D' 6, C 0, E 1, A 9 - 7 = 2; base: A 1, C 1, D' 0, B 0, D 1.
-  // A;E's hot frame is A (2 ms against E's 1): E, and the base's B;D below A, are one
-  // row ending at A, whose frames below cost 1 - (0 + 1) = 0 more.
+  // A;E's hot frame is A (2 ms against E's 1): A;E, and the base's A;B;D, which leaves the
+  // slow run's contexts at A, are one row, shown as the slow run's A;E; the base's B;D
+  // below A, not shown, cost 1 ms less in the slow run.
   CHECK(show(ranked) == std::vector<std::string>{
                             "6: [app](0,3) A(1,2) C(-1,1) D(6,0)",
-                            "1: [app](0,1) A(1,0)",
+                            "1: [app](0,1) A(1,0) E(1,1)",
                         });
   REQUIRE(ranked.size() == 2);
   CHECK(ranked[0].frames[3].own == uint64_t(6 * ms));
@@ -67,7 +68,7 @@ TEST_CASE("differential ranking: the context that slowed down comes first; new a
   CHECK(ranked[0].frames[1].base_own == uint64_t(1 * ms));
   CHECK(ranked[0].merged == 1);
   CHECK(ranked[1].merged == 2);  // A;E (slow) and A;B;D (base)
-  CHECK(ranked[1].below_cost == 0);
+  CHECK(ranked[1].below_cost == -1 * ms);
 
   // A context whose hot frame only one run has is new, or vanished.
   const Profile other = infer(app_trace("2ms 11 syscall_enter name=read stack=A;F\n"
@@ -79,7 +80,7 @@ TEST_CASE("differential ranking: the context that slowed down comes first; new a
   CHECK(show(moved) == std::vector<std::string>{
                            "6: [app](0,2) A(-1,1) F(7,0) new",
                            "-2: [app](0,1) A(-1,0) B(0,1) D(-1,2) vanished",
-                           "-2: [app](0,1) A(-1,0) C(-1,1) vanished",
+                           "-2: [app](0,1) A(-1,0) C(-1,1) D(0,2) vanished",
                        });
 }
 
@@ -99,7 +100,9 @@ TEST_CASE("differential ranking: contexts that differ only below the hot frame a
   const auto ranked = diff_rank_paths(base.cct, slow.cct, {Mode::Conservative, 10, 0});
   REQUIRE(ranked.size() == 1);
   CHECK(ranked[0].presence == Presence::Both);
-  CHECK(ranked[0].frames.back().function == "work");
+  REQUIRE(ranked[0].frames.size() == 4);  // [app];main;work and one of the y, shown
+  CHECK(ranked[0].frames[2].function == "work");
+  CHECK(ranked[0].costliest == 2);
   CHECK(ranked[0].merged == 5);  // x1, x2 (base), y1, y2, y3 (slow)
   // Every frame of either run is in the row: its cost is the runs' difference.
   auto own_sum = [](const Cct& cct) {

@@ -32,6 +32,7 @@ nlohmann::json path_json(const RankedPath& p, size_t rank, bool differential) {
       {"rank", rank}, {"cost_ns", p.cost}, {"costliest", p.costliest}, {"frames", frames}};
   if (differential) {
     j["presence"] = std::string(presence_name(p.presence));
+    j["hot_frame"] = p.hot_frame;
     j["below_cost_ns"] = p.below_cost;
     j["contexts_merged"] = p.merged;
   }

@@ -35,7 +35,8 @@ The same as folded stacks, for flame-graph tools.
 
 A slow run against a normal one: the context that slowed down first. A context ends at
 its hot frame (where its run spent the most own time): the slow run's A;E and the base
-run's A;B;D differ only below A, which both spent most in, and are one row.
+run's A;B;D differ only below A, which both spent most in, and are one row, shown as the
+slow run's.
 
   $ causeway latency --base tests/cli/data/figure3.trace --buggy tests/cli/data/figure3-slow.trace
   base: 4 stacks on 1 thread, 11 frames (0 without a symbol), 3 contexts, 5 functions
@@ -46,9 +47,10 @@ run's A;B;D differ only below A, which both spent most in, and are one row.
       2  A             2.000 ms  base     1.000 ms
       1  C             0.000 ms  base     1.000 ms
       0  D             6.000 ms  base     0.000 ms
-  #2  +1.000 ms  merges 2 contexts that differ only below A (their deeper frames: +0.000 ms)
+  #2  +1.000 ms  merges 2 contexts that differ only below A (the others' deeper frames: -1.000 ms)
       1  [app]         0.000 ms  base     0.000 ms
       0  A             2.000 ms  base     1.000 ms
+      1  E             1.000 ms  base     0.000 ms
 
 A noise threshold leaves out small changes.
 
