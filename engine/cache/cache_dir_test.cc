@@ -89,6 +89,72 @@ size_t count_files(const std::string& dir) {
 
 }  // namespace
 
+TEST_CASE("the cache folder is beside the trace, else under XDG_CACHE_HOME") {
+  TempDir dir;
+  const std::string trace = dir.path + "/x.cwt";
+  write_all(trace, "x");
+  auto d = cache::cache_dir(trace);
+  REQUIRE(d);
+  CHECK(d->path() == trace + ".cwcache");
+  CHECK(fs::is_directory(d->path()));
+  // A trace whose folder cannot hold the cache folder (here: the name is taken by a file).
+  const std::string blocked = dir.path + "/y.cwt";
+  write_all(blocked, "y");
+  write_all(blocked + ".cwcache", "not a folder");
+  const std::string xdg = dir.path + "/xdg";
+  const char* old = std::getenv("XDG_CACHE_HOME");
+  std::string saved = old ? old : "";
+  setenv("XDG_CACHE_HOME", xdg.c_str(), 1);
+  auto f = cache::cache_dir(blocked);
+  if (old)
+    setenv("XDG_CACHE_HOME", saved.c_str(), 1);
+  else
+    unsetenv("XDG_CACHE_HOME");
+  REQUIRE(f);
+  CHECK(f->path().rfind(xdg + "/causeway/", 0) == 0);
+  CHECK(fs::is_directory(f->path()));
+}
+
+TEST_CASE("the cache folder is private: 0700, this user's own, never through a link") {
+  TempDir dir;
+  const std::string trace = dir.path + "/x.cwt";
+  write_all(trace, "x");
+  auto d = cache::cache_dir(trace);
+  REQUIRE(d);
+  struct stat st {};
+  REQUIRE(stat(d->path().c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0700);
+  // A folder made open to others (by an older causeway, or by hand) is closed again.
+  REQUIRE(chmod(d->path().c_str(), 0755) == 0);
+  REQUIRE(cache::cache_dir(trace)->path() == d->path());
+  REQUIRE(stat(d->path().c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0700);
+  // Entries are 0600, as the trace.
+  const cache::Key key{1, 2, 3, 4};
+  auto b = sample();
+  REQUIRE(cache::save_graph(*d, key, b.result));
+  for (const auto& entry : fs::directory_iterator(d->path())) {
+    REQUIRE(stat(entry.path().c_str(), &st) == 0);
+    CHECK_MESSAGE((st.st_mode & 0777) == 0600, entry.path());
+  }
+  // A link where the folder would be, to a folder someone could read: not used.
+  const std::string linked = dir.path + "/y.cwt";
+  write_all(linked, "y");
+  fs::create_directory(dir.path + "/open");
+  fs::create_directory_symlink(dir.path + "/open", linked + ".cwcache");
+  const std::string xdg = dir.path + "/xdg";
+  const char* old = std::getenv("XDG_CACHE_HOME");
+  const std::string saved = old ? old : "";
+  setenv("XDG_CACHE_HOME", xdg.c_str(), 1);
+  auto e = cache::cache_dir(linked);
+  if (old)
+    setenv("XDG_CACHE_HOME", saved.c_str(), 1);
+  else
+    unsetenv("XDG_CACHE_HOME");
+  REQUIRE(e);
+  CHECK(e->path().rfind(xdg + "/causeway/", 0) == 0);
+}
+
 TEST_CASE("a cache folder that is a symbolic link, or open to writers, is refused") {
   TempDir dir;
   const std::string real = dir.path + "/real", link = dir.path + "/link";

@@ -1,0 +1,184 @@
+// The framing every entry shares (cache.h): its header (magic, format version, kind, key,
+// payload size and checksum) written before the payload, and checked, with the checksum,
+// before any payload is believed.
+#include "engine/cache/entry_file.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace cw::cache {
+
+bool enabled_by_environment() {
+  const char* v = std::getenv("CAUSEWAY_CACHE");
+  if (!v) return true;
+  std::string_view s = v;
+  return !(s == "off" || s == "0" || s == "no" || s == "false");
+}
+
+bool write_entry(const Folder& dir, std::string_view name, EntryKind kind, const Key& key,
+                 std::string_view payload, std::string* why) {
+  return write_entry_parts(dir, name, kind, key, {payload}, why);
+}
+
+bool write_entry_parts(const Folder& dir, std::string_view name, EntryKind kind, const Key& key,
+                       const std::vector<std::string_view>& parts, std::string* why) {
+  uint64_t size = 0;
+  Hasher h;
+  for (std::string_view p : parts) {
+    size += p.size();
+    h.bytes(p.data(), p.size());
+  }
+  unsigned char header[kHeaderSize] = {};
+  std::memcpy(header, kMagic, 8);
+  auto put = [&](size_t at, auto v) { std::memcpy(header + at, &v, sizeof v); };
+  put(8, kFormatVersion);
+  put(12, static_cast<uint32_t>(kind));
+  put(16, key.trace);
+  put(24, key.packs);
+  put(32, key.options);
+  put(40, key.engine);
+  put(48, size);
+  put(56, h.digest());
+  std::vector<std::string_view> all;
+  all.reserve(parts.size() + 1);
+  all.emplace_back(reinterpret_cast<const char*>(header), sizeof header);
+  all.insert(all.end(), parts.begin(), parts.end());
+  if (!dir.write_file(name, all, why)) return false;
+  // The user's cache folder holds the entries of every trace whose own folder could not
+  // hold them: its least recently used go when it grows past its cap (never this one).
+  if (const Folder* pool = dir.pool()) enforce_size_cap(*pool, size_cap(), &dir, name);
+  return true;
+}
+
+namespace {
+
+// Why the header of a `size`-byte entry does not describe an entry of `kind` and `key`
+// of that size; "" when it does (the payload's checksum is checked apart).
+std::string check_header(const unsigned char* header, uint64_t size, EntryKind kind,
+                         const Key& key) {
+  auto get64 = [&](size_t at) { return load_le<uint64_t>(header + at); };
+  auto get32 = [&](size_t at) { return static_cast<uint32_t>(load_le<uint32_t>(header + at)); };
+  if (std::memcmp(header, kMagic, 8) != 0) return "not a causeway cache file";
+  if (get32(8) != kFormatVersion)
+    return fmt::format("cache format {} (this causeway writes {})", get32(8), kFormatVersion);
+  if (get32(12) != static_cast<uint32_t>(kind)) return "another kind of entry";
+  if (Key{get64(16), get64(24), get64(32), get64(40)} != key) return "made from other inputs";
+  if (get64(48) != size - kHeaderSize)
+    return fmt::format("truncated ({} payload bytes of {})", size - kHeaderSize, get64(48));
+  return {};
+}
+
+// An entry opened for reading (Folder::open_file: not through a link, only this user's
+// regular file), and its size; -1 with the reason ("" when there is no entry) otherwise.
+int open_entry(const Folder& dir, std::string_view name, uint64_t* size, std::string* why) {
+  return dir.open_file(name, size, why);
+}
+
+}  // namespace
+
+std::optional<uint64_t> checksum_by_reading(int fd, uint64_t size) {
+  XXH3_state_t* state = XXH3_createState();
+  XXH3_64bits_reset(state);
+  std::vector<char> buf(uint64_t{1} << 20);
+  bool ok = true;
+  for (uint64_t at = kHeaderSize; at < size && ok;) {
+    const uint64_t n = std::min<uint64_t>(buf.size(), size - at);
+    ok = pread_all(fd, buf.data(), n, at);
+    XXH3_64bits_update(state, buf.data(), n);
+    at += n;
+  }
+  const uint64_t sum = XXH3_64bits_digest(state);
+  XXH3_freeState(state);
+  if (!ok) return std::nullopt;
+  return sum;
+}
+
+std::optional<MappedEntry> map_entry(const Folder& dir, std::string_view name, EntryKind kind,
+                                     const Key& key, bool writable, uint64_t min_payload,
+                                     std::string* why, bool populate) {
+  auto fail = [&](std::string reason) -> std::optional<MappedEntry> {
+    if (why) *why = std::move(reason);
+    return std::nullopt;
+  };
+  uint64_t size = 0;
+  std::string problem;
+  const int fd = open_entry(dir, name, &size, &problem);
+  if (fd < 0) return fail(problem);
+  if (size < kHeaderSize + min_payload) {
+    close(fd);
+    return fail("truncated header");
+  }
+  std::optional<uint64_t> read_sum;
+  if (!populate) {
+    read_sum = checksum_by_reading(fd, size);
+    if (!read_sum) {
+      close(fd);
+      return fail("cannot read the payload");
+    }
+  }
+  void* p = mmap(nullptr, size, PROT_READ, MAP_PRIVATE | (populate ? MAP_POPULATE : 0), fd, 0);
+  int err = errno;
+  close(fd);
+  if (p == MAP_FAILED) return fail(std::strerror(err));
+  MappedEntry m;
+  m.keep =
+      std::shared_ptr<const void>(p, [size](const void* q) { munmap(const_cast<void*>(q), size); });
+  if (writable && mprotect(p, size, PROT_READ | PROT_WRITE) != 0) return fail(std::strerror(errno));
+  m.base = static_cast<char*>(p);
+  m.size = size;
+  const auto* header = reinterpret_cast<const unsigned char*>(m.base);
+  if (std::string bad = check_header(header, size, kind, key); !bad.empty()) return fail(bad);
+  m.payload = std::string_view(m.base + kHeaderSize, size - kHeaderSize);
+  const uint64_t sum = read_sum ? *read_sum : XXH3_64bits(m.payload.data(), m.payload.size());
+  if (sum != header_checksum(header)) return fail("checksum mismatch");
+  dir.touch(name);  // used now: eviction drops the least recently used
+  return m;
+}
+
+int open_checked_entry(const Folder& dir, std::string_view name, EntryKind kind, const Key& key,
+                       uint64_t* size, unsigned char (&header)[kHeaderSize], std::string* why) {
+  const int fd = open_entry(dir, name, size, why);
+  if (fd < 0) return -1;
+  std::string bad;
+  if (*size < kHeaderSize || !pread_all(fd, header, kHeaderSize, 0))
+    bad = "truncated header";
+  else
+    bad = check_header(header, *size, kind, key);
+  if (bad.empty()) return fd;
+  close(fd);
+  *why = std::move(bad);
+  return -1;
+}
+
+std::optional<std::string> read_entry(const Folder& dir, std::string_view name, EntryKind kind,
+                                      const Key& key, std::string* why) {
+  auto fail = [&](std::string reason) -> std::optional<std::string> {
+    if (why) *why = std::move(reason);
+    return std::nullopt;
+  };
+  uint64_t size = 0;
+  unsigned char header[kHeaderSize];
+  std::string problem;
+  const int fd = open_checked_entry(dir, name, kind, key, &size, header, &problem);
+  if (fd < 0) return fail(problem);
+  std::string payload(size - kHeaderSize, '\0');
+  bool ok = pread_all(fd, payload.data(), payload.size(), kHeaderSize);
+  close(fd);
+  if (!ok) return fail("cannot read the payload");
+  if (XXH3_64bits(payload.data(), payload.size()) != header_checksum(header))
+    return fail("checksum mismatch");
+  dir.touch(name);  // used now: eviction drops the least recently used
+  return payload;
+}
+
+}  // namespace cw::cache

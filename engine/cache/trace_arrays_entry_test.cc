@@ -1,0 +1,143 @@
+// The trace arrays entry: mapped back equal and copy-on-write, and a miss when its events
+// name what the trace does not have.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <string>
+
+#include "engine/cache/cache.h"
+#include "engine/cache/test_support.h"
+
+namespace fs = std::filesystem;
+using namespace cw;
+using namespace cw::cache::testing;
+
+TEST_CASE("a trace's arrays come back mapped, equal, and copy-on-write") {
+  auto b = sample();
+  TempDir dir;
+  const std::string file = dir.path + "/t.cwt";
+  write_trace(b.trace, file);
+  Trace read;
+  ReadReport report = read_trace(file, read);
+  REQUIRE(report.clean());
+  REQUIRE(read.events.size() == b.trace.events.size());
+  const cache::Key key{*cache::trace_key(file), 0, 0, cache::engine_key()};
+  REQUIRE(cache::save_trace_arrays(dir.f, key, read, report));
+  const std::string path = dir.path + "/trace.cwa";
+  const std::string good = read_all(path);
+  std::string why;
+  {
+    auto arrays = cache::load_trace_arrays(dir.f, key, &why);
+    REQUIRE_MESSAGE(arrays, why);
+    CHECK(arrays->events.is_view());
+    CHECK(reinterpret_cast<uintptr_t>(arrays->events.data()) % 4096 == 0);
+    CHECK(reinterpret_cast<uintptr_t>(arrays->values.data()) % 4096 == 0);
+    REQUIRE(arrays->events.size() == read.events.size());
+    CHECK(std::memcmp(arrays->events.data(), read.events.data(),
+                      read.events.size() * sizeof(Event)) == 0);
+    CHECK(arrays->values == read.values);
+    CHECK(arrays->strings == read.strings.size());
+    CHECK(arrays->stacks == read.stacks.size());
+    CHECK(arrays->report.events_read == report.events_read);
+    CHECK(arrays->report.chunks_read == report.chunks_read);
+    CHECK(arrays->report.major == report.major);
+    CHECK(arrays->report.notes == report.notes);
+
+    // The rest from the trace, events skipped: the same trace.
+    Trace small;
+    auto sr = cache::read_trace_without_events(file, small);
+    REQUIRE(sr);
+    CHECK(sr->clean());
+    CHECK(small.events.empty());
+    CHECK(small.strings.size() == arrays->strings);
+    CHECK(small.threads.size() == read.threads.size());
+
+    // A write through the column changes this run's copy, never the file.
+    arrays->events[0].ts += 12345;
+    arrays->values[0] ^= 1;
+  }
+  CHECK(read_all(path) == good);
+  CHECK(cache::load_trace_arrays(dir.f, key));
+
+  // Another run's save under way: its temporary file, young.
+  CHECK_FALSE(cache::being_written(dir.f, cache::kTraceArraysName));
+  const std::string tmp = path + ".tmp-1-2";
+  write_all(tmp, "x");
+  CHECK(cache::being_written(dir.f, cache::kTraceArraysName));
+  fs::last_write_time(tmp, fs::file_time_type::clock::now() - std::chrono::minutes(11));
+  CHECK_FALSE(cache::being_written(dir.f, cache::kTraceArraysName));
+  fs::remove(tmp);
+
+  SUBCASE("another key") {
+    cache::Key other = key;
+    other.engine ^= 1;
+    CHECK_FALSE(cache::load_trace_arrays(dir.f, other, &why));
+    CHECK(why == "made from other inputs");
+  }
+  SUBCASE("a flipped byte in the values") {
+    std::string bad = good;
+    bad[bad.size() - 3] ^= 0x40;
+    write_all(path, bad);
+    CHECK_FALSE(cache::load_trace_arrays(dir.f, key, &why));
+    CHECK(why == "checksum mismatch");
+  }
+  SUBCASE("truncated") {
+    write_all(path, good.substr(0, good.size() - 8));
+    CHECK_FALSE(cache::load_trace_arrays(dir.f, key, &why));
+    CHECK(why.find("truncated") == 0);
+  }
+  SUBCASE("a graph entry is not a trace entry") {
+    REQUIRE(cache::write_entry(dir.f, cache::kTraceArraysName, cache::EntryKind::Graph, key, "x"));
+    CHECK_FALSE(cache::load_trace_arrays(dir.f, key, &why));
+    CHECK(why.find("truncated header") == 0);
+    REQUIRE(cache::write_entry(dir.f, cache::kTraceArraysName, cache::EntryKind::Graph, key,
+                               std::string(100, 'x')));
+    CHECK_FALSE(cache::load_trace_arrays(dir.f, key, &why));
+    CHECK(why == "another kind of entry");
+  }
+}
+
+TEST_CASE("trace arrays naming kinds, values, stacks or strings the trace lacks are a miss") {
+  auto b = sample();
+  TempDir dir;
+  const std::string file = dir.path + "/t.cwt";
+  write_trace(b.trace, file);
+  Trace read;
+  ReadReport report = read_trace(file, read);
+  const cache::Key key{*cache::trace_key(file), 0, 0, cache::engine_key()};
+  REQUIRE(cache::save_trace_arrays(dir.f, key, read, report));
+  Trace small;
+  REQUIRE(cache::read_trace_without_events(file, small));
+  auto arrays = cache::load_trace_arrays(dir.f, key);
+  REQUIRE(arrays);
+  CHECK_NOTHROW(cache::check_trace_arrays(*arrays, small));
+  const Event good = arrays->events[1];
+  auto bad = [&](const char* what, auto change) {
+    INFO(what);
+    change(arrays->events[1]);  // a copy-on-write page: the entry stays as it was
+    CHECK_THROWS_AS(cache::check_trace_arrays(*arrays, small), cache::CorruptEntry);
+    arrays->events[1] = good;
+  };
+  bad("kind", [&](Event& e) { e.kind = static_cast<KindId>(small.schema.size()); });
+  bad("values", [&](Event& e) { e.values = static_cast<uint32_t>(arrays->values.size()); });
+  bad("stack", [&](Event& e) { e.stack = static_cast<StackId>(small.stacks.size()); });
+  bad("time order", [&](Event& e) { e.ts = arrays->events[2].ts + 1; });
+  // A string field naming no string: the name of the first syscall_enter.
+  const KindId enter = small.schema.find("syscall_enter");
+  const int name = small.schema.field_index(enter, "name");
+  for (size_t i = 0; i < arrays->events.size(); ++i) {
+    const Event& e = arrays->events[i];
+    if (e.kind != enter) continue;
+    const uint64_t was = arrays->values[e.values + name];
+    arrays->values[e.values + name] = small.strings.size();
+    CHECK_THROWS_AS(cache::check_trace_arrays(*arrays, small), cache::CorruptEntry);
+    arrays->values[e.values + name] = was;
+    break;
+  }
+  CHECK_NOTHROW(cache::check_trace_arrays(*arrays, small));
+  // Counts of strings and stacks other than the trace's.
+  arrays->strings += 1;
+  CHECK_THROWS_AS(cache::check_trace_arrays(*arrays, small), cache::CorruptEntry);
+}
