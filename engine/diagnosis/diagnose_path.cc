@@ -1,0 +1,112 @@
+// The causal path the report shows, from the deepest root cause to the hang: a path the
+// slicing or the beam search found through it, else the chain of culprits.
+#include <algorithm>
+
+#include "engine/diagnosis/diagnoser.h"
+#include "engine/diagnosis/polling_end.h"
+
+namespace cw::engine::diagnose_detail {
+
+// The causal path of a loop that `edge` ended: from the root cause found in the edge's
+// source thread since root cause `before` (if any) along that thread to the edge, then
+// the loop's segment it lands on. finish_path() puts deeper culprits before it.
+std::vector<PathStep> Diagnoser::path_through(size_t before, uint32_t edge) const {
+  const Tid source = g_.segments[g_.edges[edge].from].tid;
+  uint32_t origin = kNoIndex;
+  for (size_t k = before; k < d_.root_causes.size(); ++k)
+    if (g_.segments[d_.root_causes[k].segment].tid == source) origin = d_.root_causes[k].segment;
+  return polling_end_path(g_, origin, edge);
+}
+
+// The causal path from the deepest root cause to the hang: the best beam-search path
+// back from the hang that passes through it, else the chain of culprits.
+void Diagnoser::finish_path() {
+  if (d_.root_causes.empty()) return;
+  if (!d_.path.empty()) {
+    prepend_deeper_culprits();
+    return;
+  }
+  const RootCause* deepest = &d_.root_causes[0];
+  for (const RootCause& r : d_.root_causes)
+    if (r.depth > deepest->depth) deepest = &r;
+  const uint32_t hang = vertex_;
+  if (deepest->segment == hang) {
+    d_.path = {{hang, kNoIndex}};
+    return;
+  }
+  BeamOptions o = beam_;
+  o.width = std::max<uint32_t>(beam_.width, 16);
+  BeamResult r = beam_search(g_, hang, o);
+  d_.search_steps += r.steps;
+  // Of the paths through the root cause, the one cheapest up to it (what lies behind
+  // the root cause does not matter here).
+  const BeamPath* best = nullptr;
+  size_t best_k = 0;
+  double best_cost = 0;
+  for (const BeamPath& p : r.paths) {
+    double cost = 0;
+    for (size_t k = 0; k < p.edges.size(); ++k) {
+      cost += edge_cost(g_.edges[p.edges[k]], beam_.costs);
+      if (g_.edges[p.edges[k]].from != deepest->segment) continue;
+      if (!best || cost < best_cost) {
+        best = &p;
+        best_k = k;
+        best_cost = cost;
+      }
+      break;
+    }
+  }
+  if (best) {
+    // edges[0] enters the hang; edges[best_k] leaves the root cause.
+    for (size_t j = best_k + 1; j-- > 0;)
+      d_.path.push_back({g_.edges[best->edges[j]].from, best->edges[j]});
+    d_.path.push_back({hang, kNoIndex});
+    return;
+  }
+  // No path through the culprit's segment, but the hang's own wake-up path reached the
+  // culprit's thread: from there on it is the path (the culprit is blamed at the segment
+  // its time was measured at, which need not be one the path left it from: a device
+  // waited on in turns, a retried wait). When it reached only a shallower culprit's
+  // thread (the deeper one woke that culprit by an edge the slice did not take), it is
+  // the path from there, led by the deeper culprits: the threads it passed through
+  // between that culprit and the hang stay on it.
+  std::vector<const RootCause*> by_depth;
+  for (const RootCause& rc : d_.root_causes) by_depth.push_back(&rc);
+  std::stable_sort(by_depth.begin(), by_depth.end(),
+                   [](const RootCause* a, const RootCause* b) { return a->depth > b->depth; });
+  for (const RootCause* rc : by_depth) {
+    const Tid culprit = g_.segments[rc->segment].tid;
+    if (culprit == g_.segments[hang].tid) continue;
+    for (size_t k = 0; k + 1 < hang_slice_.size(); ++k) {
+      if (g_.segments[hang_slice_[k].segment].tid != culprit) continue;
+      d_.path.assign(hang_slice_.begin() + static_cast<std::ptrdiff_t>(k), hang_slice_.end());
+      if (rc != deepest) prepend_deeper_culprits();
+      return;
+    }
+  }
+  // No recorded path joins them (the wake-up never came): list the culprits in order.
+  std::vector<const RootCause*> chain;
+  for (const RootCause& rc : d_.root_causes) chain.push_back(&rc);
+  std::stable_sort(chain.begin(), chain.end(),
+                   [](const RootCause* a, const RootCause* b) { return a->depth > b->depth; });
+  for (const RootCause* rc : chain)
+    if (rc->segment != hang) d_.path.push_back({rc->segment, kNoIndex});
+  d_.path.push_back({hang, kNoIndex});
+}
+
+// The path was found before a recursion went deeper (the step of the hang's own path
+// that took the time): the culprits found below it, whose threads are not on it, lead
+// it, deepest first. No recorded edge joins them to it (a wake-up that never came, or
+// one the recursion's own slice followed).
+void Diagnoser::prepend_deeper_culprits() {
+  auto on_path = [&](Tid tid) {
+    return std::any_of(d_.path.begin(), d_.path.end(),
+                       [&](const PathStep& s) { return g_.segments[s.segment].tid == tid; });
+  };
+  std::vector<PathStep> lead;
+  for (const RootCause& rc : d_.root_causes)  // sorted deepest first
+    if (!on_path(g_.segments[rc.segment].tid)) lead.push_back({rc.segment, kNoIndex});
+  d_.path.insert(d_.path.begin(), lead.begin(), lead.end());
+}
+
+}  // namespace cw::engine::diagnose_detail

@@ -1,0 +1,180 @@
+// InteractiveSlicing (the Argus paper, Algorithm 1): back from a segment along the edge that
+// best explains each step, asking where the choice is close.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "engine/diagnosis/diagnoser.h"
+
+namespace cw::engine::diagnose_detail {
+
+namespace {
+
+// Two options closer than this in cost are a real choice: the user is asked. Further
+// apart, the cheaper one is taken without a question (a strong edge against stopping, a
+// boosted edge against a plain weak one).
+constexpr double kAmbiguityMargin = 2.0;
+
+}  // namespace
+
+// Backwards from `start` while one incoming edge clearly explains each segment; asks
+// where the choice is close. Returns the path origin → … → start.
+std::vector<PathStep> Diagnoser::slice(uint32_t start) {
+  std::vector<uint32_t> segs{start}, edges;
+  on_path_[start] = true;
+  uint32_t v = start;
+  while (segs.size() < opt_.max_depth) {
+    progress(++d_.search_steps);
+    std::vector<uint32_t> in = incoming_by_source(g_, v, beam_.costs);
+    // What reached the segment after it acted on the path (sent the message, woke the
+    // thread, exited) cannot have caused that: a server's answer is not explained by the
+    // signal that stopped it later in the same segment.
+    if (!edges.empty()) {
+      const uint64_t acted = trace_.events[g_.edges[edges.back()].from_event].ts;
+      std::erase_if(in,
+                    [&](uint32_t ei) { return trace_.events[g_.edges[ei].to_event].ts > acted; });
+    }
+    if (!in.empty() && caused_from_path(v, in[0])) break;
+    // Sources already on the path would make a cycle (incoming_by_source keeps each
+    // source's cheapest edge, so leaving them out here is the same as skipping them).
+    std::erase_if(in, [&](uint32_t ei) { return on_path_[g_.edges[ei].from]; });
+    if (in.empty()) break;  // the first segment of its thread, or nothing explains it
+    // The thread that ended the segment's wait is the next step back, weak edge or not: a
+    // reader that drained a full pipe, a holder whose exit released a lock. Its edge comes
+    // before every other option, stopping included (a hung thread is never its own cause
+    // when another thread ended its wait); a weak one may still be asked about. What a
+    // rule says carried no causality (an interrupt's wake-up, pruned) is no edge at all.
+    // A kernel worker's wake-up is the kernel finishing work (an I/O's completion), not a
+    // thread the wait waited for: it keeps its place by cost.
+    const SegmentProfile vp = profile_segment(trace_, events_, g_, v);
+    uint32_t waker = vp.longest_block_ns > 0 ? wake_edge(trace_, events_, g_, v, vp) : kNoIndex;
+    if (waker != kNoIndex) {
+      const ThreadInfo* from = trace_.thread(g_.segments[g_.edges[waker].from].tid);
+      if (from && from->kernel && g_.edges[waker].strength == Strength::Weak) waker = kNoIndex;
+    }
+    auto option = [&](uint32_t ei) {
+      Option o;
+      o.edge = ei;
+      o.segment = g_.edges[ei].from;
+      o.cost = path_cost(ei);
+      o.label = edge_label(ei);
+      if (evidence_) o.evidence = segment_evidence(o.segment);
+      return o;
+    };
+    std::vector<Option> options;
+    for (uint32_t ei : in) {
+      options.push_back(option(ei));
+      if (options.size() == 8) break;
+    }
+    // The waker is offered even when eight cheaper edges came first.
+    if (waker != kNoIndex && std::find(in.begin(), in.end(), waker) != in.end() &&
+        std::none_of(options.begin(), options.end(),
+                     [&](const Option& o) { return o.edge == waker; }))
+      options.push_back(option(waker));
+    Option stop;
+    stop.stop = true;
+    stop.cost = beam_.costs.stop;
+    stop.label = fmt::format("stop here: {} is where this began", who(v));
+    if (evidence_) stop.evidence = segment_evidence(v);
+    options.push_back(stop);
+    auto is_waker = [&](const Option& o) {
+      return waker != kNoIndex && !o.stop && o.edge == waker;
+    };
+    std::stable_sort(options.begin(), options.end(), [&](const Option& a, const Option& b) {
+      if (is_waker(a) != is_waker(b)) return is_waker(a);
+      return a.cost < b.cost;
+    });
+    Option pick = options[0];
+    if (options[1].cost - options[0].cost < kAmbiguityMargin && ambiguous(options)) {
+      Question q;
+      q.kind = QuestionKind::Edge;
+      q.subject = v;
+      q.text = fmt::format("What made {} run at {:.6f} s? Several events could have.", who(v),
+                           secs(g_.segments[v].start_ns));
+      q.help =
+          "The segment has several incoming edges, or only weak ones (a wake-up or a "
+          "split that may not be causal). Options are ranked by the mean edge cost of the "
+          "best path behind them (strong edges cost 1, boosted weak 3, weak 6, rules may "
+          "set others); stopping costs 5. "
+          "Pick the event that made this segment run, or stop the slice here.";
+      q.options = std::move(options);
+      pick = ask(std::move(q));
+    }
+    pick = queued_behind(v, pick, options);
+    if (pick.stop) break;
+    v = pick.segment;
+    edges.push_back(pick.edge);
+    segs.push_back(v);
+    on_path_[v] = true;
+  }
+  for (uint32_t s : segs) on_path_[s] = false;
+  std::vector<PathStep> path;
+  for (size_t k = segs.size(); k-- > 0;) path.push_back({segs[k], k > 0 ? edges[k - 1] : kNoIndex});
+  return path;
+}
+
+// Whether the best explanation of `v` (`best_edge`) is a strong edge from a segment already on
+// the path: a step that sent a request and read its answer without blocking in between is one
+// segment, both the origin and the end of the exchange. The slice has come full circle there; a
+// weaker edge from elsewhere would explain `v` worse.
+bool Diagnoser::caused_from_path(uint32_t v, uint32_t best_edge) const {
+  const Edge& best = g_.edges[best_edge];
+  return on_path_[best.from] && best.strength == Strength::Strong &&
+         g_.segments[best.from].tid != g_.segments[v].tid;
+}
+
+// Whether close costs are worth a question (Argus asks at several incoming edges or
+// weak ones): not when the best option is the only strong edge from another thread, nor
+// when the only alternatives to stopping are the thread's own neighbour edges.
+bool Diagnoser::ambiguous(const std::vector<Option>& options) const {
+  auto from_other_thread = [&](const Option& o) {
+    if (o.stop) return false;
+    const Edge& e = g_.edges[o.edge];
+    return g_.segments[e.from].tid != g_.segments[e.to].tid;
+  };
+  auto strong = [&](const Option& o) {
+    return from_other_thread(o) && g_.edges[o.edge].strength == Strength::Strong;
+  };
+  if (strong(options[0]) && std::count_if(options.begin(), options.end(), strong) == 1)
+    return false;
+  return std::any_of(options.begin(), options.end(), from_other_thread);
+}
+
+// An option's cost: the mean edge cost of the best path that starts with edge `ei` and
+// goes back `lookback` edges in all (the beam's lookback). A weak edge followed by
+// strong ones is worth following; a weak edge leading only to weak ones is not.
+double Diagnoser::path_cost(uint32_t ei) {
+  const double first = edge_cost(g_.edges[ei], beam_.costs);
+  if (beam_.lookback <= 1) return first;
+  BeamOptions o = beam_;
+  o.max_depth = beam_.lookback - 1;
+  BeamResult r = beam_search(g_, g_.edges[ei].from, o, on_path_);
+  d_.search_steps += r.steps;
+  double best = first;
+  for (const BeamPath& p : r.paths)
+    best = std::min(best, (first + p.cost) / static_cast<double>(1 + p.edges.size()));
+  return best;
+}
+
+// A message that was sent before the segment it woke even began waited in a queue
+// while the thread did something else: when that took most of the hang (a server busy
+// with another client's request), the thread's own previous work is what delayed it,
+// and the path goes on through it (to what started that work). Returns the option to
+// follow instead of `pick`, or `pick`.
+Option Diagnoser::queued_behind(uint32_t v, const Option& pick,
+                                const std::vector<Option>& options) const {
+  if (pick.stop || slice_window_ == 0) return pick;
+  const Edge& e = g_.edges[pick.edge];
+  const Segment& sv = g_.segments[v];
+  if (g_.segments[e.from].tid == sv.tid) return pick;
+  const uint64_t sent = trace_.events[e.from_event].ts;
+  if (sent >= sv.start_ns) return pick;
+  SegmentProfile gap = profile_range(trace_, events_, sv.tid, sent, sv.start_ns);
+  if (gap.on_cpu_ns + gap.runnable_ns < kAbnormalShare * static_cast<double>(slice_window_))
+    return pick;
+  for (const Option& o : options)
+    if (!o.stop && g_.segments[o.segment].tid == sv.tid && o.segment + 1 == v) return o;
+  return pick;
+}
+
+}  // namespace cw::engine::diagnose_detail

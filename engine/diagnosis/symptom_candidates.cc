@@ -1,0 +1,313 @@
+// Auto's candidates and its choice among them (docs/diagnosis.md, "The symptom"): the main
+// and event-loop threads of the recorded command (or the threads of a name), their
+// stretches around a marker when there is one, each thread's longest ranked; or the
+// stretch of the thread and time the user gave.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string_view>
+
+#include "base/parallel.h"
+#include "engine/diagnosis/symptom_finder.h"
+#include "trace/command_marker.h"
+
+namespace cw::engine::symptom_detail {
+
+namespace {
+
+// How many thread names an error lists.
+constexpr size_t kThreadsListed = 5;
+
+std::string seconds(uint64_t ns, uint64_t t0) {
+  return fmt::format("{:.3f} s", static_cast<double>(ns - std::min(ns, t0)) / 1e9);
+}
+
+// Seconds with as many decimals as needed (up to ns), for echoing `--hang TID@SECONDS`.
+std::string short_seconds(uint64_t ns) {
+  std::string s = fmt::format("{}.{:09}", ns / 1'000'000'000, ns % 1'000'000'000);
+  while (s.back() == '0') s.pop_back();
+  if (s.back() == '.') s.pop_back();
+  return s;
+}
+
+std::string count_of(size_t n, std::string_view what) {
+  return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s");
+}
+
+// "2 main threads", "1 event-loop thread", "2 main threads and 1 event-loop thread": the
+// counts of the kinds there are.
+std::string threads_of(size_t mains, size_t loops) {
+  if (loops == 0) return count_of(mains, "main thread");
+  if (mains == 0) return count_of(loops, "event-loop thread");
+  return count_of(mains, "main thread") + " and " + count_of(loops, "event-loop thread");
+}
+
+std::string secs_of(uint64_t ns) {
+  return fmt::format("{:.3f} s", static_cast<double>(ns) / 1e9);
+}
+
+}  // namespace
+
+// The user's markers, and the recorded command's process from the recorder's own marker
+// (`record -- CMD`): only that process and its descendants are candidates.
+void Finder::read_markers() {
+  if (marker_ == kNoKind || marker_text_ < 0) return;
+  for (const Event& e : trace_.events) {
+    if (e.kind != marker_) continue;
+    std::string_view text = trace_.strings.get(static_cast<StrId>(trace_.value(e, marker_text_)));
+    if (is_command_marker(text)) {  // the recorder's, not the user's
+      if (Pid pid = command_marker_pid(text)) command_pid_ = pid;
+      continue;
+    }
+    // The recorder's notes say how it recorded, not where the user saw a hang.
+    if (is_recorder_note(text)) continue;
+    markers_.push_back({e.ts, std::string(text)});
+  }
+}
+
+// Whether `pid` is the recorded command's process or one of its descendants.
+bool Finder::in_command(Pid pid) const {
+  return command_pid_ == 0 || in_process_tree(trace_, pid, command_pid_);
+}
+
+// Whether process `pid` is a proper descendant of process `ancestor`.
+bool Finder::descends_from(Pid pid, Pid ancestor) const {
+  for (size_t hops = 0; pid != 0 && hops <= trace_.processes.size(); ++hops) {
+    const ProcessInfo* p = trace_.process(pid);
+    if (!p || p->ppid == pid) return false;
+    pid = p->ppid;
+    if (pid == ancestor) return true;
+  }
+  return false;
+}
+
+// The candidate threads' stretches into `pool`. False with `why` set when there is none.
+bool Finder::gather(const std::string& thread_name, Pool& pool, std::string* why) {
+  std::vector<const Graph::ThreadSegments*> chosen;
+  named_ = !thread_name.empty();
+  for (const Graph::ThreadSegments& t : g_.threads) {
+    if (t.begin == t.end || t.tid == 0) continue;
+    const ThreadInfo* info = trace_.thread(t.tid);
+    const Pid pid = info ? info->pid : g_.segments[t.begin].pid;
+    const bool loop = has_loop_cut(t);
+    const bool main = t.tid == pid && !(info && info->kernel);
+    if (named_) {
+      if (thread_comm(trace_, t.tid, "?") != thread_name || !in_command(pid)) continue;
+    } else if (!(main || loop) || !in_command(pid)) {
+      continue;
+    }
+    ++(loop ? pool.loops : pool.mains);
+    chosen.push_back(&t);
+  }
+  // Each thread's stretches read the graph only: they are found on every CPU, into one
+  // slot per thread, and joined in thread order (the same stretches in the same order
+  // as one thread would find them).
+  prepare_shared_lookups();
+  std::vector<std::vector<Stretch>> per_thread(chosen.size());
+  parallel_for(chosen.size(), [&](size_t i) { per_thread[i] = stretches(*chosen[i]); });
+  for (const auto& s : per_thread) pool.all.insert(pool.all.end(), s.begin(), s.end());
+  pool.whose =
+      command_pid_
+          ? fmt::format(" of process {} and its descendants (the recorded command)", command_pid_)
+          : std::string();
+  if (pool.mains + pool.loops == 0) {
+    *why = thread_name.empty()
+               ? "no main thread or event-loop thread" + pool.whose + " in the trace"
+               : "no thread named '" + thread_name + "'" + pool.whose + " in the trace";
+    return false;
+  }
+  if (pool.all.empty()) {
+    *why = fmt::format("no stretch of work in {}{}: every thread was idle in its loop",
+                       threads_of(pool.mains, pool.loops), pool.whose);
+    return false;
+  }
+  // With markers, only the stretches holding one, if any does.
+  if (!markers_.empty()) {
+    std::vector<Stretch> marked;
+    for (const Stretch& s : pool.all)
+      if (marker_in(s)) marked.push_back(s);
+    if (!marked.empty()) pool.all = std::move(marked);
+  }
+  return true;
+}
+
+const Finder::Marker* Finder::marker_in(const Stretch& s) const {
+  for (const Marker& m : markers_)
+    if (m.ts >= s.start_ns && m.ts <= s.end_ns) return &m;
+  return nullptr;
+}
+
+// The longest time without a response: a blocked stretch counts its longest wait (a
+// client waiting on a server encloses the server's own wait, and wins over it; the
+// time a thread spent finishing up or exiting after its wait does not count), any
+// other its length. A score never exceeds the length, so each thread's stretches are
+// profiled longest first until no shorter one can win.
+std::vector<HangCandidate> Finder::rank(std::vector<Stretch> all) const {
+  std::stable_sort(all.begin(), all.end(), [](const Stretch& a, const Stretch& b) {
+    if (a.tid != b.tid) return a.tid < b.tid;
+    const uint64_t da = a.end_ns - a.start_ns, db = b.end_ns - b.start_ns;
+    if (da != db) return da > db;
+    return a.start_ns < b.start_ns;
+  });
+  // One candidate per thread: the threads' stretches are runs of `all`, each ranked on
+  // its own, on every CPU, into one slot per thread.
+  std::vector<size_t> run_begin;
+  for (size_t i = 0; i < all.size(); ++i)
+    if (i == 0 || all[i].tid != all[i - 1].tid) run_begin.push_back(i);
+  run_begin.push_back(all.size());
+  std::vector<HangCandidate> out(run_begin.size() - 1);
+  parallel_for(out.size(), [&](size_t r) {
+    const Stretch* best = nullptr;
+    uint64_t best_score = 0;
+    for (size_t j = run_begin[r]; j < run_begin[r + 1]; ++j) {
+      const Stretch& s = all[j];
+      if (best && s.end_ns - s.start_ns <= best_score) continue;
+      const SegmentProfile p = profile_range(trace_, ev_, s.tid, s.start_ns, s.end_ns);
+      uint64_t waited = 0;
+      const uint64_t score =
+          kind_of(s, p, &waited) == HangKind::LongWait ? waited : s.end_ns - s.start_ns;
+      if (!best || score > best_score) {
+        best = &s;
+        best_score = score;
+      }
+    }
+    HangCandidate& c = out[r];
+    c.hang = make_hang(*best, "");
+    c.score_ns = best_score;
+    c.by_design = by_design(*best, c.hang, &c.woken_by);
+  });
+  std::stable_sort(out.begin(), out.end(), [](const HangCandidate& a, const HangCandidate& b) {
+    if (a.by_design.empty() != b.by_design.empty()) return a.by_design.empty();
+    if (a.score_ns != b.score_ns) return a.score_ns > b.score_ns;
+    return a.hang.start_ns != b.hang.start_ns ? a.hang.start_ns < b.hang.start_ns
+                                              : a.hang.tid < b.hang.tid;
+  });
+  return out;
+}
+
+std::vector<HangCandidate> Finder::list(const SymptomRequest& request, std::string* why) {
+  Pool pool;
+  if (!gather(request.thread_name, pool, why)) return {};
+  auto ranked = rank(std::move(pool.all));
+  for (HangCandidate& c : ranked) {
+    c.hang_arg = fmt::format("{}@{}", c.hang.tid,
+                             short_seconds(c.hang.start_ns - std::min(c.hang.start_ns, t0_)));
+    c.hang.chosen_by = "--hang " + c.hang_arg;
+  }
+  return ranked;
+}
+
+std::optional<Hang> Finder::find_auto(const SymptomRequest& request, std::string* why,
+                                      bool* no_hang) {
+  const std::string& thread_name = request.thread_name;
+  Pool pool;
+  if (!gather(thread_name, pool, why)) return std::nullopt;
+  const auto ranked = rank(pool.all);
+  const HangCandidate* best_candidate = &ranked.front();
+  // By name, the user named the program they ran: a process of that name that another
+  // candidate of that name forked (a subshell, a helper re-executing itself) is part of
+  // what that one waits for while their stretches overlap; the ancestor is the hang when
+  // it went without a response for at least half as long (a shell's command substitution
+  // reads what its subshell's pipeline writes, and either may wait a little longer).
+  std::string over_descendant;
+  if (!thread_name.empty() && best_candidate->by_design.empty()) {
+    for (bool moved = true; moved;) {
+      moved = false;
+      for (const HangCandidate& c : ranked) {
+        const Hang& h = best_candidate->hang;
+        if (&c == best_candidate || !c.by_design.empty() || c.hang.pid == h.pid ||
+            2 * c.score_ns < best_candidate->score_ns || c.hang.start_ns >= h.end_ns ||
+            h.start_ns >= c.hang.end_ns || !descends_from(h.pid, c.hang.pid))
+          continue;
+        if (over_descendant.empty())
+          over_descendant =
+              fmt::format("; preferred over its descendant {} {} ({:.3f} s)", comm(h.tid), h.tid,
+                          static_cast<double>(best_candidate->score_ns) / 1e9);
+        best_candidate = &c;
+        moved = true;
+        break;
+      }
+    }
+  }
+  const HangCandidate& top = *best_candidate;
+  if (top.score_ns < request.min_hang_ns) {
+    if (no_hang) *no_hang = true;
+    *why = fmt::format(
+        "no hang found: the longest time a candidate thread went without a response was {} "
+        "({} {}, {} at {}), under the {} threshold (--min-hang)",
+        secs_of(top.score_ns), comm(top.hang.tid), top.hang.tid, hang_kind_name(top.hang.kind),
+        seconds(top.hang.start_ns, t0_), secs_of(request.min_hang_ns));
+    return std::nullopt;
+  }
+  // Candidates that wait by design and would have won on time alone.
+  std::string passed;
+  size_t passed_over = 0;
+  for (const HangCandidate& c : ranked) {
+    if (c.by_design.empty() || c.score_ns <= top.score_ns) continue;
+    if (passed_over++ == 0)
+      passed = fmt::format("{} {}: {}", comm(c.hang.tid), c.hang.tid, c.by_design);
+  }
+  const Stretch best{top.hang.tid, top.hang.start_ns, top.hang.end_ns, top.hang.first_segment,
+                     top.hang.last_segment};
+  const Marker* marker = marker_in(best);
+  std::string how = marker ? fmt::format("marker \"{}\" at {}: longest stretch holding it",
+                                         marker->text, seconds(marker->ts, t0_))
+                           : std::string("auto: longest stretch");
+  std::string chosen =
+      !thread_name.empty()
+          ? fmt::format("{} of {} named {}{} ({}: {:.3f} s)", how,
+                        count_of(pool.mains + pool.loops, "thread"), thread_name, pool.whose,
+                        best.tid, static_cast<double>(best.end_ns - best.start_ns) / 1e9)
+          : fmt::format("{} of {}{} ({} {}: {:.3f} s)", how, threads_of(pool.mains, pool.loops),
+                        pool.whose, comm(best.tid), best.tid,
+                        static_cast<double>(best.end_ns - best.start_ns) / 1e9);
+  chosen += over_descendant;
+  if (passed_over > 0)
+    chosen += fmt::format("; ranked above {} that wait{} by design ({}{})",
+                          count_of(passed_over, "longer thread"), passed_over == 1 ? "s" : "",
+                          passed, passed_over > 1 ? ", …" : "");
+  Hang h = top.hang;
+  h.chosen_by = std::move(chosen);
+  return h;
+}
+
+std::optional<Hang> Finder::find_at(const SymptomRequest& r, std::string* why) {
+  const Graph::ThreadSegments* t = g_.thread_segments(r.tid);
+  if (!t || t->begin == t->end) {
+    std::string list;
+    size_t listed = 0;
+    for (const Graph::ThreadSegments& th : g_.threads) {
+      if (th.begin == th.end) continue;
+      if (listed == kThreadsListed) {
+        list += ", …";
+        break;
+      }
+      list += fmt::format("{}{} {}", listed ? ", " : "", th.tid, comm(th.tid));
+      ++listed;
+    }
+    *why = fmt::format("no thread {} in the trace (threads: {})", r.tid,
+                       list.empty() ? std::string("none") : list);
+    return std::nullopt;
+  }
+  const uint64_t begin = g_.segments[t->begin].start_ns, end = thread_end(*t);
+  if (r.at_ns < begin || r.at_ns > end) {
+    *why = fmt::format("thread {} ({}) was not alive at {}: its events run from {} to {}", r.tid,
+                       comm(r.tid), seconds(r.at_ns, t0_), seconds(begin, t0_), seconds(end, t0_));
+    return std::nullopt;
+  }
+  const std::string how =
+      fmt::format("--hang {}@{}", r.tid, short_seconds(r.at_ns - std::min(r.at_ns, t0_)));
+  mark_strong_in();
+  const std::vector<Stretch> found = stretches(*t);
+  for (const Stretch& s : found)
+    if (s.start_ns <= r.at_ns && r.at_ns < s.end_ns) return make_hang(s, how);
+  for (const Stretch& s : found)
+    if (s.start_ns <= r.at_ns && r.at_ns <= s.end_ns) return make_hang(s, how);
+  // Idle in its loop at that time: the segment holding it.
+  uint32_t seg = t->begin;
+  for (uint32_t s = t->begin; s < t->end; ++s)
+    if (g_.segments[s].start_ns <= r.at_ns) seg = s;
+  return make_hang({r.tid, g_.segments[seg].start_ns, segment_end(*t, seg), seg, seg}, how);
+}
+
+}  // namespace cw::engine::symptom_detail

@@ -1,0 +1,138 @@
+// What the parts of the symptom's search share (symptom.h runs them). One Finder looks at a
+// trace's threads for the stretch in which one did not return to its loop (the Argus paper,
+// §2); its member functions are defined by job, one file each:
+//   symptom.cc             the entry points: find_hang, list_hangs
+//   symptom_candidates.cc  the candidate threads (markers, the recorded command, a name),
+//                          ranked; auto's choice, or the stretch at TID@SECONDS
+//   symptom_stretches.cc   a thread's stretches: between loop cuts, or its segments with
+//                          a run of the same call merged (a yield loop)
+//   symptom_wait_end.cc    how a loop wait ended: the answer to a request the thread made,
+//                          other work, or nothing (a timeout)
+//   symptom_classify.cc    what a stretch was (LongRunning, RepeatedYield, LongWait), its
+//                          hang vertex, and whether its thread waits by design
+// Internal to engine/diagnosis/: nothing outside includes this.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "base/terminal_text.h"
+#include "engine/diagnosis/symptom.h"
+#include "trace/names.h"
+
+namespace cw::engine::symptom_detail {
+
+// A segment with this many system calls, at least half of them one call, is a yield loop
+// on its own (classify() then says RepeatedYield).
+constexpr uint32_t kYieldCalls = 16;
+
+struct Stretch {
+  Tid tid = 0;
+  uint64_t start_ns = 0, end_ns = 0;
+  uint32_t first = kNoIndex, last = kNoIndex;  // segments
+};
+
+class Finder {
+ public:
+  Finder(const Trace& trace, const Graph& graph, const ThreadEvents& events);
+
+  std::vector<HangCandidate> candidates(const SymptomRequest& request, std::string* why) {
+    return list(request, why);
+  }
+
+  std::optional<Hang> find(const SymptomRequest& request, std::string* why, bool* no_hang) {
+    std::string error;
+    auto hang = request.mode == SymptomRequest::Mode::Auto ? find_auto(request, &error, no_hang)
+                                                           : find_at(request, &error);
+    if (!hang && why) *why = std::move(error);
+    return hang;
+  }
+
+ private:
+  struct Marker {
+    uint64_t ts;
+    std::string text;
+  };
+
+  // The candidate stretches for auto: every stretch of the candidate threads (main or
+  // loop threads of the recorded command, or the threads named `thread_name`), only those
+  // around a marker when some are.
+  struct Pool {
+    std::vector<Stretch> all;
+    size_t mains = 0, loops = 0;
+    std::string whose;  // " of process P and its descendants (the recorded command)"
+  };
+
+  // A process the thread asked something of, and when its request reached it: the latest
+  // arrival of the thread's causal edges into that process (a request sent in several
+  // writes is whole when its last one is read).
+  struct Asked {
+    Pid pid = 0;
+    uint64_t arrived_ns = 0;
+  };
+
+  // How a loop wait ended (wait_end()): by the answer to a request, by other work, or by
+  // no causal edge at all.
+  enum class WaitEnd : uint8_t { Answer, OtherWork, NoCause };
+
+  // For messages: a name's control bytes shown as \xNN (matching uses the raw comm).
+  std::string comm(Tid tid) const { return terminal_text(thread_comm(trace_, tid, "?")); }
+
+  // the candidates and the choice among them (symptom_candidates.cc)
+  void read_markers();
+  bool in_command(Pid pid) const;
+  bool descends_from(Pid pid, Pid ancestor) const;
+  bool gather(const std::string& thread_name, Pool& pool, std::string* why);
+  const Marker* marker_in(const Stretch& s) const;
+  std::vector<HangCandidate> rank(std::vector<Stretch> all) const;
+  std::vector<HangCandidate> list(const SymptomRequest& request, std::string* why);
+  std::optional<Hang> find_auto(const SymptomRequest& request, std::string* why, bool* no_hang);
+  std::optional<Hang> find_at(const SymptomRequest& r, std::string* why);
+
+  // a thread's stretches (symptom_stretches.cc)
+  bool has_loop_cut(const Graph::ThreadSegments& t) const;
+  uint64_t thread_end(const Graph::ThreadSegments& t) const;
+  bool program_activity(KindId k) const;
+  uint64_t segment_end(const Graph::ThreadSegments& t, uint32_t s) const;
+  bool opens_call(uint32_t s) const;
+  uint32_t wait_return(uint32_t s) const;
+  void loop_stretches(const Graph::ThreadSegments& t, std::vector<Stretch>& out) const;
+  bool woken_by_other(uint32_t first, uint32_t last) const;
+  bool waits_in_sequence(const std::vector<uint32_t>& loops) const;
+  void segment_stretches(const Graph::ThreadSegments& t, std::vector<Stretch>& out) const;
+  std::vector<Stretch> stretches(const Graph::ThreadSegments& t) const;
+  void prepare_shared_lookups();
+  void mark_strong_in();
+
+  // how a loop wait ended (symptom_wait_end.cc)
+  Pid initiator(Pid a, Pid b) const;
+  void asked_in(uint32_t first, uint32_t last, std::vector<Asked>& asked) const;
+  WaitEnd wait_end(uint32_t first, uint32_t last, std::vector<Asked>& asked) const;
+
+  // what a stretch was (symptom_classify.cc)
+  HangKind kind_of(const Stretch& st, const SegmentProfile& p, uint64_t* waited = nullptr) const;
+  Hang make_hang(const Stretch& st, std::string chosen_by) const;
+  Tid woken_by(Tid tid, uint64_t from, uint64_t to) const;
+  bool told_another(Tid tid, uint64_t before) const;
+  int64_t call_int(uint32_t call, int field) const;
+  std::string by_design(const Stretch& st, const Hang& h, Tid* waker) const;
+
+  const Trace& trace_;
+  const Graph& g_;
+  const ThreadEvents& ev_;
+  const KindId enter_, exit_, marker_, thread_exit_, call_enter_, call_exit_, send_, recv_;
+  const int enter_name_, enter_fd_, enter_resource_, exit_ret_, marker_text_;
+  const uint64_t t0_, trace_end_;
+  Pid command_pid_ = 0;
+  bool named_ = false;  // the candidates are the threads the user named
+  std::vector<Marker> markers_;
+  // initiator(): per pair of processes, the first causal edge between them (time, sender).
+  mutable std::unordered_map<uint64_t, std::pair<uint64_t, Pid>> first_contact_;
+  std::vector<bool> strong_in_;
+};
+
+}  // namespace cw::engine::symptom_detail

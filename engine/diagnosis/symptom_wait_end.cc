@@ -1,0 +1,84 @@
+// How a loop wait ended, seen from the processes the thread is waiting to hear from: a
+// client's wait for the answer to its request is part of the turn that sent it, not an
+// idle wait of its loop.
+#include <algorithm>
+
+#include "engine/diagnosis/symptom_finder.h"
+
+namespace cw::engine::symptom_detail {
+
+namespace {
+
+uint64_t pair_key(Pid a, Pid b) {
+  return (uint64_t{std::min(a, b)} << 32) | std::max(a, b);
+}
+
+}  // namespace
+
+// Which process of a pair reached the other first by a causal (not weak) edge: the one
+// that opened the conversation is the client of the other. Keyed by the pair, lower pid
+// first; computed once, on first use.
+Pid Finder::initiator(Pid a, Pid b) const {
+  if (first_contact_.empty() && !g_.edges.empty()) {
+    first_contact_[0] = {0, 0};  // computed, even when no pair is found
+    for (const Edge& e : g_.edges) {
+      const Pid from = g_.segments[e.from].pid, to = g_.segments[e.to].pid;
+      if (e.strength == Strength::Weak || from == to) continue;
+      const uint64_t ts = trace_.events[e.from_event].ts;
+      auto [it, fresh] = first_contact_.try_emplace(pair_key(from, to), ts, from);
+      if (!fresh && ts < it->second.first) it->second = {ts, from};
+    }
+  }
+  auto it = first_contact_.find(pair_key(a, b));
+  return it == first_contact_.end() ? 0 : it->second.second;
+}
+
+// The processes the thread asked something of in segments [first, last], added to
+// `asked`: a causal (not weak) edge out to a process its own process had opened the
+// conversation with. A server's answers to its clients are no requests: the clients
+// spoke first.
+void Finder::asked_in(uint32_t first, uint32_t last, std::vector<Asked>& asked) const {
+  for (uint32_t s = first; s <= last; ++s) {
+    const Pid own = g_.segments[s].pid;
+    for (auto [it, end] = out_edges(s, g_.csr); it != end; ++it) {
+      const Edge& e = g_.edges[g_.csr[*it]];
+      const Pid to = g_.segments[e.to].pid;
+      if (e.strength == Strength::Weak || to == own || initiator(own, to) != own) continue;
+      const uint64_t arrived = trace_.events[e.to_event].ts;
+      auto a =
+          std::find_if(asked.begin(), asked.end(), [&](const Asked& x) { return x.pid == to; });
+      if (a == asked.end())
+        asked.push_back({to, arrived});
+      else
+        a->arrived_ns = std::max(a->arrived_ns, arrived);
+    }
+  }
+}
+
+// How a wait in segments [first, last] ended, seen from the processes the thread is
+// waiting to hear from: by an answer from one of `asked` (taken out of it), by a causal
+// edge from another process (new work), or by no causal edge at all (a timeout). An
+// answer leaves its process after the request reached it: what the process sent before
+// it read the request (a notice of its own, the reply to an earlier call) answers
+// nothing, and the wait goes on (dbus-daemon's NameAcquired signal reached dbus-send
+// inside its wait for the reply to its method call, which came 1.2 s later).
+Finder::WaitEnd Finder::wait_end(uint32_t first, uint32_t last, std::vector<Asked>& asked) const {
+  WaitEnd end_kind = WaitEnd::NoCause;
+  for (uint32_t s = first; s <= last; ++s)
+    for (auto [it, end] = in_edges(s, g_.csr); it != end; ++it) {
+      const Edge& e = g_.edges[g_.csr[*it]];
+      const Pid from = g_.segments[e.from].pid;
+      if (e.strength == Strength::Weak || from == g_.segments[s].pid) continue;
+      auto a =
+          std::find_if(asked.begin(), asked.end(), [&](const Asked& x) { return x.pid == from; });
+      if (a == asked.end()) {
+        end_kind = WaitEnd::OtherWork;
+      } else if (trace_.events[e.from_event].ts >= a->arrived_ns) {
+        asked.erase(a);
+        return WaitEnd::Answer;
+      }
+    }
+  return end_kind;
+}
+
+}  // namespace cw::engine::symptom_detail
