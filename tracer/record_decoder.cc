@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <stdexcept>
 
 #include "kernel/records.h"
 #include "tracer/lock_wait.h"
@@ -27,25 +26,10 @@ const T* as(const void* record, size_t size) {
   return size >= sizeof(T) ? static_cast<const T*>(record) : nullptr;
 }
 
-// Field positions of the builtin kinds, looked up once by name.
-struct Fields {
-  const Schema& s;
-  KindId kind(std::string_view k) const {
-    KindId id = s.find(k);
-    if (id == kNoKind) throw std::logic_error(fmt::format("schema has no kind {}", k));
-    return id;
-  }
-  int field(KindId k, std::string_view f) const {
-    int i = s.field_index(k, f);
-    if (i < 0) throw std::logic_error(fmt::format("schema kind has no field {}", f));
-    return i;
-  }
-};
-
 }  // namespace
 
 RecordDecoder::RecordDecoder(Trace& trace, SyscallNaming naming)
-    : trace_(trace), naming_(std::move(naming)) {}
+    : trace_(trace), naming_(std::move(naming)), fields_(trace.schema) {}
 
 void RecordDecoder::add_process(Pid pid, Pid ppid, std::string_view comm, std::string_view exe) {
   put_process({pid, ppid, trace_.strings.intern(comm), trace_.strings.intern(exe)});
@@ -90,11 +74,11 @@ RecordDecoder::Held& RecordDecoder::hold(uint64_t ts, Tid tid, KindId kind, uint
   return h;
 }
 
-void RecordDecoder::set(Held& h, int field, uint64_t v) {
+void RecordDecoder::set(Held& h, FieldAt field, uint64_t v) {
   h.values[field] = v;
 }
 
-void RecordDecoder::set_str(Held& h, int field, std::string_view s) {
+void RecordDecoder::set_str(Held& h, FieldAt field, std::string_view s) {
   h.values[field] = trace_.strings.intern(s);
 }
 
@@ -187,46 +171,30 @@ uint64_t RecordDecoder::flag_hits(Pid pid, uint32_t flag_index) const {
 }
 
 void RecordDecoder::add_marker(uint64_t ts, Tid tid, Pid pid, std::string_view text) {
-  static const KindId marker = trace_.schema.find("marker");
   note_thread(tid, pid);
-  Held& h = hold(ts, tid, marker, 0);
-  set_str(h, 0, text);
+  set_str(hold(ts, tid, fields_.marker.id, 0), fields_.marker.text, text);
 }
 
 void RecordDecoder::add_lock_wait(uint64_t ts, const LockWait& w) {
-  static const KindId held = trace_.schema.find("lock_held"),
-                      wait = trace_.schema.find("lock_wait");
+  const auto& held = fields_.lock_held;
+  const auto& wait = fields_.lock_wait;
   int64_t holder = w.holder_tid != 0 ? w.holder_tid : w.holder_pid;
   if (holder > 0) {
     note_thread(static_cast<Tid>(holder), static_cast<Pid>(w.holder_pid));
-    Held& h = hold(ts, static_cast<Tid>(holder), held, 0);
-    set(h, 0, w.object);
-    set(h, 1, w.waiter_tid);
-    set_str(h, 2, w.lock);
+    Held& h = hold(ts, static_cast<Tid>(holder), held.id, 0);
+    set(h, held.object, w.object);
+    set(h, held.waiter, w.waiter_tid);
+    set_str(h, held.lock, w.lock);
   }
   note_thread(w.waiter_tid, w.waiter_pid);
-  Held& h = hold(ts + 1, w.waiter_tid, wait, 0);
-  set(h, 0, w.object);
-  set(h, 1, static_cast<uint64_t>(holder));
+  Held& h = hold(ts + 1, w.waiter_tid, wait.id, 0);
+  set(h, wait.object, w.object);
+  set(h, wait.holder, static_cast<uint64_t>(holder));
 }
 
 void RecordDecoder::decode(const void* record, size_t size) {
-  static const Fields F{Schema::builtin()};
-  static const KindId k_switch_out = F.kind("switch_out"), k_switch_in = F.kind("switch_in"),
-                      k_wakeup = F.kind("wakeup"), k_wakeup_new = F.kind("wakeup_new"),
-                      k_fork = F.kind("fork"), k_thread_start = F.kind("thread_start"),
-                      k_exec = F.kind("exec"), k_exit = F.kind("exit"), k_comm = F.kind("comm"),
-                      k_sys_enter = F.kind("syscall_enter"), k_sys_exit = F.kind("syscall_exit"),
-                      k_send = F.kind("send"), k_recv = F.kind("recv"), k_ready = F.kind("ready"),
-                      k_timer_arm = F.kind("timer_arm"), k_timer_fire = F.kind("timer_fire"),
-                      k_timer_cancel = F.kind("timer_cancel"), k_irq_enter = F.kind("irq_enter"),
-                      k_irq_exit = F.kind("irq_exit"), k_softirq_enter = F.kind("softirq_enter"),
-                      k_softirq_exit = F.kind("softirq_exit"),
-                      k_signal_send = F.kind("signal_send"),
-                      k_signal_deliver = F.kind("signal_deliver"),
-                      k_call_enter = F.kind("call_enter"), k_call_exit = F.kind("call_exit"),
-                      k_flag_write = F.kind("flag_write"), k_flag_read = F.kind("flag_read"),
-                      k_sample = F.kind("sample");
+  // Every value goes to its field by name (tracer/event_fields.h).
+  const EventFields& f = fields_;
 
   ++stats_.records;
   const auto* hdr = as<cw_rec_header>(record, size);
@@ -251,18 +219,18 @@ void RecordDecoder::decode(const void* record, size_t size) {
       // an unknown state ('?') where the gap is noticed, and count the switch as lost
       // rather than let the thread look as if it had run all along.
       if (Tid& running = on_cpu_[cpu]; running != 0 && running != tid) {
-        set_str(hold(ts, running, k_switch_out, cpu), 0, "?");
+        set_str(hold(ts, running, f.switch_out.id, cpu), f.switch_out.state, "?");
         ++stats_.switches_unreported;
         trace_.losses.push_back({LossKind::SwitchUnreported, 1, ts});
       }
       on_cpu_[cpu] = r->next_recorded ? r->next_tid : 0;
       if (tid != 0) {
         char state[2] = {static_cast<char>(r->prev_state ? r->prev_state : '?'), 0};
-        set_str(hold(ts, tid, k_switch_out, cpu), 0, state);
+        set_str(hold(ts, tid, f.switch_out.id, cpu), f.switch_out.state, state);
       }
       if (r->next_tid != 0) {
         note_thread(r->next_tid, r->next_pid);
-        hold(ts, r->next_tid, k_switch_in, cpu);
+        hold(ts, r->next_tid, f.switch_in.id, cpu);
       }
       return;
     }
@@ -272,10 +240,14 @@ void RecordDecoder::decode(const void* record, size_t size) {
       if (!r) return bad();
       if (tid == 0) return;  // woken from the idle task: no thread did it
       note_thread(r->target_tid, r->target_pid);
-      Held& h = hold(ts, tid, hdr->type == CW_REC_WAKING ? k_wakeup : k_wakeup_new, cpu);
-      set(h, 0, r->target_tid);
-      if (hdr->type == CW_REC_WAKING && r->in_irq) set(h, 1, 1);
-      if (hdr->type == CW_REC_WAKING && r->in_irq && r->cause_tid != 0) set(h, 2, r->cause_tid);
+      if (hdr->type == CW_REC_WAKEUP_NEW) {
+        set(hold(ts, tid, f.wakeup_new.id, cpu), f.wakeup_new.target, r->target_tid);
+        return;
+      }
+      Held& h = hold(ts, tid, f.wakeup.id, cpu);
+      set(h, f.wakeup.target, r->target_tid);
+      if (r->in_irq) set(h, f.wakeup.interrupt, 1);
+      if (r->in_irq && r->cause_tid != 0) set(h, f.wakeup.cause, r->cause_tid);
       return;
     }
     case CW_REC_FORK: {
@@ -288,12 +260,11 @@ void RecordDecoder::decode(const void* record, size_t size) {
                      parent != processes_.end() ? parent->second.exe : 0});
       }
       put_thread({r->child_tid, r->child_pid, trace_.strings.intern(comm), r->child_kernel != 0});
-      Held& h = hold(ts, tid, k_fork, cpu);
-      set(h, 0, r->child_tid);
-      set(h, 1, r->child_pid);
-      set(h, 2, r->is_thread ? 1 : 0);
-      Held& start = hold(ts, r->child_tid, k_thread_start, cpu);
-      set(start, 0, tid);
+      Held& h = hold(ts, tid, f.fork.id, cpu);
+      set(h, f.fork.child, r->child_tid);
+      set(h, f.fork.child_pid, r->child_pid);
+      set(h, f.fork.thread, r->is_thread ? 1 : 0);
+      set(hold(ts, r->child_tid, f.thread_start.id, cpu), f.thread_start.parent, tid);
       return;
     }
     case CW_REC_EXEC: {
@@ -306,13 +277,14 @@ void RecordDecoder::decode(const void* record, size_t size) {
       put_process({hdr->pid, old != processes_.end() ? old->second.ppid : 0,
                    trace_.strings.intern(comm), trace_.strings.intern(path)});
       put_thread({tid, hdr->pid, trace_.strings.intern(comm), false});
-      set_str(hold(ts, tid, k_exec, cpu), 0, path);
+      set_str(hold(ts, tid, f.exec.id, cpu), f.exec.path, path);
       return;
     }
     case CW_REC_EXIT: {
       const auto* r = as<cw_rec_exit>(record, size);
       if (!r) return bad();
-      set(hold(ts, tid, k_exit, cpu), 0, static_cast<uint64_t>(static_cast<int64_t>(r->code)));
+      set(hold(ts, tid, f.exit.id, cpu), f.exit.code,
+          static_cast<uint64_t>(static_cast<int64_t>(r->code)));
       return;
     }
     case CW_REC_COMM: {
@@ -326,7 +298,7 @@ void RecordDecoder::decode(const void* record, size_t size) {
       if (tid == hdr->pid)
         if (auto p = processes_.find(hdr->pid); p != processes_.end())
           put_process({p->second.pid, p->second.ppid, trace_.strings.intern(comm), p->second.exe});
-      set_str(hold(ts, tid, k_comm, cpu), 0, comm);
+      set_str(hold(ts, tid, f.comm.id, cpu), f.comm.name, comm);
       return;
     }
     case CW_REC_SYS_ENTER: {
@@ -335,14 +307,15 @@ void RecordDecoder::decode(const void* record, size_t size) {
       std::string_view name = naming_.name(r->nr);
       std::string fallback;
       if (name.empty()) name = fallback = fmt::format("syscall_{}", r->nr);
-      Held& h = hold(ts, tid, k_sys_enter, cpu);
-      set_str(h, 0, name);
-      set(h, 1, static_cast<uint64_t>(static_cast<int64_t>(r->fd)));
-      set(h, 2, r->resource);
-      set_str(h, 3, naming_.op_name(r->nr, r->op));
-      set(h, 4, r->value);
-      set(h, 5, r->count);
-      set(h, 6, static_cast<uint64_t>(r->timeout_ns));
+      const auto& k = f.syscall_enter;
+      Held& h = hold(ts, tid, k.id, cpu);
+      set_str(h, k.name, name);
+      set(h, k.fd, static_cast<uint64_t>(static_cast<int64_t>(r->fd)));
+      set(h, k.resource, r->resource);
+      set_str(h, k.op, naming_.op_name(r->nr, r->op));
+      set(h, k.value, r->value);
+      set(h, k.count, r->count);
+      set(h, k.timeout_ns, static_cast<uint64_t>(r->timeout_ns));
       h.seq = r->seq;
       last_enter_[tid] = {r->seq, held_.size() - 1};
       return;
@@ -353,47 +326,52 @@ void RecordDecoder::decode(const void* record, size_t size) {
       std::string_view name = naming_.name(r->nr);
       std::string fallback;
       if (name.empty()) name = fallback = fmt::format("syscall_{}", r->nr);
-      Held& h = hold(ts, tid, k_sys_exit, cpu);
-      set_str(h, 0, name);
-      set(h, 1, static_cast<uint64_t>(r->ret));
+      Held& h = hold(ts, tid, f.syscall_exit.id, cpu);
+      set_str(h, f.syscall_exit.name, name);
+      set(h, f.syscall_exit.ret, static_cast<uint64_t>(r->ret));
       return;
     }
     case CW_REC_XFER: {
       const auto* r = as<cw_rec_xfer>(record, size);
       if (!r) return bad();
-      Held& h = hold(ts, tid, r->is_send ? k_send : k_recv, cpu);
-      set(h, 0, r->object);
-      set(h, 1, r->offset);
-      set(h, 2, r->len);
-      set(h, 3, static_cast<uint64_t>(static_cast<int64_t>(r->peer_pid)));
-      set(h, 4, static_cast<uint64_t>(static_cast<int64_t>(r->fd)));
+      const EventFields::Transfer& k = r->is_send ? f.send : f.recv;
+      Held& h = hold(ts, tid, k.id, cpu);
+      set(h, k.object, r->object);
+      set(h, k.offset, r->offset);
+      set(h, k.len, r->len);
+      set(h, k.peer, static_cast<uint64_t>(static_cast<int64_t>(r->peer_pid)));
+      set(h, k.fd, static_cast<uint64_t>(static_cast<int64_t>(r->fd)));
       return;
     }
     case CW_REC_READY: {
       const auto* r = as<cw_rec_ready>(record, size);
       if (!r) return bad();
       for (uint32_t i = 0; i < std::min<uint32_t>(r->n, CW_MAX_READY); ++i) {
-        Held& h = hold(ts, tid, k_ready, cpu);
-        set(h, 0, static_cast<uint64_t>(static_cast<int64_t>(r->fds[i])));
-        set(h, 2, r->events[i]);
+        Held& h = hold(ts, tid, f.ready.id, cpu);
+        set(h, f.ready.fd, static_cast<uint64_t>(static_cast<int64_t>(r->fds[i])));
+        set(h, f.ready.events, r->events[i]);
       }
       return;
     }
     case CW_REC_TIMER: {
       const auto* r = as<cw_rec_timer>(record, size);
       if (!r) return bad();
-      KindId k = r->op == CW_TIMER_ARM      ? k_timer_arm
-                 : r->op == CW_TIMER_FIRE   ? k_timer_fire
-                 : r->op == CW_TIMER_CANCEL ? k_timer_cancel
-                                            : kNoKind;
-      if (k == kNoKind) return bad();
-      Held& h = hold(ts, tid, k, cpu);
-      set(h, 0, r->timer);
-      if (k == k_timer_arm) {
-        set(h, 1, r->expires_ns);
-        set(h, 2, r->interval_ns);
+      switch (r->op) {
+        case CW_TIMER_ARM: {
+          Held& h = hold(ts, tid, f.timer_arm.id, cpu);
+          set(h, f.timer_arm.timer, r->timer);
+          set(h, f.timer_arm.expires_ns, r->expires_ns);
+          set(h, f.timer_arm.interval_ns, r->interval_ns);
+          return;
+        }
+        case CW_TIMER_FIRE:
+          set(hold(ts, tid, f.timer_fire.id, cpu), f.timer_fire.timer, r->timer);
+          return;
+        case CW_TIMER_CANCEL:
+          set(hold(ts, tid, f.timer_cancel.id, cpu), f.timer_cancel.timer, r->timer);
+          return;
       }
-      return;
+      return bad();
     }
     case CW_REC_IRQ: {
       const auto* r = as<cw_rec_irq>(record, size);
@@ -401,19 +379,22 @@ void RecordDecoder::decode(const void* record, size_t size) {
       auto irq = static_cast<uint64_t>(static_cast<int64_t>(r->irq));
       switch (r->op) {
         case CW_HARDIRQ_ENTER: {
-          Held& h = hold(ts, tid, k_irq_enter, cpu);
-          set(h, 0, irq);
-          set_str(h, 1, bounded(r->name, CW_COMM_LEN));
+          Held& h = hold(ts, tid, f.irq_enter.id, cpu);
+          set(h, f.irq_enter.irq, irq);
+          set_str(h, f.irq_enter.name, bounded(r->name, CW_COMM_LEN));
           return;
         }
-        case CW_HARDIRQ_EXIT: set(hold(ts, tid, k_irq_exit, cpu), 0, irq); return;
+        case CW_HARDIRQ_EXIT: set(hold(ts, tid, f.irq_exit.id, cpu), f.irq_exit.irq, irq); return;
         case CW_SOFTIRQ_ENTER: {
-          Held& h = hold(ts, tid, k_softirq_enter, cpu);
-          set(h, 0, irq);
-          if (r->irq >= 0) set_str(h, 1, naming_.softirq(static_cast<uint32_t>(r->irq)));
+          Held& h = hold(ts, tid, f.softirq_enter.id, cpu);
+          set(h, f.softirq_enter.vec, irq);
+          if (r->irq >= 0)
+            set_str(h, f.softirq_enter.name, naming_.softirq(static_cast<uint32_t>(r->irq)));
           return;
         }
-        case CW_SOFTIRQ_EXIT: set(hold(ts, tid, k_softirq_exit, cpu), 0, irq); return;
+        case CW_SOFTIRQ_EXIT:
+          set(hold(ts, tid, f.softirq_exit.id, cpu), f.softirq_exit.vec, irq);
+          return;
       }
       return bad();
     }
@@ -426,12 +407,12 @@ void RecordDecoder::decode(const void* record, size_t size) {
       auto sig = static_cast<uint64_t>(static_cast<int64_t>(r->sig));
       if (r->op == CW_SIGNAL_GENERATE) {
         note_thread(r->target_tid, r->target_pid);
-        Held& h = hold(ts, tid, k_signal_send, cpu);
-        set(h, 0, r->target_tid);
-        set(h, 1, sig);
-        if (cause != 0) set(h, 2, cause);
+        Held& h = hold(ts, tid, f.signal_send.id, cpu);
+        set(h, f.signal_send.target, r->target_tid);
+        set(h, f.signal_send.sig, sig);
+        if (cause != 0) set(h, f.signal_send.cause, cause);
       } else if (r->op == CW_SIGNAL_DELIVER) {
-        set(hold(ts, tid, k_signal_deliver, cpu), 0, sig);
+        set(hold(ts, tid, f.signal_deliver.id, cpu), f.signal_deliver.sig, sig);
       } else {
         bad();
       }
@@ -470,9 +451,9 @@ void RecordDecoder::decode(const void* record, size_t size) {
     case CW_REC_SAMPLE: {
       const auto* r = as<cw_rec_sample>(record, size);
       if (!r) return bad();
-      Held& h = hold(ts, tid, k_sample, cpu);
-      set_str(h, 0, "cpu-clock");
-      set(h, 1, r->period);
+      Held& h = hold(ts, tid, f.sample.id, cpu);
+      set_str(h, f.sample.event, "cpu-clock");
+      set(h, f.sample.period, r->period);
       h.seq = ts;
       last_sample_[tid] = {ts, held_.size() - 1};
       ++stats_.samples;
@@ -504,11 +485,11 @@ void RecordDecoder::decode(const void* record, size_t size) {
       if (!r || r->fn_index >= instrument_.functions.size()) return bad();
       const std::string& fn = instrument_.functions[r->fn_index];
       if (r->is_exit) {
-        set_str(hold(ts, tid, k_call_exit, cpu), 0, fn);
+        set_str(hold(ts, tid, f.call_exit.id, cpu), f.call_exit.fn, fn);
       } else {
-        Held& h = hold(ts, tid, k_call_enter, cpu);
-        set_str(h, 0, fn);
-        set(h, 1, r->address);
+        Held& h = hold(ts, tid, f.call_enter.id, cpu);
+        set_str(h, f.call_enter.fn, fn);
+        set(h, f.call_enter.addr, r->address);
       }
       return;
     }
@@ -531,10 +512,11 @@ void RecordDecoder::decode(const void* record, size_t size) {
         default: return bad();
       }
       ++flag_hits_[{hdr->pid, r->flag_index}];
-      Held& h = hold(ts, tid, write ? k_flag_write : k_flag_read, cpu);
-      set_str(h, 0, instrument_.flags[r->flag_index]);
-      set(h, 1, r->addr);
-      set(h, 2, r->value);
+      const EventFields::Flag& k = write ? f.flag_write : f.flag_read;
+      Held& h = hold(ts, tid, k.id, cpu);
+      set_str(h, k.flag, instrument_.flags[r->flag_index]);
+      set(h, k.addr, r->addr);
+      set(h, k.value, r->value);
       return;
     }
     default: return bad();
@@ -563,8 +545,7 @@ size_t RecordDecoder::release(uint64_t horizon) {
   sorted_ = held_.size();
   // Sorting moved what is still held: re-index the syscall entries that may still
   // receive their stack.
-  static const KindId k_sys_enter = Schema::builtin().find("syscall_enter"),
-                      k_sample = Schema::builtin().find("sample");
+  const KindId k_sys_enter = fields_.syscall_enter.id, k_sample = fields_.sample.id;
   for (auto& [tid, entry] : last_enter_) entry.second = SIZE_MAX;
   for (auto& [tid, entry] : last_sample_) entry.second = SIZE_MAX;
   for (size_t i = 0; i < held_.size(); ++i) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "trace/trace.h"
+#include "tracer/event_fields.h"
 
 namespace cw {
 
@@ -67,6 +68,9 @@ struct DecoderStats {
 
 class RecordDecoder {
  public:
+  // Events go to `trace`, their values by field name through its schema: throws
+  // std::logic_error when the schema lacks a kind or field the decoder writes
+  // (tracer/event_fields.h).
   RecordDecoder(Trace& trace, SyscallNaming naming);
 
   // Tasks that existed before recording began (from /proc). The decoder appends to the
@@ -130,11 +134,11 @@ class RecordDecoder {
     StackId stack;
     uint64_t seq;  // syscall_enter: the thread's syscall number in the kernel's count
     uint8_t nvalues;
-    uint64_t values[7];
+    uint64_t values[kMaxDecodedValues];
   };
   Held& hold(uint64_t ts, Tid tid, KindId kind, uint32_t cpu);
-  void set(Held& h, int field, uint64_t v);
-  void set_str(Held& h, int field, std::string_view s);
+  void set(Held& h, FieldAt field, uint64_t v);
+  void set_str(Held& h, FieldAt field, std::string_view s);
   void note_thread(Tid tid, Pid pid);
   void put_process(const ProcessInfo& p);
   void put_thread(const ThreadInfo& t);
@@ -147,6 +151,7 @@ class RecordDecoder {
 
   Trace& trace_;
   SyscallNaming naming_;
+  const EventFields fields_;  // where each value goes in trace_'s schema
   InstrumentNaming instrument_;
   std::function<std::string_view(uint64_t)> kernel_symbol_;
   std::function<bool(uint64_t)> kernel_probe_;

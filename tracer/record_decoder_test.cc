@@ -4,10 +4,14 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
+#include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -662,4 +666,166 @@ TEST_CASE("flag records with unknown indexes, accesses or byte counts are malfor
   CHECK(d.release_all() == 1);
 }
 
+}  // namespace cw
+
+namespace cw {
+namespace {
+
+// The builtin schema with its kinds, and each kind's fields, in reverse order.
+Schema reversed_schema() {
+  Schema s;
+  const std::vector<KindDef>& kinds = Schema::builtin().kinds();
+  for (auto it = kinds.rbegin(); it != kinds.rend(); ++it) {
+    KindDef k = *it;
+    std::reverse(k.fields.begin(), k.fields.end());
+    s.add(std::move(k));
+  }
+  return s;
+}
+
+// Each event as "ts tid kind field=value ...", its fields by name in alphabetical order and
+// its strings spelled out: the same for two traces whatever order their schemas give.
+std::vector<std::string> events_by_name(const Trace& t) {
+  std::vector<std::string> out;
+  for (const Event& e : t.events) {
+    const KindDef& kind = t.schema.kind(e.kind);
+    std::map<std::string, std::string> fields;
+    for (size_t f = 0; f < kind.fields.size(); ++f) {
+      const uint64_t v = t.value(e, static_cast<int>(f));
+      fields[kind.fields[f].name] = kind.fields[f].type == FieldType::Str
+                                        ? std::string(t.strings.get(static_cast<StrId>(v)))
+                                        : std::to_string(v);
+    }
+    std::string line = fmt::format("{} {} {}", e.ts, e.tid, kind.name);
+    for (const auto& [name, value] : fields) line += fmt::format(" {}={}", name, value);
+    out.push_back(line);
+  }
+  return out;
+}
+
+// The header of a record of type R from thread 101 of process 100.
+template <typename R>
+cw_rec_header header(uint32_t type) {
+  return {.type = type, .size = sizeof(R), .pid = 100, .tid = 101};
+}
+
+// One record of each type the decoder turns into events, every value set and distinct
+// from the others, so that a value in another field's place shows.
+void decode_one_of_each(RecordDecoder& d) {
+  d.add_process(100, 1, "app", "/usr/bin/app");
+  d.add_thread(101, 100, "app", false);
+  uint64_t ts = 1000;
+  auto decode = [&](auto r) {
+    r.h.ts = ts++;
+    d.decode(&r, sizeof r);
+  };
+  decode(cw_rec_sys_enter{.h = header<cw_rec_sys_enter>(CW_REC_SYS_ENTER),
+                          .nr = 202,
+                          .fd = 3,
+                          .resource = 4,
+                          .value = 5,
+                          .count = 6,
+                          .timeout_ns = 7,
+                          .op = 1});
+  decode(cw_rec_sys_exit{.h = header<cw_rec_sys_exit>(CW_REC_SYS_EXIT), .nr = 202, .ret = 8});
+  decode(cw_rec_switch{.h = header<cw_rec_switch>(CW_REC_SWITCH),
+                       .next_pid = 100,
+                       .next_tid = 102,
+                       .prev_state = 'S'});
+  decode(cw_rec_wake{.h = header<cw_rec_wake>(CW_REC_WAKING),
+                     .target_pid = 100,
+                     .target_tid = 102,
+                     .in_irq = 1,
+                     .cause_tid = 103});
+  decode(cw_rec_wake{
+      .h = header<cw_rec_wake>(CW_REC_WAKEUP_NEW), .target_pid = 100, .target_tid = 104});
+  decode(cw_rec_fork{
+      .h = header<cw_rec_fork>(CW_REC_FORK), .child_pid = 100, .child_tid = 104, .is_thread = 1});
+  decode(cw_rec_exec{.h = header<cw_rec_exec>(CW_REC_EXEC), .path = "/bin/next"});
+  decode(cw_rec_comm{.h = header<cw_rec_comm>(CW_REC_COMM), .comm = "renamed"});
+  for (uint32_t send : {1, 0})
+    decode(cw_rec_xfer{.h = header<cw_rec_xfer>(CW_REC_XFER),
+                       .object = 10 + send,
+                       .offset = 12 + send,
+                       .len = 14 + send,
+                       .fd = 16 + static_cast<int32_t>(send),
+                       .peer_pid = 18 + static_cast<int32_t>(send),
+                       .is_send = send});
+  decode(
+      cw_rec_ready{.h = header<cw_rec_ready>(CW_REC_READY), .n = 1, .fds = {20}, .events = {21}});
+  for (uint32_t op : {CW_TIMER_ARM, CW_TIMER_FIRE, CW_TIMER_CANCEL})
+    decode(cw_rec_timer{.h = header<cw_rec_timer>(CW_REC_TIMER),
+                        .timer = 30 + op,
+                        .expires_ns = 34,
+                        .interval_ns = 35,
+                        .op = op});
+  for (uint32_t op : {CW_HARDIRQ_ENTER, CW_HARDIRQ_EXIT, CW_SOFTIRQ_ENTER, CW_SOFTIRQ_EXIT})
+    decode(cw_rec_irq{.h = header<cw_rec_irq>(CW_REC_IRQ),
+                      .op = op,
+                      .irq = op < CW_SOFTIRQ_ENTER ? 40 : 1,
+                      .name = "eth0"});
+  for (uint32_t op : {CW_SIGNAL_GENERATE, CW_SIGNAL_DELIVER})
+    decode(cw_rec_signal{.h = header<cw_rec_signal>(CW_REC_SIGNAL),
+                         .op = op,
+                         .sig = 50 + static_cast<int32_t>(op),
+                         .target_pid = 100,
+                         .target_tid = 102,
+                         .cause_tid = 103});
+  decode(cw_rec_sample{.h = header<cw_rec_sample>(CW_REC_SAMPLE), .period = 60});
+  for (uint32_t is_exit : {0, 1})
+    decode(cw_rec_call{
+        .h = header<cw_rec_call>(CW_REC_CALL), .fn_index = 1, .is_exit = is_exit, .address = 70});
+  for (uint8_t access : {CW_FLAG_READ, CW_FLAG_WRITE})
+    decode(flag_record(0, access - 1u, access, CW_FLAG_PROBE, 80 + access));
+  decode(cw_rec_exit{.h = header<cw_rec_exit>(CW_REC_EXIT), .code = 90});
+  d.add_marker(ts++, 101, 100, "here");
+  d.add_lock_wait(ts++, LockWait{.waiter_pid = 100,
+                                 .waiter_tid = 101,
+                                 .holder_pid = 100,
+                                 .holder_tid = 102,
+                                 .object = 95,
+                                 .lock = "FLOCK WRITE"});
+  d.release_all();
+}
+
+TEST_CASE("values go to their fields by name, whatever order the schema gives kinds and fields") {
+  Trace builtin, reversed;
+  reversed.schema = reversed_schema();
+  RecordDecoder in_builtin(builtin, test_naming()), in_reversed(reversed, test_naming());
+  for (RecordDecoder* d : {&in_builtin, &in_reversed}) {
+    d->set_instrument_naming(test_instrument_naming());
+    decode_one_of_each(*d);
+  }
+  CHECK(in_reversed.stats().malformed == 0);
+  // Every kind the decoder writes (tracer/event_fields.h) is there.
+  std::set<std::string_view> kinds;
+  for (const Event& e : reversed.events) kinds.insert(reversed.schema.kind(e.kind).name);
+  CHECK(kinds.size() == 31);
+  CHECK(events_by_name(reversed) == events_by_name(builtin));
+  const Event& enter = reversed.events.front();
+  REQUIRE(reversed.schema.kind(enter.kind).name == "syscall_enter");
+  auto field = [&](std::string_view name) {
+    return reversed.value(enter, reversed.schema.field_index(enter.kind, name));
+  };
+  CHECK(reversed.strings.get(static_cast<StrId>(field("name"))) == "futex");
+  CHECK(field("fd") == 3);
+  CHECK(field("resource") == 4);
+  CHECK(reversed.strings.get(static_cast<StrId>(field("op"))) == "wake");
+  CHECK(field("value") == 5);
+  CHECK(field("count") == 6);
+  CHECK(field("timeout_ns") == 7);
+}
+
+TEST_CASE("a schema without a field the decoder writes is refused when the decoder is made") {
+  Trace t;
+  t.schema = Schema();
+  for (KindDef k : Schema::builtin().kinds()) {
+    if (k.name == "send") k.fields.erase(k.fields.begin() + 2);  // len
+    t.schema.add(std::move(k));
+  }
+  CHECK_THROWS_WITH_AS(RecordDecoder(t, test_naming()), "schema kind send has no field len",
+                       std::logic_error);
+}
+
+}  // namespace
 }  // namespace cw
