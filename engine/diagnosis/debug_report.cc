@@ -7,7 +7,6 @@
 #include "base/terminal_text.h"
 #include "engine/diagnosis/questions.h"
 #include "engine/diagnosis/symptom.h"
-#include "engine/latency/infer.h"
 #include "trace/losses.h"
 #include "trace/names.h"
 
@@ -139,42 +138,23 @@ void stack_text(std::string& out, const Trace& trace, StackId stack, std::string
   for (const auto& f : frames) out += fmt::format("{}  {}\n", indent, f);
 }
 
-// A busy root cause's costliest functions: the latencies the stacks of its stretch show
-// (engine/latency, IntroPerf), so "it ran for 2 s" comes with where.
-constexpr size_t kCostliestShown = 5;
-
-struct Costliest {
-  uint64_t stacks = 0;  // stacks of the stretch the latencies come from
-  std::vector<latency::FunctionCost> top;
-};
-
-Costliest costliest_of(const Trace& trace, const Graph& graph, const RootCause& rc) {
-  if (rc.kind != HangKind::LongRunning) return {};
-  const Segment& s = graph.segments[rc.segment];
-  latency::Selection selection;
-  selection.tid = s.tid;
-  selection.from = rc.end_ns > rc.start_ns ? rc.start_ns : s.start_ns;
-  selection.to = rc.end_ns > rc.start_ns ? rc.end_ns : s.end_ns;
-  const latency::Profile p = latency::infer(trace, selection);
-  return {p.stacks + p.span_ends,
-          latency::costliest_functions(p.cct, latency::Mode::Conservative, kCostliestShown)};
-}
-
-void costliest_text(std::string& out, const Trace& trace, const Graph& graph, const RootCause& rc) {
+// A busy root cause's costliest functions (RootCause::costliest).
+void costliest_text(std::string& out, const RootCause& rc) {
   if (rc.kind != HangKind::LongRunning) return;
-  const Costliest c = costliest_of(trace, graph, rc);
-  if (c.top.empty()) {
-    out += c.stacks == 0 ? "  costliest functions: unknown (no stack was recorded while it ran)\n"
-                         : fmt::format(
-                               "  costliest functions: unknown ({} stack{} while it ran; timing a "
-                               "function takes two in the same context)\n",
-                               c.stacks, c.stacks == 1 ? "" : "s");
+  if (rc.costliest.empty()) {
+    out += rc.costliest_stacks == 0
+               ? "  costliest functions: unknown (no stack was recorded while it ran)\n"
+               : fmt::format(
+                     "  costliest functions: unknown ({} stack{} while it ran; timing a "
+                     "function takes two in the same context)\n",
+                     rc.costliest_stacks, rc.costliest_stacks == 1 ? "" : "s");
     return;
   }
-  out +=
-      fmt::format("  costliest functions (from its {} stacks, as `causeway latency`):", c.stacks);
-  for (size_t i = 0; i < c.top.size(); ++i)
-    out += fmt::format("{} {} {}", i ? "," : "", c.top[i].function, duration(c.top[i].own_ns));
+  out += fmt::format("  costliest functions (from its {} stacks, as `causeway latency`):",
+                     rc.costliest_stacks);
+  for (size_t i = 0; i < rc.costliest.size(); ++i)
+    out += fmt::format("{} {} {}", i ? "," : "", rc.costliest[i].first,
+                       duration(rc.costliest[i].second));
   out += "\n";
 }
 
@@ -370,7 +350,7 @@ std::string debug_text(const Trace& trace, const Graph& graph, const Diagnosis& 
                        : rc.depth == 1 ? " (what the hang waited for)"
                                        : fmt::format(" ({} steps behind the hang)", rc.depth));
     out += fmt::format("  what: {}\n", rc.what);
-    costliest_text(out, trace, graph, rc);
+    costliest_text(out, rc);
     stack_text(out, trace, rc.stack, "  ");
   }
 
@@ -389,12 +369,10 @@ std::string debug_text(const Trace& trace, const Graph& graph, const Diagnosis& 
 
   if (d.baseline != kNoIndex) {
     const Segment& b = graph.segments[d.baseline];
-    out += fmt::format(
-        "\nbaseline: thread {} at {} ({}), a similar segment; {}\n", thread_name(trace, b.tid),
-        at(start, b.start_ns), duration(b.end_ns - b.start_ns),
-        baseline_comparison(profile_segment(trace, ThreadEvents(trace, {b.tid}), graph, d.baseline)
-                                .longest_block_ns,
-                            h));
+    out += fmt::format("\nbaseline: thread {} at {} ({}), a similar segment; {}\n",
+                       thread_name(trace, b.tid), at(start, b.start_ns),
+                       duration(b.end_ns - b.start_ns),
+                       baseline_comparison(d.baseline_longest_block_ns, h));
     if (!d.baseline_path.empty()) path_text(out, trace, graph, start, d.baseline_path, "baseline");
   }
 
@@ -482,8 +460,8 @@ nlohmann::json debug_json(const Trace& trace, const Graph& graph, const Diagnosi
                                   {"stack_frames", frame_details_json(trace, rc.stack)}});
     if (rc.kind == HangKind::LongRunning) {
       nlohmann::json costliest = nlohmann::json::array();
-      for (const auto& f : costliest_of(trace, graph, rc).top)
-        costliest.push_back({{"function", f.function}, {"own_ns", f.own_ns}});
+      for (const auto& [function, own_ns] : rc.costliest)
+        costliest.push_back({{"function", function}, {"own_ns", own_ns}});
       out["root_causes"].back()["costliest_functions"] = std::move(costliest);
     }
   }

@@ -75,6 +75,7 @@ Diagnosis long_wait(const testing::Built& b) {
   r.answer = {1, AnswerSource::Rule, "answers.x/q2"};
   d.queries.push_back(r);
   d.notes.push_back("the culprit was not diagnosed further");
+  measure_for_reports(b.trace, b.graph(), d);
   return d;
 }
 
@@ -270,6 +271,8 @@ TEST_CASE("a baseline whose wait was no quicker is not said to have ended quickl
   Diagnosis d = long_wait(b);
   d.baseline = first_segment(b.graph(), 811);  // blocked 300 ms in its read
   d.hang.profile.longest_block_ns = 100'000'000;
+  measure_for_reports(b.trace, b.graph(), d);
+  CHECK(d.baseline_longest_block_ns == 300'001'000);  // its read, as recorded
   const std::string text = debug_text(b.trace, b.graph(), d);
   CHECK(text.find("ended quickly") == std::string::npos);
   CHECK(text.find("a similar segment; whose wait did not end sooner (it ended with another "

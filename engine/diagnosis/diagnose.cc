@@ -9,7 +9,10 @@
 #include <algorithm>
 
 #include "engine/diagnosis/diagnoser.h"
+#include "engine/diagnosis/segment_profile.h"
 #include "engine/diagnosis/stack_depth.h"
+#include "engine/diagnosis/symptom.h"
+#include "engine/latency/infer.h"
 #include "trace/command_marker.h"
 
 namespace cw::engine {
@@ -94,9 +97,39 @@ void Diagnoser::recording_notes() {
 
 }  // namespace diagnose_detail
 
+namespace {
+
+// How many of a busy root cause's costliest functions the reports show.
+constexpr size_t kCostliestShown = 5;
+
+}  // namespace
+
+void measure_for_reports(const Trace& trace, const Graph& graph, Diagnosis& d) {
+  for (RootCause& rc : d.root_causes) {
+    if (rc.kind != HangKind::LongRunning) continue;
+    const Segment& s = graph.segments[rc.segment];
+    latency::Selection selection;
+    selection.tid = s.tid;
+    selection.from = rc.end_ns > rc.start_ns ? rc.start_ns : s.start_ns;
+    selection.to = rc.end_ns > rc.start_ns ? rc.end_ns : s.end_ns;
+    const latency::Profile p = latency::infer(trace, selection);
+    rc.costliest_stacks = p.stacks + p.span_ends;
+    for (const auto& f :
+         latency::costliest_functions(p.cct, latency::Mode::Conservative, kCostliestShown))
+      rc.costliest.emplace_back(f.function, f.own_ns);
+  }
+  if (d.baseline != kNoIndex) {
+    const Segment& b = graph.segments[d.baseline];
+    d.baseline_longest_block_ns =
+        profile_segment(trace, ThreadEvents(trace, {b.tid}), graph, d.baseline).longest_block_ns;
+  }
+}
+
 Diagnosis diagnose(const Trace& trace, const BuildResult& built, const rules::RuleSet& rules,
                    const DiagnoseOptions& options) {
-  return diagnose_detail::Diagnoser(trace, built, rules, options).run();
+  Diagnosis d = diagnose_detail::Diagnoser(trace, built, rules, options).run();
+  measure_for_reports(trace, built.graph, d);
+  return d;
 }
 
 }  // namespace cw::engine

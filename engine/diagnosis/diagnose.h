@@ -60,6 +60,11 @@ struct RootCause {
   // The time `what` was measured over (the hang's stretch, a culprit's segment); 0, 0:
   // the segment's.
   uint64_t start_ns = 0, end_ns = 0;
+  // A busy root cause (LongRunning): the stacks of that time, and the costliest functions
+  // they show (engine/latency, IntroPerf), so "it ran for 2 s" comes with where. Filled
+  // when the diagnosis ends, so that its reports only render.
+  uint64_t costliest_stacks = 0;
+  std::vector<std::pair<std::string, uint64_t>> costliest;  // function, own ns; costliest first
 };
 
 // One step of the causal path from the root cause to the hang: the segment, and the edge
@@ -77,16 +82,22 @@ struct YieldLoop {
 
 struct Diagnosis {
   Hang hang;
-  std::vector<RootCause> root_causes;  // best first
-  std::vector<PathStep> path;          // root cause → … → hang vertex
-  std::vector<Query> queries;          // in the order asked
-  uint32_t baseline = kNoIndex;        // the baseline segment of a LongWait, if any
+  std::vector<RootCause> root_causes;      // best first
+  std::vector<PathStep> path;              // root cause → … → hang vertex
+  std::vector<Query> queries;              // in the order asked
+  uint32_t baseline = kNoIndex;            // the baseline segment of a LongWait, if any
+  uint64_t baseline_longest_block_ns = 0;  // the baseline's longest blocking call
   std::vector<PathStep> baseline_path;
   bool yield_without_flag = false;  // RepeatedYield and no data-flag event explains it
   YieldLoop yield_loop;
   std::vector<std::string> notes;  // what people should know: fell back, stopped, …
   uint32_t search_steps = 0;       // beam-search expansions, for the benchmark
 };
+
+// What the reports say of a diagnosis beyond the walk itself (RootCause::costliest,
+// Diagnosis::baseline_longest_block_ns), measured once so that the text, the JSON and the
+// UI only render. diagnose() calls it; a Diagnosis made another way (a test) calls it too.
+void measure_for_reports(const Trace& trace, const Graph& graph, Diagnosis& d);
 
 // The symptom cannot be found (unknown thread, time outside the trace, no candidate):
 // what() says why. The command line reports it as bad input (exit 1).
