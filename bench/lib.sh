@@ -11,6 +11,9 @@ bench_cache=${CW_BENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/causeway-bench}
 bench_trace() {
   local root=$1 build=$2 events=$3 seed=$4 generator trace
   generator=$(cat "$root"/bench/{event_queue,event_builder,population,session_model}.{h,cc} \
+    "$root"/bench/session_model_internal.h \
+    "$root"/bench/session_model_{names,threads,mechanisms,chrome,bus,pools}.cc \
+    "$root"/bench/session_model_{interrupts,input,lifecycle}.cc \
     "$root"/bench/rng.h "$root"/bench/gen_trace.cc "$root"/trace/binary_format.cc \
     | sha256sum | cut -c1-12)
   trace=$bench_cache/chromium-$events-seed$seed-$generator.cwt
