@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 namespace cw::latency {
 
@@ -121,12 +122,31 @@ size_t hot_frame(const Cct& cct, const std::vector<NodeId>& nodes, Mode mode) {
   return hot;
 }
 
-// The child of `parent` named `name` in `cct`, or kRoot when it has none.
-NodeId child_named(const Cct& cct, NodeId parent, const std::string& name) {
-  for (NodeId c : cct.node(parent).children)
-    if (cct.function_name(cct.node(c).function) == name) return c;
-  return kRoot;
-}
+// A context's child by its function's name, in one CCT: built once, as a differential
+// ranking looks up every frame of every context of one run in the other.
+class ChildByName {
+ public:
+  explicit ChildByName(const Cct& cct) {
+    for (FunctionId f = 0; f < cct.function_count(); ++f)
+      function_.emplace(cct.function_name(f), f);
+    for (NodeId v = 1; v < cct.node_count(); ++v)
+      child_.emplace(key(cct.node(v).parent, cct.node(v).function), v);
+  }
+  // The child of `parent` named `name`, or kRoot when it has none.
+  NodeId operator()(NodeId parent, const std::string& name) const {
+    const auto f = function_.find(name);
+    if (f == function_.end()) return kRoot;
+    const auto c = child_.find(key(parent, f->second));
+    return c == child_.end() ? kRoot : c->second;
+  }
+
+ private:
+  static uint64_t key(NodeId parent, FunctionId f) {
+    return (static_cast<uint64_t>(parent) << 32) | f;
+  }
+  std::unordered_map<std::string_view, FunctionId> function_;
+  std::unordered_map<uint64_t, NodeId> child_;
+};
 
 // One row of a differential ranking: a context down to its hot frame, the whole context
 // shown for it (the merged one whose frames below the hot one took the most), and the
@@ -153,6 +173,7 @@ std::vector<RankedPath> diff_rank_paths(const Cct& base, const Cct& slow,
                                         const RankOptions& options) {
   const Mode mode = options.mode;
   const double scale = options.normalize ? base_scale(base, slow, mode) : 1.0;
+  const ChildByName slow_child(slow), base_child(base);
   std::vector<DiffRow> rows;
   std::map<std::vector<std::string>, size_t> row_of_names;
   // Which row each slow node belongs to: the row whose hot frame it is, or lies below.
@@ -195,8 +216,7 @@ std::vector<RankedPath> diff_rank_paths(const Cct& base, const Cct& slow,
     NodeId at = kRoot;
     size_t depth = 0;
     for (; depth < nodes.size(); ++depth) {
-      const NodeId next =
-          child_named(slow, at, base.function_name(base.node(nodes[depth]).function));
+      const NodeId next = slow_child(at, base.function_name(base.node(nodes[depth]).function));
       if (next == kRoot) break;
       at = next;
     }
@@ -221,8 +241,8 @@ std::vector<RankedPath> diff_rank_paths(const Cct& base, const Cct& slow,
     const size_t hot = row.names.size() - 1;
     for (size_t i = 0; i < row.shown.size(); ++i) {
       const std::string& name = row.shown[i];
-      s = in_slow ? child_named(slow, s, name) : kRoot;
-      b = in_base ? child_named(base, b, name) : kRoot;
+      s = in_slow ? slow_child(s, name) : kRoot;
+      b = in_base ? base_child(b, name) : kRoot;
       in_slow = s != kRoot;
       in_base = b != kRoot;
       RankedFrame f;
