@@ -11,6 +11,8 @@
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
+#include <string_view>
 
 #include "base/output_file.h"
 #include "cli/commands.h"
@@ -45,18 +47,44 @@ struct Args {
   double min_hang = 0.5;
 };
 
-// The file's bytes in the chosen format.
-std::string render(const Args& a, const Trace& trace, const engine::Timeline& tl,
-                   std::vector<std::string>& notes) {
-  if (a.format == "perfetto") return engine::perfetto_trace(trace, tl, &notes);
-  // json_text: a name that is not UTF-8 becomes U+FFFD instead of failing the dump.
-  if (a.format == "chrome") return json_text(engine::chrome_trace_json(tl), -1) + "\n";
-  std::ostringstream dot;
-  engine::write_timeline_dot(dot, tl, engine::trace_start_ns(trace));
-  return dot.str();
+// The formats `export` writes: what each holds and how its file is made. A new format is
+// an entry here (and its writer in engine/export).
+struct ExportFormat {
+  std::string_view name;
+  // Only the causal path and its neighbours (not every thread): it needs a diagnosis,
+  // and holds no other thread's activity.
+  bool path_only;
+  // The file's bytes; `notes` gets what the writer has to say.
+  std::string (*render)(const Trace& trace, const engine::Timeline& tl,
+                        std::vector<std::string>& notes);
+};
+
+constexpr ExportFormat kExportFormats[] = {
+    {"perfetto", false,
+     [](const Trace& trace, const engine::Timeline& tl, std::vector<std::string>& notes) {
+       return engine::perfetto_trace(trace, tl, &notes);
+     }},
+    // json_text: a name that is not UTF-8 becomes U+FFFD instead of failing the dump.
+    {"chrome", false,
+     [](const Trace&, const engine::Timeline& tl, std::vector<std::string>&) {
+       return json_text(engine::chrome_trace_json(tl), -1) + "\n";
+     }},
+    {"dot", true,
+     [](const Trace& trace, const engine::Timeline& tl, std::vector<std::string>&) {
+       std::ostringstream dot;
+       engine::write_timeline_dot(dot, tl, engine::trace_start_ns(trace));
+       return dot.str();
+     }},
+};
+
+const ExportFormat& export_format(std::string_view name) {
+  for (const ExportFormat& f : kExportFormats)
+    if (f.name == name) return f;
+  throw std::logic_error("export: no format " + std::string(name));  // the option checks it
 }
 
 int run_export(const Args& a) {
+  const ExportFormat& format = export_format(a.format);
   const session::HangAndAnswers given = session::read_hang_and_answers(a.hang, a.answers);
   std::string why;
   TerminalReporter reporter;
@@ -76,7 +104,7 @@ int run_export(const Args& a) {
   options.answerer = from_file ? static_cast<engine::Answerer*>(&*from_file) : &automatic;
   // Perfetto and Chrome files are of use without a diagnosis: when auto finds no thread
   // to diagnose they are written unmarked. A --hang that names a thread must find it.
-  const bool optional = given.hang.automatic && given.hang.thread_name.empty() && a.format != "dot";
+  const bool optional = given.hang.automatic && given.hang.thread_name.empty() && !format.path_only;
   session::DiagnosisRun run;
   {
     const session::ProgressScope progress(reporter, "diagnosing");
@@ -86,7 +114,7 @@ int run_export(const Args& a) {
   if (from_file)
     if (auto note = from_file->unused_note()) reporter.message(*note);
   const engine::Diagnosis* diagnosis = run.diagnosis ? &*run.diagnosis : nullptr;
-  if (!diagnosis && a.format == "dot")
+  if (!diagnosis && format.path_only)
     throw session::SessionError(
         session::SessionError::Kind::BadInput,
         fmt::format("causeway: {}; --format dot draws the causal path of a hang (`causeway hangs "
@@ -99,17 +127,17 @@ int run_export(const Args& a) {
   // A recording of a command is about the command's processes (and those the diagnosis
   // reaches): the rest of the machine only with --all-processes.
   engine::TimelineScope scope;
-  if (a.format == "dot")
+  if (format.path_only)
     scope = engine::neighbourhood(built.graph, *diagnosis);
   else if (const Pid command = command_pid(trace); command != 0 && !a.all_processes)
     scope = engine::process_tree_scope(trace, built.graph, diagnosis, command);
   const engine::Timeline tl = engine::build_timeline(trace, built.graph, diagnosis, scope);
   std::vector<std::string> notes;
-  const std::string data = render(a, trace, tl, notes);
+  const std::string data = format.render(trace, tl, notes);
   for (const std::string& n : notes) std::cerr << fmt::format("{}: note: {}\n", a.trace, n);
   // 0600 like a trace for the files that hold every thread's activity (traces hold other
   // users' data); DOT, the path alone, as `graph --dot` writes its file.
-  const mode_t mode = a.format == "dot" ? 0644 : 0600;
+  const mode_t mode = format.path_only ? 0644 : 0600;
   if (!write_output_file(a.output, data, mode, &why)) {
     std::cerr << "causeway: " << why << "\n";
     return kExitEnvironment;
@@ -134,7 +162,11 @@ Command add_export(CLI::App& app) {
                   "chrome: Chrome trace JSON; dot: Graphviz DOT of the causal path and its "
                   "neighbours")
       ->required()
-      ->check(CLI::IsMember({"perfetto", "chrome", "dot"}));
+      ->check(CLI::IsMember([] {
+        std::vector<std::string> names;
+        for (const ExportFormat& f : kExportFormats) names.emplace_back(f.name);
+        return names;
+      }()));
   cmd->add_option("-o,--output", args->output, "the file to write")->type_name("FILE")->required();
   cmd->add_option("--rules", args->rules, "add rule packs (files or folders), in order")
       ->type_name("PACK")
