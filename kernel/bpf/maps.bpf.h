@@ -1,0 +1,101 @@
+// The loader's settings, set before load, and the maps that hold the recorder's state:
+// where records go, which syscalls and processes are recorded, each thread's syscall in
+// flight and each stream's byte count. Scratch space, timer owners and instrumentation
+// have their maps with the code that uses them.
+#pragma once
+
+// Set by the loader before load.
+const volatile __u32 self_tgid = 0;    // the recorder: never recorded
+const volatile __u32 stack_mode = 0;   // 0 none, 1 blocking, 2 all (ProbeOptions::stacks)
+const volatile __u32 filter_pids = 0;  // 1: only tgids in `traced_pids`
+// --call-graph dwarf: bytes of user stack copied per stack (0: walk frame pointers instead).
+const volatile __u32 ustack_bytes = 0;
+// Object recognition: file_operations addresses, or (when the kernel does not list data
+// symbols) the address of the f_op->release function each kind uses.
+const volatile __u64 eventfd_fops = 0, timerfd_fops = 0, pipefifo_fops = 0, socket_fops = 0;
+const volatile __u64 eventfd_release = 0, timerfd_release = 0, pipe_release = 0, sock_release = 0;
+// Syscall numbers whose decoding differs within one class.
+const volatile __u32 nr_flock = 0, nr_fcntl = 0, nr_waitid = 0, nr_tgkill = 0;
+// CLOCK_REALTIME - CLOCK_MONOTONIC at load, to place absolute realtime timerfds.
+const volatile __s64 realtime_offset_ns = 0;
+// Waking the reader for every record costs more than writing it: the reader is woken once
+// this much is waiting, and otherwise finds the records when its poll times out.
+const volatile __u64 wakeup_bytes = 1 << 20;
+
+__u64 next_seq = 0;
+
+extern bool CONFIG_KASAN __kconfig __weak;
+
+struct {
+  __uint(type, BPF_MAP_TYPE_RINGBUF);
+  __uint(max_entries, 1 << 24);  // resized by the loader
+} events SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, __u64);
+} lost SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, CW_MAX_SYSCALLS);
+  __type(key, __u32);
+  __type(value, __u32);
+} syscall_class SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 16384);
+  __type(key, __u32);
+  __type(value, __u8);
+} traced_pids SEC(".maps");
+
+// A recorded syscall between its entry and its exit, per thread.
+struct inflight {
+  __u64 seq;
+  __u64 enter_ts;
+  __u64 object;
+  __u64 user_buf;    // buffer or array read at exit (eventfd value, epoll/poll arrays)
+  __u64 value;       // eventfd write value
+  __u64 expires_ns;  // timerfd_settime: absolute expiry (0: cancel)
+  __u64 interval_ns;
+  __u32 nr;
+  __u32 cls;
+  __s32 fd;
+  __u32 obj_kind;
+  __u32 tcp_seq;
+  __s32 peer_pid;
+  __u32 count;
+  __u8 is_send;
+  __u8 stack_taken;
+  __u8 emitted;  // `rec` is in the ring buffer
+  __u8 active;   // the thread is inside this call
+  // The entry record, written out only once the call turns out to matter (see lazy_class).
+  struct cw_rec_sys_enter rec;
+};
+
+// Task-local storage: found through the task itself, no hashing, and freed with it.
+struct {
+  __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __type(key, int);
+  __type(value, struct inflight);
+} inflight SEC(".maps");
+
+// Bytes (eventfd: counter units) sent and received per stream object since recording
+// began: the n-th byte written and the n-th byte read get the same offset.
+struct stream_offsets {
+  __u64 sent;
+  __u64 received;
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, 65536);
+  __type(key, __u64);
+  __type(value, struct stream_offsets);
+} streams SEC(".maps");
+
+#define PF_KTHREAD_FLAG 0x00200000

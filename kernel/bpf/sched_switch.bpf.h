@@ -1,0 +1,58 @@
+// Context switches. A recorded syscall that blocks here is where its stacks are taken:
+// they show where the thread waits.
+#pragma once
+
+static __always_inline __u8 state_letter(bool preempt, unsigned int state) {
+  if (preempt || state == 0) return 'R';
+  if ((state & 0x402) == 0x402) return 'I';  // TASK_IDLE: uninterruptible, no load
+  if (state & 0x1) return 'S';
+  if (state & 0x2) return 'D';
+  if (state & 0x4) return 'T';
+  if (state & 0x8) return 't';
+  if (state & 0x10) return 'X';
+  if (state & 0x20) return 'Z';
+  if (state & 0x40) return 'P';
+  if (state & 0x80) return 'X';  // TASK_DEAD
+  return 'D';
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_sched_switch, bool preempt, struct task_struct* prev, struct task_struct* next,
+             unsigned int prev_state) {
+  __u32 prev_tid = prev->pid, prev_tgid = prev->tgid;
+  __u32 next_tid = next->pid, next_tgid = next->tgid;
+  bool prev_recorded = prev_tid != 0 && traced_tgid(prev_tgid);
+  bool next_recorded = next_tid != 0 && traced_tgid(next_tgid);
+  if (!prev_recorded && !next_recorded) return 0;
+  // The idle task and the recorder itself never appear, whichever side they are on.
+  if (prev_tid == 0 || prev_tgid == self_tgid) prev_tid = prev_tgid = 0;
+  if (next_tid == 0 || next_tgid == self_tgid) next_tid = next_tgid = 0;
+
+  bool sleeps = !preempt && prev_state != 0;
+  if (prev_recorded && sleeps) {
+    struct inflight* call = bpf_task_storage_get(&inflight, prev, 0, 0);
+    if (call && call->active) {
+      emit_enter(call);  // a call that blocks always matters
+      if (stack_mode != 0 && !call->stack_taken) {
+        call->stack_taken = 1;
+        take_stack(ctx, prev_tid, prev_tgid, call->seq, 0);
+        take_kstack(ctx, prev_tid, prev_tgid, call->seq);
+      }
+    }
+  }
+
+  struct cw_rec_switch* rec = reserve(sizeof(*rec));
+  if (!rec) return 0;
+  fill_header(&rec->h, CW_REC_SWITCH, sizeof(*rec));
+  rec->h.pid = prev_tgid;
+  rec->h.tid = prev_tid;
+  rec->next_pid = next_tgid;
+  rec->next_tid = next_tid;
+  rec->prev_state = state_letter(preempt, prev_state);
+  rec->prev_kernel = (prev->flags & PF_KTHREAD_FLAG) != 0;
+  rec->next_kernel = (next->flags & PF_KTHREAD_FLAG) != 0;
+  rec->next_recorded = next_recorded && next_tid != 0;
+  __builtin_memset(rec->pad, 0, sizeof(rec->pad));
+  submit(rec);
+  return 0;
+}

@@ -1,0 +1,141 @@
+// Stacks: the user stack walked by frame pointers or, with --call-graph dwarf, copied
+// raw with the user registers for user space to unwind; and the kernel stack.
+#pragma once
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct cw_rec_stack);
+} stack_scratch SEC(".maps");
+
+// A dwarf-mode stack is built here (32 KiB is too big for the BPF stack). The slack after the
+// record lets the copy loop below write a page at any offset the verifier can bound.
+struct ustack_scratch {
+  struct cw_rec_ustack rec;
+  __u8 slack[4096];
+  struct pt_regs regs;
+};
+
+// Two slots per CPU (a per-CPU array's values stop at 32 KiB): 2 * cpu for the tracepoints,
+// 2 * cpu + 1 for the sampling program, whose tick may interrupt a syscall tracepoint on
+// the same CPU halfway through its stack. Sized by the loader.
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 2);
+  __type(key, __u32);
+  __type(value, struct ustack_scratch);
+} ustack_scratch SEC(".maps");
+
+// One stack walked by the kernel (bpf_get_stack with `walk`: BPF_F_USER_STACK for the
+// user stack by frame pointers, 0 for the kernel stack) as a cw_rec_stack of `type`.
+static __always_inline int emit_walked_stack(void* ctx, __u32 type, __u64 walk, __u32 tid,
+                                             __u32 tgid, __u64 seq, __u32 flags) {
+  __u32 zero = 0;
+  struct cw_rec_stack* rec = bpf_map_lookup_elem(&stack_scratch, &zero);
+  if (!rec) return 0;
+  long got = bpf_get_stack(ctx, rec->ips, sizeof(rec->ips), walk);
+  // An empty user stack is still the event's (its thread ran no user code); an empty
+  // kernel stack says nothing.
+  if (got < 0 || (got == 0 && walk == 0)) return 0;
+  __u32 n = (__u64)got / sizeof(__u64);
+  if (n > CW_MAX_STACK) n = CW_MAX_STACK;
+  __u64 size = sizeof(*rec) - sizeof(rec->ips) + (__u64)n * sizeof(__u64);
+  if (size > sizeof(*rec)) return 0;
+  rec->h.type = type;
+  rec->h.size = size;
+  rec->h.ts = bpf_ktime_get_ns();
+  rec->h.pid = tgid;
+  rec->h.tid = tid;
+  rec->h.cpu = bpf_get_smp_processor_id();
+  rec->h.flags = flags;
+  rec->seq = seq;
+  rec->n = n;
+  rec->pad = 0;
+  if (bpf_ringbuf_output(&events, rec, size, wakeup_flag()) != 0) count_lost();
+  return 1;
+}
+
+static __always_inline int take_fp_stack(void* ctx, __u32 tid, __u32 tgid, __u64 seq, __u32 flags) {
+  return emit_walked_stack(ctx, CW_REC_STACK, BPF_F_USER_STACK, tid, tgid, seq, flags);
+}
+
+// Copies up to `want` bytes of user memory from `sp` up. One read does it unless the
+// stack's mapping ends sooner (a main thread near the top of its stack): then page by
+// page, keeping what could be read.
+static __always_inline __u32 copy_user_stack(__u8* dst, __u64 sp, __u32 want) {
+  if (want > CW_MAX_USTACK_BYTES) want = CW_MAX_USTACK_BYTES;
+  if (bpf_probe_read_user(dst, want, (void*)sp) == 0) return want;
+  __u32 got = 0;
+  for (int i = 0; i < CW_MAX_USTACK_BYTES / 4096 + 1; i++) {
+    if (got >= want) break;
+    __u64 addr = sp + got;
+    __u32 chunk = 4096 - (__u32)(addr & 4095);
+    if (chunk > want - got) chunk = want - got;
+    if (chunk == 0 || chunk > 4096) break;
+    if (bpf_probe_read_user(dst + (got & (CW_MAX_USTACK_BYTES - 1)), chunk, (void*)addr) != 0)
+      break;
+    got += chunk;
+  }
+  return got;
+}
+
+// --call-graph dwarf: the thread's user registers (saved where it entered the kernel) and
+// the top of its user stack, for user space to unwind with the files' CFI.
+static __always_inline int take_dwarf_stack(__u32 tid, __u32 tgid, __u64 seq, __u32 flags) {
+  __u32 slot = bpf_get_smp_processor_id() * 2 + ((flags & CW_STACK_OF_SAMPLE) ? 1 : 0);
+  struct ustack_scratch* scratch = bpf_map_lookup_elem(&ustack_scratch, &slot);
+  if (!scratch) return 0;
+  struct task_struct* task = bpf_get_current_task_btf();
+  if (task->flags & PF_KTHREAD_FLAG) return 0;
+  struct pt_regs* user = (struct pt_regs*)bpf_task_pt_regs(task);
+  if (bpf_probe_read_kernel(&scratch->regs, sizeof(scratch->regs), user) != 0) return 0;
+  struct pt_regs* r = &scratch->regs;
+  if ((r->cs & 3) != 3) return 0;  // not a frame of user code
+  struct cw_rec_ustack* rec = &scratch->rec;
+  rec->regs[0] = r->ax;
+  rec->regs[1] = r->dx;
+  rec->regs[2] = r->cx;
+  rec->regs[3] = r->bx;
+  rec->regs[4] = r->si;
+  rec->regs[5] = r->di;
+  rec->regs[6] = r->bp;
+  rec->regs[7] = r->sp;
+  rec->regs[8] = r->r8;
+  rec->regs[9] = r->r9;
+  rec->regs[10] = r->r10;
+  rec->regs[11] = r->r11;
+  rec->regs[12] = r->r12;
+  rec->regs[13] = r->r13;
+  rec->regs[14] = r->r14;
+  rec->regs[15] = r->r15;
+  rec->regs[16] = r->ip;
+  __u32 got = copy_user_stack(rec->data, r->sp, ustack_bytes);
+  __u64 size = sizeof(*rec) - sizeof(rec->data) + (__u64)got;
+  if (size > sizeof(*rec)) return 0;
+  rec->h.type = CW_REC_USTACK;
+  rec->h.size = size;
+  rec->h.ts = bpf_ktime_get_ns();
+  rec->h.pid = tgid;
+  rec->h.tid = tid;
+  rec->h.cpu = bpf_get_smp_processor_id();
+  rec->h.flags = flags;
+  rec->seq = seq;
+  rec->size = got;
+  rec->pad = 0;
+  if (bpf_ringbuf_output(&events, rec, size, wakeup_flag()) != 0) count_lost();
+  return 1;
+}
+
+// The current thread's user stack: `seq` is its syscall's number (flags 0) or its sample's
+// timestamp (CW_STACK_OF_SAMPLE).
+static __always_inline int take_stack(void* ctx, __u32 tid, __u32 tgid, __u64 seq, __u32 flags) {
+  if (ustack_bytes != 0) return take_dwarf_stack(tid, tgid, seq, flags);
+  return take_fp_stack(ctx, tid, tgid, seq, flags);
+}
+
+// The kernel stack where a syscall blocked (CW_REC_KSTACK): which kernel function the
+// thread sleeps in (a pipe read, a futex wait, a poll), which the user stack cannot say.
+static __always_inline void take_kstack(void* ctx, __u32 tid, __u32 tgid, __u64 seq) {
+  emit_walked_stack(ctx, CW_REC_KSTACK, 0, tid, tgid, seq, 0);
+}

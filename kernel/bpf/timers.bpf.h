@@ -1,0 +1,126 @@
+// Interrupt context, and on whose behalf an interrupt wakes.
+//
+// A timer's expiry runs in interrupt context on whatever thread the CPU was running; the
+// wake-ups and signals it raises are recorded with the thread that armed the timer, known
+// from the arming (hrtimer_start in process context: the arming task is current). Every
+// timer a thread waits on is an hrtimer: a timed sleep's or wait's own, a timerfd's, a
+// POSIX timer's, alarm's and setitimer's.
+#pragma once
+
+// Interrupt context, without the preempt count (a per-CPU variable this kernel does not
+// list in kallsyms, so BPF cannot address it). An interrupt of kernel code runs on the
+// CPU's interrupt stack: this frame is then outside the task's stack. An interrupt of user
+// code runs on the task's (empty) stack, under a register frame whose orig_ax is negative
+// (the vector), where a syscall's holds its number and a kernel thread's is zero.
+static __always_inline bool in_interrupt_context(void) {
+  struct task_struct* task = bpf_get_current_task_btf();
+  __u64 stack_base = (__u64)task->stack;
+  __u64 thread_size = CONFIG_KASAN ? 32768 : 16384;
+  volatile __u64 frame_marker = 0;
+  __u64 here = (__u64)&frame_marker;
+  if (here - stack_base >= thread_size) return true;
+  if (task->flags & PF_KTHREAD_FLAG) return false;
+  struct pt_regs* user_regs = (struct pt_regs*)bpf_task_pt_regs(task);
+  return (long)BPF_CORE_READ(user_regs, orig_ax) < 0;
+}
+
+struct timer_owner {
+  __u32 tgid, tid;
+};
+
+// hrtimer address -> the thread that last armed it. LRU: an owner whose timer was freed is
+// evicted, never leaked. A periodic timer restarted by its own expiry (interrupt context)
+// keeps the owner that armed it.
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, 65536);
+  __type(key, __u64);
+  __type(value, struct timer_owner);
+} timer_owners SEC(".maps");
+
+// The timer whose expiry this CPU is running, and its owner (tid 0: not known). `outer`: a
+// softirq-mode timer's callback that a hard timer interrupt interrupted, restored when the
+// inner expiry ends. `masked`: a device interrupt in the middle of a callback, whose
+// wake-ups are the device's, not the timer's.
+struct expiring {
+  __u64 timer, since;
+  struct timer_owner owner;
+  __u64 outer_timer, outer_since;
+  struct timer_owner outer_owner;
+  __u32 masked;
+  __u32 pad;
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct expiring);
+} expiring SEC(".maps");
+
+// A callback runs for microseconds: an owner older than this was left by an expiry whose
+// end was not seen (the programs were being attached or detached), not by a running one.
+#define EXPIRY_MAX_NS 2000000ull
+
+// The owner of the timer whose expiry is running on this CPU now, or NULL.
+static __always_inline struct timer_owner* expiring_owner(__u64 now) {
+  __u32 zero = 0;
+  struct expiring* ex = bpf_map_lookup_elem(&expiring, &zero);
+  if (!ex || ex->timer == 0 || ex->owner.tid == 0 || ex->masked != 0) return NULL;
+  if (now - ex->since > EXPIRY_MAX_NS) return NULL;
+  return &ex->owner;
+}
+
+SEC("tp_btf/hrtimer_start")
+int BPF_PROG(on_hrtimer_start, struct hrtimer* timer) {
+  __u64 id = bpf_get_current_pid_tgid();
+  if ((__u32)id == 0 || !traced_tgid(id >> 32)) return 0;
+  // Restarted from an interrupt (a periodic timer's own expiry, a kernel tick): the task
+  // that happens to run armed nothing.
+  if (in_interrupt_context()) return 0;
+  __u64 key = (__u64)timer;
+  struct timer_owner owner = {.tgid = id >> 32, .tid = (__u32)id};
+  bpf_map_update_elem(&timer_owners, &key, &owner, BPF_ANY);
+  return 0;
+}
+
+SEC("tp_btf/hrtimer_expire_entry")
+int BPF_PROG(on_hrtimer_expire_entry, struct hrtimer* timer) {
+  __u64 key = (__u64)timer;
+  struct timer_owner* owner = bpf_map_lookup_elem(&timer_owners, &key);
+  __u32 zero = 0;
+  struct expiring* ex = bpf_map_lookup_elem(&expiring, &zero);
+  if (!ex || (!owner && ex->timer == 0)) return 0;
+  ex->outer_timer = ex->timer;
+  ex->outer_since = ex->since;
+  ex->outer_owner = ex->owner;
+  ex->timer = key;
+  ex->since = bpf_ktime_get_ns();
+  ex->owner.tgid = owner ? owner->tgid : 0;
+  ex->owner.tid = owner ? owner->tid : 0;
+  return 0;
+}
+
+SEC("tp_btf/hrtimer_expire_exit")
+int BPF_PROG(on_hrtimer_expire_exit, struct hrtimer* timer) {
+  __u32 zero = 0;
+  struct expiring* ex = bpf_map_lookup_elem(&expiring, &zero);
+  if (!ex || ex->timer != (__u64)timer) return 0;
+  ex->timer = ex->outer_timer;
+  ex->since = ex->outer_since;
+  ex->owner = ex->outer_owner;
+  ex->outer_timer = 0;
+  ex->outer_owner.tgid = ex->outer_owner.tid = 0;
+  return 0;
+}
+
+// A device interrupt inside a timer's callback (a softirq-mode timer) wakes for the device.
+static __always_inline void mask_expiry(bool device_irq_entered) {
+  __u32 zero = 0;
+  struct expiring* ex = bpf_map_lookup_elem(&expiring, &zero);
+  if (!ex || ex->timer == 0) return;
+  if (device_irq_entered)
+    ex->masked++;
+  else if (ex->masked > 0)
+    ex->masked--;
+}

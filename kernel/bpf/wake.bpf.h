@@ -1,0 +1,53 @@
+// Wake-ups: who woke whom, and inside which syscall. A wake-up raised by an interrupt is
+// the thread's whose timer expired (timers.bpf.h), or no thread's.
+#pragma once
+
+static __always_inline int record_wake(__u32 type, struct task_struct* p) {
+  __u32 target_tgid = p->tgid;
+  bool recorder = current_is_recorder();
+  if (!traced_tgid(target_tgid) && (recorder || !current_traced())) return 0;
+  bool in_irq = in_interrupt_context();
+  // The recorder's own wake-ups are left out; an interrupt that happened to land on it
+  // woke someone on nobody's behalf, and is kept as woken by no thread (tid 0).
+  if (recorder && !in_irq) return 0;
+  if (!recorder && !in_irq) {
+    // The wake-up happened inside the waker's syscall: that call matters. Not so for an
+    // interrupt's: it has nothing to do with the call of the task it landed on, and may have
+    // landed while on_sys_enter was still filling that call's record (an interrupt comes
+    // between any two instructions), which emitting it here would cut short: a poll with
+    // no descriptors and no timeout in the trace.
+    struct inflight* call = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0, 0);
+    if (call && call->active) emit_enter(call);
+  }
+  struct cw_rec_wake* rec = reserve(sizeof(*rec));
+  if (!rec) return 0;
+  fill_header(&rec->h, type, sizeof(*rec));
+  if (recorder) rec->h.pid = rec->h.tid = 0;
+  rec->target_pid = target_tgid;
+  rec->target_tid = p->pid;
+  rec->in_irq = in_irq;
+  rec->cause_tid = 0;
+  struct timer_owner* owner = in_irq ? expiring_owner(rec->h.ts) : NULL;
+  if (owner) {
+    rec->cause_tid = owner->tid;
+    // On an idle CPU (or the recorder) no recorded thread was interrupted: another thread's
+    // timer wakes on that thread's behalf, so the record is its. A thread's own timer (a
+    // timed sleep) stays a wake-up by no thread, as before.
+    if (rec->h.tid == 0 && owner->tid != rec->target_tid) {
+      rec->h.pid = owner->tgid;
+      rec->h.tid = owner->tid;
+    }
+  }
+  submit(rec);
+  return 0;
+}
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(on_sched_waking, struct task_struct* p) {
+  return record_wake(CW_REC_WAKING, p);
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(on_sched_wakeup_new, struct task_struct* p) {
+  return record_wake(CW_REC_WAKEUP_NEW, p);
+}
