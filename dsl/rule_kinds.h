@@ -1,9 +1,11 @@
 // The rule kinds of the rule language (docs/rules.md "Rules"), in one table. The grammar
-// (dsl/grammar.h) builds its `rule_kind` keywords and its clause words from it, the parser stores
-// the kind's enum value, the checker (rules/) takes each kind's clauses from it and dispatches on
-// the enum, `disable` and the graph builder read its flags, and `causeway rules kinds` prints it
-// (tests/rule_removal.sh reads that). A new kind is added here first; dsl and rules tests fail
-// until the grammar and the checker agree with the table.
+// (dsl/grammar.h) spells its rule keywords, clause words and bare clause words from it, the
+// parser stores the kind's enum value, the checker (rules/) takes each kind's clauses from
+// it and dispatches on the enum, `disable` reads its flags, the graph's rule references use
+// its enum and the cache encodes the ids of each kind the graph build applies, and
+// `causeway rules kinds` prints it (tests/rule_removal.sh reads that). A new kind is added
+// here first (docs/rules.md "Adding a rule kind"); dsl, rules and graph tests fail until
+// the grammar, the checker and the graph agree with the table.
 #pragma once
 
 #include <array>
