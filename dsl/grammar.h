@@ -170,21 +170,22 @@ struct at_line_start {
     return p == begin || p[-1] == '\n';
   }
 };
-struct clause_word
-    : sor<TAO_PEGTL_KEYWORD("from"), TAO_PEGTL_KEYWORD("to"), TAO_PEGTL_KEYWORD("join"),
-          TAO_PEGTL_KEYWORD("pick"), TAO_PEGTL_KEYWORD("range"), TAO_PEGTL_KEYWORD("where"),
-          TAO_PEGTL_KEYWORD("within"), TAO_PEGTL_KEYWORD("link"), TAO_PEGTL_KEYWORD("strength"),
-          TAO_PEGTL_KEYWORD("kind"), TAO_PEGTL_KEYWORD("priority"), TAO_PEGTL_KEYWORD("cost"),
-          TAO_PEGTL_KEYWORD("at"), TAO_PEGTL_KEYWORD("cut"), TAO_PEGTL_KEYWORD("peers"),
-          TAO_PEGTL_KEYWORD("neighbour"), TAO_PEGTL_KEYWORD("item"), TAO_PEGTL_KEYWORD("symbol"),
-          TAO_PEGTL_KEYWORD("binary"), TAO_PEGTL_KEYWORD("address"), TAO_PEGTL_KEYWORD("size"),
-          TAO_PEGTL_KEYWORD("set"), TAO_PEGTL_KEYWORD("access"), TAO_PEGTL_KEYWORD("version"),
-          TAO_PEGTL_KEYWORD("engine"), TAO_PEGTL_KEYWORD("requires"),
-          TAO_PEGTL_KEYWORD("description"), TAO_PEGTL_KEYWORD("trace"), TAO_PEGTL_KEYWORD("expect"),
-          TAO_PEGTL_KEYWORD("loop"), TAO_PEGTL_KEYWORD("question"), TAO_PEGTL_KEYWORD("subject"),
-          TAO_PEGTL_KEYWORD("choose"), TAO_PEGTL_KEYWORD("hang"), TAO_PEGTL_KEYWORD("from_where"),
-          TAO_PEGTL_KEYWORD("to_where"), TAO_PEGTL_KEYWORD("ends_polling"),
-          TAO_PEGTL_KEYWORD("from_thread")> {};
+// One pegtl::keyword per word of a constexpr array of words (dsl/rule_kinds.h), spelled
+// at compile time, so a word added to the table is a word the grammar knows.
+template <const auto& Words, size_t W, size_t... I>
+auto table_word(std::index_sequence<I...>) -> pegtl::keyword<Words[W][I]...>;
+template <const auto& Words, size_t W>
+using table_keyword = decltype(table_word<Words, W>(std::make_index_sequence<Words[W].size()>()));
+template <const auto& Words, size_t... W>
+auto table_words(std::index_sequence<W...>) -> sor<table_keyword<Words, W>...>;
+template <const auto& Words>
+using table_keywords = decltype(table_words<Words>(std::make_index_sequence<Words.size()>()));
+
+// The clauses of every rule kind (from their table), of the pack header and of test blocks.
+struct clause_word : sor<table_keywords<kRuleClauseWords>, TAO_PEGTL_KEYWORD("version"),
+                         TAO_PEGTL_KEYWORD("engine"), TAO_PEGTL_KEYWORD("requires"),
+                         TAO_PEGTL_KEYWORD("description"), TAO_PEGTL_KEYWORD("trace"),
+                         TAO_PEGTL_KEYWORD("expect"), TAO_PEGTL_KEYWORD("hang")> {};
 struct continues_expression : sor<cmp_symbol_start, kw_and, kw_or, kw_in, kw_matches, kw_not,
                                   one<'.', '(', '*', '/', '%', '+'>> {};
 struct clause_at_line_start : seq<at_line_start, clause_word, sp, not_at<continues_expression>> {};
@@ -219,16 +220,8 @@ struct kw_list : TAO_PEGTL_KEYWORD("list") {};
 struct kw_lua : TAO_PEGTL_KEYWORD("lua") {};
 struct kw_test : TAO_PEGTL_KEYWORD("test") {};
 struct kw_disable : TAO_PEGTL_KEYWORD("disable") {};
-// `split`, `batch`, ...: one keyword per kind of the table (dsl/rule_kinds.h), spelled
-// from it at compile time, so a kind added there is a kind the grammar knows.
-template <size_t K, size_t... I>
-auto table_keyword(std::index_sequence<I...>) -> pegtl::keyword<kRuleKinds[K].keyword[I]...>;
-template <size_t K>
-using rule_kind_keyword =
-    decltype(table_keyword<K>(std::make_index_sequence<kRuleKinds[K].keyword.size()>()));
-template <size_t... K>
-auto table_keywords(std::index_sequence<K...>) -> sor<rule_kind_keyword<K>...>;
-struct rule_kind : decltype(table_keywords(std::make_index_sequence<kRuleKinds.size()>())) {};
+// `split`, `batch`, ...: one keyword per kind of the table (dsl/rule_kinds.h).
+struct rule_kind : table_keywords<kRuleKindKeywords> {};
 struct test_name : sor<short_string, rule_id> {};
 
 // The head of an item; a clause never looks like one, so a missing '}' is reported where
@@ -244,7 +237,7 @@ struct clause
 // A clause that takes no value (`loop` in a split rule, `ends_polling` in an edge rule): the
 // keyword stands alone when what follows on its line is the end of the rule, a comment, or
 // the next clause.
-struct bare_keyword : sor<TAO_PEGTL_KEYWORD("loop"), TAO_PEGTL_KEYWORD("ends_polling")> {};
+struct bare_keyword : table_keywords<kRuleBareWords> {};
 struct blanks : star<one<' ', '\t'>> {};
 struct bare_clause
     : seq<bare_keyword, at<blanks, sor<one<'}', '#', '\r', '\n'>, eof,

@@ -1,9 +1,11 @@
 // The rule kinds of the rule language (docs/rules.md "Rules"), in one table. The grammar
-// (dsl/grammar.h) builds its `rule_kind` keywords from it, the parser stores the kind's
-// enum value, the checker (rules/) takes each kind's clauses from it and dispatches on the
-// enum, `disable` and the graph builder read its flags, and `causeway rules kinds` prints
-// it (tests/rule_removal.sh reads that). A new kind is added here first; dsl and rules
-// tests fail until the grammar and the checker agree with the table.
+// (dsl/grammar.h) spells its rule keywords, clause words and bare clause words from it, the
+// parser stores the kind's enum value, the checker (rules/) takes each kind's clauses from
+// it and dispatches on the enum, `disable` reads its flags, the graph's rule references use
+// its enum and the cache encodes the ids of each kind the graph build applies, and
+// `causeway rules kinds` prints it (tests/rule_removal.sh reads that). A new kind is added
+// here first (docs/rules.md "Adding a rule kind"); dsl, rules and graph tests fail until
+// the grammar, the checker and the graph agree with the table.
 #pragma once
 
 #include <array>
@@ -116,6 +118,43 @@ constexpr const RuleKindInfo* find_rule_kind(std::string_view keyword) {
     if (k.keyword == keyword) return &k;
   return nullptr;
 }
+
+// The clause words of the table, once each, in table order: all of them (`clauses`), and
+// those written alone (`bare`). The grammar spells its clause words from them
+// (dsl/grammar.h clause_word, bare_keyword).
+namespace rule_kind_clauses {
+using List = std::span<const std::string_view> RuleKindInfo::*;
+template <List list, typename Visit>
+constexpr void each_word(Visit visit) {
+  for (size_t k = 0; k < kRuleKinds.size(); ++k)
+    for (std::string_view clause : kRuleKinds[k].*list) {
+      bool seen = false;
+      for (size_t j = 0; j < k; ++j)
+        for (std::string_view earlier : kRuleKinds[j].*list) seen = seen || earlier == clause;
+      if (!seen) visit(clause);
+    }
+}
+template <List list>
+inline constexpr size_t word_count = [] {
+  size_t n = 0;
+  each_word<list>([&](std::string_view) { ++n; });
+  return n;
+}();
+template <List list>
+inline constexpr std::array<std::string_view, word_count<list>> words = [] {
+  std::array<std::string_view, word_count<list>> out{};
+  size_t n = 0;
+  each_word<list>([&](std::string_view clause) { out[n++] = clause; });
+  return out;
+}();
+}  // namespace rule_kind_clauses
+inline constexpr std::array<std::string_view, kRuleKinds.size()> kRuleKindKeywords = [] {
+  std::array<std::string_view, kRuleKinds.size()> out{};
+  for (size_t k = 0; k < kRuleKinds.size(); ++k) out[k] = kRuleKinds[k].keyword;
+  return out;
+}();
+inline constexpr const auto& kRuleClauseWords = rule_kind_clauses::words<&RuleKindInfo::clauses>;
+inline constexpr const auto& kRuleBareWords = rule_kind_clauses::words<&RuleKindInfo::bare>;
 
 // The table is indexed by the enum, and every keyword is there once.
 static_assert([] {

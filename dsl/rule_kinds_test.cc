@@ -1,6 +1,6 @@
 // The grammar and the parser agree with the table of rule kinds (dsl/rule_kinds.h): its
-// keywords, and only they, start a rule; a parsed rule carries the kind's enum value; the
-// clauses written alone are the grammar's bare keywords.
+// keywords, and only they, start a rule; a parsed rule carries the kind's enum value; its
+// clauses are the grammar's clause words, and those written alone its bare keywords.
 #include "dsl/rule_kinds.h"
 
 #include <doctest/doctest.h>
@@ -69,6 +69,29 @@ TEST_CASE("the clauses written alone are the grammar's bare keywords") {
       CHECK_MESSAGE(
           std::find(kind.clauses.begin(), kind.clauses.end(), clause) != kind.clauses.end(),
           clause);
+}
+
+TEST_CASE("every clause of every kind is a clause word of the grammar") {
+  for (const RuleKindInfo& kind : kRuleKinds)
+    for (std::string_view clause : kind.clauses) {
+      CAPTURE(kind.keyword);
+      CAPTURE(clause);
+      CHECK(whole_match<grammar::clause_word>(std::string(clause)));
+      CHECK(std::find(kRuleClauseWords.begin(), kRuleClauseWords.end(), clause) !=
+            kRuleClauseWords.end());
+      // A line that starts with it ends the expression before it, so an operand missing
+      // there is reported there rather than taken from the next clause.
+      const std::string text =
+          std::string(kind.keyword) + " r {\n  x a ==\n  " + std::string(clause) + " 1\n}\n";
+      auto r = parse(make_source("k.cw", text));
+      CAPTURE(text);
+      REQUIRE_FALSE(r.diagnostics.empty());
+      CHECK(r.diagnostics[0].message == "expected an expression after '=='");
+      CHECK(r.diagnostics[0].loc.line == 3);
+      CHECK(r.diagnostics[0].loc.col == 3);
+    }
+  CHECK_FALSE(whole_match<grammar::clause_word>("bogus"));
+  CHECK_FALSE(whole_match<grammar::clause_word>("froms"));
 }
 
 TEST_CASE("an unknown item lists the table's kinds among the items") {

@@ -6,28 +6,6 @@
 
 namespace cw::rules::check {
 
-namespace {
-
-// The compiled rules of one kind.
-std::vector<RuleOrigin*> origins(RuleSet& out, dsl::RuleKind kind) {
-  std::vector<RuleOrigin*> found;
-  auto add = [&](auto& rules) {
-    for (auto& r : rules) found.push_back(&r.origin);
-  };
-  switch (kind) {
-    case dsl::RuleKind::Split: add(out.splits); break;
-    case dsl::RuleKind::Batch: add(out.batches); break;
-    case dsl::RuleKind::Link: add(out.links); break;
-    case dsl::RuleKind::Edge: add(out.edges); break;
-    case dsl::RuleKind::Flag: add(out.flags); break;
-    case dsl::RuleKind::Holder: add(out.holders); break;
-    case dsl::RuleKind::Answer: add(out.answers); break;
-  }
-  return found;
-}
-
-}  // namespace
-
 // `disable PACK/RULE` (or a local id, this pack's own): marks the rule, which the engine
 // then skips. Only kinds the table marks `disableable` can be (dsl/rule_kinds.h); a link's
 // candidates are left to its edge rules, which can be.
@@ -35,7 +13,7 @@ void Checker::apply_disables() {
   std::map<std::string, RuleOrigin*> rules;
   for (const dsl::RuleKindInfo& kind : dsl::kRuleKinds)
     if (kind.disableable)
-      for (RuleOrigin* origin : origins(out_, kind.kind)) rules[origin->id] = origin;
+      for (RuleOrigin* origin : out_.origins(kind.kind)) rules[origin->id] = origin;
   std::vector<std::string> ids;
   for (const auto& [id, _] : rules) ids.push_back(id);
   // "split, batch, edge, flag or holder rule": the kinds that can be, from the table.

@@ -117,7 +117,7 @@ RuleOrigin Checker::origin(const dsl::Rule& rule) const {
 }
 
 // One case per kind of dsl/rule_kinds.h: a kind added there and not here fails to build
-// (-Wswitch), and rules/checker_test.cc checks each kind's clauses against the table.
+// (-Wswitch), and rules/rule_kinds_test.cc checks each kind's clauses against the table.
 void Checker::check_rule(const dsl::Rule& rule) {
   check_rule_id(rule);
   switch (rule.kind) {

@@ -45,6 +45,25 @@ std::optional<HangSpec> parse_hang_spec(std::string_view text) {
   return spec;
 }
 
+// One case per kind of the table: a kind added there and not here fails to build
+// (-Wswitch).
+std::vector<RuleOrigin*> RuleSet::origins(dsl::RuleKind kind) {
+  std::vector<RuleOrigin*> found;
+  auto add = [&](auto& rules) {
+    for (auto& r : rules) found.push_back(&r.origin);
+  };
+  switch (kind) {
+    case dsl::RuleKind::Split: add(splits); break;
+    case dsl::RuleKind::Batch: add(batches); break;
+    case dsl::RuleKind::Link: add(links); break;
+    case dsl::RuleKind::Edge: add(edges); break;
+    case dsl::RuleKind::Flag: add(flags); break;
+    case dsl::RuleKind::Holder: add(holders); break;
+    case dsl::RuleKind::Answer: add(answers); break;
+  }
+  return found;
+}
+
 const PackInfo* RuleSet::pack(const std::string& id) const {
   for (const auto& p : packs)
     if (p.id == id) return &p;
@@ -104,10 +123,9 @@ RuleSet select_packs(const RuleSet& rules, const std::vector<std::string>& pack_
   auto enable = [&](RuleOrigin& o) {
     if (!o.active() && !keep(o.disabled_by)) o.disabled_by.clear();
   };
-  for (auto& r : out.splits) enable(r.origin);
-  for (auto& r : out.edges) enable(r.origin);
-  for (auto& r : out.batches) enable(r.origin);
-  for (auto& r : out.flags) enable(r.origin);
+  for (const dsl::RuleKindInfo& kind : dsl::kRuleKinds)
+    if (kind.disableable)
+      for (RuleOrigin* origin : out.origins(kind.kind)) enable(*origin);
   for (const auto& d : rules.disabled)
     if (keep(d.by) && keep(d.rule.substr(0, d.rule.find('/')))) out.disabled.push_back(d);
   return out;

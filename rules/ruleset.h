@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/source.h"
+#include "dsl/rule_kinds.h"
 #include "trace/schema.h"
 
 namespace cw::rules {
@@ -315,6 +316,8 @@ struct RuleSet {
   std::vector<DisabledRule> disabled;  // load order
 
   const PackInfo* pack(const std::string& id) const;
+  // Where each compiled rule of `kind` (dsl/rule_kinds.h) came from, in its list's order.
+  std::vector<RuleOrigin*> origins(dsl::RuleKind kind);
 };
 
 }  // namespace cw::rules

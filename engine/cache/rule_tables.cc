@@ -1,13 +1,13 @@
 #include "engine/cache/rule_tables.h"
 
+#include "dsl/rule_kinds.h"
+
 namespace cw::cache {
 
+// The ids of each kind the graph build applies, in the table's order (dsl/rule_kinds.h).
 void write_rule_names(Writer& w, const engine::RuleNames& n) {
-  w.texts(n.splits);
-  w.texts(n.batches);
-  w.texts(n.edges);
-  w.texts(n.flags);
-  w.texts(n.links);
+  for (const dsl::RuleKindInfo& kind : dsl::kRuleKinds)
+    if (kind.builds_graph) w.texts(*n.ids(kind.kind));
   w.bools(n.split_cuts_after);
   w.bools(n.split_loops);
   w.array(n.edge_strengths);
@@ -17,11 +17,8 @@ void write_rule_names(Writer& w, const engine::RuleNames& n) {
 template <class R>
 engine::RuleNames read_rule_names(R& rd) {
   engine::RuleNames n;
-  n.splits = rd.texts();
-  n.batches = rd.texts();
-  n.edges = rd.texts();
-  n.flags = rd.texts();
-  n.links = rd.texts();
+  for (const dsl::RuleKindInfo& kind : dsl::kRuleKinds)
+    if (kind.builds_graph) *n.ids(kind.kind) = rd.texts();
   n.split_cuts_after = rd.bools();
   n.split_loops = rd.bools();
   n.edge_strengths = rd.template array<rules::Strength>();
@@ -66,15 +63,10 @@ void check_rule_tables(const engine::RuleNames& n, const engine::RuleCounts& c,
 }
 
 bool rule_in_range(const engine::RuleNames& n, engine::RuleRef ref) {
-  using engine::RuleKind;
-  switch (ref.kind) {
-    case RuleKind::None: return true;
-    case RuleKind::Split: return ref.index < n.splits.size();
-    case RuleKind::Batch: return ref.index < n.batches.size();
-    case RuleKind::Edge: return ref.index < n.edges.size();
-    case RuleKind::Flag: return ref.index < n.flags.size();
-  }
-  return false;  // a kind this causeway does not have
+  if (ref.kind == engine::kNoRuleKind) return true;
+  // nullptr for a kind this causeway does not have, or one the graph keeps no rules of.
+  const std::vector<std::string>* ids = n.ids(ref.kind);
+  return ids && ref.index < ids->size();
 }
 
 }  // namespace cw::cache

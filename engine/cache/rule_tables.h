@@ -1,9 +1,10 @@
 // The graph's rule tables in a graph entry, kind by kind (engine/cache only): the ids of
-// the split, batch, edge, flag and link rules the graph names (engine::RuleNames) with
-// what the diagnosis reads of each, and the counts reports show per rule
-// (engine::RuleCounts), and which table a rule reference (engine::RuleRef) of each kind
-// indexes. Kept apart so that a kind the graph gains is encoded in one place (with a bump
-// of kFormatVersion).
+// the rules of each kind the graph build applies (dsl/rule_kinds.h builds_graph), which the
+// graph names (engine::RuleNames) with what the diagnosis reads of some, and the counts
+// reports show per rule (engine::RuleCounts), and which table a rule reference
+// (engine::RuleRef) of each kind indexes (RuleNames::ids). The ids of a kind the graph
+// gains are encoded from the table; what it reads of them is added here (with a bump of
+// kFormatVersion).
 #pragma once
 
 #include "engine/cache/encoding.h"

@@ -447,7 +447,7 @@ class Builder {
   void on_event(uint32_t i) {
     const Event& e = trace_.events[i];
     ThreadState& t = threads_[thread_of(e, i)];
-    if (t.pending_after.kind != RuleKind::None) {
+    if (t.pending_after.kind != kNoRuleKind) {
       add_cut(t, i, t.pending_after, t.pending_neighbour);
       t.pending_after = {};
     }
@@ -488,7 +488,7 @@ class Builder {
       if (!rule.cut_span.empty()) {
         cut_at_span_opener(t, split_span_[s], {RuleKind::Split, s}, rule.neighbour);
       } else if (rule.cut_after) {
-        if (t.pending_after.kind == RuleKind::None) {
+        if (t.pending_after.kind == kNoRuleKind) {
           t.pending_after = {RuleKind::Split, s};
           t.pending_neighbour = rule.neighbour;
         }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "dsl/rule_kinds.h"
@@ -19,28 +20,17 @@ namespace cw::engine {
 
 using rules::kNoRule;
 
-// Which list of the RuleSet a rule index points into: the kinds of rule (dsl/rule_kinds.h)
-// whose rules make the graph's cuts and edges, by the same names.
-enum class RuleKind : uint8_t { None, Split, Batch, Edge, Flag };
-
-// The kind of the table each one is (None has none: Split stands in); each is a kind the
-// graph build applies.
-constexpr dsl::RuleKind table_kind(RuleKind kind) {
-  switch (kind) {
-    case RuleKind::Batch: return dsl::RuleKind::Batch;
-    case RuleKind::Edge: return dsl::RuleKind::Edge;
-    case RuleKind::Flag: return dsl::RuleKind::Flag;
-    default: return dsl::RuleKind::Split;
-  }
-}
-static_assert([] {
-  for (RuleKind k : {RuleKind::Split, RuleKind::Batch, RuleKind::Edge, RuleKind::Flag})
-    if (!dsl::rule_kind_info(table_kind(k)).builds_graph) return false;
-  return true;
-}());
+// The kind of rule a cut or an edge names: a kind of the table (dsl/rule_kinds.h), so the
+// graph has no list of kinds of its own. RuleNames::ids says which list its index points
+// into.
+using RuleKind = dsl::RuleKind;
+// No rule (a thread's first segment). Stored as a byte in the graph and in its cache entry
+// (engine/cache), so it is a value no kind of the table takes.
+inline constexpr RuleKind kNoRuleKind = static_cast<RuleKind>(UINT8_MAX);
+static_assert(sizeof(RuleKind) == 1 && dsl::kRuleKinds.size() < UINT8_MAX);
 
 struct RuleRef {
-  RuleKind kind = RuleKind::None;
+  RuleKind kind = kNoRuleKind;
   uint32_t index = kNoRule;
   bool operator==(const RuleRef&) const = default;
 };
@@ -55,7 +45,7 @@ struct Segment {
   uint32_t last = 0;
   uint64_t start_ns = 0;
   uint64_t end_ns = 0;
-  RuleRef cut_rule;  // the split or batch rule that started it; None = thread start
+  RuleRef cut_rule;  // the split or batch rule that started it; none = thread start
 };
 
 enum class Strength : uint8_t { Strong, Weak, Boosted };
@@ -95,7 +85,13 @@ struct RuleNames {
   std::vector<bool> edge_ends_polling;          // per edge rule: `ends_polling`
 
   static RuleNames from(const rules::RuleSet& rules);
-  const std::string& id(RuleRef ref) const;  // "" for None
+  // The ids of the rules of `kind`, or nullptr for no kind or a kind whose rules the graph
+  // build does not apply (the table's builds_graph).
+  const std::vector<std::string>* ids(RuleKind kind) const;
+  std::vector<std::string>* ids(RuleKind kind) {
+    return const_cast<std::vector<std::string>*>(std::as_const(*this).ids(kind));
+  }
+  const std::string& id(RuleRef ref) const;  // "" for none
 };
 
 struct Graph {

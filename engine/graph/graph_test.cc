@@ -27,6 +27,18 @@ Adjacency in_edges_of(const CsrGraph& g) {
   return adj;
 }
 
+// The graph (and its cache entry, engine/cache/rule_tables.cc) keeps the ids of exactly the
+// kinds the table says the graph build applies.
+TEST_CASE("the graph keeps rule ids of each kind the graph build applies, and no others") {
+  RuleNames names;
+  for (const dsl::RuleKindInfo& kind : dsl::kRuleKinds) {
+    CAPTURE(kind.keyword);
+    CHECK((names.ids(kind.kind) != nullptr) == kind.builds_graph);
+  }
+  CHECK(names.ids(kNoRuleKind) == nullptr);
+  CHECK(names.id({}).empty());
+}
+
 TEST_CASE("build_csr lists edges exactly as Boost's unsorted-edge constructor does") {
   Graph g;
   g.segments.resize(7);
