@@ -76,7 +76,7 @@ void PerfMapCapture::poll(uint64_t now, std::vector<CapturedJitSymbol>& out) {
 void PerfMapCapture::read(Pid pid, uint64_t now, std::vector<CapturedJitSymbol>& out) {
   auto [it, added] = files_.try_emplace(pid);
   if (added) it->second.parser = PerfMapParser(options_.max_entries);
-  if (!it->second.done) read_file(pid, it->second, now, out);
+  if (!it->second.done && !all_full_) read_file(pid, it->second, now, out);
 }
 
 void PerfMapCapture::refuse(File& file, std::string note) {
@@ -148,6 +148,13 @@ void PerfMapCapture::read_file(Pid pid, File& file, uint64_t now,
       out.push_back(CapturedJitSymbol{pid, now, e.start, e.size, std::move(e.name)});
     file.entries += entries.size();
     symbols_ += entries.size();
+    if (symbols_ >= options_.max_total_entries) {
+      all_full_ = true;
+      notes_.push_back(fmt::format(
+          "{}:{}: more than {} entries read from perf maps in all; the rest of every map not read",
+          path, file.parser.lines(), options_.max_total_entries));
+      return;
+    }
   }
   if (file.parser.full())
     refuse(file, fmt::format("{}:{}: more than {} entries; the rest not read", path,

@@ -5,7 +5,8 @@
 // The recorder usually runs as root, and /tmp is everyone's: a file is read only when it is
 // a regular file reached without following a symbolic link (O_NOFOLLOW; O_NONBLOCK, so a
 // FIFO put there cannot block the recorder), owned by one of the process's uids (its
-// /proc/PID/status), and only its first 64 MiB and first million entries. Each poll reads
+// /proc/PID/status), and only its first 64 MiB and first million entries (four million in
+// all). Each poll reads
 // what the files gained since the last; a file whose process has exited is read on only if
 // it is the very file already checked while the process lived.
 #pragma once
@@ -35,6 +36,9 @@ struct PerfMapCaptureOptions {
   std::string proc_root = "/proc";  // where the processes' uids are read
   uint64_t max_bytes = 64u << 20;   // read of one file, at most
   size_t max_entries = 1'000'000;   // entries of one file, at most
+  // Entries of all files, about (checked per piece read): a system-wide recording of many
+  // JITs keeps the recorder's memory bounded.
+  uint64_t max_total_entries = 4'000'000;
 };
 
 class PerfMapCapture {
@@ -79,6 +83,7 @@ class PerfMapCapture {
   std::map<Pid, File> files_;
   std::vector<std::string> notes_;
   uint64_t symbols_ = 0;
+  bool all_full_ = false;  // max_total_entries reached: nothing more is read
 };
 
 // The uids of process `pid` (real, effective, saved, filesystem) from PROC_ROOT/PID/status;

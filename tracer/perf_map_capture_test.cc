@@ -205,6 +205,22 @@ TEST_CASE("reads are bounded in bytes and entries; bad lines are counted with wh
                                 "{}:3: more than 2 entries; the rest not read", g.map_path())});
 }
 
+TEST_CASE("entries of all maps are bounded together") {
+  Fixture f;
+  f.options.max_total_entries = 2;
+  f.append("1000 10 a\n2000 10 b\n3000 10 c\n");
+  f.dir.write("proc/4243/status", fmt::format("Uid:\t{0}\t{0}\t{0}\t{0}\n", ::geteuid()));
+  f.append("1000 10 other\n", 4243);
+  PerfMapCapture capture = all_recorded(f);
+  std::vector<CapturedJitSymbol> out;
+  capture.poll(100, out);
+  CHECK(names(out) == std::vector<std::string>{"a", "b", "c"});  // the piece read, whole
+  CHECK(capture.take_notes() ==
+        std::vector<std::string>{fmt::format("{}:3: more than 2 entries read from perf maps in "
+                                             "all; the rest of every map not read",
+                                             f.map_path())});
+}
+
 TEST_CASE("only files named perf-PID.map are read") {
   Fixture f;
   for (const char* name :
