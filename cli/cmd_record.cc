@@ -348,6 +348,10 @@ int record_foreground(const RecordArgs& args) {
         "recorder's time\n",
         s.unwound_stacks, double(s.unwound_frames) / double(s.unwound_stacks),
         double(s.unwind_ns) / 1e6);
+  if (s.jit_symbols > 0)
+    std::cerr << fmt::format(
+        "causeway: copied {} JIT symbols from {} perf map{} (/tmp/perf-PID.map)\n", s.jit_symbols,
+        s.perf_maps, s.perf_maps == 1 ? "" : "s");
   // The command's status is said, not passed on: its 1 or 2 would read as causeway's own
   // (the input was wrong, the environment cannot do it).
   return kExitOk;

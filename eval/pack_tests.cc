@@ -273,9 +273,13 @@ Diagnostic failure_at(const rules::PackTest& test, SourceLoc loc, uint32_t lengt
 // The test's trace: its text, or the file it names (text or binary, by content). A file
 // the reader could not read whole fails the test: a fixture with holes proves nothing.
 Trace read_test_trace(const rules::PackTest& test) {
-  if (test.trace_file.empty())
-    return parse_text_trace(test.source, test.trace_loc.byte,
-                            test.trace_loc.byte + test.trace_text.size());
+  if (test.trace_file.empty()) {
+    Trace trace = parse_text_trace(test.source, test.trace_loc.byte,
+                                   test.trace_loc.byte + test.trace_text.size());
+    // As below: a test's own jit (and map) lines name its frames, as `causeway debug` would.
+    if (!trace.maps.empty() || !trace.jit_symbols.empty()) symbolize_stacks(trace);
+    return trace;
+  }
   // The caret spans the path's string, quotes included.
   const std::string& text = test.source->text;
   size_t end = test.trace_loc.byte + 1;
@@ -301,7 +305,7 @@ Trace read_test_trace(const rules::PackTest& test) {
                                test.trace_file, s.size, s.offset, s.reason)));
   }
   // As `causeway debug` does: rules match frames by symbol.
-  if (!trace.maps.empty()) symbolize_stacks(trace);
+  if (!trace.maps.empty() || !trace.jit_symbols.empty()) symbolize_stacks(trace);
   return trace;
 }
 

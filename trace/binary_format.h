@@ -80,6 +80,9 @@ enum class ChunkType : uint32_t {
   End = 8,
   Maps = 9,     // since format 1.1
   Losses = 10,  // since format 1.2: LossRecord (an older reader skips it, with a note)
+  // JitSymbol, from perf maps: optional, in files of any version (docs/trace-format.md); a
+  // reader without it skips it with a note and leaves JIT frames unnamed.
+  JitSymbols = 11,
 };
 }  // namespace binary_format
 

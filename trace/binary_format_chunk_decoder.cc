@@ -251,6 +251,22 @@ void ChunkDecoder::read_maps(Cursor& c) {
   }
 }
 
+void ChunkDecoder::read_jit_symbols(Cursor& c) {
+  uint32_t n = c.get<uint32_t>();
+  c.get<uint32_t>();
+  if (n > c.remaining() / 32) throw Malformed{"jit-symbol count exceeds the chunk"};
+  for (uint32_t i = 0; i < n; ++i) {
+    JitSymbol j;
+    j.ts = c.get<uint64_t>();
+    j.start = c.get<uint64_t>();
+    j.size = c.get<uint64_t>();
+    j.pid = c.get<uint32_t>();
+    j.name = map_string_cached(c.get<uint32_t>());
+    // One that covers nothing (a damaged or crafted file) is left out.
+    if (j.size != 0 && j.start + j.size > j.start) out_.jit_symbols.push_back(j);
+  }
+}
+
 // ---- events ----
 
 uint64_t ChunkDecoder::read_events(const uint8_t* payload, uint64_t size) {

@@ -36,6 +36,7 @@ class ChunkDecoder {
   void read_lost(Cursor& c);
   void read_losses(Cursor& c);
   void read_maps(Cursor& c);
+  void read_jit_symbols(Cursor& c);
   // Returns how many events were read. A chunk that does not decode adds none.
   uint64_t read_events(const uint8_t* payload, uint64_t size);
 

@@ -31,6 +31,7 @@ std::string_view chunk_type_name(uint32_t type) {
     case ChunkType::End: return "end";
     case ChunkType::Maps: return "maps";
     case ChunkType::Losses: return "losses";
+    case ChunkType::JitSymbols: return "jit symbols";
   }
   return {};
 }
@@ -285,6 +286,7 @@ class Reader {
         case ChunkType::End: seen_end_ = true; return;
         case ChunkType::Maps: return decoder.read_maps(c);
         case ChunkType::Losses: return decoder.read_losses(c);
+        case ChunkType::JitSymbols: return decoder.read_jit_symbols(c);
       }
       --report_.chunks_read;
       notes_.add(

@@ -85,7 +85,7 @@ struct TraceWriter::State {
   size_t strings_written = 1;  // id 0, the empty string, is implicit
   size_t stacks_written = 1;   // id 0, no stack, is implicit
   size_t processes_written = 0, threads_written = 0, lost_written = 0, maps_written = 0,
-         losses_written = 0;
+         losses_written = 0, jit_written = 0;
   Buffer payload;
   ZSTD_CCtx* zstd = nullptr;    // set when compressing
   std::vector<uint8_t> packed;  // a compressed payload being written
@@ -316,6 +316,18 @@ void TraceWriter::append(const Trace& trace, size_t events_from) {
     }
     s.emit(ChunkType::Losses);
     s.losses_written = trace.losses.size();
+  }
+  // JIT symbols: u32 count, u32 0, then per symbol u64 ts, start, size, u32 pid, name (32
+  // bytes); at most 2^21 per chunk, so a chunk stays far below the reader's limit.
+  while (s.jit_written < trace.jit_symbols.size()) {
+    const size_t n = std::min<size_t>(size_t{1} << 21, trace.jit_symbols.size() - s.jit_written);
+    b.u32(static_cast<uint32_t>(n)), b.u32(0);
+    for (size_t i = s.jit_written; i < s.jit_written + n; ++i) {
+      const JitSymbol& j = trace.jit_symbols[i];
+      b.u64(j.ts), b.u64(j.start), b.u64(j.size), b.u32(j.pid), b.u32(j.name);
+    }
+    s.emit(ChunkType::JitSymbols);
+    s.jit_written += n;
   }
   // Events: u64 count, u64 value count, count 24-byte events whose `values` is relative
   // to the chunk, then the values. The reader copies both arrays in bulk.

@@ -18,6 +18,7 @@
 #include <unordered_map>
 
 #include "trace/elf_file.h"
+#include "trace/jit_symbols.h"
 
 namespace cw {
 
@@ -243,7 +244,8 @@ std::string die_function_name(Dwarf_Die* die) {
 
 class Symbolizer {
  public:
-  Symbolizer(Trace& trace, const SymbolizeOptions& options) : trace_(trace), options_(options) {
+  Symbolizer(Trace& trace, const SymbolizeOptions& options)
+      : trace_(trace), options_(options), jit_(trace) {
     ::elf_version(EV_CURRENT);
     index_maps();
   }
@@ -366,8 +368,7 @@ class Symbolizer {
     const MapRecord* map = find_map(pid, ts, lookup);
     if (!map) {
       ++report_.frames_outside_maps;
-      out.push_back(plain);
-      return 0;
+      return jit_frame(pid, ts, lookup, plain, out);
     }
     // Per map, once: its file and name (a stack's frames mostly share a few maps).
     auto [cached, first_use] = by_map_.try_emplace(map);
@@ -384,10 +385,8 @@ class Symbolizer {
     }
     uint64_t vaddr = 0;
     if (!file || !file->module ||
-        !file->address_of(lookup - map->start + map->pgoff, map->pgoff, vaddr)) {
-      out.push_back(plain);
-      return 0;
-    }
+        !file->address_of(lookup - map->start + map->pgoff, map->pgoff, vaddr))
+      return jit_frame(pid, ts, lookup, plain, out);  // a JIT's code in a memfd, say
     auto [it, added] = file->at.try_emplace(vaddr);
     if (added) it->second = describe(*file, vaddr);
     StrId function = 0;
@@ -403,6 +402,17 @@ class Symbolizer {
     }
     if (it->second.second == 0) out.push_back(plain);
     return function;
+  }
+
+  // The frame `plain` named by the JIT symbol covering `lookup`, if the process's perf map
+  // had one (code in anonymous memory); else as it is. Returns the name, 0 when none.
+  StrId jit_frame(Pid pid, uint64_t ts, uint64_t lookup, Frame plain, std::vector<Frame>& out) {
+    if (const JitSymbol* jit = jit_.empty() ? nullptr : jit_.find(pid, ts, lookup)) {
+      plain.function = jit->name;
+      ++report_.frames_jit;
+    }
+    out.push_back(plain);
+    return plain.function;
   }
 
   StrId module_name(StrId path) {
@@ -610,6 +620,7 @@ class Symbolizer {
   Trace& trace_;
   const SymbolizeOptions& options_;
   SymbolizeReport report_;
+  JitSymbolIndex jit_;
   std::vector<const MapRecord*> by_pid_;
   std::unordered_map<Pid, std::pair<size_t, size_t>> ranges_;
   std::unordered_map<const MapRecord*, std::pair<ResolvedFile*, StrId>> by_map_;

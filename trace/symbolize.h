@@ -23,6 +23,7 @@ struct SymbolizeReport {
   size_t frames_resolved = 0;
   size_t frames_unresolved = 0;    // including the frames below
   size_t frames_outside_maps = 0;  // no recorded mapping of the process covers the address
+  size_t frames_jit = 0;  // named from the process's perf map (JIT code), of those resolved
   // Mapped files found neither at their path (with the recorded build id) nor as a debug
   // file, or not ELF: "PATH" or "PATH (build id HEX)", sorted.
   std::vector<std::string> files_not_found;
@@ -42,7 +43,10 @@ struct SymbolizeReport {
 // in Trace::processes). The mapped file is the recorded path when its build id matches
 // (or none was recorded), else the debug file named by the build id; elfutils' libdwfl
 // reads its symbols (.symtab of either, else .dynsym) and DWARF (its own, else the debug
-// file's). Leading kernel frames (Stack::kernel) keep the names the recording gave them.
+// file's). A frame in no recorded mapping (or in one whose file cannot be read) is named
+// from the JIT symbols the recording copied from the process's perf map, when one covers
+// it (trace/jit_symbols.h), with the name as the runtime wrote it (`JS:*fib /x.js:3:13`).
+// Leading kernel frames (Stack::kernel) keep the names the recording gave them.
 // Stacks with no frame resolved keep no symbols, so a later run with more debug files
 // can try again. Never throws on unreadable or odd ELF files: their frames stay unknown.
 SymbolizeReport symbolize_stacks(Trace& trace, const SymbolizeOptions& options = {});

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 #include <optional>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -288,12 +289,13 @@ class TextParser {
     if (first.text == "lost") return parse_lost(tokens);
     if (first.text == "map") return parse_map(tokens);
     if (first.text == "loss") return parse_loss(tokens);
+    if (first.text == "jit") return parse_jit(tokens);
     if (first.text == "update") return parse_update(tokens);
     fail(first,
          fmt::format("unknown record '{}': a line starts with a time, 'process', 'thread', "
-                     "'update', 'lost', 'loss' or 'map'",
+                     "'update', 'lost', 'loss', 'map' or 'jit'",
                      first.text),
-         did_you_mean(first.text, {"process", "thread", "update", "lost", "loss", "map"}));
+         did_you_mean(first.text, {"process", "thread", "update", "lost", "loss", "map", "jit"}));
   }
 
   // update process PID FIELDS, update thread TID FIELDS: a later state of a process or
@@ -449,12 +451,8 @@ class TextParser {
     trace_.losses.push_back(l);
   }
 
-  // map PID START-END PGOFF PATH [build_id=HEX] [at=TIME]
-  void parse_map(const std::vector<Token>& tokens) {
-    MapRecord m;
-    m.pid = static_cast<Pid>(
-        parse_bounded(required(tokens, 1, "a process id after 'map'"), "pid", UINT32_MAX));
-    Token range = required(tokens, 2, "an address range START-END after the process id");
+  // START-END, END above START.
+  std::pair<uint64_t, uint64_t> parse_range(const Token& range) {
     size_t dash = range.text.find('-');
     std::optional<uint64_t> start, end;
     if (dash != std::string_view::npos) {
@@ -467,8 +465,16 @@ class TextParser {
                               range.text));
     if (*end <= *start)
       fail(range, fmt::format("empty address range '{}': END must be above START", range.text));
-    m.start = *start;
-    m.end = *end;
+    return {*start, *end};
+  }
+
+  // map PID START-END PGOFF PATH [build_id=HEX] [at=TIME]
+  void parse_map(const std::vector<Token>& tokens) {
+    MapRecord m;
+    m.pid = static_cast<Pid>(
+        parse_bounded(required(tokens, 1, "a process id after 'map'"), "pid", UINT32_MAX));
+    std::tie(m.start, m.end) =
+        parse_range(required(tokens, 2, "an address range START-END after the process id"));
     m.pgoff = parse_int(required(tokens, 3, "the file offset after the address range"), "pgoff",
                         FieldType::Uint);
     Token path = required(tokens, 4, "the file path after the file offset");
@@ -489,6 +495,25 @@ class TextParser {
       m.build_id = trace_.strings.intern(lower);
     });
     trace_.maps.push_back(m);
+  }
+
+  // jit PID START-END NAME [at=TIME]
+  void parse_jit(const std::vector<Token>& tokens) {
+    JitSymbol j;
+    j.pid = static_cast<Pid>(
+        parse_bounded(required(tokens, 1, "a process id after 'jit'"), "pid", UINT32_MAX));
+    const auto [start, end] =
+        parse_range(required(tokens, 2, "an address range START-END after the process id"));
+    j.start = start;
+    j.size = end - start;
+    Token name = required(tokens, 3, "the function's name after the address range");
+    if (name.text.find('=') != std::string_view::npos && name.text[0] != '"')
+      fail(name, fmt::format("expected the function's name, got '{}' (quote a name holding '=')",
+                             name.text));
+    j.name = trace_.strings.intern(unquote(name));
+    parse_record_fields(tokens, 4, "jit", {"at"},
+                        [&](const KeyValue& kv) { j.ts = parse_time(kv.value); });
+    trace_.jit_symbols.push_back(j);
   }
 
   // stack=FRAMES: outermost first, `;`-separated; stored innermost first.
@@ -663,6 +688,15 @@ void append_value_string(std::string& out, std::string_view s) {
     out += s;
 }
 
+// A record's positional word (a map's path, a jit's name): a bare one holding '=' would
+// read as a field, one starting with '#' as a comment, so those are quoted too.
+void append_record_word(std::string& out, std::string_view s) {
+  if (s.find('=') != std::string_view::npos || s.starts_with('#'))
+    append_quoted(out, s);
+  else
+    append_value_string(out, s);
+}
+
 std::string format_time(uint64_t ns) {
   if (ns == 0) return "0";
   if (ns % 1000000000 == 0) return fmt::format("{}s", ns / 1000000000);
@@ -731,14 +765,15 @@ std::string write_text_trace(const Trace& trace) {
   }
   for (const auto& m : trace.maps) {
     out += fmt::format("map {} 0x{:x}-0x{:x} 0x{:x} ", m.pid, m.start, m.end, m.pgoff);
-    std::string_view path = str(m.path);
-    // A bare path holding '=' would read as a field, one starting with '#' as a comment.
-    if (path.find('=') != std::string_view::npos || path.starts_with('#'))
-      append_quoted(out, path);
-    else
-      append_value_string(out, path);
+    append_record_word(out, str(m.path));
     if (m.build_id) out += fmt::format(" build_id={}", str(m.build_id));
     if (m.ts) out += fmt::format(" at={}", format_time(m.ts));
+    out += '\n';
+  }
+  for (const auto& j : trace.jit_symbols) {
+    out += fmt::format("jit {} 0x{:x}-0x{:x} ", j.pid, j.start, j.start + j.size);
+    append_record_word(out, str(j.name));
+    if (j.ts) out += fmt::format(" at={}", format_time(j.ts));
     out += '\n';
   }
   for (const auto& e : trace.events) {

@@ -383,7 +383,7 @@ TEST_CASE("bad times name the problem") {
 TEST_CASE("malformed lines say what was expected") {
   CHECK(error_of("causeway-trace 1\nproces 1\n") ==
         "t.trace:2:1: error: unknown record 'proces': a line starts with a time, 'process', "
-        "'thread', 'update', 'lost', 'loss' or 'map'\n"
+        "'thread', 'update', 'lost', 'loss', 'map' or 'jit'\n"
         "  proces 1\n"
         "  ^~~~~~\n"
         "hint: did you mean 'process'?\n");

@@ -105,6 +105,18 @@ struct MapRecord {
   StrId build_id = 0;  // 0 when unknown
 };
 
+// A function a JIT compiled into anonymous memory, as its runtime listed it in the
+// process's perf map (/tmp/perf-PID.map, trace/perf_map.h): code at [start, start + size)
+// is `name`, exactly as the runtime wrote it. `ts` is when the recorder read the line: it
+// was written then or earlier. Frames in no mapped file are named from these at read time.
+struct JitSymbol {
+  Pid pid = 0;
+  uint64_t ts = 0;
+  uint64_t start = 0;
+  uint64_t size = 0;
+  StrId name = 0;
+};
+
 // Events the recorder could not keep (ring buffer full), per CPU.
 struct LostRecord {
   uint16_t cpu = 0;
@@ -165,8 +177,9 @@ struct Trace {
   Column<Event> events;  // sorted by ts (stable)
   Column<uint64_t> values;
   std::vector<LostRecord> lost;
-  std::vector<LossRecord> losses;  // appended as noticed, like `lost`
-  std::vector<MapRecord> maps;     // by pid, then ts
+  std::vector<LossRecord> losses;      // appended as noticed, like `lost`
+  std::vector<MapRecord> maps;         // by pid, then ts
+  std::vector<JitSymbol> jit_symbols;  // in the order read (per process, the file's order)
 
   // Appends an event; its field values are zero until set through value_ref.
   Event& add_event(uint64_t ts, Tid tid, KindId kind, uint16_t cpu = 0, StackId stack = 0);

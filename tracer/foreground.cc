@@ -234,6 +234,12 @@ std::optional<ForegroundResult> record_in_foreground(ForegroundRecording r) {
         session->mark(ts, pid, tid, text);
       });
     if (child > 0) {
+      // Ended but not reaped yet: its perf map is read while its owner can be checked
+      // (tracer/perf_map_capture.h), since a JIT may have run for less than the poll's second.
+      siginfo_t ended_info{};
+      if (waitid(P_PID, static_cast<id_t>(child), &ended_info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+          ended_info.si_pid == child)
+        session->read_perf_map(static_cast<uint32_t>(child));
       int wstatus = 0;
       const pid_t waited = waitpid(child, &wstatus, WNOHANG);
       if (waited == child) {
@@ -274,6 +280,7 @@ std::optional<ForegroundResult> record_in_foreground(ForegroundRecording r) {
             args.duration) {
       if (child > 0) {
         session->note_end_state();  // while the command still waits, before it is stopped
+        session->read_perf_map(static_cast<uint32_t>(child));
         kill(child, SIGTERM);
         int wstatus = 0;
         waitpid(child, &wstatus, 0);

@@ -462,8 +462,8 @@ RingStats RingWriter::stats() const {
 namespace {
 
 // Merges the traces of a ring's files into one. Every file repeats the metadata of the
-// files before it, so strings, stacks and lost records are kept once, and threads,
-// processes and maps are keyed by identity with later files winning.
+// files before it, so strings, stacks, lost records and JIT symbols are kept once, and
+// threads, processes and maps are keyed by identity with later files winning.
 class RingMerger {
  public:
   explicit RingMerger(Trace& out) : out_(out) {}
@@ -505,6 +505,13 @@ class RingMerger {
     for (const LossRecord& l : t.losses)
       if (losses_seen_.emplace(static_cast<uint32_t>(l.kind), l.ts, l.count).second)
         out_.losses.push_back(l);
+    // ... and the JIT symbols read before it: each is kept once, in the order first read.
+    for (const JitSymbol& j : t.jit_symbols) {
+      JitSymbol k = j;
+      k.name = strings[j.name];
+      if (jit_seen_.emplace(k.pid, k.ts, k.start, k.size, k.name).second)
+        out_.jit_symbols.push_back(k);
+    }
     if (strings_identity && stacks_identity)
       copy_events(t);
     else
@@ -582,6 +589,7 @@ class RingMerger {
   std::map<std::tuple<Pid, uint64_t, uint64_t>, size_t> map_at_;
   std::set<std::tuple<uint16_t, uint64_t, uint64_t>> lost_seen_;
   std::set<std::tuple<uint32_t, uint64_t, uint64_t>> losses_seen_;
+  std::set<std::tuple<Pid, uint64_t, uint64_t, uint64_t, StrId>> jit_seen_;
   std::unordered_map<std::string, StackId> stack_at_;
 };
 

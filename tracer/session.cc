@@ -8,12 +8,15 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "kernel/syscalls.h"
 #include "trace/binary_format.h"
 #include "tracer/dwarf_unwind.h"
 #include "tracer/kallsyms.h"
 #include "tracer/maps_capture.h"
+#include "tracer/perf_map_capture.h"
 #include "tracer/proc_locks.h"
 #include "tracer/proc_snapshot.h"
 #include "tracer/stream_peer.h"
@@ -27,6 +30,9 @@ namespace {
 constexpr uint64_t kHoldNs = 200'000'000;
 constexpr uint64_t kLostCheckNs = 250'000'000;
 constexpr uint64_t kReleaseEveryNs = 100'000'000;
+// Perf maps are read about once a second: often enough to read a short-lived JIT's map
+// while it runs (its owner is checked against the process's), rarely enough to cost nothing.
+constexpr uint64_t kPerfMapEveryNs = 1'000'000'000;
 constexpr int kRecorderNice = -10;
 // Frames kept of a stack unwound with CFI (a frame-pointer walk keeps CW_MAX_STACK).
 constexpr size_t kMaxUnwoundFrames = 128;
@@ -43,12 +49,35 @@ std::vector<std::pair<uint32_t, uint32_t>> syscall_classes() {
   return out;
 }
 
+bool recorded_process(uint32_t pid, const std::vector<uint32_t>& pids);
+
 }  // namespace
 
 struct MapsCaptureHolder {
   explicit MapsCaptureHolder(MapsCaptureOptions options) : capture(std::move(options)) {}
   MapsCapture capture;
   std::vector<CapturedMap> pending;
+};
+
+// The perf maps of the recorded processes: of those the trace knows (running at the start,
+// or started since), with --pid those descended from the pids.
+struct PerfMapsHolder {
+  explicit PerfMapsHolder(std::function<bool(Pid)> recorded)
+      : capture(PerfMapCaptureOptions{}, std::move(recorded)) {}
+  PerfMapCapture capture;
+  std::unordered_set<Pid> known;
+  size_t processes_seen = 0;  // of Trace::processes, put in `known`
+  std::unordered_map<Pid, bool> recorded;
+  uint64_t last_poll = 0;
+  std::vector<CapturedJitSymbol> pending;
+
+  // Puts what was read into `trace` and says what was refused.
+  void take(Trace& trace) {
+    add_jit_symbols(trace, pending);
+    pending.clear();
+    for (const std::string& note : capture.take_notes())
+      std::cerr << "causeway: note: " << note << "\n";
+  }
 };
 
 Session::Session(SessionOptions options) : options_(std::move(options)) {
@@ -104,6 +133,16 @@ Session::Session(SessionOptions options) : options_(std::move(options)) {
     for (const ProcThread& t : p.threads) decoder_->add_thread(t.tid, t.pid, t.comm, t.kernel);
   }
 
+  perf_maps_ = std::make_unique<PerfMapsHolder>([this](Pid pid) {
+    PerfMapsHolder& h = *perf_maps_;
+    for (; h.processes_seen < trace_.processes.size(); ++h.processes_seen)
+      h.known.insert(trace_.processes[h.processes_seen].pid);
+    if (!h.known.count(pid)) return false;
+    auto [it, added] = h.recorded.try_emplace(pid, true);
+    if (added && !options_.pids.empty()) it->second = recorded_process(pid, options_.pids);
+    return it->second;
+  });
+
   if (options_.ring)
     ring_ = std::make_unique<RingWriter>(*options_.ring);
   else
@@ -135,6 +174,7 @@ void Session::step(int timeout_ms) {
     add_captured_maps(maps_->pending);
     maps_->pending.clear();
   }
+  if (now - perf_maps_->last_poll >= kPerfMapEveryNs) poll_perf_maps(now);
   if (now - last_lost_check_ >= kLostCheckNs) {
     note_lost();
     last_lost_check_ = now;
@@ -156,6 +196,17 @@ void Session::add_captured_maps(const std::vector<CapturedMap>& maps) {
   add_maps(trace_, maps);
   if (unwinder_)
     for (const CapturedMap& m : maps) unwinder_->add_map(m.pid, m.start, m.end, m.pgoff, m.path);
+}
+
+void Session::poll_perf_maps(uint64_t now) {
+  perf_maps_->last_poll = now;
+  perf_maps_->capture.poll(now, perf_maps_->pending);
+  perf_maps_->take(trace_);
+}
+
+void Session::read_perf_map(uint32_t pid) {
+  perf_maps_->capture.read(pid, now_ns(), perf_maps_->pending);
+  perf_maps_->take(trace_);
 }
 
 void Session::mark(uint64_t ts, uint32_t pid, uint32_t tid, std::string_view text) {
@@ -257,6 +308,9 @@ void Session::finish() {
   note_maps_lost(maps_->capture.poll(maps_->pending));
   add_captured_maps(maps_->pending);
   maps_->pending.clear();
+  poll_perf_maps(now_ns());
+  for (const std::string& note : perf_maps_->capture.bad_line_notes())
+    std::cerr << "causeway: note: " << note << "\n";
   note_lost();
   decoder_->release_all();
   write_released();
@@ -291,6 +345,8 @@ SessionStatus Session::status() const {
     s.unwound_frames = unwinder_->stats().frames;
     s.unwind_ns = unwinder_->stats().ns;
   }
+  s.jit_symbols = perf_maps_->capture.symbols();
+  s.perf_maps = perf_maps_->capture.files_read();
   if (ring_) s.ring = ring_->stats();
   return s;
 }

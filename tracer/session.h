@@ -55,6 +55,8 @@ struct SessionStatus {
   uint64_t unwound_stacks = 0;   // --call-graph dwarf: stack copies unwound,
   uint64_t unwound_frames = 0;   // the frames found in them
   uint64_t unwind_ns = 0;        // and the recorder's time spent on them
+  uint64_t jit_symbols = 0;      // entries copied from the processes' perf maps
+  size_t perf_maps = 0;          // from this many perf maps
   std::optional<RingStats> ring;
 };
 
@@ -82,6 +84,10 @@ class Session {
   // that no earlier record can still arrive.
   void step(int timeout_ms);
   void mark(uint64_t ts, uint32_t pid, uint32_t tid, std::string_view text);
+  // Copies what process `pid`'s perf map gained (tracer/perf_map_capture.h); every step does
+  // so for all recorded processes about once a second. For a process about to be reaped,
+  // whose owner can still be checked.
+  void read_perf_map(uint32_t pid);
   // What is still going on at the end, as events: the locks threads are still waiting for
   // and who holds them (file locks from /proc/locks, owners the packs' holder rules find).
   // Call it before stopping the recorded command; finish() calls it otherwise.
@@ -105,6 +111,8 @@ class Session {
   std::unique_ptr<RecordDecoder> decoder_;
   std::unique_ptr<DwarfUnwinder> unwinder_;
   void add_captured_maps(const std::vector<CapturedMap>& maps);
+  void poll_perf_maps(uint64_t now);
+  std::unique_ptr<struct PerfMapsHolder> perf_maps_;
   std::unique_ptr<KernelSymbols> kernel_symbols_;  // names kernel stack frames
   std::unique_ptr<class TraceWriter> file_;
   std::unique_ptr<RingWriter> ring_;

@@ -145,9 +145,9 @@ ReadReport read_trace(const std::string& path, Trace& trace, Reporter& reporter,
     reporter.message(fmt::format("{}: warning: skipped {} bytes at offset {}: {}", path, s.size,
                                  s.offset, s.reason));
   for (const auto& n : report.notes) reporter.message(fmt::format("{}: note: {}", path, n));
-  // A recorded trace holds raw addresses and the memory maps to name them; rules match
-  // frames by symbol, so stacks are named here, from the files on this machine.
-  if (trace.maps.empty()) return report;
+  // A recorded trace holds raw addresses and the memory maps (and perf maps) to name them; rules
+  // match frames by symbol, so stacks are named here, from the files on this machine.
+  if (trace.maps.empty() && trace.jit_symbols.empty()) return report;
   SymbolizeReport sym;
   {
     const ProgressScope progress(reporter, path);
