@@ -200,7 +200,7 @@ class FreshPages {
   uint64_t bytes_, used_ = 0, populated_ = 0;
 };
 
-// The recorder's side, as `causeway record` has it (tracer/record_instrumentation.cc, from
+// The recorder's side, as `causeway record` has it (recorder/record_instrumentation.cc, from
 // the session loop, which waits up to 100 ms for kernel events between polls): a thread
 // polling a HookLogReader on the directory every `period`, counting the benchmark
 // function's events. Polling is what hands full chunks back to the writers.

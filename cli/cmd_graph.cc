@@ -13,7 +13,7 @@
 #include "cli/json_output.h"
 #include "cli/pipeline_options.h"
 #include "cli/terminal_reporter.h"
-#include "engine/export/report.h"
+#include "engine/export/graph_report.h"
 #include "engine/graph/builder.h"
 #include "engine/session/trace_session.h"
 #include "rules/loader.h"

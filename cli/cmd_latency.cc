@@ -21,7 +21,7 @@
 #include "engine/export/latency_html.h"
 #include "engine/latency/infer.h"
 #include "engine/latency/rank.h"
-#include "engine/latency/report.h"
+#include "engine/latency/ranking_json.h"
 #include "engine/session/trace_load.h"
 #include "trace/command_marker.h"
 

@@ -31,15 +31,15 @@
 #include "engine/session/pack_paths.h"
 #include "kernel/records.h"
 #include "kernel/watchpoints.h"
+#include "recorder/daemon.h"
+#include "recorder/foreground.h"
+#include "recorder/pid_namespace.h"
+#include "recorder/record_instrumentation.h"
+#include "recorder/recorder_dir.h"
+#include "recorder/ring.h"
+#include "recorder/session.h"
 #include "rules/loader.h"
 #include "trace/binary_format.h"
-#include "tracer/daemon.h"
-#include "tracer/foreground.h"
-#include "tracer/pid_namespace.h"
-#include "tracer/record_instrumentation.h"
-#include "tracer/recorder_dir.h"
-#include "tracer/ring.h"
-#include "tracer/session.h"
 
 namespace cw::cli {
 
@@ -95,7 +95,7 @@ int check_privileges() {
   std::string missing = kernel::missing_privileges();
   if (missing.empty()) {
     // Before anything is run or written: inside a PID namespace the kernel's pids and
-    // /proc's disagree (tracer/pid_namespace.h).
+    // /proc's disagree (recorder/pid_namespace.h).
     std::string problem = pid_namespace_problem();
     if (problem.empty()) return kExitOk;
     std::cerr << "causeway: " << problem << "\n";

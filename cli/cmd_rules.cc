@@ -103,10 +103,10 @@ Command add_rules_test(CLI::App& rules) {
             std::cerr << loaded.render();
             if (!loaded.ok()) return kExitBadInput;
             auto results =
-                engine::run_pack_tests(loaded.rules, packs_from(loaded.rules, args->packs));
-            std::cout << engine::render_pack_tests(results);
+                eval::run_pack_tests(loaded.rules, packs_from(loaded.rules, args->packs));
+            std::cout << eval::render_pack_tests(results);
             bool passed = std::all_of(results.begin(), results.end(),
-                                      [](const engine::PackTestResult& r) { return r.passed(); });
+                                      [](const eval::PackTestResult& r) { return r.passed(); });
             return passed ? kExitOk : kExitBadInput;
           }};
 }

@@ -36,7 +36,7 @@
 #include "engine/export/latency_html.h"
 #include "engine/latency/infer.h"
 #include "engine/latency/rank.h"
-#include "engine/latency/report.h"
+#include "engine/latency/ranking_json.h"
 #include "engine/session/answers.h"
 #include "engine/session/session_error.h"
 #include "engine/session/trace_session.h"

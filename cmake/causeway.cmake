@@ -54,7 +54,7 @@ endfunction()
 function(_cw_check_no_libbpf target)
   set(closure "")
   _cw_link_closure(${target} closure)
-  foreach(lib cw_kernel cw_tracer PkgConfig::LIBBPF)
+  foreach(lib cw_kernel cw_recorder PkgConfig::LIBBPF)
     if(lib IN_LIST closure)
       message(FATAL_ERROR "${target} links ${lib}: the trace model and what only reads "
                           "traces must not link the recorder (libbpf)")

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/graph/graph.h"
 #include "engine/diagnosis/segment_profile.h"
+#include "engine/graph/graph.h"
 
 namespace cw::engine {
 

@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <regex>
 
-#include "eval/automatic_slice.h"
-#include "engine/graph/builder.h"
 #include "engine/diagnosis/debug_report.h"
 #include "engine/diagnosis/diagnose.h"
+#include "engine/graph/builder.h"
+#include "eval/automatic_slice.h"
 #include "trace/names.h"
 
 namespace cw::eval {

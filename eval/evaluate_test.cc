@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "base/source.h"
-#include "eval/report.h"
+#include "eval/suite_summary.h"
 #include "rules/loader.h"
 #include "trace/text_format.h"
 

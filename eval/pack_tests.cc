@@ -6,16 +6,40 @@
 #include <optional>
 #include <stdexcept>
 
-#include "engine/graph/builder.h"
 #include "engine/diagnosis/diagnose.h"
-#include "engine/export/report.h"
+#include "engine/export/graph_report.h"
+#include "engine/graph/builder.h"
 #include "rules/loader.h"
 #include "rules/lua_sandbox.h"
 #include "trace/binary_format.h"
 #include "trace/symbolize.h"
 #include "trace/text_format.h"
 
-namespace cw::engine {
+namespace cw::eval {
+
+using engine::answer_source_name;
+using engine::AnswerSource;
+using engine::AutoAnswerer;
+using engine::build_graph;
+using engine::BuildResult;
+using engine::diagnose;
+using engine::DiagnoseError;
+using engine::DiagnoseOptions;
+using engine::Diagnosis;
+using engine::Edge;
+using engine::Graph;
+using engine::Hang;
+using engine::hang_kind_name;
+using engine::kNoRule;
+using engine::Query;
+using engine::question_kind_name;
+using engine::RootCause;
+using engine::RuleKind;
+using engine::Segment;
+using engine::stats_json;
+using engine::strength_name;
+using engine::SymptomRequest;
+using engine::trace_start_ns;
 
 namespace {
 
@@ -391,4 +415,4 @@ std::string render_pack_tests(const std::vector<PackTestResult>& results) {
   return out;
 }
 
-}  // namespace cw::engine
+}  // namespace cw::eval

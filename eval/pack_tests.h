@@ -8,7 +8,7 @@
 #include "base/source.h"
 #include "rules/ruleset.h"
 
-namespace cw::engine {
+namespace cw::eval {
 
 struct PackTestResult {
   std::string pack;
@@ -26,4 +26,4 @@ std::vector<PackTestResult> run_pack_tests(const rules::RuleSet& all,
 // below its test, then the total line `N passed, M failed`.
 std::string render_pack_tests(const std::vector<PackTestResult>& results);
 
-}  // namespace cw::engine
+}  // namespace cw::eval

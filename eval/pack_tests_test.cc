@@ -13,7 +13,7 @@
 #include "trace/binary_format.h"
 #include "trace/text_format.h"
 
-namespace cw::engine {
+namespace cw::eval {
 namespace {
 
 rules::RuleSet load(const std::string& text) {
@@ -276,4 +276,4 @@ TEST_CASE("a test's trace file is read from the pack's folder, binary or text") 
 }
 
 }  // namespace
-}  // namespace cw::engine
+}  // namespace cw::eval

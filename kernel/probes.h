@@ -31,7 +31,7 @@ struct ProbeOptions {
   StackMode stacks = StackMode::Blocking;
   // 0: user stacks are walked by frame pointer in the kernel. Otherwise this many bytes
   // of the user stack (at most CW_MAX_USTACK_BYTES) are copied with the registers, for
-  // user space to unwind (CW_REC_USTACK, tracer/dwarf_unwind.h).
+  // user space to unwind (CW_REC_USTACK, recorder/dwarf_unwind.h).
   uint32_t ustack_bytes = 0;
   // cpu-clock samples per second on each online CPU (0: none): CW_REC_SAMPLE records.
   uint32_t sample_hz = 0;

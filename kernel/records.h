@@ -108,7 +108,7 @@ struct cw_rec_switch {
   __u8 prev_kernel; /* prev is a kernel thread */
   __u8 next_kernel;
   /* 1: `next` is recorded, so the record of its own switch out is due on this CPU (the
-   * decoder notices a kernel that never reports it, tracer/record_decoder.cc) */
+   * decoder notices a kernel that never reports it, recorder/record_decoder.cc) */
   __u8 next_recorded;
   __u8 pad[4];
 };
@@ -259,7 +259,7 @@ struct cw_rec_stack {
 #define CW_STACK_OF_SAMPLE 1u
 
 /* CW_REC_USTACK (--call-graph dwarf): what user space needs to unwind the thread's user
- * stack with the CFI of the mapped files (tracer/dwarf_unwind.h), in place of a
+ * stack with the CFI of the mapped files (recorder/dwarf_unwind.h), in place of a
  * frame-pointer walk. `size` bytes of the stack from regs[7] (rsp) up follow the fixed
  * part; fewer than asked when the stack's mapping ends sooner. */
 struct cw_rec_ustack {

@@ -196,8 +196,8 @@ struct FlagRule {
 // Who holds what a thread still blocked in one of `syscalls` when a recording ends waits
 // for (docs/rules.md "holder"). Owner: the call's first argument is the waited-on address
 // and the owner's tid is the `size`-byte word `owner_offset` bytes from it (glibc's mutex:
-// lock word at 0, owner at 8; tracer/mutex_owner.h). Peer: the first argument is an fd on
-// a pipe or a socket, held at its other end by another process (tracer/stream_peer.h).
+// lock word at 0, owner at 8; recorder/mutex_owner.h). Peer: the first argument is an fd on
+// a pipe or a socket, held at its other end by another process (recorder/stream_peer.h).
 struct HolderRule {
   RuleOrigin origin;
   std::vector<std::string> syscalls;

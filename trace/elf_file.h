@@ -1,6 +1,6 @@
 // An ELF file opened with libelf (read in place, closed with the object), and its GNU
 // build id: what symbolisation (trace/symbolize.h) and the recorder's memory-map capture
-// (tracer/maps_capture.h) read from mapped files. instrument/elf_image.h keeps its own
+// (recorder/maps_capture.h) read from mapped files. instrument/elf_image.h keeps its own
 // mapping: it hands out the file's bytes to the decoder; the preload library
 // (instrument/hook/) keeps its own reader, as it may not use libelf.
 #pragma once

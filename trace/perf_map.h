@@ -1,7 +1,7 @@
 // The perf map a JIT writes for profilers, /tmp/perf-PID.map: one line per compiled
 // function, `START SIZE NAME` (START and SIZE in hex, with or without 0x; NAME the rest of
 // the line). Node (--perf-basic-prof), Python 3.12+ (-X perf), the JVM (perf-map-agent),
-// LuaJIT and others write it; the recorder copies it into the trace (tracer/
+// LuaJIT and others write it; the recorder copies it into the trace (recorder/
 // perf_map_capture.h) so that frames in JIT code are named (trace/jit_symbols.h).
 //
 // The file is written by the recorded program, often another user's, and read by a

@@ -141,7 +141,7 @@ Schema make_builtin() {
   s.add(kind("task_end", "a queued task finished", {{"task", F::Uint, "task identity"}},
              SpanRole::Close, "task"));
 
-  // Hangs still in progress when the recording ended (tracer/end_state.h): who holds what
+  // Hangs still in progress when the recording ended (recorder/end_state.h): who holds what
   // a thread was still waiting for (a file lock, a mutex). Both come at the recording's end.
   s.add(kind("lock_held",
              "at the end of the recording, this thread held a lock a recorded thread was "

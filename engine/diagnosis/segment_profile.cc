@@ -50,7 +50,7 @@ bool uninterruptible(const Trace& trace, const ProfileKinds& k, const Event& e) 
 // The state a switch_out leaves the thread in: the kernel's task state letter R means
 // preempted (still runnable), X (dead) or Z (zombie) that the thread exited, '?' that the
 // switch itself was never reported (the recorder noticed the thread gone from its CPU,
-// tracer/record_decoder.cc) and the state is not known; every other state waits for
+// recorder/record_decoder.cc) and the state is not known; every other state waits for
 // something.
 State state_after(const Trace& trace, const ProfileKinds& k, const Event& e) {
   if (k.state_field < 0) return State::Blocked;

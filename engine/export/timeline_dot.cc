@@ -4,7 +4,7 @@
 
 #include <ostream>
 
-#include "engine/export/report.h"
+#include "engine/export/graph_report.h"
 
 namespace cw::engine {
 

@@ -1,0 +1,103 @@
+#include "eval/scenario_run.h"
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <vector>
+
+#include "engine/diagnosis/diagnose.h"
+#include "engine/session/pack_paths.h"
+#include "engine/session/session_error.h"
+#include "engine/session/trace_load.h"
+#include "eval/command_run.h"
+#include "eval/evaluate.h"
+
+namespace cw::eval {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// How long one scenario's recording may take before it is stopped.
+constexpr auto kRecordTimeout = std::chrono::seconds(120);
+
+// `causeway record -o TRACE [--rules PACK] RECORD... -- COMMAND`, its stderr in LOG.
+// Returns "" or why it failed.
+std::string record(const Scenario& s, const std::string& programs, const std::string& trace,
+                   const std::string& log) {
+  std::vector<std::string> options;
+  if (!s.pack.empty()) options.insert(options.end(), {"--rules", s.pack});
+  options.insert(options.end(), s.record.begin(), s.record.end());
+  std::vector<std::string> command = s.command;
+  if (command[0].find('/') == std::string::npos && fs::exists(fs::path(programs) / command[0]))
+    command[0] = (fs::path(programs) / command[0]).string();
+  return record_command(options, command, trace, log, {}, programs, kRecordTimeout);
+}
+
+// The id of the pack loaded from `path` (a file or a folder), "" if none.
+std::string pack_id_of(const rules::RuleSet& rules, const std::string& path) {
+  std::error_code ec;
+  const fs::path want = fs::weakly_canonical(path, ec);
+  for (const rules::PackInfo& p : rules.packs)
+    for (const std::string& f : p.files) {
+      fs::path have = fs::weakly_canonical(f, ec);
+      if (have == want || have.parent_path() == want) return p.id;
+    }
+  return {};
+}
+
+// Diagnoses one recording under the standard packs and `packs`; the error goes into
+// `r.error`.
+std::optional<Outcome> diagnose(const Scenario& s, const Trace& trace,
+                                const std::vector<std::string>& packs, ScenarioResult& r) {
+  auto loaded = session::load_rule_packs(packs, false);
+  if (!loaded.ok()) {
+    r.error = "rules: " + loaded.render();
+    return std::nullopt;
+  }
+  try {
+    return evaluate(s, trace, loaded.rules, s.pack.empty() ? "" : pack_id_of(loaded.rules, s.pack));
+  } catch (const engine::DiagnoseError& e) {
+    r.error = std::string("no hang: ") + e.what();
+  } catch (const std::exception& e) {
+    r.error = e.what();
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+ScenarioResult run_scenario(const Scenario& s, const ScenarioRun& run,
+                            session::Reporter& reporter) {
+  ScenarioResult r;
+  r.scenario = s;
+  r.trace = (fs::path(run.out_dir) / (s.name + ".cwt")).string();
+  const std::string log = (fs::path(run.out_dir) / (s.name + ".record.log")).string();
+  if (run.record) {
+    auto t0 = std::chrono::steady_clock::now();
+    r.error = record(s, run.programs, r.trace, log);
+    r.record_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  Trace trace;
+  // Taken, not shown: a note on frames left unnamed names every process of the machine (a
+  // JIT's /memfd: region in an unrelated one), not this scenario.
+  SymbolizeReport symbols;
+  if (r.error.empty()) {
+    try {
+      session::read_trace(r.trace, trace, reporter, &symbols);
+    } catch (const session::SessionError& e) {
+      reporter.message(e.what());
+      r.error = "cannot read the recording " + r.trace;
+    }
+  }
+  if (r.error.empty()) r.error = command_failure(trace, log, "the scenario's");
+  if (r.error.empty()) {
+    std::vector<std::string> with;
+    if (!s.pack.empty()) with.push_back(s.pack);
+    r.with_rules = diagnose(s, trace, with, r);
+    if (r.error.empty() && s.needs_pack) r.without_pack = diagnose(s, trace, {}, r);
+  }
+  return r;
+}
+
+}  // namespace cw::eval

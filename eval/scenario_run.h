@@ -1,0 +1,25 @@
+// One scenario of the suite run end to end: its programs recorded with the real recorder
+// (`causeway record` as a child process), the recording read back and diagnosed with the
+// scenario's scripted answers, under its pack and, for a scenario that needs its pack,
+// once more without it (docs/scenarios.md).
+#pragma once
+
+#include <string>
+
+#include "engine/session/reporter.h"
+#include "eval/scenario.h"
+#include "eval/suite_summary.h"
+
+namespace cw::eval {
+
+struct ScenarioRun {
+  std::string programs;  // where the cw-scn-* programs are
+  std::string out_dir;   // NAME.cwt and NAME.record.log go here
+  bool record = true;    // false: diagnose the recording a previous run left in out_dir
+};
+
+// Never throws for the scenario's own failures: they are in the result's `error`. What
+// reading the trace has to say goes to `reporter`.
+ScenarioResult run_scenario(const Scenario& s, const ScenarioRun& run, session::Reporter& reporter);
+
+}  // namespace cw::eval

@@ -1,0 +1,562 @@
+#include "recorder/record_decoder.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "kernel/records.h"
+#include "recorder/lock_wait.h"
+
+namespace cw {
+
+namespace {
+
+std::string_view bounded(const char* s, size_t cap) {
+  return {s, strnlen(s, cap)};
+}
+
+std::string_view basename_of(std::string_view path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+template <typename T>
+const T* as(const void* record, size_t size) {
+  return size >= sizeof(T) ? static_cast<const T*>(record) : nullptr;
+}
+
+}  // namespace
+
+RecordDecoder::RecordDecoder(Trace& trace, SyscallNaming naming)
+    : trace_(trace), naming_(std::move(naming)), fields_(trace.schema) {}
+
+void RecordDecoder::add_process(Pid pid, Pid ppid, std::string_view comm, std::string_view exe) {
+  put_process({pid, ppid, trace_.strings.intern(comm), trace_.strings.intern(exe)});
+}
+
+void RecordDecoder::add_thread(Tid tid, Pid pid, std::string_view comm, bool kernel) {
+  put_thread({tid, pid, trace_.strings.intern(comm), kernel});
+}
+
+// Tables are append-only (a writer may have written the old entry); the last entry of an
+// id wins when the trace is read. The decoder keeps its own latest view, so it never has
+// to rebuild the trace's indexes per fork or exec.
+void RecordDecoder::put_process(const ProcessInfo& p) {
+  trace_.processes.push_back(p);
+  processes_[p.pid] = p;
+}
+
+void RecordDecoder::put_thread(const ThreadInfo& t) {
+  trace_.threads.push_back(t);
+  threads_[t.tid] = t;
+}
+
+void RecordDecoder::note_thread(Tid tid, Pid pid) {
+  if (tid == 0 || threads_.count(tid)) return;
+  // A thread first met in an event: it existed before the /proc snapshot ended, or its
+  // creation was not recorded (a filtered parent). Its name comes later, if at all.
+  put_thread({tid, pid, 0, false});
+}
+
+RecordDecoder::Held& RecordDecoder::hold(uint64_t ts, Tid tid, KindId kind, uint32_t cpu) {
+  Held& h = held_.emplace_back();
+  h.ts = ts;
+  h.order = order_++;
+  h.tid = tid;
+  h.kind = kind;
+  h.cpu = static_cast<uint16_t>(cpu);
+  h.stack = 0;
+  h.seq = 0;
+  h.nvalues = static_cast<uint8_t>(trace_.schema.kind(kind).fields.size());
+  std::fill(std::begin(h.values), std::end(h.values), 0);
+  ++stats_.events;
+  return h;
+}
+
+void RecordDecoder::set(Held& h, FieldAt field, uint64_t v) {
+  h.values[field] = v;
+}
+
+void RecordDecoder::set_str(Held& h, FieldAt field, std::string_view s) {
+  h.values[field] = trace_.strings.intern(s);
+}
+
+StackId RecordDecoder::intern_stack(Pid pid, const uint64_t* ips, uint32_t n) {
+  std::string key(reinterpret_cast<const char*>(&pid), sizeof pid);
+  key.append(reinterpret_cast<const char*>(ips), n * sizeof(uint64_t));
+  auto [it, fresh] = stack_ids_.try_emplace(std::move(key), 0);
+  if (fresh) it->second = trace_.add_stack(Stack{{ips, ips + n}, {}});
+  return it->second;
+}
+
+RecordDecoder::Held* RecordDecoder::stack_owner(Tid tid, uint32_t flags, uint64_t seq) {
+  auto& latest = (flags & CW_STACK_OF_SAMPLE) ? last_sample_ : last_enter_;
+  auto it = latest.find(tid);
+  if (it == latest.end() || it->second.first != seq) {
+    ++stats_.stacks_late;
+    return nullptr;
+  }
+  return &held_[it->second.second];
+}
+
+void RecordDecoder::unwind_pending() {
+  for (auto& [index, bytes] : pending_unwind_) {
+    if (index >= held_.size()) continue;
+    const auto* r = reinterpret_cast<const cw_rec_ustack*>(bytes.data());
+    constexpr size_t fixed = offsetof(cw_rec_ustack, data);
+    uint64_t regs[CW_USTACK_REGS];
+    std::copy(std::begin(r->regs), std::end(r->regs), regs);
+    std::vector<uint64_t> ips =
+        unwind_(r->h.pid, r->h.tid, regs,
+                std::span<const uint8_t>(bytes.data() + fixed, bytes.size() - fixed));
+    StackId stack = intern_stack(r->h.pid, ips.data(), static_cast<uint32_t>(ips.size()));
+    // A kernel stack (CW_REC_KSTACK) that came before the unwinding is put back in front.
+    const StackId kernel_only = held_[index].stack;
+    if (kernel_only != 0 && trace_.stacks[kernel_only].kernel > 0) {
+      const std::vector<uint64_t> kips(
+          trace_.stacks[kernel_only].ips.begin(),
+          trace_.stacks[kernel_only].ips.begin() + trace_.stacks[kernel_only].kernel);
+      stack = add_kernel_frames(r->h.pid, stack, kips.data(), static_cast<uint32_t>(kips.size()));
+    }
+    held_[index].stack = stack;
+    ++stats_.stacks_attached;
+  }
+  pending_unwind_.clear();
+}
+
+StackId RecordDecoder::add_kernel_frames(Pid pid, StackId user, const uint64_t* ips, uint32_t n) {
+  const Stack* tail = user != 0 && user < trace_.stacks.size() ? &trace_.stacks[user] : nullptr;
+  const size_t user_frames =
+      tail ? tail->ips.size() - std::min<size_t>(tail->kernel, tail->ips.size()) : 0;
+  // The key tells a kernel+user stack from a user stack of the same addresses.
+  std::string key(reinterpret_cast<const char*>(&pid), sizeof pid);
+  key += 'K';
+  key.append(reinterpret_cast<const char*>(&n), sizeof n);
+  key.append(reinterpret_cast<const char*>(ips), n * sizeof(uint64_t));
+  if (tail)
+    key.append(reinterpret_cast<const char*>(tail->ips.data() + tail->kernel),
+               user_frames * sizeof(uint64_t));
+  auto [it, fresh] = stack_ids_.try_emplace(std::move(key), 0);
+  if (!fresh) return it->second;
+  Stack s;
+  s.kernel = n;
+  s.ips.assign(ips, ips + n);
+  s.symbols.assign(n, 0);
+  for (uint32_t i = 0; i < n; ++i) {
+    std::string_view name = kernel_symbol_ ? kernel_symbol_(ips[i]) : std::string_view();
+    if (!name.empty())
+      s.symbols[i] = trace_.strings.intern(name);
+    else
+      ++stats_.kernel_frames_unnamed;
+  }
+  if (tail) {
+    const size_t from = tail->ips.size() - user_frames;
+    s.ips.insert(s.ips.end(), tail->ips.begin() + static_cast<std::ptrdiff_t>(from),
+                 tail->ips.end());
+    for (size_t i = from; i < tail->ips.size(); ++i)
+      s.symbols.push_back(i < tail->symbols.size() ? tail->symbols[i] : 0);
+  }
+  it->second = trace_.add_stack(std::move(s));
+  return it->second;
+}
+
+void RecordDecoder::add_loss(LossKind kind, uint64_t count) {
+  if (count > 0) trace_.losses.push_back({kind, count, newest_ts_});
+}
+
+uint64_t RecordDecoder::flag_hits(Pid pid, uint32_t flag_index) const {
+  auto it = flag_hits_.find({pid, flag_index});
+  return it == flag_hits_.end() ? 0 : it->second;
+}
+
+void RecordDecoder::add_marker(uint64_t ts, Tid tid, Pid pid, std::string_view text) {
+  note_thread(tid, pid);
+  set_str(hold(ts, tid, fields_.marker.id, 0), fields_.marker.text, text);
+}
+
+void RecordDecoder::add_lock_wait(uint64_t ts, const LockWait& w) {
+  const auto& held = fields_.lock_held;
+  const auto& wait = fields_.lock_wait;
+  int64_t holder = w.holder_tid != 0 ? w.holder_tid : w.holder_pid;
+  if (holder > 0) {
+    note_thread(static_cast<Tid>(holder), static_cast<Pid>(w.holder_pid));
+    Held& h = hold(ts, static_cast<Tid>(holder), held.id, 0);
+    set(h, held.object, w.object);
+    set(h, held.waiter, w.waiter_tid);
+    set_str(h, held.lock, w.lock);
+  }
+  note_thread(w.waiter_tid, w.waiter_pid);
+  Held& h = hold(ts + 1, w.waiter_tid, wait.id, 0);
+  set(h, wait.object, w.object);
+  set(h, wait.holder, static_cast<uint64_t>(holder));
+}
+
+void RecordDecoder::decode(const void* record, size_t size) {
+  // Every value goes to its field by name (recorder/event_fields.h).
+  const EventFields& f = fields_;
+
+  ++stats_.records;
+  const auto* hdr = as<cw_rec_header>(record, size);
+  if (!hdr || hdr->size > size) {
+    ++stats_.malformed;
+    return;
+  }
+  newest_ts_ = std::max<uint64_t>(newest_ts_, hdr->ts);
+  const uint64_t ts = hdr->ts;
+  const Tid tid = hdr->tid;
+  const uint32_t cpu = hdr->cpu;
+  note_thread(tid, hdr->pid);
+  auto bad = [&] { ++stats_.malformed; };
+
+  switch (hdr->type) {
+    case CW_REC_SWITCH: {
+      const auto* r = as<cw_rec_switch>(record, size);
+      if (!r) return bad();
+      // A recorded thread that got this CPU must leave it in a record whose prev it is.
+      // Some kernels never report some switches (a Firecracker VM delivers no tracepoint
+      // in the context of its pid 1's threads, to perf either): end the thread's run with
+      // an unknown state ('?') where the gap is noticed, and count the switch as lost
+      // rather than let the thread look as if it had run all along.
+      if (Tid& running = on_cpu_[cpu]; running != 0 && running != tid) {
+        set_str(hold(ts, running, f.switch_out.id, cpu), f.switch_out.state, "?");
+        ++stats_.switches_unreported;
+        trace_.losses.push_back({LossKind::SwitchUnreported, 1, ts});
+      }
+      on_cpu_[cpu] = r->next_recorded ? r->next_tid : 0;
+      if (tid != 0) {
+        char state[2] = {static_cast<char>(r->prev_state ? r->prev_state : '?'), 0};
+        set_str(hold(ts, tid, f.switch_out.id, cpu), f.switch_out.state, state);
+      }
+      if (r->next_tid != 0) {
+        note_thread(r->next_tid, r->next_pid);
+        hold(ts, r->next_tid, f.switch_in.id, cpu);
+      }
+      return;
+    }
+    case CW_REC_WAKING:
+    case CW_REC_WAKEUP_NEW: {
+      const auto* r = as<cw_rec_wake>(record, size);
+      if (!r) return bad();
+      if (tid == 0) return;  // woken from the idle task: no thread did it
+      note_thread(r->target_tid, r->target_pid);
+      if (hdr->type == CW_REC_WAKEUP_NEW) {
+        set(hold(ts, tid, f.wakeup_new.id, cpu), f.wakeup_new.target, r->target_tid);
+        return;
+      }
+      Held& h = hold(ts, tid, f.wakeup.id, cpu);
+      set(h, f.wakeup.target, r->target_tid);
+      if (r->in_irq) set(h, f.wakeup.interrupt, 1);
+      if (r->in_irq && r->cause_tid != 0) set(h, f.wakeup.cause, r->cause_tid);
+      return;
+    }
+    case CW_REC_FORK: {
+      const auto* r = as<cw_rec_fork>(record, size);
+      if (!r) return bad();
+      std::string_view comm = bounded(r->child_comm, CW_COMM_LEN);
+      if (!r->is_thread) {
+        auto parent = processes_.find(hdr->pid);
+        put_process({r->child_pid, hdr->pid, trace_.strings.intern(comm),
+                     parent != processes_.end() ? parent->second.exe : 0});
+      }
+      put_thread({r->child_tid, r->child_pid, trace_.strings.intern(comm), r->child_kernel != 0});
+      Held& h = hold(ts, tid, f.fork.id, cpu);
+      set(h, f.fork.child, r->child_tid);
+      set(h, f.fork.child_pid, r->child_pid);
+      set(h, f.fork.thread, r->is_thread ? 1 : 0);
+      set(hold(ts, r->child_tid, f.thread_start.id, cpu), f.thread_start.parent, tid);
+      return;
+    }
+    case CW_REC_EXEC: {
+      const auto* r = as<cw_rec_exec>(record, size);
+      if (!r) return bad();
+      std::string_view path = bounded(r->path, CW_PATH_LEN);
+      std::string_view comm = bounded(r->comm, CW_COMM_LEN);
+      if (comm.empty()) comm = basename_of(path);
+      auto old = processes_.find(hdr->pid);
+      put_process({hdr->pid, old != processes_.end() ? old->second.ppid : 0,
+                   trace_.strings.intern(comm), trace_.strings.intern(path)});
+      put_thread({tid, hdr->pid, trace_.strings.intern(comm), false});
+      set_str(hold(ts, tid, f.exec.id, cpu), f.exec.path, path);
+      return;
+    }
+    case CW_REC_EXIT: {
+      const auto* r = as<cw_rec_exit>(record, size);
+      if (!r) return bad();
+      set(hold(ts, tid, f.exit.id, cpu), f.exit.code,
+          static_cast<uint64_t>(static_cast<int64_t>(r->code)));
+      return;
+    }
+    case CW_REC_COMM: {
+      const auto* r = as<cw_rec_comm>(record, size);
+      if (!r) return bad();
+      std::string_view comm = bounded(r->comm, CW_COMM_LEN);
+      auto t = threads_.find(tid);
+      put_thread(
+          {tid, hdr->pid, trace_.strings.intern(comm), t != threads_.end() && t->second.kernel});
+      // A process is known by its main thread's name, as ps shows it.
+      if (tid == hdr->pid)
+        if (auto p = processes_.find(hdr->pid); p != processes_.end())
+          put_process({p->second.pid, p->second.ppid, trace_.strings.intern(comm), p->second.exe});
+      set_str(hold(ts, tid, f.comm.id, cpu), f.comm.name, comm);
+      return;
+    }
+    case CW_REC_SYS_ENTER: {
+      const auto* r = as<cw_rec_sys_enter>(record, size);
+      if (!r) return bad();
+      std::string_view name = naming_.name(r->nr);
+      std::string fallback;
+      if (name.empty()) name = fallback = fmt::format("syscall_{}", r->nr);
+      const auto& k = f.syscall_enter;
+      Held& h = hold(ts, tid, k.id, cpu);
+      set_str(h, k.name, name);
+      set(h, k.fd, static_cast<uint64_t>(static_cast<int64_t>(r->fd)));
+      set(h, k.resource, r->resource);
+      set_str(h, k.op, naming_.op_name(r->nr, r->op));
+      set(h, k.value, r->value);
+      set(h, k.count, r->count);
+      set(h, k.timeout_ns, static_cast<uint64_t>(r->timeout_ns));
+      h.seq = r->seq;
+      last_enter_[tid] = {r->seq, held_.size() - 1};
+      return;
+    }
+    case CW_REC_SYS_EXIT: {
+      const auto* r = as<cw_rec_sys_exit>(record, size);
+      if (!r) return bad();
+      std::string_view name = naming_.name(r->nr);
+      std::string fallback;
+      if (name.empty()) name = fallback = fmt::format("syscall_{}", r->nr);
+      Held& h = hold(ts, tid, f.syscall_exit.id, cpu);
+      set_str(h, f.syscall_exit.name, name);
+      set(h, f.syscall_exit.ret, static_cast<uint64_t>(r->ret));
+      return;
+    }
+    case CW_REC_XFER: {
+      const auto* r = as<cw_rec_xfer>(record, size);
+      if (!r) return bad();
+      const EventFields::Transfer& k = r->is_send ? f.send : f.recv;
+      Held& h = hold(ts, tid, k.id, cpu);
+      set(h, k.object, r->object);
+      set(h, k.offset, r->offset);
+      set(h, k.len, r->len);
+      set(h, k.peer, static_cast<uint64_t>(static_cast<int64_t>(r->peer_pid)));
+      set(h, k.fd, static_cast<uint64_t>(static_cast<int64_t>(r->fd)));
+      return;
+    }
+    case CW_REC_READY: {
+      const auto* r = as<cw_rec_ready>(record, size);
+      if (!r) return bad();
+      for (uint32_t i = 0; i < std::min<uint32_t>(r->n, CW_MAX_READY); ++i) {
+        Held& h = hold(ts, tid, f.ready.id, cpu);
+        set(h, f.ready.fd, static_cast<uint64_t>(static_cast<int64_t>(r->fds[i])));
+        set(h, f.ready.events, r->events[i]);
+      }
+      return;
+    }
+    case CW_REC_TIMER: {
+      const auto* r = as<cw_rec_timer>(record, size);
+      if (!r) return bad();
+      switch (r->op) {
+        case CW_TIMER_ARM: {
+          Held& h = hold(ts, tid, f.timer_arm.id, cpu);
+          set(h, f.timer_arm.timer, r->timer);
+          set(h, f.timer_arm.expires_ns, r->expires_ns);
+          set(h, f.timer_arm.interval_ns, r->interval_ns);
+          return;
+        }
+        case CW_TIMER_FIRE:
+          set(hold(ts, tid, f.timer_fire.id, cpu), f.timer_fire.timer, r->timer);
+          return;
+        case CW_TIMER_CANCEL:
+          set(hold(ts, tid, f.timer_cancel.id, cpu), f.timer_cancel.timer, r->timer);
+          return;
+      }
+      return bad();
+    }
+    case CW_REC_IRQ: {
+      const auto* r = as<cw_rec_irq>(record, size);
+      if (!r) return bad();
+      auto irq = static_cast<uint64_t>(static_cast<int64_t>(r->irq));
+      switch (r->op) {
+        case CW_HARDIRQ_ENTER: {
+          Held& h = hold(ts, tid, f.irq_enter.id, cpu);
+          set(h, f.irq_enter.irq, irq);
+          set_str(h, f.irq_enter.name, bounded(r->name, CW_COMM_LEN));
+          return;
+        }
+        case CW_HARDIRQ_EXIT: set(hold(ts, tid, f.irq_exit.id, cpu), f.irq_exit.irq, irq); return;
+        case CW_SOFTIRQ_ENTER: {
+          Held& h = hold(ts, tid, f.softirq_enter.id, cpu);
+          set(h, f.softirq_enter.vec, irq);
+          if (r->irq >= 0)
+            set_str(h, f.softirq_enter.name, naming_.softirq(static_cast<uint32_t>(r->irq)));
+          return;
+        }
+        case CW_SOFTIRQ_EXIT:
+          set(hold(ts, tid, f.softirq_exit.id, cpu), f.softirq_exit.vec, irq);
+          return;
+      }
+      return bad();
+    }
+    case CW_REC_SIGNAL: {
+      // A recorder before `cause_tid` wrote the record without its last 8 bytes.
+      constexpr size_t without_cause = offsetof(cw_rec_signal, cause_tid);
+      if (size < without_cause) return bad();
+      const auto* r = static_cast<const cw_rec_signal*>(record);
+      const uint32_t cause = size >= sizeof(cw_rec_signal) ? r->cause_tid : 0;
+      auto sig = static_cast<uint64_t>(static_cast<int64_t>(r->sig));
+      if (r->op == CW_SIGNAL_GENERATE) {
+        note_thread(r->target_tid, r->target_pid);
+        Held& h = hold(ts, tid, f.signal_send.id, cpu);
+        set(h, f.signal_send.target, r->target_tid);
+        set(h, f.signal_send.sig, sig);
+        if (cause != 0) set(h, f.signal_send.cause, cause);
+      } else if (r->op == CW_SIGNAL_DELIVER) {
+        set(hold(ts, tid, f.signal_deliver.id, cpu), f.signal_deliver.sig, sig);
+      } else {
+        bad();
+      }
+      return;
+    }
+    case CW_REC_STACK: {
+      constexpr size_t fixed = offsetof(cw_rec_stack, ips);
+      if (size < fixed) return bad();
+      const auto* r = static_cast<const cw_rec_stack*>(record);
+      uint32_t n = std::min<uint32_t>(r->n, CW_MAX_STACK);
+      if (fixed + n * sizeof(uint64_t) > size) return bad();
+      Held* owner = stack_owner(tid, hdr->flags, r->seq);
+      if (!owner) return;
+      uint64_t ips[CW_MAX_STACK];
+      std::memcpy(ips, r->ips, n * sizeof(uint64_t));
+      owner->stack = intern_stack(hdr->pid, ips, n);
+      ++stats_.stacks_attached;
+      return;
+    }
+    case CW_REC_USTACK: {
+      constexpr size_t fixed = offsetof(cw_rec_ustack, data);
+      if (size < fixed) return bad();
+      const auto* r = static_cast<const cw_rec_ustack*>(record);
+      if (r->size > CW_MAX_USTACK_BYTES || fixed + r->size > size) return bad();
+      Held* owner = stack_owner(tid, hdr->flags, r->seq);
+      if (!owner) return;
+      if (!unwind_) {
+        ++stats_.stacks_not_unwound;
+        return;
+      }
+      const auto* bytes = static_cast<const uint8_t*>(record);
+      pending_unwind_.emplace_back(static_cast<size_t>(owner - held_.data()),
+                                   std::vector<uint8_t>(bytes, bytes + fixed + r->size));
+      return;
+    }
+    case CW_REC_SAMPLE: {
+      const auto* r = as<cw_rec_sample>(record, size);
+      if (!r) return bad();
+      Held& h = hold(ts, tid, f.sample.id, cpu);
+      set_str(h, f.sample.event, "cpu-clock");
+      set(h, f.sample.period, r->period);
+      h.seq = ts;
+      last_sample_[tid] = {ts, held_.size() - 1};
+      ++stats_.samples;
+      return;
+    }
+    case CW_REC_KSTACK: {
+      constexpr size_t fixed = offsetof(cw_rec_stack, ips);
+      if (size < fixed) return bad();
+      const auto* r = static_cast<const cw_rec_stack*>(record);
+      uint32_t n = std::min<uint32_t>(r->n, CW_MAX_STACK);
+      if (fixed + n * sizeof(uint64_t) > size) return bad();
+      auto it = last_enter_.find(tid);
+      if (it == last_enter_.end() || it->second.first != r->seq) {
+        ++stats_.stacks_late;
+        return;
+      }
+      uint64_t ips[CW_MAX_STACK];
+      std::memcpy(ips, r->ips, n * sizeof(uint64_t));
+      // The probe's own frames come first: the wait is below them.
+      uint32_t skip = 0;
+      while (kernel_probe_ && skip < n && kernel_probe_(ips[skip])) ++skip;
+      StackId& stack = held_[it->second.second].stack;
+      stack = add_kernel_frames(hdr->pid, stack, ips + skip, n - skip);
+      ++stats_.kernel_stacks;
+      return;
+    }
+    case CW_REC_CALL: {
+      const auto* r = as<cw_rec_call>(record, size);
+      if (!r || r->fn_index >= instrument_.functions.size()) return bad();
+      const std::string& fn = instrument_.functions[r->fn_index];
+      if (r->is_exit) {
+        set_str(hold(ts, tid, f.call_exit.id, cpu), f.call_exit.fn, fn);
+      } else {
+        Held& h = hold(ts, tid, f.call_enter.id, cpu);
+        set_str(h, f.call_enter.fn, fn);
+        set(h, f.call_enter.addr, r->address);
+      }
+      return;
+    }
+    case CW_REC_FLAG: {
+      const auto* r = as<cw_rec_flag>(record, size);
+      if (!r || r->flag_index >= instrument_.flags.size() || r->insn_len > CW_INSN_BEFORE)
+        return bad();
+      bool write = false;
+      switch (r->access) {
+        case CW_FLAG_READ: break;
+        case CW_FLAG_WRITE: write = true; break;
+        case CW_FLAG_UNKNOWN: {
+          int how = instrument_.classify_watch_hit
+                        ? instrument_.classify_watch_hit({r->insn, r->insn_len}, r->ip, r->addr)
+                        : 0;
+          write = how == 2 || how == 3;
+          if (!write && how != 1) ++stats_.watch_hits_unclassified;
+          break;
+        }
+        default: return bad();
+      }
+      ++flag_hits_[{hdr->pid, r->flag_index}];
+      const EventFields::Flag& k = write ? f.flag_write : f.flag_read;
+      Held& h = hold(ts, tid, k.id, cpu);
+      set_str(h, k.flag, instrument_.flags[r->flag_index]);
+      set(h, k.addr, r->addr);
+      set(h, k.value, r->value);
+      return;
+    }
+    default: return bad();
+  }
+}
+
+size_t RecordDecoder::release(uint64_t horizon) {
+  // Before sorting: the pending copies know their events by index.
+  unwind_pending();
+  auto by_time = [](const Held& a, const Held& b) {
+    return a.ts != b.ts ? a.ts < b.ts : a.order < b.order;
+  };
+  // What stayed held last time is sorted; the new part arrived nearly in time order.
+  // Sorting it alone and merging costs little more than a pass.
+  auto fresh = held_.begin() + static_cast<ptrdiff_t>(std::min(sorted_, held_.size()));
+  if (!std::is_sorted(fresh, held_.end(), by_time)) std::sort(fresh, held_.end(), by_time);
+  std::inplace_merge(held_.begin(), fresh, held_.end(), by_time);
+  auto ready_end = std::upper_bound(held_.begin(), held_.end(), horizon,
+                                    [](uint64_t h, const Held& e) { return h < e.ts; });
+  size_t n = static_cast<size_t>(ready_end - held_.begin());
+  for (auto it = held_.begin(); it != ready_end; ++it) {
+    Event& e = trace_.add_event(it->ts, it->tid, it->kind, it->cpu, it->stack);
+    for (uint8_t f = 0; f < it->nvalues; ++f) trace_.value_ref(e, f) = it->values[f];
+  }
+  held_.erase(held_.begin(), ready_end);
+  sorted_ = held_.size();
+  // Sorting moved what is still held: re-index the syscall entries that may still
+  // receive their stack.
+  const KindId k_sys_enter = fields_.syscall_enter.id, k_sample = fields_.sample.id;
+  for (auto& [tid, entry] : last_enter_) entry.second = SIZE_MAX;
+  for (auto& [tid, entry] : last_sample_) entry.second = SIZE_MAX;
+  for (size_t i = 0; i < held_.size(); ++i) {
+    const Held& h = held_[i];
+    if (h.kind != k_sys_enter && h.kind != k_sample) continue;
+    auto& entry = (h.kind == k_sys_enter ? last_enter_ : last_sample_)[h.tid];
+    if (entry.second == SIZE_MAX || held_[entry.second].order < h.order) entry = {h.seq, i};
+  }
+  std::erase_if(last_enter_, [](const auto& kv) { return kv.second.second == SIZE_MAX; });
+  std::erase_if(last_sample_, [](const auto& kv) { return kv.second.second == SIZE_MAX; });
+  return n;
+}
+
+}  // namespace cw

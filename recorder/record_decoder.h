@@ -1,0 +1,177 @@
+// Turns the eBPF recorder's records (kernel/records.h) into trace events (docs/events.md).
+//
+// Records arrive from one ring buffer shared by all CPUs, so they are nearly but not
+// exactly in time order; the decoder holds events back until a horizon has passed, then
+// hands them over sorted. A thread's user stack arrives after its syscall entry (it is
+// taken when the call blocks) and is attached to that entry while it is still held.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "recorder/event_fields.h"
+#include "trace/trace.h"
+
+namespace cw {
+
+// How the kernel's numbers are named: syscalls, their operation codes and softirq vectors
+// (kernel/syscalls.h on this machine); a parameter so the decoder names nothing itself
+// and can be tested without the kernel library.
+struct SyscallNaming {
+  std::function<std::string_view(uint32_t nr)> name;
+  std::function<std::string_view(uint32_t nr, uint32_t op)> op_name;
+  std::function<std::string_view(uint32_t vec)> softirq;
+};
+
+// How the recorder's instrumentation indexes are named: the functions it probed
+// (CW_REC_CALL fn_index) and the flags it traced (CW_REC_FLAG flag_index), in the order it
+// attached them. An index beyond these lists makes the record malformed.
+struct InstrumentNaming {
+  std::vector<std::string> functions;
+  std::vector<std::string> flags;
+  // A read/write watchpoint cannot say which access trapped: given the bytes that end at
+  // the trap's ip (the accessing instruction is their tail), the ip and the flag's
+  // address, returns 1 read, 2 write, 3 read and write, 0 unknown. 3 gives flag_write
+  // (the value may have changed); 0, or no function, gives flag_read, counted in
+  // DecoderStats::watch_hits_unclassified.
+  std::function<int(std::span<const uint8_t> before, uint64_t ip, uint64_t addr)>
+      classify_watch_hit;
+};
+
+struct LockWait;  // recorder/lock_wait.h
+
+struct DecoderStats {
+  uint64_t records = 0;
+  uint64_t events = 0;
+  // Records too short for their type, of an unknown type, or naming a function or flag
+  // index beyond InstrumentNaming.
+  uint64_t malformed = 0;
+  uint64_t stacks_attached = 0;
+  uint64_t stacks_late = 0;  // arrived after their syscall's entry was handed over
+  uint64_t samples = 0;      // cpu-clock samples (record --sample)
+  // Stack copies (--call-graph dwarf) that came with no unwinder set: left without a stack.
+  uint64_t stacks_not_unwound = 0;
+  uint64_t kernel_stacks = 0;            // kernel stacks attached (CW_REC_KSTACK)
+  uint64_t kernel_frames_unnamed = 0;    // their frames no kernel symbol named
+  uint64_t watch_hits_unclassified = 0;  // read/write watch hits decoded as reads
+  // Recorded threads seen to get a CPU whose switch away the kernel never reported (also
+  // in Trace::losses, LossKind::SwitchUnreported, one record per switch).
+  uint64_t switches_unreported = 0;
+};
+
+class RecordDecoder {
+ public:
+  // Events go to `trace`, their values by field name through its schema: throws
+  // std::logic_error when the schema lacks a kind or field the decoder writes
+  // (recorder/event_fields.h).
+  RecordDecoder(Trace& trace, SyscallNaming naming);
+
+  // Tasks that existed before recording began (from /proc). The decoder appends to the
+  // trace's process and thread tables; their indexes (Trace::process, Trace::thread) are
+  // the caller's to rebuild when it needs them.
+  void add_process(Pid pid, Pid ppid, std::string_view comm, std::string_view exe);
+  void add_thread(Tid tid, Pid pid, std::string_view comm, bool kernel);
+
+  // Turns a stack copy (CW_REC_USTACK: x86-64 registers in DWARF order and the stack's
+  // bytes from rsp up) into return addresses, innermost first. Called when events are
+  // released, not when the record arrives, so that the mappings the stack runs through
+  // (polled after the records) are known by then (recorder/dwarf_unwind.h).
+  using Unwind = std::function<std::vector<uint64_t>(Pid pid, Tid tid, const uint64_t* regs,
+                                                     std::span<const uint8_t> stack)>;
+  void set_unwind(Unwind unwind) { unwind_ = std::move(unwind); }
+  // Names kernel stack frames (CW_REC_KSTACK) by address ("" unknown: the frame keeps
+  // its address only); without it they are all unnamed. `probe` says which addresses are
+  // the recorder's own probe: leading frames there are dropped.
+  void set_kernel_symbols(std::function<std::string_view(uint64_t)> name,
+                          std::function<bool(uint64_t)> probe = {}) {
+    kernel_symbol_ = std::move(name);
+    kernel_probe_ = std::move(probe);
+  }
+
+  // Names for CW_REC_CALL and CW_REC_FLAG records decoded from now on.
+  void set_instrument_naming(InstrumentNaming naming) { instrument_ = std::move(naming); }
+
+  // Decodes one record. A record that is too short or of an unknown type is counted in
+  // stats().malformed and skipped.
+  void decode(const void* record, size_t size);
+  // A marker from `causeway mark` (ts on CLOCK_MONOTONIC).
+  void add_marker(uint64_t ts, Tid tid, Pid pid, std::string_view text);
+  // A lock a thread was still waiting for at the end (recorder/lock_wait.h): lock_held on
+  // the holder (its thread, or the holder process's main thread) at `ts`, lock_wait on
+  // the waiter just after.
+  void add_lock_wait(uint64_t ts, const LockWait& wait);
+
+  // Moves the held events with ts <= horizon into trace.events, sorted by time. Returns
+  // how many were moved.
+  size_t release(uint64_t horizon);
+  size_t release_all() { return release(UINT64_MAX); }
+  // The newest time of a kernel record decoded (markers do not count: they are stamped
+  // when sent, and may be ahead of records still queued in the kernel).
+  uint64_t newest_ts() const { return newest_ts_; }
+  const DecoderStats& stats() const { return stats_; }
+  // A loss noticed outside the decoder (hook log, maps, watchpoints), stamped with the
+  // newest record's time, so that the trace file carries it.
+  void add_loss(LossKind kind, uint64_t count);
+  // Flag records decoded for flag `flag_index` in process `pid` (a watchpoint with none
+  // never fired).
+  uint64_t flag_hits(Pid pid, uint32_t flag_index) const;
+
+ private:
+  std::map<std::pair<Pid, uint32_t>, uint64_t> flag_hits_;
+  struct Held {
+    uint64_t ts;
+    uint64_t order;  // arrival order: keeps a thread's same-time events in sequence
+    Tid tid;
+    KindId kind;
+    uint16_t cpu;
+    StackId stack;
+    uint64_t seq;  // syscall_enter: the thread's syscall number in the kernel's count
+    uint8_t nvalues;
+    uint64_t values[kMaxDecodedValues];
+  };
+  Held& hold(uint64_t ts, Tid tid, KindId kind, uint32_t cpu);
+  void set(Held& h, FieldAt field, uint64_t v);
+  void set_str(Held& h, FieldAt field, std::string_view s);
+  void note_thread(Tid tid, Pid pid);
+  void put_process(const ProcessInfo& p);
+  void put_thread(const ThreadInfo& t);
+  StackId intern_stack(Pid pid, const uint64_t* ips, uint32_t n);
+  // The held event a stack record belongs to (its syscall entry, or its sample), or null.
+  Held* stack_owner(Tid tid, uint32_t flags, uint64_t seq);
+  void unwind_pending();
+  // The stack `user` with the kernel frames `ips` put in front of it.
+  StackId add_kernel_frames(Pid pid, StackId user, const uint64_t* ips, uint32_t n);
+
+  Trace& trace_;
+  SyscallNaming naming_;
+  const EventFields fields_;  // where each value goes in trace_'s schema
+  InstrumentNaming instrument_;
+  std::function<std::string_view(uint64_t)> kernel_symbol_;
+  std::function<bool(uint64_t)> kernel_probe_;
+  DecoderStats stats_;
+  std::vector<Held> held_;
+  size_t sorted_ = 0;  // held_[0, sorted_) is in time order
+  uint64_t order_ = 0;
+  uint64_t newest_ts_ = 0;
+  // Each thread's latest held syscall_enter (seq, index in held_): a stack arrives while
+  // its thread is blocked in that very syscall.
+  std::unordered_map<Tid, std::pair<uint64_t, size_t>> last_enter_;
+  // Each thread's latest held sample (its ts, index in held_).
+  std::unordered_map<Tid, std::pair<uint64_t, size_t>> last_sample_;
+  // Stack copies waiting to be unwound at the next release: (index in held_, record).
+  std::vector<std::pair<size_t, std::vector<uint8_t>>> pending_unwind_;
+  Unwind unwind_;
+  std::unordered_map<std::string, StackId> stack_ids_;  // pid + ips -> id
+  std::unordered_map<Pid, ProcessInfo> processes_;      // the latest entry of each process
+  std::unordered_map<Tid, ThreadInfo> threads_;         // ... and of each thread
+  std::unordered_map<uint32_t, Tid> on_cpu_;  // per CPU: the recorded thread running there, or 0
+};
+
+}  // namespace cw

@@ -1,0 +1,831 @@
+#include "recorder/record_decoder.h"
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernel/records.h"
+#include "recorder/kallsyms.h"
+#include "recorder/lock_wait.h"
+#include "trace/text_format.h"
+
+namespace cw {
+namespace {
+
+SyscallNaming test_naming() {
+  return {[](uint32_t nr) -> std::string_view {
+            switch (nr) {
+              case 0: return "read";
+              case 1: return "write";
+              case 202: return "futex";
+              default: return "";
+            }
+          },
+          [](uint32_t nr, uint32_t op) -> std::string_view {
+            if (nr == 202) return op == 0 ? "wait" : op == 1 ? "wake" : "";
+            return "";
+          },
+          [](uint32_t vec) -> std::string_view { return vec == 1 ? "TIMER" : ""; }};
+}
+
+template <typename R>
+R make(uint32_t type, uint64_t ts, uint32_t pid, uint32_t tid, uint32_t cpu = 0) {
+  R r;
+  std::memset(&r, 0, sizeof r);
+  r.h.type = type;
+  r.h.size = sizeof r;
+  r.h.ts = ts;
+  r.h.pid = pid;
+  r.h.tid = tid;
+  r.h.cpu = cpu;
+  return r;
+}
+
+// The decoded trace in its text form, events only, for exact comparison.
+std::string events_text(const Trace& t) {
+  std::string all = write_text_trace(t), out;
+  size_t pos = 0;
+  while (pos < all.size()) {
+    size_t nl = all.find('\n', pos);
+    std::string line = all.substr(pos, nl - pos);
+    pos = nl == std::string::npos ? all.size() : nl + 1;
+    if (!line.empty() && line[0] >= '0' && line[0] <= '9') out += line + "\n";
+  }
+  return out;
+}
+
+TEST_CASE("records from two CPUs come out as events sorted by time") {
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  d.add_process(100, 1, "app", "/usr/bin/app");
+  d.add_thread(101, 100, "app", false);
+  d.add_thread(102, 100, "worker", false);
+
+  auto enter = make<cw_rec_sys_enter>(CW_REC_SYS_ENTER, 1000, 100, 101, 0);
+  enter.seq = 7;
+  enter.nr = 202;
+  enter.fd = -1;
+  enter.resource = 0x1000;
+  enter.op = 0;
+  enter.timeout_ns = -1;
+  auto sw = make<cw_rec_switch>(CW_REC_SWITCH, 1100, 100, 101, 0);
+  sw.prev_state = 'S';
+  sw.next_tid = 0;
+  auto wake = make<cw_rec_wake>(CW_REC_WAKING, 3000, 100, 102, 1);
+  wake.target_pid = 100;
+  wake.target_tid = 101;
+  auto in = make<cw_rec_switch>(CW_REC_SWITCH, 3500, 0, 0, 0);
+  in.next_pid = 100;
+  in.next_tid = 101;
+  // The second CPU's wake-up is read before the first CPU's older records.
+  d.decode(&wake, sizeof wake);
+  d.decode(&enter, sizeof enter);
+  d.decode(&sw, sizeof sw);
+  d.decode(&in, sizeof in);
+  CHECK(d.release(2000) == 2);
+  CHECK(d.release_all() == 2);
+  CHECK(events_text(t) ==
+        "1us 101 syscall_enter name=futex fd=-1 resource=4096 op=wait timeout_ns=-1\n"
+        "1100 101 switch_out state=S\n"
+        "3us 102 wakeup cpu=1 target=101\n"
+        "3500 101 switch_in\n");
+  CHECK(d.stats().malformed == 0);
+}
+
+TEST_CASE("a timer's interrupt wake-up and signal carry the timer's owner as their cause") {
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  d.add_process(100, 1, "app", "/usr/bin/app");
+  d.add_thread(101, 100, "waiter", false);
+  d.add_thread(102, 100, "armer", false);
+  d.add_process(300, 1, "busy", "/usr/bin/busy");
+  d.add_thread(301, 300, "busy", false);
+  auto sig = make<cw_rec_signal>(CW_REC_SIGNAL, 1000, 300, 301);
+  sig.op = CW_SIGNAL_GENERATE;
+  sig.sig = 34;
+  sig.target_pid = 100;
+  sig.target_tid = 101;
+  sig.cause_tid = 102;
+  auto wake = make<cw_rec_wake>(CW_REC_WAKING, 1001, 300, 301);
+  wake.target_pid = 100;
+  wake.target_tid = 101;
+  wake.in_irq = 1;
+  wake.cause_tid = 102;
+  // A recorder before `cause_tid` wrote signal records 8 bytes shorter: still decoded.
+  auto old = make<cw_rec_signal>(CW_REC_SIGNAL, 1002, 300, 301);
+  old.op = CW_SIGNAL_GENERATE;
+  old.sig = 14;
+  old.target_pid = 100;
+  old.target_tid = 101;
+  old.cause_tid = 999;  // beyond the old size: never read
+  old.h.size = offsetof(cw_rec_signal, cause_tid);
+  d.decode(&sig, sizeof sig);
+  d.decode(&wake, sizeof wake);
+  d.decode(&old, offsetof(cw_rec_signal, cause_tid));
+  d.release_all();
+  CHECK(events_text(t) ==
+        "1us 301 signal_send target=101 sig=34 cause=102\n"
+        "1001 301 wakeup target=101 interrupt=1 cause=102\n"
+        "1002 301 signal_send target=101 sig=14\n");
+  CHECK(d.stats().malformed == 0);
+}
+
+TEST_CASE("a recorded thread whose switch away the kernel never reported is ended and lost") {
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  d.add_thread(75, 1, "agent", false);
+  d.add_thread(201, 200, "app", false);
+  d.add_thread(15, 15, "rcu", true);
+  // CPU 1: app -> agent (recorded); the kernel hides agent -> rcu; then rcu -> app.
+  auto to_agent = make<cw_rec_switch>(CW_REC_SWITCH, 1000, 200, 201, 1);
+  to_agent.prev_state = 'R';
+  to_agent.next_pid = 1;
+  to_agent.next_tid = 75;
+  to_agent.next_recorded = 1;
+  auto from_rcu = make<cw_rec_switch>(CW_REC_SWITCH, 5000, 15, 15, 1);
+  from_rcu.prev_state = 'I';
+  from_rcu.next_pid = 200;
+  from_rcu.next_tid = 201;
+  from_rcu.next_recorded = 1;
+  // app's own switch away is reported: nothing more is lost.
+  auto app_out = make<cw_rec_switch>(CW_REC_SWITCH, 6000, 200, 201, 1);
+  app_out.prev_state = 'S';
+  d.decode(&to_agent, sizeof to_agent);
+  d.decode(&from_rcu, sizeof from_rcu);
+  d.decode(&app_out, sizeof app_out);
+  d.release_all();
+  CHECK(events_text(t) ==
+        "1us 201 switch_out cpu=1 state=R\n"
+        "1us 75 switch_in cpu=1\n"
+        "5us 75 switch_out cpu=1 state=?\n"
+        "5us 15 switch_out cpu=1 state=I\n"
+        "5us 201 switch_in cpu=1\n"
+        "6us 201 switch_out cpu=1 state=S\n");
+  CHECK(d.stats().switches_unreported == 1);
+  // A loss of its own kind in the trace, not the kernel buffer's: the recording says what
+  // it missed.
+  CHECK(t.lost_events() == 0);
+  CHECK(t.losses_of(LossKind::SwitchUnreported) == 1);
+  REQUIRE(t.losses.size() == 1);
+  CHECK(t.losses[0].ts == 5000);
+}
+
+TEST_CASE("a thread not recorded (pid filter) may leave its CPU unseen: no loss") {
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  // app -> other (not recorded: next_recorded 0); other -> x -> y unseen; y -> app.
+  auto to_other = make<cw_rec_switch>(CW_REC_SWITCH, 1000, 200, 201, 0);
+  to_other.prev_state = 'S';
+  to_other.next_pid = 300;
+  to_other.next_tid = 300;
+  auto back = make<cw_rec_switch>(CW_REC_SWITCH, 2000, 400, 400, 0);
+  back.prev_state = 'S';
+  back.next_pid = 200;
+  back.next_tid = 201;
+  back.next_recorded = 1;
+  d.decode(&to_other, sizeof to_other);
+  d.decode(&back, sizeof back);
+  d.release_all();
+  CHECK(d.stats().switches_unreported == 0);
+  CHECK(t.lost.empty());
+}
+
+TEST_CASE("a lock still waited for at the end: lock_held on the holder, lock_wait on the waiter") {
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  LockWait w;
+  w.waiter_pid = 100;
+  w.waiter_tid = 101;
+  w.holder_pid = 100;
+  w.holder_tid = 102;
+  w.object = 0x1000;
+  w.lock = "owner (p/r)";
+  d.add_lock_wait(5000, w);
+  LockWait file;  // a process holds it: its main thread stands for it
+  file.waiter_pid = file.waiter_tid = 300;
+  file.holder_pid = 400;
+  file.object = 77;
+  file.lock = "FLOCK WRITE";
+  d.add_lock_wait(6000, file);
+  d.release_all();
+  CHECK(events_text(t) ==
+        "5us 102 lock_held object=4096 waiter=101 lock=\"owner (p/r)\"\n"
+        "5001 101 lock_wait object=4096 holder=102\n"
+        "6us 400 lock_held object=77 waiter=300 lock=\"FLOCK WRITE\"\n"
+        "6001 300 lock_wait object=77 holder=400\n");
+}
+
+TEST_CASE("a stack taken when a syscall blocks is attached to that syscall's entry") {
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  auto enter = make<cw_rec_sys_enter>(CW_REC_SYS_ENTER, 1000, 100, 101);
+  enter.seq = 3;
+  enter.nr = 0;
+  enter.fd = 5;
+  d.decode(&enter, sizeof enter);
+  cw_rec_stack stack;
+  std::memset(&stack, 0, sizeof stack);
+  stack.h = {CW_REC_STACK, 0, 1200, 100, 101, 0, 0};
+  stack.seq = 3;
+  stack.n = 2;
+  stack.ips[0] = 0x401000;
+  stack.ips[1] = 0x402000;
+  size_t size = offsetof(cw_rec_stack, ips) + 2 * sizeof(uint64_t);
+  stack.h.size = static_cast<uint32_t>(size);
+  d.decode(&stack, size);
+  // A stack for a syscall already handed over is counted, not attached elsewhere.
+  d.release_all();
+  stack.seq = 4;
+  d.decode(&stack, size);
+  REQUIRE(t.events.size() == 1);
+  REQUIRE(t.events[0].stack != 0);
+  CHECK(t.stacks[t.events[0].stack].ips == std::vector<uint64_t>{0x401000, 0x402000});
+  CHECK(d.stats().stacks_attached == 1);
+  CHECK(d.stats().stacks_late == 1);
+}
+
+TEST_CASE("a cpu-clock sample becomes a sample event with the stack that follows it") {
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  auto sample = make<cw_rec_sample>(CW_REC_SAMPLE, 5000, 100, 101, 1);
+  sample.period = 1001001;
+  sample.user = 1;
+  d.decode(&sample, sizeof sample);
+  cw_rec_stack stack;
+  std::memset(&stack, 0, sizeof stack);
+  size_t size = offsetof(cw_rec_stack, ips) + 2 * sizeof(uint64_t);
+  stack.h = {CW_REC_STACK, static_cast<uint32_t>(size), 5001, 100, 101, 1, CW_STACK_OF_SAMPLE};
+  stack.seq = 5000;  // the sample's time
+  stack.n = 2;
+  stack.ips[0] = 0x401000;
+  stack.ips[1] = 0x402000;
+  d.decode(&stack, size);
+  // The same stack as a syscall's (no flag) has no syscall entry to go to.
+  stack.h.flags = 0;
+  d.decode(&stack, size);
+  d.release_all();
+  CHECK(events_text(t) ==
+        "5us 101 sample cpu=1 event=cpu-clock period=1001001 stack=0x402000;0x401000\n");
+  CHECK(d.stats().samples == 1);
+  CHECK(d.stats().stacks_attached == 1);
+  CHECK(d.stats().stacks_late == 1);
+}
+
+TEST_CASE("a stack copy is unwound when events are released, into the event's stack") {
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  auto sample = make<cw_rec_sample>(CW_REC_SAMPLE, 5000, 100, 101);
+  sample.period = 1000000;
+  d.decode(&sample, sizeof sample);
+  auto copy = std::make_unique<cw_rec_ustack>();
+  std::memset(copy.get(), 0, sizeof *copy);
+  const uint32_t bytes = 24;
+  size_t size = offsetof(cw_rec_ustack, data) + bytes;
+  copy->h = {CW_REC_USTACK, static_cast<uint32_t>(size), 5001, 100, 101, 0, CW_STACK_OF_SAMPLE};
+  copy->seq = 5000;
+  copy->regs[7] = 0x7ffd0000;  // rsp
+  copy->regs[16] = 0x401234;   // rip
+  copy->size = bytes;
+  for (uint32_t i = 0; i < bytes; ++i) copy->data[i] = static_cast<uint8_t>(i);
+
+  // Before any unwinder: counted, and the sample keeps no stack.
+  d.decode(copy.get(), size);
+  CHECK(d.stats().stacks_not_unwound == 1);
+
+  std::vector<std::string> calls;
+  d.set_unwind([&](Pid pid, Tid tid, const uint64_t* regs, std::span<const uint8_t> stack) {
+    calls.push_back(std::to_string(pid) + "/" + std::to_string(tid) +
+                    " sp=" + std::to_string(regs[7]) + " ip=" + std::to_string(regs[16]) +
+                    " bytes=" + std::to_string(stack.size()) +
+                    " last=" + std::to_string(stack.back()));
+    return std::vector<uint64_t>{regs[16], 0x500000, 0x600000};
+  });
+  d.decode(copy.get(), size);
+  CHECK(calls.empty());  // not yet: the maps it needs may still be on their way
+  d.release_all();
+  REQUIRE(calls.size() == 1);
+  CHECK(calls[0] == "100/101 sp=2147287040 ip=4198964 bytes=24 last=23");
+  CHECK(events_text(t) ==
+        "5us 101 sample event=cpu-clock period=1000000 stack=0x600000;0x500000;0x401234\n");
+
+  // A copy whose size goes beyond the record is malformed.
+  copy->size = 64;
+  d.decode(copy.get(), size);
+  CHECK(d.stats().malformed == 1);
+}
+
+TEST_CASE("a kernel stack where a syscall blocked goes before its user stack, named") {
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  d.set_kernel_symbols(
+      [](uint64_t addr) -> std::string_view {
+        if (addr >= 0xffffffff81000000 && addr < 0xffffffff81000100) return "anon_pipe_read";
+        if (addr >= 0xffffffff82000000 && addr < 0xffffffff82000100) return "schedule";
+        return {};  // unknown: the frame keeps its address
+      },
+      [](uint64_t addr) { return addr >= 0xffffffffc0000000; });  // the probe's frames
+  auto enter = make<cw_rec_sys_enter>(CW_REC_SYS_ENTER, 1000, 100, 101);
+  enter.seq = 7;
+  d.decode(&enter, sizeof enter);
+  auto send = [&](uint32_t type, uint64_t seq, std::vector<uint64_t> ips) {
+    cw_rec_stack rec;
+    std::memset(&rec, 0, sizeof rec);
+    const size_t size = offsetof(cw_rec_stack, ips) + ips.size() * sizeof(uint64_t);
+    rec.h = {type, static_cast<uint32_t>(size), 1200, 100, 101, 0, 0};
+    rec.seq = seq;
+    rec.n = static_cast<uint32_t>(ips.size());
+    std::copy(ips.begin(), ips.end(), rec.ips);
+    d.decode(&rec, size);
+  };
+  send(CW_REC_STACK, 7, {0x401000, 0x402000});
+  send(CW_REC_KSTACK, 7,
+       {0xffffffffc0001000, 0xffffffffc0002000, 0xffffffff82000010, 0xffffffff81000020,
+        0xffffffff90000000});
+  send(CW_REC_KSTACK, 8, {0xffffffff82000010});  // another call's: not attached here
+  d.release_all();
+  REQUIRE(t.events.size() == 1);
+  const Stack& s = t.stacks[t.events[0].stack];
+  CHECK(s.ips == std::vector<uint64_t>{0xffffffff82000010, 0xffffffff81000020, 0xffffffff90000000,
+                                       0x401000, 0x402000});
+  CHECK(s.kernel == 3);
+  REQUIRE(s.symbols.size() == 5);
+  CHECK(t.strings.get(s.symbols[0]) == "schedule");
+  CHECK(t.strings.get(s.symbols[1]) == "anon_pipe_read");
+  CHECK(s.symbols[2] == 0);
+  CHECK(s.symbols[3] == 0);  // user frames are named when the trace is read
+  CHECK(d.stats().kernel_stacks == 1);
+  CHECK(d.stats().kernel_frames_unnamed == 1);
+  CHECK(d.stats().stacks_late == 1);
+  // Read back from a file, the kernel frames are told apart by their addresses.
+  Stack copy{s.ips, s.symbols};
+  CHECK(t.stacks[t.add_stack(std::move(copy))].kernel == 3);
+}
+
+TEST_CASE("a kernel stack that comes before its user stack copy is unwound keeps its place") {
+  // With --call-graph dwarf the user stack is unwound only at release, after the kernel
+  // stack of the same blocked call has arrived: the kernel frames must still lead.
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  d.set_kernel_symbols([](uint64_t addr) -> std::string_view {
+    return addr == 0xffffffff81000020 ? "anon_pipe_read" : "";
+  });
+  d.set_unwind([](Pid, Tid, const uint64_t* regs, std::span<const uint8_t>) {
+    return std::vector<uint64_t>{regs[16], 0x402000};
+  });
+  auto enter = make<cw_rec_sys_enter>(CW_REC_SYS_ENTER, 1000, 100, 101);
+  enter.seq = 7;
+  d.decode(&enter, sizeof enter);
+  auto copy = std::make_unique<cw_rec_ustack>();
+  std::memset(copy.get(), 0, sizeof *copy);
+  const size_t copy_size = offsetof(cw_rec_ustack, data) + 8;
+  copy->h = {CW_REC_USTACK, static_cast<uint32_t>(copy_size), 1100, 100, 101, 0, 0};
+  copy->seq = 7;
+  copy->regs[16] = 0x401000;
+  copy->size = 8;
+  d.decode(copy.get(), copy_size);
+  cw_rec_stack k;
+  std::memset(&k, 0, sizeof k);
+  const size_t k_size = offsetof(cw_rec_stack, ips) + sizeof(uint64_t);
+  k.h = {CW_REC_KSTACK, static_cast<uint32_t>(k_size), 1200, 100, 101, 0, 0};
+  k.seq = 7;
+  k.n = 1;
+  k.ips[0] = 0xffffffff81000020;
+  d.decode(&k, k_size);
+  d.release_all();
+  REQUIRE(t.events.size() == 1);
+  const Stack& s = t.stacks[t.events[0].stack];
+  CHECK(s.ips == std::vector<uint64_t>{0xffffffff81000020, 0x401000, 0x402000});
+  CHECK(s.kernel == 1);
+  CHECK(t.strings.get(s.symbols[0]) == "anon_pipe_read");
+}
+
+TEST_CASE("kernel symbols from a kallsyms file; all-zero addresses mean they are hidden") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / fmt::format("cw_kallsyms_{}", ::getpid());
+  fs::create_directories(dir);
+  {
+    std::ofstream(dir / "shown") << "ffffffff80000100 t bpf_trace_run4\n"
+                                    "ffffffff81000000 T _stext\n"
+                                    "ffffffff81000100 t anon_pipe_read\n"
+                                    "ffffffff81000200 D some_data\n"
+                                    "ffffffff81000300 t mod_fn\t[some_module]\n"
+                                    "ffffffffc0001000 t bpf_prog_1234_on_switch\t[bpf]\n";
+    std::ofstream(dir / "hidden") << "0000000000000000 T _stext\n"
+                                     "0000000000000000 t anon_pipe_read\n";
+  }
+  KernelSymbols shown((dir / "shown").string());
+  KernelSymbols hidden((dir / "hidden").string());
+  KernelSymbols missing((dir / "missing").string());
+  fs::remove_all(dir);
+  CHECK(shown.name(0xffffffff81000150) == "anon_pipe_read");
+  CHECK(shown.name(0xffffffff81000250) == "anon_pipe_read");  // data symbols are skipped
+  CHECK(shown.name(0xffffffff81000301) == "mod_fn");
+  CHECK(shown.name(0xffffffff7fffff00) == "");
+  CHECK(shown.name(0xffffffffa0000000) == "");  // far past the symbol before: not mod_fn
+  CHECK(shown.is_probe(0xffffffffc0001010));
+  CHECK(shown.is_probe(0xffffffff80000110));
+  CHECK_FALSE(shown.is_probe(0xffffffff81000150));
+  CHECK_FALSE(shown.restricted());
+  CHECK(hidden.restricted());
+  CHECK(hidden.name(0xffffffff81000150) == "");
+  CHECK_FALSE(missing.readable());
+  CHECK_FALSE(missing.restricted());
+}
+
+TEST_CASE("stream transfers, forks and exits become their trace events") {
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  d.add_process(100, 1, "parent", "/bin/p");
+  d.add_thread(100, 100, "parent", false);
+  auto fork = make<cw_rec_fork>(CW_REC_FORK, 10, 100, 100);
+  fork.child_pid = 200;
+  fork.child_tid = 200;
+  std::strcpy(fork.child_comm, "parent");
+  auto send = make<cw_rec_xfer>(CW_REC_XFER, 20, 100, 100);
+  send.object = 0xabc;
+  send.offset = 100;
+  send.len = 50;
+  send.is_send = 1;
+  send.fd = 4;
+  send.peer_pid = 200;
+  auto exit = make<cw_rec_exit>(CW_REC_EXIT, 30, 200, 200);
+  exit.code = 7 << 8;
+  for (const void* r : {static_cast<const void*>(&fork), static_cast<const void*>(&send),
+                        static_cast<const void*>(&exit)})
+    d.decode(r, static_cast<const cw_rec_header*>(r)->size);
+  d.release_all();
+  CHECK(events_text(t) ==
+        "10 100 fork child=200 child_pid=200\n"
+        "10 200 thread_start parent=100\n"
+        "20 100 send object=2748 offset=100 len=50 peer=200 fd=4\n"
+        "30 200 exit code=1792\n");
+  t.rebuild_indexes();
+  REQUIRE(t.process(200) != nullptr);
+  CHECK(t.process(200)->ppid == 100);
+  CHECK(t.strings.get(t.thread(200)->comm) == "parent");
+}
+
+TEST_CASE("a main thread's rename renames its process; another thread's does not") {
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  d.add_process(100, 1, "prog", "/bin/prog");
+  d.add_thread(100, 100, "prog", false);
+  d.add_thread(101, 100, "prog", false);
+  auto main_rename = make<cw_rec_comm>(CW_REC_COMM, 10, 100, 100);
+  std::strcpy(main_rename.comm, "cw-client");
+  auto worker_rename = make<cw_rec_comm>(CW_REC_COMM, 20, 100, 101);
+  std::strcpy(worker_rename.comm, "cw-worker");
+  d.decode(&main_rename, sizeof main_rename);
+  d.decode(&worker_rename, sizeof worker_rename);
+  d.release_all();
+  t.rebuild_indexes();
+  CHECK(t.strings.get(t.process(100)->comm) == "cw-client");
+  CHECK(t.strings.get(t.thread(101)->comm) == "cw-worker");
+  CHECK(t.strings.get(t.process(100)->exe) == "/bin/prog");
+}
+
+TEST_CASE("short and unknown records are counted as malformed and skipped") {
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  auto sw = make<cw_rec_switch>(CW_REC_SWITCH, 1, 1, 1);
+  d.decode(&sw, sizeof(cw_rec_header));  // cut short
+  auto odd = make<cw_rec_exit>(99, 1, 1, 1);
+  d.decode(&odd, sizeof odd);
+  d.decode(&sw, 3);
+  d.release_all();
+  CHECK(t.events.empty());
+  CHECK(d.stats().malformed == 3);
+}
+
+}  // namespace
+}  // namespace cw
+
+namespace cw {
+namespace {
+
+TEST_CASE("a marker does not move the decoder's notion of how far the kernel has got") {
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  auto exit = make<cw_rec_exit>(CW_REC_EXIT, 1000, 5, 5);
+  d.decode(&exit, sizeof exit);
+  d.add_marker(9000, 7, 7, "clicked");  // sent while older records were still queued
+  CHECK(d.newest_ts() == 1000);
+  CHECK(d.release(d.newest_ts()) == 1);  // the marker waits for the records before it
+  CHECK(d.release_all() == 1);
+}
+
+}  // namespace
+}  // namespace cw
+
+namespace cw {
+namespace {
+
+TEST_CASE("interrupts on a thread become irq and softirq spans, named by the kernel's tables") {
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  auto hard = make<cw_rec_irq>(CW_REC_IRQ, 10, 5, 5);
+  hard.op = CW_HARDIRQ_ENTER;
+  hard.irq = 33;
+  std::strcpy(hard.name, "nvme0q1");
+  auto soft = make<cw_rec_irq>(CW_REC_IRQ, 20, 5, 5);
+  soft.op = CW_SOFTIRQ_ENTER;
+  soft.irq = 1;
+  for (const cw_rec_irq* r : {&hard, &soft}) d.decode(r, sizeof *r);
+  d.release_all();
+  CHECK(events_text(t) ==
+        "10 5 irq_enter irq=33 name=nvme0q1\n"
+        "20 5 softirq_enter vec=1 name=TIMER\n");
+}
+
+}  // namespace
+}  // namespace cw
+
+namespace cw {
+namespace {
+
+InstrumentNaming test_instrument_naming() {
+  InstrumentNaming naming;
+  naming.functions = {"dispatch", "poll_once"};
+  naming.flags = {"ready", "quit"};
+  return naming;
+}
+
+cw_rec_flag flag_record(uint64_t ts, uint32_t flag, uint8_t access, uint8_t source,
+                        uint64_t value) {
+  auto r = make<cw_rec_flag>(CW_REC_FLAG, ts, 100, 101);
+  r.flag_index = flag;
+  r.access = access;
+  r.source = source;
+  r.size = 4;
+  r.addr = 0x4000;
+  r.value = value;
+  r.ip = 0x1746;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("function probe records become call_enter and call_exit named by their index") {
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  d.set_instrument_naming(test_instrument_naming());
+  auto enter = make<cw_rec_call>(CW_REC_CALL, 1000, 100, 101);
+  enter.fn_index = 1;
+  enter.address = 0x5555000;
+  auto exit = make<cw_rec_call>(CW_REC_CALL, 2000, 100, 101);
+  exit.fn_index = 1;
+  exit.is_exit = 1;
+  auto unknown = make<cw_rec_call>(CW_REC_CALL, 3000, 100, 101);
+  unknown.fn_index = 2;
+  d.decode(&enter, sizeof enter);
+  d.decode(&exit, sizeof exit);
+  d.decode(&unknown, sizeof unknown);
+  d.decode(&enter, sizeof enter - 1);
+  d.release_all();
+  CHECK(events_text(t) ==
+        "1us 101 call_enter fn=poll_once addr=0x5555000\n"
+        "2us 101 call_exit fn=poll_once\n");
+  CHECK(d.stats().malformed == 2);
+}
+
+TEST_CASE("flag records become flag_read and flag_write; read/write watch hits are classified") {
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  InstrumentNaming naming = test_instrument_naming();
+  std::vector<std::vector<uint8_t>> seen_bytes;
+  // The instruction is the tail of the bytes: here its last byte says what it did.
+  naming.classify_watch_hit = [&](std::span<const uint8_t> before, uint64_t ip, uint64_t addr) {
+    CHECK(ip == 0x1746);
+    CHECK(addr == 0x4000);
+    seen_bytes.emplace_back(before.begin(), before.end());
+    return before.empty() ? 0 : before.back();
+  };
+  d.set_instrument_naming(naming);
+
+  auto probed_read = flag_record(1000, 0, CW_FLAG_READ, CW_FLAG_PROBE, 0);
+  auto probed_write = flag_record(2000, 0, CW_FLAG_WRITE, CW_FLAG_PROBE, 1);
+  auto watched_write = flag_record(3000, 1, CW_FLAG_WRITE, CW_FLAG_WATCH, 7);
+  for (const auto* r : {&probed_read, &probed_write, &watched_write}) d.decode(r, sizeof *r);
+  for (uint8_t how : {1, 2, 3, 0}) {
+    auto hit = flag_record(4000 + how, 0, CW_FLAG_UNKNOWN, CW_FLAG_WATCH, how);
+    hit.insn_len = 3;
+    hit.insn[0] = 0x8b;
+    hit.insn[1] = 0x05;
+    hit.insn[2] = how;
+    d.decode(&hit, sizeof hit);
+  }
+  auto empty = flag_record(5000, 0, CW_FLAG_UNKNOWN, CW_FLAG_WATCH, 9);  // no bytes readable
+  d.decode(&empty, sizeof empty);
+  d.release_all();
+  CHECK(events_text(t) ==
+        "1us 101 flag_read flag=ready addr=16384\n"  // zero values are not written
+        "2us 101 flag_write flag=ready addr=16384 value=1\n"
+        "3us 101 flag_write flag=quit addr=16384 value=7\n"
+        "4us 101 flag_read flag=ready addr=16384\n"
+        "4001 101 flag_read flag=ready addr=16384 value=1\n"
+        "4002 101 flag_write flag=ready addr=16384 value=2\n"
+        "4003 101 flag_write flag=ready addr=16384 value=3\n"
+        "5us 101 flag_read flag=ready addr=16384 value=9\n");
+  REQUIRE(seen_bytes.size() == 5);
+  CHECK(seen_bytes[0] == std::vector<uint8_t>{0x8b, 0x05, 1});
+  CHECK(seen_bytes[4].empty());
+  CHECK(d.stats().watch_hits_unclassified == 2);
+  CHECK(d.stats().malformed == 0);
+}
+
+TEST_CASE("flag records with unknown indexes, accesses or byte counts are malformed") {
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  auto hit = flag_record(1000, 0, CW_FLAG_UNKNOWN, CW_FLAG_WATCH, 1);
+  // No classifier and no names yet: the flag index is unknown.
+  d.decode(&hit, sizeof hit);
+  CHECK(d.stats().malformed == 1);
+  d.set_instrument_naming(test_instrument_naming());
+  d.decode(&hit, sizeof hit);  // now a read, unclassified
+  CHECK(d.stats().watch_hits_unclassified == 1);
+  auto far = flag_record(1000, 2, CW_FLAG_READ, CW_FLAG_PROBE, 1);
+  auto odd = flag_record(1000, 0, 9, CW_FLAG_PROBE, 1);
+  auto long_insn = flag_record(1000, 0, CW_FLAG_UNKNOWN, CW_FLAG_WATCH, 1);
+  long_insn.insn_len = 16;
+  d.decode(&far, sizeof far);
+  d.decode(&odd, sizeof odd);
+  d.decode(&long_insn, sizeof long_insn);
+  d.decode(&hit, sizeof hit - 8);
+  CHECK(d.stats().malformed == 5);
+  CHECK(d.release_all() == 1);
+}
+
+}  // namespace cw
+
+namespace cw {
+namespace {
+
+// The builtin schema with its kinds, and each kind's fields, in reverse order.
+Schema reversed_schema() {
+  Schema s;
+  const std::vector<KindDef>& kinds = Schema::builtin().kinds();
+  for (auto it = kinds.rbegin(); it != kinds.rend(); ++it) {
+    KindDef k = *it;
+    std::reverse(k.fields.begin(), k.fields.end());
+    s.add(std::move(k));
+  }
+  return s;
+}
+
+// Each event as "ts tid kind field=value ...", its fields by name in alphabetical order and
+// its strings spelled out: the same for two traces whatever order their schemas give.
+std::vector<std::string> events_by_name(const Trace& t) {
+  std::vector<std::string> out;
+  for (const Event& e : t.events) {
+    const KindDef& kind = t.schema.kind(e.kind);
+    std::map<std::string, std::string> fields;
+    for (size_t f = 0; f < kind.fields.size(); ++f) {
+      const uint64_t v = t.value(e, static_cast<int>(f));
+      fields[kind.fields[f].name] = kind.fields[f].type == FieldType::Str
+                                        ? std::string(t.strings.get(static_cast<StrId>(v)))
+                                        : std::to_string(v);
+    }
+    std::string line = fmt::format("{} {} {}", e.ts, e.tid, kind.name);
+    for (const auto& [name, value] : fields) line += fmt::format(" {}={}", name, value);
+    out.push_back(line);
+  }
+  return out;
+}
+
+// The header of a record of type R from thread 101 of process 100.
+template <typename R>
+cw_rec_header header(uint32_t type) {
+  return {.type = type, .size = sizeof(R), .pid = 100, .tid = 101};
+}
+
+// One record of each type the decoder turns into events, every value set and distinct
+// from the others, so that a value in another field's place shows.
+void decode_one_of_each(RecordDecoder& d) {
+  d.add_process(100, 1, "app", "/usr/bin/app");
+  d.add_thread(101, 100, "app", false);
+  uint64_t ts = 1000;
+  auto decode = [&](auto r) {
+    r.h.ts = ts++;
+    d.decode(&r, sizeof r);
+  };
+  decode(cw_rec_sys_enter{.h = header<cw_rec_sys_enter>(CW_REC_SYS_ENTER),
+                          .nr = 202,
+                          .fd = 3,
+                          .resource = 4,
+                          .value = 5,
+                          .count = 6,
+                          .timeout_ns = 7,
+                          .op = 1});
+  decode(cw_rec_sys_exit{.h = header<cw_rec_sys_exit>(CW_REC_SYS_EXIT), .nr = 202, .ret = 8});
+  decode(cw_rec_switch{.h = header<cw_rec_switch>(CW_REC_SWITCH),
+                       .next_pid = 100,
+                       .next_tid = 102,
+                       .prev_state = 'S'});
+  decode(cw_rec_wake{.h = header<cw_rec_wake>(CW_REC_WAKING),
+                     .target_pid = 100,
+                     .target_tid = 102,
+                     .in_irq = 1,
+                     .cause_tid = 103});
+  decode(cw_rec_wake{
+      .h = header<cw_rec_wake>(CW_REC_WAKEUP_NEW), .target_pid = 100, .target_tid = 104});
+  decode(cw_rec_fork{
+      .h = header<cw_rec_fork>(CW_REC_FORK), .child_pid = 100, .child_tid = 104, .is_thread = 1});
+  decode(cw_rec_exec{.h = header<cw_rec_exec>(CW_REC_EXEC), .path = "/bin/next"});
+  decode(cw_rec_comm{.h = header<cw_rec_comm>(CW_REC_COMM), .comm = "renamed"});
+  for (uint32_t send : {1, 0})
+    decode(cw_rec_xfer{.h = header<cw_rec_xfer>(CW_REC_XFER),
+                       .object = 10 + send,
+                       .offset = 12 + send,
+                       .len = 14 + send,
+                       .fd = 16 + static_cast<int32_t>(send),
+                       .peer_pid = 18 + static_cast<int32_t>(send),
+                       .is_send = send});
+  decode(
+      cw_rec_ready{.h = header<cw_rec_ready>(CW_REC_READY), .n = 1, .fds = {20}, .events = {21}});
+  for (uint32_t op : {CW_TIMER_ARM, CW_TIMER_FIRE, CW_TIMER_CANCEL})
+    decode(cw_rec_timer{.h = header<cw_rec_timer>(CW_REC_TIMER),
+                        .timer = 30 + op,
+                        .expires_ns = 34,
+                        .interval_ns = 35,
+                        .op = op});
+  for (uint32_t op : {CW_HARDIRQ_ENTER, CW_HARDIRQ_EXIT, CW_SOFTIRQ_ENTER, CW_SOFTIRQ_EXIT})
+    decode(cw_rec_irq{.h = header<cw_rec_irq>(CW_REC_IRQ),
+                      .op = op,
+                      .irq = op < CW_SOFTIRQ_ENTER ? 40 : 1,
+                      .name = "eth0"});
+  for (uint32_t op : {CW_SIGNAL_GENERATE, CW_SIGNAL_DELIVER})
+    decode(cw_rec_signal{.h = header<cw_rec_signal>(CW_REC_SIGNAL),
+                         .op = op,
+                         .sig = 50 + static_cast<int32_t>(op),
+                         .target_pid = 100,
+                         .target_tid = 102,
+                         .cause_tid = 103});
+  decode(cw_rec_sample{.h = header<cw_rec_sample>(CW_REC_SAMPLE), .period = 60});
+  for (uint32_t is_exit : {0, 1})
+    decode(cw_rec_call{
+        .h = header<cw_rec_call>(CW_REC_CALL), .fn_index = 1, .is_exit = is_exit, .address = 70});
+  for (uint8_t access : {CW_FLAG_READ, CW_FLAG_WRITE})
+    decode(flag_record(0, access - 1u, access, CW_FLAG_PROBE, 80 + access));
+  decode(cw_rec_exit{.h = header<cw_rec_exit>(CW_REC_EXIT), .code = 90});
+  d.add_marker(ts++, 101, 100, "here");
+  d.add_lock_wait(ts++, LockWait{.waiter_pid = 100,
+                                 .waiter_tid = 101,
+                                 .holder_pid = 100,
+                                 .holder_tid = 102,
+                                 .object = 95,
+                                 .lock = "FLOCK WRITE"});
+  d.release_all();
+}
+
+TEST_CASE("values go to their fields by name, whatever order the schema gives kinds and fields") {
+  Trace builtin, reversed;
+  reversed.schema = reversed_schema();
+  RecordDecoder in_builtin(builtin, test_naming()), in_reversed(reversed, test_naming());
+  for (RecordDecoder* d : {&in_builtin, &in_reversed}) {
+    d->set_instrument_naming(test_instrument_naming());
+    decode_one_of_each(*d);
+  }
+  CHECK(in_reversed.stats().malformed == 0);
+  // Every kind the decoder writes (recorder/event_fields.h) is there.
+  std::set<std::string_view> kinds;
+  for (const Event& e : reversed.events) kinds.insert(reversed.schema.kind(e.kind).name);
+  CHECK(kinds.size() == 31);
+  CHECK(events_by_name(reversed) == events_by_name(builtin));
+  const Event& enter = reversed.events.front();
+  REQUIRE(reversed.schema.kind(enter.kind).name == "syscall_enter");
+  auto field = [&](std::string_view name) {
+    return reversed.value(enter, reversed.schema.field_index(enter.kind, name));
+  };
+  CHECK(reversed.strings.get(static_cast<StrId>(field("name"))) == "futex");
+  CHECK(field("fd") == 3);
+  CHECK(field("resource") == 4);
+  CHECK(reversed.strings.get(static_cast<StrId>(field("op"))) == "wake");
+  CHECK(field("value") == 5);
+  CHECK(field("count") == 6);
+  CHECK(field("timeout_ns") == 7);
+}
+
+TEST_CASE("a schema without a field the decoder writes is refused when the decoder is made") {
+  Trace t;
+  t.schema = Schema();
+  for (KindDef k : Schema::builtin().kinds()) {
+    if (k.name == "send") k.fields.erase(k.fields.begin() + 2);  // len
+    t.schema.add(std::move(k));
+  }
+  CHECK_THROWS_WITH_AS(RecordDecoder(t, test_naming()), "schema kind send has no field len",
+                       std::logic_error);
+}
+
+}  // namespace
+}  // namespace cw
