@@ -2,7 +2,9 @@
 // the packs; its member functions are defined by pass, one file each:
 //   checker.cc            the driver: set-up order, the pass over files, dispatch by kind
 //   check_resolve.cc      requires (visibility), lists, Lua, links, rule ids, names
-//   check_kinds.cc        each rule kind's clauses (dsl/rule_kinds.h) and values
+//   check_kinds.cc        each rule kind's check: what its clauses' values compile to
+//   check_clauses.cc      a rule's clauses by the table of kinds (dsl/rule_kinds.h), and
+//                         the values several kinds read alike
 //   check_expressions.cc  expressions: names, calls, operators, types
 //   check_pack_tests.cc   `test` blocks and their expectations
 //   check_disables.cc     `disable PACK/RULE`
@@ -162,7 +164,6 @@ class Checker {
   void check_flag(const dsl::Rule& rule);
   void check_holder(const dsl::Rule& rule);
   void check_answer(const dsl::Rule& rule);
-  std::optional<int> priority(const dsl::Clause& clause);
   void compile_join(const dsl::Expr& e, LinkRule& link);
 
   // tests (check_pack_tests.cc)
@@ -172,7 +173,7 @@ class Checker {
   // disables (check_disables.cc)
   void apply_disables();
 
-  // clauses and their values (check_kinds.cc)
+  // clauses and their values (check_clauses.cc)
   ClauseMap collect(const dsl::Rule& rule);
   const dsl::Expr* single(const dsl::Clause& clause);
   std::optional<std::string> word(const dsl::Expr& e, const std::string& what);
@@ -180,6 +181,7 @@ class Checker {
                                const std::vector<std::string>& options);
   KindId event_kind(const dsl::Clause& clause);
   std::optional<uint64_t> duration(const dsl::Expr& e, const std::string& clause);
+  std::optional<int> priority(const dsl::Clause& clause);
 
   // ids (check_resolve.cc)
   std::optional<std::string> id_text(const dsl::Expr& e);
