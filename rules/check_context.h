@@ -146,6 +146,13 @@ class Checker {
 
   LintFacts run();
 
+  // Each kind's check (check_kinds.cc): reads a rule's clauses and appends what it
+  // compiles to to its kind's RuleSet list. Specialised there once per kind of the table,
+  // where the kind's row of kRuleKindSemantics (rules/kind_semantics.h) names it; this
+  // one is deleted, so a row whose kind has no check does not build.
+  template <dsl::RuleKind kind>
+  void check(const dsl::Rule& rule) = delete;
+
  private:
   // set-up, before the pass over the files (check_resolve.cc)
   void compute_visibility();
@@ -156,14 +163,7 @@ class Checker {
 
   // one rule: its id, then its kind's check (checker.cc)
   void check_rule(const dsl::Rule& rule);
-  // each kind's check (check_kinds.cc)
-  void check_link(const dsl::Rule& rule, LinkRule& link);
-  void check_edge(const dsl::Rule& rule);
-  void check_split(const dsl::Rule& rule);
-  void check_batch(const dsl::Rule& rule);
-  void check_flag(const dsl::Rule& rule);
-  void check_holder(const dsl::Rule& rule);
-  void check_answer(const dsl::Rule& rule);
+  // the link check's `join` (check_kinds.cc)
   void compile_join(const dsl::Expr& e, LinkRule& link);
 
   // tests (check_pack_tests.cc)

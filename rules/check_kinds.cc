@@ -1,6 +1,7 @@
 // Checker pass: one rule by its kind. The clauses each kind takes and needs come from
-// dsl/rule_kinds.h; what their values must be, and what a rule compiles to (rules/
-// ruleset.h), is here, one function per kind.
+// dsl/rule_kinds.h (collected by check_clauses.cc); what their values must be, and what a
+// rule compiles to (rules/ruleset.h), is here, one check per kind, and the table of kind
+// semantics (rules/kind_semantics.h) at the end pairs each kind with its check and list.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -8,8 +9,11 @@
 
 #include "dsl/rule_kinds.h"
 #include "rules/check_context.h"
+#include "rules/kind_semantics.h"
 
 namespace cw::rules::check {
+
+using K = dsl::RuleKind;
 
 // `join from.F == to.G and ...`: each side a field, the tid or the pid of its event.
 void Checker::compile_join(const dsl::Expr& e, LinkRule& link) {
@@ -51,7 +55,10 @@ void Checker::compile_join(const dsl::Expr& e, LinkRule& link) {
   link.join.emplace_back(std::move(refs[0]), std::move(refs[1]));
 }
 
-void Checker::check_link(const dsl::Rule& rule, LinkRule& link) {
+template <>
+void Checker::check<K::Link>(const dsl::Rule& rule) {
+  // Made by index_links before the pass, so edge and split rules can name any link.
+  LinkRule& link = out_.links[link_of_rule_.at(&rule)];
   auto c = collect(rule);
   link.origin = origin(rule);
   if (c.count("from")) link.from = event_kind(*c["from"]);
@@ -113,7 +120,8 @@ void Checker::check_link(const dsl::Rule& rule, LinkRule& link) {
       }
 }
 
-void Checker::check_edge(const dsl::Rule& rule) {
+template <>
+void Checker::check<K::Edge>(const dsl::Rule& rule) {
   auto c = collect(rule);
   EdgeRule edge;
   edge.origin = origin(rule);
@@ -180,7 +188,8 @@ void Checker::check_edge(const dsl::Rule& rule) {
   out_.edges.push_back(std::move(edge));
 }
 
-void Checker::check_split(const dsl::Rule& rule) {
+template <>
+void Checker::check<K::Split>(const dsl::Rule& rule) {
   auto c = collect(rule);
   SplitRule split;
   split.origin = origin(rule);
@@ -237,7 +246,8 @@ void Checker::check_split(const dsl::Rule& rule) {
   out_.splits.push_back(std::move(split));
 }
 
-void Checker::check_batch(const dsl::Rule& rule) {
+template <>
+void Checker::check<K::Batch>(const dsl::Rule& rule) {
   BatchRule batch;
   batch.origin = origin(rule);
   const dsl::RuleKindInfo& kind = dsl::rule_kind_info(dsl::RuleKind::Batch);
@@ -315,7 +325,8 @@ void Checker::check_batch(const dsl::Rule& rule) {
   out_.batches.push_back(std::move(batch));
 }
 
-void Checker::check_flag(const dsl::Rule& rule) {
+template <>
+void Checker::check<K::Flag>(const dsl::Rule& rule) {
   auto c = collect(rule);
   FlagRule flag;
   flag.origin = origin(rule);
@@ -361,7 +372,8 @@ void Checker::check_flag(const dsl::Rule& rule) {
 // `holder ID { syscall "NAME", ...  owner OFFSET [size 4|8] }` (the owner's tid beside the
 // waited-on word) or `holder ID { syscall "NAME", ...  peer fd }` (the process at the other
 // end of the pipe or socket the call's fd names).
-void Checker::check_holder(const dsl::Rule& rule) {
+template <>
+void Checker::check<K::Holder>(const dsl::Rule& rule) {
   auto c = collect(rule);
   HolderRule holder;
   holder.origin = origin(rule);
@@ -401,7 +413,8 @@ void Checker::check_holder(const dsl::Rule& rule) {
   out_.holders.push_back(std::move(holder));
 }
 
-void Checker::check_answer(const dsl::Rule& rule) {
+template <>
+void Checker::check<K::Answer>(const dsl::Rule& rule) {
   auto c = collect(rule);
   AnswerRule answer;
   answer.origin = origin(rule);
@@ -460,3 +473,40 @@ void Checker::check_answer(const dsl::Rule& rule) {
 }
 
 }  // namespace cw::rules::check
+
+namespace cw::rules {
+
+namespace {
+template <auto list>
+std::vector<RuleOrigin*> origins_of(RuleSet& rules) {
+  std::vector<RuleOrigin*> found;
+  for (auto& rule : rules.*list) found.push_back(&rule.origin);
+  return found;
+}
+}  // namespace
+
+using check::Checker;
+using check::K;
+
+// Each kind's check, and the RuleSet list it compiles into.
+constexpr std::array<RuleKindSemantics, dsl::kRuleKinds.size()> kRuleKindSemantics = {{
+    {K::Split, &Checker::check<K::Split>, origins_of<&RuleSet::splits>},
+    {K::Batch, &Checker::check<K::Batch>, origins_of<&RuleSet::batches>},
+    {K::Link, &Checker::check<K::Link>, origins_of<&RuleSet::links>},
+    {K::Edge, &Checker::check<K::Edge>, origins_of<&RuleSet::edges>},
+    {K::Flag, &Checker::check<K::Flag>, origins_of<&RuleSet::flags>},
+    {K::Holder, &Checker::check<K::Holder>, origins_of<&RuleSet::holders>},
+    {K::Answer, &Checker::check<K::Answer>, origins_of<&RuleSet::answers>},
+}};
+
+// A row for every kind of the table, in its order, with its check and its list: a kind
+// added there does not build until its row is here.
+static_assert([] {
+  for (size_t k = 0; k < kRuleKindSemantics.size(); ++k) {
+    const RuleKindSemantics& row = kRuleKindSemantics[k];
+    if (row.kind != dsl::kRuleKinds[k].kind || !row.check || !row.origins) return false;
+  }
+  return true;
+}());
+
+}  // namespace cw::rules
