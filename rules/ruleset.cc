@@ -54,6 +54,11 @@ std::vector<RuleOrigin*> RuleSet::origins(dsl::RuleKind kind) {
   return kRuleKindSemantics[k].origins(*this);
 }
 
+std::vector<const RuleOrigin*> RuleSet::origins(dsl::RuleKind kind) const {
+  const std::vector<RuleOrigin*> found = const_cast<RuleSet&>(*this).origins(kind);
+  return {found.begin(), found.end()};
+}
+
 const PackInfo* RuleSet::pack(const std::string& id) const {
   for (const auto& p : packs)
     if (p.id == id) return &p;
