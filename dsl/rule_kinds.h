@@ -1,11 +1,11 @@
 // The rule kinds of the rule language (docs/rules.md "Rules"), in one table. The grammar
 // (dsl/grammar.h) spells its rule keywords, clause words and bare clause words from it, the
-// parser stores the kind's enum value, the checker (rules/) takes each kind's clauses from
-// it and dispatches on the enum, `disable` reads its flags, the graph's rule references use
-// its enum and the cache encodes the ids of each kind the graph build applies, and
-// `causeway rules kinds` prints it (tests/rule_removal.sh reads that). A new kind is added
-// here first (docs/rules.md "Adding a rule kind"); dsl, rules and graph tests fail until
-// the grammar, the checker and the graph agree with the table.
+// parser stores the kind's enum value, the checker (rules/) takes each kind's clauses from it
+// and each kind's check from a table in its order (rules/kind_semantics.h), `disable` reads
+// its flags, the graph keeps the ids of each kind the graph build applies, by its enum, for
+// the cache to encode, and `causeway rules kinds` prints it (tests/rule_removal.sh reads
+// that). A new kind is added here first (docs/rules.md "Adding a rule kind"); rules does not
+// build, and dsl, rules and graph tests fail, until the rest agrees with the table.
 #pragma once
 
 #include <array>

@@ -2,7 +2,9 @@
 // the packs; its member functions are defined by pass, one file each:
 //   checker.cc            the driver: set-up order, the pass over files, dispatch by kind
 //   check_resolve.cc      requires (visibility), lists, Lua, links, rule ids, names
-//   check_kinds.cc        each rule kind's clauses (dsl/rule_kinds.h) and values
+//   check_kinds.cc        each rule kind's check: what its clauses' values compile to
+//   check_clauses.cc      a rule's clauses by the table of kinds (dsl/rule_kinds.h), and
+//                         the values several kinds read alike
 //   check_expressions.cc  expressions: names, calls, operators, types
 //   check_pack_tests.cc   `test` blocks and their expectations
 //   check_disables.cc     `disable PACK/RULE`
@@ -144,6 +146,13 @@ class Checker {
 
   LintFacts run();
 
+  // Each kind's check (check_kinds.cc): reads a rule's clauses and appends what it
+  // compiles to to its kind's RuleSet list. Specialised there once per kind of the table,
+  // where the kind's row of kRuleKindSemantics (rules/kind_semantics.h) names it; this
+  // one is deleted, so a row whose kind has no check does not build.
+  template <dsl::RuleKind kind>
+  void check(const dsl::Rule& rule) = delete;
+
  private:
   // set-up, before the pass over the files (check_resolve.cc)
   void compute_visibility();
@@ -154,15 +163,7 @@ class Checker {
 
   // one rule: its id, then its kind's check (checker.cc)
   void check_rule(const dsl::Rule& rule);
-  // each kind's check (check_kinds.cc)
-  void check_link(const dsl::Rule& rule, LinkRule& link);
-  void check_edge(const dsl::Rule& rule);
-  void check_split(const dsl::Rule& rule);
-  void check_batch(const dsl::Rule& rule);
-  void check_flag(const dsl::Rule& rule);
-  void check_holder(const dsl::Rule& rule);
-  void check_answer(const dsl::Rule& rule);
-  std::optional<int> priority(const dsl::Clause& clause);
+  // the link check's `join` (check_kinds.cc)
   void compile_join(const dsl::Expr& e, LinkRule& link);
 
   // tests (check_pack_tests.cc)
@@ -172,7 +173,7 @@ class Checker {
   // disables (check_disables.cc)
   void apply_disables();
 
-  // clauses and their values (check_kinds.cc)
+  // clauses and their values (check_clauses.cc)
   ClauseMap collect(const dsl::Rule& rule);
   const dsl::Expr* single(const dsl::Clause& clause);
   std::optional<std::string> word(const dsl::Expr& e, const std::string& what);
@@ -180,6 +181,7 @@ class Checker {
                                const std::vector<std::string>& options);
   KindId event_kind(const dsl::Clause& clause);
   std::optional<uint64_t> duration(const dsl::Expr& e, const std::string& clause);
+  std::optional<int> priority(const dsl::Clause& clause);
 
   // ids (check_resolve.cc)
   std::optional<std::string> id_text(const dsl::Expr& e);

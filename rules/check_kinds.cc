@@ -1,6 +1,7 @@
 // Checker pass: one rule by its kind. The clauses each kind takes and needs come from
-// dsl/rule_kinds.h; what their values must be, and what a rule compiles to (rules/
-// ruleset.h), is here, one function per kind.
+// dsl/rule_kinds.h (collected by check_clauses.cc); what their values must be, and what a
+// rule compiles to (rules/ruleset.h), is here, one check per kind, and the table of kind
+// semantics (rules/kind_semantics.h) at the end pairs each kind with its check and list.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -8,83 +9,11 @@
 
 #include "dsl/rule_kinds.h"
 #include "rules/check_context.h"
+#include "rules/kind_semantics.h"
 
 namespace cw::rules::check {
 
-// ---- clauses --------------------------------------------------------------------------
-
-// The rule's clauses by keyword; unknown, repeated and missing ones (by the table of
-// kinds) are reported.
-ClauseMap Checker::collect(const dsl::Rule& rule) {
-  const dsl::RuleKindInfo& kind = dsl::rule_kind_info(rule.kind);
-  const std::vector<std::string> allowed = strings(kind.clauses);
-  ClauseMap out(facts_.clauses_read[rule.kind]);
-  for (const auto& clause : rule.clauses) {
-    if (std::find(allowed.begin(), allowed.end(), clause.keyword) == allowed.end()) {
-      error_at(clause.loc, clause.keyword.size(),
-               fmt::format("unknown clause '{}' in {} rule", clause.keyword, kind.keyword),
-               did_you_mean(clause.keyword, allowed));
-      continue;
-    }
-    if (!out.add(clause)) {
-      error_at(clause.loc, clause.keyword.size(),
-               fmt::format("clause '{}' given twice", clause.keyword));
-      continue;
-    }
-  }
-  for (const std::string& name : strings(kind.required))
-    if (!out.has(name))
-      error_at(rule.id_loc, rule.id.size(),
-               fmt::format("missing clause '{}' in {} rule '{}'", name, kind.keyword, rule.id));
-  return out;
-}
-
-const dsl::Expr* Checker::single(const dsl::Clause& clause) {
-  if (clause.args.size() == 1) return clause.args[0].get();
-  error_at(clause.loc, clause.keyword.size(),
-           fmt::format("clause '{}' takes one value, not {}", clause.keyword, clause.args.size()));
-  return nullptr;
-}
-
-std::optional<std::string> Checker::word(const dsl::Expr& e, const std::string& what) {
-  if (e.kind == dsl::ExprKind::Name) return joined(e.path);
-  if (e.kind == dsl::ExprKind::Str) return e.sval;
-  error(e, fmt::format("expected {} here", what));
-  return std::nullopt;
-}
-
-std::optional<size_t> Checker::choice(const dsl::Clause& clause, const std::string& what,
-                                      const std::vector<std::string>& options) {
-  const dsl::Expr* e = single(clause);
-  if (!e) return std::nullopt;
-  auto w = word(*e, "a " + what);
-  if (!w) return std::nullopt;
-  auto it = std::find(options.begin(), options.end(), *w);
-  if (it != options.end()) return static_cast<size_t>(it - options.begin());
-  error(*e, fmt::format("unknown {} '{}' (expected {})", what, *w, alternatives(options)));
-  return std::nullopt;
-}
-
-KindId Checker::event_kind(const dsl::Clause& clause) {
-  const dsl::Expr* e = single(clause);
-  if (!e) return kNoKind;
-  auto name = word(*e, "an event kind");
-  if (!name) return kNoKind;
-  KindId kind = schema().find(*name);
-  if (kind == kNoKind) {
-    std::vector<std::string> kinds;
-    for (const auto& k : schema().kinds()) kinds.push_back(k.name);
-    error(*e, fmt::format("unknown event kind '{}'", *name), did_you_mean(*name, kinds));
-  }
-  return kind;
-}
-
-std::optional<uint64_t> Checker::duration(const dsl::Expr& e, const std::string& clause) {
-  if (e.kind == dsl::ExprKind::Int && e.is_duration && e.ival >= 0)
-    return static_cast<uint64_t>(e.ival);
-  error(e, fmt::format("'{}' needs a duration like 10ms", clause));
-  return std::nullopt;
-}
+using K = dsl::RuleKind;
 
 // `join from.F == to.G and ...`: each side a field, the tid or the pid of its event.
 void Checker::compile_join(const dsl::Expr& e, LinkRule& link) {
@@ -126,7 +55,10 @@ void Checker::compile_join(const dsl::Expr& e, LinkRule& link) {
   link.join.emplace_back(std::move(refs[0]), std::move(refs[1]));
 }
 
-void Checker::check_link(const dsl::Rule& rule, LinkRule& link) {
+template <>
+void Checker::check<K::Link>(const dsl::Rule& rule) {
+  // Made by index_links before the pass, so edge and split rules can name any link.
+  LinkRule& link = out_.links[link_of_rule_.at(&rule)];
   auto c = collect(rule);
   link.origin = origin(rule);
   if (c.count("from")) link.from = event_kind(*c["from"]);
@@ -188,7 +120,8 @@ void Checker::check_link(const dsl::Rule& rule, LinkRule& link) {
       }
 }
 
-void Checker::check_edge(const dsl::Rule& rule) {
+template <>
+void Checker::check<K::Edge>(const dsl::Rule& rule) {
   auto c = collect(rule);
   EdgeRule edge;
   edge.origin = origin(rule);
@@ -255,7 +188,8 @@ void Checker::check_edge(const dsl::Rule& rule) {
   out_.edges.push_back(std::move(edge));
 }
 
-void Checker::check_split(const dsl::Rule& rule) {
+template <>
+void Checker::check<K::Split>(const dsl::Rule& rule) {
   auto c = collect(rule);
   SplitRule split;
   split.origin = origin(rule);
@@ -312,18 +246,8 @@ void Checker::check_split(const dsl::Rule& rule) {
   out_.splits.push_back(std::move(split));
 }
 
-std::optional<int> Checker::priority(const dsl::Clause& clause) {
-  const dsl::Expr* e = single(clause);
-  if (!e) return std::nullopt;
-  auto value = const_int(*e);
-  if (!value || e->is_duration || *value < -1000000 || *value > 1000000) {
-    error(*e, "'priority' needs an integer between -1000000 and 1000000");
-    return std::nullopt;
-  }
-  return static_cast<int>(*value);
-}
-
-void Checker::check_batch(const dsl::Rule& rule) {
+template <>
+void Checker::check<K::Batch>(const dsl::Rule& rule) {
   BatchRule batch;
   batch.origin = origin(rule);
   const dsl::RuleKindInfo& kind = dsl::rule_kind_info(dsl::RuleKind::Batch);
@@ -401,7 +325,8 @@ void Checker::check_batch(const dsl::Rule& rule) {
   out_.batches.push_back(std::move(batch));
 }
 
-void Checker::check_flag(const dsl::Rule& rule) {
+template <>
+void Checker::check<K::Flag>(const dsl::Rule& rule) {
   auto c = collect(rule);
   FlagRule flag;
   flag.origin = origin(rule);
@@ -447,7 +372,8 @@ void Checker::check_flag(const dsl::Rule& rule) {
 // `holder ID { syscall "NAME", ...  owner OFFSET [size 4|8] }` (the owner's tid beside the
 // waited-on word) or `holder ID { syscall "NAME", ...  peer fd }` (the process at the other
 // end of the pipe or socket the call's fd names).
-void Checker::check_holder(const dsl::Rule& rule) {
+template <>
+void Checker::check<K::Holder>(const dsl::Rule& rule) {
   auto c = collect(rule);
   HolderRule holder;
   holder.origin = origin(rule);
@@ -487,7 +413,8 @@ void Checker::check_holder(const dsl::Rule& rule) {
   out_.holders.push_back(std::move(holder));
 }
 
-void Checker::check_answer(const dsl::Rule& rule) {
+template <>
+void Checker::check<K::Answer>(const dsl::Rule& rule) {
   auto c = collect(rule);
   AnswerRule answer;
   answer.origin = origin(rule);
@@ -546,3 +473,40 @@ void Checker::check_answer(const dsl::Rule& rule) {
 }
 
 }  // namespace cw::rules::check
+
+namespace cw::rules {
+
+namespace {
+template <auto list>
+std::vector<RuleOrigin*> origins_of(RuleSet& rules) {
+  std::vector<RuleOrigin*> found;
+  for (auto& rule : rules.*list) found.push_back(&rule.origin);
+  return found;
+}
+}  // namespace
+
+using check::Checker;
+using check::K;
+
+// Each kind's check, and the RuleSet list it compiles into.
+constexpr std::array<RuleKindSemantics, dsl::kRuleKinds.size()> kRuleKindSemantics = {{
+    {K::Split, &Checker::check<K::Split>, origins_of<&RuleSet::splits>},
+    {K::Batch, &Checker::check<K::Batch>, origins_of<&RuleSet::batches>},
+    {K::Link, &Checker::check<K::Link>, origins_of<&RuleSet::links>},
+    {K::Edge, &Checker::check<K::Edge>, origins_of<&RuleSet::edges>},
+    {K::Flag, &Checker::check<K::Flag>, origins_of<&RuleSet::flags>},
+    {K::Holder, &Checker::check<K::Holder>, origins_of<&RuleSet::holders>},
+    {K::Answer, &Checker::check<K::Answer>, origins_of<&RuleSet::answers>},
+}};
+
+// A row for every kind of the table, in its order, with its check and its list: a kind
+// added there does not build until its row is here.
+static_assert([] {
+  for (size_t k = 0; k < kRuleKindSemantics.size(); ++k) {
+    const RuleKindSemantics& row = kRuleKindSemantics[k];
+    if (row.kind != dsl::kRuleKinds[k].kind || !row.check || !row.origins) return false;
+  }
+  return true;
+}());
+
+}  // namespace cw::rules

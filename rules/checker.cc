@@ -10,6 +10,7 @@
 
 #include "dsl/rule_kinds.h"
 #include "rules/check_context.h"
+#include "rules/kind_semantics.h"
 
 namespace cw::rules {
 
@@ -116,18 +117,13 @@ RuleOrigin Checker::origin(const dsl::Rule& rule) const {
   return RuleOrigin{pack, pack + "/" + rule.id, rule.id, source_, rule.id_loc};
 }
 
-// One case per kind of dsl/rule_kinds.h: a kind added there and not here fails to build
-// (-Wswitch), and rules/rule_kinds_test.cc checks each kind's clauses against the table.
+// The check is the kind's row of the table of kind semantics (rules/kind_semantics.h);
+// rules/rule_kinds_test.cc checks each kind's clauses against dsl/rule_kinds.h.
 void Checker::check_rule(const dsl::Rule& rule) {
   check_rule_id(rule);
-  switch (rule.kind) {
-    case dsl::RuleKind::Link: check_link(rule, out_.links[link_of_rule_.at(&rule)]); return;
-    case dsl::RuleKind::Edge: check_edge(rule); return;
-    case dsl::RuleKind::Split: check_split(rule); return;
-    case dsl::RuleKind::Batch: check_batch(rule); return;
-    case dsl::RuleKind::Flag: check_flag(rule); return;
-    case dsl::RuleKind::Holder: check_holder(rule); return;
-    case dsl::RuleKind::Answer: check_answer(rule); return;
+  if (const auto k = static_cast<size_t>(rule.kind); k < kRuleKindSemantics.size()) {
+    (this->*kRuleKindSemantics[k].check)(rule);
+    return;
   }
   std::vector<std::string> kinds;
   for (const auto& k : dsl::kRuleKinds) kinds.emplace_back(k.keyword);

@@ -1,7 +1,8 @@
 // The table of rule kinds (dsl/rule_kinds.h) and the checker agree: every kind of the
 // table reaches its own check, which takes exactly the table's clauses, needs its required
-// ones, and lets `disable` turn it off exactly when the table says so. A kind or clause
-// added to the table and not to the checker (or the reverse) fails here.
+// ones, compiles into its own list, and lets `disable` turn it off exactly when the table
+// says so. A kind or clause added to the table and not to the checker (or the reverse)
+// fails here.
 #include "dsl/rule_kinds.h"
 
 #include <doctest/doctest.h>
@@ -101,5 +102,40 @@ TEST_CASE("each kind's check reads exactly the clauses the table gives the kind"
     const std::set<std::string> table(kind.clauses.begin(), kind.clauses.end());
     REQUIRE(facts.clauses_read.count(kind.kind));
     CHECK(facts.clauses_read.at(kind.kind) == table);
+  }
+}
+
+// The check the table of kind semantics gives a kind (rules/kind_semantics.h) compiles into
+// the list it gives the kind, which `disable`, select_packs and the graph's rule names read
+// through RuleSet::origins: a row that paired a kind with another kind's list fails here.
+TEST_CASE("each kind's check compiles a rule into the list RuleSet::origins gives the kind") {
+  for (const dsl::RuleKindInfo& kind : dsl::kRuleKinds) {
+    CAPTURE(kind.keyword);
+    // Missing clauses are errors, but the check compiles the rule all the same.
+    RuleSet rules = load_pack(std::string(kind.keyword) + " r { }\n").rules;
+    for (const dsl::RuleKindInfo& other : dsl::kRuleKinds) {
+      CAPTURE(other.keyword);
+      const std::vector<RuleOrigin*> found = rules.origins(other.kind);
+      if (other.kind != kind.kind) {
+        CHECK(found.empty());
+      } else {
+        REQUIRE(found.size() == 1);
+        CHECK(found[0]->id == "p/r");
+      }
+    }
+  }
+}
+
+// A pack test's rules are its packs' own, chosen by select_packs (rules/ruleset.cc), which
+// copies kind by kind: a kind the graph build applies that it left out would be missing
+// from the graphs of its pack tests.
+TEST_CASE("select_packs keeps the rules of every kind the graph build applies") {
+  std::string body;
+  for (const dsl::RuleKindInfo& kind : dsl::kRuleKinds)
+    body += std::string(kind.keyword) + " " + std::string(kind.keyword) + "_rule { }\n";
+  const RuleSet chosen = select_packs(load_pack(body).rules, {"p"});
+  for (const dsl::RuleKindInfo& kind : dsl::kRuleKinds) {
+    CAPTURE(kind.keyword);
+    if (kind.builds_graph) CHECK(chosen.origins(kind.kind).size() == 1);
   }
 }

@@ -318,6 +318,7 @@ struct RuleSet {
   const PackInfo* pack(const std::string& id) const;
   // Where each compiled rule of `kind` (dsl/rule_kinds.h) came from, in its list's order.
   std::vector<RuleOrigin*> origins(dsl::RuleKind kind);
+  std::vector<const RuleOrigin*> origins(dsl::RuleKind kind) const;
 };
 
 }  // namespace cw::rules

@@ -110,8 +110,8 @@ void check_graph(const engine::BuildResult& r, uint64_t segment_count, const Tra
     if (e.from_event >= events || e.to_event >= events)
       bad("an edge names events the trace does not have");
     if (!rule_in_range(n, e.rule) ||
-        (e.boost_rule != rules::kNoRule && e.boost_rule >= n.edges.size()) ||
-        (e.link != rules::kNoRule && e.link >= n.links.size()))
+        (e.boost_rule != rules::kNoRule && e.boost_rule >= n.of(engine::RuleKind::Edge).size()) ||
+        (e.link != rules::kNoRule && e.link >= n.of(engine::RuleKind::Link).size()))
       bad("an edge names a rule the graph does not have");
     if (e.strength > engine::Strength::Boosted) bad("an edge of unknown strength");
   }

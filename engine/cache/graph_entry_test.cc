@@ -47,11 +47,10 @@ void check_equal(const BuildResult& a, const BuildResult& b) {
   }
   CHECK(a.graph.kinds == b.graph.kinds);
   const RuleNames &n = a.graph.rule_names, &m = b.graph.rule_names;
-  CHECK(n.splits == m.splits);
-  CHECK(n.batches == m.batches);
-  CHECK(n.edges == m.edges);
-  CHECK(n.flags == m.flags);
-  CHECK(n.links == m.links);
+  for (const dsl::RuleKindInfo& kind : dsl::kRuleKinds) {
+    CAPTURE(kind.keyword);
+    CHECK(n.of(kind.kind) == m.of(kind.kind));
+  }
   CHECK(n.split_cuts_after == m.split_cuts_after);
   CHECK(n.split_loops == m.split_loops);
   CHECK(n.edge_strengths == m.edge_strengths);

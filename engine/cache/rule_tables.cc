@@ -45,20 +45,21 @@ template engine::RuleCounts read_rule_counts(FileReader&);
 
 void check_rule_tables(const engine::RuleNames& n, const engine::RuleCounts& c,
                        const rules::RuleSet& rules, bool for_reuse) {
+  using K = dsl::RuleKind;
   auto bad = [](const char* what) { throw CorruptEntry(what); };
-  if (n.split_cuts_after.size() != n.splits.size() || n.split_loops.size() != n.splits.size() ||
-      n.edge_strengths.size() != n.edges.size() || n.edge_ends_polling.size() != n.edges.size())
+  const size_t splits = n.of(K::Split).size(), batches = n.of(K::Batch).size(),
+               links = n.of(K::Link).size(), edges = n.of(K::Edge).size(),
+               flags = n.of(K::Flag).size();
+  if (n.split_cuts_after.size() != splits || n.split_loops.size() != splits ||
+      n.edge_strengths.size() != edges || n.edge_ends_polling.size() != edges)
     bad("the graph's rule tables do not agree");
-  if (n.edges.size() != rules.edges.size() || n.flags.size() != rules.flags.size() ||
-      n.links.size() != rules.links.size() ||
-      (!for_reuse &&
-       (n.splits.size() != rules.splits.size() || n.batches.size() != rules.batches.size())))
+  if (edges != rules.edges.size() || flags != rules.flags.size() || links != rules.links.size() ||
+      (!for_reuse && (splits != rules.splits.size() || batches != rules.batches.size())))
     bad("the graph's rules are not those of the packs");
   for (rules::Strength s : n.edge_strengths)
     if (s > rules::Strength::Prune) bad("an edge rule of unknown strength");
-  if (c.splits.size() != n.splits.size() || c.batches.size() != n.batches.size() ||
-      c.edges.size() != n.edges.size() || c.pruned.size() != n.edges.size() ||
-      c.boosted.size() != n.edges.size() || c.flags.size() != n.flags.size())
+  if (c.splits.size() != splits || c.batches.size() != batches || c.edges.size() != edges ||
+      c.pruned.size() != edges || c.boosted.size() != edges || c.flags.size() != flags)
     bad("the graph's rule counts do not fit its rules");
 }
 

@@ -38,7 +38,7 @@ void Diagnoser::diagnose_vertex(uint32_t seg, HangKind kind, const SegmentProfil
         return;
       }
       if (follow_polling_end(seg, kind, prof, depth, window, first, last)) return;
-      if (prof.flag_events > 0 && !g_.rule_names.flags.empty()) {
+      if (prof.flag_events > 0 && !g_.rule_names.of(RuleKind::Flag).empty()) {
         // Flag reads but no write set it: the missing write is what to find.
         if (depth == 0)
           d_.notes.push_back(

@@ -126,17 +126,19 @@ json graph_json(const Trace& trace, const BuildResult& result) {
   const RuleCounts& counts = result.counts;
   json splits = json::object(), edges = json::object(), pruned = json::object(),
        boosted = json::object(), flags = json::object();
-  for (size_t i = 0; i < names.splits.size(); ++i) splits[names.splits[i]] = counts.splits.at(i);
-  for (size_t i = 0; i < names.batches.size(); ++i) splits[names.batches[i]] = counts.batches.at(i);
-  for (size_t i = 0; i < names.edges.size(); ++i) {
+  const auto &split_ids = names.of(RuleKind::Split), &batch_ids = names.of(RuleKind::Batch),
+             &edge_ids = names.of(RuleKind::Edge), &flag_ids = names.of(RuleKind::Flag);
+  for (size_t i = 0; i < split_ids.size(); ++i) splits[split_ids[i]] = counts.splits.at(i);
+  for (size_t i = 0; i < batch_ids.size(); ++i) splits[batch_ids[i]] = counts.batches.at(i);
+  for (size_t i = 0; i < edge_ids.size(); ++i) {
     switch (names.edge_strengths[i]) {
       case rules::Strength::Strong:
-      case rules::Strength::Weak: edges[names.edges[i]] = counts.edges.at(i); break;
-      case rules::Strength::Prune: pruned[names.edges[i]] = counts.pruned.at(i); break;
-      case rules::Strength::Boost: boosted[names.edges[i]] = counts.boosted.at(i); break;
+      case rules::Strength::Weak: edges[edge_ids[i]] = counts.edges.at(i); break;
+      case rules::Strength::Prune: pruned[edge_ids[i]] = counts.pruned.at(i); break;
+      case rules::Strength::Boost: boosted[edge_ids[i]] = counts.boosted.at(i); break;
     }
   }
-  for (size_t i = 0; i < names.flags.size(); ++i) flags[names.flags[i]] = counts.flags.at(i);
+  for (size_t i = 0; i < flag_ids.size(); ++i) flags[flag_ids[i]] = counts.flags.at(i);
 
   const auto [processes, threads] = distinct_processes_threads(trace);
   std::map<uint16_t, uint64_t> lost_by_cpu;

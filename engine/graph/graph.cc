@@ -16,33 +16,26 @@ std::string_view strength_name(Strength s) {
 
 RuleNames RuleNames::from(const rules::RuleSet& rules) {
   RuleNames n;
+  for (const dsl::RuleKindInfo& kind : dsl::kRuleKinds)
+    if (kind.builds_graph)
+      for (const rules::RuleOrigin* origin : rules.origins(kind.kind))
+        n.by_kind_[index(kind.kind)].push_back(origin->id);
   for (const auto& r : rules.splits) {
-    n.splits.push_back(r.origin.id);
     n.split_cuts_after.push_back(r.cut_after);
     n.split_loops.push_back(r.loop);
   }
-  for (const auto& r : rules.batches) n.batches.push_back(r.origin.id);
   for (const auto& r : rules.edges) {
-    n.edges.push_back(r.origin.id);
     n.edge_strengths.push_back(r.strength);
     n.edge_ends_polling.push_back(r.ends_polling);
   }
-  for (const auto& r : rules.flags) n.flags.push_back(r.origin.id);
-  for (const auto& r : rules.links) n.links.push_back(r.origin.id);
   return n;
 }
 
-// A case per kind the table says the graph build applies (graph_test.cc checks that); the
-// others, and kNoRuleKind, have no list here.
+// kNoRuleKind, and kinds read from a cache entry, may be none of the table's.
 const std::vector<std::string>* RuleNames::ids(RuleKind kind) const {
-  switch (kind) {
-    case RuleKind::Split: return &splits;
-    case RuleKind::Batch: return &batches;
-    case RuleKind::Link: return &links;
-    case RuleKind::Edge: return &edges;
-    case RuleKind::Flag: return &flags;
-    default: return nullptr;
-  }
+  const size_t k = index(kind);
+  if (k >= by_kind_.size() || !dsl::kRuleKinds[k].builds_graph) return nullptr;
+  return &by_kind_[k];
 }
 
 const std::string& RuleNames::id(RuleRef ref) const {

@@ -5,6 +5,7 @@
 // to, so it can be reported without the RuleSet it was built from.
 #pragma once
 
+#include <array>
 #include <boost/graph/compressed_sparse_row_graph.hpp>
 #include <cstdint>
 #include <string>
@@ -21,7 +22,7 @@ namespace cw::engine {
 using rules::kNoRule;
 
 // The kind of rule a cut or an edge names: a kind of the table (dsl/rule_kinds.h), so the
-// graph has no list of kinds of its own. RuleNames::ids says which list its index points
+// graph has no list of kinds of its own. RuleNames::ids gives the ids its index points
 // into.
 using RuleKind = dsl::RuleKind;
 // No rule (a thread's first segment). Stored as a byte in the graph and in its cache entry
@@ -76,22 +77,30 @@ using CsrGraph =
     boost::compressed_sparse_row_graph<boost::bidirectionalS, boost::no_property, uint32_t,
                                        boost::no_property, uint32_t, uint32_t>;
 
-// Qualified ids of the rules a graph refers to, by RuleSet list.
+// Qualified ids of the rules a graph refers to, per kind of the table, and what the
+// diagnosis reads of some of them.
 struct RuleNames {
-  std::vector<std::string> splits, batches, edges, flags, links;
   std::vector<bool> split_cuts_after;           // per split rule: `cut after`
   std::vector<bool> split_loops;                // per split rule: `loop`
   std::vector<rules::Strength> edge_strengths;  // per edge rule
   std::vector<bool> edge_ends_polling;          // per edge rule: `ends_polling`
 
   static RuleNames from(const rules::RuleSet& rules);
-  // The ids of the rules of `kind`, or nullptr for no kind or a kind whose rules the graph
-  // build does not apply (the table's builds_graph).
+  // The ids of the rules of `kind`, in its RuleSet list's order, or nullptr for no kind or
+  // a kind whose rules the graph build does not apply (the table's builds_graph).
   const std::vector<std::string>* ids(RuleKind kind) const;
   std::vector<std::string>* ids(RuleKind kind) {
     return const_cast<std::vector<std::string>*>(std::as_const(*this).ids(kind));
   }
+  // The ids of a kind the graph build applies, named where it is read: of(RuleKind::Edge).
+  const std::vector<std::string>& of(RuleKind kind) const { return by_kind_.at(index(kind)); }
   const std::string& id(RuleRef ref) const;  // "" for none
+
+ private:
+  static constexpr size_t index(RuleKind kind) { return static_cast<size_t>(kind); }
+  // Indexed by RuleKind, so a kind the table adds has its list with no change here; those
+  // the graph build does not apply stay empty.
+  std::array<std::vector<std::string>, dsl::kRuleKinds.size()> by_kind_;
 };
 
 struct Graph {

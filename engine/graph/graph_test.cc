@@ -2,8 +2,11 @@
 
 #include <doctest/doctest.h>
 
+#include <string>
 #include <utility>
 #include <vector>
+
+#include "rules/loader.h"
 
 namespace cw::engine {
 namespace {
@@ -37,6 +40,23 @@ TEST_CASE("the graph keeps rule ids of each kind the graph build applies, and no
   }
   CHECK(names.ids(kNoRuleKind) == nullptr);
   CHECK(names.id({}).empty());
+}
+
+// RuleNames::from reads each kind's rules through RuleSet::origins, so a kind the table
+// adds needs no list of its own here: a rule of each kind lands in its kind's ids.
+TEST_CASE("the graph names each rule among the ids of its kind") {
+  std::string pack = "pack t { version \"0.1.0\" }\n";
+  for (const dsl::RuleKindInfo& kind : dsl::kRuleKinds)
+    pack += std::string(kind.keyword) + " " + std::string(kind.keyword) + "_rule { }\n";
+  // The rules miss clauses: errors, but each is compiled into its kind's list all the same.
+  const RuleNames names = RuleNames::from(rules::load_sources({make_source("t.cw", pack)}).rules);
+  for (const dsl::RuleKindInfo& kind : dsl::kRuleKinds) {
+    CAPTURE(kind.keyword);
+    if (!kind.builds_graph) continue;
+    REQUIRE(names.ids(kind.kind) != nullptr);
+    CHECK(*names.ids(kind.kind) ==
+          std::vector<std::string>{"t/" + std::string(kind.keyword) + "_rule"});
+  }
 }
 
 TEST_CASE("build_csr lists edges exactly as Boost's unsorted-edge constructor does") {
