@@ -150,10 +150,11 @@ inline constexpr std::string_view kTraceArraysName = "trace.cwa";
 
 // The arrays are kept as they are in memory, so that a run maps them: an entry 4.5 to 6.6
 // times the size of the (zstd) trace. Kept compressed, it would be about the trace's size
-// and take as long to load as decoding the trace (bench/RESULTS.md), so it is kept
+// and take about as long to load as decoding the trace (bench/RESULTS.md), so it is kept
 // uncompressed or not at all: not for a trace whose events and values take less than
-// this, which decodes in about a tenth of a second (docs/cache.md, "Size"). The thread
-// index, derived from the same events, goes with them.
+// this (about 1.4 M events), whose warm runs take a few tenths of a second longer without
+// it (docs/cache.md, "Size"). The thread index, derived from the same events, goes with
+// them.
 inline constexpr uint64_t kDefaultEventsMin = uint64_t{64} << 20;
 // CAUSEWAY_CACHE_EVENTS_MIN (a size as CAUSEWAY_CACHE_MAX takes it; 0: always), else
 // kDefaultEventsMin.

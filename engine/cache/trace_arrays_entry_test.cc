@@ -154,8 +154,8 @@ TEST_CASE("the events are kept from 64 MiB of events and values on, or CAUSEWAY_
   constexpr uint64_t kValues = (uint64_t{64} << 20) / sizeof(uint64_t);
   CHECK(cache::keeps_trace_arrays(0, kValues));
   CHECK_FALSE(cache::keeps_trace_arrays(0, kValues - 1));
-  // A million events of three values each (48 MB) decode in about a tenth of a second:
-  // not kept. Two million are.
+  // A million events of three values each (48 MB): a warm run without their entry takes
+  // about 0.2 s longer (bench/RESULTS.md), not kept. Two million are.
   CHECK_FALSE(cache::keeps_trace_arrays(1'000'000, 3'000'000));
   CHECK(cache::keeps_trace_arrays(2'000'000, 6'000'000));
   // Counts no trace has do not wrap round to a small size.

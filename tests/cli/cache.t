@@ -67,8 +67,9 @@ kept at any size here (CAUSEWAY_CACHE_EVENTS_MIN=0), as a large trace's are (bel
   off: files in the cache folder: 0; equals cold: yes
 
 By default the events entry and the thread index are kept only for a trace whose events
-and values take 64 MiB or more in memory (docs/cache.md, "Size"): a smaller one decodes in
-about a tenth of a second, and the entry would be 4.5 to 6.6 times the trace's size. Its
+and values take 64 MiB or more in memory (docs/cache.md, "Size"): a smaller one's warm run
+takes a few tenths of a second longer without them, and the entry would be 4.5 to 6.6
+times the trace's size. Its
 graph and hang are kept as any trace's. The 30 000 events above take 1.4 MiB: the same
 edits, with nothing of the events saved.
 
