@@ -14,7 +14,7 @@ bench_trace() {
     "$root"/bench/session_model_internal.h \
     "$root"/bench/session_model_{names,threads,mechanisms,chrome,bus,pools}.cc \
     "$root"/bench/session_model_{interrupts,input,lifecycle}.cc \
-    "$root"/bench/rng.h "$root"/bench/gen_trace.cc "$root"/trace/binary_format.cc \
+    "$root"/bench/rng.h "$root"/bench/gen_trace.cc "$root"/trace/binary_format_writer.cc \
     | sha256sum | cut -c1-12)
   trace=$bench_cache/chromium-$events-seed$seed-$generator.cwt
   if [[ ! -f $trace ]]; then

@@ -11,6 +11,7 @@
 
 #include "base/temp_dir.h"
 #include "trace/binary_format.h"
+#include "trace/binary_format_inflater.h"
 #include "trace/binary_format_test_support.h"
 #include "trace/decompression_limit.h"
 
@@ -54,6 +55,28 @@ TEST_CASE("compressed and uncompressed traces read back the same; none writes fo
     CHECK(read_trace(dir.file("l.cwt"), back).clean());
     CHECK(canonical(back) == canonical(t));
   }
+}
+
+TEST_CASE("a read decompresses its chunks into reused buffers, not one buffer per chunk") {
+  TempDir dir("cw-tracer-test");
+  // Over 200 compressed chunks, most of them events chunks of about one size.
+  write_streamed(dir.file("z.cwt"), 100, 40, 500, TraceCompression::Zstd);
+  const std::string z = slurp(dir.file("z.cwt"));
+  std::vector<ChunkInfo> chunks = walk_chunks(z);
+  const auto compressed =
+      static_cast<uint64_t>(std::count_if(chunks.begin(), chunks.end(), [](const ChunkInfo& c) {
+        return (c.type & bf::kCompressedFlag) != 0;
+      }));
+  REQUIRE(compressed >= 200);
+  const uint64_t before = bf::inflate_buffers_allocated();
+  Trace back;
+  CHECK(read_trace_bytes(z, back, "z.cwt").clean());
+  const uint64_t allocated = bf::inflate_buffers_allocated() - before;
+  INFO(allocated, " buffers for ", compressed, " compressed chunks");
+  // The reader holds up to 16 chunks decompressed ahead of the one it reads; once read, a
+  // chunk's buffer takes a later one (a larger chunk than any spare buffer takes a new one).
+  CHECK(allocated >= 1);
+  CHECK(allocated <= compressed / 4);
 }
 
 TEST_CASE("compression options parse from none, zstd and zstd=LEVEL") {

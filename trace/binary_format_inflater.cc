@@ -3,10 +3,19 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 
 #include "trace/binary_format_internal.h"
 
 namespace cw::binary_format {
+
+namespace {
+std::atomic<uint64_t> buffers_allocated{0};
+}  // namespace
+
+uint64_t inflate_buffers_allocated() {
+  return buffers_allocated.load(std::memory_order_relaxed);
+}
 
 std::shared_ptr<InflateJob> Inflater::submit(const uint8_t* src, uint64_t stored) {
   auto job = std::make_shared<InflateJob>();
@@ -140,6 +149,7 @@ void Inflater::run(InflateJob& job, ZSTD_DCtx* dctx, Inflater& pool) {
     if (!pool.reuse(job)) {
       job.capacity = std::max<uint64_t>(job.declared, 1);
       job.data.reset(new uint8_t[job.capacity]);
+      buffers_allocated.fetch_add(1, std::memory_order_relaxed);
     }
   } catch (const std::bad_alloc&) {
     job.error = fmt::format("out of memory decompressing {} bytes", job.declared);

@@ -274,32 +274,46 @@ class Reader {
         size = job->declared;
         decoder.count_decompressed(size);
       }
-      Cursor c(payload, size);
-      switch (static_cast<ChunkType>(type)) {
-        case ChunkType::Schema: return decoder.read_schema(c);
-        case ChunkType::Strings: return decoder.read_strings(c);
-        case ChunkType::Stacks: return decoder.read_stacks(c);
-        case ChunkType::Processes: return decoder.read_processes(c);
-        case ChunkType::Threads: return decoder.read_threads(c, pos, job != nullptr);
-        case ChunkType::Events: report_.events_read += decoder.read_events(payload, size); return;
-        case ChunkType::Lost: return decoder.read_lost(c);
-        case ChunkType::End: seen_end_ = true; return;
-        case ChunkType::Maps: return decoder.read_maps(c);
-        case ChunkType::Losses: return decoder.read_losses(c);
-        case ChunkType::JitSymbols: return decoder.read_jit_symbols(c);
+      if (!decode_chunk(decoder, pos, type, payload, size, job != nullptr)) {
+        --report_.chunks_read;
+        notes_.add(
+            fmt::format("skipped a {}chunk of unknown type {} at byte {} ({} bytes; from a newer "
+                        "causeway?)",
+                        job ? "compressed " : "", type, pos, kChunkHeaderSize + stored_size));
       }
-      --report_.chunks_read;
-      notes_.add(
-          fmt::format("skipped a {}chunk of unknown type {} at byte {} ({} bytes; from a newer "
-                      "causeway?)",
-                      job ? "compressed " : "", type, pos, kChunkHeaderSize + stored_size));
     } catch (const Malformed& m) {
       --report_.chunks_read;
       report_.skipped.push_back(
           SkippedRange{pos, kChunkHeaderSize + stored_size,
                        fmt::format("malformed {}: {}", describe_chunk(stored_type), m.what)});
     }
-    if (job) inflater_.recycle(*job);  // read: its buffer serves a later chunk
+    // Read, skipped or malformed, nothing points into the decompressed bytes any more (the
+    // decoder copies what it keeps): the buffer serves a later chunk, so that a read
+    // allocates as many buffers as it holds chunks decompressed at once, not one a chunk.
+    if (job) inflater_.recycle(*job);
+  }
+
+  // Hands the chunk's payload (decompressed) to the decoder; false for a type this reader
+  // does not know.
+  bool decode_chunk(ChunkDecoder& decoder, uint64_t pos, uint32_t type, const uint8_t* payload,
+                    uint64_t size, bool compressed) {
+    Cursor c(payload, size);
+    switch (static_cast<ChunkType>(type)) {
+      case ChunkType::Schema: decoder.read_schema(c); return true;
+      case ChunkType::Strings: decoder.read_strings(c); return true;
+      case ChunkType::Stacks: decoder.read_stacks(c); return true;
+      case ChunkType::Processes: decoder.read_processes(c); return true;
+      case ChunkType::Threads: decoder.read_threads(c, pos, compressed); return true;
+      case ChunkType::Events:
+        report_.events_read += decoder.read_events(payload, size);
+        return true;
+      case ChunkType::Lost: decoder.read_lost(c); return true;
+      case ChunkType::End: seen_end_ = true; return true;
+      case ChunkType::Maps: decoder.read_maps(c); return true;
+      case ChunkType::Losses: decoder.read_losses(c); return true;
+      case ChunkType::JitSymbols: decoder.read_jit_symbols(c); return true;
+    }
+    return false;
   }
 
   const uint8_t* data_;

@@ -147,6 +147,21 @@ struct TraceArrays {
 
 // The one trace arrays entry of a cache folder (a new trace content overwrites it).
 inline constexpr std::string_view kTraceArraysName = "trace.cwa";
+
+// The arrays are kept as they are in memory, so that a run maps them: an entry 4.5 to 6.6
+// times the size of the (zstd) trace. Kept compressed, it would be about the trace's size
+// and take about as long to load as decoding the trace (bench/RESULTS.md), so it is kept
+// uncompressed or not at all: not for a trace whose events and values take less than
+// this (about 1.4 M events), whose warm runs take a few tenths of a second longer without
+// it (docs/cache.md, "Size"). The thread index, derived from the same events, goes with
+// them.
+inline constexpr uint64_t kDefaultEventsMin = uint64_t{64} << 20;
+// CAUSEWAY_CACHE_EVENTS_MIN (a size as CAUSEWAY_CACHE_MAX takes it; 0: always), else
+// kDefaultEventsMin.
+uint64_t events_min();
+// Whether the arrays of a trace of `events` events and `values` field values (their bytes
+// in memory: what the entry would weigh) are kept, with the trace's thread index.
+bool keeps_trace_arrays(uint64_t events, uint64_t values);
 // Saves `trace`'s arrays, page aligned, with `report`. Only for a clean read (nothing
 // skipped): a damaged file's events depend on the strings lost with it.
 bool save_trace_arrays(const Folder& dir, const Key& key, const Trace& trace,

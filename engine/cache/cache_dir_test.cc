@@ -15,10 +15,12 @@
 #include <sstream>
 
 #include "engine/cache/cache.h"
+#include "engine/cache/test_support.h"
 #include "engine/graph/test_support.h"
 
 namespace fs = std::filesystem;
 using namespace cw;
+using cw::cache::testing::Env;
 
 namespace {
 
@@ -34,22 +36,6 @@ struct TempDir {
   ~TempDir() {
     std::error_code ec;
     fs::remove_all(path, ec);
-  }
-};
-
-// Sets an environment variable for a scope.
-struct Env {
-  std::string name;
-  std::optional<std::string> old;
-  Env(const char* n, const std::string& value) : name(n) {
-    if (const char* v = std::getenv(n)) old = v;
-    setenv(n, value.c_str(), 1);
-  }
-  ~Env() {
-    if (old)
-      setenv(name.c_str(), old->c_str(), 1);
-    else
-      unsetenv(name.c_str());
   }
 };
 

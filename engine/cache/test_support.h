@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -60,6 +61,22 @@ inline std::string read_all(const std::string& path) {
 inline void write_all(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
 }
+
+// Sets an environment variable for a scope.
+struct Env {
+  std::string name;
+  std::optional<std::string> old;
+  Env(const char* n, const std::string& value) : name(n) {
+    if (const char* v = std::getenv(n)) old = v;
+    setenv(n, value.c_str(), 1);
+  }
+  ~Env() {
+    if (old)
+      setenv(name.c_str(), old->c_str(), 1);
+    else
+      unsetenv(name.c_str());
+  }
+};
 
 // A key for entries whose key does not matter.
 inline const Key kKey{1, 2, 3, 4};

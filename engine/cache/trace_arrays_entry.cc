@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <string>
@@ -62,6 +63,18 @@ struct ArraysMeta {
 };
 
 }  // namespace
+
+uint64_t events_min() {
+  const char* v = std::getenv("CAUSEWAY_CACHE_EVENTS_MIN");
+  if (!v || !*v) return kDefaultEventsMin;
+  return parse_size(v).value_or(kDefaultEventsMin);
+}
+
+bool keeps_trace_arrays(uint64_t events, uint64_t values) {
+  // Counts a trace cannot have (indexes are 32 bits) do not overflow the product.
+  if (events > (uint64_t{1} << 40) || values > (uint64_t{1} << 40)) return true;
+  return events * sizeof(Event) + values * sizeof(uint64_t) >= events_min();
+}
 
 bool save_trace_arrays(const Folder& dir, const Key& key, const Trace& trace,
                        const ReadReport& report, std::string* why) {

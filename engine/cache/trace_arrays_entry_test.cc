@@ -27,6 +27,12 @@ TEST_CASE("a trace's arrays come back mapped, equal, and copy-on-write") {
   REQUIRE(cache::save_trace_arrays(dir.f, key, read, report));
   const std::string path = dir.path + "/trace.cwa";
   const std::string good = read_all(path);
+  // Kept as they are in memory, so that a run maps them (docs/cache.md, "Size"): the entry
+  // is the arrays' bytes, with no more than a page of padding before each and the header.
+  const uint64_t arrays =
+      read.events.size() * sizeof(Event) + read.values.size() * sizeof(uint64_t);
+  CHECK(good.size() >= arrays);
+  CHECK(good.size() <= arrays + 3 * 4096);
   std::string why;
   {
     auto arrays = cache::load_trace_arrays(dir.f, key, &why);
@@ -140,4 +146,33 @@ TEST_CASE("trace arrays naming kinds, values, stacks or strings the trace lacks 
   // Counts of strings and stacks other than the trace's.
   arrays->strings += 1;
   CHECK_THROWS_AS(cache::check_trace_arrays(*arrays, small), cache::CorruptEntry);
+}
+
+TEST_CASE("the events are kept from 64 MiB of events and values on, or CAUSEWAY_CACHE_EVENTS_MIN") {
+  const Env unset("CAUSEWAY_CACHE_EVENTS_MIN", "");
+  CHECK(cache::events_min() == uint64_t{64} << 20);
+  constexpr uint64_t kValues = (uint64_t{64} << 20) / sizeof(uint64_t);
+  CHECK(cache::keeps_trace_arrays(0, kValues));
+  CHECK_FALSE(cache::keeps_trace_arrays(0, kValues - 1));
+  // A million events of three values each (48 MB): a warm run without their entry takes
+  // about 0.2 s longer (bench/RESULTS.md), not kept. Two million are.
+  CHECK_FALSE(cache::keeps_trace_arrays(1'000'000, 3'000'000));
+  CHECK(cache::keeps_trace_arrays(2'000'000, 6'000'000));
+  // Counts no trace has do not wrap round to a small size.
+  CHECK(cache::keeps_trace_arrays(UINT64_MAX, 0));
+  CHECK(cache::keeps_trace_arrays(0, UINT64_MAX / 4));
+  {
+    const Env always("CAUSEWAY_CACHE_EVENTS_MIN", "0");
+    CHECK(cache::keeps_trace_arrays(0, 0));
+  }
+  {
+    const Env kib("CAUSEWAY_CACHE_EVENTS_MIN", "1K");
+    CHECK(cache::keeps_trace_arrays(0, 128));
+    CHECK_FALSE(cache::keeps_trace_arrays(0, 127));
+    CHECK(cache::keeps_trace_arrays(40, 8));
+  }
+  {
+    const Env junk("CAUSEWAY_CACHE_EVENTS_MIN", "lots");
+    CHECK(cache::events_min() == cache::kDefaultEventsMin);
+  }
 }

@@ -51,6 +51,12 @@ CacheSession CacheSession::open(const std::string& trace_path, const std::string
         fmt::format("CAUSEWAY_CACHE_MAX={} is not a size (bytes, or a number with K, M, G or "
                     "T); the cap is the default",
                     max));
+  if (const char* min = std::getenv("CAUSEWAY_CACHE_EVENTS_MIN");
+      min && *min && !cache::parse_size(min))
+    s.note(fmt::format(
+        "CAUSEWAY_CACHE_EVENTS_MIN={} is not a size (bytes, or a number with K, M, G or T); "
+        "events are kept from the default, {} MiB",
+        min, cache::kDefaultEventsMin >> 20));
   s.trace_key = *key;
   s.dir = *dir;
   s.on = true;
@@ -70,6 +76,22 @@ void CacheSession::discard_made_folder() {
 
 void CacheSession::note(const std::string& text) const {
   if (verbose && reporter) reporter->message("causeway: cache: " + text);
+}
+
+bool CacheSession::keeps_events(const Trace& trace, std::string_view entry,
+                                std::string_view what) const {
+  if (cache::keeps_trace_arrays(trace.events.size(), trace.values.size())) return true;
+  const uint64_t bytes =
+      trace.events.size() * sizeof(Event) + trace.values.size() * sizeof(uint64_t);
+  note(
+      fmt::format("{} not saved: {:.1f} MiB of events decoded, under the {:.1f} MiB from "
+                  "which they are kept (CAUSEWAY_CACHE_EVENTS_MIN)",
+                  what, static_cast<double>(bytes) / (1 << 20),
+                  static_cast<double>(cache::events_min()) / (1 << 20)));
+  // This run did not use the entry there (of another content or build, or damaged), and
+  // will not replace it: it would stay until the cache is cleaned.
+  if (dir.remove_file(entry)) note(fmt::format("{} removed", dir.shown(entry)));
+  return false;
 }
 
 void CacheSession::in_background(const std::function<std::string()>& save) const {

@@ -6,10 +6,12 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/cache/cache_dir.h"
 #include "engine/session/reporter.h"
+#include "trace/trace.h"
 
 namespace cw::session {
 
@@ -43,6 +45,12 @@ struct CacheSession {
   static CacheSession open(const std::string& trace_path, const std::string& format, Use use,
                            Reporter* reporter);
   void note(const std::string& text) const;  // "causeway: cache: TEXT" when verbose
+
+  // Whether entries derived from `trace`'s events alone (the events entry, the thread
+  // index: `entry`, said as `what`) are kept: not for a trace whose events are too few
+  // for an entry to pay (cache::keeps_trace_arrays). Then says so, and removes `entry`
+  // when one is there: this run did not use it (another content's or build's, or damaged).
+  bool keeps_events(const Trace& trace, std::string_view entry, std::string_view what) const;
 
   // The run failed before it had anything to keep (the trace could not be read): the
   // folder open() made is removed again, when still empty, and the cache is off. A run

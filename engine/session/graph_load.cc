@@ -102,7 +102,8 @@ engine::ThreadEvents thread_index(const Trace& trace, const CacheSession* cache)
   }
   if (!why.empty()) cache->note(fmt::format("{} not used ({}); indexing the trace", path, why));
   engine::ThreadEvents index(trace);
-  if (!cache::being_written(cache->dir, cache::kThreadIndexName))
+  if (cache->keeps_events(trace, cache::kThreadIndexName, "thread index") &&
+      !cache::being_written(cache->dir, cache::kThreadIndexName))
     cache->in_background([&] {
       std::string problem;
       if (cache::save_thread_index(cache->dir, key, index, &problem))

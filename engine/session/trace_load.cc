@@ -104,7 +104,9 @@ void read_events(const std::string& path, const std::string& format, const Cache
       cache->events_keyed = true;
     // Saved by a copy of this process, beside symbolisation and the graph's build
     // (CacheSession::in_background).
-    if (key && cache->events_keyed && !cache::being_written(cache->dir, cache::kTraceArraysName))
+    if (key && cache->events_keyed &&
+        cache->keeps_events(trace, cache::kTraceArraysName, "events") &&
+        !cache::being_written(cache->dir, cache::kTraceArraysName))
       cache->in_background([&] {
         std::string why;
         if (cache::save_trace_arrays(cache->dir, *key, trace, report, &why))

@@ -31,9 +31,10 @@ And `debug --json --auto` on the same edits:
   again: events read, graph loaded, hang cached, index made; equals --no-cache: yes; equals cold: yes
   off: files in the cache folder: 0; equals cold: yes
 
-On a synthetic binary trace (hashed by its chunk headers), both commands:
+On a synthetic binary trace (hashed by its chunk headers), both commands. Its events are
+kept at any size here (CAUSEWAY_CACHE_EVENTS_MIN=0), as a large trace's are (below):
 
-  $ $(dirname $(command -v causeway))/../bench/cw-gen-trace -o $TMP_DIR/g.cwt --events 30000 --seed 3 >/dev/null 2>&1 && tests/cli/data/cache_edit_loop.sh $TMP_DIR/g $TMP_DIR/g.cwt graph --json --edges
+  $ $(dirname $(command -v causeway))/../bench/cw-gen-trace -o $TMP_DIR/g.cwt --events 30000 --seed 3 >/dev/null 2>&1 && CAUSEWAY_CACHE_EVENTS_MIN=0 tests/cli/data/cache_edit_loop.sh $TMP_DIR/g $TMP_DIR/g.cwt graph --json --edges
   cold: events read and saved, graph built and saved; equals --no-cache: yes; equals cold: yes
   add: events mapped, graph cuts rebuilt and saved; equals --no-cache: yes; equals cold: no
   change: events mapped, graph cuts rebuilt and saved; equals --no-cache: yes; equals cold: no; equals add: no
@@ -47,7 +48,7 @@ On a synthetic binary trace (hashed by its chunk headers), both commands:
   events-again: events mapped, graph loaded; equals --no-cache: yes; equals cold: yes
   off: files in the cache folder: 0; equals cold: yes
 
-  $ cp $TMP_DIR/g.cwt $TMP_DIR/h.cwt && tests/cli/data/cache_edit_loop.sh $TMP_DIR/h $TMP_DIR/h.cwt debug --json --auto
+  $ cp $TMP_DIR/g.cwt $TMP_DIR/h.cwt && CAUSEWAY_CACHE_EVENTS_MIN=0 tests/cli/data/cache_edit_loop.sh $TMP_DIR/h $TMP_DIR/h.cwt debug --json --auto
   cold: events read and saved, graph built and saved, hang found, index made and saved; equals --no-cache: yes; equals cold: yes
   add: events mapped, graph cuts rebuilt and saved, hang found, index mapped; equals --no-cache: yes; equals cold: (yes|no) (re)
   change: events mapped, graph cuts rebuilt and saved, hang found, index mapped; equals --no-cache: yes; equals cold: (yes|no); equals add: (yes|no) (re)
@@ -64,6 +65,48 @@ On a synthetic binary trace (hashed by its chunk headers), both commands:
   hang-damaged: events mapped, graph loaded, hang found, index mapped; equals --no-cache: yes; equals cold: yes
   hang entry not used (truncated header)
   off: files in the cache folder: 0; equals cold: yes
+
+By default the events entry and the thread index are kept only for a trace whose events
+and values take 64 MiB or more in memory (docs/cache.md, "Size"): a smaller one's warm run
+takes a few tenths of a second longer without them, and the entry would be 4.5 to 6.6
+times the trace's size. Its
+graph and hang are kept as any trace's. The 30 000 events above take 1.4 MiB: the same
+edits, with nothing of the events saved.
+
+  $ cp $TMP_DIR/g.cwt $TMP_DIR/k.cwt && tests/cli/data/cache_edit_loop.sh $TMP_DIR/k $TMP_DIR/k.cwt debug --json --auto
+  cold: events read, graph built and saved, hang found, index made; equals --no-cache: yes; equals cold: yes
+  add: events read, graph cuts rebuilt and saved, hang found, index made; equals --no-cache: yes; equals cold: (yes|no) (re)
+  change: events read, graph cuts rebuilt and saved, hang found, index made; equals --no-cache: yes; equals cold: (yes|no); equals add: (yes|no) (re)
+  remove: events read, graph loaded, hang cached, index made; equals --no-cache: yes; equals cold: yes
+  entries: 3
+  truncated: events read, graph cuts rebuilt and saved \(entry not used: truncated \([0-9]+ payload bytes of [0-9]+\)\), hang cached, index made; equals --no-cache: yes; equals cold: yes (re)
+  foreign: events read, graph built and saved (entry not used: truncated header), hang cached, index made; equals --no-cache: yes; equals cold: yes
+  again: events read, graph loaded, hang cached, index made; equals --no-cache: yes; equals cold: yes
+  off: files in the cache folder: 0; equals cold: yes
+  $ CAUSEWAY_CACHE=verbose causeway debug $TMP_DIR/k.cwt --auto 2>&1 >/dev/null | grep 'not saved' | sed "s|$TMP_DIR/||"
+  causeway: cache: events not saved: 1.4 MiB of events decoded, under the 64.0 MiB from which they are kept (CAUSEWAY_CACHE_EVENTS_MIN)
+  causeway: cache: thread index not saved: 1.4 MiB of events decoded, under the 64.0 MiB from which they are kept (CAUSEWAY_CACHE_EVENTS_MIN)
+  $ ls $TMP_DIR/k.cwt.cwcache | sed 's/[0-9a-f]\{16\}/KEY/g'
+  base-KEY.cwb
+  graph-KEY.cwg
+  hang-KEY-KEY.cwh
+
+Entries of the events that a run cannot use (another content's or build's: here damaged)
+and would not replace go; valid ones, made with a lower CAUSEWAY_CACHE_EVENTS_MIN, are used.
+A value that is not a size leaves the default.
+
+  $ CAUSEWAY_CACHE_EVENTS_MIN=1K causeway debug $TMP_DIR/k.cwt --auto >/dev/null 2>&1; ls $TMP_DIR/k.cwt.cwcache | grep -c 'cwa$'
+  2
+  $ CAUSEWAY_CACHE=verbose causeway debug $TMP_DIR/k.cwt --auto 2>&1 >/dev/null | grep -e mapped -e removed | sed "s|$TMP_DIR/||"
+  causeway: cache: events mapped from k.cwt.cwcache/trace.cwa
+  causeway: cache: thread index mapped from k.cwt.cwcache/threads.cwa
+  $ truncate -s -1 $TMP_DIR/k.cwt.cwcache/trace.cwa $TMP_DIR/k.cwt.cwcache/threads.cwa && CAUSEWAY_CACHE_EVENTS_MIN=lots CAUSEWAY_CACHE=verbose causeway debug $TMP_DIR/k.cwt --auto 2>&1 >/dev/null | grep -e EVENTS_MIN= -e removed | sed "s|$TMP_DIR/||"
+  causeway: cache: CAUSEWAY_CACHE_EVENTS_MIN=lots is not a size (bytes, or a number with K, M, G or T); events are kept from the default, 64 MiB
+  causeway: cache: k.cwt.cwcache/trace.cwa removed
+  causeway: cache: k.cwt.cwcache/threads.cwa removed
+  $ ls $TMP_DIR/k.cwt.cwcache | grep -c 'cwa$'
+  0
+  [1]
 
 The cache folder is beside the trace. A changed trace is another key: the same packs miss.
 
