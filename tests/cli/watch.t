@@ -7,7 +7,8 @@ becomes the root cause. `until N PATTERN` waits (5 s at most) for N lines of the
   $ printf 'pack watch.test {\n  version "0.1.0"\n  requires linux.kernel\n}\n' > $TMP_DIR/pack.cw
   > cat > $TMP_DIR/until <<'EOF'
   > for i in $(seq 50); do
-  >   [ "$(grep -c -- "$2" "$TMP_DIR/${3:-out}")" -ge "$1" ] && exit 0
+  >   n=$(grep -c -- "$2" "$TMP_DIR/${3:-out}" 2>/dev/null)  # the file may not exist yet
+  >   [ "${n:-0}" -ge "$1" ] && exit 0
   >   sleep 0.1
   > done
   > echo "timed out waiting for $1 lines matching '$2'"; exit 1
