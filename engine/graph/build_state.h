@@ -1,0 +1,219 @@
+// Private to the graph builder's files: nothing else includes it (the builder's interface
+// is builder.h). What they share: the state the builder keeps per thread, per event kind
+// and per flag rule, the class whose passes they define (builder.cc: their order;
+// builder_scan.cc: the scan of the events; builder_segments.cc: cuts and segments;
+// builder_edges.cc: edges), and the over-connection count (over_connections.cc).
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "engine/graph/builder.h"
+#include "engine/graph/expr_eval.h"
+#include "engine/graph/link_pairing.h"
+#include "engine/graph/span_tree.h"
+#include "engine/graph/thread_slots.h"
+#include "rules/lua_host.h"
+
+namespace cw::engine::build {
+
+using rules::Neighbour;
+using rules::RuleSet;
+
+inline constexpr uint64_t kProgressStep = 1u << 20;
+
+// A segment boundary: `event` starts a new segment of its thread.
+struct Cut {
+  uint32_t event;
+  RuleRef rule;
+  Neighbour neighbour;
+};
+
+struct ThreadState {
+  Tid tid = 0;
+  Pid pid = 0;
+  uint32_t node = SpanTree::kRoot;
+  uint32_t first_event = kNoEvent;
+  uint32_t last_event = kNoEvent;
+  RuleRef pending_after;  // a `cut after` waiting for the thread's next event
+  Neighbour pending_neighbour = Neighbour::None;
+  std::vector<Cut> cuts;
+  std::vector<uint32_t> batch_loop;  // per batch rule: the loop node of its last item
+  uint32_t segment_base = 0;
+};
+
+// What one pass over the events learns before the scan, to size its tables up front:
+// growing the span tree by doubling copies it and briefly holds it twice.
+struct Census {
+  uint64_t span_opens = 0;  // events whose kind opens a span
+};
+
+// Runs work(begin, end, part) over [0, n): in two parts, the second (part 1) on a thread
+// of its own, when `two` (the machine has two cores); else as one part 0. Callers merge
+// what the parts found in part order. When both parts fail, the first part's error is the
+// one thrown: a single pass would have met it first.
+template <class Work>
+void in_two_parts(uint64_t n, bool two, Work&& work) {
+  if (!two || n < 2) {
+    work(uint64_t{0}, n, 0);
+    return;
+  }
+  const uint64_t mid = n / 2;
+  std::exception_ptr second_error;
+  std::thread second([&] {
+    try {
+      work(mid, n, 1);
+    } catch (...) {
+      second_error = std::current_exception();
+    }
+  });
+  try {
+    work(uint64_t{0}, mid, 0);
+  } catch (...) {
+    second.join();
+    throw;
+  }
+  second.join();
+  if (second_error) std::rethrow_exception(second_error);
+}
+
+// Dense thread indexes, keyed by tid (never a table sized by the largest tid).
+using ThreadIndex = ThreadSlots;
+
+// What rules care about events of one kind.
+struct KindActions {
+  std::vector<uint32_t> splits;       // AtEvent split rules
+  std::vector<uint32_t> batch_opens;  // batch rules whose loop this kind opens
+  std::vector<uint32_t> batch_items;  // batch rules whose items are this kind
+  std::vector<uint32_t> links;        // links with this kind on either side
+  std::vector<uint32_t> flag_writes;  // flag rules (this kind is the flag write kind)
+  std::vector<uint32_t> flag_reads;
+  bool any() const {
+    return !splits.empty() || !batch_opens.empty() || !batch_items.empty() || !links.empty() ||
+           !flag_writes.empty() || !flag_reads.empty();
+  }
+};
+
+struct FlagState {
+  StrId local = StringTable::kMissing, qualified = StringTable::kMissing;
+  bool active = false;  // the last write set the flag
+  uint32_t write = kNoEvent;
+  Tid writer = 0;
+  uint64_t value = 0;
+  std::vector<Tid> readers;  // threads that already saw this write
+  // Reads of a value no write had stored yet: a watchpoint records a write at its trap,
+  // after the store, and a thread polling on another CPU can be recorded reading the new
+  // value first. The next write of that value (within kFlagSkewNs) explains them.
+  struct EarlyRead {
+    uint32_t event;
+    Tid tid;
+    uint64_t value;
+  };
+  std::vector<EarlyRead> early;
+};
+
+// How far before its write a read may be recorded and still have seen it.
+inline constexpr uint64_t kFlagSkewNs = 1'000'000;
+inline constexpr size_t kMaxEarlyReads = 64;
+
+struct FlagPair {
+  uint32_t write, read, rule;
+};
+
+// Both over-connection counts of a graph (BuildStats): {requests, segments}.
+std::pair<uint64_t, uint64_t> count_both_over_connections(const Graph& g);
+
+class LinkFeed;
+
+// The passes of one build, each defined in the file of its job. A function declared
+// `inline` here is called only in the file that defines it, as part of a pass's loop:
+// `inline` lets the compiler fold it into that loop. Those marked always_inline are the
+// per-event and per-candidate steps: when the class was private to one file the compiler
+// folded them in because each had a single caller there; as members of a class several
+// files share they could be called from elsewhere, and it no longer does on its own.
+class Builder {
+ public:
+  Builder(const Trace& trace, const RuleSet& rules, const BuildOptions& options);
+  BuildResult run();
+
+ private:
+  // builder.cc: progress, rule errors, the rules indexed per event kind.
+  void report(std::string_view phase, uint64_t done, uint64_t total);
+  [[noreturn]] void rule_error(const rules::RuleOrigin& origin, std::string message);
+  inline KindActions& actions(KindId kind);
+  void prepare();
+
+  // builder_scan.cc: every event in trace order.
+  [[gnu::always_inline]] inline uint32_t thread_of(const Event& e, uint32_t event_index);
+  inline void cut_at_span_opener(ThreadState& t, SpanId span, RuleRef rule, Neighbour neighbour);
+  inline bool flag_event_matches(const Event& e, uint32_t f) const;
+  [[gnu::always_inline]] inline void on_event(uint32_t i);
+  inline void track_spans_only(ThreadState& t, const Event& e, uint32_t i);
+  void scan_events();
+  void finish_links();
+
+  // builder_segments.cc: peers cuts, then the segments between all cuts.
+  void peer_cuts();
+  void merge_peer_cuts();
+  void make_segments();
+  std::vector<std::pair<uint32_t, Cut>> reused_peer_cuts() const;
+
+  // builder_edges.cc: edges from link candidates, across cuts and from data flags, or
+  // taken from the graph a rebuild reuses.
+  inline uint32_t segment_of(uint32_t event) const;
+  inline uint32_t from_segment(const rules::EdgeRule& rule, uint32_t event) const;
+  inline void prefetch_events(size_t ci) const;
+  inline void prefetch_segments(size_t ci) const;
+  struct Classifier;
+  void classify_candidates();
+  inline void classify_range(Classifier& c, uint64_t begin, uint64_t end,
+                             const std::vector<Value>& kind_values, bool reports);
+  inline uint8_t search_cost(Classifier& c, uint32_t rule, const EvalScope& scope);
+  inline uint32_t first_match(Classifier& c, const std::vector<uint32_t>& rules,
+                              const EvalScope& scope);
+  void forget_edge_work();
+  void reuse_edges();
+  inline uint64_t neighbour_cuts() const;
+  void neighbour_edges();
+  void flag_edges();
+
+  const Trace& trace_;
+  const RuleSet& rules_;
+  const BuildOptions& options_;
+  // parallel_from_, or never when one CPU is all there is (or CAUSEWAY_THREADS=1).
+  const uint64_t parallel_from_;
+  BuildResult* reuse_;  // BuildOptions::reuse, unless packs have Lua hooks
+  SpanTree spans_;
+  LuaHost lua_;
+  Evaluator eval_;
+  Census census_;
+  ThreadIndex threads_index_;
+  BuildResult result_;
+
+  std::vector<KindActions> by_kind_;
+  std::vector<SpanId> split_span_;  // per split rule: its `cut SPAN`, else kNoSpan
+  std::vector<PreparedExpr> link_from_where_, link_to_where_;  // per link
+  std::vector<PreparedExpr> split_where_, batch_within_, batch_item_, link_where_, edge_where_,
+      edge_cost_, flag_set_;
+  std::vector<std::unique_ptr<LinkPairer>> pairers_;
+  std::vector<std::vector<uint32_t>> link_decide_, link_prune_, link_boost_;
+  std::vector<uint16_t> link_kind_, edge_kind_;
+  uint16_t split_kind_ = 0;
+  std::vector<FlagState> flags_;
+  int flag_field_ = -1, addr_field_ = -1, value_field_ = -1;
+
+  LinkFeed* feed_ = nullptr;  // while the scan pairs links on a second thread
+  std::vector<ThreadState> threads_;
+  std::vector<uint32_t> event_segment_;
+  std::vector<Candidate> candidates_;
+  std::vector<std::pair<uint32_t, Cut>> peer_cuts_;
+  std::vector<FlagPair> flag_pairs_;
+};
+
+}  // namespace cw::engine::build

@@ -1,0 +1,227 @@
+// The builder's scan: every event once, in trace order, applying each rule kind that
+// cares about the event's kind (build_state.h, KindActions). It tracks each thread's open
+// spans, makes the cuts of batch and split rules, feeds link events to their pairers (on
+// a second thread through LinkFeed, on a large trace) and pairs data-flag writes with
+// their reads; then keeps the link candidates whose `where` holds. The per-event work is
+// the build's hottest loop: what it calls is defined here, beside it.
+#include <algorithm>
+#include <optional>
+#include <stdexcept>
+
+#include "engine/graph/build_state.h"
+#include "engine/graph/link_feed.h"
+
+namespace cw::engine::build {
+
+namespace {
+
+// A thread's first event already starts a segment; two rules cutting at the same
+// event make one cut, the first rule's. Always inlined into the per-event step, as it was
+// when the builder was one file (build_state.h, Builder).
+[[gnu::always_inline]] inline void add_cut(ThreadState& t, uint32_t event, RuleRef rule,
+                                           Neighbour neighbour) {
+  if (event == t.first_event) return;
+  if (!t.cuts.empty() && t.cuts.back().event == event) return;
+  t.cuts.push_back({event, rule, neighbour});
+}
+
+}  // namespace
+
+uint32_t Builder::thread_of(const Event& e, uint32_t event_index) {
+  uint32_t t = threads_index_.get(e.tid);
+  if (t != ThreadIndex::kNone) return t;
+  t = static_cast<uint32_t>(threads_.size());
+  threads_index_.set(e.tid, t);
+  ThreadState st;
+  st.tid = e.tid;
+  st.pid = trace_.pid_of(e.tid);
+  st.first_event = event_index;
+  st.batch_loop.assign(rules_.batches.size(), SpanTree::kRoot);
+  threads_.push_back(std::move(st));
+  return t;
+}
+
+// `cut SPAN`: before the event that opened the innermost open SPAN (a blocking call's
+// entry, cut only once the call blocks). A cut already made inside that span stands.
+void Builder::cut_at_span_opener(ThreadState& t, SpanId span, RuleRef rule, Neighbour neighbour) {
+  uint32_t node = span == kNoSpan ? SpanTree::kRoot : spans_.innermost(t.node, span);
+  if (node == SpanTree::kRoot) return;
+  uint32_t opener = spans_.at(node).opener;
+  if (!t.cuts.empty() && t.cuts.back().event > opener) return;
+  add_cut(t, opener, rule, neighbour);
+}
+
+bool Builder::flag_event_matches(const Event& e, uint32_t f) const {
+  const FlagState& st = flags_[f];
+  if (flag_field_ >= 0) {
+    StrId name = static_cast<StrId>(trace_.value(e, flag_field_));
+    if (name != 0 && (name == st.local || name == st.qualified)) return true;
+  }
+  uint64_t address = rules_.flags[f].address;
+  return address != 0 && addr_field_ >= 0 && trace_.value(e, addr_field_) == address;
+}
+
+void Builder::on_event(uint32_t i) {
+  const Event& e = trace_.events[i];
+  ThreadState& t = threads_[thread_of(e, i)];
+  if (t.pending_after.kind != kNoRuleKind) {
+    add_cut(t, i, t.pending_after, t.pending_neighbour);
+    t.pending_after = {};
+  }
+  if (e.kind >= by_kind_.size() || !by_kind_[e.kind].any()) {
+    track_spans_only(t, e, i);
+    return;
+  }
+  const KindActions& act = by_kind_[e.kind];
+  SpanId opens = spans_.opens(e.kind);
+  if (opens != kNoSpan) {
+    uint32_t parent = t.node;
+    t.node = spans_.push(parent, i, opens);
+    if (t.node != parent && !act.batch_opens.empty()) {
+      uint64_t bits = 0;
+      EvalScope scope{{i, t.node}, {}, {}};
+      for (uint32_t b : act.batch_opens)
+        if (eval_.test(batch_within_[b], scope)) bits |= uint64_t{1} << b;
+      spans_.add_batch_bits(t.node, bits);
+    }
+  }
+  EventCtx ctx{i, t.node};
+  EvalScope scope{ctx, {}, {}};
+  // Batch items first: when a declared loop boundary and a split rule cut at the same
+  // event, the cut is the batch rule's (add_cut keeps the first).
+  for (uint32_t b : act.batch_items) {
+    uint64_t bit = uint64_t{1} << b;
+    if (!(spans_.at(t.node).batch_mask & bit) || !eval_.test(batch_item_[b], scope)) continue;
+    // The loop instance: the outermost open span that matched the batch's `within`.
+    uint32_t loop = t.node;
+    while (spans_.at(spans_.at(loop).parent).batch_mask & bit) loop = spans_.at(loop).parent;
+    Neighbour neighbour = t.batch_loop[b] == loop ? rules_.batches[b].neighbour : Neighbour::None;
+    t.batch_loop[b] = loop;
+    add_cut(t, i, {RuleKind::Batch, b}, neighbour);
+  }
+  for (uint32_t s : act.splits) {
+    const auto& rule = rules_.splits[s];
+    if (!eval_.test(split_where_[s], scope)) continue;
+    if (!rule.cut_span.empty()) {
+      cut_at_span_opener(t, split_span_[s], {RuleKind::Split, s}, rule.neighbour);
+    } else if (rule.cut_after) {
+      if (t.pending_after.kind == kNoRuleKind) {
+        t.pending_after = {RuleKind::Split, s};
+        t.pending_neighbour = rule.neighbour;
+      }
+    } else {
+      add_cut(t, i, {RuleKind::Split, s}, rule.neighbour);
+    }
+  }
+  for (uint32_t l : act.links) {
+    const rules::LinkRule& link = rules_.links[l];
+    const bool as_from = e.kind == link.from && eval_.test(link_from_where_[l], scope);
+    const bool as_to = e.kind == link.to && eval_.test(link_to_where_[l], scope);
+    if (!as_from && !as_to) continue;
+    if (feed_)
+      feed_->add({l, ctx, t.pid, as_from, as_to});
+    else
+      pairers_[l]->on_event(ctx, t.pid, candidates_, as_from, as_to);
+  }
+  for (uint32_t f : act.flag_writes) {
+    if (!flag_event_matches(e, f)) continue;
+    FlagState& st = flags_[f];
+    uint64_t value = value_field_ >= 0 ? trace_.value(e, value_field_) : 0;
+    bool sets = rules_.flags[f].set.empty() ? value != 0 : eval_.test(flag_set_[f], scope);
+    st.active = sets;
+    st.write = i;
+    st.writer = e.tid;
+    st.value = value;
+    st.readers.clear();
+    if (sets) {
+      for (const FlagState::EarlyRead& r : st.early) {
+        if (r.value != value || r.tid == e.tid || trace_.events[r.event].ts + kFlagSkewNs < e.ts)
+          continue;
+        if (std::find(st.readers.begin(), st.readers.end(), r.tid) != st.readers.end()) continue;
+        st.readers.push_back(r.tid);
+        flag_pairs_.push_back({i, r.event, f});
+      }
+    }
+    st.early.clear();
+  }
+  for (uint32_t f : act.flag_reads) {
+    FlagState& st = flags_[f];
+    if (!flag_event_matches(e, f)) continue;
+    uint64_t value = value_field_ >= 0 ? trace_.value(e, value_field_) : 0;
+    if (value != st.value) {
+      // Not the value the last write stored: perhaps a write not recorded yet.
+      if (st.early.size() == kMaxEarlyReads) st.early.erase(st.early.begin());
+      st.early.push_back({i, e.tid, value});
+      continue;
+    }
+    if (!st.active || e.tid == st.writer) continue;
+    if (std::find(st.readers.begin(), st.readers.end(), e.tid) != st.readers.end()) continue;
+    st.readers.push_back(e.tid);
+    flag_pairs_.push_back({st.write, i, f});
+  }
+  SpanId closes = spans_.closes(e.kind);
+  if (closes != kNoSpan) t.node = spans_.pop(t.node, closes);
+  t.last_event = i;
+}
+
+void Builder::track_spans_only(ThreadState& t, const Event& e, uint32_t i) {
+  SpanId opens = spans_.opens(e.kind);
+  if (opens != kNoSpan) t.node = spans_.push(t.node, i, opens);
+  SpanId closes = spans_.closes(e.kind);
+  if (closes != kNoSpan) t.node = spans_.pop(t.node, closes);
+  t.last_event = i;
+}
+
+constexpr uint32_t kValuesAhead = 16;
+void Builder::scan_events() {
+  const uint64_t n = trace_.events.size();
+  if (n >= kNoEvent) throw std::length_error("trace has too many events for the graph");
+  report("events", 0, n);
+  // Pairing runs on a second thread, fed the link events in trace order, so candidates
+  // come out as a single thread makes them. It reads the span tree (joins on a span's
+  // field) while this thread grows it: safe only because the tree was sized by the
+  // census and never moves, and each node is written before any event naming it is fed.
+  std::optional<LinkFeed> feed;
+  if (n >= parallel_from_ && !pairers_.empty() && spans_.room() >= census_.span_opens) {
+    feed.emplace(pairers_, candidates_);
+    feed_ = &*feed;
+  }
+  try {
+    for (uint32_t i = 0; i < n; ++i) {
+      // Rules read the fields of most events they see: ask for those values ahead (the
+      // values array is walked in order, but sparsely).
+      if (i + kValuesAhead < n)
+        __builtin_prefetch(&trace_.values[trace_.events[i + kValuesAhead].values]);
+      on_event(i);
+      if ((i + 1) % kProgressStep == 0) report("events", i + 1, n);
+    }
+  } catch (...) {
+    feed_ = nullptr;
+    feed.reset();  // stops and joins the pairing thread
+    throw;
+  }
+  if (feed) {
+    feed_ = nullptr;
+    feed->finish();  // rethrows what pairing threw
+  }
+  report("events", n, n);
+}
+
+void Builder::finish_links() {
+  report("links", 0, pairers_.size());
+  for (auto& p : pairers_) p->finish(candidates_);
+  pairers_.clear();
+  // Keep the candidates whose link `where` holds.
+  size_t kept = 0;
+  for (const Candidate& c : candidates_) {
+    const auto& where = link_where_[c.link];
+    if (!where.empty() && !eval_.test(where, {{}, c.from, c.to})) continue;
+    candidates_[kept++] = c;
+  }
+  candidates_.resize(kept);
+  candidates_.shrink_to_fit();
+  result_.stats.candidates = kept;
+  report("links", 1, 1);
+}
+
+}  // namespace cw::engine::build
