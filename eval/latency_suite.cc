@@ -113,17 +113,6 @@ std::string score_cell(const std::optional<size_t>& v) {
   return v ? std::to_string(*v) : "—";
 }
 
-namespace {
-
-std::string cell(const std::optional<size_t>& v) {
-  return score_cell(v);
-}
-std::string cell(const std::optional<uint32_t>& v) {
-  return v ? std::to_string(*v) : "—";
-}
-
-}  // namespace
-
 std::string render_latency_markdown(const std::vector<PairResult>& results) {
   std::string out =
       "| pair | kind | \\|I\\| | \\|P\\| | \\|F\\| | l | p_min | f_min | p_min unscaled | "
@@ -137,8 +126,8 @@ std::string render_latency_markdown(const std::vector<PairResult>& results) {
     out += fmt::format(
         "| {} | {} | {} | {} | {} | {:.1f} | {} | {} | {} | {} | {} | {} | {:.2f} s → {:.2f} s |\n",
         r.pair.name, r.pair.kind, r.shape.binaries, r.shape.contexts, r.shape.functions,
-        r.shape.mean_length, cell(r.score.p_min), cell(r.score.f_min), cell(r.unscaled.p_min),
-        r.pair.truth_binary, fmt::join(r.pair.truth, ", "), r.hottest,
+        r.shape.mean_length, score_cell(r.score.p_min), score_cell(r.score.f_min),
+        score_cell(r.unscaled.p_min), r.pair.truth_binary, fmt::join(r.pair.truth, ", "), r.hottest,
         static_cast<double>(r.base_ns) / 1e9, static_cast<double>(r.slow_ns) / 1e9);
   }
   size_t ran = 0, top = 0;

@@ -35,7 +35,8 @@ void run_pair(PairResult& r, const std::string& out_dir, bool record, session::R
 
 void remove_pair_work(const PairResult& r, const std::string& out_dir);
 
-// A score as a table cell: the rank, or "—" when the truth was ranked nowhere.
+// A score as a table cell: the rank (p_min) or distance (f_min), or "—" when the truth
+// was ranked nowhere.
 std::string score_cell(const std::optional<size_t>& v);
 
 std::string render_latency_markdown(const std::vector<PairResult>& results);
