@@ -36,7 +36,7 @@ using C = std::string_view;
 inline constexpr std::array<C, 7> split = {"at",        "peers", "where",   "cut",
                                            "neighbour", "loop",  "priority"};
 inline constexpr std::array<C, 1> split_bare = {"loop"};
-inline constexpr std::array<C, 4> batch = {"within", "item", "where", "neighbour"};
+inline constexpr std::array<C, 6> batch = {"within", "item", "where", "per", "cut", "neighbour"};
 inline constexpr std::array<C, 2> batch_required = {"within", "item"};
 inline constexpr std::array<C, 9> link = {"from",  "to",     "join",       "pick",    "range",
                                           "where", "within", "from_where", "to_where"};

@@ -582,15 +582,32 @@ TEST_CASE("edge rules are sorted by priority, then later pack first, then file o
 
 TEST_CASE("a batch where belongs to the clause before it") {
   auto r = load_pack("batch b {\n  where fn == \"x\"\n  within cal\n  item recv\n}\n");
-  CHECK(
-      r.render() ==
-      "p.cw:3:3: error: in a batch rule, 'where' follows 'within SPAN' or 'item KIND'\n"
-      "    where fn == \"x\"\n"
-      "    ^~~~~\n"
-      "p.cw:4:10: error: unknown span 'cal' (expected exit, syscall, irq, softirq, call or task)\n"
-      "    within cal\n"
-      "           ^~~\n"
-      "hint: did you mean 'call'?\n");
+  CHECK(r.render() ==
+        "p.cw:3:3: error: in a batch rule, 'where' follows 'within SPAN' or 'item KIND'\n"
+        "    where fn == \"x\"\n"
+        "    ^~~~~\n"
+        "p.cw:4:10: error: unknown span 'cal' (expected exit, syscall, irq, softirq, call, task or "
+        "loop)\n"
+        "    within cal\n"
+        "           ^~~\n"
+        "hint: did you mean 'call'?\n");
+}
+
+TEST_CASE("a batch within the thread's loop: items per descriptor, cut before their call") {
+  auto ok = load_pack("batch b {\n  within loop\n  item recv\n  per fd\n  cut syscall\n}\n");
+  REQUIRE_MESSAGE(ok.ok(), ok.render());
+  REQUIRE(ok.rules.batches.size() == 1);
+  const BatchRule& b = ok.rules.batches[0];
+  CHECK(b.thread_loop);
+  CHECK(b.span_open == kNoKind);
+  CHECK_FALSE(b.per.empty());
+  CHECK(b.cut_span == "syscall");
+  auto bad = load_pack(
+      "batch b {\n  within loop where fd == 3\n  item recv\n  per name\n  cut somewhere\n}\n");
+  const std::string text = bad.render();
+  CHECK(text.find("p.cw:3:15: error: 'within loop' takes no 'where'") != std::string::npos);
+  CHECK(text.find("p.cw:5:7: error:") != std::string::npos);  // per: a string, not an int
+  CHECK(text.find("p.cw:6:7: error:") != std::string::npos);  // cut: not a span
 }
 
 TEST_CASE("a name in a pair rule must say which end it is about") {

@@ -154,11 +154,22 @@ struct SplitRule {
 
 struct BatchRule {
   RuleOrigin origin;
+  // `within loop`: the loop is the thread's event loop, as split rules with `loop` declare
+  // it; the thread is in it from its first loop cut on. Else the loop is a span:
+  bool thread_loop = false;
   std::string span;            // "call", "syscall", "task", ...
   KindId span_open = kNoKind;  // the kind that opens it
   CompiledExpr within_where;   // over the opening event (Side::Self)
   KindId item = kNoKind;
   CompiledExpr item_where;  // over the item event (Side::Self)
+  // `per EXPR` (an integer over the item event, a descriptor): consecutive items with the
+  // same value are one item, until the thread returns to its loop. Empty: every item event
+  // starts an item.
+  CompiledExpr per;
+  // `cut SPAN`: the item starts before the entry of the SPAN the item event belongs to (the
+  // innermost open one, or the one that returned just before it: a `recv` is recorded as
+  // its read returns). Empty: at the item event.
+  std::string cut_span;
   Neighbour neighbour = Neighbour::None;
 };
 

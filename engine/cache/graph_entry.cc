@@ -116,7 +116,7 @@ void check_graph(const engine::BuildResult& r, uint64_t segment_count, const Tra
     if (e.strength > engine::Strength::Boosted) bad("an edge of unknown strength");
   }
   for (const engine::PeerCut& p : r.peer_cuts)
-    if (p.event >= events || p.rule >= rules.splits.size() ||
+    if (p.event >= events || p.since >= p.event || p.rule >= rules.splits.size() ||
         p.neighbour > rules::Neighbour::Strong)
       bad("a peers cut names an event or rule the trace and packs do not have");
   // A rebuild of the cuts sizes its flag edges by this.

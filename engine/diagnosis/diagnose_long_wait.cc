@@ -138,7 +138,8 @@ void Diagnoser::long_wait(uint32_t seg, const SegmentProfile& prof, uint32_t dep
 // the event that led on, within the window. A timer wait counts from the timer's arming,
 // a thread woken by a message from when it was sent: what the thread waited for is the
 // time of the step before. When one step took most of the window, it is the root cause
-// (the path's origin only started the work); the path shown runs from it to the hang.
+// (the path's origin only started the work); the path shown runs from it, or from the
+// other thread's request that started it, to the hang.
 bool Diagnoser::blame_heaviest(const std::vector<PathStep>& path, uint32_t seg, uint32_t depth,
                                Window window) {
   const uint64_t len = window.end > window.start ? window.end - window.start : 0;
@@ -164,17 +165,22 @@ bool Diagnoser::blame_heaviest(const std::vector<PathStep>& path, uint32_t seg, 
   const Tid tid = g_.segments[culprit].tid;
   const ThreadInfo* info = trace_.thread(tid);
   if (visited_threads_.count(tid) || (info && info->kernel)) return false;
-  if (depth == 0) d_.path.assign(path.begin() + static_cast<std::ptrdiff_t>(best), path.end());
   SegmentProfile p = profile_range(trace_, events_, tid, best_in, best_out);
   // What started its work: the step before it, from another thread (another client's
-  // request to a server busy with it).
+  // request to a server busy with it). The path shown begins there, at the requester: a
+  // server's work for one client is what the next client waited behind (the Argus paper,
+  // §4.2, batching), and who asked for it is half of the answer.
   std::string started;
+  size_t first = best;
   if (best > 0 && path[best - 1].edge != kNoIndex &&
       g_.segments[path[best - 1].segment].tid != tid) {
     const Edge& e = g_.edges[path[best - 1].edge];
     started = fmt::format("; its work began with a {} from {} at {:.6f} s", g_.kind_name(e),
                           who(e.from), secs(trace_.events[e.from_event].ts));
+    // The hang's own request is no news to whoever watched it hang.
+    if (g_.segments[e.from].tid != g_.segments[seg].tid) first = best - 1;
   }
+  if (depth == 0) d_.path.assign(path.begin() + static_cast<std::ptrdiff_t>(first), path.end());
   waited_downstream(path, best);
   blame(culprit, classify(p), p, depth, started);
   return true;

@@ -23,6 +23,7 @@ std::vector<PathStep> Diagnoser::slice(uint32_t start) {
   std::vector<uint32_t> segs{start}, edges;
   on_path_[start] = true;
   uint32_t v = start;
+  uint64_t queued_since = 0;  // following a message queued since then behind v's thread
   while (segs.size() < opt_.max_depth) {
     progress(++d_.search_steps);
     std::vector<uint32_t> in = incoming_by_source(g_, v, beam_.costs);
@@ -85,6 +86,24 @@ std::vector<PathStep> Diagnoser::slice(uint32_t start) {
       return a.cost < b.cost;
     });
     Option pick = options[0];
+    // Behind a queued message, back through the thread's own segments until the one that
+    // was running when the message was sent, or one that another thread's request started
+    // (an event loop's item): the work it waited behind may span several turns of the loop
+    // (a long request, then the accept and the dispatch of the next), and only there does
+    // the slice look for what started that work.
+    const Option* own = queued_since != 0 ? own_previous(v, options) : nullptr;
+    const bool requested = std::any_of(options.begin(), options.end(), [&](const Option& o) {
+      return !o.stop && g_.edges[o.edge].strength == Strength::Strong &&
+             g_.segments[o.segment].tid != g_.segments[v].tid;
+    });
+    if (own && !requested && g_.segments[v].start_ns > queued_since) {
+      v = own->segment;
+      edges.push_back(own->edge);
+      segs.push_back(v);
+      on_path_[v] = true;
+      continue;
+    }
+    queued_since = 0;
     if (options[1].cost - options[0].cost < kAmbiguityMargin && ambiguous(options)) {
       Question q;
       q.kind = QuestionKind::Edge;
@@ -100,8 +119,10 @@ std::vector<PathStep> Diagnoser::slice(uint32_t start) {
       q.options = std::move(options);
       pick = ask(std::move(q));
     }
+    const Option chosen = pick;
     pick = queued_behind(v, pick, options);
     if (pick.stop) break;
+    if (pick.edge != chosen.edge) queued_since = trace_.events[g_.edges[chosen.edge].from_event].ts;
     v = pick.segment;
     edges.push_back(pick.edge);
     segs.push_back(v);
@@ -172,9 +193,16 @@ Option Diagnoser::queued_behind(uint32_t v, const Option& pick,
   SegmentProfile gap = profile_range(trace_, events_, sv.tid, sent, sv.start_ns);
   if (gap.on_cpu_ns + gap.runnable_ns < kAbnormalShare * static_cast<double>(slice_window_))
     return pick;
-  for (const Option& o : options)
-    if (!o.stop && g_.segments[o.segment].tid == sv.tid && o.segment + 1 == v) return o;
+  if (const Option* own = own_previous(v, options)) return *own;
   return pick;
+}
+
+// The option that goes back to the segment of v's thread just before v, if offered.
+const Option* Diagnoser::own_previous(uint32_t v, const std::vector<Option>& options) const {
+  for (const Option& o : options)
+    if (!o.stop && g_.segments[o.segment].tid == g_.segments[v].tid && o.segment + 1 == v)
+      return &o;
+  return nullptr;
 }
 
 }  // namespace cw::engine::diagnose_detail

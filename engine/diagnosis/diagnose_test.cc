@@ -1,6 +1,7 @@
 #include "engine/diagnosis/diagnose.h"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -466,7 +467,9 @@ TEST_CASE("answering stop at the recursion keeps the timekeeper as the root caus
   REQUIRE(d.queries.size() == 1);
   CHECK(d.queries[0].answer.source == AnswerSource::User);
   CHECK(d.queries[0].question.options[1].stop);
-  CHECK(path(b, d.path) == "300@102 message, 200@101 message, 100@100 -");
+  // The timer that ended the timekeeper's wait was armed by another thread: its work began
+  // there, and so does the path.
+  CHECK(path(b, d.path) == "301@102 timer, 300@102 message, 200@101 message, 100@100 -");
 }
 
 TEST_CASE("answer rules decide questions without asking, and name themselves") {
@@ -1096,7 +1099,8 @@ TEST_CASE("a wait another thread ended: its own waker is followed before any bas
   CHECK(d.hang.tid == 100);
   CHECK(d.baseline == kNoIndex);
   CHECK(causes(b, d) == "300 LongRunning depth 1");
-  CHECK(path(b, d.path) == "300@1 message, 200@101 message, 100@100 -");
+  // The backend's computing began with the server's request, where the path begins.
+  CHECK(path(b, d.path) == "200@11 message, 300@1 message, 200@101 message, 100@100 -");
 }
 
 TEST_CASE("one wait in slices that timed out: the slice a wake-up ended is followed") {
@@ -1443,7 +1447,137 @@ thread 300 pid=300 comm=cw-a
   CAPTURE(d.root_causes[0].what);
   CHECK(d.root_causes[0].what.find("its work began with a message from cw-a 300 at 0.005000 s") !=
         std::string::npos);
-  CHECK(path(b, d.path) == "200@5 split, 200@510 message, 100@20 -");
+  // The path begins at cw-a, whose request kept the server busy (the Argus paper, §4.2).
+  CHECK(path(b, d.path) == "300@10 message, 200@5 split, 200@510 message, 100@20 -");
+}
+
+// A single-threaded event-loop server: its loop waits are `loop` cuts, each request it
+// reads is an item (linux.kernel's loop.wait and loop.request, the Argus paper, §4.2).
+const char* const kLoopRules = R"(
+split loop.wait { at syscall_enter where name == "epoll_wait" neighbour weak loop }
+split data.wait { at switch_out where state != "R" and syscall.name == "read" cut syscall neighbour weak }
+batch loop.request { within loop item recv per fd cut syscall neighbour weak }
+link stream { from send to recv join from.object == to.object pick overlap range offset, len }
+edge message { link stream strength strong kind message }
+link wakeup { from wakeup to switch_in join from.target == to.tid pick next }
+edge wakeup.default { link wakeup strength weak kind wakeup }
+)";
+
+// Trace fragments of one request to an event-loop server (pid 200, thread 200) and its
+// answer, 8 bytes each way on stream `object` (the answer on object + 1).
+// The client `tid` writes its request on `fd` and blocks reading the
+// answer; `wake` when the server waits in its loop for it.
+std::string ask(uint32_t ms, Tid tid, int fd, int object, bool wake) {
+  return fmt::format(
+      "{0}ms {1} syscall_enter name=write fd={2}\n"
+      "{0}ms {1} send object={3} offset=0 len=8 peer=200 fd={2}\n{4}"
+      "{0}ms {1} syscall_exit name=write ret=8\n"
+      "{0}ms {1} syscall_enter name=read fd={2}\n"
+      "{0}ms {1} switch_out state=S\n",
+      ms, tid, fd, object, wake ? fmt::format("{}ms {} wakeup target=200\n", ms, tid) : "");
+}
+// The server reads the request from its descriptor `fd` ...
+std::string take(uint32_t ms, int fd, int object, Pid pid) {
+  return fmt::format(
+      "{0}ms 200 syscall_enter name=read fd={1}\n"
+      "{0}ms 200 syscall_exit name=read ret=8\n"
+      "{0}ms 200 recv object={2} offset=0 len=8 peer={3} fd={1}\n",
+      ms, fd, object, pid);
+}
+// ... and writes the answer there, waking the client `tid` ...
+std::string answer(uint32_t ms, int fd, int object, Pid pid, Tid tid) {
+  return fmt::format(
+      "{0}ms 200 syscall_enter name=write fd={1}\n"
+      "{0}ms 200 send object={2} offset=0 len=8 peer={3} fd={1}\n"
+      "{0}ms 200 wakeup target={4}\n"
+      "{0}ms 200 syscall_exit name=write ret=8\n",
+      ms, fd, object + 1, pid, tid);
+}
+// ... which reads it.
+std::string answered(uint32_t ms, Tid tid, int object) {
+  return fmt::format(
+      "{0}ms {1} switch_in\n"
+      "{0}ms {1} syscall_exit name=read ret=8\n"
+      "{0}ms {1} recv object={2} offset=0 len=8 peer=200 fd=3\n",
+      ms, tid, object + 1);
+}
+
+TEST_CASE(
+    "a request queued behind several turns of a busy loop: the path begins at the busy "
+    "request's client") {
+  // cw-server takes cw-a's request at 11 ms and computes until 510 ms. cw-b connected and
+  // sent its request at 20 ms; the server accepts it, serves a timer and reads it only in
+  // its third loop turn after cw-a's answer. Between cw-b's request and cw-a's there are
+  // three weak hops (the turns), more than the slice's lookback sees past.
+  Built b =
+      build(kLoopRules,
+            "process 100 comm=cw-b\nthread 100 pid=100 comm=cw-b\n"
+            "process 200 comm=cw-server\nthread 200 pid=200 comm=cw-server\n"
+            "process 300 comm=cw-a\nthread 300 pid=300 comm=cw-a\n"
+            "1ms 200 syscall_enter name=epoll_wait fd=9\n1ms 200 switch_out state=S\n" +
+                ask(10, 300, 3, 1, true) +
+                "11ms 200 switch_in\n11ms 200 syscall_exit name=epoll_wait ret=1\n" +
+                take(11, 4, 1, 300) + ask(20, 100, 3, 5, false) + answer(510, 4, 1, 300, 300) +
+                "511ms 200 syscall_enter name=epoll_wait fd=9\n"
+                "511ms 200 syscall_exit name=epoll_wait ret=1\n"
+                "511ms 200 syscall_enter name=accept4 fd=5\n"
+                "511ms 200 syscall_exit name=accept4 ret=6\n"
+                "512ms 200 syscall_enter name=epoll_wait fd=9\n"
+                "512ms 200 syscall_exit name=epoll_wait ret=1\n"
+                "512ms 200 syscall_enter name=clock_gettime\n"
+                "512ms 200 syscall_exit name=clock_gettime ret=0\n"
+                "513ms 200 syscall_enter name=epoll_wait fd=9\n"
+                "513ms 200 syscall_exit name=epoll_wait ret=1\n" +
+                take(514, 6, 5, 100) + answer(514, 6, 5, 100, 100) +
+                "515ms 200 syscall_enter name=epoll_wait fd=9\n515ms 200 switch_out state=S\n" +
+                answered(515, 300, 1) + answered(515, 100, 5));
+  DiagnoseOptions o;
+  o.symptom.thread_name = "cw-b";
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
+  CHECK(d.hang.tid == 100);
+  CHECK(causes(b, d) == "200 LongRunning depth 1");
+  CHECK(path(b, d.path) ==
+        "300@10 message, 200@11 split, 200@511 split, 200@512 split, 200@513 split, "
+        "200@514 message, 100@20 -");
+}
+
+TEST_CASE("two clients of one process served in one loop turn: the items part them") {
+  // cw-app's threads 301 and 302 each ask cw-server; one epoll_wait returns both requests.
+  // The server computes 500 ms on 301's, answers it, then reads and answers 302's. The
+  // peers are one process, so only the request reads part the turn: with the items, the
+  // path runs from 301's request through the server to 302 without a question.
+  const std::string peers = "split peers.disjoint { peers stream neighbour weak }\n";
+  const std::string trace =
+      "process 200 comm=cw-server\nthread 200 pid=200 comm=cw-server\n"
+      "process 300 comm=cw-app\nthread 301 pid=300 comm=cw-app-a\n"
+      "thread 302 pid=300 comm=cw-app-b\n"
+      "1ms 200 syscall_enter name=epoll_wait fd=9\n1ms 200 switch_out state=S\n" +
+      ask(10, 301, 3, 1, true) + ask(10, 302, 4, 5, false) +
+      "11ms 200 switch_in\n11ms 200 syscall_exit name=epoll_wait ret=2\n" + take(11, 6, 1, 300) +
+      answer(510, 6, 1, 300, 301) + take(511, 7, 5, 300) + answer(511, 7, 5, 300, 302) +
+      "512ms 200 syscall_enter name=epoll_wait fd=9\n512ms 200 switch_out state=S\n" +
+      answered(512, 301, 1) + answered(512, 302, 5);
+  DiagnoseOptions o;
+  o.symptom.thread_name = "cw-app-b";
+  Built with = build(std::string(kLoopRules) + peers, trace);
+  Diagnosis d = diagnose(with.trace, with.result, with.rules, o);
+  CHECK(d.hang.tid == 302);
+  CHECK(causes(with, d) == "200 LongRunning depth 1");
+  CHECK(path(with, d.path) == "301@10 message, 200@11 split, 200@511 message, 302@10 -");
+  auto edge_questions = [](const Diagnosis& x) {
+    return std::count_if(x.queries.begin(), x.queries.end(),
+                         [](const Query& q) { return q.question.kind == QuestionKind::Edge; });
+  };
+  CHECK(edge_questions(d) == 0);
+  std::string without_items = std::string(kLoopRules) + peers;
+  without_items.erase(without_items.find("batch loop.request"),
+                      without_items.find("link stream") - without_items.find("batch loop.request"));
+  Built without = build(without_items, trace);
+  Diagnosis w = diagnose(without.trace, without.result, without.rules, o);
+  // Without them, the turn is one segment two requests explain equally: which one is a
+  // question (answered here by its first option, cw-app-a's).
+  CHECK(path(without, w.path) == "301@10 message, 200@1 message, 302@10 -");
+  CHECK(edge_questions(w) == 1);
 }
 
 TEST_CASE("a thread that waited for the culprit on the hang's path is not the culprit's culprit") {

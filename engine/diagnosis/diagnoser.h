@@ -99,6 +99,7 @@ class Diagnoser {
   bool ambiguous(const std::vector<Option>& options) const;
   double path_cost(uint32_t ei);
   Option queued_behind(uint32_t v, const Option& pick, const std::vector<Option>& options) const;
+  const Option* own_previous(uint32_t v, const std::vector<Option>& options) const;
 
   // one vertex by its kind (diagnose_vertex.cc)
   void diagnose_vertex(uint32_t seg, HangKind kind, const SegmentProfile& prof, uint32_t depth,

@@ -35,6 +35,14 @@ struct Cut {
   Neighbour neighbour;
 };
 
+// A cut of a `split … peers` rule on a thread, between the link end at `since` and the one
+// the cut starts with: made only when the thread's own cuts do not part them already.
+struct PendingPeerCut {
+  uint32_t thread;
+  Cut cut;
+  uint32_t since;
+};
+
 struct ThreadState {
   Tid tid = 0;
   Pid pid = 0;
@@ -45,6 +53,16 @@ struct ThreadState {
   Neighbour pending_neighbour = Neighbour::None;
   std::vector<Cut> cuts;
   std::vector<uint32_t> batch_loop;  // per batch rule: the loop node of its last item
+  // Per batch rule with `per`: the last item's value, and whether there is one (none after
+  // the thread returned to its loop).
+  std::vector<int64_t> batch_key;
+  std::vector<uint8_t> batch_keyed;
+  // A split rule with `loop` has matched: the thread runs an event loop (`within loop`).
+  bool in_loop = false;
+  // The innermost span open before the thread's last span closed, and the event that
+  // closed it: what `cut SPAN` of an event recorded as its call returns (a recv) names.
+  uint32_t closed_node = SpanTree::kRoot;
+  uint32_t closed_event = kNoEvent;
   uint32_t segment_base = 0;
 };
 
@@ -152,6 +170,8 @@ class Builder {
   // builder_scan.cc: every event in trace order.
   [[gnu::always_inline]] inline uint32_t thread_of(const Event& e, uint32_t event_index);
   inline void cut_at_span_opener(ThreadState& t, SpanId span, RuleRef rule, Neighbour neighbour);
+  inline void batch_cut(ThreadState& t, uint32_t event, uint32_t batch, Neighbour neighbour);
+  [[gnu::always_inline]] inline void close_span(ThreadState& t, const Event& e, uint32_t i);
   inline bool flag_event_matches(const Event& e, uint32_t f) const;
   [[gnu::always_inline]] inline void on_event(uint32_t i);
   inline void track_spans_only(ThreadState& t, const Event& e, uint32_t i);
@@ -162,7 +182,7 @@ class Builder {
   void peer_cuts();
   void merge_peer_cuts();
   void make_segments();
-  std::vector<std::pair<uint32_t, Cut>> reused_peer_cuts() const;
+  std::vector<PendingPeerCut> reused_peer_cuts() const;
 
   // builder_edges.cc: edges from link candidates, across cuts and from data flags, or
   // taken from the graph a rebuild reuses.
@@ -199,8 +219,9 @@ class Builder {
   std::vector<KindActions> by_kind_;
   std::vector<SpanId> split_span_;  // per split rule: its `cut SPAN`, else kNoSpan
   std::vector<PreparedExpr> link_from_where_, link_to_where_;  // per link
-  std::vector<PreparedExpr> split_where_, batch_within_, batch_item_, link_where_, edge_where_,
-      edge_cost_, flag_set_;
+  std::vector<PreparedExpr> split_where_, batch_within_, batch_item_, batch_per_, link_where_,
+      edge_where_, edge_cost_, flag_set_;
+  std::vector<SpanId> batch_cut_span_;  // per batch rule: its `cut SPAN`, else kNoSpan
   std::vector<std::unique_ptr<LinkPairer>> pairers_;
   std::vector<std::vector<uint32_t>> link_decide_, link_prune_, link_boost_;
   std::vector<uint16_t> link_kind_, edge_kind_;
@@ -212,7 +233,7 @@ class Builder {
   std::vector<ThreadState> threads_;
   std::vector<uint32_t> event_segment_;
   std::vector<Candidate> candidates_;
-  std::vector<std::pair<uint32_t, Cut>> peer_cuts_;
+  std::vector<PendingPeerCut> peer_cuts_;
   std::vector<FlagPair> flag_pairs_;
 };
 

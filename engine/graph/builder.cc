@@ -133,6 +133,8 @@ void Builder::prepare() {
     const auto& b = r.batches[i];
     batch_within_.push_back(eval_.prepare(b.within_where, b.origin));
     batch_item_.push_back(eval_.prepare(b.item_where, b.origin));
+    batch_per_.push_back(eval_.prepare(b.per, b.origin));
+    batch_cut_span_.push_back(b.cut_span.empty() ? kNoSpan : spans_.span_id(b.cut_span));
     if (!b.origin.active()) continue;
     if (b.span_open != kNoKind) actions(b.span_open).batch_opens.push_back(i);
     if (b.item != kNoKind) actions(b.item).batch_items.push_back(i);

@@ -53,6 +53,9 @@ struct PeerCut {
   uint32_t event = 0;
   uint32_t rule = 0;  // index into RuleSet::splits
   rules::Neighbour neighbour = rules::Neighbour::None;
+  // The previous link end on the thread: the cut is made only when no other cut lies
+  // between it and `event`.
+  uint32_t since = 0;
 };
 
 struct BuildResult {

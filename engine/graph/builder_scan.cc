@@ -37,6 +37,8 @@ uint32_t Builder::thread_of(const Event& e, uint32_t event_index) {
   st.pid = trace_.pid_of(e.tid);
   st.first_event = event_index;
   st.batch_loop.assign(rules_.batches.size(), SpanTree::kRoot);
+  st.batch_key.assign(rules_.batches.size(), 0);
+  st.batch_keyed.assign(rules_.batches.size(), 0);
   threads_.push_back(std::move(st));
   return t;
 }
@@ -49,6 +51,35 @@ void Builder::cut_at_span_opener(ThreadState& t, SpanId span, RuleRef rule, Neig
   uint32_t opener = spans_.at(node).opener;
   if (!t.cuts.empty() && t.cuts.back().event > opener) return;
   add_cut(t, opener, rule, neighbour);
+}
+
+// A batch item starts at `event`, or before the entry of the span its `cut SPAN` names:
+// the innermost open one, else the one whose close was the thread's last event (a recv
+// is recorded just after its read returns). A cut already made there or after it stands
+// (a split rule that cut at the read's entry when it blocked keeps its name and neighbour).
+void Builder::batch_cut(ThreadState& t, uint32_t event, uint32_t batch, Neighbour neighbour) {
+  uint32_t at = event;
+  const SpanId span = batch_cut_span_[batch];
+  if (span != kNoSpan) {
+    uint32_t node = spans_.innermost(t.node, span);
+    if (node == SpanTree::kRoot && t.closed_event != kNoEvent && t.closed_event == t.last_event)
+      node = spans_.innermost(t.closed_node, span);
+    if (node != SpanTree::kRoot) at = spans_.at(node).opener;
+  }
+  if (at == t.first_event) return;
+  if (!t.cuts.empty() && t.cuts.back().event >= at) return;
+  t.cuts.push_back({at, {RuleKind::Batch, batch}, neighbour});
+}
+
+// The thread's innermost span of the kind `e` closes ends; `cut SPAN` may still name it.
+void Builder::close_span(ThreadState& t, const Event& e, uint32_t i) {
+  SpanId closes = spans_.closes(e.kind);
+  if (closes != kNoSpan) {
+    t.closed_node = t.node;
+    t.closed_event = i;
+    t.node = spans_.pop(t.node, closes);
+  }
+  t.last_event = i;
 }
 
 bool Builder::flag_event_matches(const Event& e, uint32_t f) const {
@@ -88,20 +119,39 @@ void Builder::on_event(uint32_t i) {
   EventCtx ctx{i, t.node};
   EvalScope scope{ctx, {}, {}};
   // Batch items first: when a declared loop boundary and a split rule cut at the same
-  // event, the cut is the batch rule's (add_cut keeps the first).
+  // event, the cut is the batch rule's (the first made stands).
   for (uint32_t b : act.batch_items) {
+    const rules::BatchRule& rule = rules_.batches[b];
     uint64_t bit = uint64_t{1} << b;
-    if (!(spans_.at(t.node).batch_mask & bit) || !eval_.test(batch_item_[b], scope)) continue;
-    // The loop instance: the outermost open span that matched the batch's `within`.
-    uint32_t loop = t.node;
-    while (spans_.at(spans_.at(loop).parent).batch_mask & bit) loop = spans_.at(loop).parent;
-    Neighbour neighbour = t.batch_loop[b] == loop ? rules_.batches[b].neighbour : Neighbour::None;
+    // The loop instance: the thread's own event loop, or the outermost open span that
+    // matched the batch's `within`.
+    uint32_t loop = SpanTree::kRoot;
+    if (rule.thread_loop) {
+      if (!t.in_loop || !eval_.test(batch_item_[b], scope)) continue;
+    } else {
+      if (!(spans_.at(t.node).batch_mask & bit) || !eval_.test(batch_item_[b], scope)) continue;
+      loop = t.node;
+      while (spans_.at(spans_.at(loop).parent).batch_mask & bit) loop = spans_.at(loop).parent;
+    }
+    const bool same_loop = t.batch_loop[b] == loop;
+    if (!rule.per.empty()) {
+      // Reads of one client's descriptor in a row are one request.
+      const int64_t key = eval_.eval(batch_per_[b], scope).i;
+      if (same_loop && t.batch_keyed[b] && t.batch_key[b] == key) continue;
+      t.batch_key[b] = key;
+      t.batch_keyed[b] = 1;
+    }
     t.batch_loop[b] = loop;
-    add_cut(t, i, {RuleKind::Batch, b}, neighbour);
+    batch_cut(t, i, b, same_loop ? rule.neighbour : Neighbour::None);
   }
   for (uint32_t s : act.splits) {
     const auto& rule = rules_.splits[s];
     if (!eval_.test(split_where_[s], scope)) continue;
+    if (rule.loop) {
+      // Back in its event loop: the next request read starts an item, whichever client.
+      t.in_loop = true;
+      std::fill(t.batch_keyed.begin(), t.batch_keyed.end(), uint8_t{0});
+    }
     if (!rule.cut_span.empty()) {
       cut_at_span_opener(t, split_span_[s], {RuleKind::Split, s}, rule.neighbour);
     } else if (rule.cut_after) {
@@ -159,17 +209,13 @@ void Builder::on_event(uint32_t i) {
     st.readers.push_back(e.tid);
     flag_pairs_.push_back({st.write, i, f});
   }
-  SpanId closes = spans_.closes(e.kind);
-  if (closes != kNoSpan) t.node = spans_.pop(t.node, closes);
-  t.last_event = i;
+  close_span(t, e, i);
 }
 
 void Builder::track_spans_only(ThreadState& t, const Event& e, uint32_t i) {
   SpanId opens = spans_.opens(e.kind);
   if (opens != kNoSpan) t.node = spans_.push(t.node, i, opens);
-  SpanId closes = spans_.closes(e.kind);
-  if (closes != kNoSpan) t.node = spans_.pop(t.node, closes);
-  t.last_event = i;
+  close_span(t, e, i);
 }
 
 constexpr uint32_t kValuesAhead = 16;

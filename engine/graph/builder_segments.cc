@@ -23,6 +23,15 @@ inline bool disjoint(const Ends& ends, size_t a0, size_t a1, size_t b0, size_t b
   return true;
 }
 
+// Whether the thread's own cuts (its first `own_cuts`, in event order) part events
+// `before` and `after`.
+bool cut_between(const ThreadState& t, uint32_t own_cuts, uint32_t before, uint32_t after) {
+  auto end = t.cuts.begin() + own_cuts;
+  auto it = std::upper_bound(t.cuts.begin(), end, before,
+                             [](uint32_t event, const Cut& c) { return event < c.event; });
+  return it != end && it->event <= after;
+}
+
 }  // namespace
 
 // `split … peers LINK`: cut between consecutive ends of LINK's candidates on a thread
@@ -69,30 +78,32 @@ void Builder::peer_cuts() {
       bool same_thread = prev_end > 0 && ends[prev_begin].thread == ends[begin].thread;
       if (same_thread && disjoint(ends, prev_begin, prev_end, begin, end) &&
           eval_.test(split_where_[s], {ends[begin].ctx, {}, {}}))
-        peer_cuts_.push_back(
-            {ends[begin].thread, {ends[begin].ctx.event, {RuleKind::Split, s}, rule.neighbour}});
+        peer_cuts_.push_back({ends[begin].thread,
+                              {ends[begin].ctx.event, {RuleKind::Split, s}, rule.neighbour},
+                              ends[prev_begin].ctx.event});
       prev_begin = begin;
       prev_end = end;
       begin = end;
     }
   }
   result_.peer_cuts.reserve(peer_cuts_.size());
-  for (const auto& [thread, cut] : peer_cuts_)
-    result_.peer_cuts.push_back({thread, cut.event, cut.rule.index, cut.neighbour});
+  for (const PendingPeerCut& p : peer_cuts_)
+    result_.peer_cuts.push_back(
+        {p.thread, p.cut.event, p.cut.rule.index, p.cut.neighbour, p.since});
 }
 
 // The reused build's peers cuts, as it made them (checked: they name this trace's threads
 // and events, and peers rules of these rules).
-std::vector<std::pair<uint32_t, Cut>> Builder::reused_peer_cuts() const {
-  std::vector<std::pair<uint32_t, Cut>> out;
+std::vector<PendingPeerCut> Builder::reused_peer_cuts() const {
+  std::vector<PendingPeerCut> out;
   out.reserve(reuse_->peer_cuts.size());
   for (const PeerCut& p : reuse_->peer_cuts) {
     if (p.thread >= threads_.size() || p.event >= trace_.events.size() ||
         p.rule >= rules_.splits.size() ||
         rules_.splits[p.rule].mode != rules::SplitRule::Mode::Peers ||
-        threads_index_.get(trace_.events[p.event].tid) != p.thread)
+        threads_index_.get(trace_.events[p.event].tid) != p.thread || p.since >= p.event)
       throw std::invalid_argument("the graph to reuse is not of this trace and these rules");
-    out.push_back({p.thread, {p.event, {RuleKind::Split, p.rule}, p.neighbour}});
+    out.push_back({p.thread, {p.event, {RuleKind::Split, p.rule}, p.neighbour}, p.since});
   }
   return out;
 }
@@ -106,7 +117,11 @@ void Builder::merge_peer_cuts() {
   std::vector<uint32_t> own_cuts(threads_.size());
   for (uint32_t t = 0; t < threads_.size(); ++t)
     own_cuts[t] = static_cast<uint32_t>(threads_[t].cuts.size());
-  for (const auto& [thread, cut] : peer_cuts_) threads_[thread].cuts.push_back(cut);
+  // A peers cut parts two messages; when the thread's own cuts (a loop wait, a request's
+  // read) already part them, it would only add a segment holding nothing of either.
+  for (const PendingPeerCut& p : peer_cuts_)
+    if (!cut_between(threads_[p.thread], own_cuts[p.thread], p.since, p.cut.event))
+      threads_[p.thread].cuts.push_back(p.cut);
   auto by_event = [](const Cut& a, const Cut& b) { return a.event < b.event; };
   for (uint32_t ti = 0; ti < threads_.size(); ++ti) {
     ThreadState& t = threads_[ti];

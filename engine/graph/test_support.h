@@ -64,8 +64,8 @@ inline std::string describe(const BuildResult& r) {
     out += '|';
   }
   for (const PeerCut& p : r.peer_cuts)
-    for (uint64_t v :
-         {uint64_t{p.thread}, uint64_t{p.event}, uint64_t{p.rule}, uint64_t(p.neighbour)})
+    for (uint64_t v : {uint64_t{p.thread}, uint64_t{p.event}, uint64_t{p.rule},
+                       uint64_t(p.neighbour), uint64_t{p.since}})
       add(v);
   return out;
 }

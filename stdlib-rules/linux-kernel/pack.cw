@@ -139,7 +139,25 @@ split write.wait {
   neighbour weak
 }
 
-# Two consecutive messages with disjoint peers belong to different requests.
+# A thread serving clients from its event loop (a single-threaded server around epoll,
+# poll or select) reads a request from one client's descriptor, works on it, writes the
+# reply there, and goes on with the next ready descriptor. Each request is an item (the
+# Argus paper, §4.2, batching): it starts at the read that took the request, so the
+# client's message is what started the work, and ends where the next client's read
+# begins. Reads of one descriptor in a row are one request (a request in pieces); the
+# first read after each return to the loop starts an item whichever client it is for.
+# Consecutive items are joined weakly: a server busy with one client's request delays the
+# next. This needs no symbols: a stripped server is cut the same.
+batch loop.request {
+  within loop
+  item recv
+  per fd
+  cut syscall
+  neighbour weak
+}
+
+# Two consecutive messages with disjoint peers belong to different requests (when no other
+# cut parts them already).
 split peers.disjoint {
   peers stream
   neighbour weak

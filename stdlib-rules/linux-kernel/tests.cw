@@ -619,37 +619,117 @@ test "a blocking wait starts a new segment" {
 }
 
 # A read whose data is already there does not wait: the bytes it takes were what the
-# segment's last real wait (the poll) was for, and their message edge lands on it.
+# segment's last real wait was for, and their message edge lands on it. (A thread outside
+# an event loop: in one, the read of a request starts an item, below.)
 test "a wait that does not block is no cut; the message lands on the wait that blocked" {
   trace [[
     causeway-trace 1
-    process 100 comm=server
-    thread 101 pid=100 comm=server
+    process 100 comm=worker
+    thread 101 pid=100 comm=worker
     process 200 comm=client
     thread 201 pid=200 comm=client
     1ms 101 syscall_enter name=getpid
     1ms 101 syscall_exit name=getpid ret=100
-    2ms 101 syscall_enter name=ppoll
+    2ms 101 syscall_enter name=futex op=wait resource=0x40
     2ms 101 switch_out state=S
     10ms 201 syscall_enter name=write fd=3
     10ms 201 send object=7 offset=0 len=4 peer=100
+    10ms 201 syscall_enter name=futex op=wake resource=0x40
     10ms 201 wakeup target=101
-    10ms 201 syscall_exit name=write ret=4
     11ms 101 switch_in
-    11ms 101 syscall_exit name=ppoll ret=1
+    11ms 101 syscall_exit name=futex ret=0
     12ms 101 syscall_enter name=read fd=5
-    12ms 101 recv object=7 offset=0 len=4 peer=200
     12ms 101 syscall_exit name=read ret=4
+    12ms 101 recv object=7 offset=0 len=4 peer=200
     13ms 101 syscall_enter name=read fd=5
     13ms 101 switch_out state=R
     14ms 101 switch_in
     14ms 101 syscall_exit name=read ret=-11
   ]]
-  expect split 101 at 2ms rule loop.wait
+  expect split 101 at 2ms rule wait.entry
   expect no split 101 at 12ms
   expect no split 101 at 13ms
   expect segments 101 == 2
   expect edge 201 -> 101 kind message strength strong at 12ms
+}
+
+# A single-threaded server's loop: the poll returns with two clients ready; it reads A's
+# request (in two pieces), works, answers A, then reads and answers B. Each request is an
+# item from the read that took it (before the call's entry: the recv is recorded as the
+# read returns), so A's message starts A's work and B's item follows A's weakly.
+test "an event loop's request reads start one item per client" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=server
+    thread 101 pid=100 comm=server
+    process 200 comm=client-a
+    thread 201 pid=200 comm=a
+    process 300 comm=client-b
+    thread 301 pid=300 comm=b
+    1ms 101 syscall_enter name=epoll_wait fd=4
+    1ms 101 switch_out state=S
+    2ms 201 send object=1 offset=0 len=8 peer=100 fd=3
+    2ms 201 wakeup target=101
+    3ms 301 send object=2 offset=0 len=8 peer=100 fd=3
+    4ms 101 switch_in
+    4ms 101 syscall_exit name=epoll_wait ret=2
+    5ms 101 syscall_enter name=read fd=7
+    5ms 101 syscall_exit name=read ret=4
+    5ms 101 recv object=1 offset=0 len=4 peer=200 fd=7
+    6ms 101 syscall_enter name=read fd=7
+    6ms 101 syscall_exit name=read ret=4
+    6ms 101 recv object=1 offset=4 len=4 peer=200 fd=7
+    50ms 101 syscall_enter name=write fd=7
+    50ms 101 send object=3 offset=0 len=8 peer=200 fd=7
+    50ms 101 syscall_exit name=write ret=8
+    51ms 101 syscall_enter name=read fd=8
+    51ms 101 syscall_exit name=read ret=8
+    51ms 101 recv object=2 offset=0 len=8 peer=300 fd=8
+    52ms 101 syscall_enter name=write fd=8
+    52ms 101 send object=4 offset=0 len=8 peer=300 fd=8
+    52ms 101 syscall_exit name=write ret=8
+    53ms 101 syscall_enter name=epoll_wait fd=4
+  ]]
+  expect split 101 at 5ms rule loop.request
+  expect no split 101 at 6ms
+  expect split 101 at 51ms rule loop.request
+  expect split 101 at 53ms rule loop.wait
+  expect segments 101 == 4
+  expect edge 201 -> 101 kind message strength strong at 5ms
+  expect edge 301 -> 101 kind message strength strong at 51ms
+}
+
+# Back in the loop, the same client's next request is a new item: the first read after a
+# loop wait starts one whichever descriptor it is. A thread that never waits in a loop
+# (a worker reading a pipe) has no items.
+test "the first request read after each loop wait starts an item; no loop, no items" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=server
+    thread 101 pid=100 comm=server
+    process 400 comm=worker
+    thread 401 pid=400 comm=worker
+    1ms 101 syscall_enter name=poll fd=-1 count=1
+    1ms 101 syscall_exit name=poll ret=1
+    2ms 101 syscall_enter name=read fd=7
+    2ms 101 syscall_exit name=read ret=4
+    2ms 101 recv object=1 offset=0 len=4 peer=200 fd=7
+    3ms 101 syscall_enter name=poll fd=-1 count=1
+    3ms 101 syscall_exit name=poll ret=1
+    4ms 101 syscall_enter name=read fd=7
+    4ms 101 syscall_exit name=read ret=4
+    4ms 101 recv object=1 offset=4 len=4 peer=200 fd=7
+    5ms 401 syscall_enter name=read fd=0
+    5ms 401 syscall_exit name=read ret=4
+    5ms 401 recv object=9 offset=0 len=4 peer=100 fd=0
+    6ms 401 syscall_enter name=read fd=5
+    6ms 401 syscall_exit name=read ret=4
+    6ms 401 recv object=8 offset=0 len=4 peer=100 fd=5
+  ]]
+  expect split 101 at 2ms rule loop.request
+  expect split 101 at 3ms rule loop.wait
+  expect split 101 at 4ms rule loop.request
+  expect segments 401 == 1
 }
 
 test "an event loop's poll is a loop return, a read inside a handler an ordinary wait" {

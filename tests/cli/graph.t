@@ -1,13 +1,14 @@
-The demo: a server answers two clients inside one call of serve_loop(). With the
-standard rules alone, the server's segments are joined by weak neighbour edges, so
-one request is strongly tied to both clients: one over-connection.
+The demo: a server answers two clients inside one call of serve_loop(). The standard
+rules cut each request its event loop reads (loop.request) but join the server's
+segments by weak neighbour edges (a busy server delays its next client), so one
+request is still tied to both clients: one over-connection.
 
   $ causeway graph examples/server-loop.trace
   trace: 42 events, 3 processes, 3 threads, 0 lost events
   recording lost: nothing
-  graph: 8 segments, 13 edges (4 strong, 9 weak, 0 boosted)
-  edges by kind: message 4 split 5 wakeup 4
-  rules: 8 candidates, 0 unclassified, 0 pruned, 0 boosted, 5 cuts, 0 flag edges from 0 data flags
+  graph: 9 segments, 14 edges (4 strong, 10 weak, 0 boosted)
+  edges by kind: message 4 split 6 wakeup 4
+  rules: 8 candidates, 0 unclassified, 0 pruned, 0 boosted, 6 cuts, 0 flag edges from 0 data flags
   over-connections: 1 (requests), 0 (segments)
 
 A user pack declares the loop as a batching pattern: each wait starts an independent
@@ -27,10 +28,10 @@ Every split and edge names its rule.
   $ causeway graph examples/server-loop.trace --json | grep -A5 '"splits"'
       "splits": {
         "linux.kernel/data.wait": 2,
+        "linux.kernel/loop.request": 2,
         "linux.kernel/loop.wait": 2,
-        "linux.kernel/peers.disjoint": 1,
+        "linux.kernel/peers.disjoint": 0,
         "linux.kernel/reap.wait": 0,
-        "linux.kernel/wait.entry": 0,
 
 Without the stdlib, nothing is cut or joined: the engine knows no Linux by itself.
 

@@ -80,7 +80,7 @@ applies it.
           clauses: at, peers, where, cut, neighbour, loop (alone), priority
           disable can turn it off; the graph build applies it
   batch   a loop that serves many requests
-          clauses: within*, item*, where, neighbour
+          clauses: within*, item*, where, per, cut, neighbour
           disable can turn it off; the graph build applies it
   $ causeway rules kinds --json | jq -c '.schema_version, [.kinds[].keyword], [.kinds[] | select(.disableable | not) | .keyword], [.kinds[] | select(.builds_graph | not) | .keyword], (.kinds[] | select(.keyword == "edge") | [.required, .bare])'
   1

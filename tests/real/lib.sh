@@ -64,3 +64,52 @@ wait_file() {
   done
   die "$2: $1 did not appear within 5 s"
 }
+
+# nginx_conf PORT MAIN HTTP SERVER: $WORK/nginx.conf for nginx in the foreground with one
+# worker process (running as root, so that it can use the root-owned temp dirs), everything
+# it writes in $WORK (its prefix, error log, pid file, temp dirs), listening on
+# 127.0.0.1:PORT; MAIN, HTTP and SERVER are added to the main, http and server blocks.
+# Start it with `nginx -p "$WORK" -e "$WORK/error.log" -c "$WORK/nginx.conf"` (-e: the error
+# log before the configuration is read).
+nginx_conf() {
+  cat >"$WORK/nginx.conf" <<CONF
+$2
+daemon off;
+master_process on;
+worker_processes 1;
+user root;
+pid $WORK/nginx.pid;
+error_log $WORK/error.log;
+events { worker_connections 64; }
+http {
+  access_log off;
+  client_body_temp_path $WORK/body;
+  proxy_temp_path $WORK/proxy;
+  fastcgi_temp_path $WORK/fastcgi;
+  uwsgi_temp_path $WORK/uwsgi;
+  scgi_temp_path $WORK/scgi;
+  $3
+  server {
+    listen 127.0.0.1:$1;
+    $4
+  }
+}
+CONF
+}
+
+# busy_then_static BUSY_URL STATIC_URL: two clients of a server with one event loop, both
+# Debian's curl run through links named client-a and client-b (so their threads can be
+# told apart): client-a asks for BUSY_URL (answered "busy done" after the server computed),
+# client-b for STATIC_URL ("static page") 0.3 s later, and waits behind it.
+busy_then_static() {
+  ln -s "$(command -v curl)" "$WORK/client-a"
+  ln -s "$(command -v curl)" "$WORK/client-b"
+  "$WORK/client-a" -sS --max-time 10 "$1" >"$WORK/a.out" &
+  local a=$!
+  sleep 0.3
+  local out
+  out=$("$WORK/client-b" -sS --max-time 10 "$2")
+  wait "$a" || die "client-a failed: $(cat "$WORK/a.out")"
+  [ "$(cat "$WORK/a.out")" = "busy done" ] || die "client-a got '$(cat "$WORK/a.out")'"
+  [ "$out" = "static page" ] || die "client-b got '$out'"
+}
