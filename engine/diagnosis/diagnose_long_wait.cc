@@ -170,15 +170,21 @@ bool Diagnoser::blame_heaviest(const std::vector<PathStep>& path, uint32_t seg, 
   // request to a server busy with it). The path shown begins there, at the requester: a
   // server's work for one client is what the next client waited behind (the Argus paper,
   // §4.2, batching), and who asked for it is half of the answer.
+  // The culprit's thread may have come to that step through segments of its own (a
+  // server that read the request, then slept or waited on a lock for it): the request
+  // is the other thread's edge into the first of them.
+  size_t run = best;
+  while (run > 0 && path[run - 1].edge != kNoIndex &&
+         g_.segments[path[run - 1].segment].tid == tid)
+    --run;
   std::string started;
   size_t first = best;
-  if (best > 0 && path[best - 1].edge != kNoIndex &&
-      g_.segments[path[best - 1].segment].tid != tid) {
-    const Edge& e = g_.edges[path[best - 1].edge];
+  if (run > 0 && path[run - 1].edge != kNoIndex) {
+    const Edge& e = g_.edges[path[run - 1].edge];
     started = fmt::format("; its work began with a {} from {} at {:.6f} s", g_.kind_name(e),
                           who(e.from), secs(trace_.events[e.from_event].ts));
     // The hang's own request is no news to whoever watched it hang.
-    if (g_.segments[e.from].tid != g_.segments[seg].tid) first = best - 1;
+    if (g_.segments[e.from].tid != g_.segments[seg].tid) first = run - 1;
   }
   if (depth == 0) d_.path.assign(path.begin() + static_cast<std::ptrdiff_t>(first), path.end());
   waited_downstream(path, best);

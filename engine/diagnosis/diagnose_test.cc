@@ -328,8 +328,11 @@ TEST_CASE("LongWait through three processes: the timekeeper's timer wait is the 
   CHECK(causes(b, d) == "300 LongWait depth 1");
   CHECK(d.root_causes[0].what ==
         "blocked 500.0 ms in read (fd 3); ended by a timer edge (strong) from cw-timekeeper 300 "
-        "at 0.101000 s");
-  CHECK(path(b, d.path) == "300@102 message, 200@101 message, 100@100 -");
+        "at 0.101000 s; its work began with a message from cw-server 200 at 0.100000 s");
+  // The path begins at the server's request, which set the timekeeper to work: it read it,
+  // armed its timer and waited for it.
+  CHECK(path(b, d.path) ==
+        "200@14 message, 300@13 timer, 300@102 message, 200@101 message, 100@100 -");
   // The timer the timekeeper waited for was its own: it waited for time, as a sleep does,
   // so nobody is behind it and there is no question whether to diagnose it further.
   CHECK(d.queries.empty());
@@ -1086,7 +1089,8 @@ TEST_CASE("a culprit found below the path's own culprit leads the causal path") 
   REQUIRE(d.root_causes.size() == 2);
   CHECK(causes(b, d).starts_with("400 "));
   CHECK(causes(b, d).ends_with("300 LongWait depth 1"));
-  CHECK(path(b, d.path) == "400@13 -, 300@102 message, 200@101 message, 100@100 -");
+  CHECK(path(b, d.path) ==
+        "400@13 -, 200@14 message, 300@13 split, 300@102 message, 200@101 message, 100@100 -");
 }
 
 TEST_CASE("a wait another thread ended: its own waker is followed before any baseline") {
@@ -1644,7 +1648,8 @@ thread 300 pid=300 comm=cw-backend
   Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
   CHECK(d.hang.tid == 100);
   CHECK(causes(b, d) == "300 LongWait depth 1");
-  CHECK(path(b, d.path) == "300@12 message, 200@313 message, 100@10 -");
+  // From the proxy's request, which the backend read before its sleep.
+  CHECK(path(b, d.path) == "200@0 message, 300@0 split, 300@12 message, 200@313 message, 100@10 -");
 }
 
 // git runs its hook: parent 100 forks hook 200 and waits in wait4 while the hook computes
