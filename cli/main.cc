@@ -56,6 +56,8 @@ int main(int argc, char** argv) {
   commands.push_back(add_rules_test(*rules));
   commands.push_back(add_rules_fmt(*rules));
   commands.push_back(add_rules_kinds(*rules));
+  commands.push_back(add_rules_list(*rules));
+  commands.push_back(add_rules_which(*rules));
   auto* flags = app.add_subcommand("flags", "find the data flags a program's threads wait on");
   flags->require_subcommand(1);
   commands.push_back(add_flags_suggest(*flags));

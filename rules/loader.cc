@@ -72,10 +72,34 @@ std::string joined(const std::vector<std::string>& path) {
   return out;
 }
 
+// `applies library("GLOB"), program("GLOB"), symbol("GLOB")`: what the pack is for.
+void read_conditions(const ParsedFile& f, const dsl::Clause& clause, PackInfo& info,
+                     Diagnostics& diags) {
+  const std::vector<std::string> kinds = {"library", "program", "symbol"};
+  if (clause.args.empty())
+    diags.error(f.source, clause.loc, width(clause.keyword.size()),
+                "clause 'applies' needs at least one condition",
+                {"write what the pack is for: applies library(\"libuv.so*\"), program(\"node\")"});
+  for (const auto& arg : clause.args) {
+    const bool call = arg->kind == dsl::ExprKind::Call && arg->path.size() == 1;
+    auto kind = call ? std::find(kinds.begin(), kinds.end(), arg->path[0]) : kinds.end();
+    if (kind == kinds.end() || arg->args.size() != 1 || arg->args[0]->kind != dsl::ExprKind::Str ||
+        arg->args[0]->sval.empty()) {
+      diags.error(f.source, arg->loc, arg->length,
+                  "expected library(\"GLOB\"), program(\"GLOB\") or symbol(\"GLOB\")",
+                  call ? did_you_mean(arg->path[0], kinds) : std::vector<std::string>{});
+      continue;
+    }
+    info.applies.push_back(
+        {static_cast<PackCondition::Kind>(kind - kinds.begin()), arg->args[0]->sval});
+  }
+}
+
 // Reads the header clauses into `info`; false on errors.
 void read_header(const ParsedFile& f, PackInfo& info, Diagnostics& diags) {
   const dsl::PackHeader& header = *f.file.pack;
-  const std::vector<std::string> known = {"version", "engine", "requires", "description"};
+  const std::vector<std::string> known = {"version", "engine", "requires", "description",
+                                          "applies"};
   std::set<std::string> seen;
   for (const auto& clause : header.clauses) {
     auto at_keyword = [&](std::string message, std::vector<std::string> hints = {}) {
@@ -98,6 +122,10 @@ void read_header(const ParsedFile& f, PackInfo& info, Diagnostics& diags) {
         else
           diags.error(f.source, arg->loc, arg->length, "expected a pack id here");
       }
+      continue;
+    }
+    if (clause.keyword == "applies") {
+      read_conditions(f, clause, info, diags);
       continue;
     }
     if (clause.args.size() != 1 || clause.args[0]->kind != dsl::ExprKind::Str) {

@@ -320,3 +320,31 @@ TEST_CASE("a chain of 50,000 packs is refused at a bound, without recursion or q
                     "long chain of requirements makes that quadratic; require fewer packs\n",
                     at, at + 1));
 }
+
+TEST_CASE("a pack says what it is for: libraries, programs, symbols") {
+  auto ok = load_sources(
+      {make_source("a.cw",
+                   "pack a { version \"1.0.0\" applies library(\"libuv.so*\"), program(\"node\"), "
+                   "symbol(\"uv_run\") }\n")});
+  REQUIRE_MESSAGE(ok.ok(), ok.render());
+  const PackInfo* a = ok.rules.pack("a");
+  REQUIRE(a != nullptr);
+  REQUIRE(a->applies.size() == 3);
+  CHECK(a->applies[0].kind == PackCondition::Kind::Library);
+  CHECK(a->applies[0].glob == "libuv.so*");
+  CHECK(a->applies[1].kind == PackCondition::Kind::Program);
+  CHECK(a->applies[2].kind == PackCondition::Kind::Symbol);
+  auto bad = load_sources({make_source(
+      "b.cw", "pack b { version \"1.0.0\" applies libary(\"libuv.so*\"), program(3), \"x\" }\n")});
+  CHECK(bad.render() ==
+        "b.cw:1:34: error: expected library(\"GLOB\"), program(\"GLOB\") or symbol(\"GLOB\")\n"
+        "  pack b { version \"1.0.0\" applies libary(\"libuv.so*\"), program(3), \"x\" }\n"
+        "                                   ^~~~~~~~~~~~~~~~~~~\n"
+        "hint: did you mean 'library'?\n"
+        "b.cw:1:55: error: expected library(\"GLOB\"), program(\"GLOB\") or symbol(\"GLOB\")\n"
+        "  pack b { version \"1.0.0\" applies libary(\"libuv.so*\"), program(3), \"x\" }\n"
+        "                                                        ^~~~~~~~~~\n"
+        "b.cw:1:67: error: expected library(\"GLOB\"), program(\"GLOB\") or symbol(\"GLOB\")\n"
+        "  pack b { version \"1.0.0\" applies libary(\"libuv.so*\"), program(3), \"x\" }\n"
+        "                                                                    ^~~\n");
+}

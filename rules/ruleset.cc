@@ -126,4 +126,13 @@ RuleSet select_packs(const RuleSet& rules, const std::vector<std::string>& pack_
   return out;
 }
 
+std::string_view condition_kind_name(PackCondition::Kind kind) {
+  switch (kind) {
+    case PackCondition::Kind::Library: return "library";
+    case PackCondition::Kind::Program: return "program";
+    case PackCondition::Kind::Symbol: return "symbol";
+  }
+  return "?";
+}
+
 }  // namespace cw::rules

@@ -291,12 +291,22 @@ struct PackTest {
   std::vector<Expectation> expects;
 };
 
+// What a pack is for (`applies library("libuv.so*"), program("node")`): a pack with
+// conditions is loaded from the search path only for a trace that shows one of them.
+struct PackCondition {
+  enum class Kind : uint8_t { Library, Program, Symbol };
+  Kind kind = Kind::Program;
+  std::string glob;  // fnmatch pattern over a file name, a process name or a function name
+};
+std::string_view condition_kind_name(PackCondition::Kind kind);  // "library", ...
+
 struct PackInfo {
   std::string id;
   std::string version;
   std::string engine;                  // constraint as written
   std::vector<std::string> requires_;  // pack ids
   std::string description;
+  std::vector<PackCondition> applies;  // empty: the pack applies to every trace
   std::vector<std::string> files;
   std::vector<SourcePtr> sources;  // the files as loaded, like `files` (the cache keys on them)
   SourcePtr header_source;

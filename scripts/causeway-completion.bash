@@ -19,6 +19,9 @@ _causeway_options() {
     mark) echo "--dir --help" ;;
     "rules check" | "rules test") echo "--no-stdlib --help" ;;
     "rules fmt") echo "-w --write --check --help" ;;
+    "rules kinds") echo "--json --help" ;;
+    "rules list") echo "--rules --no-stdlib --json --help" ;;
+    "rules which") echo "--rules --no-stdlib --help" ;;
     "flags suggest") echo "--pid --tid --duration --json --help" ;;
     "cache size") echo "--json --help" ;;
     "cache clean") echo "--all --older --help" ;;
@@ -74,7 +77,7 @@ _causeway() {
 
   case "$cmd" in
     "") COMPREPLY=($(compgen -W "graph debug ui hangs export latency convert eval record mark rules flags cache --help --version" -- "$cur")) ;;
-    rules) COMPREPLY=($(compgen -W "check test fmt" -- "$cur")) ;;
+    rules) COMPREPLY=($(compgen -W "check test fmt kinds list which" -- "$cur")) ;;
     flags) COMPREPLY=($(compgen -W "suggest" -- "$cur")) ;;
     cache) COMPREPLY=($(compgen -W "size clean" -- "$cur")) ;;
     *)

@@ -1,9 +1,14 @@
 #include "engine/session/pack_paths.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <sstream>
 
@@ -29,6 +34,65 @@ std::string stdlib_dir() {
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (ec) return "share/causeway/rules";
   return (exe.parent_path().parent_path() / "share/causeway/rules").lexically_normal().string();
+}
+
+std::vector<std::string> packs_in(const std::string& folder) {
+  std::vector<std::string> packs;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(folder, ec)) {
+    const bool dir = entry.is_directory(ec) && !entry.is_symlink(ec);
+    if (dir || (entry.path().extension() == ".cw" && entry.is_regular_file(ec)))
+      packs.push_back(entry.path().string());
+  }
+  std::sort(packs.begin(), packs.end());
+  return packs;
+}
+
+namespace {
+
+// Why `path` (a folder) cannot be trusted with packs, or "" when it can: checked on a
+// descriptor opened without following a link, then the path must still name that folder.
+std::string untrusted(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return errno == ELOOP || errno == ENOTDIR ? "a link or not a folder" : std::strerror(errno);
+  struct stat st {};
+  const bool stated = fstat(fd, &st) == 0;
+  close(fd);
+  if (!stated) return "cannot be examined";
+  if (st.st_uid != geteuid() && st.st_uid != 0)
+    return fmt::format("owned by uid {}, neither this user ({}) nor root", st.st_uid, geteuid());
+  if (st.st_mode & (S_IWGRP | S_IWOTH)) return "others can write it";
+  struct stat now {};
+  if (lstat(path.c_str(), &now) != 0 || now.st_dev != st.st_dev || now.st_ino != st.st_ino)
+    return "it changed while it was examined";
+  return "";
+}
+
+}  // namespace
+
+std::vector<SearchFolder> search_folders() {
+  std::vector<SearchFolder> out;
+  std::string data;
+  if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg == '/')
+    data = xdg;
+  else if (const char* home = std::getenv("HOME"); home && *home == '/')
+    data = std::string(home) + "/.local/share";
+  std::error_code ec;
+  if (!data.empty()) {
+    const std::string user = data + "/causeway/rules";
+    if (fs::exists(fs::symlink_status(user, ec))) out.push_back({user, untrusted(user)});
+  }
+  const std::string project = ".causeway/rules";
+  if (fs::exists(fs::symlink_status(project, ec))) {
+    std::string why = untrusted(".causeway");
+    if (why.empty())
+      why = untrusted(project);
+    else
+      why = ".causeway: " + why;
+    out.push_back({canonical_path(".") + "/" + project, why});
+  }
+  return out;
 }
 
 namespace {
@@ -73,6 +137,13 @@ PackPaths pack_paths(const std::vector<std::string>& user_paths, bool no_stdlib)
       if (!covered) out.standard.push_back(pack);
     }
   }
+  for (const SearchFolder& folder : search_folders()) {
+    if (!folder.why.empty()) {
+      out.skipped.push_back(folder);
+      continue;
+    }
+    for (const std::string& pack : packs_in(folder.path)) out.added.push_back(pack);
+  }
   if (const char* env = std::getenv("CAUSEWAY_RULES_PATH"); env && *env) {
     std::stringstream ss(env);
     for (std::string item; std::getline(ss, item, ':');)
@@ -84,7 +155,17 @@ PackPaths pack_paths(const std::vector<std::string>& user_paths, bool no_stdlib)
 
 rules::LoadResult load_rule_packs(const std::vector<std::string>& user_paths, bool no_stdlib) {
   PackPaths paths = pack_paths(user_paths, no_stdlib);
-  return rules::load_packs(paths.standard, paths.added);
+  rules::LoadResult loaded = rules::load_packs(paths.standard, paths.added);
+  for (const SearchFolder& folder : paths.skipped)
+    loaded.diagnostics.push_back(
+        {Severity::Warning,
+         make_source(folder.path, ""),
+         {},
+         1,
+         fmt::format("the packs of this folder are not loaded: {}", folder.why),
+         {"only folders that are no links, owned by this user or root and writable by nobody "
+          "else are searched (docs/rules.md \"Where packs are found\")"}});
+  return loaded;
 }
 
 }  // namespace cw::session

@@ -27,10 +27,29 @@ std::string canonical_path(const std::string& path);
 // True when canonical path `inner` is `outer` or lies inside it.
 bool path_within(const std::string& outer, const std::string& inner);
 
+// A folder of packs on the search path, after the standard one: the user's
+// ($XDG_DATA_HOME or ~/.local/share)/causeway/rules, then the project's .causeway/rules
+// (in the current folder). `why` says why it is skipped when it is; else empty.
+struct SearchFolder {
+  std::string path;
+  std::string why;  // "" when used
+};
+
 struct PackPaths {
   std::vector<std::string> standard;  // one entry per standard pack (folder or .cw file)
-  std::vector<std::string> added;     // CAUSEWAY_RULES_PATH, then the user's paths
+  // The packs of the search folders (search_folders()), CAUSEWAY_RULES_PATH, then the
+  // user's paths.
+  std::vector<std::string> added;
+  std::vector<SearchFolder> skipped;  // search folders not used, with why
 };
+
+// Only folders that exist are listed. A folder is used only when it is not a link, is owned
+// by the user running causeway or by root, and nobody else can write it (nor, for the
+// project's, .causeway): causeway often runs as root, and a pack changes what it reports.
+std::vector<SearchFolder> search_folders();
+
+// The packs in a folder of packs: its sub-folders and .cw files, sorted.
+std::vector<std::string> packs_in(const std::string& folder);
 
 // The packs to load. Standard packs that a user path already covers (the same folder, or
 // one inside it) are not listed twice. Throws MissingPacksError when the standard packs

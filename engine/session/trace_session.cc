@@ -1,8 +1,11 @@
 #include "engine/session/trace_session.h"
 
+#include <fmt/format.h>
+
 #include <stdexcept>
 
 #include "engine/session/pack_paths.h"
+#include "engine/session/pack_selection.h"
 #include "engine/session/session_error.h"
 #include "engine/session/trace_load.h"
 
@@ -27,6 +30,16 @@ const rules::RuleSet& TraceSession::use_packs(rules::LoadResult loaded) {
     reporter_.message(text);
   }
   if (!packs_->ok()) throw SessionError(SessionError::Kind::BadInput, "");
+  // Packs that say what they are for apply to this trace only when it shows it.
+  if (any_conditional(packs_->rules) && !config_.trace_path.empty()) {
+    keep_applying(*packs_, trace(), config_.packs);
+    for (const rules::PackInfo& pack : packs_->rules.packs) {
+      if (pack.applies.empty()) continue;
+      std::string why = applies_because(pack, trace());
+      if (why.empty()) why = "given with --rules (none of its conditions holds)";
+      reporter_.message(fmt::format("causeway: pack {} applies to this trace: {}", pack.id, why));
+    }
+  }
   return packs_->rules;
 }
 
