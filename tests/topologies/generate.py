@@ -10,10 +10,12 @@ anything runs), topology.json (what eval does not read: the seed, the index, the
 nodes, the edges and their mechanisms), run.sh (the driver) and the nodes: symlinks to
 cw-topo-node named after the node (its comm), *.spec files, and copies of node.py and
 node.sh named after their node. Topology I of seed S depends on (S, I) alone
-(random.Random(f"{S}:{I}")), and on --load and --only-mechanism, which the replay line
-repeats. tests/topologies/README.md says what the topologies are.
+(random.Random(f"{S}:{I}"), and random.Random(f"{S}:{I}:server8") for the event-loop
+server), and on --load and --only-mechanism, which the replay line repeats.
+tests/topologies/README.md says what the topologies are.
 """
 import argparse
+import copy
 import json
 import os
 import random
@@ -73,6 +75,20 @@ MECHANISMS = {
     "inotify": mech(ALL, C, "dir"),
     "eventfd": mech(C, C, "eventfd", same="required"),
 }
+
+# The event-loop server (README.md, "The event-loop server"): the slow node S is a
+# single-threaded server waiting in epoll, poll or select for its clients on sockets. Its
+# requester R (one of its upstreams) sends a request S works on (the slow stage); each
+# queued client Q (its downstreams on the answer edges) sends its own request while S
+# works and waits in recv for the answer S gives only after R's. Both edges R→S and S→Q
+# are `server-WAIT`; the generator never picks these for an edge on its own: it turns a
+# topology into a server one (make_server), with its own random stream, so that the
+# topologies it leaves alone are those of the generator without servers.
+SERVERS = {f"server-{w}": mech(CPY, CPY, None) for w in ("epoll", "poll", "select")}
+SERVER_RATE = 0.4  # the share of topologies turned into server ones when they can be
+SERVER_STAGES = ["sleep", "busy"]
+SERVER_LISTEN = "srv"  # the server's listener: srv.sock (unix) or srv.port (tcp)
+EVERY = {**MECHANISMS, **SERVERS}
 
 # The slow stage: which languages can play it, and the root cause the truth expects.
 STAGES = {
@@ -152,15 +168,97 @@ def all_paths(edges, a, b):
 
 def generate(seed, index, only=None, load=False):
     rng = random.Random(f"{seed}:{index}")
+    # make_server's own stream, so that a topology it leaves alone is the one generated
+    # before servers existed; "server8" leaves every case of regressions.txt alone.
+    srng = random.Random(f"{seed}:{index}:server8")
     for attempt in range(200):
-        t = attempt_topology(rng, seed, index, only, load)
+        t = attempt_topology(rng, srng, seed, index, only, load)
         if t is not None:
             return t
     raise SystemExit(f"generate.py: no topology with mechanism {only} in 200 attempts "
                      f"(seed {seed} index {index})")
 
 
-def attempt_topology(rng, seed, index, only, load):
+def candidates(u, d, ctx):
+    """The mechanisms an edge u→d can be (languages, processes, forks, the lock stage)."""
+    lang, group, outs, single = ctx["lang"], ctx["group"], ctx["outs"], ctx["single"]
+    same = group[u] == group[d]
+    cands = []
+    for name, m in MECHANISMS.items():
+        if lang[u] not in m["u"] or lang[d] not in m["d"]:
+            continue
+        if (m["same"] == "never" and same) or (m["same"] == "required" and not same):
+            continue
+        if m["u_single"] and not single(u):
+            continue
+        if m["wait"] and (len(outs[u]) != 1 or not single(d) and lang[d] != "c"):
+            continue
+        if ctx["stage"] == "lock" and u == ctx["slow"] and not m["lock"]:
+            continue
+        cands.append(name)
+    return cands
+
+
+def make_server(srng, t, only):
+    """Turns the topology t (the fields of attempt_topology) into a server one, in place:
+    the slow node S serves its requester R (an upstream whose only out-edge is R→S) and the
+    queued clients Q (downstreams of S, at least one). Languages, the stage, processes and
+    the other edges' mechanisms are changed where the server needs it. False when S has no
+    such upstream or an edge can no longer be played."""
+    slow, edges, outs, lang, group = t["slow"], t["edges"], t["outs"], t["lang"], t["group"]
+    requesters = [u for u, d in edges if d == slow and len(outs[u]) == 1]
+    if not requesters or not outs[slow]:
+        return False
+    r = srng.choice(requesters)
+    answers = [e for e in outs[slow] if srng.random() < 0.6] or [srng.choice(outs[slow])]
+    queued = [d for _, d in answers]
+    for v in [r, slow] + queued:
+        if lang[v] == "sh":
+            lang[v] = srng.choice(["c", "py"])
+    if t["stage"] not in SERVER_STAGES:
+        t["stage"] = srng.choices(SERVER_STAGES, weights=[3, 2])[0]
+    wait = only[len("server-"):] if only in SERVERS else srng.choice(["epoll", "poll", "select"])
+    name = f"server-{wait}"
+    for e in [(r, slow)] + answers:
+        t["mech"][e] = name
+    t["forked_by"].pop(r, None)
+    t["forked_by"].pop(slow, None)
+    members = lambda: {g: [v for v in range(t["n"]) if group[v] == g] for g in set(group.values())}
+    single = lambda v: len(members()[group[v]]) == 1
+    # R and the first queued client are sometimes two threads of one C process.
+    q = queued[0]
+    threads = False
+    if (single(r) and single(q) and q not in t["forked_by"]
+            and not any(EVERY[t["mech"][e]]["u_single"] for e in outs[q])
+            and srng.random() < 0.35):
+        lang[r] = lang[q] = "c"
+        group[q] = group[r]
+        threads = True
+    # The other edges, checked again (a language or a process changed): those that cannot
+    # be played any more take another mechanism.
+    ctx = dict(lang=lang, group=group, outs=outs, single=single, stage=t["stage"], slow=slow)
+    for e in edges:
+        if t["mech"][e] in SERVERS:
+            continue
+        cands = candidates(e[0], e[1], ctx)
+        if t["mech"][e] not in cands:
+            if not cands:
+                return False
+            t["mech"][e] = srng.choice(cands)
+        if MECHANISMS[t["mech"][e]]["wait"]:
+            t["forked_by"][e[0]] = e[1]
+        elif t["forked_by"].get(e[0]) == e[1]:
+            del t["forked_by"][e[0]]
+    t["server"] = dict(
+        wait=wait, transport=srng.choice(["unix", "tcp"]),
+        accept=srng.choice(["setup", "loop", "backlog"]), requester=r, queued=queued,
+        threads=threads, delay={v: srng.randint(50, 100) for v in queued})
+    return True
+
+
+def attempt_topology(rng, srng, seed, index, only, load):
+    server_only = only if only in SERVERS else None
+    only = None if server_only else only
     shape = rng.choice(SHAPES)
     n = rng.randint(3 if shape in ("fan-in", "fan-out-join") else 2, 6)
     if shape == "fan-out-join" and n < 4:
@@ -206,21 +304,9 @@ def attempt_topology(rng, seed, index, only, load):
 
     mech = {}
     forked_by = {}
+    ctx = dict(lang=lang, group=group, outs=outs, single=single, stage=stage, slow=slow)
     for u, d in edges:
-        same = group[u] == group[d]
-        cands = []
-        for name, m in MECHANISMS.items():
-            if lang[u] not in m["u"] or lang[d] not in m["d"]:
-                continue
-            if (m["same"] == "never" and same) or (m["same"] == "required" and not same):
-                continue
-            if m["u_single"] and not single(u):
-                continue
-            if m["wait"] and (len(outs[u]) != 1 or not single(d) and lang[d] != "c"):
-                continue
-            if stage == "lock" and u == slow and not m["lock"]:
-                continue
-            cands.append(name)
+        cands = candidates(u, d, ctx)
         if not cands:
             return None
         if only in cands and rng.random() < 0.8:
@@ -230,19 +316,39 @@ def attempt_topology(rng, seed, index, only, load):
         if MECHANISMS[mech[(u, d)]]["wait"]:
             forked_by[u] = d
 
+    t = dict(seed=seed, index=index, shape=shape, n=n, sink=sink, slow=slow, stage=stage,
+             lang=lang, group=group, edges=edges, outs=outs, mech=mech, forked_by=forked_by,
+             load=load, only=server_only or only, rng=rng, server=None)
+    # A server topology: always with --only-mechanism server-*, else sometimes (never with
+    # another --only-mechanism). make_server draws from srng alone.
+    if server_only or (not only and srng.random() < SERVER_RATE):
+        keep = copy.deepcopy({k: t[k] for k in ("lang", "group", "mech", "forked_by", "stage")})
+        if not make_server(srng, t, server_only):
+            if server_only:
+                return None
+            t.update(keep)  # left as it was
+            lang, group, mech, forked_by = t["lang"], t["group"], t["mech"], t["forked_by"]
+    members = {}
+    for v in range(n):
+        members.setdefault(group[v], []).append(v)
+
+    # The truth path: the nodes on every path from the slow node to the sink; with a server,
+    # its requester first (the request that started the slow work).
     paths = all_paths(edges, slow, sink)
     on_path = [v for v in paths[0] if all(v in p for p in paths)]
-    path_edges = sorted({(p[k], p[k + 1]) for p in paths for k in range(len(p) - 1)},
-                        key=edges.index)
+    path_edges = {(p[k], p[k + 1]) for p in paths for k in range(len(p) - 1)}
+    if t["server"]:
+        on_path = [t["server"]["requester"]] + on_path
+        path_edges.add((t["server"]["requester"], slow))
+    path_edges = sorted(path_edges, key=edges.index)
     path_mechs = sorted({mech[e] for e in path_edges})
-    if only and only not in path_mechs:
+    if t["only"] and t["only"] not in path_mechs:
         return None
 
     names = {v: f"t{index}n{v}{SUFFIX[lang[v]]}" for v in range(n)}
-    return dict(seed=seed, index=index, shape=shape, n=n, sink=sink, slow=slow, stage=stage,
-                lang=lang, group=group, members=members, edges=edges, mech=mech,
-                forked_by=forked_by, names=names, on_path=on_path, path_edges=path_edges,
-                path_mechs=path_mechs, load=load, only=only, rng=rng)
+    t.update(members=members, names=names, on_path=on_path, path_edges=path_edges,
+             path_mechs=path_mechs)
+    return t
 
 
 def noise_name(rng, taken):
@@ -272,6 +378,16 @@ def write_topology(t, out, node_bin, prefix=""):
         shutil.copyfile(os.path.join(HERE, src), dst)
         os.chmod(dst, 0o755)
 
+    srv = t["server"]
+
+    def server_args(u, d):
+        # A server edge: the listener, the transport, when S accepts, and the queued
+        # client's delay (ms) between S's starting the work and its request.
+        if mech[(u, d)] not in SERVERS:
+            return ""
+        delay = srv["delay"].get(d, 0) if u == t["slow"] else 0
+        return f" {SERVER_LISTEN} {srv['transport']} {srv['accept']} {delay}"
+
     # One spec per process (a thread group's nodes in one file, its main thread first).
     for g, vs in sorted(t["members"].items()):
         lines = [f"total {t['n']}"]
@@ -280,15 +396,16 @@ def write_topology(t, out, node_bin, prefix=""):
                 lines.append(f"eventfd {chan[(u, d)]}")
         for v in vs:
             lines += [f"node {names[v]}", f"stage {t['stage'] if v == t['slow'] else 'none'}"]
-            for u, d in edges:
-                if d == v:
-                    extra = ""
-                    if MECHANISMS[mech[(u, d)]]["wait"]:
-                        extra = f" {folder}/{names[u]} {folder}/{names[u]}.spec"
-                    lines.append(f"in {mech[(u, d)]} {chan[(u, d)]}{extra}")
+            # The server's loop is its last input (its other inputs come before it).
+            ins = sorted([e for e in edges if e[1] == v], key=lambda e: mech[e] in SERVERS)
+            for u, d in ins:
+                extra = ""
+                if EVERY[mech[(u, d)]]["wait"]:
+                    extra = f" {folder}/{names[u]} {folder}/{names[u]}.spec"
+                lines.append(f"in {mech[(u, d)]} {chan[(u, d)]}{extra}{server_args(u, d)}")
             for u, d in edges:
                 if u == v:
-                    lines.append(f"out {mech[(u, d)]} {chan[(u, d)]}")
+                    lines.append(f"out {mech[(u, d)]} {chan[(u, d)]}{server_args(u, d)}")
         main = names[vs[0]]
         with open(os.path.join(folder, f"{main}.spec"), "w") as f:
             f.write("\n".join(lines) + "\n")
@@ -333,7 +450,7 @@ def write_topology(t, out, node_bin, prefix=""):
         "mkfifo noise.a noise.b",
     ]
     for e in edges:
-        res = MECHANISMS[mech[e]]["res"]
+        res = EVERY[mech[e]]["res"]
         c = chan[e]
         if res == "fifo":
             sh.append(f"mkfifo {c}")
@@ -395,13 +512,29 @@ def write_topology(t, out, node_bin, prefix=""):
               + (" --load" if t["load"] else "")
               + (f" --only-mechanism {t['only']}" if t["only"] else "") + " --out DIR")
     desc_edges = ", ".join(f"{names[u]}→{names[d]} {mech[(u, d)]}" for u, d in edges)
+    desc_server = ""
+    if srv:
+        qs = ", ".join(names[q] for q in srv["queued"])
+        accept = {"setup": "it accepted every client before the barrier",
+                  "loop": "its loop accepts every client before the work",
+                  "backlog": "the queued clients connect while it works (the connection waits "
+                             "in the listen backlog) and its loop accepts them after"}
+        desc_server = (
+            f" {names[slow]} is a single-threaded server: its loop waits in {srv['wait']} for "
+            f"its clients on {srv['transport']} sockets; {accept[srv['accept']]}. "
+            f"{names[srv['requester']]} requests the work (the slow stage); {qs} "
+            f"{'sends its' if len(srv['queued']) == 1 else 'send their'} own request "
+            f"50-100 ms after it began and wait{'s' if len(srv['queued']) == 1 else ''} in recv "
+            f"for the answer, given after that work"
+            + (f" ({names[srv['requester']]} and {names[srv['queued'][0]]} are threads of one "
+               f"process)" if srv["threads"] else "") + ".")
     scenario = {
         "title": f"Generated topology {t['seed']}:{t['index']}: {t['shape']} of {t['n']} nodes, "
                  f"{t['stage']} stage on {names[slow]}",
         "case": "tests/topologies: a generated topology",
         "story": f"Edges (the downstream's wait is ended by the upstream): {desc_edges}. "
                  f"{names[slow]} has the slow stage ({t['stage']}, 1.2 s); the others are "
-                 f"instant. {names[sink]} is the node the user sees hang.",
+                 f"instant.{desc_server} {names[sink]} is the node the user sees hang.",
         "command": [run_sh],
         "hang": names[sink],
         "truth": {
@@ -425,6 +558,12 @@ def write_topology(t, out, node_bin, prefix=""):
                    "on_path": (u, d) in t["path_edges"]} for u, d in edges],
         "sink": names[sink], "slow": names[slow], "path": path,
         "noise": [{"kind": k, "comm": nm} for k, nm in noise],
+        "server": None if not srv else {
+            "server": names[slow], "wait": srv["wait"], "transport": srv["transport"],
+            "accept": srv["accept"], "requester": names[srv["requester"]],
+            "queued": [names[q] for q in srv["queued"]],
+            "clients": "threads" if srv["threads"] else "processes", "lang": lang[slow],
+            "delay_ms": {names[q]: ms for q, ms in srv["delay"].items()}},
     }
     with open(os.path.join(folder, "topology.json"), "w") as f:
         json.dump(topo, f, indent=2)
@@ -448,7 +587,7 @@ def main():
     p.add_argument("--out", required=True)
     p.add_argument("--load", action="store_true",
                    help="two CPU hogs and a disk writer beside each topology")
-    p.add_argument("--only-mechanism", choices=sorted(MECHANISMS))
+    p.add_argument("--only-mechanism", choices=sorted(EVERY))
     p.add_argument("--prefix", default="", help="put before each folder's name")
     p.add_argument("--node", help="cw-topo-node (default: $CW_TOPO_NODE, else "
                    "build/tests/topologies/cw-topo-node of this checkout)")

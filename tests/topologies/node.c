@@ -19,6 +19,14 @@
 //   in MECH CHAN [EXE SPEC] an input, waited for in the order given; the wait mechanisms
 //                           (wait4, waitid, pidfd) name the child to fork: EXE SPEC
 //   out MECH CHAN           an output, signalled once the stage is over
+//   in|out server-WAIT CHAN LISTEN TRANSPORT ACCEPT DELAY
+//                           an edge of the event-loop server (WAIT: epoll | poll | select):
+//                           its listener LISTEN (LISTEN.sock or LISTEN.port), unix | tcp,
+//                           when it accepts (setup | loop | backlog), the queued client's
+//                           delay in ms. A node with server inputs and outputs is the
+//                           server (its input: its loop, which runs its stage); one with a
+//                           server output alone its requester; one with a server input
+//                           alone a queued client (README.md, "The event-loop server").
 //
 // A node's life: setup (its channels; upstreams connect to their downstreams), the barrier
 // (every node of the topology ready: files in ready/, at most 5 s), its inputs in order,
@@ -135,6 +143,11 @@ struct edge {
   int fd, fd2;               // the FIFO, socket, lock file, inotify, signalfd, pidfd, epoll …
   pid_t child;
   void* shm;
+  // A server edge: the listener, unix | tcp, setup | loop | backlog, the queued client's
+  // delay; the server's clients accepted in setup.
+  char listen[64], transport[8], accept[8];
+  int delay_ms;
+  int conn[MAX_EDGES + 1], n_conn;
 };
 
 struct node {
@@ -143,6 +156,8 @@ struct node {
   struct edge in[MAX_EDGES], out[MAX_EDGES];
   int n_in, n_out;
   pthread_t thread;
+  int looped;  // the server's loop ran the stage, at these times:
+  long long t_inputs, t_stage;
 };
 
 static struct node nodes[MAX_NODES];
@@ -170,6 +185,16 @@ static int starts(const char* mech, const char* prefix) {
 static int is_fifo_wait(const char* m) {
   return is(m, "pipe") || is(m, "readt") || starts(m, "poll") || starts(m, "select") ||
          starts(m, "epoll");
+}
+static int is_server_edge(const struct edge* e) {
+  return starts(e->mech, "server-");
+}
+// The server: a node with server inputs (its requester's) and outputs (its queued clients').
+static int is_server(const struct node* n) {
+  int in = 0, out = 0;
+  for (int i = 0; i < n->n_in; ++i) in |= is_server_edge(&n->in[i]);
+  for (int i = 0; i < n->n_out; ++i) out |= is_server_edge(&n->out[i]);
+  return in && out;
 }
 
 static void* map_shm(const char* chan) {
@@ -265,6 +290,10 @@ static int connect_unix(const char* chan, const char* who) {
   return s;
 }
 
+static int connect_server(const struct edge* e, const char* who) {
+  return is(e->transport, "unix") ? connect_unix(e->listen, who) : connect_tcp(e->listen, who);
+}
+
 // accept() during setup, bounded: the upstream connects in its own setup.
 static int accept_bounded(int listener, const char* who) {
   struct pollfd p = {.fd = listener, .events = POLLIN};
@@ -346,6 +375,9 @@ static void setup_first(struct node* n) {
       if (e->fd < 0 || inotify_add_watch(e->fd, dir, IN_CREATE) < 0) fail_errno("inotify %s", dir);
     } else if (is(m, "eventfd")) {
       e->fd = eventfd_of(e->chan);
+    } else if (is_server_edge(e)) {
+      if (is_server(n))
+        e->fd2 = is(e->transport, "unix") ? listen_unix(e->listen) : listen_tcp(e->listen);
     } else {
       fail("%s: unknown input mechanism %s", n->name, m);
     }
@@ -404,6 +436,13 @@ static void setup_connect(struct node* n) {
       e->fd = open_fifo(e->chan, O_WRONLY | O_NONBLOCK);
       fcntl(e->fd, F_SETFL, 0);
     }
+    if (is_server_edge(e) && !is_server(n)) e->fd = connect_server(e, n->name);  // requester
+  }
+  // A queued client connects now, unless its connection is to wait in the listen backlog.
+  for (int i = 0; i < n->n_in; ++i) {
+    struct edge* e = &n->in[i];
+    if (is_server_edge(e) && !is_server(n) && !is(e->accept, "backlog"))
+      e->fd = connect_server(e, n->name);
   }
 }
 
@@ -412,6 +451,11 @@ static void setup_accept(struct node* n) {
   for (int i = 0; i < n->n_in; ++i) {
     struct edge* e = &n->in[i];
     if (is(e->mech, "unix") || is(e->mech, "tcp")) e->fd = accept_bounded(e->fd2, n->name);
+    if (is_server_edge(e) && is(e->accept, "setup") && is_server(n)) {
+      int clients = 1;
+      for (int k = 0; k < n->n_out; ++k) clients += is_server_edge(&n->out[k]);
+      while (e->n_conn < clients) e->conn[e->n_conn++] = accept_bounded(e->fd2, n->name);
+    }
   }
 }
 
@@ -467,11 +511,126 @@ static void write_all(int fd, const void* buf, size_t n, const char* who) {
   }
 }
 
+static void stage(struct node* n);
+
+// A queued client's request: sent once the server has begun its requester's work (it
+// writes LISTEN.working then) and the edge's delay later, so that the server reads it
+// only after that work; on the connection made in setup, or made now (backlog: the
+// server accepts it after the work).
+static void send_request(struct node* n, struct edge* e) {
+  char path[128];
+  snprintf(path, sizeof path, "%s.working", e->listen);
+  wait_file(path, n->name);
+  nap_ms(e->delay_ms);
+  if (is(e->accept, "backlog")) e->fd = connect_server(e, n->name);
+  if (send(e->fd, "q", 1, MSG_NOSIGNAL) != 1) fail_errno("%s: request", n->name);
+}
+
+static void recv_answer(struct node* n, struct edge* e) {
+  char c = 0;
+  ssize_t r;
+  while ((r = recv(e->fd, &c, 1, 0)) < 0 && errno == EINTR) {
+  }
+  if (r != 1 || c != 'a') fail("%s: no answer on %s (recv returned %zd)", n->name, e->chan, r);
+}
+
+// The server's event loop, on one thread: waits in epoll, poll or select for its listener
+// and its clients, and handles the ready descriptors one at a time: accepts a connection,
+// or reads one request and answers it. The requester's request ('W') is worked on (the
+// node's stage) between its read and its answer; the queued clients' ('q'), sent while it
+// worked, are read after. Returns when every client has its answer.
+static void serve(struct node* n, struct edge* e) {
+  const char* wait = e->mech + strlen("server-");
+  int clients = 1;
+  for (int i = 0; i < n->n_out; ++i) clients += is_server_edge(&n->out[i]);
+  int fds[MAX_EDGES + 2], n_fds = 0;
+  fds[n_fds++] = e->fd2;
+  for (int i = 0; i < e->n_conn; ++i) fds[n_fds++] = e->conn[i];
+  int ep = -1;
+  if (is(wait, "epoll")) {
+    if ((ep = epoll_create1(EPOLL_CLOEXEC)) < 0) fail_errno("epoll_create1");
+    for (int i = 0; i < n_fds; ++i) {
+      struct epoll_event ev = {.events = EPOLLIN, .data.fd = fds[i]};
+      if (epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &ev) != 0) fail_errno("epoll_ctl");
+    }
+  }
+  int answered = 0, worked = 0;
+  while (answered < clients) {
+    int ready[MAX_EDGES + 2], n_ready = 0, r;
+    if (ep >= 0) {
+      struct epoll_event evs[MAX_EDGES + 2];
+      r = epoll_wait(ep, evs, MAX_EDGES + 2, -1);
+      for (int i = 0; i < r; ++i) ready[n_ready++] = evs[i].data.fd;
+    } else if (is(wait, "poll")) {
+      struct pollfd p[MAX_EDGES + 2];
+      for (int i = 0; i < n_fds; ++i) p[i] = (struct pollfd){.fd = fds[i], .events = POLLIN};
+      r = poll(p, (nfds_t)n_fds, -1);
+      for (int i = 0; r > 0 && i < n_fds; ++i)
+        if (p[i].revents) ready[n_ready++] = fds[i];
+    } else {
+      fd_set set;
+      FD_ZERO(&set);
+      int top = 0;
+      for (int i = 0; i < n_fds; ++i) {
+        FD_SET(fds[i], &set);
+        if (fds[i] > top) top = fds[i];
+      }
+      r = select(top + 1, &set, NULL, NULL, NULL);
+      for (int i = 0; r > 0 && i < n_fds; ++i)
+        if (FD_ISSET(fds[i], &set)) ready[n_ready++] = fds[i];
+    }
+    if (r < 0 && errno != EINTR) fail_errno("%s: %s", n->name, wait);
+    for (int i = 0; i < n_ready; ++i) {
+      int fd = ready[i];
+      if (fd == e->fd2) {
+        int s = accept4(e->fd2, NULL, NULL, SOCK_CLOEXEC);
+        if (s < 0) fail_errno("%s: accept", n->name);
+        if (n_fds == MAX_EDGES + 2) fail("%s: too many clients", n->name);
+        fds[n_fds++] = s;
+        struct epoll_event ev = {.events = EPOLLIN, .data.fd = s};
+        if (ep >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, s, &ev) != 0) fail_errno("epoll_ctl");
+        continue;
+      }
+      char c;
+      ssize_t got;
+      while ((got = recv(fd, &c, 1, 0)) < 0 && errno == EINTR) {
+      }
+      if (got <= 0) {
+        // A client that left (the requester, once answered): no request. Its descriptor
+        // stays open, so that its number is not another's in this turn's list.
+        for (int k = 0; k < n_fds; ++k)
+          if (fds[k] == fd) fds[k] = fds[--n_fds];
+        if (ep >= 0) epoll_ctl(ep, EPOLL_CTL_DEL, fd, NULL);
+        continue;
+      }
+      if (c == 'W') {
+        char path[128];
+        snprintf(path, sizeof path, "%s.working", e->listen);
+        n->t_inputs = now_ns();
+        write_file(path, "working\n");
+        stage(n);
+        n->t_stage = now_ns();
+        worked = n->looped = 1;
+      } else if (!worked) {
+        fail("%s: a queued client's request came before the requester's", n->name);
+      }
+      if (send(fd, "a", 1, MSG_NOSIGNAL) != 1) fail_errno("%s: answer", n->name);
+      ++answered;
+    }
+  }
+  if (ep >= 0) close(ep);
+}
+
 static void wait_input(struct node* n, struct edge* e) {
   const char* m = e->mech;
   const char* who = n->name;
   if (is(m, "pipe")) {
     read_byte(e->fd, who, m);
+  } else if (is_server_edge(e)) {
+    if (is_server(n))
+      serve(n, e);
+    else
+      recv_answer(n, e);
   } else if (is(m, "poll") || is(m, "poll-loop")) {
     struct pollfd p = {.fd = e->fd, .events = POLLIN};
     int timeout = is(m, "poll") ? -1 : 20;
@@ -584,7 +743,14 @@ static void wait_input(struct node* n, struct edge* e) {
 static void signal_output(struct node* n, struct edge* e) {
   const char* m = e->mech;
   const char* who = n->name;
-  if (is(m, "readt")) {
+  if (is_server_edge(e)) {
+    // The requester: its request, then its answer (the server answers the queued clients
+    // from its loop).
+    if (!is_server(n)) {
+      if (send(e->fd, "W", 1, MSG_NOSIGNAL) != 1) fail_errno("%s: request", who);
+      recv_answer(n, e);
+    }
+  } else if (is(m, "readt")) {
     // bash's `read -t` can drop a byte it read as its timeout expires: send spares, which
     // only that reader's FIFO holds.
     write_all(e->fd, "xxxxxxxxxxxxxxxx", 16, who);
@@ -701,10 +867,13 @@ static void* run_node(void* arg) {
   setup_accept(n);
   barrier(n);
   long long t_barrier = now_ns();
+  for (int i = 0; i < n->n_in; ++i)
+    if (is_server_edge(&n->in[i]) && !is_server(n)) send_request(n, &n->in[i]);
   for (int i = 0; i < n->n_in; ++i) wait_input(n, &n->in[i]);
   long long t_inputs = now_ns();
-  stage(n);
+  if (!n->looped) stage(n);  // (the server's loop ran it, and kept its times)
   long long t_stage = now_ns();
+  if (n->looped) t_inputs = n->t_inputs, t_stage = n->t_stage;
   for (int i = 0; i < n->n_out; ++i) signal_output(n, &n->out[i]);
   char path[64], text[96];
   snprintf(path, sizeof path, "times/%s", n->name);
@@ -720,8 +889,8 @@ static void parse_spec(const char* file) {
   int at = 0;
   while (fgets(line, sizeof line, f)) {
     ++at;
-    char word[16], a[64], b[64], c[256], d[256];
-    int k = sscanf(line, "%15s %63s %63s %255s %255s", word, a, b, c, d);
+    char word[16], a[64], b[64], c[256], d[256], x[16], y[16];
+    int k = sscanf(line, "%15s %63s %63s %255s %255s %15s %15s", word, a, b, c, d, x, y);
     if (k <= 0 || word[0] == '#') continue;
     struct node* n = n_nodes ? &nodes[n_nodes - 1] : NULL;
     if (is(word, "total") && k == 2) {
@@ -742,7 +911,13 @@ static void parse_spec(const char* file) {
       struct edge* e = is(word, "in") ? &n->in[(*count)++] : &n->out[(*count)++];
       snprintf(e->mech, sizeof e->mech, "%.23s", a);
       snprintf(e->chan, sizeof e->chan, "%s", b);
-      if (k >= 5) {
+      if (starts(a, "server-")) {
+        if (k != 7) fail("%s:%d: a server edge needs LISTEN TRANSPORT ACCEPT DELAY", file, at);
+        snprintf(e->listen, sizeof e->listen, "%.63s", c);
+        snprintf(e->transport, sizeof e->transport, "%.7s", d);
+        snprintf(e->accept, sizeof e->accept, "%.7s", x);
+        e->delay_ms = atoi(y);
+      } else if (k >= 5) {
         snprintf(e->exe, sizeof e->exe, "%s", c);
         snprintf(e->spec, sizeof e->spec, "%s", d);
       }

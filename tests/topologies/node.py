@@ -5,6 +5,9 @@
 #
 #   NODE SPEC_FILE
 #
+# It plays the event-loop server, its requester and its queued clients as node.c does
+# (`server-WAIT` edges; README.md, "The event-loop server").
+#
 # Setup, the barrier (every node ready: files in ready/, at most 5 s), the inputs in order,
 # the stage, the outputs, exit 0; times/NAME gets the monotonic ns of the barrier, the
 # inputs' end and the stage's end. Paths are relative to the work folder run.sh made.
@@ -23,6 +26,7 @@ SETUP_S = 5.0
 BIG_WRITE = 256 * 1024
 EDGE_SIGNAL = signal.SIGRTMIN + 1
 NAME = os.path.basename(sys.argv[0])
+TIMES = {}  # the server's loop ran the stage: its inputs' and stage's end (ns)
 
 
 def fail(why):
@@ -59,7 +63,12 @@ def read_spec(path):
                 spec["stage"] = words[1]
             elif words[0] in ("in", "out"):
                 e = {"mech": words[1], "chan": words[2]}
-                if len(words) >= 5:
+                if words[1].startswith("server-"):
+                    if len(words) != 7:
+                        fail(f"{path}:{at}: a server edge needs LISTEN TRANSPORT ACCEPT DELAY")
+                    e["listen"], e["transport"], e["accept"] = words[3:6]
+                    e["delay_ms"] = int(words[6])
+                elif len(words) >= 5:
                     e["exe"], e["spec"] = words[3], words[4]
                 spec[words[0]].append(e)
             else:
@@ -69,6 +78,21 @@ def read_spec(path):
 
 def is_fifo_wait(m):
     return m in ("pipe", "readt") or m.split("-")[0] in ("poll", "select", "epoll")
+
+
+def is_server(spec):
+    """The server: a node with server inputs (its requester's) and outputs (its clients')."""
+    has = lambda side: any(e["mech"].startswith("server-") for e in spec[side])
+    return has("in") and has("out")
+
+
+def connect_server(e):
+    if e["transport"] == "tcp":
+        return connect_tcp(e["listen"])
+    wait_file(e["listen"] + ".ok")
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(e["listen"] + ".sock")
+    return s
 
 
 def lock_file(chan):
@@ -87,24 +111,17 @@ def setup(spec):
             e["fd"] = os.open(e["chan"], os.O_RDONLY | os.O_NONBLOCK)
             os.set_blocking(e["fd"], True)
             write_file(e["chan"] + ".ok", "ok\n")
-        elif m == "unix":
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            s.bind(e["chan"] + ".sock")
-            s.listen(8)
-            e["listener"] = s
-            write_file(e["chan"] + ".ok", "ok\n")
-        elif m in ("tcp", "accept"):
-            s = socket.socket()
-            s.bind(("127.0.0.1", 0))
-            s.listen(8)
-            e["listener"] = s
-            write_file(e["chan"] + ".port", f"{s.getsockname()[1]}\n")
+        elif m in ("unix", "tcp", "accept"):
+            e["listener"] = listen(e["chan"], "unix" if m == "unix" else "tcp")
         elif m.split("-")[0] in ("flock", "fcntl"):
             e["fd"] = lock_file(e["chan"])
         elif m == "wait4":
             e["child"] = os.posix_spawn(e["exe"], [e["exe"], e["spec"]], os.environ)
         elif m == "sigwaitinfo":
             write_file(e["chan"] + ".tid", f"{os.getpid()} {os.getpid()}\n")
+        elif m.startswith("server-"):
+            if is_server(spec):
+                e["listener"] = listen(e["listen"], e["transport"])
         else:
             fail(f"unknown input mechanism {m}")
     for e in spec["out"]:
@@ -129,12 +146,39 @@ def setup(spec):
             wait_file(e["chan"] + ".ok")
             e["fd"] = os.open(e["chan"], os.O_WRONLY | os.O_NONBLOCK)
             os.set_blocking(e["fd"], True)
+        elif m.startswith("server-") and not is_server(spec):  # the requester
+            e["sock"] = connect_server(e)
+    # A queued client connects now, unless its connection is to wait in the listen backlog.
+    for e in spec["in"]:
+        if e["mech"].startswith("server-") and not is_server(spec) and e["accept"] != "backlog":
+            e["sock"] = connect_server(e)
     for e in spec["in"]:
         if e["mech"] in ("unix", "tcp"):
-            r, _, _ = select.select([e["listener"]], [], [], SETUP_S)
-            if not r:
-                fail(f"nobody connected to {e['chan']} within 5 s")
-            e["sock"], _ = e["listener"].accept()
+            e["sock"] = accept_bounded(e["listener"], e["chan"])
+        elif e["mech"].startswith("server-") and is_server(spec) and e["accept"] == "setup":
+            clients = 1 + sum(o["mech"].startswith("server-") for o in spec["out"])
+            e["conns"] = [accept_bounded(e["listener"], e["listen"]) for _ in range(clients)]
+
+
+def listen(chan, transport):
+    if transport == "unix":
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.bind(chan + ".sock")
+        s.listen(8)
+        write_file(chan + ".ok", "ok\n")
+    else:
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        s.listen(8)
+        write_file(chan + ".port", f"{s.getsockname()[1]}\n")
+    return s
+
+
+def accept_bounded(listener, chan):
+    r, _, _ = select.select([listener], [], [], SETUP_S)
+    if not r:
+        fail(f"nobody connected to {chan} within 5 s")
+    return listener.accept()[0]
 
 
 def connect_tcp(chan):
@@ -156,10 +200,82 @@ def barrier(spec):
         time.sleep(0.001)
 
 
-def wait_input(e):
+def send_request(e):
+    """A queued client's request (node.c's send_request): once the server has begun its
+    requester's work, and the edge's delay later; connected now in the backlog case."""
+    wait_file(e["listen"] + ".working")
+    time.sleep(e["delay_ms"] / 1000)
+    if e["accept"] == "backlog":
+        e["sock"] = connect_server(e)
+    e["sock"].send(b"q")
+
+
+def recv_answer(e):
+    if e["sock"].recv(1) != b"a":
+        fail(f"no answer on {e['chan']}")
+
+
+def serve(spec, e):
+    """The server's event loop on its one thread (node.c's serve): waits in epoll, poll or
+    select for its listener and clients, handles the ready descriptors one at a time
+    (accepts, or reads one request and answers it); the requester's request (W) is worked
+    on between its read and its answer, the queued clients' (q) are read after."""
+    wait = e["mech"][len("server-"):]
+    clients = 1 + sum(o["mech"].startswith("server-") for o in spec["out"])
+    listener = e["listener"]
+    socks = {s.fileno(): s for s in [listener] + e.get("conns", [])}
+    gone = []  # clients that left: kept open, so that their numbers stay theirs
+    poller = {"epoll": select.epoll, "poll": select.poll}.get(wait, lambda: None)()
+    flag = select.EPOLLIN if wait == "epoll" else select.POLLIN
+    for fd in socks:
+        if poller is not None:
+            poller.register(fd, flag)
+    answered, worked = 0, False
+    while answered < clients:
+        if wait == "epoll":
+            ready = [fd for fd, _ in poller.poll(-1)]
+        elif wait == "poll":
+            ready = [fd for fd, _ in poller.poll()]
+        else:
+            ready = [s.fileno() for s in select.select(list(socks.values()), [], [])[0]]
+        for fd in ready:
+            s = socks[fd]
+            if s is listener:
+                c, _ = listener.accept()
+                socks[c.fileno()] = c
+                if poller is not None:
+                    poller.register(c.fileno(), flag)
+                continue
+            try:
+                data = s.recv(1)
+            except OSError:
+                data = b""
+            if not data:  # a client that left (the requester, once answered)
+                gone.append(socks.pop(fd))
+                if poller is not None:
+                    poller.unregister(fd)
+                continue
+            if data == b"W":
+                TIMES["inputs"] = time.monotonic_ns()
+                write_file(e["listen"] + ".working", "working\n")
+                stage(spec["stage"])
+                TIMES["stage"] = time.monotonic_ns()
+                worked = True
+            elif not worked:
+                fail("a queued client's request came before the requester's")
+            s.send(b"a")
+            answered += 1
+
+
+def wait_input(spec, e):
     m = e["mech"]
     if m == "pipe":
         read_byte(e["fd"])
+    elif m.startswith("server-"):
+        if is_server(spec):
+            serve(spec, e)
+        else:
+            recv_answer(e)
     elif m.startswith("poll"):
         p = select.poll()
         p.register(e["fd"], select.POLLIN)
@@ -207,9 +323,15 @@ def read_byte(fd):
         fail("read: end of file")
 
 
-def signal_output(e):
+def signal_output(spec, e):
     m = e["mech"]
-    if m == "readt":
+    if m.startswith("server-"):
+        # The requester: its request, then its answer (the server answers its queued
+        # clients from its loop).
+        if not is_server(spec):
+            e["sock"].send(b"W")
+            recv_answer(e)
+    elif m == "readt":
         os.write(e["fd"], b"x" * 16)  # bash's read -t can drop a byte as it times out
     elif is_fifo_wait(m):
         os.write(e["fd"], b"x")
@@ -274,12 +396,18 @@ def main():
     barrier(spec)
     t_barrier = time.monotonic_ns()
     for e in spec["in"]:
-        wait_input(e)
+        if e["mech"].startswith("server-") and not is_server(spec):
+            send_request(e)
+    for e in spec["in"]:
+        wait_input(spec, e)
     t_inputs = time.monotonic_ns()
-    stage(spec["stage"])
+    if not TIMES:  # (the server's loop ran it, and kept its times)
+        stage(spec["stage"])
     t_stage = time.monotonic_ns()
+    if TIMES:
+        t_inputs, t_stage = TIMES["inputs"], TIMES["stage"]
     for e in spec["out"]:
-        signal_output(e)
+        signal_output(spec, e)
     write_file(f"times/{NAME}", f"{t_barrier} {t_inputs} {t_stage}\n")
 
 

@@ -5,11 +5,13 @@
 
 Reads `causeway eval --json`'s results and each topology's topology.json; prints the pass
 rate overall, per mechanism on the truth path (a topology counts once for each), per shape
-and per slow-stage kind, the count of "victim blamed" (the root cause is the hung node
-itself), the mismatch patterns (comms replaced by their role in the topology) each with a
-replayable seed:index, and every miss. Topologies whose driver failed (the topology did not
-behave: not causeway's miss) are listed apart and left out of the rates. Exit 0 when the
-rate is at least R, 3 when below, 1 when nothing could be read.
+and per slow-stage kind, per variant of the event-loop server (its wait, transport, when it
+accepts, its clients as processes or threads, its language and stage), the count of
+"victim blamed" (the root cause is the hung node itself), the mismatch patterns (comms
+replaced by their role in the topology) each with a replayable seed:index, and every miss.
+Topologies whose driver failed (the topology did not behave: not causeway's miss) are
+listed apart and left out of the rates. Exit 0 when the rate is at least R, 3 when below,
+1 when nothing could be read.
 """
 import argparse
 import collections
@@ -74,6 +76,16 @@ def lost_at(x):
     return "lost at " + "/".join(sorted({m for u, d, m in on if d == deepest}))
 
 
+def server_variants(topo):
+    """The event-loop server's variants a topology has (none without a server)."""
+    s = topo.get("server")
+    if not s:
+        return []
+    return [f"wait {s['wait']}", f"transport {s['transport']}", f"accept {s['accept']}",
+            f"clients {s['clients']}", f"server {s['lang']}", f"stage {topo['stage']}",
+            f"{len(s['queued'])} queued"]
+
+
 def rate(p, n):
     return f"{p}/{n} ({100.0 * p / n:.0f} %)" if n else "0/0"
 
@@ -114,12 +126,14 @@ def main():
     by = {"mechanism": collections.defaultdict(lambda: [0, 0]),
           "shape": collections.defaultdict(lambda: [0, 0]),
           "stage": collections.defaultdict(lambda: [0, 0]),
-          "threads": collections.defaultdict(lambda: [0, 0])}
+          "threads": collections.defaultdict(lambda: [0, 0]),
+          "server variant": collections.defaultdict(lambda: [0, 0])}
     for x in ran:
         t = x["topo"]
         keys = {"mechanism": t["path_mechanisms"], "shape": [t["shape"]], "stage": [t["stage"]],
                 "threads": ["with threads" if any(n["thread"] for n in t["nodes"])
-                            else "processes only"]}
+                            else "processes only"],
+                "server variant": server_variants(t)}
         for k, vals in keys.items():
             for v in vals:
                 by[k][v][1] += 1
@@ -142,10 +156,12 @@ def main():
     lossy = [x for x in ran if x["lost_events"]]
     print(f"recordings that lost events: {len(lossy)} "
           f"({sum(not x['passed'] for x in lossy)} of them missed)")
-    for k in ("shape", "stage", "threads", "mechanism"):
+    for k in ("shape", "stage", "threads", "mechanism", "server variant"):
+        if not by[k]:
+            continue
         print(f"\nper {k}:")
         for v, (p, n) in sorted(by[k].items(), key=lambda kv: (kv[1][0] / kv[1][1], kv[0])):
-            print(f"  {v:16} {rate(p, n)}")
+            print(f"  {v:18} {rate(p, n)}")
     print("\nwhere the diagnosed path left the truth (misses with a diagnosis):")
     for k, c in lost.most_common():
         print(f"  {c:4}  {k}")
@@ -159,8 +175,9 @@ def main():
         if x["passed"]:
             continue
         t = x["topo"]
+        srv = (f", server: {', '.join(server_variants(t))}" if t.get("server") else "")
         print(f"  {seed_of(x)} {x['name']} [{t['stage']} on {t['slow']}, sink {t['sink']}, "
-              f"path {' → '.join(t['path'])}]: {'' if x['error'] else lost_at(x)}\n"
+              f"path {' → '.join(t['path'])}{srv}]: {'' if x['error'] else lost_at(x)}\n"
               f"    diagnosed path: {' → '.join(x['path'])}\n    replay: {t['replay']}")
         if x["lost_events"]:
             print(f"    (the recording lost {x['lost_events']} events)")
