@@ -179,7 +179,8 @@ double Diagnoser::path_cost(uint32_t ei) {
 
 // A message that was sent before the segment it woke even began waited in a queue
 // while the thread did something else: when that took most of the hang (a server busy
-// with another client's request), the thread's own previous work is what delayed it,
+// with another client's request, computing, sleeping or blocked on its behalf, not idle in
+// its loop's wait), the thread's own previous work is what delayed it,
 // and the path goes on through it (to what started that work). Returns the option to
 // follow instead of `pick`, or `pick`.
 Option Diagnoser::queued_behind(uint32_t v, const Option& pick,
@@ -190,8 +191,24 @@ Option Diagnoser::queued_behind(uint32_t v, const Option& pick,
   if (g_.segments[e.from].tid == sv.tid) return pick;
   const uint64_t sent = trace_.events[e.from_event].ts;
   if (sent >= sv.start_ns) return pick;
+  // Busy: on a CPU, waiting for one, or blocked anywhere but in its loop's wait for the
+  // next event (a server that sleeps or waits on a lock for one request delays the next
+  // as one that computes does).
   SegmentProfile gap = profile_range(trace_, events_, sv.tid, sent, sv.start_ns);
-  if (gap.on_cpu_ns + gap.runnable_ns < kAbnormalShare * static_cast<double>(slice_window_))
+  uint64_t idle = 0;
+  for (uint32_t s = v; s-- > 0 && g_.segments[s].tid == sv.tid && g_.segments[s].end_ns > sent;) {
+    const RuleRef& cut = g_.segments[s].cut_rule;
+    const bool loop_wait = cut.kind == RuleKind::Split &&
+                           cut.index < g_.rule_names.split_loops.size() &&
+                           g_.rule_names.split_loops[cut.index];
+    if (loop_wait)
+      idle += profile_range(trace_, events_, sv.tid, std::max(g_.segments[s].start_ns, sent),
+                            std::min(g_.segments[s].end_ns, sv.start_ns))
+                  .blocked_ns;
+  }
+  const uint64_t blocked = gap.blocked_ns > idle ? gap.blocked_ns - idle : 0;
+  if (gap.on_cpu_ns + gap.runnable_ns + blocked <
+      kAbnormalShare * static_cast<double>(slice_window_))
     return pick;
   if (const Option* own = own_previous(v, options)) return *own;
   return pick;

@@ -1545,6 +1545,39 @@ TEST_CASE(
         "200@514 message, 100@20 -");
 }
 
+TEST_CASE("a request queued behind a loop that slept for another client: the path begins there") {
+  // cw-server reads cw-a's request at 11 ms and sleeps 500 ms on it (not idle in its loop:
+  // blocked for cw-a); cw-b's request, sent at 20 ms, is read after cw-a's answer.
+  const std::string sleeps =
+      std::string(kLoopRules) +
+      "split wait.entry { at syscall_enter where name == \"clock_nanosleep\" neighbour weak }\n";
+  Built b =
+      build(sleeps,
+            "process 100 comm=cw-b\nthread 100 pid=100 comm=cw-b\n"
+            "process 200 comm=cw-server\nthread 200 pid=200 comm=cw-server\n"
+            "process 300 comm=cw-a\nthread 300 pid=300 comm=cw-a\n"
+            "1ms 200 syscall_enter name=epoll_wait fd=9\n1ms 200 switch_out state=S\n" +
+                ask(10, 300, 3, 1, true) +
+                "11ms 200 switch_in\n11ms 200 syscall_exit name=epoll_wait ret=1\n" +
+                take(11, 4, 1, 300) +
+                "12ms 200 syscall_enter name=clock_nanosleep\n12ms 200 switch_out state=S\n" +
+                ask(20, 100, 3, 5, false) +
+                "512ms 200 switch_in\n512ms 200 syscall_exit name=clock_nanosleep ret=0\n" +
+                answer(512, 4, 1, 300, 300) +
+                "513ms 200 syscall_enter name=epoll_wait fd=9\n"
+                "513ms 200 syscall_exit name=epoll_wait ret=1\n" +
+                take(514, 6, 5, 100) + answer(514, 6, 5, 100, 100) +
+                "515ms 200 syscall_enter name=epoll_wait fd=9\n515ms 200 switch_out state=S\n" +
+                answered(515, 300, 1) + answered(515, 100, 5));
+  DiagnoseOptions o;
+  o.symptom.thread_name = "cw-b";
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
+  CHECK(d.hang.tid == 100);
+  CHECK(causes(b, d) == "200 LongWait depth 1");
+  CHECK(path(b, d.path) ==
+        "300@10 message, 200@11 split, 200@12 split, 200@513 split, 200@514 message, 100@20 -");
+}
+
 TEST_CASE("two clients of one process served in one loop turn: the items part them") {
   // cw-app's threads 301 and 302 each ask cw-server; one epoll_wait returns both requests.
   // The server computes 500 ms on 301's, answers it, then reads and answers 302's. The
