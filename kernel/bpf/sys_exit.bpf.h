@@ -116,10 +116,14 @@ static __always_inline bool exit_has_news(struct inflight* call, long ret) {
     return (ret > 0 && stream_kind(call->obj_kind)) ||
            (ret == 8 && call->obj_kind == CW_OBJ_TIMERFD && call->cls == CW_SYS_READ);
   switch (call->cls) {
+    // A loop's wait that returned ready descriptors at once is still the loop's turn: the
+    // rules cut there (a select as much as a poll).
     case CW_SYS_EPOLL_WAIT:
     case CW_SYS_EPOLL_PWAIT2:
     case CW_SYS_POLL:
-    case CW_SYS_PPOLL: return ret > 0;
+    case CW_SYS_PPOLL:
+    case CW_SYS_SELECT:
+    case CW_SYS_PSELECT: return ret > 0;
     default: return false;
   }
 }
