@@ -97,12 +97,13 @@ check_ui() {
   done
 }
 
-# The bundled demo (a recurse question), and a recording of a real proxy waiting on a
-# slow upstream (tests/real/02-lighttpd-slow-upstream: an edge question, three processes).
+# The bundled demo (a recurse question), and a recording of a real server holding a
+# client's request until another client acts (tests/real/16-redis-blpop: an edge question,
+# three processes).
 cp "$root/examples/slow-server.trace" "$tmp/slow-server.trace"
 check_ui slow-server "$tmp/slow-server.trace" auto
-cp "$root/tests/real/traces/02-lighttpd-slow-upstream.cwt" "$tmp/lighttpd.cwt"
-check_ui lighttpd "$tmp/lighttpd.cwt" curl
+cp "$root/tests/real/traces/16-redis-blpop.cwt" "$tmp/blpop.cwt"
+check_ui blpop "$tmp/blpop.cwt" redis-cli
 # Names with markup (a thread's, a function's) stay text in every part of the page.
 markup='<img src=x onerror=alert(1)><b>w</b>'
 sed -e "s|comm=cw-srv-worker|comm=\"$markup\"|" \

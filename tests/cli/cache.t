@@ -95,7 +95,7 @@ Entries of the events that a run cannot use (another content's or build's: here 
 and would not replace go; valid ones, made with a lower CAUSEWAY_CACHE_EVENTS_MIN, are used.
 A value that is not a size leaves the default.
 
-  $ CAUSEWAY_CACHE_EVENTS_MIN=1K causeway debug $TMP_DIR/k.cwt --auto >/dev/null 2>&1; ls $TMP_DIR/k.cwt.cwcache | grep -c 'cwa$'
+  $ CAUSEWAY_CACHE=verbose CAUSEWAY_CACHE_EVENTS_MIN=1K causeway debug $TMP_DIR/k.cwt --auto >/dev/null 2>&1; ls $TMP_DIR/k.cwt.cwcache | grep -c 'cwa$'
   2
   $ CAUSEWAY_CACHE=verbose causeway debug $TMP_DIR/k.cwt --auto 2>&1 >/dev/null | grep -e mapped -e removed | sed "s|$TMP_DIR/||"
   causeway: cache: events mapped from k.cwt.cwcache/trace.cwa

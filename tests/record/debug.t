@@ -8,7 +8,8 @@ cw-timekeeper, whose timerfd runs 300 ms. The run has a fast round first and the
 round second. The hang is the client's wait; the server's answer ended it, so its own
 causal path is the evidence (no baseline unless asked for): the root cause is the
 timekeeper's wait on its timer, the step of that path that took the time. That timer was
-its own: nothing is behind it, so no question asks whether to diagnose it further.
+its own: nothing is behind it, so no question asks whether to diagnose it further. The
+path begins at the server's request, which set the timekeeper to work.
 (Descriptor numbers depend on what the test runner left open, so they are not compared.)
 
   $ causeway record -o $TMP_DIR/chain.cwt -- cw-prog-chain both 300 2>/dev/null
@@ -17,12 +18,12 @@ its own: nothing is behind it, so no question asks whether to diagnose it furthe
   ["cw-client","LongWait",true]
   $ jq -c '[.root_causes[] | [.comm, .kind]]' $TMP_DIR/chain.json
   [["cw-timekeeper","LongWait"]]
-  $ jq -r '.root_causes[0].what' $TMP_DIR/chain.json | sed -E 's/[0-9]+\.[0-9] ms/N ms/; s/\(fd [0-9]+\)/(fd N)/; s/ [0-9]+ at [0-9.]+ s$//'
-  blocked N ms in read (fd N); ended by a timer edge (strong) from cw-timekeeper
+  $ jq -r '.root_causes[0].what' $TMP_DIR/chain.json | sed -E 's/[0-9]+\.[0-9] ms/N ms/; s/\(fd [0-9]+\)/(fd N)/; s/ [0-9]+ at [0-9.]+ s//g'
+  blocked N ms in read (fd N); ended by a timer edge (strong) from cw-timekeeper; its work began with a message from cw-server
   $ jq -r '.root_causes[0].what | capture("^blocked (?<ms>[0-9.]+) ms").ms | tonumber | . > 250 and . < 400' $TMP_DIR/chain.json
   true
   $ jq -c '[.path[0].comm, .path[-1].comm, .baseline.comm]' $TMP_DIR/chain.json
-  ["cw-timekeeper","cw-client",null]
+  ["cw-server","cw-client",null]
   $ jq -c '[.queries[] | select(.kind == "recurse") | .source] ' $TMP_DIR/chain.json
   []
   $ jq -r '.notes[] | select(test("armed itself"))' $TMP_DIR/chain.json | sed -E 's/ [0-9]+ waited [0-9.]+ ms/ waited N ms/'

@@ -51,7 +51,7 @@ writes nothing for 3 s. linux.kernel's stream.peer rule says which calls wait on
   $ jq -c '[.hang.comm, .hang.kind]' $TMP_DIR/pipe.json
   ["cat","LongWait"]
   $ jq -c '[.path[] | .comm]' $TMP_DIR/pipe.json
-  ["sleep","cat"]
+  ["sh","sleep","sleep","cat"]
 
 An always-on recording (`record start`, a ring of files) reads the same holder rules
 when it stops: stopped while cw-mutexwait still waits, the ring holds the owner that
