@@ -35,26 +35,6 @@ void add_pack_args(CLI::App* cmd, PackArgs& args) {
   cmd->add_flag("--no-stdlib", args.no_stdlib, "do not load stdlib-rules to resolve `requires`");
 }
 
-// Ids of the packs loaded from the user's paths (not the stdlib ones loaded beside them).
-std::vector<std::string> packs_from(const rules::RuleSet& rules,
-                                    const std::vector<std::string>& paths) {
-  std::vector<std::string> roots;
-  for (const auto& p : paths) roots.push_back(session::canonical_path(p));
-  std::vector<std::string> ids;
-  for (const auto& pack : rules.packs) {
-    for (const auto& file : pack.files) {
-      const std::string f = session::canonical_path(file);
-      bool inside = std::any_of(roots.begin(), roots.end(),
-                                [&](const std::string& r) { return session::path_within(r, f); });
-      if (inside) {
-        ids.push_back(pack.id);
-        break;
-      }
-    }
-  }
-  return ids;
-}
-
 // What packs changed in others: rules turned off, and split rules that outrank load order.
 void print_overrides(const rules::RuleSet& rules, std::ostream& out) {
   for (const auto& d : rules.disabled)
@@ -81,7 +61,7 @@ Command add_rules_check(CLI::App& rules) {
             std::cerr << loaded.render();
             if (!loaded.ok()) return kExitBadInput;
             size_t warnings = loaded.diagnostics.size();
-            auto ids = packs_from(loaded.rules, args->packs);
+            auto ids = session::packs_from(loaded.rules, args->packs);
             std::cout << fmt::format("{} pack{} checked ({}), {} warning{}\n", ids.size(),
                                      ids.size() == 1 ? "" : "s", fmt::join(ids, ", "), warnings,
                                      warnings == 1 ? "" : "s");
@@ -103,7 +83,7 @@ Command add_rules_test(CLI::App& rules) {
             std::cerr << loaded.render();
             if (!loaded.ok()) return kExitBadInput;
             auto results =
-                eval::run_pack_tests(loaded.rules, packs_from(loaded.rules, args->packs));
+                eval::run_pack_tests(loaded.rules, session::packs_from(loaded.rules, args->packs));
             std::cout << eval::render_pack_tests(results);
             bool passed = std::all_of(results.begin(), results.end(),
                                       [](const eval::PackTestResult& r) { return r.passed(); });

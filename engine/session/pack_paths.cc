@@ -153,6 +153,22 @@ PackPaths pack_paths(const std::vector<std::string>& user_paths, bool no_stdlib)
   return out;
 }
 
+std::vector<std::string> packs_from(const rules::RuleSet& rules,
+                                    const std::vector<std::string>& paths) {
+  std::vector<std::string> roots;
+  for (const auto& p : paths) roots.push_back(canonical_path(p));
+  std::vector<std::string> ids;
+  for (const auto& pack : rules.packs) {
+    const bool inside = std::any_of(pack.files.begin(), pack.files.end(), [&](const auto& f) {
+      const std::string file = canonical_path(f);
+      return std::any_of(roots.begin(), roots.end(),
+                         [&](const std::string& r) { return path_within(r, file); });
+    });
+    if (inside) ids.push_back(pack.id);
+  }
+  return ids;
+}
+
 rules::LoadResult load_rule_packs(const std::vector<std::string>& user_paths, bool no_stdlib) {
   PackPaths paths = pack_paths(user_paths, no_stdlib);
   rules::LoadResult loaded = rules::load_packs(paths.standard, paths.added);

@@ -56,6 +56,11 @@ std::vector<std::string> packs_in(const std::string& folder);
 // are missing or hold no pack, unless `no_stdlib`.
 PackPaths pack_paths(const std::vector<std::string>& user_paths, bool no_stdlib);
 
+// Ids of the loaded packs whose files lie in `paths` (a command's --rules), not those
+// loaded beside them.
+std::vector<std::string> packs_from(const rules::RuleSet& rules,
+                                    const std::vector<std::string>& paths);
+
 // Loads pack_paths(user_paths, no_stdlib): a user's pack with the id of a standard pack
 // replaces it (rules::load_packs).
 rules::LoadResult load_rule_packs(const std::vector<std::string>& user_paths, bool no_stdlib);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <set>
+#include <utility>
 
 #include "engine/session/pack_paths.h"
 
@@ -77,27 +78,22 @@ bool any_conditional(const rules::RuleSet& rules) {
                      [](const rules::PackInfo& p) { return !p.applies.empty(); });
 }
 
-std::vector<std::string> keep_applying(rules::LoadResult& loaded, const Trace& trace,
+std::vector<AppliedPack> keep_applying(rules::LoadResult& loaded, const Trace& trace,
                                        const std::vector<std::string>& explicit_paths) {
-  std::vector<std::string> given;
-  for (const std::string& p : explicit_paths) given.push_back(canonical_path(p));
-  std::vector<std::string> keep, left_out;
+  const std::vector<std::string> asked = packs_from(loaded.rules, explicit_paths);
+  std::vector<std::string> keep;
+  std::vector<AppliedPack> applied;
   for (const rules::PackInfo& pack : loaded.rules.packs) {
-    const bool asked = std::any_of(pack.files.begin(), pack.files.end(), [&](const auto& f) {
-      const std::string file = canonical_path(f);
-      return std::any_of(given.begin(), given.end(),
-                         [&](const std::string& g) { return path_within(g, file); });
-    });
-    if (asked || !applies_because(pack, trace).empty())
-      keep.push_back(pack.id);
-    else
-      left_out.push_back(pack.id);
+    const bool given = std::find(asked.begin(), asked.end(), pack.id) != asked.end();
+    std::string why = applies_because(pack, trace);
+    if (why.empty() && given) why = "given with --rules (none of its conditions holds)";
+    if (why.empty()) continue;
+    keep.push_back(pack.id);
+    if (!pack.applies.empty()) applied.push_back({pack.id, std::move(why)});
   }
-  if (left_out.empty()) return {};
-  loaded.rules = rules::select_packs(loaded.rules, keep);
-  // A pack kept because another needs it is not left out.
-  std::erase_if(left_out, [&](const std::string& id) { return loaded.rules.pack(id) != nullptr; });
-  return left_out;
+  if (keep.size() < loaded.rules.packs.size())
+    loaded.rules = rules::select_packs(loaded.rules, keep);
+  return applied;
 }
 
 }  // namespace cw::session

@@ -19,8 +19,12 @@ std::string applies_because(const rules::PackInfo& pack, const Trace& trace);
 
 // The loaded packs less those with conditions that `trace` does not meet (and that no
 // kept pack requires). Packs from `explicit_paths` (a command's --rules) always stay: the
-// user asked for them. Returns the packs left out, by id, with the conditions they had.
-std::vector<std::string> keep_applying(rules::LoadResult& loaded, const Trace& trace,
+// user asked for them. Returns each kept pack that has conditions, with why it applies.
+struct AppliedPack {
+  std::string id;
+  std::string why;
+};
+std::vector<AppliedPack> keep_applying(rules::LoadResult& loaded, const Trace& trace,
                                        const std::vector<std::string>& explicit_paths);
 
 // Whether any loaded pack has conditions.

@@ -31,15 +31,9 @@ const rules::RuleSet& TraceSession::use_packs(rules::LoadResult loaded) {
   }
   if (!packs_->ok()) throw SessionError(SessionError::Kind::BadInput, "");
   // Packs that say what they are for apply to this trace only when it shows it.
-  if (any_conditional(packs_->rules) && !config_.trace_path.empty()) {
-    keep_applying(*packs_, trace(), config_.packs);
-    for (const rules::PackInfo& pack : packs_->rules.packs) {
-      if (pack.applies.empty()) continue;
-      std::string why = applies_because(pack, trace());
-      if (why.empty()) why = "given with --rules (none of its conditions holds)";
-      reporter_.message(fmt::format("causeway: pack {} applies to this trace: {}", pack.id, why));
-    }
-  }
+  if (any_conditional(packs_->rules) && !config_.trace_path.empty())
+    for (const AppliedPack& p : keep_applying(*packs_, trace(), config_.packs))
+      reporter_.message(fmt::format("causeway: pack {} applies to this trace: {}", p.id, p.why));
   return packs_->rules;
 }
 
