@@ -168,10 +168,9 @@ Command add_eval(CLI::App& app) {
                       << fmt::format("{} ({} question{}{})\n", r.passed() ? "match" : "MISMATCH",
                                      r.with_rules->columns.questions,
                                      r.with_rules->columns.questions == 1 ? "" : "s",
-                                     s.needs_pack ? (r.without_pack && !r.without_pack->match
-                                                         ? "; misses without its pack"
-                                                         : "; MATCHES WITHOUT ITS PACK")
-                                                  : "");
+                                     r.pack_dependent()
+                                         ? "; without its pack: " + eval::without_pack_summary(r)
+                                         : std::string());
           results.push_back(std::move(r));
         }
         if (args->json)

@@ -109,6 +109,34 @@ TEST_CASE("the summary: passed, median questions, rule-dependent scenarios") {
   CHECK(s.median_questions == 1.5);
   CHECK(s.rule_dependent == 2);
   CHECK(s.failing_without_rule == 1);
+  // uses_pack: better without the pack's help is a miss, or the same truth after more
+  // questions; as good is not a pass.
+  auto uses = [](uint32_t with_q, bool match_without, uint32_t without_q) {
+    ScenarioResult r;
+    r.scenario.uses_pack = "node.libuv";
+    r.with_rules = Outcome{};
+    r.with_rules->match = true;
+    r.with_rules->columns.questions = with_q;
+    r.without_pack = Outcome{};
+    r.without_pack->match = match_without;
+    r.without_pack->columns.questions = without_q;
+    return r;
+  };
+  CHECK(uses(0, false, 0).passed());
+  CHECK(uses(0, true, 1).passed());
+  CHECK_FALSE(uses(1, true, 1).passed());
+  CHECK_FALSE(uses(2, true, 1).passed());
+  CHECK(without_pack_summary(uses(0, true, 2)) == "matches after 2 questions (0 with it)");
+  CHECK(without_pack_summary(uses(1, true, 1)) ==
+        "AS GOOD WITHOUT IT (the pack is not shown to help)");
+  ScenarioResult not_run = uses(0, false, 0);
+  not_run.without_pack.reset();
+  CHECK_FALSE(not_run.passed());
+  rs.push_back(uses(0, true, 1));
+  rs.push_back(uses(1, true, 1));
+  Summary u = summarize(rs);
+  CHECK(u.rule_dependent == 4);
+  CHECK(u.failing_without_rule == 2);
   ScenarioResult error;
   error.error = "causeway record failed (exit 2)";
   CHECK_FALSE(error.passed());

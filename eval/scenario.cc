@@ -32,6 +32,24 @@ std::vector<EdgeTruth> edges(const JsonReader& r, const json& truth, const char*
   return out;
 }
 
+// A dotted identifier, as pack headers name packs (docs/rules.md "Lexical structure").
+bool is_pack_id(const std::string& id) {
+  bool start = true;
+  for (char c : id) {
+    const bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    const bool digit = c >= '0' && c <= '9';
+    if (c == '.') {
+      if (start) return false;
+      start = true;
+    } else if (alpha || (digit && !start)) {
+      start = false;
+    } else {
+      return false;
+    }
+  }
+  return !start;
+}
+
 const std::set<std::string> kKinds = {"LongRunning", "RepeatedYield", "LongWait"};
 const std::set<std::string> kQuestions = {"edge", "baseline", "recurse"};
 
@@ -42,8 +60,8 @@ Scenario load_scenario(const std::string& dir) {
   const json j = read_json_file(file);
   JsonReader r(file);
   r.only(j, "",
-         {"title", "case", "story", "command", "record", "pack", "needs_pack", "hang", "answers",
-          "truth"});
+         {"title", "case", "story", "command", "record", "pack", "needs_pack", "uses_pack", "hang",
+          "answers", "truth"});
   Scenario s;
   s.dir = dir;
   s.name = fs::path(dir).filename().string();
@@ -64,6 +82,13 @@ Scenario load_scenario(const std::string& dir) {
     s.needs_pack = it->get<bool>();
   }
   if (s.needs_pack && s.pack.empty()) r.fail("needs_pack", "true, but there is no `pack`");
+  s.uses_pack = r.text(j, "", "uses_pack", false);
+  if (!s.uses_pack.empty()) {
+    if (!is_pack_id(s.uses_pack))
+      r.fail("uses_pack",
+             fmt::format("'{}' is not a pack id (dotted names: node.libuv)", s.uses_pack));
+    if (s.needs_pack) r.fail("uses_pack", "give `uses_pack` or `needs_pack`, not both");
+  }
   if (std::string h = r.text(j, "", "hang", false); !h.empty()) s.hang = h;
   if (auto it = j.find("answers"); it != j.end()) {
     if (!it->is_array()) r.fail("answers", "expected an array");

@@ -26,6 +26,9 @@ struct Scenario {
   std::vector<std::string> record;   // more `record` options
   std::string pack;                  // the scenario's pack, a path; "" = none
   bool needs_pack = false;
+  // A found pack (stdlib or a search folder) that must apply to the recording by itself
+  // and make its diagnosis better than without it: "" = none.
+  std::string uses_pack;
   std::string hang = "auto";  // "auto" or a thread's comm
   std::vector<ScriptedAnswer> answers;
   struct {

@@ -1,5 +1,8 @@
 #include "eval/scenario_run.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <optional>
@@ -7,6 +10,7 @@
 
 #include "engine/diagnosis/diagnose.h"
 #include "engine/session/pack_paths.h"
+#include "engine/session/pack_selection.h"
 #include "engine/session/session_error.h"
 #include "engine/session/trace_load.h"
 #include "eval/command_run.h"
@@ -46,17 +50,58 @@ std::string pack_id_of(const rules::RuleSet& rules, const std::string& path) {
   return {};
 }
 
-// Diagnoses one recording under the standard packs and `packs`; the error goes into
-// `r.error`.
+// The packs of `rules` that require `id`, directly or through others, and `id` itself.
+std::vector<std::string> requiring(const rules::RuleSet& rules, const std::string& id) {
+  std::vector<std::string> out = {id};
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const rules::PackInfo& p : rules.packs) {
+      if (std::find(out.begin(), out.end(), p.id) != out.end()) continue;
+      for (const std::string& need : p.requires_)
+        if (std::find(out.begin(), out.end(), need) != out.end()) {
+          out.push_back(p.id);
+          grew = true;
+          break;
+        }
+    }
+  }
+  return out;
+}
+
+// Diagnoses one recording under the packs found (those that apply to it, as `debug`
+// chooses them) and `packs`; with `leave_out`, without that pack and the packs that need
+// it. The error goes into `r.error`.
 std::optional<Outcome> diagnose(const Scenario& s, const Trace& trace,
-                                const std::vector<std::string>& packs, ScenarioResult& r) {
+                                const std::vector<std::string>& packs, ScenarioResult& r,
+                                const std::string& leave_out = "") {
   auto loaded = session::load_rule_packs(packs, false);
   if (!loaded.ok()) {
     r.error = "rules: " + loaded.render();
     return std::nullopt;
   }
+  session::keep_applying(loaded, trace, packs);
+  if (!s.uses_pack.empty()) {
+    const bool applied = std::any_of(loaded.rules.packs.begin(), loaded.rules.packs.end(),
+                                     [&](const rules::PackInfo& p) { return p.id == s.uses_pack; });
+    if (!applied) {
+      r.error = fmt::format(
+          "pack {} does not apply to this recording (`causeway rules list {}` "
+          "says why)",
+          s.uses_pack, r.trace);
+      return std::nullopt;
+    }
+  }
+  if (!leave_out.empty()) {
+    const std::vector<std::string> gone = requiring(loaded.rules, leave_out);
+    std::vector<std::string> keep;
+    for (const rules::PackInfo& p : loaded.rules.packs)
+      if (std::find(gone.begin(), gone.end(), p.id) == gone.end()) keep.push_back(p.id);
+    loaded.rules = rules::select_packs(loaded.rules, keep);
+  }
   try {
-    return evaluate(s, trace, loaded.rules, s.pack.empty() ? "" : pack_id_of(loaded.rules, s.pack));
+    std::string added_by = s.pack.empty() ? "" : pack_id_of(loaded.rules, s.pack);
+    if (!s.uses_pack.empty() && leave_out.empty()) added_by = s.uses_pack;
+    return evaluate(s, trace, loaded.rules, added_by);
   } catch (const engine::DiagnoseError& e) {
     r.error = std::string("no hang: ") + e.what();
   } catch (const std::exception& e) {
@@ -96,6 +141,8 @@ ScenarioResult run_scenario(const Scenario& s, const ScenarioRun& run,
     if (!s.pack.empty()) with.push_back(s.pack);
     r.with_rules = diagnose(s, trace, with, r);
     if (r.error.empty() && s.needs_pack) r.without_pack = diagnose(s, trace, {}, r);
+    if (r.error.empty() && !s.uses_pack.empty())
+      r.without_pack = diagnose(s, trace, with, r, s.uses_pack);
   }
   return r;
 }

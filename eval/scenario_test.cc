@@ -62,7 +62,7 @@ TEST_CASE("mistakes in a scenario.json name the key") {
   unknown.replace(unknown.find("\"hang\": \"cw-main\""), 17, "\"hnag\": \"cw-main\"");
   CHECK(error_of(unknown) ==
         "scenario.json: hnag: unknown key (expected one of: title, case, story, command, record, "
-        "pack, needs_pack, hang, answers, truth)");
+        "pack, needs_pack, uses_pack, hang, answers, truth)");
   std::string kind = kValid;
   kind.replace(kind.find("LongRunning"), 11, "Busy");
   CHECK(error_of(kind) ==
@@ -74,6 +74,10 @@ TEST_CASE("mistakes in a scenario.json name the key") {
         "scenario.json: answers[0].kind: 'edges' is not edge, baseline or recurse");
   CHECK(error_of(R"({"title": "t", "command": ["x"], "needs_pack": true, "truth": {}})") ==
         "scenario.json: needs_pack: true, but there is no `pack`");
+  CHECK(error_of(R"({"title": "t", "command": ["x"], "uses_pack": "node..libuv"})") ==
+        "scenario.json: uses_pack: 'node..libuv' is not a pack id (dotted names: node.libuv)");
+  CHECK(error_of(R"({"title": "t", "command": ["x"], "uses_pack": "9lives"})") ==
+        "scenario.json: uses_pack: '9lives' is not a pack id (dotted names: node.libuv)");
   CHECK(error_of(R"({"title": "t", "command": ["x"], "truth": {"hang": {"comm": "a"}}})") ==
         "scenario.json: truth.hang.kind: missing");
   CHECK(error_of(R"({"title": "t", "command": [], "truth": {}})") ==

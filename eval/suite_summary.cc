@@ -8,10 +8,27 @@ namespace cw::eval {
 
 using nlohmann::json;
 
+bool better_than(const Outcome& with, const Outcome& without) {
+  return with.match && (!without.match || without.columns.questions > with.columns.questions);
+}
+
 bool ScenarioResult::passed() const {
   if (!error.empty() || !with_rules || !with_rules->match) return false;
   if (scenario.needs_pack) return without_pack && !without_pack->match;
+  if (!scenario.uses_pack.empty()) return without_pack && better_than(*with_rules, *without_pack);
   return true;
+}
+
+std::string without_pack_summary(const ScenarioResult& r) {
+  if (!r.pack_dependent()) return "";
+  if (!r.without_pack) return "not run";
+  const Outcome& w = *r.without_pack;
+  if (!w.match) return fmt::format("misses: {} {}", w.root_comm, w.root_kind);
+  if (r.scenario.needs_pack) return "MATCHES ANYWAY (the rule is not needed)";
+  if (r.with_rules && better_than(*r.with_rules, w))
+    return fmt::format("matches after {} question{} ({} with it)", w.columns.questions,
+                       w.columns.questions == 1 ? "" : "s", r.with_rules->columns.questions);
+  return "AS GOOD WITHOUT IT (the pack is not shown to help)";
 }
 
 Summary summarize(const std::vector<ScenarioResult>& results) {
@@ -21,9 +38,10 @@ Summary summarize(const std::vector<ScenarioResult>& results) {
     ++s.scenarios;
     if (r.passed()) ++s.passed;
     if (r.with_rules) questions.push_back(r.with_rules->columns.questions);
-    if (r.scenario.needs_pack) {
+    if (r.pack_dependent()) {
       ++s.rule_dependent;
-      if (r.without_pack && !r.without_pack->match) ++s.failing_without_rule;
+      if (r.without_pack && r.with_rules && better_than(*r.with_rules, *r.without_pack))
+        ++s.failing_without_rule;
     }
   }
   if (!questions.empty()) {
@@ -84,16 +102,7 @@ std::string render_markdown(const std::vector<ScenarioResult>& results) {
     }
     const Outcome& o = *r.with_rules;
     const Columns& c = o.columns;
-    std::string without = "—";
-    if (r.scenario.needs_pack) {
-      if (!r.without_pack)
-        without = "**not run**";
-      else if (r.without_pack->match)
-        without = "**matches anyway** (the rule is not needed)";
-      else
-        without = fmt::format("misses, as expected: {} {}", r.without_pack->root_comm,
-                              r.without_pack->root_kind);
-    }
+    std::string without = r.pack_dependent() ? without_pack_summary(r) : "—";
     out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {:.2f} | {} {} {} | {} |\n",
                        r.scenario.name, portion(c.filtered_out, c.without_cuts),
                        portion(c.added, c.connections), c.data_flags, c.questions, c.baseline,
@@ -104,7 +113,7 @@ std::string render_markdown(const std::vector<ScenarioResult>& results) {
   Summary s = summarize(results);
   out += fmt::format(
       "\n{} of {} scenarios match their ground truth; median questions {} (target ≤ 3); {} of "
-      "{} rule-dependent scenarios miss without their rule.\n",
+      "{} pack-dependent scenarios do worse without their pack.\n",
       s.passed, s.scenarios, s.median_questions, s.failing_without_rule, s.rule_dependent);
   for (const ScenarioResult& r : results) {
     if (r.passed()) continue;
@@ -118,6 +127,13 @@ std::string render_markdown(const std::vector<ScenarioResult>& results) {
       for (const std::string& m : r.with_rules->mismatches) out += "  - " + m + "\n";
     if (r.scenario.needs_pack && r.without_pack && r.without_pack->match)
       out += "  - without its pack the diagnosis matches too: the pack is not what finds it\n";
+    if (!r.scenario.uses_pack.empty() && r.without_pack && r.with_rules && r.with_rules->match &&
+        !better_than(*r.with_rules, *r.without_pack))
+      out += fmt::format(
+          "  - without {} the diagnosis is as good (it matches too, after {} question{}): the "
+          "pack is not shown to help\n",
+          r.scenario.uses_pack, r.without_pack->columns.questions,
+          r.without_pack->columns.questions == 1 ? "" : "s");
   }
   return out;
 }
@@ -125,14 +141,16 @@ std::string render_markdown(const std::vector<ScenarioResult>& results) {
 json render_json(const std::vector<ScenarioResult>& results) {
   json list = json::array();
   for (const ScenarioResult& r : results) {
-    json j = {{"name", r.scenario.name},
-              {"title", r.scenario.title},
-              {"case", r.scenario.case_name},
-              {"trace", r.trace},
-              {"needs_pack", r.scenario.needs_pack},
-              {"passed", r.passed()},
-              {"record_seconds", r.record_seconds},
-              {"error", r.error.empty() ? json(nullptr) : json(r.error)}};
+    json j = {
+        {"name", r.scenario.name},
+        {"title", r.scenario.title},
+        {"case", r.scenario.case_name},
+        {"trace", r.trace},
+        {"needs_pack", r.scenario.needs_pack},
+        {"uses_pack", r.scenario.uses_pack.empty() ? json(nullptr) : json(r.scenario.uses_pack)},
+        {"passed", r.passed()},
+        {"record_seconds", r.record_seconds},
+        {"error", r.error.empty() ? json(nullptr) : json(r.error)}};
     j["with_rules"] = r.with_rules ? outcome_json(*r.with_rules) : json(nullptr);
     j["without_pack"] = r.without_pack ? outcome_json(*r.without_pack) : json(nullptr);
     list.push_back(std::move(j));

@@ -17,12 +17,24 @@ struct ScenarioResult {
   std::string trace;                    // the recording
   std::string error;                    // could not record or diagnose: why ("" = it ran)
   std::optional<Outcome> with_rules;    // stdlib-rules + the scenario's pack
-  std::optional<Outcome> without_pack;  // stdlib-rules alone (needs_pack scenarios)
+  std::optional<Outcome> without_pack;  // stdlib-rules alone (needs_pack), or the packs
+                                        // found less uses_pack
+
   double record_seconds = 0;
 
-  // Matched its truth, and (needs_pack) did not without the pack.
+  // Matched its truth, and (needs_pack) did not without the pack, or (uses_pack) did worse
+  // without it.
   bool passed() const;
+  // Whether the scenario's pass depends on a pack (needs_pack or uses_pack).
+  bool pack_dependent() const { return scenario.needs_pack || !scenario.uses_pack.empty(); }
 };
+
+// A pack is shown to help when the diagnosis with it matches and the one without it
+// misses the truth or matches after more questions.
+bool better_than(const Outcome& with, const Outcome& without);
+
+// What the diagnosis without the scenario's pack did, in a few words.
+std::string without_pack_summary(const ScenarioResult& r);
 
 struct Summary {
   size_t scenarios = 0, passed = 0;
