@@ -76,6 +76,10 @@ enum cw_sys_class {
   CW_SYS_KILL = 18,      /* kill(pid, sig), tkill(tid, sig), tgkill(tgid, tid, sig) */
   CW_SYS_PSELECT = 19,   /* pselect6: timespec timeout */
   CW_SYS_EPOLL_PWAIT2 = 20,
+  /* Calls that make new stream objects; only their exit matters (the offsets of a new
+     object start at 0, not where a freed one at the same address stopped). */
+  CW_SYS_NEW_FD = 21,   /* eventfd, eventfd2, socket: the new fd is the result */
+  CW_SYS_NEW_PAIR = 22, /* pipe, pipe2 (int[2] at arg 0), socketpair (int[2] at arg 3) */
 };
 
 /* What kind of kernel object an fd refers to (cw_rec_xfer.obj_kind, cw_rec_sys_enter). */

@@ -53,6 +53,14 @@ std::vector<SyscallInfo> build_table() {
       {SYS_shutdown, "shutdown", CW_SYS_FD},
       {SYS_accept, "accept", CW_SYS_FD},
       {SYS_accept4, "accept4", CW_SYS_FD},
+      // New streams: an object may be allocated where a freed one was, and its byte
+      // offsets must start again from 0 or its writes and reads no longer pair.
+      {SYS_eventfd, "eventfd", CW_SYS_NEW_FD},
+      {SYS_eventfd2, "eventfd2", CW_SYS_NEW_FD},
+      {SYS_socket, "socket", CW_SYS_NEW_FD},
+      {SYS_pipe, "pipe", CW_SYS_NEW_PAIR},
+      {SYS_pipe2, "pipe2", CW_SYS_NEW_PAIR},
+      {SYS_socketpair, "socketpair", CW_SYS_NEW_PAIR},
       {SYS_kill, "kill", CW_SYS_KILL},
       {SYS_tkill, "tkill", CW_SYS_KILL},
       {SYS_tgkill, "tgkill", CW_SYS_KILL},

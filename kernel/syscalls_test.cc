@@ -22,7 +22,7 @@ uint32_t class_of(std::string_view name) {
 
 TEST_CASE("the syscall table is in number order, fits the class map and names each call once") {
   const auto& table = recorded_syscalls();
-  REQUIRE(table.size() == 70);
+  REQUIRE(table.size() == 76);
   std::set<std::string_view> names;
   for (size_t i = 0; i < table.size(); ++i) {
     CHECK(table[i].nr < CW_MAX_SYSCALLS);
@@ -61,7 +61,11 @@ TEST_CASE("each syscall has the class its arguments are decoded with") {
   CHECK(class_of("setitimer") == CW_SYS_PLAIN);
   CHECK(class_of("tgkill") == CW_SYS_KILL);
   CHECK(class_of("semtimedop") == CW_SYS_PLAIN);
-  CHECK(class_of("eventfd2") == CW_SYS_NONE);
+  CHECK(class_of("eventfd2") == CW_SYS_NEW_FD);
+  CHECK(class_of("socket") == CW_SYS_NEW_FD);
+  CHECK(class_of("pipe2") == CW_SYS_NEW_PAIR);
+  CHECK(class_of("socketpair") == CW_SYS_NEW_PAIR);
+  CHECK(class_of("getpid") == CW_SYS_NONE);
 }
 
 TEST_CASE("futex commands are named without flags") {

@@ -52,6 +52,11 @@ struct user_msghdr_head {
   __u64 iovlen;
 };
 
+// x86-64 numbers of calls whose arguments the programs below tell apart (the recorder is
+// x86-64 only, docs/instrumentation.md "Limits").
+#define CW_NR_CONNECT 42
+#define CW_NR_SOCKETPAIR 53
+
 #define FUTEX_CMD_MASK_BITS 127  // ~(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME)
 
 SEC("tp_btf/sys_enter")
@@ -118,6 +123,10 @@ int BPF_PROG(on_sys_enter, struct pt_regs* regs, long id) {
   call->is_send = is_send;
 
   switch (cls) {
+    case CW_SYS_NEW_PAIR:
+      // pipe/pipe2 write the two fds at their first argument, socketpair at its fourth.
+      call->user_buf = nr == CW_NR_SOCKETPAIR ? args[3] : args[0];
+      break;
     case CW_SYS_READ:
     case CW_SYS_WRITE:
       rec->count = args[2];

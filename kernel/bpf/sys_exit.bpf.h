@@ -110,6 +110,37 @@ static __always_inline void emit_timer(__u32 op, __u64 timer, __u64 expires, __u
   submit(rec);
 }
 
+// The stream behind `fd` was just made, maybe where a freed one was: both directions
+// start at the same offset, past every byte (eventfd: unit) the freed one moved, so its
+// first write pairs with its first read and with nothing of the old one's. A unix socket:
+// the sock it receives on; once connected, also its peer's.
+static __always_inline void start_stream(struct file* file, bool is_send) {
+  struct object_info object;
+  resolve_file(file, is_send, &object);
+  if (!object.object || !stream_kind(object.kind) || object.kind == CW_OBJ_TCP) return;
+  struct stream_offsets* offsets = bpf_map_lookup_elem(&streams, &object.object);
+  if (!offsets) return;
+  __u64 past = offsets->sent > offsets->received ? offsets->sent : offsets->received;
+  offsets->sent = past;
+  offsets->received = past;
+}
+
+static __always_inline void start_stream_fd(int fd) {
+  start_stream(fd_file(fd), false);
+}
+
+static __always_inline void start_new_streams(struct inflight* call, long ret) {
+  if (ret < 0) return;
+  if (call->cls == CW_SYS_NEW_FD) {
+    start_stream_fd(ret);
+    return;
+  }
+  int fds[2];
+  if (bpf_probe_read_user(fds, sizeof(fds), (void*)call->user_buf) != 0) return;
+  start_stream_fd(fds[0]);
+  start_stream_fd(fds[1]);
+}
+
 // Whether the exit of a call reports something of its own (see the switch in on_sys_exit).
 static __always_inline bool exit_has_news(struct inflight* call, long ret) {
   if (io_class(call->cls))
@@ -138,6 +169,12 @@ int BPF_PROG(on_sys_exit, struct pt_regs* regs, long ret) {
   if (!call || !call->active) return 0;
   call->active = 0;
   if (call->nr != nr) return 0;
+  if (call->cls == CW_SYS_NEW_FD || call->cls == CW_SYS_NEW_PAIR) start_new_streams(call, ret);
+  // A unix stream's connect makes the server's end of it (which accept returns later):
+  // that sock receives the client's bytes from here on.
+  if (call->cls == CW_SYS_FD && ret == 0 && call->obj_kind == CW_OBJ_UNIX &&
+      call->nr == CW_NR_CONNECT)
+    start_stream(fd_file(call->fd), true);
   if (!call->emitted && !exit_has_news(call, ret)) return 0;  // it did nothing worth a record
   emit_enter(call);
 

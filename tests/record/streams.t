@@ -34,3 +34,17 @@ the sender's write: the stdlib makes that wake-up a strong message edge too
   10
   $ causeway graph $TMP_DIR/tcp.cwt --json --edges 2>/dev/null | jq '[.edge_list[] | select(.rule == "linux.kernel/wakeup.own-send" and (.from.comm | startswith("cw-prog")) and .from.pid != .to.pid)] | length > 0'
   true
+
+A stream made where a freed one was (the kernel reuses the memory of a closed eventfd,
+pipe or socket at once) starts past every byte the freed one moved: its first write pairs
+with its first read, never with the freed stream's bytes nobody read. A Python script
+makes 64 eventfds in turn, each written once and closed unread, then a last one that a
+second thread reads after the main thread writes it 0.1 s later: one message edge, from
+that last write.
+
+  $ printf '#!/usr/bin/python3\nimport os, threading, time\nfor _ in range(64):\n    fd = os.eventfd(0)\n    os.eventfd_write(fd, 1)\n    os.close(fd)\nfd = os.eventfd(0)\nt = threading.Thread(target=os.eventfd_read, args=(fd,))\nt.start()\ntime.sleep(0.1)\nos.eventfd_write(fd, 1)\nt.join()\n' > $TMP_DIR/cw-prog-evreuse && chmod +x $TMP_DIR/cw-prog-evreuse
+  $ causeway record -o $TMP_DIR/reuse.cwt -- $TMP_DIR/cw-prog-evreuse 2>/dev/null
+  $ causeway convert $TMP_DIR/reuse.cwt -o $TMP_DIR/reuse.txt --to text 2>/dev/null && pid=$(sed -n 's/^\(update \)\{0,1\}process \([0-9]*\) .*comm=cw-prog-evreuse.*/\2/p' $TMP_DIR/reuse.txt | head -1) && echo "objects reused: $(grep -E "^[0-9]+ $pid send " $TMP_DIR/reuse.txt | sed 's/.*object=\([^ ]*\).*/\1/' | sort | uniq -d | grep -c .)" | sed 's/[1-9][0-9]*$/yes/'
+  objects reused: yes
+  $ causeway graph $TMP_DIR/reuse.cwt --json --edges 2>/dev/null | jq -c '[.edge_list[] | select(.kind == "message" and (.from.comm | startswith("cw-prog"))) | (.to.ts - .from.ts) < 50000000]'
+  [true]
