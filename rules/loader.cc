@@ -117,10 +117,28 @@ void read_header(const ParsedFile& f, PackInfo& info, Diagnostics& diags) {
     }
     if (clause.keyword == "requires") {
       for (const auto& arg : clause.args) {
-        if (arg->kind == dsl::ExprKind::Name)
+        if (arg->kind == dsl::ExprKind::Name) {
           info.requires_.push_back(joined(arg->path));
-        else
-          diags.error(f.source, arg->loc, arg->length, "expected a pack id here");
+          info.requires_versions.emplace_back();
+          continue;
+        }
+        // `ID("RANGE")`: a pack and the versions of it this pack works with.
+        if (arg->kind == dsl::ExprKind::Call && arg->args.size() == 1 &&
+            arg->args[0]->kind == dsl::ExprKind::Str) {
+          const dsl::Expr& range = *arg->args[0];
+          if (check_constraint(range.sval, Version{}) == ConstraintResult::Malformed) {
+            diags.error(f.source, range.loc, range.length,
+                        fmt::format("bad version range '{}'", range.sval),
+                        {"write comparisons with versions, like \">= 0.1, < 2\""});
+            continue;
+          }
+          info.requires_.push_back(joined(arg->path));
+          info.requires_versions.push_back(range.sval);
+          continue;
+        }
+        diags.error(
+            f.source, arg->loc, arg->length, "expected a pack id here",
+            {"a pack id, or one with the versions it must have: glibc.pthread(\">= 0.1\")"});
       }
       continue;
     }
@@ -165,22 +183,58 @@ void read_header(const ParsedFile& f, PackInfo& info, Diagnostics& diags) {
                 {"add `version \"0.1.0\"` to the pack header"});
 }
 
-// Every `requires` must name a loaded pack, and requirements must not loop.
+// Every `requires` must name a loaded pack of a version in its range, and requirements
+// must not loop. Only one copy of a pack is loaded, so two packs that need versions of it
+// no copy can have both are named together.
 void resolve(const std::vector<PackUnit>& packs, Diagnostics& diags) {
   std::map<std::string, size_t> index;
   for (size_t i = 0; i < packs.size(); ++i) index[packs[i].info.id] = i;
+  struct Need {
+    const PackUnit* by;
+    const dsl::Expr* arg;
+    std::string range;
+  };
+  std::map<std::string, std::vector<Need>> needs;  // by required pack
   for (const auto& pack : packs) {
     const dsl::PackHeader& header = *pack.files.front()->pack;
     for (const auto& clause : header.clauses) {
       if (clause.keyword != "requires") continue;
       for (const auto& arg : clause.args) {
-        if (arg->kind != dsl::ExprKind::Name) continue;
+        const bool ranged = arg->kind == dsl::ExprKind::Call && arg->args.size() == 1 &&
+                            arg->args[0]->kind == dsl::ExprKind::Str;
+        if (arg->kind != dsl::ExprKind::Name && !ranged) continue;
         std::string id = joined(arg->path);
-        if (!index.count(id))
+        if (!index.count(id)) {
           diags.error(pack.info.header_source, arg->loc, arg->length,
                       fmt::format("pack '{}' requires '{}', which is not loaded", pack.info.id, id),
                       {"add it with --rules, or put it on CAUSEWAY_RULES_PATH"});
+          continue;
+        }
+        if (ranged) needs[id].push_back({&pack, arg.get(), arg->args[0]->sval});
       }
+    }
+  }
+  for (const auto& [id, list] : needs) {
+    const PackInfo& have = packs[index[id]].info;
+    const auto version = parse_pack_version(have.version);
+    if (!version) continue;  // the header's own error says why
+    for (const Need& n : list) {
+      if (check_constraint(n.range, *version) != ConstraintResult::Unsatisfied) continue;
+      std::vector<std::string> hints = {
+          fmt::format("{} {} is loaded from {}", id, have.version,
+                      have.files.empty() ? std::string("memory") : have.files.front())};
+      for (const Need& other : list)
+        if (&other != &n && !constraints_overlap(n.range, other.range))
+          hints.push_back(fmt::format(
+              "it conflicts with pack '{}', which requires {} \"{}\" ({}:{}): no version of {} "
+              "is in both ranges",
+              other.by->info.id, id, other.range, other.by->info.header_source->path,
+              other.arg->loc.line, id));
+      hints.push_back("load a copy of " + id + " in the range (--rules, a search folder)");
+      diags.error(n.by->info.header_source, n.arg->loc, n.arg->length,
+                  fmt::format("pack '{}' requires {} \"{}\", but {} {} is loaded", n.by->info.id,
+                              id, n.range, id, have.version),
+                  std::move(hints));
     }
   }
   enum class Mark { New, Active, Done };

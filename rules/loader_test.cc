@@ -105,6 +105,63 @@ TEST_CASE("two packs with one id: an error at the second, a note at the first") 
         "  ^~~~\n");
 }
 
+TEST_CASE("requires with a version range: met, missed, and two packs that conflict") {
+  const std::string base = "pack base { version \"0.3.0\" }\n";
+  auto met =
+      load_sources({make_source("base.cw", base), make_source("a.cw",
+                                                              "pack a { version \"1.0.0\" requires "
+                                                              "base(\">= 0.2, < 1\") }\n")});
+  CHECK(met.ok());
+  REQUIRE(met.rules.packs.size() == 2);
+  CHECK(met.rules.packs[1].requires_ == std::vector<std::string>{"base"});
+  CHECK(met.rules.packs[1].requires_versions == std::vector<std::string>{">= 0.2, < 1"});
+
+  auto missed = load_sources(
+      {make_source("base.cw", base),
+       make_source("a.cw", "pack a { version \"1.0.0\" requires base(\">= 0.4\") }\n")});
+  CHECK(missed.render() ==
+        "a.cw:1:35: error: pack 'a' requires base \">= 0.4\", but base 0.3.0 is loaded\n"
+        "  pack a { version \"1.0.0\" requires base(\">= 0.4\") }\n"
+        "                                    ^~~~~~~~~~~~~~\n"
+        "hint: base 0.3.0 is loaded from base.cw\n"
+        "hint: load a copy of base in the range (--rules, a search folder)\n");
+
+  // a needs base >= 0.4 and b needs base < 0.3: no copy of base can satisfy both, and the
+  // error names both packs.
+  auto conflict = load_sources(
+      {make_source("base.cw", base),
+       make_source("a.cw", "pack a { version \"1.0.0\" requires base(\">= 0.4\") }\n"),
+       make_source("b.cw", "pack b { version \"1.0.0\"\n requires base(\"< 0.3\") }\n")});
+  const std::string text = conflict.render();
+  CHECK(text.find("error: pack 'a' requires base \">= 0.4\", but base 0.3.0 is loaded") !=
+        std::string::npos);
+  CHECK(text.find("hint: it conflicts with pack 'b', which requires base \"< 0.3\" (b.cw:2): no "
+                  "version of base is in both ranges") != std::string::npos);
+  CHECK(text.find("error: pack 'b' requires base \"< 0.3\"") != std::string::npos);
+  CHECK(text.find("hint: it conflicts with pack 'a'") != std::string::npos);
+
+  auto malformed = load_sources(
+      {make_source("base.cw", base),
+       make_source("a.cw", "pack a { version \"1.0.0\" requires base(\"about 2\") }\n")});
+  CHECK(malformed.render().find("a.cw:1:40: error: bad version range 'about 2'") !=
+        std::string::npos);
+  auto not_a_range =
+      load_sources({make_source("base.cw", base),
+                    make_source("a.cw", "pack a { version \"1.0.0\" requires base(2) }\n")});
+  CHECK(not_a_range.render().find("error: expected a pack id here") != std::string::npos);
+}
+
+TEST_CASE("version ranges overlap when some version is in both") {
+  CHECK(constraints_overlap(">= 0.2", "< 1"));
+  CHECK(constraints_overlap(">= 0.2, < 0.3", "0.2.5"));
+  CHECK(constraints_overlap("< 0.3", "<= 0.2.9"));
+  CHECK(constraints_overlap("> 1.2.3", "< 1.2.5"));
+  CHECK_FALSE(constraints_overlap(">= 0.4", "< 0.3"));
+  CHECK_FALSE(constraints_overlap(">= 0.3", "< 0.3"));
+  CHECK_FALSE(constraints_overlap("> 1.2.3", "< 1.2.4"));
+  CHECK_FALSE(constraints_overlap("= 1", "!= 1"));
+}
+
 TEST_CASE("header errors: missing requirement, cycle, engine, version") {
   auto missing = load_sources({make_source("a.cw", "pack a { version \"1.0.0\" requires b }\n")});
   CHECK(missing.render() ==

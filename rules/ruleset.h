@@ -305,6 +305,9 @@ struct PackInfo {
   std::string version;
   std::string engine;                  // constraint as written
   std::vector<std::string> requires_;  // pack ids
+  // The version range each of `requires_` asks for (`requires glibc.pthread(">= 0.2, < 1")`),
+  // "" for any version; same order as `requires_`.
+  std::vector<std::string> requires_versions;
   std::string description;
   std::vector<PackCondition> applies;  // empty: the pack applies to every trace
   std::vector<std::string> files;

@@ -1,7 +1,9 @@
 #include "rules/version.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <climits>
 #include <vector>
 
 #include "cw_version.h"
@@ -99,6 +101,36 @@ ConstraintResult check_constraint(std::string_view constraint, const Version& ve
   }
   if (!any) return ConstraintResult::Malformed;
   return satisfied ? ConstraintResult::Satisfied : ConstraintResult::Unsatisfied;
+}
+
+bool constraints_overlap(std::string_view a, std::string_view b) {
+  // Each term bounds the versions at its operand, so if any version meets both, one of the
+  // operands or a version right beside one does.
+  std::vector<Version> candidates = {Version{}};
+  for (std::string_view c : {a, b}) {
+    while (!c.empty()) {
+      size_t comma = c.find(',');
+      std::string_view term = trim(c.substr(0, comma));
+      term.remove_prefix(std::min(term.find_first_not_of("<>=!"), term.size()));
+      if (auto v = parse_partial_version(trim(term))) {
+        candidates.push_back(*v);
+        candidates.push_back({v->major, v->minor, v->patch + 1});
+        if (v->patch > 0)
+          candidates.push_back({v->major, v->minor, v->patch - 1});
+        else if (v->minor > 0)
+          candidates.push_back({v->major, v->minor - 1, INT_MAX});
+        else if (v->major > 0)
+          candidates.push_back({v->major - 1, INT_MAX, INT_MAX});
+      }
+      if (comma == std::string_view::npos) break;
+      c.remove_prefix(comma + 1);
+    }
+  }
+  for (const Version& v : candidates)
+    if (check_constraint(a, v) == ConstraintResult::Satisfied &&
+        check_constraint(b, v) == ConstraintResult::Satisfied)
+      return true;
+  return false;
 }
 
 }  // namespace cw::rules

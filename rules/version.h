@@ -28,4 +28,8 @@ enum class ConstraintResult { Satisfied, Unsatisfied, Malformed };
 // a bare version means "=".
 ConstraintResult check_constraint(std::string_view constraint, const Version& version);
 
+// Whether some version satisfies both constraints (well-formed ones): two `requires` of one
+// pack that no version meets together conflict.
+bool constraints_overlap(std::string_view a, std::string_view b);
+
 }  // namespace cw::rules
