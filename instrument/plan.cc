@@ -124,8 +124,12 @@ InstrumentationPlan plan_instrumentation(const rules::RuleSet& rules) {
     FunctionNames items(r.origin, names, plan.warnings);
     items.visit(r.item_where, r.item == call_enter || r.item == call_exit);
   }
-  for (const rules::LinkRule& r : rules.links)
+  for (const rules::LinkRule& r : rules.links) {
     FunctionNames(r.origin, names, plan.warnings).visit(r.where, false);
+    // A link that pairs calls names them in `from_where`/`to_where` as often as in `where`.
+    FunctionNames(r.origin, names, plan.warnings).visit(r.from_where, false);
+    FunctionNames(r.origin, names, plan.warnings).visit(r.to_where, false);
+  }
   for (const rules::EdgeRule& r : rules.edges)
     FunctionNames(r.origin, names, plan.warnings).visit(r.where, false);
 

@@ -58,6 +58,23 @@ batch server.items {
   CHECK(plan.flags.empty());
 }
 
+TEST_CASE("functions a link names on one side are planned too") {
+  InstrumentationPlan plan = plan_instrumentation(load(R"(
+link post {
+  from call_enter
+  from_where fn == "task_post"
+  to call_enter
+  to_where fn == "task_take"
+  join from.pid == to.pid
+  pick next
+}
+)"));
+  REQUIRE(plan.functions.size() == 2);
+  CHECK(plan.functions[0].name == "task_post");
+  CHECK(plan.functions[1].name == "task_take");
+  CHECK(plan.functions[1].rules == std::vector<std::string>{"p/post"});
+}
+
 TEST_CASE("call rules that name no function are reported, not probed") {
   InstrumentationPlan plan = plan_instrumentation(load(R"(
 split every.call { at call_enter }
