@@ -35,13 +35,19 @@ void add_pack_args(CLI::App* cmd, PackArgs& args) {
   cmd->add_flag("--no-stdlib", args.no_stdlib, "do not load stdlib-rules to resolve `requires`");
 }
 
-// What packs changed in others: rules turned off, and split rules that outrank load order.
-void print_overrides(const rules::RuleSet& rules, std::ostream& out) {
+// What the checked packs (`ids`) change in others: rules turned off, and split rules that
+// outrank load order.
+void print_overrides(const rules::RuleSet& rules, const std::vector<std::string>& ids,
+                     std::ostream& out) {
+  auto checked = [&](const std::string& id) {
+    return std::find(ids.begin(), ids.end(), id) != ids.end();
+  };
   for (const auto& d : rules.disabled)
-    out << fmt::format("{} disabled by {} ({}:{})\n", d.rule, d.by,
-                       d.source ? d.source->path : std::string("?"), d.loc.line);
+    if (checked(d.by))
+      out << fmt::format("{} disabled by {} ({}:{})\n", d.rule, d.by,
+                         d.source ? d.source->path : std::string("?"), d.loc.line);
   for (const auto& s : rules.splits)
-    if (s.priority != 0 && s.origin.active())
+    if (s.priority != 0 && s.origin.active() && checked(s.origin.pack))
       out << fmt::format("{} has priority {}: it names the cuts it shares with other splits\n",
                          s.origin.id, s.priority);
 }
@@ -65,7 +71,7 @@ Command add_rules_check(CLI::App& rules) {
             std::cout << fmt::format("{} pack{} checked ({}), {} warning{}\n", ids.size(),
                                      ids.size() == 1 ? "" : "s", fmt::join(ids, ", "), warnings,
                                      warnings == 1 ? "" : "s");
-            print_overrides(loaded.rules, std::cout);
+            print_overrides(loaded.rules, ids, std::cout);
             return kExitOk;
           }};
 }

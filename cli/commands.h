@@ -22,6 +22,8 @@ Command add_rules_kinds(CLI::App& rules);
 // `rules list [TRACE]`, `rules which ID`: the packs found and where a rule is written.
 Command add_rules_list(CLI::App& rules);
 Command add_rules_which(CLI::App& rules);
+Command add_rules_new(CLI::App& rules);
+Command add_rules_install(CLI::App& rules);
 Command add_graph(CLI::App& app);
 Command add_convert(CLI::App& app);
 // `debug`: diagnose a hang (docs/diagnosis.md).

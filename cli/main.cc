@@ -58,6 +58,8 @@ int main(int argc, char** argv) {
   commands.push_back(add_rules_kinds(*rules));
   commands.push_back(add_rules_list(*rules));
   commands.push_back(add_rules_which(*rules));
+  commands.push_back(add_rules_new(*rules));
+  commands.push_back(add_rules_install(*rules));
   auto* flags = app.add_subcommand("flags", "find the data flags a program's threads wait on");
   flags->require_subcommand(1);
   commands.push_back(add_flags_suggest(*flags));

@@ -22,6 +22,8 @@ _causeway_options() {
     "rules kinds") echo "--json --help" ;;
     "rules list") echo "--rules --no-stdlib --json --help" ;;
     "rules which") echo "--rules --no-stdlib --help" ;;
+    "rules new") echo "--program --library --help" ;;
+    "rules install") echo "--project --force --help" ;;
     "flags suggest") echo "--pid --tid --duration --json --help" ;;
     "cache size") echo "--json --help" ;;
     "cache clean") echo "--all --older --help" ;;
@@ -77,7 +79,7 @@ _causeway() {
 
   case "$cmd" in
     "") COMPREPLY=($(compgen -W "graph debug ui hangs export latency convert eval record mark rules flags cache --help --version" -- "$cur")) ;;
-    rules) COMPREPLY=($(compgen -W "check test fmt kinds list which" -- "$cur")) ;;
+    rules) COMPREPLY=($(compgen -W "check test fmt kinds list which new install" -- "$cur")) ;;
     flags) COMPREPLY=($(compgen -W "suggest" -- "$cur")) ;;
     cache) COMPREPLY=($(compgen -W "size clean" -- "$cur")) ;;
     *)

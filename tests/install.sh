@@ -35,14 +35,16 @@ check "--version: packs under the prefix" grep -qx "standard packs: $prefix/shar
 check "--version: preload library under the prefix" \
   grep -qx "preload library: $prefix/lib/causeway/libcauseway-preload.so" "$tmp/version"
 
-# The installed packs check, from another folder.
+# The installed packs check, from another folder: every pack of the source tree's
+# stdlib-rules, once each.
+packs=$(find "$src/stdlib-rules" -name pack.cw | wc -l)
 "$cw" rules check "$prefix/share/causeway/rules" >"$tmp/check" 2>&1
 check "rules check of the installed packs" \
-  grep -qx '2 packs checked (glibc.pthread, linux.kernel), 0 warnings' "$tmp/check"
+  grep -Eqx "$packs packs checked \(.*linux.kernel.*\), 0 warnings" "$tmp/check"
 # ... and the source tree's copy too: it replaces the installed packs, loaded once each.
 "$cw" rules check "$src/stdlib-rules" >"$tmp/check2" 2>&1
 check "rules check of another copy of the packs" \
-  grep -qx '2 packs checked (glibc.pthread, linux.kernel), 0 warnings' "$tmp/check2"
+  grep -Eqx "$packs packs checked \(.*linux.kernel.*\), 0 warnings" "$tmp/check2"
 
 # The installed binary diagnoses a bundled trace as the build's binary does.
 "$cw" debug "$src/examples/slow-server.trace" --auto >"$tmp/installed.txt" 2>&1

@@ -10,7 +10,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <set>
 #include <sstream>
+
+#include "dsl/parser.h"
 
 namespace fs = std::filesystem;
 
@@ -48,10 +52,8 @@ std::vector<std::string> packs_in(const std::string& folder) {
   return packs;
 }
 
-namespace {
-
-// Why `path` (a folder) cannot be trusted with packs, or "" when it can: checked on a
-// descriptor opened without following a link, then the path must still name that folder.
+// Checked on a descriptor opened without following a link, then the path must still name
+// that folder.
 std::string untrusted(const std::string& path) {
   const int fd = open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0)
@@ -69,18 +71,18 @@ std::string untrusted(const std::string& path) {
   return "";
 }
 
-}  // namespace
+std::string user_rules_dir() {
+  if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg == '/')
+    return std::string(xdg) + "/causeway/rules";
+  if (const char* home = std::getenv("HOME"); home && *home == '/')
+    return std::string(home) + "/.local/share/causeway/rules";
+  return "";
+}
 
 std::vector<SearchFolder> search_folders() {
   std::vector<SearchFolder> out;
-  std::string data;
-  if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg == '/')
-    data = xdg;
-  else if (const char* home = std::getenv("HOME"); home && *home == '/')
-    data = std::string(home) + "/.local/share";
   std::error_code ec;
-  if (!data.empty()) {
-    const std::string user = data + "/causeway/rules";
+  if (const std::string user = user_rules_dir(); !user.empty()) {
     if (fs::exists(fs::symlink_status(user, ec))) out.push_back({user, untrusted(user)});
   }
   const std::string project = ".causeway/rules";
@@ -124,6 +126,40 @@ std::vector<std::string> standard_packs() {
 
 }  // namespace
 
+std::string header_id(const std::string& path) {
+  std::error_code ec;
+  const fs::path file = fs::is_directory(path, ec) ? fs::path(path) / "pack.cw" : fs::path(path);
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return "";
+  // A header is at the top; a pack file larger than this is read by the loader, which
+  // bounds it.
+  std::string text(64 * 1024, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  dsl::ParseResult parsed = dsl::parse(make_source(file.string(), text));
+  return parsed.file.pack ? parsed.file.pack->id : "";
+}
+
+namespace {
+
+// The ids of the packs at `paths` (packs, or folders of packs).
+std::set<std::string> ids_at(const std::vector<std::string>& paths) {
+  std::set<std::string> ids;
+  std::error_code ec;
+  for (const std::string& p : paths) {
+    if (std::string id = header_id(p); !id.empty()) {
+      ids.insert(id);
+      continue;
+    }
+    if (fs::is_directory(p, ec))
+      for (const std::string& inner : packs_in(p))
+        if (std::string id = header_id(inner); !id.empty()) ids.insert(id);
+  }
+  return ids;
+}
+
+}  // namespace
+
 PackPaths pack_paths(const std::vector<std::string>& user_paths, bool no_stdlib) {
   std::vector<std::string> users;
   for (const auto& p : user_paths) users.push_back(canonical_path(p));
@@ -137,12 +173,16 @@ PackPaths pack_paths(const std::vector<std::string>& user_paths, bool no_stdlib)
       if (!covered) out.standard.push_back(pack);
     }
   }
+  // A pack the user gives replaces an installed copy of it (one being edited, then
+  // installed again), as it replaces a standard pack.
+  const std::set<std::string> given = ids_at(user_paths);
   for (const SearchFolder& folder : search_folders()) {
     if (!folder.why.empty()) {
       out.skipped.push_back(folder);
       continue;
     }
-    for (const std::string& pack : packs_in(folder.path)) out.added.push_back(pack);
+    for (const std::string& pack : packs_in(folder.path))
+      if (given.empty() || !given.count(header_id(pack))) out.added.push_back(pack);
   }
   if (const char* env = std::getenv("CAUSEWAY_RULES_PATH"); env && *env) {
     std::stringstream ss(env);

@@ -43,16 +43,29 @@ struct PackPaths {
   std::vector<SearchFolder> skipped;  // search folders not used, with why
 };
 
+// The user's folder of packs, ($XDG_DATA_HOME or ~/.local/share)/causeway/rules, whether it
+// exists or not; "" when neither variable names an absolute path.
+std::string user_rules_dir();
+
+// Why causeway would not load the packs of folder `path` (a link, not a folder, owned by
+// another user, writable by others); "" when it would.
+std::string untrusted(const std::string& path);
+
 // Only folders that exist are listed. A folder is used only when it is not a link, is owned
 // by the user running causeway or by root, and nobody else can write it (nor, for the
 // project's, .causeway): causeway often runs as root, and a pack changes what it reports.
 std::vector<SearchFolder> search_folders();
 
+// The id in the header of the pack at `path` (a .cw file, or a folder's pack.cw); "" when
+// it has none or cannot be read.
+std::string header_id(const std::string& path);
+
 // The packs in a folder of packs: its sub-folders and .cw files, sorted.
 std::vector<std::string> packs_in(const std::string& folder);
 
-// The packs to load. Standard packs that a user path already covers (the same folder, or
-// one inside it) are not listed twice. Throws MissingPacksError when the standard packs
+// The packs to load. A pack of a search folder with the id of a pack in `user_paths` is
+// left out (the user's replaces it). Standard packs that a user path already covers (the same
+// folder, or one inside it) are not listed twice. Throws MissingPacksError when the standard packs
 // are missing or hold no pack, unless `no_stdlib`.
 PackPaths pack_paths(const std::vector<std::string>& user_paths, bool no_stdlib);
 

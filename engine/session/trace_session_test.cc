@@ -166,8 +166,8 @@ TEST_CASE("a run whose trace cannot be read leaves no cache folder behind") {
   c.trace_path = dir.file("notes.txt");
   KeptReporter reporter;
   TraceSession s(c, reporter);
-  s.load_packs();
-  CHECK_THROWS_AS(s.trace(), SessionError);
+  // Packs that apply themselves are chosen by the trace, so loading them may read it.
+  CHECK_THROWS_AS((s.load_packs(), s.trace()), SessionError);
   CHECK_FALSE(std::filesystem::exists(dir.file("notes.txt.cwcache")));
 }
 

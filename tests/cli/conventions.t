@@ -58,7 +58,9 @@ Another checkout's stdlib-rules replaces the standard packs: each loads once, an
 tests.cw belongs to its pack.
 
   $ cp -r stdlib-rules $TMP_DIR/other-checkout && causeway rules check $TMP_DIR/other-checkout
-  2 packs checked (glibc.pthread, linux.kernel), 0 warnings
+  9 packs checked (glib.gio, glibc.pthread, libevent, linux.kernel, nginx, node.libuv, postgresql, python.asyncio, redis), 0 warnings
+  nginx/pool.idle has priority 1: it names the cuts it shares with other splits
+  node.libuv/pool.idle has priority 1: it names the cuts it shares with other splits
   $ causeway rules test $TMP_DIR/other-checkout | tail -1
   [0-9]+ passed, 0 failed (re)
 

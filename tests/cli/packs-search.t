@@ -5,13 +5,15 @@ trace without it.
 
   $ mkdir -p -m 755 $TMP_DIR/home/.local/share/causeway/rules && chmod 755 $TMP_DIR/home $TMP_DIR/home/.local $TMP_DIR/home/.local/share $TMP_DIR/home/.local/share/causeway
   $ printf 'pack demo.loop {\n  version "0.2.0"\n  requires linux.kernel\n  applies program("server"), library("libuv.so*")\n}\n\nsplit answer.sent {\n  at send\n  where fd == 5\n}\n' > $TMP_DIR/home/.local/share/causeway/rules/demo.cw
-  $ HOME=$TMP_DIR/home causeway rules list examples/server-loop.trace | sed "s|$TMP_DIR/||; s|$PWD/||"
-  glibc.pthread 0.1.0  stdlib-rules/glibc/pack.cw
-    conditions: -
-    applies: always (no conditions)
+  $ HOME=$TMP_DIR/home causeway rules list examples/server-loop.trace | sed "s|$TMP_DIR/||; s|$PWD/||" | grep -A2 -E "^(linux.kernel|node.libuv|demo.loop) "
   linux.kernel 0.1.0  stdlib-rules/linux-kernel/pack.cw
     conditions: -
     applies: always (no conditions)
+  --
+  node.libuv 0.1.0  stdlib-rules/node-libuv/pack.cw
+    conditions: library("libuv.so*"), program("node*"), symbol("uv_run")
+    applies: no: none of its conditions holds
+  --
   demo.loop 0.2.0  home/.local/share/causeway/rules/demo.cw
     conditions: program("server"), library("libuv.so*")
     applies: program server (pid 10)

@@ -1,7 +1,9 @@
 The packs that ship are valid.
 
   $ causeway rules check stdlib-rules
-  2 packs checked (glibc.pthread, linux.kernel), 0 warnings
+  9 packs checked (glib.gio, glibc.pthread, libevent, linux.kernel, nginx, node.libuv, postgresql, python.asyncio, redis), 0 warnings
+  nginx/pool.idle has priority 1: it names the cuts it shares with other splits
+  node.libuv/pool.idle has priority 1: it names the cuts it shares with other splits
 
 A user pack is checked with the stdlib packs it requires.
 

@@ -119,6 +119,6 @@ fi
 
 # Off: neither read nor written.
 rm -rf "$trace.cwcache"
-CAUSEWAY_CACHE=off causeway "$cmd" "$trace" --rules "$work/edit" "$@" >"$work/off.out" 2>&1
+CAUSEWAY_CACHE=off causeway "$cmd" "$trace" --rules "$work/edit" "$@" >"$work/off.out" 2>"$work/off.err"
 causeway "$cmd" "$trace" --rules "$work/edit" --no-cache "$@" >"$work/nocache.out" 2>&1
 echo "off: files in the cache folder: $(find "$trace.cwcache" -type f 2>/dev/null | wc -l); equals cold: $(same "$work/off.out" "$work/cold.out")"
