@@ -64,7 +64,12 @@ void Diagnoser::long_wait(uint32_t seg, const SegmentProfile& prof, uint32_t dep
                           trace_.events[g_.edges[path[j - 1].edge].to_event].ts >= wait_began;
   }
   for (size_t k = path.size(); k-- > 0;) {
-    if (g_.segments[path[k].segment].end_ns <= wait_began) continue;
+    // When it acted on the path: the event of its edge onward (a client that sent the
+    // request and then waited for the answer acted when it sent), else its segment's end.
+    const uint64_t acted = path[k].edge != kNoIndex
+                               ? trace_.events[g_.edges[path[k].edge].from_event].ts
+                               : g_.segments[path[k].segment].end_ns;
+    if (acted <= wait_began) continue;
     Tid t = g_.segments[path[k].segment].tid;
     if (t == g_.segments[seg].tid || visited_threads_.count(t)) continue;
     if (std::any_of(threads.begin(), threads.end(),
@@ -174,8 +179,7 @@ bool Diagnoser::blame_heaviest(const std::vector<PathStep>& path, uint32_t seg, 
   // server that read the request, then slept or waited on a lock for it): the request
   // is the other thread's edge into the first of them.
   size_t run = best;
-  while (run > 0 && path[run - 1].edge != kNoIndex &&
-         g_.segments[path[run - 1].segment].tid == tid)
+  while (run > 0 && path[run - 1].edge != kNoIndex && g_.segments[path[run - 1].segment].tid == tid)
     --run;
   std::string started;
   size_t first = best;
@@ -186,10 +190,71 @@ bool Diagnoser::blame_heaviest(const std::vector<PathStep>& path, uint32_t seg, 
     // The hang's own request is no news to whoever watched it hang.
     if (g_.segments[e.from].tid != g_.segments[seg].tid) first = run - 1;
   }
-  if (depth == 0) d_.path.assign(path.begin() + static_cast<std::ptrdiff_t>(first), path.end());
+  std::vector<PathStep> shown(path.begin() + static_cast<std::ptrdiff_t>(first), path.end());
+  if (first + 1 == run) prepend_requesters(shown, seg);
+  if (depth == 0) d_.path = std::move(shown);
   waited_downstream(path, best);
   blame(culprit, classify(p), p, depth, started);
   return true;
+}
+
+// The step that asked for the culprit's work may only have passed on another thread's
+// request: an event loop that read a client's request and queued it for a pool thread, a
+// bus's worker thread that received a method call over the bus. Behind each such relay
+// is the message it received, which started the step: the path shown begins where the
+// messages began (the Argus paper, §4.2: the request that the batched work served),
+// never at the hang's own thread or one already on the path.
+void Diagnoser::prepend_requesters(std::vector<PathStep>& shown, uint32_t hang_seg) {
+  constexpr size_t kMaxRelays = 4, kMaxOwnSegments = 8;
+  std::vector<Tid> seen = {g_.segments[hang_seg].tid};
+  for (const PathStep& step : shown) seen.push_back(g_.segments[step.segment].tid);
+  const KindId send = trace_.schema.find("send"), recv = trace_.schema.find("recv");
+  // The message into segment `v` from another thread that arrived first, before `acted`.
+  auto request_into = [&](uint32_t v, uint64_t acted) {
+    uint32_t request = kNoIndex;
+    uint64_t earliest = UINT64_MAX;
+    for (uint32_t ei : incoming_by_source(g_, v, beam_.costs)) {
+      const Edge& e = g_.edges[ei];
+      const Event& from = trace_.events[e.from_event];
+      const Event& to = trace_.events[e.to_event];
+      if (e.strength != Strength::Strong || from.kind != send || to.kind != recv) continue;
+      if (g_.segments[e.from].tid == g_.segments[v].tid || to.ts > acted || to.ts >= earliest)
+        continue;
+      request = ei;
+      earliest = to.ts;
+    }
+    return request;
+  };
+  for (size_t hops = 0; hops < kMaxRelays && !shown.empty(); ++hops) {
+    // What the step did on the path, and the request it was serving: the first message
+    // from another thread into it or, back through the thread's own segments (it may
+    // have waited on a lock or a pool's queue meanwhile), into the segment its turn of
+    // the loop began with. A turn that began with no message relayed none.
+    uint32_t v = shown.front().segment;
+    const uint64_t acted = shown.front().edge != kNoIndex
+                               ? trace_.events[g_.edges[shown.front().edge].from_event].ts
+                               : g_.segments[v].end_ns;
+    uint32_t request = request_into(v, acted);
+    std::vector<PathStep> own_steps;  // the thread's own segments walked back, latest first
+    for (size_t own = 0; request == kNoIndex && own < kMaxOwnSegments; ++own) {
+      if (is_loop_cut(g_, v) || v == 0 || g_.segments[v - 1].tid != g_.segments[v].tid) break;
+      uint32_t neighbour = kNoIndex;
+      for (uint32_t ei : incoming_by_source(g_, v, beam_.costs))
+        if (g_.edges[ei].from == v - 1) neighbour = ei;
+      if (neighbour == kNoIndex) break;
+      own_steps.push_back({v - 1, neighbour});
+      request = request_into(--v, acted);
+    }
+    if (request == kNoIndex) return;
+    const uint32_t from = g_.edges[request].from;
+    const Tid sender = g_.segments[from].tid;
+    if (std::find(seen.begin(), seen.end(), sender) != seen.end()) return;
+    const ThreadInfo* info = trace_.thread(sender);
+    if (info && info->kernel) return;
+    seen.push_back(sender);
+    for (const PathStep& step : own_steps) shown.insert(shown.begin(), step);
+    shown.insert(shown.begin(), PathStep{from, request});
+  }
 }
 
 // The threads of `path` after step `culprit` (up to the hang) were each woken by the step

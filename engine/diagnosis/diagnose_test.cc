@@ -1578,6 +1578,103 @@ TEST_CASE("a request queued behind a loop that slept for another client: the pat
         "300@10 message, 200@11 split, 200@12 split, 200@513 split, 200@514 message, 100@20 -");
 }
 
+TEST_CASE("a client that sent the request, then waited for its answer, is not the culprit's") {
+  // cw-a sends its request at 10 ms, works until 13 ms, then waits for the answer; the
+  // server sleeps 500 ms on it from 12 ms. cw-a's wait is for the server: diagnosing the
+  // server's sleep must not blame it (it acted on the path when it sent, before the server
+  // began to wait).
+  const std::string sleeps =
+      std::string(kLoopRules) +
+      "split wait.entry { at syscall_enter where name == \"clock_nanosleep\" neighbour weak }\n";
+  Built b =
+      build(sleeps,
+            "process 100 comm=cw-b\nthread 100 pid=100 comm=cw-b\n"
+            "process 200 comm=cw-server\nthread 200 pid=200 comm=cw-server\n"
+            "process 300 comm=cw-a\nthread 300 pid=300 comm=cw-a\n"
+            "1ms 200 syscall_enter name=epoll_wait fd=9\n1ms 200 switch_out state=S\n"
+            "10ms 300 syscall_enter name=write fd=3\n"
+            "10ms 300 send object=1 offset=0 len=8 peer=200 fd=3\n"
+            "10ms 300 wakeup target=200\n"
+            "10ms 300 syscall_exit name=write ret=8\n"
+            "13ms 300 syscall_enter name=read fd=3\n"
+            "13ms 300 switch_out state=S\n"
+            "11ms 200 switch_in\n11ms 200 syscall_exit name=epoll_wait ret=1\n" +
+                take(11, 4, 1, 300) +
+                "12ms 200 syscall_enter name=clock_nanosleep\n12ms 200 switch_out state=S\n" +
+                ask(20, 100, 3, 5, false) +
+                "512ms 200 switch_in\n512ms 200 syscall_exit name=clock_nanosleep ret=0\n" +
+                answer(512, 4, 1, 300, 300) +
+                "513ms 200 syscall_enter name=epoll_wait fd=9\n"
+                "513ms 200 syscall_exit name=epoll_wait ret=1\n" +
+                take(514, 6, 5, 100) + answer(514, 6, 5, 100, 100) +
+                "515ms 200 syscall_enter name=epoll_wait fd=9\n515ms 200 switch_out state=S\n" +
+                answered(515, 300, 1) + answered(515, 100, 5));
+  DiagnoseOptions o;
+  o.symptom.thread_name = "cw-b";
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
+  CHECK(d.hang.tid == 100);
+  CHECK(causes(b, d) == "200 LongWait depth 1");
+}
+
+TEST_CASE("a request relayed by a loop to a worker: the path begins at the client that sent it") {
+  // cw-server's loop reads cw-a's request at 11 ms and hands it to its worker (a futex
+  // wake at 12 ms), which computes until 510 ms; cw-b's request, read at 21 ms, is queued
+  // for the same worker, which takes it from memory when it is done with cw-a's and
+  // computes until 520 ms. The loop only passed cw-a's request on: the path begins at
+  // cw-a, the client whose request kept the worker busy.
+  const std::string relay =
+      std::string(kLoopRules) +
+      "edge futex.wake { link wakeup where from.syscall.name == \"futex\" strength strong "
+      "kind futex priority 10 }\n";
+  Built b =
+      build(relay,
+            "process 100 comm=cw-b\nthread 100 pid=100 comm=cw-b\n"
+            "process 200 comm=cw-server\nthread 200 pid=200 comm=cw-server\n"
+            "thread 201 pid=200 comm=cw-worker\n"
+            "process 300 comm=cw-a\nthread 300 pid=300 comm=cw-a\n"
+            "1ms 200 syscall_enter name=epoll_wait fd=9\n1ms 200 switch_out state=S\n"
+            "1ms 201 syscall_enter name=futex\n1ms 201 switch_out state=S\n" +
+                ask(10, 300, 3, 1, true) +
+                "11ms 200 switch_in\n11ms 200 syscall_exit name=epoll_wait ret=1\n" +
+                take(11, 4, 1, 300) +
+                "12ms 200 syscall_enter name=futex\n12ms 200 wakeup target=201\n"
+                "12ms 200 syscall_exit name=futex ret=1\n"
+                "12ms 201 switch_in\n12ms 201 syscall_exit name=futex ret=0\n"
+                "13ms 200 syscall_enter name=epoll_wait fd=9\n13ms 200 switch_out state=S\n" +
+                ask(20, 100, 3, 5, true) +
+                "21ms 200 switch_in\n21ms 200 syscall_exit name=epoll_wait ret=1\n" +
+                take(21, 6, 5, 100) +
+                "22ms 200 syscall_enter name=epoll_wait fd=9\n22ms 200 switch_out state=S\n"
+                "510ms 201 syscall_enter name=write fd=7\n"
+                "510ms 201 send object=20 offset=0 len=8 peer=200 fd=7\n"
+                "510ms 201 wakeup target=200\n"
+                "510ms 201 syscall_exit name=write ret=8\n"
+                "510ms 200 switch_in\n510ms 200 syscall_exit name=epoll_wait ret=1\n" +
+                take(510, 8, 20, 200) + answer(510, 4, 1, 300, 300) +
+                "511ms 200 syscall_enter name=epoll_wait fd=9\n511ms 200 switch_out state=S\n"
+                "520ms 201 syscall_enter name=write fd=7\n"
+                "520ms 201 send object=20 offset=8 len=8 peer=200 fd=7\n"
+                "520ms 201 wakeup target=200\n"
+                "520ms 201 syscall_exit name=write ret=8\n"
+                "520ms 201 syscall_enter name=futex\n520ms 201 switch_out state=S\n"
+                "520ms 200 switch_in\n520ms 200 syscall_exit name=epoll_wait ret=1\n"
+                "520ms 200 syscall_enter name=read fd=8\n520ms 200 syscall_exit name=read ret=8\n"
+                "520ms 200 recv object=20 offset=8 len=8 peer=200 fd=8\n" +
+                answer(521, 6, 5, 100, 100) +
+                "522ms 200 syscall_enter name=epoll_wait fd=9\n522ms 200 switch_out state=S\n" +
+                answered(511, 300, 1) + answered(522, 100, 5));
+  DiagnoseOptions o;
+  o.symptom.thread_name = "cw-b";
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
+  CHECK(d.hang.tid == 100);
+  CHECK(causes(b, d) == "201 LongRunning depth 1");
+  CAPTURE(path(b, d.path));
+  REQUIRE_FALSE(d.path.empty());
+  CHECK(b.trace.events[b.result.graph.segments[d.path.front().segment].first].tid == 300);
+  CHECK(path(b, d.path) ==
+        "300@10 message, 200@11 futex, 201@1 message, 200@520 message, 100@20 -");
+}
+
 TEST_CASE("two clients of one process served in one loop turn: the items part them") {
   // cw-app's threads 301 and 302 each ask cw-server; one epoll_wait returns both requests.
   // The server computes 500 ms on 301's, answers it, then reads and answers 302's. The
