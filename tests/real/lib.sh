@@ -113,3 +113,41 @@ busy_then_static() {
   [ "$(cat "$WORK/a.out")" = "busy done" ] || die "client-a got '$(cat "$WORK/a.out")'"
   [ "$out" = "static page" ] || die "client-b got '$out'"
 }
+
+# private_bus: a private dbus-daemon on a unix socket in $WORK, as the session bus of what
+# runs next (DBUS_SESSION_BUS_ADDRESS exported).
+private_bus() {
+  need dbus-daemon
+  export DBUS_SESSION_BUS_ADDRESS="unix:path=$WORK/bus"
+  dbus-daemon --session --nofork --nopidfile --address="$DBUS_SESSION_BUS_ADDRESS" \
+    2>"$WORK/dbus.log" &
+  PIDS+=($!)
+  wait_file "$WORK/bus" dbus-daemon
+}
+
+# postgres_cluster: a private PostgreSQL cluster in $WORK/pg, owned by postgres (the server
+# refuses to run as root), on a unix socket only, without fsync (a scratch cluster), up and
+# accepting connections. Sets pgbin, port, pg (the socket folder) and psql (an array: the
+# client as the postgres user, quiet, unaligned, stopping on errors). setpriv execs the
+# server itself, so its pid is the postmaster's and cleanup stops it.
+postgres_cluster() {
+  pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+  [ -x "${pgbin:-}/postgres" ] || die "postgresql is not installed: run tests/real/install.sh"
+  port=$(free_port)
+  pg="$WORK/pg"
+  chmod 711 "$WORK" # postgres must get through the root-owned temp dir
+  mkdir "$pg" && chown postgres: "$pg"
+  local asuser=(setpriv --reuid=postgres --regid=postgres --init-groups)
+  "${asuser[@]}" "$pgbin/initdb" -D "$pg/data" -A trust -U postgres -N --no-instructions \
+    >"$WORK/initdb.log" 2>&1 || die "initdb failed: $(tail -3 "$WORK/initdb.log")"
+  "${asuser[@]}" "$pgbin/postgres" -D "$pg/data" -k "$pg" -p "$port" -c listen_addresses= \
+    -c fsync=off >"$WORK/postgres.log" 2>&1 &
+  PIDS+=($!)
+  psql=("$pgbin/psql" -h "$pg" -p "$port" -U postgres -d postgres -X -q -A -t -v ON_ERROR_STOP=1)
+  local i
+  for i in $(seq 100); do
+    "$pgbin/pg_isready" -q -h "$pg" -p "$port" && return 0
+    sleep 0.05
+  done
+  die "postgres did not accept connections within 5 s: $(tail -3 "$WORK/postgres.log")"
+}

@@ -4,11 +4,7 @@
 . "$(dirname "$0")/../lib.sh"
 need dbus-daemon dbus-send
 here=$(cd "$(dirname "$0")" && pwd)
-export DBUS_SESSION_BUS_ADDRESS="unix:path=$WORK/bus"
-dbus-daemon --session --nofork --nopidfile --address="$DBUS_SESSION_BUS_ADDRESS" \
-  2>"$WORK/dbus.log" &
-PIDS+=($!)
-wait_file "$WORK/bus" dbus-daemon
+private_bus
 "$here/slow-service" "$WORK/READY" 2>"$WORK/service.log" &
 PIDS+=($!)
 wait_file "$WORK/READY" "slow-service ($(cat "$WORK/service.log" 2>/dev/null | tail -1))"
