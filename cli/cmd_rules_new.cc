@@ -149,20 +149,32 @@ std::string packs_folder(bool project, std::string& why) {
   return folder;
 }
 
-// Copies the pack's files (paths as loaded) under `root` into the new folder `to`, keeping
-// their places relative to `root`. Only pack files are copied, never run.
+// Copies the pack into the new folder `to`: a single-file pack as pack.cw; a folder pack
+// with every regular file under it (its .cw files and what its tests read, a recording),
+// in the same places. Links are not followed or copied; nothing is run.
 std::string copy_pack(const rules::PackInfo& pack, const fs::path& root, const fs::path& to) {
-  for (const std::string& file : pack.files) {
-    std::error_code ec;
-    fs::path rel = fs::is_directory(root, ec) ? fs::relative(file, root, ec) : fs::path("pack.cw");
-    if (ec || rel.empty() || *rel.begin() == "..")
-      return fmt::format("{}: not inside {}", file, root.string());
+  std::error_code ec;
+  std::vector<std::pair<fs::path, fs::path>> files;  // from, relative to `to`
+  if (!fs::is_directory(root, ec)) {
+    if (pack.files.empty()) return fmt::format("{}: the pack has no file", root.string());
+    files.push_back({pack.files.front(), "pack.cw"});
+  } else {
+    for (auto it = fs::recursive_directory_iterator(root, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      if (it->is_symlink(ec) || !it->is_regular_file(ec)) continue;
+      files.push_back({it->path(), fs::relative(it->path(), root, ec)});
+    }
+    if (ec) return fmt::format("{}: {}", root.string(), ec.message());
+  }
+  for (const auto& [from, rel] : files) {
+    if (rel.empty() || *rel.begin() == "..")
+      return fmt::format("{}: not inside {}", from.string(), root.string());
     fs::create_directories((to / rel).parent_path(), ec);
     if (ec) return fmt::format("{}: {}", (to / rel).parent_path().string(), ec.message());
-    std::ifstream in(file, std::ios::binary);
+    std::ifstream in(from, std::ios::binary);
     std::stringstream text;
     text << in.rdbuf();
-    if (!in) return fmt::format("{}: cannot be read", file);
+    if (!in) return fmt::format("{}: cannot be read", from.string());
     if (std::string err = write_new((to / rel).string(), text.str()); !err.empty()) return err;
   }
   return "";
@@ -273,8 +285,8 @@ Command add_rules_install(CLI::App& rules) {
   cmd->footer(
       "The user's folder is $XDG_DATA_HOME/causeway/rules, else ~/.local/share/causeway/rules "
       "(docs/rules.md \"Where packs are found\"). The pack must load beside the installed "
-      "ones and its tests must pass, where it is and again once copied; only its .cw files are "
-      "copied and nothing in it is run but its tests (in the rule language's sandbox).\nExit "
+      "ones and its tests must pass, where it is and again once copied; its files are copied "
+      "(no links) and nothing in it is run but its tests (in the rule language's sandbox).\nExit "
       "status: 0 installed, 1 the pack is invalid, has no tests, fails them or is installed "
       "already, 2 the folder of packs cannot be used.");
   return {cmd, [args] {
