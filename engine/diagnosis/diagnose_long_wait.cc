@@ -191,7 +191,7 @@ bool Diagnoser::blame_heaviest(const std::vector<PathStep>& path, uint32_t seg, 
     if (g_.segments[e.from].tid != g_.segments[seg].tid) first = run - 1;
   }
   std::vector<PathStep> shown(path.begin() + static_cast<std::ptrdiff_t>(first), path.end());
-  if (first + 1 == run) prepend_requesters(shown, seg);
+  if (first + 1 == run) prepend_requesters(shown, seg, culprit);
   if (depth == 0) d_.path = std::move(shown);
   waited_downstream(path, best);
   blame(culprit, classify(p), p, depth, started);
@@ -202,12 +202,15 @@ bool Diagnoser::blame_heaviest(const std::vector<PathStep>& path, uint32_t seg, 
 // request: an event loop that read a client's request and queued it for a pool thread, a
 // bus's worker thread that received a method call over the bus. Behind each such relay
 // is the message it received, which started the step: the path shown begins where the
-// messages began (the Argus paper, §4.2: the request that the batched work served),
-// never at the hang's own thread or one already on the path.
-void Diagnoser::prepend_requesters(std::vector<PathStep>& shown, uint32_t hang_seg) {
+// messages began (the Argus paper, §4.2: the request that the batched work served).
+void Diagnoser::prepend_requesters(std::vector<PathStep>& shown, uint32_t hang_seg,
+                                   uint32_t culprit) {
   constexpr size_t kMaxRelays = 4, kMaxOwnSegments = 8;
-  std::vector<Tid> seen = {g_.segments[hang_seg].tid};
-  for (const PathStep& step : shown) seen.push_back(g_.segments[step.segment].tid);
+  // Each message is earlier than the one it led to, so the walk cannot go round; a thread
+  // may be on both sides (a bus daemon relays the call and the reply). It stops at the
+  // hang's own thread and the culprit's: a client whose step began with the answer to its
+  // previous request to the culprit is where this request began.
+  std::vector<Tid> seen = {g_.segments[hang_seg].tid, g_.segments[culprit].tid};
   const KindId send = trace_.schema.find("send"), recv = trace_.schema.find("recv");
   // The message into segment `v` from another thread that arrived first, before `acted`.
   auto request_into = [&](uint32_t v, uint64_t acted) {
@@ -237,7 +240,12 @@ void Diagnoser::prepend_requesters(std::vector<PathStep>& shown, uint32_t hang_s
     uint32_t request = request_into(v, acted);
     std::vector<PathStep> own_steps;  // the thread's own segments walked back, latest first
     for (size_t own = 0; request == kNoIndex && own < kMaxOwnSegments; ++own) {
-      if (is_loop_cut(g_, v) || v == 0 || g_.segments[v - 1].tid != g_.segments[v].tid) break;
+      // A turn of the loop that began after the thread waited idle in it serves what
+      // woke it, not the turn before; one that began at once (the loop found its
+      // descriptors ready, a read of the rest of a message) goes on with it.
+      if ((is_loop_cut(g_, v) && idle_at_start(v)) || v == 0 ||
+          g_.segments[v - 1].tid != g_.segments[v].tid)
+        break;
       uint32_t neighbour = kNoIndex;
       for (uint32_t ei : incoming_by_source(g_, v, beam_.costs))
         if (g_.edges[ei].from == v - 1) neighbour = ei;
@@ -255,6 +263,23 @@ void Diagnoser::prepend_requesters(std::vector<PathStep>& shown, uint32_t hang_s
     for (const PathStep& step : own_steps) shown.insert(shown.begin(), step);
     shown.insert(shown.begin(), PathStep{from, request});
   }
+}
+
+// Whether segment `v`'s thread blocked before the first call that returned in it: for a
+// segment a loop cut began, whether it waited idle in its loop for what came next.
+bool Diagnoser::idle_at_start(uint32_t v) const {
+  const Segment& s = g_.segments[v];
+  const KindId exit = trace_.schema.find("syscall_exit");
+  const EventList calls = events_.syscalls_of(s.tid);
+  auto it = std::partition_point(calls.begin(), calls.end(),
+                                 [&](uint32_t i) { return trace_.events[i].ts < s.start_ns; });
+  uint64_t returned = s.end_ns;
+  for (; it != calls.end() && trace_.events[*it].ts <= s.end_ns; ++it)
+    if (trace_.events[*it].kind == exit) {
+      returned = trace_.events[*it].ts;
+      break;
+    }
+  return profile_range(trace_, events_, s.tid, s.start_ns, returned).blocked_ns > 0;
 }
 
 // The threads of `path` after step `culprit` (up to the hang) were each woken by the step

@@ -1675,6 +1675,88 @@ TEST_CASE("a request relayed by a loop to a worker: the path begins at the clien
         "300@10 message, 200@11 futex, 201@1 message, 200@520 message, 100@20 -");
 }
 
+TEST_CASE("a bus that relays the call and the answer: the path begins at the caller") {
+  // cw-a's call goes through cw-bus (400) to cw-service's I/O thread (201), which hands it
+  // to the service's main loop (200) over an eventfd; the main loop computes on it until
+  // 510 ms. cw-b's call, relayed the same way at 20 ms, is read by the main loop only after
+  // that, and its answer goes back through the I/O thread and cw-bus. cw-bus is on both
+  // sides of the culprit: the walk back from the I/O thread goes through it to cw-a.
+  std::string t =
+      "process 100 comm=cw-b\nthread 100 pid=100 comm=cw-b\n"
+      "process 200 comm=cw-service\nthread 200 pid=200 comm=cw-service\n"
+      "thread 201 pid=200 comm=cw-io\n"
+      "process 300 comm=cw-a\nthread 300 pid=300 comm=cw-a\n"
+      "process 400 comm=cw-bus\nthread 400 pid=400 comm=cw-bus\n";
+  // Thread `tid` waits in its loop at `ms`; is woken at `ms`; reads `len` 8 on `fd`, from
+  // stream `object` at `offset`; writes 8 on `fd`, to stream `object` at `offset`.
+  auto idle = [](int ms, Tid tid) {
+    return fmt::format(
+        "{0}ms {1} syscall_enter name=epoll_wait fd=9\n{0}ms {1} switch_out state=S\n", ms, tid);
+  };
+  auto woken = [](int ms, Tid tid) {
+    return fmt::format("{0}ms {1} switch_in\n{0}ms {1} syscall_exit name=epoll_wait ret=1\n", ms,
+                       tid);
+  };
+  auto turn = [](int ms, Tid tid) {
+    return fmt::format(
+        "{0}ms {1} syscall_enter name=epoll_wait fd=9\n{0}ms {1} syscall_exit name=epoll_wait "
+        "ret=1\n",
+        ms, tid);
+  };
+  auto rd = [](int ms, Tid tid, int fd, int object, int offset, Pid peer) {
+    return fmt::format(
+        "{0}ms {1} syscall_enter name=read fd={2}\n{0}ms {1} syscall_exit name=read ret=8\n"
+        "{0}ms {1} recv object={3} offset={4} len=8 peer={5} fd={2}\n",
+        ms, tid, fd, object, offset, peer);
+  };
+  auto wr = [](int ms, Tid tid, int fd, int object, int offset, Pid peer, Tid wake) {
+    return fmt::format(
+        "{0}ms {1} syscall_enter name=write fd={2}\n"
+        "{0}ms {1} send object={3} offset={4} len=8 peer={5} fd={2}\n{6}"
+        "{0}ms {1} syscall_exit name=write ret=8\n",
+        ms, tid, fd, object, offset, peer,
+        wake ? fmt::format("{}ms {} wakeup target={}\n", ms, tid, wake) : "");
+  };
+  auto client_waits = [](int ms, Tid tid) {
+    return fmt::format("{0}ms {1} syscall_enter name=read fd=3\n{0}ms {1} switch_out state=S\n", ms,
+                       tid);
+  };
+  t += idle(1, 200) + idle(1, 201) + idle(1, 400);
+  // cw-a's call: cw-a -> bus -> I/O thread -> main loop (eventfd, object 30).
+  t += wr(10, 300, 3, 1, 0, 400, 400) + client_waits(10, 300);
+  t += woken(10, 400) + rd(10, 400, 4, 1, 0, 300) + wr(10, 400, 6, 10, 0, 200, 201) + idle(10, 400);
+  t +=
+      woken(10, 201) + rd(10, 201, 5, 10, 0, 400) + wr(10, 201, 7, 30, 0, 200, 200) + idle(10, 201);
+  t += woken(11, 200) + rd(11, 200, 8, 30, 0, 200);
+  // cw-b's call at 20 ms, the same way; the main loop is busy.
+  t += wr(20, 100, 3, 2, 0, 400, 400) + client_waits(20, 100);
+  t += woken(20, 400) + rd(20, 400, 5, 2, 0, 100) + wr(20, 400, 6, 10, 8, 200, 201) + idle(20, 400);
+  t += woken(20, 201) + rd(20, 201, 5, 10, 8, 400) + wr(20, 201, 7, 30, 8, 200, 0) + idle(20, 201);
+  // The main loop answers cw-a at 510 ms (through the I/O thread and the bus), then reads
+  // cw-b's call and answers it.
+  t += wr(510, 200, 4, 31, 0, 200, 201) + turn(511, 200) + rd(511, 200, 8, 30, 8, 200) +
+       wr(512, 200, 4, 31, 8, 200, 0) + idle(513, 200);
+  t += woken(510, 201) + rd(510, 201, 4, 31, 0, 200) + wr(510, 201, 5, 11, 0, 400, 400) +
+       turn(512, 201) + rd(512, 201, 4, 31, 8, 200) + wr(512, 201, 5, 11, 8, 400, 400) +
+       idle(513, 201);
+  t += woken(510, 400) + rd(510, 400, 6, 11, 0, 200) + wr(510, 400, 4, 3, 0, 300, 300) +
+       turn(512, 400) + rd(512, 400, 6, 11, 8, 200) + wr(513, 400, 5, 4, 0, 100, 100) +
+       idle(514, 400);
+  t += "510ms 300 switch_in\n510ms 300 syscall_exit name=read ret=8\n"
+       "510ms 300 recv object=3 offset=0 len=8 peer=400 fd=3\n"
+       "513ms 100 switch_in\n513ms 100 syscall_exit name=read ret=8\n"
+       "513ms 100 recv object=4 offset=0 len=8 peer=400 fd=3\n";
+  Built b = build(kLoopRules, t);
+  DiagnoseOptions o;
+  o.symptom.thread_name = "cw-b";
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
+  CHECK(d.hang.tid == 100);
+  CHECK(causes(b, d) == "200 LongRunning depth 1");
+  CAPTURE(path(b, d.path));
+  REQUIRE_FALSE(d.path.empty());
+  CHECK(b.trace.events[b.result.graph.segments[d.path.front().segment].first].tid == 300);
+}
+
 TEST_CASE("two clients of one process served in one loop turn: the items part them") {
   // cw-app's threads 301 and 302 each ask cw-server; one epoll_wait returns both requests.
   // The server computes 500 ms on 301's, answers it, then reads and answers 302's. The

@@ -117,7 +117,8 @@ class Diagnoser {
   void waited_downstream(const std::vector<PathStep>& path, size_t culprit);
   // Before `shown`'s first step, the threads whose messages it passed on (relays), up to
   // the one where the request began.
-  void prepend_requesters(std::vector<PathStep>& shown, uint32_t hang_seg);
+  void prepend_requesters(std::vector<PathStep>& shown, uint32_t hang_seg, uint32_t culprit);
+  bool idle_at_start(uint32_t v) const;
   uint32_t choose_baseline(uint32_t seg, const std::vector<SimilarSegment>& similar);
   std::string waker_name(uint32_t s) const;
   uint32_t call_in_flight(Tid tid, uint32_t event) const;
