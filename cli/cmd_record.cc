@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -189,6 +190,22 @@ std::unique_ptr<RecordInstrumentation> plan_from_packs(const RecordArgs& args, i
   }
   holders = holder_fields(loaded);
   instrument::InstrumentationPlan plan = instrument::plan_instrumentation(loaded.rules);
+  // Packs for one runtime (with `applies` conditions) are all loaded here, before there is
+  // a trace to choose them by: their functions are hooked wherever a recorded process has
+  // them, quietly, and only when there are processes to hook (a recording of the whole
+  // machine hooks nothing for them). What a pack given with --rules names is said.
+  const std::vector<std::string> asked = session::packs_from(loaded.rules, args.rules);
+  auto quiet_pack = [&](const std::string& rule) {
+    const std::string pack = rule.substr(0, rule.find('/'));
+    if (std::find(asked.begin(), asked.end(), pack) != asked.end()) return false;
+    return std::any_of(
+        loaded.rules.packs.begin(), loaded.rules.packs.end(),
+        [&](const rules::PackInfo& p) { return p.id == pack && !p.applies.empty(); });
+  };
+  for (instrument::PlannedFunction& f : plan.functions)
+    f.quiet = std::all_of(f.rules.begin(), f.rules.end(), quiet_pack);
+  if (args.command.empty() && args.pids.empty())
+    std::erase_if(plan.functions, [](const instrument::PlannedFunction& f) { return f.quiet; });
   if (plan.empty()) {
     for (const std::string& w : plan.warnings) std::cerr << "causeway: warning: " << w << "\n";
     return nullptr;

@@ -25,6 +25,9 @@ struct PlannedFlag {
 struct PlannedFunction {
   std::string name;
   std::vector<std::string> rules;  // qualified ids of the rules naming it
+  // Named only by packs for one runtime that nobody asked for (they apply themselves to
+  // traces of it): hooked where a process has it, and not said where none does.
+  bool quiet = false;
 };
 
 struct InstrumentationPlan {

@@ -304,7 +304,9 @@ std::optional<ForegroundResult> record_in_foreground(ForegroundRecording r) {
     }
     if (waited == child) status = wstatus;
   }
-  if (instrumentation) print_messages(*instrumentation);
+  if (instrumentation)
+    for (const std::string& m : instrumentation->take_final_messages())
+      std::cerr << "causeway: " << m << "\n";
   return ForegroundResult{status, session->status(), std::move(write_error), command_running};
 }
 

@@ -57,6 +57,10 @@ struct RecordInstrumentation::State {
   std::vector<std::pair<uint32_t, uint32_t>> watchpoints;  // (pid, flag index) attached
   bool inline_hooks = false;
   std::vector<std::string> messages;
+  // Functions the packs name that a hooked process does not have, with the processes:
+  // said once at the end (every pack's functions are hooked in every recorded process, and
+  // a pack for one runtime names functions no other program has).
+  std::map<std::string, std::set<uint32_t>> missing;
 
   const instrument::ElfImage* image(const std::string& path) {
     auto it = images.find(path);
@@ -310,6 +314,7 @@ void RecordInstrumentation::attach(kernel::Probes& probes, uint32_t pid, bool co
       p.fn_index = j;
       probes.attach_function(p);
     }
+    if (found.empty() && plan_.functions[j].quiet) continue;
     std::string files_text;
     for (const auto& f : found) files_text += (files_text.empty() ? "" : ", ") + f;
     s.messages.push_back(found.empty()
@@ -358,6 +363,11 @@ void RecordInstrumentation::poll_hooks(RecordDecoder& decoder) {
   }
   for (const hook::HookNote& n : s.hook_log->take_notes()) {
     if (n.fn_index < plan_.functions.size()) {
+      if (n.text.rfind("not found", 0) == 0) {
+        if (!plan_.functions[n.fn_index].quiet)
+          s.missing[plan_.functions[n.fn_index].name].insert(n.pid);
+        continue;
+      }
       s.messages.push_back(fmt::format("function {}: {} (pid {}, in-process hook)",
                                        plan_.functions[n.fn_index].name, n.text, n.pid));
       continue;
@@ -371,6 +381,29 @@ void RecordInstrumentation::poll_hooks(RecordDecoder& decoder) {
                        n.pid, recorder_note(text));
     s.messages.push_back(std::move(text));
   }
+}
+
+std::vector<std::string> RecordInstrumentation::take_final_messages() {
+  State& s = *state_;
+  if (!s.missing.empty()) {
+    std::set<uint32_t> pids;
+    std::vector<std::string> names;
+    for (const auto& [name, in] : s.missing) {
+      names.push_back(name);
+      pids.insert(in.begin(), in.end());
+    }
+    constexpr size_t kShown = 8;
+    const size_t more = names.size() > kShown ? names.size() - kShown : 0;
+    names.resize(std::min(names.size(), kShown));
+    s.messages.push_back(fmt::format(
+        "{} function{} named by the packs {} in none of {} hooked process{} ({}{}): not "
+        "traced there",
+        s.missing.size(), s.missing.size() == 1 ? "" : "s", s.missing.size() == 1 ? "is" : "are",
+        pids.size(), pids.size() == 1 ? "" : "es", fmt::join(names, ", "),
+        more ? fmt::format(" and {} more", more) : ""));
+    s.missing.clear();
+  }
+  return take_messages();
 }
 
 std::vector<std::string> RecordInstrumentation::take_messages() {

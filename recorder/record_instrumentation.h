@@ -58,6 +58,9 @@ class RecordInstrumentation {
   void note_silent_watchpoints(RecordDecoder& decoder);
   // What was attached where, refused or not found, one line each, since the last call.
   std::vector<std::string> take_messages();
+  // The same, at the end of the recording: with one line for the functions no hooked
+  // process had (said once, not per process).
+  std::vector<std::string> take_final_messages();
 
  private:
   struct State;
