@@ -148,3 +148,35 @@ edge cond.relock.prune {
   where to.call.fn in pool_waits and to.syscall.name == "futex" and to.syscall.value == 2
   strength prune
 }
+
+# Jobs that run at once on several workers may synchronise inside the library they call
+# (OpenSSL's locks under crypto.pbkdf2, a condition variable of node's own): one worker's
+# job wakes another's inside both jobs. That orders the two jobs; it did not hand the
+# woken one its work, which came from the loop's submission (pool.queued): without this,
+# the woken job seems started by the other worker. Classified weak only to be pruned
+# (futex.wake would make it strong, and strong edges are final).
+edge job.sync {
+  link wakeup
+  where from.call.fn in pool_jobs and to.call.fn in pool_jobs and from.pid == to.pid
+    and from.tid != to.tid and to.syscall.name == "futex"
+  strength weak
+  kind job_sync
+  priority 20
+}
+
+edge job.sync.prune {
+  link wakeup
+  where from.call.fn in pool_jobs and to.call.fn in pool_jobs and from.pid == to.pid
+    and from.tid != to.tid and to.syscall.name == "futex"
+  strength prune
+}
+
+# A job that waits inside the library it calls (job.sync) is still one job: the wait cuts
+# it (linux.kernel's wait.entry), and the pieces are joined strongly, so that the job's
+# later piece leads back to the job's start and to the submission that queued it.
+split job.wait {
+  at syscall_enter
+  where name == "futex" and op in futex_waits and call.fn in pool_jobs and tid != pid
+  neighbour strong
+  priority 2
+}

@@ -158,3 +158,31 @@ test "the unlock that lets a signalled worker take the mutex back is no cause" {
   expect no edge 102 -> 101
   expect stat pruned >= 1
 }
+
+test "two jobs that synchronise inside the library: no edge between them, one job each" {
+  # Workers 101 and 102 each run a hash (uv__queue_work); inside it, 102 waits on a
+  # condition variable of the library (futex wait_bitset) that 101's job broadcasts.
+  trace [[
+    causeway-trace 1
+    process 100 comm=file-server
+    thread 100 pid=100 comm=file-server
+    thread 101 pid=100 comm=node
+    thread 102 pid=100 comm=node
+    1ms 101 call_enter fn=uv__queue_work addr=0x18a7ab0
+    1ms 102 call_enter fn=uv__queue_work addr=0x18a7ab0
+    2ms 102 syscall_enter name=futex op=wait_bitset resource=0x37307dd8 value=2
+    2ms 102 switch_out state=S
+    3ms 101 syscall_enter name=futex op=wake resource=0x37307dd8 value=2147483647
+    3ms 101 wakeup target=102
+    3ms 101 syscall_exit name=futex ret=1
+    3ms 102 switch_in
+    3ms 102 syscall_exit name=futex ret=0
+    500ms 102 call_exit fn=uv__queue_work
+    500ms 101 call_exit fn=uv__queue_work
+  ]]
+  # The broadcast ordered the two jobs; it did not start 102's.
+  expect no edge 101 -> 102
+  # The wait cuts 102's job, and the pieces stay one job (a strong neighbour edge).
+  expect split 102 at 2ms rule job.wait
+  expect edge 102 -> 102 strength strong rule job.wait
+}
