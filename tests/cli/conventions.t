@@ -59,6 +59,7 @@ tests.cw belongs to its pack.
 
   $ cp -r stdlib-rules $TMP_DIR/other-checkout && causeway rules check $TMP_DIR/other-checkout
   9 packs checked (glib.gio, glibc.pthread, libevent, linux.kernel, nginx, node.libuv, postgresql, python.asyncio, redis), 0 warnings
+  node.libuv/job.wait has priority 2: it names the cuts it shares with other splits
   nginx/pool.idle has priority 1: it names the cuts it shares with other splits
   node.libuv/pool.idle has priority 1: it names the cuts it shares with other splits
   $ causeway rules test $TMP_DIR/other-checkout | tail -1

@@ -2,6 +2,7 @@ The packs that ship are valid.
 
   $ causeway rules check stdlib-rules
   9 packs checked (glib.gio, glibc.pthread, libevent, linux.kernel, nginx, node.libuv, postgresql, python.asyncio, redis), 0 warnings
+  node.libuv/job.wait has priority 2: it names the cuts it shares with other splits
   nginx/pool.idle has priority 1: it names the cuts it shares with other splits
   node.libuv/pool.idle has priority 1: it names the cuts it shares with other splits
 
