@@ -876,7 +876,7 @@ TEST_CASE("diagnosis expectations and hang say what is wrong") {
   auto r = load_pack(
       "test a {\n"
       "  trace [[x]]\n"
-      "  hang \"811 at 1.5\"\n"
+      "  hang \"811@1.5sec\"\n"
       "  expect hang 811 kind LongWiat\n"
       "  expect root_cause 0\n"
       "  expect hang 1 at 5ms\n"
@@ -885,7 +885,7 @@ TEST_CASE("diagnosis expectations and hang say what is wrong") {
       "test c { trace file \"t.cwt\" hang \"1@2\" hang \"auto\" expect questions == 0 }\n");
   CHECK(r.render() ==
         "p.cw:4:8: error: 'hang' needs \"auto\", \"TID@SECONDS\" or a thread name\n"
-        "    hang \"811 at 1.5\"\n"
+        "    hang \"811@1.5sec\"\n"
         "         ^~~~~~~~~~~~\n"
         "hint: SECONDS count from the start of the trace, as in \"811@1.5\"; a thread name "
         "(\"cw-browser\") picks that thread's longest stretch\n"
@@ -923,9 +923,12 @@ TEST_CASE("hang specs: auto, a thread and seconds since the trace started, or a 
   CHECK(named->automatic);
   CHECK(named->thread_name == "cw-browser");
   CHECK(parse_hang_spec("auto")->thread_name.empty());
-  // Digits alone would be a thread id without its time; names are at most 15 bytes.
+  CHECK(parse_hang_spec("tmux: server")->thread_name == "tmux: server");
+  // Digits alone would be a thread id without its time; names are at most 15 bytes, with
+  // no blank around them.
   for (const char* bad : {"", "811", "@1", "811@", "0@1", "811@1.", "811@-1", "x@1", "811@1s",
-                          "4294967296@1", "cw browser", "sixteen-chars-xx"}) {
+                          "4294967296@1", " cw-browser", "cw-browser ", "sixteen-chars-xx",
+                          "cw\tbrowser"}) {
     CAPTURE(bad);
     CHECK_FALSE(parse_hang_spec(bad));
   }

@@ -17,9 +17,11 @@ std::optional<HangSpec> parse_hang_spec(std::string_view text) {
   };
   const size_t at = text.find('@');
   if (at == std::string_view::npos) {
-    // A thread name: what the kernel keeps of a comm (15 bytes), printable, no blanks.
+    // A thread name: what the kernel keeps of a comm (15 bytes), printable; blanks inside
+    // it (tmux names its threads "tmux: server"), not around it.
     if (text.empty() || text.size() > 15 || digits(text)) return std::nullopt;
-    if (!std::all_of(text.begin(), text.end(), [](char c) { return c > ' ' && c < 127; }))
+    if (!std::all_of(text.begin(), text.end(), [](char c) { return c >= ' ' && c < 127; }) ||
+        text.front() == ' ' || text.back() == ' ')
       return std::nullopt;
     HangSpec spec;
     spec.thread_name = std::string(text);
