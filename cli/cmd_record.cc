@@ -5,6 +5,7 @@
 // in the running recording.
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fnmatch.h>
 #include <signal.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
@@ -17,6 +18,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -175,6 +177,42 @@ std::vector<HolderField> holder_fields(const rules::LoadResult& loaded) {
   return holders;
 }
 
+// The packs with `applies` conditions that what is recorded shows before it starts: the
+// command's program name, or a --pid's program name, executable or a library it maps.
+std::vector<std::string> runtime_packs_shown(const rules::RuleSet& rules, const RecordArgs& args) {
+  std::vector<std::string> programs, libraries;
+  if (!args.command.empty())
+    programs.push_back(std::filesystem::path(args.command[0]).filename().string());
+  for (int pid : args.pids) {
+    const std::string proc = "/proc/" + std::to_string(pid);
+    std::ifstream comm(proc + "/comm");
+    if (std::string name; std::getline(comm, name)) programs.push_back(name);
+    std::error_code ec;
+    const auto exe = std::filesystem::read_symlink(proc + "/exe", ec);
+    if (!ec) programs.push_back(exe.filename().string());
+    std::ifstream maps(proc + "/maps");
+    for (std::string line; std::getline(maps, line);) {
+      const size_t slash = line.find('/');
+      if (slash != std::string::npos)
+        libraries.push_back(std::filesystem::path(line.substr(slash)).filename().string());
+    }
+  }
+  auto any = [](const std::vector<std::string>& names, const std::string& glob) {
+    return std::any_of(names.begin(), names.end(), [&](const std::string& n) {
+      return fnmatch(glob.c_str(), n.c_str(), 0) == 0;
+    });
+  };
+  std::vector<std::string> out;
+  for (const rules::PackInfo& p : rules.packs)
+    for (const rules::PackCondition& c : p.applies)
+      if ((c.kind == rules::PackCondition::Kind::Program && any(programs, c.glob)) ||
+          (c.kind == rules::PackCondition::Kind::Library && any(libraries, c.glob))) {
+        out.push_back(p.id);
+        break;
+      }
+  return out;
+}
+
 // The flags and functions the packs name; nullptr when they name none. `holders`: the
 // packs' holder rules (holder_fields); `notes`: what the trace must say about how it
 // traces them (a fallback).
@@ -190,22 +228,34 @@ std::unique_ptr<RecordInstrumentation> plan_from_packs(const RecordArgs& args, i
   }
   holders = holder_fields(loaded);
   instrument::InstrumentationPlan plan = instrument::plan_instrumentation(loaded.rules);
-  // Packs for one runtime (with `applies` conditions) are all loaded here, before there is
-  // a trace to choose them by: their functions are hooked wherever a recorded process has
-  // them, quietly, and only when there are processes to hook (a recording of the whole
-  // machine hooks nothing for them). What a pack given with --rules names is said.
+  // Packs for one runtime (with `applies` conditions) are all found here, before there is
+  // a trace to choose them by. Their functions are hooked only when the pack was given
+  // with --rules, or when what is recorded shows the runtime already: the command's
+  // program, a --pid's program or a library it maps. Hooking means putting the hook
+  // library into the recorded processes, which a recording must not pay for a runtime it
+  // does not hold (docs/instrumentation.md). Where they are hooked, a function a process
+  // lacks is not said (a pack names functions of many versions).
   const std::vector<std::string> asked = session::packs_from(loaded.rules, args.rules);
-  auto quiet_pack = [&](const std::string& rule) {
-    const std::string pack = rule.substr(0, rule.find('/'));
-    if (std::find(asked.begin(), asked.end(), pack) != asked.end()) return false;
+  const std::vector<std::string> shown = runtime_packs_shown(loaded.rules, args);
+  auto pack_of = [](const std::string& rule) { return rule.substr(0, rule.find('/')); };
+  auto conditional = [&](const std::string& pack) {
     return std::any_of(
         loaded.rules.packs.begin(), loaded.rules.packs.end(),
         [&](const rules::PackInfo& p) { return p.id == pack && !p.applies.empty(); });
   };
+  auto in = [](const std::vector<std::string>& ids, const std::string& id) {
+    return std::find(ids.begin(), ids.end(), id) != ids.end();
+  };
+  std::erase_if(plan.functions, [&](const instrument::PlannedFunction& f) {
+    return std::all_of(f.rules.begin(), f.rules.end(), [&](const std::string& rule) {
+      const std::string pack = pack_of(rule);
+      return conditional(pack) && !in(asked, pack) && !in(shown, pack);
+    });
+  });
   for (instrument::PlannedFunction& f : plan.functions)
-    f.quiet = std::all_of(f.rules.begin(), f.rules.end(), quiet_pack);
-  if (args.command.empty() && args.pids.empty())
-    std::erase_if(plan.functions, [](const instrument::PlannedFunction& f) { return f.quiet; });
+    f.quiet = std::all_of(f.rules.begin(), f.rules.end(), [&](const std::string& rule) {
+      return conditional(pack_of(rule)) && !in(asked, pack_of(rule));
+    });
   if (plan.empty()) {
     for (const std::string& w : plan.warnings) std::cerr << "causeway: warning: " << w << "\n";
     return nullptr;

@@ -111,3 +111,19 @@ Errors: flags and functions need the processes they are in.
   $ causeway record --rules tests/record/packs/spin-flag.cw -o $TMP_DIR/x.cwt --pid 999999 --duration 1
   causeway: --pid 999999: no such process
   [1]
+
+A pack for one runtime (its header says `applies`) is hooked only when it is asked for
+with --rules or when the recorded command is its program: hooking puts the hook library
+into every recorded process, which a recording must not pay for a runtime it does not
+hold. The same pack, found on CAUSEWAY_RULES_PATH, says it is for cw-prog-dispatch, then
+for another program.
+
+  $ mkdir -p $TMP_DIR/runtime && sed 's/^pack test.dispatch {/pack test.dispatch {\n  applies program("cw-prog-dispatch")/' tests/record/packs/dispatch.cw > $TMP_DIR/runtime/dispatch.cw
+  $ CAUSEWAY_RULES_PATH=$TMP_DIR/runtime causeway record -o $TMP_DIR/shown.cwt -- cw-prog-dispatch 3 5 2>&1 | grep -c "hooked at"
+  2
+  $ sed -i 's/program("cw-prog-dispatch")/program("cw-prog-other")/' $TMP_DIR/runtime/dispatch.cw
+  $ CAUSEWAY_RULES_PATH=$TMP_DIR/runtime causeway record -o $TMP_DIR/other.cwt -- cw-prog-dispatch 3 5 2>&1 | grep -c "hooked at"
+  0
+  [1]
+  $ causeway record --rules $TMP_DIR/runtime/dispatch.cw -o $TMP_DIR/asked.cwt -- cw-prog-dispatch 3 5 2>&1 | grep -c "hooked at"
+  2
