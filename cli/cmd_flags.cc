@@ -19,6 +19,7 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/json_output.h"
+#include "dsl/parser.h"
 #include "instrument/pc_sampler.h"
 #include "instrument/proc_maps.h"
 #include "instrument/spin_report.h"
@@ -87,18 +88,9 @@ std::string flag_id(const std::string& symbol) {
   return id;
 }
 
-std::string quoted(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
-
 std::string declaration(const ExitReadReport& r) {
   return fmt::format("flag {} {{\n  symbol {}\n  binary {}\n  size {}\n}}\n", flag_id(r.symbol),
-                     quoted(r.symbol), quoted(r.binary), r.size);
+                     dsl::string_literal(r.symbol), dsl::string_literal(r.binary), r.size);
 }
 
 // One suggested flag: a named datum read by the exits of one or more sampled loops.

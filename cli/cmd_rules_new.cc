@@ -17,6 +17,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "dsl/parser.h"
 #include "engine/session/pack_paths.h"
 #include "eval/pack_tests.h"
 #include "rules/loader.h"
@@ -27,39 +28,13 @@ namespace cw::cli {
 
 namespace {
 
-// A dotted identifier, as a pack header names a pack (docs/rules.md "Lexical structure").
-bool is_pack_id(const std::string& id) {
-  bool start = true;
-  for (char c : id) {
-    const bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-    const bool digit = c >= '0' && c <= '9';
-    if (c == '.') {
-      if (start) return false;
-      start = true;
-    } else if (alpha || (digit && !start)) {
-      start = false;
-    } else {
-      return false;
-    }
-  }
-  return !start;
-}
-
-// A string of the rule language: quotes and backslashes escaped.
-std::string quoted(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
-
 std::string skeleton_pack(const std::string& id, const std::string& program,
                           const std::string& library) {
   std::vector<std::string> conditions;
-  if (!program.empty()) conditions.push_back(fmt::format("program({})", quoted(program)));
-  if (!library.empty()) conditions.push_back(fmt::format("library({})", quoted(library)));
+  if (!program.empty())
+    conditions.push_back(fmt::format("program({})", dsl::string_literal(program)));
+  if (!library.empty())
+    conditions.push_back(fmt::format("library({})", dsl::string_literal(library)));
   return fmt::format(
       R"(# {0}: what causeway should know about your program. docs/rules.md is the reference.
 
@@ -227,7 +202,7 @@ Command add_rules_new(CLI::App& rules) {
       "Edit them, then `causeway rules test DIR` and `causeway rules install DIR`.\nExit "
       "status: 0 written, 1 a bad NAME or DIR exists, 2 DIR cannot be written.");
   return {cmd, [args] {
-            if (!is_pack_id(args->id)) {
+            if (!dsl::is_pack_id(args->id)) {
               std::cerr << fmt::format(
                   "causeway: rules new: '{}' is not a pack id (dotted names: acme.server)\n",
                   args->id);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/source.h"
@@ -21,6 +22,12 @@ struct ParseResult {
 };
 
 ParseResult parse(SourcePtr source, const ParseLimits& limits = {});
+
+// Whether `id` is a dotted identifier, as a pack header names a pack (`node.libuv`).
+bool is_pack_id(std::string_view id);
+
+// `text` as a string literal of the rule language: quoted, `"` and `\` escaped.
+std::string string_literal(std::string_view text);
 
 // Canonical layout of a rule file, comments kept; throws DiagnosticError on a syntax
 // error. Idempotent: format_source(format_source(x)) == format_source(x).

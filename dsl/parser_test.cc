@@ -672,3 +672,18 @@ TEST_CASE("disable names a rule, qualified or local, and says what is missing") 
 }
 
 }  // namespace cw::dsl
+
+TEST_CASE("pack ids and string literals, as the tools that write packs need them") {
+  CHECK(cw::dsl::is_pack_id("node.libuv"));
+  CHECK(cw::dsl::is_pack_id("a_b.c2"));
+  for (const char* bad : {"", ".a", "a.", "a..b", "9lives", "a.9b", "a-b", "a b"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(cw::dsl::is_pack_id(bad));
+  }
+  CHECK(cw::dsl::string_literal(R"(say "hi" \ bye)") == R"("say \"hi\" \\ bye")");
+  // What it writes parses back to the same text.
+  auto r = cw::dsl::parse(
+      cw::make_source("t.cw", "list l = [" + cw::dsl::string_literal(R"(a"b\c)") + "]\n"));
+  REQUIRE(r.ok());
+  REQUIRE(r.file.lists.size() == 1);
+}

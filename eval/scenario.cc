@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "dsl/parser.h"
 #include "eval/json_file.h"
 
 namespace cw::eval {
@@ -30,24 +31,6 @@ std::vector<EdgeTruth> edges(const JsonReader& r, const json& truth, const char*
                    r.text((*it)[i], w, "kind", false)});
   }
   return out;
-}
-
-// A dotted identifier, as pack headers name packs (docs/rules.md "Lexical structure").
-bool is_pack_id(const std::string& id) {
-  bool start = true;
-  for (char c : id) {
-    const bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-    const bool digit = c >= '0' && c <= '9';
-    if (c == '.') {
-      if (start) return false;
-      start = true;
-    } else if (alpha || (digit && !start)) {
-      start = false;
-    } else {
-      return false;
-    }
-  }
-  return !start;
 }
 
 const std::set<std::string> kKinds = {"LongRunning", "RepeatedYield", "LongWait"};
@@ -84,7 +67,7 @@ Scenario load_scenario(const std::string& dir) {
   if (s.needs_pack && s.pack.empty()) r.fail("needs_pack", "true, but there is no `pack`");
   s.uses_pack = r.text(j, "", "uses_pack", false);
   if (!s.uses_pack.empty()) {
-    if (!is_pack_id(s.uses_pack))
+    if (!dsl::is_pack_id(s.uses_pack))
       r.fail("uses_pack",
              fmt::format("'{}' is not a pack id (dotted names: node.libuv)", s.uses_pack));
     if (s.needs_pack) r.fail("uses_pack", "give `uses_pack` or `needs_pack`, not both");
