@@ -1545,30 +1545,39 @@ TEST_CASE(
         "200@514 message, 100@20 -");
 }
 
-TEST_CASE("a request queued behind a loop that slept for another client: the path begins there") {
-  // cw-server reads cw-a's request at 11 ms and sleeps 500 ms on it (not idle in its loop:
-  // blocked for cw-a); cw-b's request, sent at 20 ms, is read after cw-a's answer.
+// cw-server reads cw-a's request at 11 ms and sleeps 500 ms on it (not idle in its loop:
+// blocked for cw-a); cw-b's request, sent at 20 ms, is read after cw-a's answer. cw-a writes
+// its request at 10 ms and blocks for the answer at `a_waits` ms.
+Built slept_for_a(uint32_t a_waits) {
   const std::string sleeps =
       std::string(kLoopRules) +
       "split wait.entry { at syscall_enter where name == \"clock_nanosleep\" neighbour weak }\n";
-  Built b =
-      build(sleeps,
-            "process 100 comm=cw-b\nthread 100 pid=100 comm=cw-b\n"
-            "process 200 comm=cw-server\nthread 200 pid=200 comm=cw-server\n"
-            "process 300 comm=cw-a\nthread 300 pid=300 comm=cw-a\n"
-            "1ms 200 syscall_enter name=epoll_wait fd=9\n1ms 200 switch_out state=S\n" +
-                ask(10, 300, 3, 1, true) +
-                "11ms 200 switch_in\n11ms 200 syscall_exit name=epoll_wait ret=1\n" +
-                take(11, 4, 1, 300) +
-                "12ms 200 syscall_enter name=clock_nanosleep\n12ms 200 switch_out state=S\n" +
-                ask(20, 100, 3, 5, false) +
-                "512ms 200 switch_in\n512ms 200 syscall_exit name=clock_nanosleep ret=0\n" +
-                answer(512, 4, 1, 300, 300) +
-                "513ms 200 syscall_enter name=epoll_wait fd=9\n"
-                "513ms 200 syscall_exit name=epoll_wait ret=1\n" +
-                take(514, 6, 5, 100) + answer(514, 6, 5, 100, 100) +
-                "515ms 200 syscall_enter name=epoll_wait fd=9\n515ms 200 switch_out state=S\n" +
-                answered(515, 300, 1) + answered(515, 100, 5));
+  const std::string a_asks = fmt::format(
+      "10ms 300 syscall_enter name=write fd=3\n"
+      "10ms 300 send object=1 offset=0 len=8 peer=200 fd=3\n10ms 300 wakeup target=200\n"
+      "10ms 300 syscall_exit name=write ret=8\n"
+      "{0}ms 300 syscall_enter name=read fd=3\n{0}ms 300 switch_out state=S\n",
+      a_waits);
+  return build(sleeps,
+               "process 100 comm=cw-b\nthread 100 pid=100 comm=cw-b\n"
+               "process 200 comm=cw-server\nthread 200 pid=200 comm=cw-server\n"
+               "process 300 comm=cw-a\nthread 300 pid=300 comm=cw-a\n"
+               "1ms 200 syscall_enter name=epoll_wait fd=9\n1ms 200 switch_out state=S\n" +
+                   a_asks + "11ms 200 switch_in\n11ms 200 syscall_exit name=epoll_wait ret=1\n" +
+                   take(11, 4, 1, 300) +
+                   "12ms 200 syscall_enter name=clock_nanosleep\n12ms 200 switch_out state=S\n" +
+                   ask(20, 100, 3, 5, false) +
+                   "512ms 200 switch_in\n512ms 200 syscall_exit name=clock_nanosleep ret=0\n" +
+                   answer(512, 4, 1, 300, 300) +
+                   "513ms 200 syscall_enter name=epoll_wait fd=9\n"
+                   "513ms 200 syscall_exit name=epoll_wait ret=1\n" +
+                   take(514, 6, 5, 100) + answer(514, 6, 5, 100, 100) +
+                   "515ms 200 syscall_enter name=epoll_wait fd=9\n515ms 200 switch_out state=S\n" +
+                   answered(515, 300, 1) + answered(515, 100, 5));
+}
+
+TEST_CASE("a request queued behind a loop that slept for another client: the path begins there") {
+  Built b = slept_for_a(10);
   DiagnoseOptions o;
   o.symptom.thread_name = "cw-b";
   Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
@@ -1583,32 +1592,7 @@ TEST_CASE("a client that sent the request, then waited for its answer, is not th
   // server sleeps 500 ms on it from 12 ms. cw-a's wait is for the server: diagnosing the
   // server's sleep must not blame it (it acted on the path when it sent, before the server
   // began to wait).
-  const std::string sleeps =
-      std::string(kLoopRules) +
-      "split wait.entry { at syscall_enter where name == \"clock_nanosleep\" neighbour weak }\n";
-  Built b =
-      build(sleeps,
-            "process 100 comm=cw-b\nthread 100 pid=100 comm=cw-b\n"
-            "process 200 comm=cw-server\nthread 200 pid=200 comm=cw-server\n"
-            "process 300 comm=cw-a\nthread 300 pid=300 comm=cw-a\n"
-            "1ms 200 syscall_enter name=epoll_wait fd=9\n1ms 200 switch_out state=S\n"
-            "10ms 300 syscall_enter name=write fd=3\n"
-            "10ms 300 send object=1 offset=0 len=8 peer=200 fd=3\n"
-            "10ms 300 wakeup target=200\n"
-            "10ms 300 syscall_exit name=write ret=8\n"
-            "13ms 300 syscall_enter name=read fd=3\n"
-            "13ms 300 switch_out state=S\n"
-            "11ms 200 switch_in\n11ms 200 syscall_exit name=epoll_wait ret=1\n" +
-                take(11, 4, 1, 300) +
-                "12ms 200 syscall_enter name=clock_nanosleep\n12ms 200 switch_out state=S\n" +
-                ask(20, 100, 3, 5, false) +
-                "512ms 200 switch_in\n512ms 200 syscall_exit name=clock_nanosleep ret=0\n" +
-                answer(512, 4, 1, 300, 300) +
-                "513ms 200 syscall_enter name=epoll_wait fd=9\n"
-                "513ms 200 syscall_exit name=epoll_wait ret=1\n" +
-                take(514, 6, 5, 100) + answer(514, 6, 5, 100, 100) +
-                "515ms 200 syscall_enter name=epoll_wait fd=9\n515ms 200 switch_out state=S\n" +
-                answered(515, 300, 1) + answered(515, 100, 5));
+  Built b = slept_for_a(13);
   DiagnoseOptions o;
   o.symptom.thread_name = "cw-b";
   Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
