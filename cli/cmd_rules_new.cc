@@ -10,10 +10,8 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
-#include <sstream>
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
@@ -93,6 +91,49 @@ std::string write_new(const std::string& path, const std::string& text) {
   return "";
 }
 
+// Copies the regular file `from` (not a link: opened without following one, checked on
+// the descriptor) to `to`, which must not exist yet, a block at a time: a pack may carry a
+// recording its tests read, of any size.
+std::string copy_file_to_new(const std::string& from, const std::string& to) {
+  const int in = open(from.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (in < 0) return fmt::format("{}: {}", from, std::strerror(errno));
+  struct stat st {};
+  if (fstat(in, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(in);
+    return fmt::format("{}: not a regular file", from);
+  }
+  const int out = open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (out < 0) {
+    const int err = errno;
+    close(in);
+    return fmt::format("{}: {}", to, std::strerror(err));
+  }
+  std::string error;
+  char block[1 << 16];
+  for (;;) {
+    const ssize_t n = read(in, block, sizeof block);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      error = fmt::format("{}: {}", from, std::strerror(errno));
+      break;
+    }
+    for (ssize_t done = 0; done < n;) {
+      const ssize_t w = write(out, block + done, static_cast<size_t>(n - done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) {
+        error = fmt::format("{}: {}", to, w < 0 ? std::strerror(errno) : "short write");
+        break;
+      }
+      done += w;
+    }
+    if (!error.empty()) break;
+  }
+  close(in);
+  if (close(out) != 0 && error.empty()) error = fmt::format("{}: {}", to, std::strerror(errno));
+  return error;
+}
+
 // The folder of pack `id` in the user's or the project's folder of packs, created with the
 // folders above it when missing; "" and `why` when it cannot be used.
 std::string packs_folder(bool project, std::string& why) {
@@ -146,11 +187,8 @@ std::string copy_pack(const rules::PackInfo& pack, const fs::path& root, const f
       return fmt::format("{}: not inside {}", from.string(), root.string());
     fs::create_directories((to / rel).parent_path(), ec);
     if (ec) return fmt::format("{}: {}", (to / rel).parent_path().string(), ec.message());
-    std::ifstream in(from, std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
-    if (!in) return fmt::format("{}: cannot be read", from.string());
-    if (std::string err = write_new((to / rel).string(), text.str()); !err.empty()) return err;
+    if (std::string err = copy_file_to_new(from.string(), (to / rel).string()); !err.empty())
+      return err;
   }
   return "";
 }

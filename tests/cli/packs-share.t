@@ -47,6 +47,13 @@ every command meanwhile (no duplicate pack id).
   installed acme.server 0.2.0 (1 test passed) into sharehome/.local/share/causeway/rules/acme.server
   it replaced the pack installed there before
 
+Only the pack's regular files are copied: a link in its folder is neither followed nor
+copied.
+
+  $ cd $TMP_DIR && ln -s /etc/hostname acme-server/elsewhere && HOME=$TMP_DIR/sharehome causeway rules install acme-server --force >/dev/null && ls $TMP_DIR/sharehome/.local/share/causeway/rules/acme.server
+  pack.cw
+  tests.cw
+
 A pack whose tests fail, or that has none, is not installed, and what was there stays.
 
   $ cd $TMP_DIR && sed -i 's/at 3ms rule/at 2ms rule/' acme-server/tests.cw && HOME=$TMP_DIR/sharehome causeway rules install acme-server --force 2>&1 | grep -E "^FAIL|^causeway"
