@@ -61,6 +61,9 @@ struct RecordInstrumentation::State {
   // said once at the end (every pack's functions are hooked in every recorded process, and
   // a pack for one runtime names functions no other program has).
   std::map<std::string, std::set<uint32_t>> missing;
+  // Functions hooked in at least one process: absent from the others is no news (a
+  // runtime's functions are in its program, not in the shell that started it).
+  std::set<std::string> hooked_somewhere;
 
   const instrument::ElfImage* image(const std::string& path) {
     auto it = images.find(path);
@@ -368,6 +371,8 @@ void RecordInstrumentation::poll_hooks(RecordDecoder& decoder) {
           s.missing[plan_.functions[n.fn_index].name].insert(n.pid);
         continue;
       }
+      if (n.text.rfind("hooked", 0) == 0)
+        s.hooked_somewhere.insert(plan_.functions[n.fn_index].name);
       s.messages.push_back(fmt::format("function {}: {} (pid {}, in-process hook)",
                                        plan_.functions[n.fn_index].name, n.text, n.pid));
       continue;
@@ -385,6 +390,7 @@ void RecordInstrumentation::poll_hooks(RecordDecoder& decoder) {
 
 std::vector<std::string> RecordInstrumentation::take_final_messages() {
   State& s = *state_;
+  for (const std::string& name : s.hooked_somewhere) s.missing.erase(name);
   if (!s.missing.empty()) {
     std::set<uint32_t> pids;
     std::vector<std::string> names;

@@ -50,6 +50,14 @@ list pool_jobs = [
   "uv__random_work"
 ]
 
+# Where the loop queues a job. Every kind of request goes through uv__work_submit (static,
+# in threadpool.c), but uv_queue_work (exported; Node's crypto, zlib and addons use it) is
+# in the same file, and compilers inline the one into the other: Node 20's uv_queue_work
+# takes the pool's mutex and signals its condition variable itself, with no call to
+# uv__work_submit (objdump -d /usr/bin/node). Where both are called for one job, both
+# are pending when the job starts and `pick next` pairs them with that one start.
+list pool_submits = ["uv__work_submit", "uv_queue_work"]
+
 # Where a pool thread waits for its next job (libuv's worker: uv_cond_wait on the pool's
 # condition variable while the queue is empty).
 list pool_waits = ["uv_cond_wait", "uv_cond_timedwait"]
@@ -88,7 +96,7 @@ split pool.job {
 
 # ---- the hand-offs -------------------------------------------------------------------
 
-# The loop queues a job (uv__work_submit); the next job a worker of the same process
+# The loop queues a job (pool_submits); the next job a worker of the same process
 # starts is that one: the queue is first in, first out. When a worker was idle, the
 # condition variable's futex wake says so too; when every worker was busy, this is the
 # only trace of the hand-off, and the job waited in the queue from its submission to its
@@ -98,13 +106,13 @@ split pool.job {
 # queue of their own and may be passed by others.
 link pool.submit {
   from call_enter
-  from_where fn == "uv__work_submit"
+  from_where fn in pool_submits
   to call_enter
   to_where fn in pool_jobs and tid != pid
   join from.pid == to.pid
   # The names again where the recorder looks for the functions to hook (it reads a link's
   # `where`, not its from_where).
-  where from.fn == "uv__work_submit"
+  where from.fn in pool_submits
   pick next
 }
 

@@ -48,6 +48,53 @@ test "a job queued while the worker is busy is joined to the start that ran it" 
   expect split 101 at 1201ms rule pool.job
 }
 
+# Node's crypto.pbkdf2 queues its job with uv_queue_work, into which the compiler inlined
+# uv__work_submit (a recording of the pool with one worker: a short hash, a long one
+# queued behind it, a file open behind that; no uv__work_submit for the hashes).
+test "a job queued with uv_queue_work is joined to its start, once when it also calls uv__work_submit" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=file-server
+    thread 100 pid=100 comm=file-server
+    thread 101 pid=100 comm=node
+    0ms 101 call_enter fn=uv_cond_wait addr=0x18bb4a0
+    0ms 101 syscall_enter name=futex op=wait_bitset resource=0x566f9c8
+    0ms 101 switch_out state=S
+    10ms 100 call_enter fn=uv_queue_work addr=0x18a8290
+    10ms 100 call_enter fn=uv_cond_signal addr=0x18bb460
+    10ms 100 syscall_enter name=futex op=wake resource=0x566f9c8 value=1
+    10ms 100 wakeup target=101
+    10ms 100 syscall_exit name=futex ret=1
+    10ms 100 call_exit fn=uv_cond_signal
+    10ms 100 call_exit fn=uv_queue_work
+    11ms 101 switch_in
+    11ms 101 syscall_exit name=futex ret=0
+    11ms 101 call_exit fn=uv_cond_wait
+    12ms 101 call_enter fn=uv__queue_work addr=0x18a7ab0
+    60ms 100 call_enter fn=uv_queue_work addr=0x18a8290
+    60ms 100 call_enter fn=uv__work_submit addr=0x18a80b0
+    60ms 100 call_exit fn=uv__work_submit
+    60ms 100 call_exit fn=uv_queue_work
+    60ms 100 syscall_enter name=epoll_pwait fd=14 count=1024
+    60ms 100 switch_out state=S
+    90ms 101 call_exit fn=uv__queue_work
+    90ms 101 call_enter fn=uv__queue_work addr=0x18a7ab0
+    400ms 100 switch_in
+    400ms 100 syscall_exit name=epoll_pwait ret=1
+    400ms 100 call_enter fn=uv__work_submit addr=0x18a80b0
+    400ms 100 call_exit fn=uv__work_submit
+    2000ms 101 call_exit fn=uv__queue_work
+    2001ms 101 call_enter fn=uv__fs_work addr=0x18af750
+    2001ms 101 call_exit fn=uv__fs_work
+  ]]
+  # The long hash waited behind the short one from 60 ms: queued by uv_queue_work.
+  expect edge 100 -> 101 kind uv_work strength strong rule pool.queued at 90ms
+  expect edge 100 -> 101 kind uv_work strength strong rule pool.queued at 12ms
+  # The second hash's two calls were one job, taken by one start: the open is joined to
+  # its own submission.
+  expect edge 100 -> 101 kind uv_work strength strong rule pool.queued at 2001ms
+}
+
 test "the main thread's synchronous fs calls are not pool jobs" {
   trace [[
     causeway-trace 1

@@ -114,6 +114,34 @@ busy_then_static() {
   [ "$out" = "static page" ] || die "client-b got '$out'"
 }
 
+# staggered_clients NAME URL ANSWER [GAP NAME URL ANSWER]...: clients of one server, each
+# Debian's curl run through a link of its own NAME (so their threads can be told apart),
+# started GAP seconds after the one before; all but the last run in the background. Each
+# must get ANSWER; the last one is the one that waits.
+staggered_clients() {
+  local names=() outs=() pids=() answers=() i
+  while :; do
+    ln -s "$(command -v curl)" "$WORK/$1"
+    names+=("$1")
+    answers+=("$3")
+    outs+=("$WORK/$1.out")
+    if [ $# -le 3 ]; then
+      "$WORK/$1" -sS --max-time 10 "$2" >"$WORK/$1.out" || die "$1 failed: $(cat "$WORK/$1.out")"
+      break
+    fi
+    "$WORK/$1" -sS --max-time 10 "$2" >"$WORK/$1.out" &
+    pids+=($!)
+    sleep "$4"
+    shift 4
+  done
+  for i in "${!pids[@]}"; do
+    wait "${pids[$i]}" || die "${names[$i]} failed: $(cat "${outs[$i]}")"
+  done
+  for i in "${!names[@]}"; do
+    [ "$(cat "${outs[$i]}")" = "${answers[$i]}" ] || die "${names[$i]} got '$(cat "${outs[$i]}")'"
+  done
+}
+
 # private_bus: a private dbus-daemon on a unix socket in $WORK, as the session bus of what
 # runs next (DBUS_SESSION_BUS_ADDRESS exported).
 private_bus() {

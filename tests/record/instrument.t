@@ -97,6 +97,16 @@ And by inline hooks, which `record -- CMD` puts into the command through LD_PREL
   $ causeway graph $TMP_DIR/inline.cwt --rules tests/record/packs/dispatch.cw --json 2>/dev/null | jq '.rules.splits["test.dispatch/serve.requests"]'
   18
 
+A function is said to be missing only when no hooked process had it: the shell that starts
+the program has neither of the pack's functions, the program has both.
+
+  $ causeway record --rules tests/record/packs/dispatch.cw --hooks inline -o $TMP_DIR/sh.cwt -- sh -c 'cw-prog-dispatch 3 5; true' 2>&1 | grep -c "in none of"
+  0
+  [1]
+  $ sed 's/serve_ready/cw_no_such_function/' tests/record/packs/dispatch.cw > $TMP_DIR/absent.cw
+  $ causeway record --rules $TMP_DIR/absent.cw --hooks inline -o $TMP_DIR/absent.cwt -- sh -c 'cw-prog-dispatch 3 5; true' 2>&1 | grep "in none of" | sed -E 's/of [0-9]+ hooked/of N hooked/'
+  causeway: 1 function named by the packs is in none of N hooked processes (cw_no_such_function): not traced there
+
 Each handle_request call holds the daemon's read of the request, on the shared clock (the
 three reads that find a closed socket do not block, so the kernel side leaves them out):
 

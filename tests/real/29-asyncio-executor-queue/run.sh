@@ -6,20 +6,11 @@
 . "$(dirname "$0")/../lib.sh"
 need curl
 here=$(cd "$(dirname "$0")" && pwd)
-for c in stats-client report-client item-client; do ln -s "$(command -v curl)" "$WORK/$c"; done
 port=$(free_port)
 "$here/report-app" "$port" &
 PIDS+=($!)
 wait_port "$port" report-app
-"$WORK/stats-client" -sS --max-time 10 "http://127.0.0.1:$port/stats" >"$WORK/stats.out" &
-s=$!
-sleep 0.1
-"$WORK/report-client" -sS --max-time 10 "http://127.0.0.1:$port/report" >"$WORK/report.out" &
-r=$!
-sleep 0.3
-out=$("$WORK/item-client" -sS --max-time 10 "http://127.0.0.1:$port/item")
-wait "$s" || die "stats-client failed: $(cat "$WORK/stats.out")"
-wait "$r" || die "report-client failed: $(cat "$WORK/report.out")"
-[ "$(cat "$WORK/stats.out")" = "/stats: ok" ] || die "stats-client got '$(cat "$WORK/stats.out")'"
-[ "$(cat "$WORK/report.out")" = "/report: ok" ] || die "report-client got '$(cat "$WORK/report.out")'"
-[ "$out" = "/item: ok" ] || die "item-client got '$out'"
+url="http://127.0.0.1:$port"
+staggered_clients stats-client "$url/stats" "/stats: ok" 0.1 \
+  report-client "$url/report" "/report: ok" 0.3 \
+  item-client "$url/item" "/item: ok"
