@@ -94,6 +94,24 @@ SegmentProfile profile(const Trace& trace, const ThreadEvents& events, Tid tid, 
     if (e.kind == k.switch_out) state = state_after(trace, k, e);
     if (state == State::Exited) p.exited_ns = e.ts;
   }
+  // A thread that ended before the range and was still on its way out at its start (put
+  // off the CPU and back on after its exit, before its last switch): exited all the same.
+  // Nothing but that way out (wake-ups, its parent's signal, switches) follows an exit, so
+  // the search stops at the first system call, or after a bound.
+  if (state != State::Exited && k.exit != kNoKind) {
+    constexpr int kAfterExit = 64;
+    auto it = std::lower_bound(list.begin(), list.end(), start_ns,
+                               [&](uint32_t i, uint64_t t) { return trace.events[i].ts < t; });
+    for (int n = 0; it != list.begin() && n < kAfterExit; ++n) {
+      const Event& e = trace.events[*--it];
+      if (e.kind == k.syscall_enter || e.kind == k.syscall_exit) break;
+      if (e.kind == k.exit) {
+        state = State::Exited;
+        p.exited_ns = e.ts;
+        break;
+      }
+    }
+  }
   if (uint32_t c = last_before(syscalls, first_in_range); c != kNoIndex) {
     if (trace.events[c].kind == k.syscall_enter) open_call = c;
   }

@@ -22,6 +22,7 @@ std::vector<std::remove_const_t<T>> as_vector(std::span<T> list) {
 }
 
 constexpr uint64_t kMs = 1'000'000;
+constexpr uint64_t kUs = 1'000;
 
 const char* const kApp =
     "process 100 comm=app\n"
@@ -171,6 +172,28 @@ TEST_CASE("a thread that exited is neither blocked nor running afterwards") {
   CHECK(after.blocked_ns == 0);
   CHECK(after.on_cpu_ns == 0);
   CHECK(after.exited_ns == 5 * kMs);
+}
+
+TEST_CASE("a thread that exited, then was preempted on its way out, has exited") {
+  // Its exit at 5 ms; put off the CPU (R) and back on before its last switch (X) at 7 ms.
+  // A range from 6 ms finds it on the CPU by its switches, but it had ended at 5 ms.
+  const Trace t = load_trace(std::string(kApp) +
+                             "0 102 switch_in\n"
+                             "4ms 102 syscall_enter name=getpid\n"
+                             "4ms 102 syscall_exit name=getpid\n"
+                             "5ms 102 exit code=0\n"
+                             "5ms 102 switch_out state=R\n"
+                             "6ms 102 switch_in\n"
+                             "7ms 102 switch_out state=X\n"
+                             "2s 101 switch_in\n");
+  const ThreadEvents ev(t);
+  const SegmentProfile p = profile_range(t, ev, 102, 6500 * kUs, 2000 * kMs);
+  CHECK(p.exited_ns == 5 * kMs);
+  CHECK(p.on_cpu_ns == 0);
+  // Before its exit it is alive: a range from 4.5 ms sees the exit inside it.
+  const SegmentProfile alive = profile_range(t, ev, 102, 4500 * kUs, 2000 * kMs);
+  CHECK(alive.exited_ns == 5 * kMs);
+  CHECK(alive.on_cpu_ns == 500 * kUs);
 }
 
 TEST_CASE("a missing switch event makes the time unknown, not runnable or running") {
