@@ -56,6 +56,7 @@ Command add_eval(CLI::App& app) {
     std::string suite;
     std::string programs;
     std::string keep, from;
+    std::vector<std::string> record_options;
     bool json = false;
     bool show = false;
     bool latency = false;
@@ -87,6 +88,12 @@ Command add_eval(CLI::App& app) {
       ->type_name("DIR")
       ->check(CLI::ExistingDirectory)
       ->excludes(keep);
+  cmd->add_option("--record-option", args->record_options,
+                  "give OPTION to every recording too, after the scenario's own (repeat it for "
+                  "more): --record-option=--full records the suite's full stream")
+      ->type_name("OPTION")
+      ->allow_extra_args(false)
+      ->excludes("--from");
   cmd->add_flag("--json", args->json, "print the results as JSON (docs/scenarios.md)");
   cmd->add_flag("--latency", args->latency,
                 "run the latency pairs instead (tests/latency-pairs): record each program's "
@@ -159,8 +166,8 @@ Command add_eval(CLI::App& app) {
           const std::string progress =
               fmt::format("eval [{}/{}] {}: ", i + 1, scenarios.size(), s.name);
           TerminalReporter reporter;
-          ScenarioResult r =
-              eval::run_scenario(s, {args->programs, out_dir, args->from.empty()}, reporter);
+          ScenarioResult r = eval::run_scenario(
+              s, {args->programs, out_dir, args->from.empty(), args->record_options}, reporter);
           if (!r.error.empty())
             std::cerr << progress << "error: " << r.error << "\n";
           else

@@ -116,6 +116,8 @@ struct RecordArgs {
   uint32_t sample_hz = 0;
   std::string start_call_graph = "fp";  // the same, given to `record start`
   uint32_t start_sample_hz = 0;
+  bool full = false;  // --full: every recorded call, every kernel stack walked
+  bool start_full = false;
   std::string buffer = "64M";
   std::string dir;
   double duration = 0;
@@ -163,6 +165,7 @@ bool stack_options(const RecordArgs& args, SessionOptions& options) {
     return false;
   }
   options.sample_hz = args.sample_hz;
+  options.full = args.full;
   return true;
 }
 
@@ -685,6 +688,11 @@ std::vector<Command> add_record(CLI::App& app) {
       "cpu-clock events cannot be opened, causeway says so and records without samples)";
   cmd->add_option("-F,--sample", args->sample_hz, sample_help);
   cmd->add_option("--buffer", args->buffer, "kernel ring buffer size (default 64M)");
+  auto full_help =
+      "write every recorded system call and walk every blocked call's kernel stack (by "
+      "default calls in which nothing happened are left out, and a kernel stack the thread "
+      "last walked from the same place is repeated, not walked: docs/recording.md)";
+  cmd->add_flag("--full", args->full, full_help);
   add_compress_option(cmd, args->compress, args->writer);
   cmd->add_option("--duration", args->duration, "stop after this many seconds");
   cmd->add_option("CMD", args->command, "command to run and record (after --)");
@@ -740,6 +748,7 @@ std::vector<Command> add_record(CLI::App& app) {
   start->add_option("--call-graph", args->start_call_graph, call_graph_help);
   start->add_option("-F,--sample", args->start_sample_hz, sample_help);
   start->add_option("--buffer", args->buffer, "kernel ring buffer size (default 64M)");
+  start->add_flag("--full", args->start_full, full_help);
   add_compress_option(start, args->compress, args->writer);
   start->add_option("--rules", args->rules,
                     "packs (files or folders) whose holder rules name, when the recording "
@@ -779,6 +788,7 @@ std::vector<Command> add_record(CLI::App& app) {
                    RecordArgs given = *args;
                    given.call_graph = args->start_call_graph;
                    given.sample_hz = args->start_sample_hz;
+                   given.full = args->start_full;
                    return record_start(given, *size);
                  }});
   out.push_back(

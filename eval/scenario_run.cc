@@ -27,11 +27,13 @@ constexpr auto kRecordTimeout = std::chrono::seconds(120);
 
 // `causeway record -o TRACE [--rules PACK] RECORD... -- COMMAND`, its stderr in LOG.
 // Returns "" or why it failed.
-std::string record(const Scenario& s, const std::string& programs, const std::string& trace,
+std::string record(const Scenario& s, const ScenarioRun& run, const std::string& trace,
                    const std::string& log) {
+  const std::string& programs = run.programs;
   std::vector<std::string> options;
   if (!s.pack.empty()) options.insert(options.end(), {"--rules", s.pack});
   options.insert(options.end(), s.record.begin(), s.record.end());
+  options.insert(options.end(), run.record_options.begin(), run.record_options.end());
   std::vector<std::string> command = s.command;
   if (command[0].find('/') == std::string::npos && fs::exists(fs::path(programs) / command[0]))
     command[0] = (fs::path(programs) / command[0]).string();
@@ -120,7 +122,7 @@ ScenarioResult run_scenario(const Scenario& s, const ScenarioRun& run,
   const std::string log = (fs::path(run.out_dir) / (s.name + ".record.log")).string();
   if (run.record) {
     auto t0 = std::chrono::steady_clock::now();
-    r.error = record(s, run.programs, r.trace, log);
+    r.error = record(s, run, r.trace, log);
     r.record_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
   Trace trace;

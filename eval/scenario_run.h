@@ -16,6 +16,9 @@ struct ScenarioRun {
   std::string programs;  // where the cw-scn-* programs are
   std::string out_dir;   // NAME.cwt and NAME.record.log go here
   bool record = true;    // false: diagnose the recording a previous run left in out_dir
+  // Given to every recording after the scenario's own (eval --record-option): the same
+  // suite recorded another way, e.g. --full.
+  std::vector<std::string> record_options;
 };
 
 // Never throws for the scenario's own failures: they are in the result's `error`. What

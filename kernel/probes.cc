@@ -160,6 +160,7 @@ Probes::Probes(const ProbeOptions& options) : state_(new State) {
                        " bytes is more than the " + std::to_string(CW_MAX_USTACK_BYTES) +
                        " a record can carry");
     rodata->ustack_bytes = options.stacks == StackMode::None ? 0 : options.ustack_bytes;
+    rodata->full_stream = options.full ? 1 : 0;
     state_->filtered = !options.pids.empty();
     rodata->filter_pids = state_->filtered;
     auto symbols =

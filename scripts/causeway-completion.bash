@@ -7,13 +7,13 @@ _causeway_options() {
     graph) echo "--rules --no-stdlib --trace-format --json --edges --dot --no-cache --help" ;;
     debug) echo "--rules --no-stdlib --trace-format --hang --answers --save-answers --watch --auto --json --baseline --beam-width --lookback --min-hang --no-cache --help" ;;
     convert) echo "-o --output --to --trace-format --compress --help" ;;
-    eval) echo "--suite --programs --keep --from --json --show --latency --help" ;;
+    eval) echo "--suite --programs --keep --from --record-option --json --show --latency --help" ;;
     latency) echo "--base --buggy --normalize --pid --all-processes --comm --top --mode --threshold --trace-format --json --html --folded --help" ;;
     hangs) echo "--rules --no-stdlib --top --trace-format --json --no-cache --help" ;;
     ui) echo "--rules --no-stdlib --trace-format --no-cache --hang --answers --save-answers --port --no-browser --json --help" ;;
     export) echo "--format -o --output --rules --no-stdlib --hang --answers --min-hang --trace-format --all-processes --no-cache --help" ;;
-    record) echo "-o --output -p --pid --stacks --call-graph -F --sample --buffer --compress --duration --rules --no-stdlib --flags --hooks --dir --help" ;;
-    "record start") echo "--size -p --pid --stacks --call-graph -F --sample --buffer --compress --rules --no-stdlib --dir --help" ;;
+    record) echo "-o --output -p --pid --stacks --call-graph -F --sample --buffer --full --compress --duration --rules --no-stdlib --flags --hooks --dir --help" ;;
+    "record start") echo "--size -p --pid --stacks --call-graph -F --sample --buffer --full --compress --rules --no-stdlib --dir --help" ;;
     "record stop") echo "-o --output --compress --dir --help" ;;
     "record status") echo "--json --dir --help" ;;
     mark) echo "--dir --help" ;;

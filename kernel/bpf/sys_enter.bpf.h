@@ -243,7 +243,7 @@ int BPF_PROG(on_sys_enter, struct pt_regs* regs, long id) {
   }
   rec->fd = call->fd;
   rec->obj_kind = call->obj_kind;
-  if (!lazy_class(cls) || stack_mode == 2) emit_enter(call);
+  if (!lazy_class(cls) || stack_mode == 2 || full_stream) emit_enter(call);
   if (stack_mode == 2) call->stack_taken = take_stack(ctx, tid, tgid, call->seq, 0);
 
   return 0;
