@@ -104,7 +104,18 @@ std::vector<PathStep> Diagnoser::slice(uint32_t start) {
       continue;
     }
     queued_since = 0;
-    if (options[1].cost - options[0].cost < kAmbiguityMargin && ambiguous(options)) {
+    // A strong edge that ended the segment's wait leaves nothing to ask, unless another
+    // strong edge into the segment was sent during that wait too (two requests one poll
+    // returned): it is first by the rule above whatever the cost of the path behind it.
+    auto also_ended = [&](const Option& o) {
+      if (o.stop || o.edge == waker || g_.edges[o.edge].strength != Strength::Strong) return false;
+      const uint64_t sent = trace_.events[g_.edges[o.edge].from_event].ts;
+      return sent >= vp.longest_block_start && sent <= vp.longest_block_start + vp.longest_block_ns;
+    };
+    const bool certain = is_waker(options[0]) &&
+                         g_.edges[options[0].edge].strength == Strength::Strong &&
+                         std::none_of(options.begin(), options.end(), also_ended);
+    if (!certain && options[1].cost - options[0].cost < kAmbiguityMargin && ambiguous(options)) {
       Question q;
       q.kind = QuestionKind::Edge;
       q.subject = v;

@@ -185,3 +185,14 @@ so far: the culprit it asks about.
   question 1 (recurse): cw-srv-worker 813 (cw-server 812) ran 
   hang: LongWait of thread cw-client 811 (process cw-client 81
     blocked: 800.1 ms from 0.019100 s in read(fd: 3)
+
+A strong edge that ended the hang's wait is the next step, with nothing to ask, even when
+the path behind it costs more than a weak wake-up earlier in the same segment. The fixture
+tests/cli/data/chain-timer-answer.trace is a recording of cw-prog-chain (cw-client waits
+300 ms for cw-server, which waits for cw-timekeeper's timer) in which the client's segment
+also holds weak wake-ups from the server from before it blocked: the answer's message is
+still taken without a question. Another strong edge sent while the wait lasted (two requests a
+poll returned) is still a question (diagnose_test.cc, "two clients of one process…").
+
+  $ causeway debug tests/cli/data/chain-timer-answer.trace --min-hang 0.1 --auto --no-cache --json 2>/dev/null | jq -c '[.hang.comm, [.root_causes[].comm], (.queries | length), .path[-2].edge_kind]'
+  ["cw-client",["cw-timekeeper"],0,"message"]
