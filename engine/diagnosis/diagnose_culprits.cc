@@ -72,7 +72,40 @@ void Diagnoser::examine_thread(uint32_t culprit, Window window, uint32_t depth) 
     }
   }
   if (seg == kNoIndex) return;
+  // A wait that the hang's own thread ended once the hang was over (a shell in wait4 for
+  // the hung command, reaped when it exited), by a thread nowhere on the hang's path,
+  // waited for the hang: it came after it and is no cause of it. (A thread on the path
+  // that the hang's thread freed at its end is a circle, told as one.)
+  if (kind == HangKind::LongWait && waited_for_hang(seg)) {
+    d_.notes.push_back(fmt::format(
+        "{} waited for {}, the hang's own thread, which ended that wait after the hang: it "
+        "waited for the hang, not the reverse",
+        who(seg), thread_name(d_.hang.tid)));
+    return;
+  }
   blame(seg, kind, p, depth);
+}
+
+bool Diagnoser::waited_for_hang(uint32_t seg) const {
+  // Only when another thread ended the hang's own wait: its path then says what the hang
+  // waited for. A hang that timed out may have waited for this very thread (a circle).
+  if (d_.path.empty()) return false;
+  const uint32_t hang_seg = d_.path.back().segment;
+  const SegmentProfile hp = profile_segment(trace_, events_, g_, hang_seg);
+  const uint32_t hang_waker = wake_edge(trace_, events_, g_, hang_seg, hp);
+  if (hang_waker == kNoIndex || g_.segments[g_.edges[hang_waker].from].tid == d_.hang.tid)
+    return false;
+  // Freed by the hang's thread once its wait was over (its exit, as often as not, which
+  // also ends the hang's stretch).
+  const SegmentProfile sp = profile_segment(trace_, events_, g_, seg);
+  const uint32_t waker = wake_edge(trace_, events_, g_, seg, sp);
+  if (waker == kNoIndex) return false;
+  const Edge& e = g_.edges[waker];
+  if (g_.segments[e.from].tid != d_.hang.tid) return false;
+  if (trace_.events[e.from_event].ts < hp.longest_block_start + hp.longest_block_ns) return false;
+  const Tid tid = g_.segments[seg].tid;
+  return std::none_of(d_.path.begin(), d_.path.end(),
+                      [&](const PathStep& s) { return g_.segments[s.segment].tid == tid; });
 }
 
 // Blames `seg` (which behaved as `kind` over the window) one level below `depth`,

@@ -142,6 +142,9 @@ class Diagnoser {
   std::string wait_edge_text(const Edge& e, const SegmentProfile& p) const;
   std::string hang_end_reason() const;
   bool own_timer_ended(uint32_t seg, const SegmentProfile& sp) const;
+  // Whether `seg`'s wait was ended by the hang's own thread after the hang, and its thread
+  // is not on the hang's path: it waited for the hang (diagnose_culprits.cc).
+  bool waited_for_hang(uint32_t seg) const;
 
   // the causal path (diagnose_path.cc)
   std::vector<PathStep> path_through(size_t before, uint32_t edge) const;

@@ -196,3 +196,16 @@ poll returned) is still a question (diagnose_test.cc, "two clients of one proces
 
   $ causeway debug tests/cli/data/chain-timer-answer.trace --min-hang 0.1 --auto --no-cache --json 2>/dev/null | jq -c '[.hang.comm, [.root_causes[].comm], (.queries | length), .path[-2].edge_kind]'
   ["cw-client",["cw-timekeeper"],0,"message"]
+
+A thread that the hang's own thread freed once its wait was over waited for the hang, not
+the reverse: when another thread ended the hang's wait and that thread is not on the
+hang's path, it is not blamed. tests/cli/data/tmux-shell-reaps-waiter.cwt is a recording
+of tests/real/32-tmux-delayed-signal: `tmux wait-for` (waiter) waits for a channel the tmux
+server signals from a timer; the suite's shell waits in wait4 for waiter and is reaped by
+its exit. Comparing the server's timed-out wait with a baseline reached the shell, which
+used to be blamed first.
+
+  $ causeway debug tests/cli/data/tmux-shell-reaps-waiter.cwt --hang "waiter: client" --auto --no-cache --json 2>/dev/null | jq -c '[[.root_causes[].comm], .path[0].comm]'
+  [["tmux: server"],"sched: client"]
+  $ causeway debug tests/cli/data/tmux-shell-reaps-waiter.cwt --hang "waiter: client" --auto --no-cache --json 2>/dev/null | jq -r '.notes[] | select(test("waited for the hang"))' | sed -E 's/bash [0-9]+/bash N/'
+  bash N waited for waiter: client, the hang's own thread, which ended that wait after the hang: it waited for the hang, not the reverse
