@@ -116,7 +116,7 @@ struct RecordArgs {
   uint32_t sample_hz = 0;
   std::string start_call_graph = "fp";  // the same, given to `record start`
   uint32_t start_sample_hz = 0;
-  bool full = false;  // --full: every recorded call, whether anything happened in it
+  bool full = false;  // --full: every recorded call, every kernel stack walked
   bool start_full = false;
   std::string buffer = "64M";
   std::string dir;
@@ -689,9 +689,10 @@ std::vector<Command> add_record(CLI::App& app) {
   cmd->add_option("-F,--sample", args->sample_hz, sample_help);
   cmd->add_option("--buffer", args->buffer, "kernel ring buffer size (default 64M)");
   auto full_help =
-      "write every recorded system call (by default a call in which nothing happened, a "
-      "read that did not block or a futex wake that found no waiter, is left out: "
-      "docs/recording.md)";
+      "write every recorded system call and walk every blocked call's kernel stack (by "
+      "default a call in which nothing happened, a read that did not block or a futex wake "
+      "that found no waiter, is left out, and a kernel stack the thread last walked from the "
+      "same place is repeated, not walked again: docs/recording.md)";
   cmd->add_flag("--full", args->full, full_help);
   add_compress_option(cmd, args->compress, args->writer);
   cmd->add_option("--duration", args->duration, "stop after this many seconds");

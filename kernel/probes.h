@@ -35,8 +35,8 @@ struct ProbeOptions {
   uint32_t ustack_bytes = 0;
   // cpu-clock samples per second on each online CPU (0: none): CW_REC_SAMPLE records.
   uint32_t sample_hz = 0;
-  // Every recorded syscall written, whether or not anything happened in it (record
-  // --full).
+  // Every recorded syscall written, whether or not anything happened in it, and every
+  // blocked call's kernel stack walked (record --full).
   bool full = false;
   size_t ring_buffer_bytes = 64u << 20;  // the BPF ring buffer; rounded to a power of 2
   uint32_t exclude_pid = 0;              // the recorder itself (its writes make events)

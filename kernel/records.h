@@ -262,6 +262,14 @@ struct cw_rec_stack {
  * sample's timestamp (h.ts of its cw_rec_sample), not a syscall's number. */
 #define CW_STACK_OF_SAMPLE 1u
 
+/* The header flag of a CW_REC_KSTACK that repeats the thread's previous kernel stack: its
+ * syscall blocked in the same call, operation and kind of object, with a timeout or
+ * without as that one, in the same state, from the same user instruction and stack
+ * pointer as the call whose kernel stack the thread's previous CW_REC_KSTACK carried,
+ * whose `seq` is ips[0] (`n` is 0). A server's loop blocks the same way thousands of times
+ * a second, and walking the kernel stack is most of what recording a blocking call costs. */
+#define CW_KSTACK_AS_BEFORE 2u
+
 /* CW_REC_USTACK (--call-graph dwarf): what user space needs to unwind the thread's user
  * stack with the CFI of the mapped files (recorder/dwarf_unwind.h), in place of a
  * frame-pointer walk. `size` bytes of the stack from regs[7] (rsp) up follow the fixed

@@ -465,18 +465,37 @@ void RecordDecoder::decode(const void* record, size_t size) {
       const auto* r = static_cast<const cw_rec_stack*>(record);
       uint32_t n = std::min<uint32_t>(r->n, CW_MAX_STACK);
       if (fixed + n * sizeof(uint64_t) > size) return bad();
+      const bool as_before = (hdr->flags & CW_KSTACK_AS_BEFORE) != 0;
+      if (as_before && (n != 0 || size < fixed + sizeof(uint64_t))) return bad();
       auto it = last_enter_.find(tid);
       if (it == last_enter_.end() || it->second.first != r->seq) {
         ++stats_.stacks_late;
         return;
       }
-      uint64_t ips[CW_MAX_STACK];
-      std::memcpy(ips, r->ips, n * sizeof(uint64_t));
+      StackId& stack = held_[it->second.second].stack;
+      if (as_before) {
+        uint64_t original = 0;
+        std::memcpy(&original, r->ips, sizeof original);
+        auto last = last_kstack_.find(tid);
+        if (last == last_kstack_.end() || last->second.first != original) {
+          ++stats_.kernel_stacks_unmatched;
+          return;
+        }
+        const std::vector<uint64_t>& frames = last->second.second;
+        stack =
+            add_kernel_frames(hdr->pid, stack, frames.data(), static_cast<uint32_t>(frames.size()));
+        ++stats_.kernel_stacks;
+        ++stats_.kernel_stacks_repeated;
+        return;
+      }
       // The probe's own frames come first: the wait is below them.
       uint32_t skip = 0;
-      while (kernel_probe_ && skip < n && kernel_probe_(ips[skip])) ++skip;
-      StackId& stack = held_[it->second.second].stack;
-      stack = add_kernel_frames(hdr->pid, stack, ips + skip, n - skip);
+      while (kernel_probe_ && skip < n && kernel_probe_(r->ips[skip])) ++skip;
+      std::vector<uint64_t>& frames = last_kstack_[tid].second;
+      last_kstack_[tid].first = r->seq;
+      frames.assign(r->ips + skip, r->ips + n);
+      stack =
+          add_kernel_frames(hdr->pid, stack, frames.data(), static_cast<uint32_t>(frames.size()));
       ++stats_.kernel_stacks;
       return;
     }

@@ -58,7 +58,11 @@ struct DecoderStats {
   uint64_t samples = 0;      // cpu-clock samples (record --sample)
   // Stack copies (--call-graph dwarf) that came with no unwinder set: left without a stack.
   uint64_t stacks_not_unwound = 0;
-  uint64_t kernel_stacks = 0;            // kernel stacks attached (CW_REC_KSTACK)
+  uint64_t kernel_stacks = 0;  // kernel stacks attached (CW_REC_KSTACK)
+  // Of those, repeats of the thread's previous one (CW_KSTACK_AS_BEFORE), and repeats whose
+  // original never arrived (lost, or the recording began after it): left without one.
+  uint64_t kernel_stacks_repeated = 0;
+  uint64_t kernel_stacks_unmatched = 0;
   uint64_t kernel_frames_unnamed = 0;    // their frames no kernel symbol named
   uint64_t watch_hits_unclassified = 0;  // read/write watch hits decoded as reads
   // Recorded threads seen to get a CPU whose switch away the kernel never reported (also
@@ -163,6 +167,9 @@ class RecordDecoder {
   // Each thread's latest held syscall_enter (seq, index in held_): a stack arrives while
   // its thread is blocked in that very syscall.
   std::unordered_map<Tid, std::pair<uint64_t, size_t>> last_enter_;
+  // Each thread's latest kernel stack as walked (its syscall's seq, the frames below the
+  // probe's own): what a CW_KSTACK_AS_BEFORE record repeats.
+  std::unordered_map<Tid, std::pair<uint64_t, std::vector<uint64_t>>> last_kstack_;
   // Each thread's latest held sample (its ts, index in held_).
   std::unordered_map<Tid, std::pair<uint64_t, size_t>> last_sample_;
   // Stack copies waiting to be unwound at the next release: (index in held_, record).

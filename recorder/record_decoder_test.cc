@@ -410,6 +410,49 @@ TEST_CASE("a kernel stack that comes before its user stack copy is unwound keeps
   CHECK(t.strings.get(s.symbols[0]) == "anon_pipe_read");
 }
 
+TEST_CASE("a kernel stack that repeats the thread's previous one gets its frames") {
+  // A loop blocks in the same place every turn: the recorder walks the kernel stack once
+  // and then says "as before" (CW_KSTACK_AS_BEFORE, the original's seq in ips[0]).
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  auto enter = [&](uint64_t seq, uint64_t ts) {
+    auto rec = make<cw_rec_sys_enter>(CW_REC_SYS_ENTER, ts, 100, 101);
+    rec.seq = seq;
+    d.decode(&rec, sizeof rec);
+  };
+  auto kstack = [&](uint64_t seq, uint64_t ts, uint32_t flags, std::vector<uint64_t> ips,
+                    uint32_t n) {
+    cw_rec_stack rec;
+    std::memset(&rec, 0, sizeof rec);
+    const size_t size = offsetof(cw_rec_stack, ips) + ips.size() * sizeof(uint64_t);
+    rec.h = {CW_REC_KSTACK, static_cast<uint32_t>(size), ts, 100, 101, 0, flags};
+    rec.seq = seq;
+    rec.n = n;
+    std::copy(ips.begin(), ips.end(), rec.ips);
+    d.decode(&rec, size);
+  };
+  enter(7, 1000);
+  kstack(7, 1001, 0, {0xffffffff82000010, 0xffffffff81000020}, 2);
+  enter(9, 2000);
+  kstack(9, 2001, CW_KSTACK_AS_BEFORE, {7}, 0);
+  enter(11, 3000);
+  kstack(11, 3001, CW_KSTACK_AS_BEFORE, {5}, 0);  // its original never came: no frames
+  enter(12, 4000);
+  kstack(12, 4001, CW_KSTACK_AS_BEFORE, {7, 0xffffffff82000010}, 1);  // frames too: malformed
+  d.release_all();
+  REQUIRE(t.events.size() == 4);
+  const std::vector<uint64_t> walked{0xffffffff82000010, 0xffffffff81000020};
+  CHECK(t.stacks[t.events[0].stack].ips == walked);
+  CHECK(t.stacks[t.events[1].stack].ips == walked);
+  CHECK(t.stacks[t.events[1].stack].kernel == 2);
+  CHECK(t.stacks[t.events[2].stack].ips.empty());
+  CHECK(t.stacks[t.events[3].stack].ips.empty());
+  CHECK(d.stats().kernel_stacks == 2);
+  CHECK(d.stats().kernel_stacks_repeated == 1);
+  CHECK(d.stats().kernel_stacks_unmatched == 1);
+  CHECK(d.stats().malformed == 1);
+}
+
 TEST_CASE("kernel symbols from a kallsyms file; all-zero addresses mean they are hidden") {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / fmt::format("cw_kallsyms_{}", ::getpid());

@@ -30,7 +30,7 @@ struct SessionOptions {
   // files' CFI (recorder/dwarf_unwind.h); 0 walks frame pointers in the kernel.
   uint32_t ustack_bytes = 0;
   uint32_t sample_hz = 0;           // --sample: cpu-clock samples per second per CPU, 0 for none
-  bool full = false;                // --full: every recorded call, whether anything happened in it
+  bool full = false;                // --full: every recorded call, every kernel stack walked
   size_t buffer_bytes = 64u << 20;  // the kernel ring buffer
   std::string output;               // one trace file, when `ring` is not set
   std::optional<RingOptions> ring;

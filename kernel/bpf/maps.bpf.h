@@ -8,7 +8,7 @@
 const volatile __u32 self_tgid = 0;    // the recorder: never recorded
 const volatile __u32 stack_mode = 0;   // 0 none, 1 blocking, 2 all (ProbeOptions::stacks)
 const volatile __u32 filter_pids = 0;  // 1: only tgids in `traced_pids`
-// record --full: every recorded call written, whether or not anything happened in it.
+// record --full: every recorded call written, every blocked call's kernel stack walked.
 const volatile __u32 full_stream = 0;
 // --call-graph dwarf: bytes of user stack copied per stack (0: walk frame pointers instead).
 const volatile __u32 ustack_bytes = 0;
@@ -74,6 +74,13 @@ struct inflight {
   __u8 stack_taken;
   __u8 emitted;  // `rec` is in the ring buffer
   __u8 active;   // the thread is inside this call
+  // Where the thread's last kernel stack was walked (CW_KSTACK_AS_BEFORE): the call's
+  // number, operation, object kind and sleep state packed, the user instruction and stack
+  // pointer, and that call's seq. Kept across calls.
+  __u64 kstack_what;
+  __u64 kstack_ip;
+  __u64 kstack_sp;
+  __u64 kstack_seq;
   // The entry record, written out only once the call turns out to matter (see lazy_class).
   struct cw_rec_sys_enter rec;
 };

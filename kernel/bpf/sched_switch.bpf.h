@@ -36,7 +36,7 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct* prev, struct tas
       if (stack_mode != 0 && !call->stack_taken) {
         call->stack_taken = 1;
         take_stack(ctx, prev_tid, prev_tgid, call->seq, 0);
-        take_kstack(ctx, prev_tid, prev_tgid, call->seq);
+        take_kstack(ctx, prev, call, prev_state, prev_tid, prev_tgid);
       }
     }
   }
