@@ -116,7 +116,7 @@ struct RecordArgs {
   uint32_t sample_hz = 0;
   std::string start_call_graph = "fp";  // the same, given to `record start`
   uint32_t start_sample_hz = 0;
-  bool full = false;  // --full: every recorded call, every kernel stack walked
+  bool full = false;  // --full: every recorded call, every stack walked
   bool start_full = false;
   std::string buffer = "64M";
   std::string dir;
@@ -128,7 +128,25 @@ struct RecordArgs {
   std::string hooks = "auto";
   std::string compress = "zstd";  // --compress: how trace files are written
   TraceWriterOptions writer;
+  // record's and record start's --compress: when not given, the recorder writes at zstd's
+  // fastest level (kRecordingLevel), not the level 3 of "zstd".
+  CLI::Option* record_compress = nullptr;
+  CLI::Option* start_compress = nullptr;
 };
+
+// zstd's fastest level: compressing was half of the recorder's own CPU time at level 3
+// (pgbench's select-only load, bench/RESULTS.md), and level 1 writes about a tenth more.
+constexpr int kRecordingLevel = 1;
+
+// How the recorder writes its trace files: as --compress says, or kRecordingLevel.
+TraceWriterOptions recording_writer(const RecordArgs& args, const CLI::Option* compress) {
+  TraceWriterOptions writer = args.writer;
+  if (compress == nullptr || compress->count() == 0) {
+    writer.compression = TraceCompression::Zstd;
+    writer.level = kRecordingLevel;
+  }
+  return writer;
+}
 
 constexpr uint32_t kDefaultStackCopy = 8192;
 constexpr uint32_t kMaxSampleHz = 10000;
@@ -333,7 +351,7 @@ int record_foreground(const RecordArgs& args) {
   if (!stack_options(args, options)) return kExitBadInput;
   options.buffer_bytes = buffer;
   options.output = args.output;
-  options.writer = args.writer;
+  options.writer = recording_writer(args, args.record_compress);
 
   for (uint32_t pid : args.pids)
     if (kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
@@ -496,7 +514,7 @@ int record_start(const RecordArgs& args, const std::string& size_text) {
     stack_options(args, options);  // checked above
     options.buffer_bytes = parse_size(args.buffer);
     options.ring = RingOptions{paths.ring, size};
-    options.ring->writer = args.writer;
+    options.ring->writer = recording_writer(args, args.start_compress);
     options.holders = std::move(holders);
     run_daemon(options, dir, ready[1], kExitEnvironment);
   }
@@ -689,12 +707,12 @@ std::vector<Command> add_record(CLI::App& app) {
   cmd->add_option("-F,--sample", args->sample_hz, sample_help);
   cmd->add_option("--buffer", args->buffer, "kernel ring buffer size (default 64M)");
   auto full_help =
-      "write every recorded system call and walk every blocked call's kernel stack (by "
-      "default a call in which nothing happened, a read that did not block or a futex wake "
-      "that found no waiter, is left out, and a kernel stack the thread last walked from the "
+      "write every recorded system call and walk every blocked call's kernel and user stacks "
+      "(by default a call in which nothing happened, a read that did not block or a futex "
+      "wake that found no waiter, is left out, and a stack the thread last walked from the "
       "same place is repeated, not walked again: docs/recording.md)";
   cmd->add_flag("--full", args->full, full_help);
-  add_compress_option(cmd, args->compress, args->writer);
+  args->record_compress = add_compress_option(cmd, args->compress, args->writer, "zstd=1");
   cmd->add_option("--duration", args->duration, "stop after this many seconds");
   cmd->add_option("CMD", args->command, "command to run and record (after --)");
   cmd->add_option("--rules", args->rules,
@@ -750,7 +768,7 @@ std::vector<Command> add_record(CLI::App& app) {
   start->add_option("-F,--sample", args->start_sample_hz, sample_help);
   start->add_option("--buffer", args->buffer, "kernel ring buffer size (default 64M)");
   start->add_flag("--full", args->start_full, full_help);
-  add_compress_option(start, args->compress, args->writer);
+  args->start_compress = add_compress_option(start, args->compress, args->writer, "zstd=1");
   start->add_option("--rules", args->rules,
                     "packs (files or folders) whose holder rules name, when the recording "
                     "stops, who holds what a thread still waits for (the standard packs and "

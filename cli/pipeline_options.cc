@@ -18,12 +18,21 @@ CLI::Option* add_trace_format_option(CLI::App* cmd, std::string& format, bool fo
       ->check(forms);
 }
 
-CLI::Option* add_compress_option(CLI::App* cmd, std::string& text, TraceWriterOptions& writer) {
-  return cmd
-      ->add_option("--compress", text,
-                   "the binary form's chunks: zstd (level 3), zstd=LEVEL (1 fastest .. 22 "
-                   "smallest), or none (trace format 1.2, which older causeway versions read)")
+CLI::Option* add_compress_option(CLI::App* cmd, std::string& text, TraceWriterOptions& writer,
+                                 const std::string& default_spec) {
+  std::string help =
+      "the binary form's chunks: zstd (level 3), zstd=LEVEL (1 fastest .. 22 smallest), or "
+      "none (trace format 1.2, which older causeway versions read)";
+  if (default_spec != "zstd")
+    help += "; default " + default_spec +
+            " (zstd's fastest level: compressing is half of the recorder's own CPU time, "
+            "and level 1 writes about a tenth more bytes than level 3)";
+  // The validator sets `writer`, also when default_val runs it here: commands that share
+  // one `writer` would see the last one's default, so a default other than "zstd" is only
+  // shown, and applied after parsing (compress_default_applies).
+  return cmd->add_option("--compress", text, help)
       ->default_val("zstd")
+      ->default_str(default_spec)
       ->check(CLI::Validator(
           [&writer](std::string& value) {
             std::string why;

@@ -20,7 +20,10 @@ CLI::Option* add_trace_format_option(CLI::App* cmd, std::string& format, bool fo
 
 // --compress for a command that writes a binary trace: none|zstd[=LEVEL] into `writer`
 // (`text` holds the option's text for CLI11).
-CLI::Option* add_compress_option(CLI::App* cmd, std::string& text, TraceWriterOptions& writer);
+// `default_spec` is what no --compress means: the recorder's commands default to zstd's
+// fastest level, the commands that write a trace once to level 3 ("zstd").
+CLI::Option* add_compress_option(CLI::App* cmd, std::string& text, TraceWriterOptions& writer,
+                                 const std::string& default_spec = "zstd");
 
 // --no-cache for a command that reads a trace and builds its graph.
 CLI::Option* add_no_cache_option(CLI::App* cmd, bool& no_cache);

@@ -270,6 +270,14 @@ struct cw_rec_stack {
  * a second, and walking the kernel stack is most of what recording a blocking call costs. */
 #define CW_KSTACK_AS_BEFORE 2u
 
+/* The header flag of a CW_REC_STACK that repeats the thread's previous user stack walked
+ * by frame pointers: its syscall came from the same user instruction, with the same stack
+ * and frame pointers and the same two words (the caller's frame pointer and return
+ * address) at the frame pointer, as the call whose stack the thread's previous walked
+ * CW_REC_STACK carried, whose `seq` is ips[0] (`n` is 0), walked less than 10 ms before
+ * (frames further out can change under a JIT). */
+#define CW_USTACK_AS_BEFORE 2u
+
 /* CW_REC_USTACK (--call-graph dwarf): what user space needs to unwind the thread's user
  * stack with the CFI of the mapped files (recorder/dwarf_unwind.h), in place of a
  * frame-pointer walk. `size` bytes of the stack from regs[7] (rsp) up follow the fixed

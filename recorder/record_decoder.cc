@@ -424,11 +424,28 @@ void RecordDecoder::decode(const void* record, size_t size) {
       const auto* r = static_cast<const cw_rec_stack*>(record);
       uint32_t n = std::min<uint32_t>(r->n, CW_MAX_STACK);
       if (fixed + n * sizeof(uint64_t) > size) return bad();
+      const bool of_sample = (hdr->flags & CW_STACK_OF_SAMPLE) != 0;
+      const bool as_before = !of_sample && (hdr->flags & CW_USTACK_AS_BEFORE) != 0;
+      if (as_before && (n != 0 || size < fixed + sizeof(uint64_t))) return bad();
       Held* owner = stack_owner(tid, hdr->flags, r->seq);
       if (!owner) return;
+      if (as_before) {
+        uint64_t original = 0;
+        std::memcpy(&original, r->ips, sizeof original);
+        auto last = last_ustack_.find(tid);
+        if (last == last_ustack_.end() || last->second.first != original) {
+          ++stats_.user_stacks_unmatched;
+          return;
+        }
+        owner->stack = last->second.second;
+        ++stats_.stacks_attached;
+        ++stats_.user_stacks_repeated;
+        return;
+      }
       uint64_t ips[CW_MAX_STACK];
       std::memcpy(ips, r->ips, n * sizeof(uint64_t));
       owner->stack = intern_stack(hdr->pid, ips, n);
+      if (!of_sample) last_ustack_[tid] = {r->seq, owner->stack};
       ++stats_.stacks_attached;
       return;
     }

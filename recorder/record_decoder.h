@@ -63,6 +63,10 @@ struct DecoderStats {
   // original never arrived (lost, or the recording began after it): left without one.
   uint64_t kernel_stacks_repeated = 0;
   uint64_t kernel_stacks_unmatched = 0;
+  // User stacks (counted in stacks_attached) that repeat the thread's previous walked one
+  // (CW_USTACK_AS_BEFORE), and repeats whose original never arrived: left without one.
+  uint64_t user_stacks_repeated = 0;
+  uint64_t user_stacks_unmatched = 0;
   uint64_t kernel_frames_unnamed = 0;    // their frames no kernel symbol named
   uint64_t watch_hits_unclassified = 0;  // read/write watch hits decoded as reads
   // Recorded threads seen to get a CPU whose switch away the kernel never reported (also
@@ -170,6 +174,9 @@ class RecordDecoder {
   // Each thread's latest kernel stack as walked (its syscall's seq, the frames below the
   // probe's own): what a CW_KSTACK_AS_BEFORE record repeats.
   std::unordered_map<Tid, std::pair<uint64_t, std::vector<uint64_t>>> last_kstack_;
+  // Each thread's latest user stack walked for a syscall (its seq, its interned id): what a
+  // CW_USTACK_AS_BEFORE record repeats.
+  std::unordered_map<Tid, std::pair<uint64_t, StackId>> last_ustack_;
   // Each thread's latest held sample (its ts, index in held_).
   std::unordered_map<Tid, std::pair<uint64_t, size_t>> last_sample_;
   // Stack copies waiting to be unwound at the next release: (index in held_, record).

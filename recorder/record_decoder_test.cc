@@ -410,27 +410,35 @@ TEST_CASE("a kernel stack that comes before its user stack copy is unwound keeps
   CHECK(t.strings.get(s.symbols[0]) == "anon_pipe_read");
 }
 
+// A syscall entry of thread 101 (process 100) with the kernel's syscall number `seq`.
+void decode_enter(RecordDecoder& d, uint64_t seq, uint64_t ts) {
+  auto rec = make<cw_rec_sys_enter>(CW_REC_SYS_ENTER, ts, 100, 101);
+  rec.seq = seq;
+  d.decode(&rec, sizeof rec);
+}
+
+// A stack record (CW_REC_STACK or CW_REC_KSTACK) of thread 101 with `ips` after its fixed
+// part and `n` saying how many frames it has.
+void decode_stack(RecordDecoder& d, uint32_t type, uint64_t seq, uint64_t ts, uint32_t flags,
+                  const std::vector<uint64_t>& ips, uint32_t n) {
+  cw_rec_stack rec;
+  std::memset(&rec, 0, sizeof rec);
+  const size_t size = offsetof(cw_rec_stack, ips) + ips.size() * sizeof(uint64_t);
+  rec.h = {type, static_cast<uint32_t>(size), ts, 100, 101, 0, flags};
+  rec.seq = seq;
+  rec.n = n;
+  std::copy(ips.begin(), ips.end(), rec.ips);
+  d.decode(&rec, size);
+}
+
 TEST_CASE("a kernel stack that repeats the thread's previous one gets its frames") {
   // A loop blocks in the same place every turn: the recorder walks the kernel stack once
   // and then says "as before" (CW_KSTACK_AS_BEFORE, the original's seq in ips[0]).
   Trace t;
   RecordDecoder d(t, test_naming());
-  auto enter = [&](uint64_t seq, uint64_t ts) {
-    auto rec = make<cw_rec_sys_enter>(CW_REC_SYS_ENTER, ts, 100, 101);
-    rec.seq = seq;
-    d.decode(&rec, sizeof rec);
-  };
+  auto enter = [&](uint64_t seq, uint64_t ts) { decode_enter(d, seq, ts); };
   auto kstack = [&](uint64_t seq, uint64_t ts, uint32_t flags, std::vector<uint64_t> ips,
-                    uint32_t n) {
-    cw_rec_stack rec;
-    std::memset(&rec, 0, sizeof rec);
-    const size_t size = offsetof(cw_rec_stack, ips) + ips.size() * sizeof(uint64_t);
-    rec.h = {CW_REC_KSTACK, static_cast<uint32_t>(size), ts, 100, 101, 0, flags};
-    rec.seq = seq;
-    rec.n = n;
-    std::copy(ips.begin(), ips.end(), rec.ips);
-    d.decode(&rec, size);
-  };
+                    uint32_t n) { decode_stack(d, CW_REC_KSTACK, seq, ts, flags, ips, n); };
   enter(7, 1000);
   kstack(7, 1001, 0, {0xffffffff82000010, 0xffffffff81000020}, 2);
   enter(9, 2000);
@@ -451,6 +459,63 @@ TEST_CASE("a kernel stack that repeats the thread's previous one gets its frames
   CHECK(d.stats().kernel_stacks_repeated == 1);
   CHECK(d.stats().kernel_stacks_unmatched == 1);
   CHECK(d.stats().malformed == 1);
+}
+
+TEST_CASE("a user stack that repeats the thread's previous one gets its frames") {
+  // The recorder walks a loop's user stack once and then says "as before"
+  // (CW_USTACK_AS_BEFORE, the original's seq in ips[0]); a sample's stack is never the
+  // original of a repeat.
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  auto enter = [&](uint64_t seq, uint64_t ts) { decode_enter(d, seq, ts); };
+  auto ustack = [&](uint64_t seq, uint64_t ts, uint32_t flags, std::vector<uint64_t> ips,
+                    uint32_t n) { decode_stack(d, CW_REC_STACK, seq, ts, flags, ips, n); };
+  const std::vector<uint64_t> walked{0x401000, 0x402000, 0x403000};
+  enter(7, 1000);
+  ustack(7, 1001, 0, walked, 3);
+  enter(9, 2000);
+  ustack(9, 2001, CW_USTACK_AS_BEFORE, {7}, 0);
+  enter(11, 3000);
+  ustack(11, 3001, CW_USTACK_AS_BEFORE, {5}, 0);  // its original never came: no frames
+  enter(12, 4000);
+  ustack(12, 4001, CW_USTACK_AS_BEFORE, {7, 0x401000}, 1);  // frames too: malformed
+  enter(13, 5000);
+  ustack(13, 5001, CW_USTACK_AS_BEFORE, {7}, 0);  // still the thread's last walked stack
+  d.release_all();
+  REQUIRE(t.events.size() == 5);
+  CHECK(t.stacks[t.events[0].stack].ips == walked);
+  CHECK(t.events[1].stack == t.events[0].stack);
+  CHECK(t.events[2].stack == 0);
+  CHECK(t.events[3].stack == 0);
+  CHECK(t.events[4].stack == t.events[0].stack);
+  CHECK(d.stats().stacks_attached == 3);
+  CHECK(d.stats().user_stacks_repeated == 2);
+  CHECK(d.stats().user_stacks_unmatched == 1);
+  CHECK(d.stats().malformed == 1);
+}
+
+TEST_CASE("a repeated user stack gets the kernel stack walked for its own call") {
+  // The two repeats are independent: the user stack as before, the kernel stack walked
+  // anew (the same user place blocked elsewhere in the kernel), and the other way round.
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  auto enter = [&](uint64_t seq, uint64_t ts) { decode_enter(d, seq, ts); };
+  enter(7, 1000);
+  decode_stack(d, CW_REC_STACK, 7, 1001, 0, {0x401000, 0x402000}, 2);
+  decode_stack(d, CW_REC_KSTACK, 7, 1002, 0, {0xffffffff82000010}, 1);
+  enter(9, 2000);
+  decode_stack(d, CW_REC_STACK, 9, 2001, CW_USTACK_AS_BEFORE, {7}, 0);
+  decode_stack(d, CW_REC_KSTACK, 9, 2002, 0, {0xffffffff82000020}, 1);
+  enter(11, 3000);
+  decode_stack(d, CW_REC_STACK, 11, 3001, 0, {0x404000}, 1);
+  decode_stack(d, CW_REC_KSTACK, 11, 3002, CW_KSTACK_AS_BEFORE, {9}, 0);
+  d.release_all();
+  REQUIRE(t.events.size() == 3);
+  const auto ips = [&](size_t i) { return t.stacks[t.events[i].stack].ips; };
+  CHECK(ips(0) == std::vector<uint64_t>{0xffffffff82000010, 0x401000, 0x402000});
+  CHECK(ips(1) == std::vector<uint64_t>{0xffffffff82000020, 0x401000, 0x402000});
+  CHECK(ips(2) == std::vector<uint64_t>{0xffffffff82000020, 0x404000});
+  CHECK(t.stacks[t.events[1].stack].kernel == 1);
 }
 
 TEST_CASE("kernel symbols from a kallsyms file; all-zero addresses mean they are hidden") {

@@ -81,6 +81,16 @@ struct inflight {
   __u64 kstack_ip;
   __u64 kstack_sp;
   __u64 kstack_seq;
+  // Where and when the thread's last user stack was walked by frame pointers: the user
+  // instruction, stack and frame pointers, the two words at the frame pointer (the
+  // caller's frame and return address), that call's seq and the time of the walk
+  // (CW_USTACK_AS_BEFORE). Kept across calls.
+  __u64 ustack_ip;
+  __u64 ustack_sp;
+  __u64 ustack_bp;
+  __u64 ustack_frame[2];
+  __u64 ustack_seq;
+  __u64 ustack_ts;
   // The entry record, written out only once the call turns out to matter (see lazy_class).
   struct cw_rec_sys_enter rec;
 };

@@ -28,6 +28,9 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_sched_process_exec, struct task_struct* p, pid_t old_pid,
              struct linux_binprm* bprm) {
   if (!current_traced()) return 0;
+  // A new program: the places where its stacks were last walked are not its own.
+  struct inflight* call = bpf_task_storage_get(&inflight, p, 0, 0);
+  if (call) call->kstack_seq = call->ustack_seq = 0;
   struct cw_rec_exec* rec = reserve(sizeof(*rec));
   if (!rec) return 0;
   fill_header(&rec->h, CW_REC_EXEC, sizeof(*rec));
