@@ -152,13 +152,18 @@ void Diagnoser::blame(uint32_t seg, HangKind kind, const SegmentProfile& over_wi
   }
   // A thread that spent its wait in the kernel's uninterruptible sleep, which no other
   // program's thread ended (the device's interrupt or a kernel worker did), waited on the
-  // device: no thread is behind it to look for.
-  const SegmentProfile& waited = waits_in_turns(over_window) ? over_window : sp;
+  // device: no thread is behind it to look for. Blamed for waits in turns (a device waited
+  // on per record), its segment's longest block may be another wait that another thread
+  // ended (a pipe it then drained, woken by the writer): when that block is a small part
+  // of the device's time, the device is still what it waited on.
+  const bool turns = waits_in_turns(over_window);
+  const SegmentProfile& waited = turns ? over_window : sp;
   if (kind == HangKind::LongWait && waited.blocked_ns > 0 &&
       2 * waited.uninterruptible_ns >= waited.blocked_ns) {
     const ThreadInfo* from =
         waker == kNoIndex ? nullptr : trace_.thread(g_.segments[g_.edges[waker].from].tid);
-    if (waker == kNoIndex || (from && from->kernel)) {
+    const bool woken_wait_minor = turns && 2 * sp.longest_block_ns < waited.uninterruptible_ns;
+    if (waker == kNoIndex || (from && from->kernel) || woken_wait_minor) {
       d_.notes.push_back(fmt::format(
           "{} waited {} in uninterruptible sleep (a device, or the kernel on its behalf) and "
           "no other program's thread ended that wait: nothing behind it to diagnose",

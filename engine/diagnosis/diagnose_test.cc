@@ -1455,6 +1455,64 @@ thread 300 pid=300 comm=cw-a
   CHECK(path(b, d.path) == "300@10 message, 200@5 split, 200@510 message, 100@20 -");
 }
 
+TEST_CASE("a slow step's device waits in turns are its wait, not the pipe it drained after") {
+  // cw-slow syncs a file record by record: ten fdatasync waits of 100 ms in uninterruptible
+  // sleep, none ended by another thread. Then it drains a pipe that cw-writer filled:
+  // its first read wakes the writer, blocked on the full pipe since 5 ms; its second read
+  // blocks briefly until the writer's write completes. Then it answers cw-hang. Its
+  // longest single block is a sync, but the block the segment ends with, the one another
+  // thread ended, is the pipe's: the device is still what cw-slow waited on, and nothing
+  // is behind it (the writer waited for cw-slow, not the reverse).
+  std::string text = R"(process 100 comm=cw-hang
+thread 100 pid=100 comm=cw-hang
+process 200 comm=cw-slow
+thread 200 pid=200 comm=cw-slow
+process 300 comm=cw-writer
+thread 300 pid=300 comm=cw-writer
+5ms 300 syscall_enter name=write fd=4
+5ms 300 switch_out state=S
+5ms 100 syscall_enter name=read fd=3
+5ms 100 switch_out state=S
+)";
+  for (int i = 0; i < 10; ++i)
+    text += fmt::format(
+        "{0}ms 200 syscall_enter name=fdatasync fd=6\n{0}ms 200 switch_out state=D\n"
+        "{1}ms 200 switch_in\n{1}ms 200 syscall_exit name=fdatasync ret=0\n",
+        6 + 100 * i, 105 + 100 * i);
+  text += R"(1005ms 200 syscall_enter name=read fd=5
+1005ms 200 recv object=9 offset=0 len=65536 peer=300 fd=5
+1005ms 200 wakeup target=300
+1005ms 200 syscall_exit name=read ret=65536
+1005ms 200 syscall_enter name=read fd=5
+1005ms 200 switch_out state=S
+1006ms 300 switch_in
+1006ms 300 syscall_exit name=write ret=262144
+1006ms 300 send object=9 offset=0 len=262144 peer=200 fd=4
+1006ms 300 wakeup target=200
+1006ms 300 syscall_enter name=exit_group
+1006ms 300 switch_out state=X
+1007ms 200 switch_in
+1007ms 200 recv object=9 offset=65536 len=196608 peer=300 fd=5
+1007ms 200 syscall_exit name=read ret=196608
+1008ms 200 syscall_enter name=write fd=3
+1008ms 200 send object=7 offset=0 len=1 peer=100 fd=3
+1008ms 200 wakeup target=100
+1008ms 200 syscall_exit name=write ret=1
+1009ms 100 switch_in
+1009ms 100 recv object=7 offset=0 len=1 peer=200 fd=3
+1009ms 100 syscall_exit name=read ret=1
+)";
+  Built b = build(kRules, text);
+  DiagnoseOptions o;
+  o.symptom.thread_name = "cw-hang";
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
+  CHECK(d.hang.tid == 100);
+  REQUIRE_FALSE(d.root_causes.empty());
+  CAPTURE(d.root_causes[0].what);
+  CHECK(causes(b, d) == "200 LongWait depth 1");
+  CHECK(path(b, d.path) == "200@1005 message, 100@5 -");
+}
+
 // A single-threaded event-loop server: its loop waits are `loop` cuts, each request it
 // reads is an item (linux.kernel's loop.wait and loop.request, the Argus paper, §4.2).
 const char* const kLoopRules = R"(
