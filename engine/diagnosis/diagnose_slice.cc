@@ -53,6 +53,22 @@ std::vector<PathStep> Diagnoser::slice(uint32_t start) {
       const ThreadInfo* from = trace_.thread(g_.segments[g_.edges[waker].from].tid);
       if (from && from->kernel && g_.edges[waker].strength == Strength::Weak) waker = kNoIndex;
     }
+    // A segment that never waited was started by what began it (its thread's creation,
+    // its own previous segment) and did its work on what it read along the way: a request
+    // found already queued. When exactly one strong edge from another thread arrived after
+    // the segment began, that request stands where a waker would (two of them are asked).
+    if (waker == kNoIndex && vp.longest_block_ns == 0) {
+      uint32_t received = kNoIndex, count = 0;
+      for (uint32_t ei : in) {
+        const Edge& e = g_.edges[ei];
+        if (e.strength != Strength::Strong || g_.segments[e.from].tid == g_.segments[v].tid ||
+            trace_.events[e.to_event].ts <= g_.segments[v].start_ns)
+          continue;
+        received = ei;
+        ++count;
+      }
+      if (count == 1) waker = received;
+    }
     auto option = [&](uint32_t ei) {
       Option o;
       o.edge = ei;

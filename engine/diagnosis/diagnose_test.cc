@@ -1513,6 +1513,70 @@ thread 300 pid=300 comm=cw-writer
   CHECK(path(b, d.path) == "200@1005 message, 100@5 -");
 }
 
+TEST_CASE("a request found already queued is what a new thread's work answered, not its fork") {
+  // cw-launcher forks cw-worker; cw-client asks cw-server and waits. cw-server passes the request
+  // on to cw-worker before cw-worker first reads, so its read does not wait: the worker's
+  // first segment began with its fork and holds the request it read (recvfrom: the
+  // rules here cut at read) and the 300 ms of work it did for it. The fork began the thread; the
+  // request is what its work answered, and no question is left (with a wait, the request would have
+  // ended it).
+  const std::string rules =
+      std::string(kRules) +
+      "link fork { from fork to thread_start join from.child == to.tid "
+      "pick next }\nedge fork.child { link fork strength strong kind fork }\n";
+  Built b = build(rules, R"(
+process 100 comm=cw-client
+thread 100 pid=100 comm=cw-client
+process 200 comm=cw-server
+thread 200 pid=200 comm=cw-server
+process 300 comm=cw-worker ppid=400
+thread 300 pid=300 comm=cw-worker
+process 400 comm=cw-launcher
+thread 400 pid=400 comm=cw-launcher
+1ms 400 fork child=300 child_pid=300
+1ms 300 thread_start parent=400
+2ms 100 syscall_enter name=write fd=3
+2ms 100 send object=1 offset=0 len=8 peer=200 fd=3
+2ms 100 syscall_exit name=write ret=8
+2ms 100 syscall_enter name=read fd=3
+2ms 100 switch_out state=S
+3ms 200 syscall_enter name=read fd=4
+3ms 200 recv object=1 offset=0 len=8 peer=100 fd=4
+3ms 200 syscall_exit name=read ret=8
+3ms 200 syscall_enter name=write fd=5
+3ms 200 send object=2 offset=0 len=8 peer=300 fd=5
+3ms 200 syscall_exit name=write ret=8
+3ms 200 syscall_enter name=read fd=5
+3ms 200 switch_out state=S
+4ms 300 syscall_enter name=recvfrom fd=6
+4ms 300 recv object=2 offset=0 len=8 peer=200 fd=6
+4ms 300 syscall_exit name=recvfrom ret=8
+304ms 300 syscall_enter name=write fd=6
+304ms 300 send object=3 offset=0 len=8 peer=200 fd=6
+304ms 300 wakeup target=200
+304ms 300 syscall_exit name=write ret=8
+305ms 200 switch_in
+305ms 200 recv object=3 offset=0 len=8 peer=300 fd=5
+305ms 200 syscall_exit name=read ret=8
+305ms 200 syscall_enter name=write fd=4
+305ms 200 send object=4 offset=0 len=8 peer=100 fd=4
+305ms 200 wakeup target=100
+305ms 200 syscall_exit name=write ret=8
+306ms 100 switch_in
+306ms 100 recv object=4 offset=0 len=8 peer=200 fd=3
+306ms 100 syscall_exit name=read ret=8
+)");
+  DiagnoseOptions o;
+  o.symptom.thread_name = "cw-client";
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
+  CHECK(d.hang.tid == 100);
+  CHECK(causes(b, d) == "300 LongRunning depth 1");
+  // Its work is asked about (whether to diagnose it in turn), not where it came from.
+  CHECK(std::none_of(d.queries.begin(), d.queries.end(),
+                     [](const auto& q) { return q.question.kind == QuestionKind::Edge; }));
+  CHECK(path(b, d.path) == "200@3 message, 300@1 message, 200@3 message, 100@2 -");
+}
+
 // A single-threaded event-loop server: its loop waits are `loop` cuts, each request it
 // reads is an item (linux.kernel's loop.wait and loop.request, the Argus paper, §4.2).
 const char* const kLoopRules = R"(
