@@ -29,7 +29,7 @@ CLI::Option* add_compress_option(CLI::App* cmd, std::string& text, TraceWriterOp
             "and level 1 writes about a tenth more bytes than level 3)";
   // The validator sets `writer`, also when default_val runs it here: commands that share
   // one `writer` would see the last one's default, so a default other than "zstd" is only
-  // shown, and applied after parsing (compress_default_applies).
+  // shown, and applied after parsing (cmd_record.cc, recording_writer).
   return cmd->add_option("--compress", text, help)
       ->default_val("zstd")
       ->default_str(default_spec)
