@@ -90,6 +90,19 @@ StackId RecordDecoder::intern_stack(Pid pid, const uint64_t* ips, uint32_t n) {
   return it->second;
 }
 
+// What a stack record that says "as before" (CW_USTACK_AS_BEFORE, CW_KSTACK_AS_BEFORE)
+// repeats: the thread's remembered stack, when it is the one walked for the call whose seq
+// the record carries first in `ips` (the caller checked that it has that word); else
+// null (the original was lost, or never came).
+template <typename Value>
+const Value* RecordDecoder::repeated(
+    const std::unordered_map<Tid, std::pair<uint64_t, Value>>& last, Tid tid, const void* ips) {
+  uint64_t original = 0;
+  std::memcpy(&original, ips, sizeof original);
+  auto it = last.find(tid);
+  return it != last.end() && it->second.first == original ? &it->second.second : nullptr;
+}
+
 RecordDecoder::Held* RecordDecoder::stack_owner(Tid tid, uint32_t flags, uint64_t seq) {
   auto& latest = (flags & CW_STACK_OF_SAMPLE) ? last_sample_ : last_enter_;
   auto it = latest.find(tid);
@@ -430,14 +443,12 @@ void RecordDecoder::decode(const void* record, size_t size) {
       Held* owner = stack_owner(tid, hdr->flags, r->seq);
       if (!owner) return;
       if (as_before) {
-        uint64_t original = 0;
-        std::memcpy(&original, r->ips, sizeof original);
-        auto last = last_ustack_.find(tid);
-        if (last == last_ustack_.end() || last->second.first != original) {
+        const StackId* last = repeated(last_ustack_, tid, r->ips);
+        if (!last) {
           ++stats_.user_stacks_unmatched;
           return;
         }
-        owner->stack = last->second.second;
+        owner->stack = *last;
         ++stats_.stacks_attached;
         ++stats_.user_stacks_repeated;
         return;
@@ -491,14 +502,12 @@ void RecordDecoder::decode(const void* record, size_t size) {
       }
       StackId& stack = held_[it->second.second].stack;
       if (as_before) {
-        uint64_t original = 0;
-        std::memcpy(&original, r->ips, sizeof original);
-        auto last = last_kstack_.find(tid);
-        if (last == last_kstack_.end() || last->second.first != original) {
+        const std::vector<uint64_t>* last = repeated(last_kstack_, tid, r->ips);
+        if (!last) {
           ++stats_.kernel_stacks_unmatched;
           return;
         }
-        const std::vector<uint64_t>& frames = last->second.second;
+        const std::vector<uint64_t>& frames = *last;
         stack =
             add_kernel_frames(hdr->pid, stack, frames.data(), static_cast<uint32_t>(frames.size()));
         ++stats_.kernel_stacks;

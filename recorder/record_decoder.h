@@ -153,6 +153,9 @@ class RecordDecoder {
   StackId intern_stack(Pid pid, const uint64_t* ips, uint32_t n);
   // The held event a stack record belongs to (its syscall entry, or its sample), or null.
   Held* stack_owner(Tid tid, uint32_t flags, uint64_t seq);
+  template <typename Value>
+  static const Value* repeated(const std::unordered_map<Tid, std::pair<uint64_t, Value>>& last,
+                               Tid tid, const void* ips);
   void unwind_pending();
   // The stack `user` with the kernel frames `ips` put in front of it.
   StackId add_kernel_frames(Pid pid, StackId user, const uint64_t* ips, uint32_t n);

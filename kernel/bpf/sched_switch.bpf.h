@@ -35,8 +35,9 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct* prev, struct tas
       emit_enter(call);  // a call that blocks always matters
       if (stack_mode != 0 && !call->stack_taken) {
         call->stack_taken = 1;
-        take_call_stack(ctx, prev, call, prev_tid, prev_tgid);
-        take_kstack(ctx, prev, call, prev_state, prev_tid, prev_tgid);
+        const struct user_place at = user_place_of(prev);
+        take_call_stack(ctx, at, call, prev_tid, prev_tgid);
+        take_kstack(ctx, at, call, prev_state, prev_tid, prev_tgid);
       }
     }
   }

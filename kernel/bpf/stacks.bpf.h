@@ -175,11 +175,23 @@ static __always_inline void emit_stack_as_before(__u32 type, __u32 tid, __u32 tg
 // them uses the register for data) is not read.
 #define USTACK_REPEAT_NS 10000000ULL
 
-static __always_inline int take_call_stack(void* ctx, struct task_struct* task,
-                                           struct inflight* call, __u32 tid, __u32 tgid) {
-  if (ustack_bytes != 0) return take_dwarf_stack(tid, tgid, call->seq, 0);
+// Where a thread entered the kernel from: its user instruction, stack and frame pointers,
+// read once for both stacks' "as before" checks.
+struct user_place {
+  __u64 ip, sp, bp;
+};
+
+static __always_inline struct user_place user_place_of(struct task_struct* task) {
   struct pt_regs* user = (struct pt_regs*)bpf_task_pt_regs(task);
-  __u64 ip = BPF_CORE_READ(user, ip), sp = BPF_CORE_READ(user, sp), bp = BPF_CORE_READ(user, bp);
+  struct user_place at = {BPF_CORE_READ(user, ip), BPF_CORE_READ(user, sp),
+                          BPF_CORE_READ(user, bp)};
+  return at;
+}
+
+static __always_inline int take_call_stack(void* ctx, struct user_place at, struct inflight* call,
+                                           __u32 tid, __u32 tgid) {
+  if (ustack_bytes != 0) return take_dwarf_stack(tid, tgid, call->seq, 0);
+  __u64 ip = at.ip, sp = at.sp, bp = at.bp;
   __u64 frame[2] = {0, 0};
   if (bp >= sp && bp - sp < (1 << 20)) bpf_probe_read_user(frame, sizeof(frame), (void*)bp);
   __u64 now = bpf_ktime_get_ns();
@@ -207,10 +219,9 @@ static __always_inline int take_call_stack(void* ctx, struct task_struct* task,
 // operation, its object's kind, the sleep state and the user instruction and stack pointer
 // it came from are those of the thread's last walked stack, a record that says so
 // (CW_KSTACK_AS_BEFORE) takes its place.
-static __always_inline void take_kstack(void* ctx, struct task_struct* task, struct inflight* call,
+static __always_inline void take_kstack(void* ctx, struct user_place at, struct inflight* call,
                                         unsigned int state, __u32 tid, __u32 tgid) {
-  struct pt_regs* user = (struct pt_regs*)bpf_task_pt_regs(task);
-  __u64 ip = BPF_CORE_READ(user, ip), sp = BPF_CORE_READ(user, sp);
+  __u64 ip = at.ip, sp = at.sp;
   // A timeout takes another way to sleep (schedule_hrtimeout_range, not schedule): part
   // of the place too.
   __u64 what = (__u64)call->nr | (__u64)(call->rec.timeout_ns >= 0) << 15 |

@@ -245,7 +245,8 @@ int BPF_PROG(on_sys_enter, struct pt_regs* regs, long id) {
   rec->obj_kind = call->obj_kind;
   if (!lazy_class(cls) || stack_mode == 2 || full_stream) emit_enter(call);
   if (stack_mode == 2)
-    call->stack_taken = take_call_stack(ctx, bpf_get_current_task_btf(), call, tid, tgid);
+    call->stack_taken =
+        take_call_stack(ctx, user_place_of(bpf_get_current_task_btf()), call, tid, tgid);
 
   return 0;
 }
