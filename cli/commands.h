@@ -44,5 +44,8 @@ Command add_eval(CLI::App& app);
 Command add_flags_suggest(CLI::App& flags);
 // `cache size` and `cache clean`: the derived cache's folders (docs/cache.md).
 std::vector<Command> add_cache(CLI::App& cache);
+// `fleet diagnose`, `fleet top`, `fleet query`, `fleet schema`: many traces' hangs in a
+// store (docs/fleet.md).
+std::vector<Command> add_fleet(CLI::App& fleet);
 
 }  // namespace cw::cli

@@ -66,6 +66,10 @@ int main(int argc, char** argv) {
   auto* cache = app.add_subcommand("cache", "show and remove what the derived cache keeps");
   cache->require_subcommand(1);
   for (auto& c : add_cache(*cache)) commands.push_back(std::move(c));
+  auto* fleet = app.add_subcommand(
+      "fleet", "diagnose many traces into a store of hangs with signatures, and ask it");
+  fleet->require_subcommand(1);
+  for (auto& c : add_fleet(*fleet)) commands.push_back(std::move(c));
   app.require_subcommand(1);
   app.footer(
       "Exit status: 0 done, 1 the input was wrong (the message says where), 2 the environment "

@@ -27,6 +27,10 @@ _causeway_options() {
     "flags suggest") echo "--pid --tid --duration --json --help" ;;
     "cache size") echo "--json --help" ;;
     "cache clean") echo "--all --older --help" ;;
+    "fleet diagnose") echo "--list -o --store --rules --no-stdlib --no-cache --hang --min-hang --host --host-from-folder -j --jobs --json --help" ;;
+    "fleet top") echo "--by -n --limit --json --help" ;;
+    "fleet query") echo "--json --help" ;;
+    "fleet schema") echo "--clickhouse --help" ;;
   esac
 }
 
@@ -48,7 +52,7 @@ _causeway() {
       *)
         if [ -z "$cmd" ]; then
           cmd=${words[i]}
-        elif [[ "$cmd" == rules || "$cmd" == flags || "$cmd" == cache ]] ||
+        elif [[ "$cmd" == rules || "$cmd" == flags || "$cmd" == cache || "$cmd" == fleet ]] ||
              [[ "$cmd" == record && "${words[i]}" =~ ^(start|stop|status)$ ]]; then
           cmd="$cmd ${words[i]}"
         fi
@@ -70,18 +74,20 @@ _causeway() {
       return ;;
     --trace-format) COMPREPLY=($(compgen -W "auto binary text perf-script" -- "$cur")); return ;;
     --hang) COMPREPLY=($(compgen -W "auto" -- "$cur")); return ;;
+    --by) COMPREPLY=($(compgen -W "signature version host day" -- "$cur")); return ;;
     --suite | --programs | --keep | --from | --dir | --save-answers)
       COMPREPLY=($(compgen -d -- "$cur")); return ;;
-    --rules | --dot | --answers | -o | --output | --base | --buggy | --html)
+    --rules | --dot | --answers | -o | --output | --base | --buggy | --html | --list | --store)
       COMPREPLY=($(compgen -f -- "$cur")); return ;;
-    --pid | --tid | --duration | --buffer | --size | --beam-width | --lookback | --sample | --top | --threshold | --comm | --min-hang | --older) return ;;
+    --pid | --tid | --duration | --buffer | --size | --beam-width | --lookback | --sample | --top | --threshold | --comm | --min-hang | --older | --host | -j | --jobs | -n | --limit) return ;;
   esac
 
   case "$cmd" in
-    "") COMPREPLY=($(compgen -W "graph debug ui hangs export latency convert eval record mark rules flags cache --help --version" -- "$cur")) ;;
+    "") COMPREPLY=($(compgen -W "graph debug ui hangs export latency convert eval record mark rules flags cache fleet --help --version" -- "$cur")) ;;
     rules) COMPREPLY=($(compgen -W "check test fmt kinds list which new install" -- "$cur")) ;;
     flags) COMPREPLY=($(compgen -W "suggest" -- "$cur")) ;;
     cache) COMPREPLY=($(compgen -W "size clean" -- "$cur")) ;;
+    fleet) COMPREPLY=($(compgen -W "diagnose top query schema" -- "$cur")) ;;
     *)
       if [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "$(_causeway_options "$cmd")" -- "$cur"))

@@ -15,11 +15,14 @@ packages=(
   tao-pegtl-dev libboost-graph-dev liblua5.4-dev libfmt-dev doctest-dev libcapstone-dev
   libcli11-dev nlohmann-json3-dev libxxhash-dev libzstd-dev libbpf-dev bpftool libelf-dev libdw-dev
   jq util-linux linux-perf libprotobuf-dev protobuf-compiler libcpp-httplib-dev
+  libsqlite3-dev
 )
 
 # What only the tests need: the browser the latency page and `causeway ui` are checked in,
-# and what tests/browser/ui.sh asks the server with (curl) and lists its sockets with (ss).
-test_packages=(chromium curl iproute2)
+# what tests/browser/ui.sh asks the server with (curl) and lists its sockets with (ss), and
+# the ClickHouse server tests/fleet/fleet_clickhouse.sh starts on loopback in a folder of
+# its own (the packaged service is not used: quiet_clickhouse_service).
+test_packages=(chromium curl iproute2 clickhouse-server)
 
 # tests/browser/ui.sh drives chromium with Playwright (npm playwright-core, pinned in
 # tests/browser/package-lock.json). npm comes with Node.js where it is installed (e.g.
@@ -30,6 +33,21 @@ install_browser_test_tools() {
     install_missing "${test_packages[@]}"
   fi
   npm ci --prefix tests/browser --no-audit --no-fund
+}
+
+# Debian's clickhouse-server enables its system service, which a machine with systemd then
+# runs (ports 8123 and 9000, its own data): the tests start their own server, so when this
+# script installed the package, the service is stopped and disabled.
+quiet_clickhouse_service() {
+  [ "${CW_SKIP_INSTALL:-0}" = 1 ] && return
+  [ -d /run/systemd/system ] || return 0
+  [ "${clickhouse_was_installed:-yes}" = yes ] && return
+  local sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo=sudo
+  if systemctl is-enabled --quiet clickhouse-server 2>/dev/null; then
+    echo "== clickhouse-server: the tests start their own; stopping and disabling the service"
+    $sudo systemctl disable --now clickhouse-server >/dev/null 2>&1 || true
+  fi
 }
 
 install_missing() {
@@ -98,7 +116,11 @@ case "$mode" in
     run_demo
     ;;
   test)
+    clickhouse_was_installed=no
+    dpkg-query -W -f='${Status}' clickhouse-server 2>/dev/null | grep -q "install ok installed" &&
+      clickhouse_was_installed=yes
     install_missing "${test_packages[@]}"
+    quiet_clickhouse_service
     [ "${CW_SKIP_INSTALL:-0}" = 1 ] || install_browser_test_tools
     werror=OFF
     [ -n "${CI:-}" ] && werror=ON

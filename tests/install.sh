@@ -69,7 +69,8 @@ mv "$tmp/rules-away" "$prefix/share/causeway/rules"
 bad=$(bash -c '
   source "$1"; cw=$2
   for cmd in graph debug convert eval record "record start" "record stop" "record status" mark \
-             "rules check" "rules test" "rules fmt" "flags suggest" "cache size" "cache clean"; do
+             "rules check" "rules test" "rules fmt" "flags suggest" "cache size" "cache clean" \
+             "fleet diagnose" "fleet top" "fleet query" "fleet schema"; do
     help=$($cw $cmd --help 2>&1)
     for opt in $(_causeway_options "$cmd"); do
       grep -Eq -- "(^|[ ,])$opt([ ,=]|$)" <<<"$help" || echo "$cmd $opt"
@@ -83,7 +84,7 @@ missing=$(bash -c '
   source "$1"; cw=$2
   for cmd in graph debug convert eval latency hangs ui export record "record start" "record stop" \
              "record status" mark "rules check" "rules test" "rules fmt" "flags suggest" \
-             "cache size" "cache clean"; do
+             "cache size" "cache clean" "fleet diagnose" "fleet top" "fleet query" "fleet schema"; do
     offered=" $(_causeway_options "$cmd") "
     for opt in $($cw $cmd --help 2>&1 | sed -n "/^Options:/,/^[A-Z]/p" |
                  grep -oE "^ +(-[A-Za-z],)?--[a-z][a-z0-9-]*" | tr "," " "); do

@@ -15,7 +15,7 @@ An unknown command is named, with the close one when there is one; exit 1.
   run 'causeway --help' for what each does
   [1]
   $ causeway bogus
-  causeway: unknown command 'bogus' (the commands: graph, debug, ui, hangs, export, latency, convert, eval, record, mark, rules, flags, cache)
+  causeway: unknown command 'bogus' (the commands: graph, debug, ui, hangs, export, latency, convert, eval, record, mark, rules, flags, cache, fleet)
   run 'causeway --help' for what each does
   [1]
   $ causeway rules chek stdlib-rules
