@@ -13,6 +13,7 @@
 #include "cli/terminal_reporter.h"
 #include "engine/session/trace_load.h"
 #include "trace/binary_format.h"
+#include "trace/host_join.h"
 #include "trace/text_format.h"
 
 namespace cw::cli {
@@ -21,6 +22,7 @@ Command add_convert(CLI::App& app) {
   struct Args {
     std::string in, out, to, format = "auto", compress = "zstd";
     TraceWriterOptions writer;
+    int64_t shift_ns = 0;
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
@@ -34,6 +36,10 @@ Command add_convert(CLI::App& app) {
       ->check(CLI::IsMember({"text", "binary"}));
   add_trace_format_option(cmd, args->format, /*format_alias=*/true);
   add_compress_option(cmd, args->compress, args->writer);
+  cmd->add_option("--shift-clock", args->shift_ns,
+                  "add NS nanoseconds (negative: take them) to every time in the trace: to put "
+                  "it on another host's clock when that offset is known")
+      ->type_name("NS");
   cmd->footer(
       "Exit status: 0 done, 1 the input trace was wrong (the message says where), 2 the "
       "output cannot be written.");
@@ -42,6 +48,14 @@ Command add_convert(CLI::App& app) {
             TerminalReporter reporter;
             const ReadReport report =
                 session::read_trace(args->in, trace, reporter, nullptr, args->format);
+            try {
+              shift_clock(trace, args->shift_ns);
+            } catch (const std::out_of_range&) {
+              std::cerr << fmt::format(
+                  "causeway: --shift-clock {}: the trace's first times would fall before 0\n",
+                  args->shift_ns);
+              return kExitBadInput;
+            }
             std::string to = args->to;
             // The other form; perf script output becomes the binary form.
             if (to.empty())

@@ -107,6 +107,7 @@ class TerminalAnswerer : public engine::Answerer {
 };
 
 struct Args : DiagnosisArgs {
+  std::vector<std::string> join;  // other hosts' traces
   bool automatic = false;
   bool baseline = false;
   bool watch = false;
@@ -114,6 +115,22 @@ struct Args : DiagnosisArgs {
   uint32_t lookback = 3;
   double min_hang = kDefaultMinHangSeconds;
 };
+
+// The traces joined and how their clocks were aligned to the first's (docs/json.md).
+nlohmann::json join_json(const Args& a, const std::vector<ClockAlignment>& clocks) {
+  nlohmann::json out = nlohmann::json::array();
+  for (size_t k = 0; k < clocks.size(); ++k) {
+    const ClockAlignment& c = clocks[k];
+    nlohmann::json j = {{"trace", k == 0 ? a.trace : a.join.at(k - 1)},
+                        {"offset_ns", c.offset_ns},
+                        {"messages_to", c.to_other},
+                        {"messages_from", c.to_base},
+                        {"low_ns", c.to_other ? nlohmann::json(c.low_ns) : nlohmann::json()},
+                        {"high_ns", c.to_base ? nlohmann::json(c.high_ns) : nlohmann::json()}};
+    out.push_back(std::move(j));
+  }
+  return out;
+}
 
 // One diagnosis of the session's trace with its packs: builds the graph, diagnoses, prints
 // the report. Throws SessionError. `watch` (--watch: the run's number and the changed
@@ -179,6 +196,7 @@ void diagnose_once(const Args& a, const session::HangAndAnswers& given,
 
   if (a.json) {
     nlohmann::json j = debug_report_json(trace, graph, diagnosis);
+    if (!a.join.empty()) j["join"] = join_json(a, session.clocks());
     if (!watch.is_null()) j["watch"] = watch;
     std::cout << json_text(with_schema_version(std::move(j)), lines) << "\n";
   } else
@@ -318,6 +336,12 @@ Command add_debug(CLI::App& app) {
                                  "find why a thread hung: walk the graph back to the "
                                  "root cause, asking where the trace is ambiguous");
   add_graph_input_options(cmd, args->trace, args->rules, args->no_stdlib);
+  cmd->add_option("OTHER", args->join,
+                  "other hosts' traces, joined to TRACE by the TCP messages between them: "
+                  "their clocks aligned to TRACE's (the offsets are said), the walk goes from "
+                  "one host into another (docs/fleet.md, \"Hangs across hosts\")")
+      ->type_name("TRACE")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--hang", args->hang,
                   "the symptom: auto (the longest stretch a main thread or event-loop thread did "
                   "not return to its loop), TID@SECONDS (thread TID at SECONDS since the "
@@ -378,7 +402,9 @@ Command add_debug(CLI::App& app) {
             const session::HangAndAnswers given =
                 session::read_hang_and_answers(args->hang, args->answers);
             TerminalReporter reporter;
-            session::TraceSession session(session_config(*args, true), reporter);
+            session::SessionConfig config = session_config(*args, true);
+            config.join_paths = args->join;
+            session::TraceSession session(std::move(config), reporter);
             // Packs before the trace, which takes longer to read: a pack's error shows at once.
             // --watch loads them for each run, in watch_loop.
             if (!args->watch) {

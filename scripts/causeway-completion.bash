@@ -6,7 +6,7 @@ _causeway_options() {
   case "$1" in
     graph) echo "--rules --no-stdlib --trace-format --json --edges --dot --no-cache --help" ;;
     debug) echo "--rules --no-stdlib --trace-format --hang --answers --save-answers --watch --auto --json --baseline --beam-width --lookback --min-hang --no-cache --help" ;;
-    convert) echo "-o --output --to --trace-format --compress --help" ;;
+    convert) echo "-o --output --to --trace-format --compress --shift-clock --help" ;;
     eval) echo "--suite --programs --keep --from --record-option --json --show --latency --help" ;;
     latency) echo "--base --buggy --normalize --pid --all-processes --comm --top --mode --threshold --trace-format --json --html --folded --help" ;;
     hangs) echo "--rules --no-stdlib --top --trace-format --json --no-cache --help" ;;
@@ -79,7 +79,7 @@ _causeway() {
       COMPREPLY=($(compgen -d -- "$cur")); return ;;
     --rules | --dot | --answers | -o | --output | --base | --buggy | --html | --list | --store)
       COMPREPLY=($(compgen -f -- "$cur")); return ;;
-    --pid | --tid | --duration | --buffer | --size | --beam-width | --lookback | --sample | --top | --threshold | --comm | --min-hang | --older | --host | -j | --jobs | -n | --limit) return ;;
+    --shift-clock | --pid | --tid | --duration | --buffer | --size | --beam-width | --lookback | --sample | --top | --threshold | --comm | --min-hang | --older | --host | -j | --jobs | -n | --limit) return ;;
   esac
 
   case "$cmd" in

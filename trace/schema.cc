@@ -44,7 +44,7 @@ Schema make_builtin() {
   // Life cycle.
   s.add(kind("fork", "the current thread created a process or thread",
              {{"child", F::Tid, "the new thread"},
-              {"child_pid", F::Int, "the new thread's process"},
+              {"child_pid", F::Int, "the new thread's process", FieldRole::Task},
               {"thread", F::Int, "1 when the child shares the address space (a thread)"}}));
   s.add(kind("thread_start", "the first event of a new thread", {{"parent", F::Tid, "creator"}}));
   s.add(kind("exec", "the process replaced its image", {{"path", F::Str, "executable"}}));
@@ -58,45 +58,48 @@ Schema make_builtin() {
   s.add(kind("comm", "the thread was renamed", {{"name", F::Str, "new name"}}));
 
   // System calls: a span named "syscall".
-  s.add(kind("syscall_enter", "the thread entered a system call",
-             {{"name", F::Str, "system call name"},
-              {"fd", F::Int, "file descriptor argument, or -1"},
-              {"resource", F::Uint, "wait resource: futex address, inode, object id"},
-              {"op", F::Str, "operation (futex op, epoll op, ...)"},
-              {"value", F::Uint,
-               "operation value (futex val, signal, flock operation, F_SETLK lock type, ...)"},
-              {"count", F::Uint, "byte count or number of items"},
-              {"timeout_ns", F::Int, "timeout in ns, -1 for none"}},
-             SpanRole::Open, "syscall"));
+  s.add(kind(
+      "syscall_enter", "the thread entered a system call",
+      {{"name", F::Str, "system call name"},
+       {"fd", F::Int, "file descriptor argument, or -1"},
+       {"resource", F::Uint, "wait resource: futex address, inode, object id", FieldRole::Identity},
+       {"op", F::Str, "operation (futex op, epoll op, ...)"},
+       {"value", F::Uint,
+        "operation value (futex val, signal, flock operation, F_SETLK lock type, ...)"},
+       {"count", F::Uint, "byte count or number of items"},
+       {"timeout_ns", F::Int, "timeout in ns, -1 for none"}},
+      SpanRole::Open, "syscall"));
   s.add(kind("syscall_exit", "the thread returned from a system call",
              {{"name", F::Str, "system call name"}, {"ret", F::Int, "return value"}},
              SpanRole::Close, "syscall"));
 
   // Communication on a stream (socket, pipe, eventfd): matched by byte offset.
   s.add(kind("send", "bytes written to a stream",
-             {{"object", F::Uint, "stream identity (the same at both ends)"},
+             {{"object", F::Uint, "stream identity (the same at both ends)", FieldRole::Identity},
               {"offset", F::Uint, "stream byte offset of the first byte"},
               {"len", F::Uint, "number of bytes"},
-              {"peer", F::Int, "process at the other end, or -1"},
+              {"peer", F::Int, "process at the other end, or -1", FieldRole::Task},
               {"fd", F::Int, "file descriptor"}}));
   s.add(kind("recv", "bytes read from a stream",
-             {{"object", F::Uint, "stream identity (the same at both ends)"},
+             {{"object", F::Uint, "stream identity (the same at both ends)", FieldRole::Identity},
               {"offset", F::Uint, "stream byte offset of the first byte"},
               {"len", F::Uint, "number of bytes"},
-              {"peer", F::Int, "process at the other end, or -1"},
+              {"peer", F::Int, "process at the other end, or -1", FieldRole::Task},
               {"fd", F::Int, "file descriptor"}}));
   s.add(kind("ready", "a polled descriptor was reported ready",
              {{"fd", F::Int, "file descriptor"},
-              {"object", F::Uint, "object identity"},
+              {"object", F::Uint, "object identity", FieldRole::Identity},
               {"events", F::Uint, "ready event mask"}}));
 
   // Timers.
   s.add(kind("timer_arm", "a timer was armed",
-             {{"timer", F::Uint, "timer identity"},
-              {"expires_ns", F::Uint, "absolute expiry, CLOCK_MONOTONIC"},
+             {{"timer", F::Uint, "timer identity", FieldRole::Identity},
+              {"expires_ns", F::Uint, "absolute expiry, CLOCK_MONOTONIC", FieldRole::Time},
               {"interval_ns", F::Uint, "period, 0 for one-shot"}}));
-  s.add(kind("timer_fire", "a timer expired", {{"timer", F::Uint, "timer identity"}}));
-  s.add(kind("timer_cancel", "a timer was disarmed", {{"timer", F::Uint, "timer identity"}}));
+  s.add(kind("timer_fire", "a timer expired",
+             {{"timer", F::Uint, "timer identity", FieldRole::Identity}}));
+  s.add(kind("timer_cancel", "a timer was disarmed",
+             {{"timer", F::Uint, "timer identity", FieldRole::Identity}}));
 
   // Interrupt context on a thread: spans "irq" and "softirq".
   s.add(kind("irq_enter", "a hardware interrupt interrupted the thread",
@@ -127,31 +130,36 @@ Schema make_builtin() {
              SpanRole::Close, "call"));
   s.add(kind("flag_write", "a data flag was written",
              {{"flag", F::Str, "flag name from its pack"},
-              {"addr", F::Uint, "address"},
+              {"addr", F::Uint, "address", FieldRole::Identity},
               {"value", F::Uint, "value written"}}));
   s.add(kind("flag_read", "a data flag was read",
              {{"flag", F::Str, "flag name from its pack"},
-              {"addr", F::Uint, "address"},
+              {"addr", F::Uint, "address", FieldRole::Identity},
               {"value", F::Uint, "value read"}}));
-  s.add(kind("task_post", "work was queued for another thread",
-             {{"task", F::Uint, "task identity"}, {"queue", F::Str, "queue name"}}));
-  s.add(kind("task_begin", "a queued task started running",
-             {{"task", F::Uint, "task identity"}, {"queue", F::Str, "queue name"}}, SpanRole::Open,
-             "task"));
-  s.add(kind("task_end", "a queued task finished", {{"task", F::Uint, "task identity"}},
-             SpanRole::Close, "task"));
+  s.add(kind(
+      "task_post", "work was queued for another thread",
+      {{"task", F::Uint, "task identity", FieldRole::Identity}, {"queue", F::Str, "queue name"}}));
+  s.add(kind(
+      "task_begin", "a queued task started running",
+      {{"task", F::Uint, "task identity", FieldRole::Identity}, {"queue", F::Str, "queue name"}},
+      SpanRole::Open, "task"));
+  s.add(kind("task_end", "a queued task finished",
+             {{"task", F::Uint, "task identity", FieldRole::Identity}}, SpanRole::Close, "task"));
 
   // Hangs still in progress when the recording ended (recorder/end_state.h): who holds what
   // a thread was still waiting for (a file lock, a mutex). Both come at the recording's end.
   s.add(kind("lock_held",
              "at the end of the recording, this thread held a lock a recorded thread was "
              "still waiting for",
-             {{"object", F::Uint, "the lock: inode of a locked file, address of a mutex"},
+             {{"object", F::Uint, "the lock: inode of a locked file, address of a mutex",
+               FieldRole::Identity},
               {"waiter", F::Tid, "the waiting thread"},
               {"lock", F::Str, "what kind of lock, e.g. FLOCK WRITE (/proc/locks) or the rule"}}));
   s.add(kind("lock_wait", "at the end of the recording, this thread was still waiting for a lock",
-             {{"object", F::Uint, "the lock: inode of a locked file, address of a mutex"},
-              {"holder", F::Int, "the holding thread (-1: an OFD lock, owned by an open file)"}}));
+             {{"object", F::Uint, "the lock: inode of a locked file, address of a mutex",
+               FieldRole::Identity},
+              {"holder", F::Int, "the holding thread (-1: an OFD lock, owned by an open file)",
+               FieldRole::Task}}));
 
   // User-visible semantics.
   s.add(kind("marker", "a marker written by `causeway mark` or the application",

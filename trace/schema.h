@@ -26,10 +26,17 @@ enum class FieldType : uint8_t {
 
 std::string_view field_type_name(FieldType t);
 
+// What a field's value means beyond its type, where joining traces of several hosts into
+// one (trace/host_join.h) must change it: a process or thread (ids are per host), an
+// object's identity (a kernel or user address, an inode: per host unless a message proved
+// both hosts name the same TCP flow), or a time on the recording's clock.
+enum class FieldRole : uint8_t { Plain, Task, Identity, Time };
+
 struct FieldDef {
   std::string name;
   FieldType type;
   std::string doc;
+  FieldRole role = FieldRole::Plain;  // a Tid field is a task whatever this says
 };
 
 // Spans: a kind may open or close a nested interval on its thread (a syscall, a

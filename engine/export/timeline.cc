@@ -267,6 +267,12 @@ Timeline build_timeline(const Trace& trace, const Graph& graph, const Diagnosis*
     f.to_slice = to->second;
     f.from_ns = std::clamp(trace.events[e.from_event].ts, a.start_ns, a.end_ns);
     f.to_ns = std::clamp(trace.events[e.to_event].ts, b.start_ns, b.end_ns);
+    // A send is recorded as its call returns; on another CPU the receiver may have read
+    // the bytes before that: they left the sender by the time they were read, so the arrow
+    // starts no later than its end (never back in time: viewers reject such a flow).
+    if (f.to_ns < f.from_ns) f.from_ns = std::max(a.start_ns, f.to_ns);
+    if (f.to_ns < f.from_ns) f.to_ns = std::min(b.end_ns, f.from_ns);
+    if (f.to_ns < f.from_ns) continue;  // the receiving slice ended before the sending began
     f.kind = graph.kind_name(e);
     f.strength = e.strength;
     f.on_path = on_path.count(i) > 0;

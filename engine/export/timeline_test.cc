@@ -73,6 +73,36 @@ TEST_CASE("timeline: a track per thread by process, a slice per segment, a flow 
   CHECK(tl.end_ns == 813'000'000);
 }
 
+TEST_CASE("timeline: bytes read before the send's call returned still flow forward") {
+  // cw-writer's write returns at 5.002 ms (its send is stamped then); cw-reader, on the
+  // other CPU, had read the bytes at 5.001 ms.
+  const Built b = build(kTimelineRules, R"(
+process 100 comm=cw-writer
+thread 100 pid=100 comm=cw-writer
+process 200 comm=cw-reader
+thread 200 pid=200 comm=cw-reader
+1ms 200 syscall_enter name=read fd=4
+1ms 200 switch_out state=S
+5ms 100 syscall_enter name=write fd=3
+5001us 200 switch_in
+5001us 200 recv object=1 offset=0 len=8 peer=100 fd=4
+5001us 200 syscall_exit name=read ret=8
+5002us 100 send object=1 offset=0 len=8 peer=200 fd=3
+5002us 100 syscall_exit name=write ret=8
+9ms 200 syscall_enter name=read fd=4
+)");
+  const Timeline tl = build_timeline(b.trace, b.graph(), nullptr);
+  size_t messages = 0;
+  for (const TimelineFlow& f : tl.flows) {
+    CHECK(f.from_ns <= f.to_ns);
+    if (f.kind != "message") continue;
+    ++messages;
+    CHECK(f.from_ns == 5'001'000);
+    CHECK(f.to_ns == 5'001'000);
+  }
+  CHECK(messages == 1);
+}
+
 TEST_CASE("timeline: the diagnosis's path, root cause and hang are marked") {
   const Built b = build(kTimelineRules, kAskAndWait);
   const Graph& g = b.graph();

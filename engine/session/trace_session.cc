@@ -44,6 +44,7 @@ const rules::RuleSet& TraceSession::rules() const {
 
 const Trace& TraceSession::trace() {
   if (trace_) return *trace_;
+  if (!config_.join_paths.empty()) return joined_trace();
   cache_ = CacheSession::open(config_.trace_path, config_.format, config_.cache, &reporter_);
   Trace trace;
   try {
@@ -55,6 +56,50 @@ const Trace& TraceSession::trace() {
     throw;
   }
   trace_ = std::move(trace);
+  return *trace_;
+}
+
+const Trace& TraceSession::joined_trace() {
+  CacheSession::Use off = config_.cache;
+  off.off = true;
+  cache_ = CacheSession::open(config_.trace_path, config_.format, off, &reporter_);
+  std::vector<std::string> paths{config_.trace_path};
+  paths.insert(paths.end(), config_.join_paths.begin(), config_.join_paths.end());
+  std::vector<Trace> traces(paths.size());
+  for (size_t i = 0; i < paths.size(); ++i) {
+    ReadReport report = read_trace(paths[i], traces[i], reporter_,
+                                   config_.unnamed_frames_per_diagnosis ? &symbols_ : nullptr,
+                                   config_.format, &*cache_);
+    if (i == 0) read_report_ = std::move(report);
+  }
+  JoinedTrace joined;
+  try {
+    joined = join_traces(std::move(traces), {}, paths);
+  } catch (const std::invalid_argument& e) {
+    throw SessionError(SessionError::Kind::BadInput, e.what());
+  }
+  for (size_t k = 1; k < paths.size(); ++k) {
+    const ClockAlignment& c = joined.clocks[k];
+    auto ms = [](int64_t ns) { return fmt::format("{:+.3f} ms", static_cast<double>(ns) / 1e6); };
+    std::string bounds;
+    if (c.bounded())
+      bounds = fmt::format("between {} and {}, from {} messages to it and {} from it", ms(c.low_ns),
+                           ms(c.high_ns), c.to_other, c.to_base);
+    else
+      bounds = fmt::format("bounded one way only, by {} messages {} it: the delay is not known",
+                           c.to_other + c.to_base, c.to_other ? "to" : "from");
+    reporter_.message(fmt::format("causeway: joined {} to {}: its times {} are {}'s ({}){}",
+                                  paths[k], paths[0], ms(c.offset_ns), paths[0], bounds,
+                                  c.inconsistent() ? "; the bounds disagree: the clocks drifted, "
+                                                     "or bytes matched that are not the same"
+                                                   : ""));
+    if (joined.renumbered[k])
+      reporter_.message(fmt::format(
+          "causeway: {}: {} process and thread ids that {} also uses were renumbered from {}",
+          paths[k], joined.renumbered[k], paths[0], 1u << 22));
+  }
+  clocks_ = std::move(joined.clocks);
+  trace_ = std::move(joined.trace);
   return *trace_;
 }
 

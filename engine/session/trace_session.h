@@ -17,6 +17,7 @@
 #include "engine/session/graph_load.h"
 #include "engine/session/reporter.h"
 #include "rules/loader.h"
+#include "trace/host_join.h"
 #include "trace/symbolize.h"
 #include "trace/trace.h"
 
@@ -31,6 +32,9 @@ struct SessionConfig {
   // The files that left stack frames unnamed are told per diagnosis (unnamed_frames_note),
   // not for the whole recorded command when the trace is read.
   bool unnamed_frames_per_diagnosis = false;
+  // Other hosts' traces joined to trace_path's into one (trace/host_join.h): their clocks
+  // aligned to its clock from the TCP messages between them. The cache is not used then.
+  std::vector<std::string> join_paths;
 };
 
 class TraceSession {
@@ -51,8 +55,15 @@ class TraceSession {
   const rules::RuleSet& use_packs(rules::LoadResult loaded);
   const rules::RuleSet& rules() const;
 
-  // The trace, read at the first call (session::read_trace).
+  // The trace, read at the first call (session::read_trace); with join_paths, every
+  // trace read and joined into one.
   const Trace& trace();
+  // Per trace of a join, trace_path's first: how its clock was aligned (empty when only
+  // one trace is read).
+  const std::vector<ClockAlignment>& clocks() {
+    trace();
+    return clocks_;
+  }
   const ReadReport& read_report();
   const SymbolizeReport& symbols();
 
@@ -68,6 +79,7 @@ class TraceSession {
   DiagnosisRun diagnose(engine::DiagnoseOptions options, bool missing_is_no_hang = false);
 
  private:
+  const Trace& joined_trace();
   SessionConfig config_;
   Reporter& reporter_;
   std::optional<rules::LoadResult> packs_;
@@ -77,6 +89,7 @@ class TraceSession {
   SymbolizeReport symbols_;
   std::optional<BuiltGraph> graph_;
   std::optional<engine::ThreadEvents> index_;
+  std::vector<ClockAlignment> clocks_;
 };
 
 }  // namespace cw::session

@@ -6,7 +6,7 @@ Its help says how it is used, what it asks and what its exit status means (the o
 themselves are checked against the completion by tests/install.sh):
 
   $ causeway debug --help | grep -E "^Usage|^Questions|^Exit status"
-  Usage: causeway debug [OPTIONS] TRACE
+  Usage: causeway debug [OPTIONS] TRACE [OTHER...]
   Questions: at a terminal, type an option's number, Enter for the first (best), ? to explain, s to stop. See docs/diagnosis.md.
   Exit status: 0 done, 1 the input was wrong (bad trace, pack, --hang, answers file, or no such hang), 2 the environment cannot do it.
 
