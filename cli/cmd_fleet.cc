@@ -157,6 +157,7 @@ struct DiagnoseArgs {
   double min_hang = kDefaultMinHangSeconds;
   std::string host;
   bool host_from_folder = false;
+  unsigned hangs = 1;
   unsigned jobs = 0;
   bool json = false;
 };
@@ -222,6 +223,7 @@ int run_diagnose(const DiagnoseArgs& a) {
   config.cache = !a.no_cache;
   config.hang = a.hang;
   config.min_hang_s = a.min_hang;
+  config.hangs = a.hangs;
   config.host = a.host;
   if (config.host.empty()) {
     char name[256] = {};
@@ -329,6 +331,13 @@ std::vector<Command> add_fleet(CLI::App& group) {
         ->capture_default_str()
         ->check(CLI::Range(0.0, 1e6))
         ->type_name("SECONDS");
+    cmd->add_option("--hangs", a->hangs,
+                    "rows per trace at most: with N > 1, each of the first N candidates "
+                    "`causeway hangs` lists that stopped responding for --min-hang is "
+                    "diagnosed (a ring may hold several hangs)")
+        ->capture_default_str()
+        ->check(CLI::Range(1u, 100u))
+        ->type_name("N");
     cmd->add_option("--host", a->host,
                     "the host column of the rows (default: this machine's name)");
     cmd->add_flag("--host-from-folder", a->host_from_folder,

@@ -27,7 +27,7 @@ _causeway_options() {
     "flags suggest") echo "--pid --tid --duration --json --help" ;;
     "cache size") echo "--json --help" ;;
     "cache clean") echo "--all --older --help" ;;
-    "fleet diagnose") echo "--list -o --store --rules --no-stdlib --no-cache --hang --min-hang --host --host-from-folder -j --jobs --json --help" ;;
+    "fleet diagnose") echo "--list -o --store --rules --no-stdlib --no-cache --hang --hangs --min-hang --host --host-from-folder -j --jobs --json --help" ;;
     "fleet top") echo "--by -n --limit --json --help" ;;
     "fleet query") echo "--json --help" ;;
     "fleet schema") echo "--clickhouse --help" ;;
@@ -79,7 +79,7 @@ _causeway() {
       COMPREPLY=($(compgen -d -- "$cur")); return ;;
     --rules | --dot | --answers | -o | --output | --base | --buggy | --html | --list | --store)
       COMPREPLY=($(compgen -f -- "$cur")); return ;;
-    --shift-clock | --pid | --tid | --duration | --buffer | --size | --beam-width | --lookback | --sample | --top | --threshold | --comm | --min-hang | --older | --host | -j | --jobs | -n | --limit) return ;;
+    --shift-clock | --pid | --tid | --duration | --buffer | --size | --beam-width | --lookback | --sample | --top | --threshold | --comm | --min-hang | --older | --host | --hangs | -j | --jobs | -n | --limit) return ;;
   esac
 
   case "$cmd" in

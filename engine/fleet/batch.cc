@@ -99,19 +99,48 @@ TraceOutcome diagnose_one(const std::string& trace, size_t index, const BatchCon
     options.symptom = session::symptom_request(t, *spec, config.min_hang_s);
     engine::AutoAnswerer automatic;
     options.answerer = &automatic;
-    const session::DiagnosisRun run = s.diagnose(options, /*missing_is_no_hang=*/true);
-    if (run.no_hang) {
-      out.no_hang = *run.no_hang;
-      return out;
+    // The symptoms: auto's choice, or its first candidates that stopped responding.
+    std::vector<engine::SymptomRequest> symptoms{options.symptom};
+    if (config.hangs > 1) {
+      symptoms.clear();
+      std::string why;
+      for (const engine::HangCandidate& c :
+           engine::list_hangs(t, built.graph, events, options.symptom, &why)) {
+        if (symptoms.size() == config.hangs) break;
+        if (!c.by_design.empty() || c.score_ns < options.symptom.min_hang_ns) continue;
+        engine::SymptomRequest at;
+        at.mode = engine::SymptomRequest::Mode::ThreadAt;
+        at.tid = c.hang.tid;
+        at.at_ns = c.hang.start_ns;
+        symptoms.push_back(at);
+      }
+      if (symptoms.empty()) {
+        out.no_hang = why.empty() ? fmt::format(
+                                        "no hang found: no candidate went {} s without "
+                                        "a response",
+                                        config.min_hang_s)
+                                  : why;
+        return out;
+      }
     }
-    HangRow row = make_row(t, built.graph, events, s.rules(), *run.diagnosis);
-    row.host = config.host;
-    row.trace = trace;
     struct stat st {};
-    if (::stat(trace.c_str(), &st) == 0) row.recorded_at = st.st_mtim.tv_sec;
-    row.diagnosed_at = std::time(nullptr);
-    row.causeway = CW_VERSION;
-    out.rows.push_back(std::move(row));
+    const int64_t recorded_at = ::stat(trace.c_str(), &st) == 0 ? st.st_mtim.tv_sec : 0;
+    for (const engine::SymptomRequest& symptom : symptoms) {
+      options.symptom = symptom;
+      const session::DiagnosisRun run = s.diagnose(options, /*missing_is_no_hang=*/true);
+      if (run.no_hang) {
+        out.no_hang = *run.no_hang;
+        continue;
+      }
+      HangRow row = make_row(t, built.graph, events, s.rules(), *run.diagnosis);
+      row.host = config.host;
+      row.trace = trace;
+      row.recorded_at = recorded_at;
+      row.diagnosed_at = std::time(nullptr);
+      row.causeway = CW_VERSION;
+      out.rows.push_back(std::move(row));
+    }
+    if (!out.rows.empty()) out.no_hang.clear();
   } catch (const session::SessionError& e) {
     out.error = e.what();
     // A pack's errors were said through the reporter: they are the why.

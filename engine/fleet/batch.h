@@ -17,7 +17,10 @@ struct BatchConfig {
   bool cache = true;          // use and write each trace's derived cache
   std::string hang = "auto";  // --hang for every trace: auto or a thread name
   double min_hang_s = 0.5;    // auto: no hang below this
-  std::string host;           // the hosts' column
+  // Rows per trace at most: with more than 1, the candidates auto ranks (`causeway hangs`)
+  // that stopped responding for at least min_hang_s, best first, each diagnosed.
+  unsigned hangs = 1;
+  std::string host;  // the hosts' column
   unsigned workers = 1;
 };
 

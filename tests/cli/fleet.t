@@ -50,6 +50,18 @@ By host, and the rows themselves:
   db-1  lock-holder     lock-holder -> flock     0          1
   db-2  lock-holder     lock-holder -> flock     0          1
 
+A ring may hold several hangs: `--hangs N` diagnoses each of the first N candidates that
+stopped responding (`causeway hangs` lists them), a row each. The shell pipe: the shell
+waiting on the pipe, sort computing, the subshell waiting for it; sort in each.
+
+  $ causeway fleet diagnose tests/real/traces/05-shell-pipe.cwt --hangs 3 --no-cache -o $TMP_DIR/three.db --json | jq -c '[.traces, .hangs]'
+  [1,3]
+  $ causeway fleet query $TMP_DIR/three.db "SELECT program, hang_kind, root_program FROM hangs ORDER BY hang_seconds DESC"
+  program  hang_kind    root_program
+  bash     LongWait     sort
+  sort     LongRunning  sort
+  bash     LongWait     sort
+
 A bad query is the input's error (exit 1) with SQLite's words; a store opened to be asked
 is only read; a file that is no store is said to be none; a link is not followed.
 
