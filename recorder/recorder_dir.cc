@@ -33,6 +33,15 @@ struct MarkerHeader {
   uint32_t pid, tid;
 };
 constexpr size_t kMaxMarker = 4096;
+// How long a marker may wait in the socket before the recorder reads it (a step is about
+// 100 ms; a recorder starved of CPU takes longer).
+constexpr uint64_t kMarkerMaxLagNs = 5'000'000'000;
+
+uint64_t monotonic_ns() {
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<uint64_t>(now.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(now.tv_nsec);
+}
 
 constexpr const char* kPidName = "recorder.pid";
 constexpr const char* kSocketName = "marker.sock";
@@ -642,7 +651,13 @@ bool MarkerSocket::receive(uint64_t& ts, uint32_t& pid, uint32_t& tid, std::stri
     if (static_cast<size_t>(n) < sizeof(MarkerHeader)) continue;
     MarkerHeader h;
     std::memcpy(&h, buf, sizeof h);
-    ts = h.ts;
+    // The sender's stamp is its own clock's: a process in another time namespace
+    // (`unshare --time`, a container that has one) reads another CLOCK_MONOTONIC, and its
+    // stamp put the marker thousands of seconds from the events around it (the trace then
+    // spanned that long). The socket is drained every step (about 100 ms): a stamp that is
+    // not within the last kMarkerMaxLag of this clock is replaced by the time it arrived.
+    const uint64_t now = monotonic_ns();
+    ts = h.ts <= now && now - h.ts <= kMarkerMaxLagNs ? h.ts : now;
     pid = h.pid;
     tid = h.tid;
     text.assign(buf + sizeof h, static_cast<size_t>(n) - sizeof h);

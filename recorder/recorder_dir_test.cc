@@ -5,12 +5,16 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -298,6 +302,47 @@ TEST_CASE("a stale pid file is left alone once another recorder has written its 
   write_pid_file(dir);
   CHECK_FALSE(remove_stale_pid_file(dir, getpid() + 1));
   CHECK(fs::exists(dir.paths().pid_file));
+}
+
+TEST_CASE("a marker stamped by another clock is stamped when it arrives") {
+  TempDir tmp("cw-recorder-dir-test");
+  RecorderDir dir = open_dir(tmp.path("rec"));
+  MarkerSocket markers(dir);
+  REQUIRE(markers.bound());
+  auto now_ns = [] {
+    timespec t{};
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return static_cast<uint64_t>(t.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(t.tv_nsec);
+  };
+  // As `causeway mark` sends it: {ts, pid, tid} then the text. A sender in a time namespace
+  // 3000 s behind, one whose clock is ahead, and one of this clock.
+  auto send = [&](uint64_t ts, const std::string& text) {
+    struct {
+      uint64_t ts;
+      uint32_t pid, tid;
+    } h{ts, 7, 7};
+    std::string msg(reinterpret_cast<const char*>(&h), sizeof h);
+    msg += text;
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    REQUIRE(fd >= 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::snprintf(a.sun_path, sizeof a.sun_path, "%s", dir.paths().socket.c_str());
+    CHECK(sendto(fd, msg.data(), msg.size(), 0, reinterpret_cast<sockaddr*>(&a), sizeof a) ==
+          static_cast<ssize_t>(msg.size()));
+    close(fd);
+  };
+  const uint64_t before = now_ns();
+  send(before - 3'000'000'000'000ull, "behind");
+  send(before + 3'000'000'000'000ull, "ahead");
+  send(before - 20'000'000, "this clock, 20 ms ago");
+  std::map<std::string, uint64_t> got;
+  markers.drain([&](uint64_t ts, uint32_t, uint32_t, const std::string& text) { got[text] = ts; });
+  const uint64_t after = now_ns();
+  REQUIRE(got.size() == 3);
+  CHECK((got["behind"] >= before && got["behind"] <= after));
+  CHECK((got["ahead"] >= before && got["ahead"] <= after));
+  CHECK(got["this clock, 20 ms ago"] == before - 20'000'000);
 }
 
 TEST_CASE("the marker socket replaces a stale socket of its own, never anything else") {
