@@ -238,7 +238,14 @@ void diagnose_batch(const std::vector<std::string>& traces, const BatchConfig& c
           w.pending.erase(0, nl + 1);
           if (o.index >= n || reported[o.index]) continue;
           reported[o.index] = true;
-          done(std::move(o));
+          try {
+            done(std::move(o));
+          } catch (...) {
+            // The caller cannot take more (a store that cannot be written): the workers
+            // stop with it rather than diagnose for nobody.
+            stop_all();
+            throw;
+          }
         }
         continue;
       }
