@@ -341,7 +341,7 @@ Command add_debug(CLI::App& app) {
                   "their clocks aligned to TRACE's (the offsets are said), the walk goes from "
                   "one host into another (docs/fleet.md, \"Hangs across hosts\")")
       ->type_name("TRACE")
-      ->check(CLI::ExistingFile);
+      ->check(CLI::ExistingPath);
   cmd->add_option("--hang", args->hang,
                   "the symptom: auto (the longest stretch a main thread or event-loop thread did "
                   "not return to its loop), TID@SECONDS (thread TID at SECONDS since the "

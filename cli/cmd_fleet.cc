@@ -24,6 +24,7 @@
 #include "engine/fleet/queries.h"
 #include "engine/fleet/store.h"
 #include "engine/session/answers.h"
+#include "trace/ring.h"
 
 namespace cw::cli {
 namespace {
@@ -48,8 +49,11 @@ void traces_under(const std::string& dir, int depth, std::vector<std::string>& o
     struct stat st {};
     if (::lstat(path.c_str(), &st) != 0) continue;
     if (S_ISDIR(st.st_mode)) {
-      // A trace's derived cache (TRACE.cwcache/) holds no trace.
-      if (depth < kMaxFolderDepth && !name.ends_with(".cwcache"))
+      // A recorder's ring is one trace (its files are read together); a trace's derived
+      // cache (TRACE.cwcache/) holds none.
+      if (is_ring_dir(path))
+        out.push_back(path);
+      else if (depth < kMaxFolderDepth && !name.ends_with(".cwcache"))
         traces_under(path, depth + 1, out);
     } else if (S_ISREG(st.st_mode) && name.ends_with(".cwt")) {
       out.push_back(path);
@@ -170,7 +174,9 @@ int run_diagnose(const DiagnoseArgs& a) {
       std::cerr << fmt::format("causeway fleet diagnose: {}: no such file or folder\n", in);
       return kExitBadInput;
     }
-    if (S_ISDIR(st.st_mode)) {
+    if (S_ISDIR(st.st_mode) && is_ring_dir(in)) {
+      traces.push_back(in);
+    } else if (S_ISDIR(st.st_mode)) {
       const size_t before = traces.size();
       traces_under(in, 0, traces);
       if (traces.size() == before)
@@ -303,7 +309,9 @@ std::vector<Command> add_fleet(CLI::App& group) {
     auto* cmd = group.add_subcommand(
         "diagnose",
         "diagnose many traces without questions, in parallel, one row per hang into a store");
-    cmd->add_option("TRACE", a->inputs, "traces, or folders searched for *.cwt (not through links)")
+    cmd->add_option("TRACE", a->inputs,
+                    "traces, always-on recorders' ring folders, or folders searched for both "
+                    "(*.cwt files, ring folders; not through links)")
         ->type_name("TRACE|FOLDER");
     cmd->add_option("--list", a->list, "also the traces listed in FILE, one per line (- stdin)")
         ->type_name("FILE");

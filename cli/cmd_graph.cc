@@ -28,9 +28,10 @@ Command add_graph(CLI::App& app) {
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("graph", "build the event graph of a trace with rule packs");
-  cmd->add_option("TRACE", args->trace, "trace file (binary or text form)")
+  cmd->add_option("TRACE", args->trace,
+                  "trace file (binary or text form), or an always-on recorder's ring folder")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(CLI::ExistingPath);
   cmd->add_option("--rules", args->rules, "add rule packs (files or folders), in order")
       ->check(CLI::ExistingPath);
   cmd->add_flag("--no-stdlib", args->no_stdlib, "do not load stdlib-rules");

@@ -39,7 +39,7 @@
 #include "recorder/pid_namespace.h"
 #include "recorder/record_instrumentation.h"
 #include "recorder/recorder_dir.h"
-#include "recorder/ring.h"
+#include "trace/ring.h"
 #include "recorder/session.h"
 #include "rules/loader.h"
 #include "trace/binary_format.h"

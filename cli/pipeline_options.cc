@@ -70,9 +70,10 @@ session::SessionConfig session_config(const TraceArgs& a, bool unnamed_frames_pe
 
 void add_graph_input_options(CLI::App* cmd, std::string& trace, std::vector<std::string>& rules,
                              bool& no_stdlib) {
-  cmd->add_option("TRACE", trace, "trace file (binary or text form)")
+  cmd->add_option("TRACE", trace,
+                  "trace file (binary or text form), or an always-on recorder's ring folder")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(CLI::ExistingPath);
   cmd->add_option("--rules", rules, "add rule packs (files or folders), in order")
       ->type_name("PACK")
       ->check(CLI::ExistingPath);

@@ -15,7 +15,7 @@
 #include "recorder/kallsyms.h"
 #include "recorder/mutex_owner.h"
 #include "recorder/record_decoder.h"
-#include "recorder/ring.h"
+#include "trace/ring.h"
 #include "trace/trace.h"
 
 namespace cw {

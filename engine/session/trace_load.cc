@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <set>
 
@@ -11,6 +12,7 @@
 #include "engine/cache/cache.h"
 #include "engine/session/session_error.h"
 #include "trace/command_marker.h"
+#include "trace/ring.h"
 #include "trace/symbolize.h"
 #include "trace/text_format.h"
 
@@ -96,6 +98,17 @@ void read_events(const std::string& path, const std::string& format, const Cache
       cache->events_keyed = true;
       return;
     }
+    // An always-on recorder's ring (`record start`'s ring/, or a copy of it): its files as
+    // one trace, as `record stop -o` would save it. (No cache: a ring changes as it runs.)
+    if (is_ring_dir(path)) {
+      report = read_ring(path, trace);
+      return;
+    }
+    if (std::filesystem::is_directory(path))
+      throw SessionError(SessionError::Kind::BadInput,
+                         fmt::format("causeway: {}: a folder, and not a recorder's ring (no "
+                                     "ring-NNNNNNNNNN.cwt file in it)\n",
+                                     path));
     report =
         load_trace(path, trace, parse_trace_input_format(format).value_or(TraceInputFormat::Auto));
     // A damaged file's events depend on what was lost with it; a file rewritten while it

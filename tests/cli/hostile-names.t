@@ -92,7 +92,7 @@ listing of a shared folder): when the option parser cannot take it, its message 
 with the control bytes shown as \xNN.
 
   $ causeway graph $'no-such\e]0;pwn\a.trace'
-  causeway graph: TRACE: File does not exist: no-such\x1b]0;pwn\x07.trace
+  causeway graph: TRACE: Path does not exist: no-such\x1b]0;pwn\x07.trace
   run 'causeway graph --help' for the options
   [1]
 

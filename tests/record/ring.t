@@ -17,6 +17,21 @@ events it dropped.
   wrote .*ring.cwt: N events over N s, N lost (re)
   $ causeway convert $TMP_DIR/ring.cwt -o $TMP_DIR/ring.txt --to text >/dev/null 2>&1; grep -o 'marker text="[a-z ]*"' $TMP_DIR/ring.txt
   marker text="last marker"
+
+The ring's folder is a trace as it stands, the same one `stop -o` saved: `graph` and
+`debug` read it whole, and `fleet diagnose` takes a ring folder it finds as one trace (a
+host's rings collected under one folder).
+
+  $ a=$(causeway graph $TMP_DIR/rec/ring --json 2>/dev/null | jq .trace.events); b=$(causeway graph $TMP_DIR/ring.cwt --json 2>/dev/null | jq .trace.events); [ "$a" = "$b" ] && [ "$a" -gt 0 ] && echo same events
+  same events
+  $ mkdir -p $TMP_DIR/hosts/db-1 && cp -r $TMP_DIR/rec/ring $TMP_DIR/hosts/db-1/ && causeway fleet diagnose $TMP_DIR/hosts --host-from-folder --min-hang 0 --no-cache -o $TMP_DIR/hangs.db --json 2>/dev/null | jq -c '[.traces, .failed]'
+  [1,0]
+  $ causeway fleet query $TMP_DIR/hangs.db "SELECT host, count(*) AS n FROM hangs GROUP BY host"
+  host  n
+  db-1  1
+  $ causeway graph $TMP_DIR/hosts 2>&1
+  causeway: .*/hosts: a folder, and not a recorder's ring \(no ring-NNNNNNNNNN.cwt file in it\) (re)
+  [1]
   $ causeway record status --dir $TMP_DIR/rec | sed -E 's#/[^ ]*/rec#DIR#'
   no recording is running in DIR
   $ causeway mark --dir $TMP_DIR/rec too late 2>&1 | sed -E 's#/[^ ]*/rec/#DIR/#'

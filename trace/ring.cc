@@ -1,4 +1,4 @@
-#include "recorder/ring.h"
+#include "trace/ring.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -199,6 +199,12 @@ std::optional<std::string> read_small_file(const std::string& path) {
 }
 
 }  // namespace
+
+bool is_ring_dir(const std::string& path) {
+  int err = 0;
+  const auto generations = list_generations(path, err);
+  return generations && !generations->empty();
+}
 
 std::string ring_file_name(uint64_t generation) {
   return fmt::format("{}{:0{}}{}", kFilePrefix, generation, kGenerationDigits, kFileSuffix);

@@ -61,6 +61,9 @@ class RingWriter {
 // Throws TraceFormatError when the directory holds no ring.
 ReadReport read_ring(const std::string& dir, Trace& out);
 
+// Whether `path` is a folder holding a ring: ring files (ring-<generation>.cwt).
+bool is_ring_dir(const std::string& path);
+
 // The ring's file names: ring-<generation, 10 digits>.cwt, oldest first by name.
 std::string ring_file_name(uint64_t generation);
 

@@ -1,4 +1,4 @@
-#include "recorder/ring.h"
+#include "trace/ring.h"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
