@@ -428,6 +428,22 @@ std::string so_far_text(const Trace& trace, const Graph& graph, const Diagnosis&
   return out;
 }
 
+nlohmann::json queries_json(const Diagnosis& d) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Query& q : d.queries) {
+    nlohmann::json options = nlohmann::json::array();
+    for (const Option& o : q.question.options) options.push_back(o.label);
+    nlohmann::json j = {{"question", q.question.text},
+                        {"kind", question_kind_name(q.question.kind)},
+                        {"options", std::move(options)},
+                        {"chosen", q.question.options.at(q.answer.option).label},
+                        {"source", answer_source_name(q.answer.source)}};
+    if (q.answer.source == AnswerSource::Rule) j["rule"] = q.answer.rule;
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
 nlohmann::json debug_json(const Trace& trace, const Graph& graph, const Diagnosis& d) {
   const Hang& h = d.hang;
   nlohmann::json out;
@@ -466,18 +482,7 @@ nlohmann::json debug_json(const Trace& trace, const Graph& graph, const Diagnosi
     }
   }
   out["path"] = path_json(trace, graph, d.path);
-  out["queries"] = nlohmann::json::array();
-  for (const Query& q : d.queries) {
-    nlohmann::json options = nlohmann::json::array();
-    for (const Option& o : q.question.options) options.push_back(o.label);
-    nlohmann::json j = {{"question", q.question.text},
-                        {"kind", question_kind_name(q.question.kind)},
-                        {"options", std::move(options)},
-                        {"chosen", q.question.options.at(q.answer.option).label},
-                        {"source", answer_source_name(q.answer.source)}};
-    if (q.answer.source == AnswerSource::Rule) j["rule"] = q.answer.rule;
-    out["queries"].push_back(std::move(j));
-  }
+  out["queries"] = queries_json(d);
   if (d.baseline != kNoIndex) {
     const Segment& b = graph.segments[d.baseline];
     out["baseline"] = {{"pid", b.pid},

@@ -26,6 +26,9 @@ std::string so_far_text(const Trace& trace, const Graph& graph, const Diagnosis&
 // {"hang", "root_causes", "path", "queries", "notes"} and, when set, "baseline" and
 // "yield_loop", exactly as docs/json.md describes. Times are absolute trace ns.
 nlohmann::json debug_json(const Trace& trace, const Graph& graph, const Diagnosis& diagnosis);
+// Its "queries": every question in the order asked, its options, the one chosen and who
+// chose it.
+nlohmann::json queries_json(const Diagnosis& diagnosis);
 
 // A stack's frames, innermost first: the function when known, else `file+0xoffset` in
 // the file mapped there, else the address in hex

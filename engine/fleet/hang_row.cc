@@ -84,7 +84,7 @@ HangRow make_row(const Trace& trace, const engine::Graph& graph, const engine::T
   row.path = path_text(trace, graph, d);
   for (const engine::Query& q : d.queries)
     if (q.answer.source == engine::AnswerSource::Auto) ++row.questions;
-  row.queries = engine::debug_json(trace, graph, d)["queries"].dump();
+  row.queries = engine::queries_json(d).dump();
   std::vector<std::string> packs;
   for (const rules::PackInfo& p : rules.packs) packs.push_back(p.id + "@" + p.version);
   row.packs = fmt::format("{}", fmt::join(packs, ","));
