@@ -28,7 +28,7 @@ const std::vector<Column>& columns() {
       {"root_stack", "TEXT", "String", "its most telling stack's user frames"},
       {"root_what", "TEXT", "String", "the report's words for the root cause"},
       {"path", "TEXT", "String", "the causal path, root cause first, with pids and tids"},
-      {"path_shape", "TEXT", "String", "the path's threads and edge kinds"},
+      {"path_shape", "TEXT", "String", "the path's ends, the programs between as a set"},
       {"questions", "INTEGER", "UInt32", "questions the diagnosis answered itself"},
       {"queries", "TEXT", "String", "the questions and answers, as debug --json has them"},
       {"packs", "TEXT", "String", "the packs loaded, id@version, comma-separated"},

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 
 #include "engine/diagnosis/debug_report.h"
 #include "trace/names.h"
@@ -129,20 +130,25 @@ HangSummary summarize(const Trace& trace, const engine::Graph& graph,
   }
 
   // The path from the root cause to the hang (the steps before it say how the culprit
-  // came to run: a shell's forks and reads, which differ from run to run), as the programs
-  // it passes through in the order first met. Edge kinds are left out: which of two
-  // events that both end a wait arrives first (a writer's close or its exit) is a race.
+  // came to run: a shell's forks and reads, which differ from run to run): its first and
+  // last programs, and between them the others it passes through as a set. Neither the
+  // order of those nor the edge kinds are kept: which of two events that both end a wait
+  // arrives first (a writer's close or its exit, one child's exit or another's) is a race.
   size_t from = 0;
   if (!d.root_causes.empty())
     for (size_t i = 0; i < d.path.size(); ++i)
       if (d.path[i].segment == d.root_causes.front().segment) from = i;
-  std::vector<std::string> seen;
-  for (size_t i = from; i < d.path.size(); ++i) {
-    std::string program = thread_program(trace, graph.segments[d.path[i].segment].tid);
-    if (std::find(seen.begin(), seen.end(), program) != seen.end()) continue;
-    if (!s.path_shape.empty()) s.path_shape += " -> ";
-    s.path_shape += program;
-    seen.push_back(std::move(program));
+  if (from < d.path.size()) {
+    const std::string first = thread_program(trace, graph.segments[d.path[from].segment].tid);
+    const std::string last = thread_program(trace, graph.segments[d.path.back().segment].tid);
+    std::set<std::string> between;
+    for (size_t i = from + 1; i + 1 < d.path.size(); ++i)
+      between.insert(thread_program(trace, graph.segments[d.path[i].segment].tid));
+    between.erase(first);
+    between.erase(last);
+    s.path_shape = first;
+    if (!between.empty()) s.path_shape += fmt::format(" -> {{{}}}", fmt::join(between, ", "));
+    if (last != first || d.path.size() - from > 1) s.path_shape += " -> " + last;
   }
   return s;
 }

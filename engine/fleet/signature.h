@@ -29,8 +29,8 @@ struct HangSummary {
   std::vector<std::string> hang_stack;  // user frames, innermost first (stack_names)
   std::string root_program, root_kind, root_call;
   std::vector<std::string> root_stack;
-  // The programs the causal path passes through from the root cause to the hang, in the
-  // order first met: "lock-holder -> flock -> bash".
+  // The causal path from the root cause to the hang: its first and last programs and the
+  // others between them as a set: "cpu-hog -> {bash, sleep} -> sha#sum".
   std::string path_shape;
 };
 
