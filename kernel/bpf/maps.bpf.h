@@ -54,16 +54,6 @@ struct {
   __type(value, __u8);
 } traced_pids SEC(".maps");
 
-// Recorded processes whose last thread is exiting (left out of traced_pids, so that a
-// later process given the pid is not recorded): that thread's final switch, after
-// sched_process_exit, is still recorded (else the decoder would keep it on its CPU).
-struct {
-  __uint(type, BPF_MAP_TYPE_LRU_HASH);
-  __uint(max_entries, 4096);
-  __type(key, __u32);
-  __type(value, __u8);
-} exiting_pids SEC(".maps");
-
 // A recorded syscall between its entry and its exit, per thread.
 struct inflight {
   __u64 seq;

@@ -52,13 +52,8 @@ int BPF_PROG(on_sched_process_exit, struct task_struct* p, bool group_dead) {
     rec->pad = 0;
     submit(rec);
   }
-  // A later process given the same pid is not one of ours; the exiting thread's last
-  // switch still is (on_sched_switch).
-  if (filter_pids && group_dead) {
-    __u8 one = 1;
-    bpf_map_update_elem(&exiting_pids, &tgid, &one, BPF_ANY);
-    bpf_map_delete_elem(&traced_pids, &tgid);
-  }
+  // A later process given the same pid is not one of ours.
+  if (filter_pids && group_dead) bpf_map_delete_elem(&traced_pids, &tgid);
   return 0;
 }
 
