@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "cli/terminal_reporter.h"
+
 namespace cw::cli {
 
 CLI::Option* add_trace_format_option(CLI::App* cmd, std::string& format, bool format_alias) {
@@ -53,7 +55,7 @@ session::CacheSession::Use cache_use(bool no_cache) {
   use.off = no_cache;
   const char* env = std::getenv("CAUSEWAY_CACHE");
   use.wait_for_saves = env && std::string_view(env) == "verbose";
-  use.verbose = isatty(STDERR_FILENO) != 0 || use.wait_for_saves;
+  use.verbose = isatty(STDERR_FILENO) != 0 || use.wait_for_saves || timings_asked();
   return use;
 }
 

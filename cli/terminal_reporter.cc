@@ -1,11 +1,43 @@
 #include "cli/terminal_reporter.h"
 
+#include <fmt/format.h>
+
+#include <cstdlib>
 #include <iostream>
+#include <string_view>
 
 namespace cw::cli {
 
+namespace {
+
+// Seconds since the first reporter was made: only the command line's parse comes before.
+double since_start() {
+  static const auto start = std::chrono::steady_clock::now();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+bool timings_asked() {
+  const char* v = std::getenv("CAUSEWAY_TIMINGS");
+  return v && *v && std::string_view(v) != "0";
+}
+
+TerminalReporter::TerminalReporter() : timings_(timings_asked()) {
+  if (timings_) since_start();
+}
+
+void TerminalReporter::timing(const std::string& what) {
+  line_.clear();
+  std::cerr << fmt::format("causeway: timing: {:8.3f} s  {}\n", since_start(), what) << std::flush;
+}
+
 void TerminalReporter::message(const std::string& line) {
   line_.clear();
+  if (timings_) {
+    timing(line);
+    return;
+  }
   // One write, flushed: a save in the background (a copy of this process, which ends
   // with _exit) may say something while the command prints.
   std::cerr << (line + "\n") << std::flush;
@@ -13,8 +45,27 @@ void TerminalReporter::message(const std::string& line) {
 
 session::ProgressFn TerminalReporter::progress(const std::string& title) {
   line_.set_title(title);
+  if (timings_) {
+    title_ = title;
+    phase_.clear();
+    timing(title + ": begins");
+    session::ProgressFn show = line_.enabled() ? line_.callback() : session::ProgressFn{};
+    return [this, show](std::string_view phase, uint64_t done, uint64_t total) {
+      if (phase != phase_) {
+        phase_ = phase;
+        timing(fmt::format("{}: {}", title_, phase));
+      }
+      if (show) show(phase, done, total);
+    };
+  }
   if (!line_.enabled()) return {};
   return line_.callback();
+}
+
+void TerminalReporter::progress_done() {
+  line_.clear();
+  if (timings_ && !title_.empty()) timing(title_ + ": done");
+  title_.clear();
 }
 
 }  // namespace cw::cli

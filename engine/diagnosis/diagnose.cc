@@ -45,6 +45,7 @@ Diagnosis Diagnoser::run() {
   if (opt_.known_hang) {
     found = *opt_.known_hang;
   } else {
+    if (opt_.progress) opt_.progress("finding the hang", 0, 0);
     found.hang = find_hang(trace_, g_, events_, opt_.symptom, &found.why, &found.no_hang);
     if (opt_.hang_found) opt_.hang_found(found);
   }

@@ -44,7 +44,8 @@ struct DiagnoseOptions {
   // derived cache keeps it); null: the diagnosis finds it, and tells `hang_found`.
   const FoundHang* known_hang = nullptr;
   std::function<void(const FoundHang&)> hang_found;
-  Progress progress;  // ("search", step, 0) while searching
+  Progress progress;  // ("finding the hang", 0, 0) first when searching for it, then
+                      // ("search", step, 0) while searching its cause
   // Called before a question goes to the answerer, with what was found so far (the
   // hang, root causes, paths): a terminal shows it so the question has its context.
   std::function<void(const Diagnosis& so_far, const Question& q)> before_asking;

@@ -184,3 +184,30 @@ With a trace, its folder beside it is cleaned too.
   t.trace.cwcache: removed 4 entries, SIZE
   removed 4 entries, SIZE
   0
+
+Where a run's time goes: with CAUSEWAY_TIMINGS set, each message, each long work's start,
+phases and end is one line on stderr with the seconds since the start (the cache's notes
+are said among them). The report on stdout is the same.
+
+  $ cp examples/server-loop.trace $TMP_DIR/timed.trace && causeway debug $TMP_DIR/timed.trace --auto --min-hang 0 --no-cache > $TMP_DIR/untimed.out 2>/dev/null
+  $ CAUSEWAY_TIMINGS=1 causeway debug $TMP_DIR/timed.trace --auto --min-hang 0 2>$TMP_DIR/timed.err | cmp - $TMP_DIR/untimed.out && echo "same report"
+  same report
+  $ sed -E "s|$TMP_DIR/||g; s/^causeway: timing: +[0-9]+\.[0-9]{3} s  /T  /" $TMP_DIR/timed.err | grep -E '^T  (timed.trace|building graph|diagnosing)' | sort -u
+  T  building graph: begins
+  T  building graph: done
+  T  building graph: edges
+  T  building graph: events
+  T  building graph: graph
+  T  building graph: links
+  T  building graph: peers
+  T  building graph: segments
+  T  diagnosing: begins
+  T  diagnosing: done
+  T  diagnosing: finding the hang
+  T  diagnosing: search
+  T  timed.trace: begins
+  T  timed.trace: done
+  T  timed.trace: reading
+  $ grep -vc '^causeway: timing: ' $TMP_DIR/timed.err
+  0
+  [1]

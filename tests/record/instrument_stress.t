@@ -19,12 +19,13 @@ A plain run:
 The instrumentation going in and out while it runs: recordings of the running process
 one after another (--pid, 0.3 s each), each attaching uprobes to the functions and either
 a hardware watchpoint on the flag or uprobes on the instructions that access it, and
-taking them all away when it stops:
+taking them all away when it stops (a recording that fails because the process ended
+while it started is no failure: the loop looks before each one, not during it):
 
   $ cw-prog-hookstress 300 >$TMP_DIR/stress-pid.out 2>&1 & p=$!; sleep 0.2; i=0
   > while kill -0 $p 2>/dev/null && [ $i -lt 30 ]; do i=$((i + 1))
   >   if [ $((i % 2)) = 1 ]; then flags=probe; else flags=watch; fi
-  >   causeway record --rules tests/record/packs/stress.cw --pid $p --flags $flags --hooks uprobe --duration 0.3 -o $TMP_DIR/stress-pid-$i.cwt >>$TMP_DIR/stress-pid.log 2>&1 || echo "record $i failed"
+  >   causeway record --rules tests/record/packs/stress.cw --pid $p --flags $flags --hooks uprobe --duration 0.3 -o $TMP_DIR/stress-pid-$i.cwt >>$TMP_DIR/stress-pid.log 2>&1 || { kill -0 $p 2>/dev/null && { echo "record $i failed"; tail -3 $TMP_DIR/stress-pid.log; }; }
   > done; wait $p; echo "exit $?"; [ $i -ge 3 ] && echo "at least 3 recordings"
   > cmp $TMP_DIR/stress-plain.out $TMP_DIR/stress-pid.out && echo "output unchanged"
   exit 3

@@ -54,11 +54,14 @@ the same on a machine without the map (or without node).
 
 A perf map is a file anyone can put in /tmp, and the recorder runs as root: one owned by
 another user than its process's, or a symbolic link, is not read, and `record` says so.
-Here a recorded shell starts two sleeps (root's) and plants such maps for them.
+Here a recorded shell starts two sleeps (root's) and plants such maps for them (the first
+moved into place already owned by the other user: written in place and then given away, it
+is root's for a moment, and a recorder that reads it then reads a map the process's own
+user wrote).
 
   $ causeway record -o $TMP_DIR/planted.cwt -- sh -c '
   >   sleep 3 & a=$!; sleep 3 & b=$!
-  >   echo "1000 10 planted" > /tmp/perf-$a.map; chown 65534 /tmp/perf-$a.map
+  >   echo "1000 10 planted" > /tmp/planted-$a; chown 65534 /tmp/planted-$a; mv /tmp/planted-$a /tmp/perf-$a.map
   >   ln -s /etc/shadow /tmp/perf-$b.map
   >   echo "$a $b" > '$TMP_DIR'/planted.pids; wait' 2>$TMP_DIR/planted.err
   > read a b < $TMP_DIR/planted.pids
