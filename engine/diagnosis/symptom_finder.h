@@ -75,6 +75,18 @@ class Finder {
     uint64_t arrived_ns = 0;
   };
 
+  // initiator(own, to) == own, remembered for the few processes one thread talks to (a
+  // lookup in the table of all pairs for every edge out of every turn cost more).
+  class InitiatorCache {
+   public:
+    bool opened(const Finder& f, Pid own, Pid to);
+
+   private:
+    static constexpr size_t kKept = 32;
+    Pid own_ = 0;
+    std::vector<std::pair<Pid, bool>> known_;
+  };
+
   // How a loop wait ended (wait_end()): by the answer to a request, by other work, or by
   // no causal edge at all.
   enum class WaitEnd : uint8_t { Answer, OtherWork, NoCause };
@@ -100,6 +112,8 @@ class Finder {
   uint64_t segment_end(const Graph::ThreadSegments& t, uint32_t s) const;
   bool opens_call(uint32_t s) const;
   uint32_t wait_return(uint32_t s) const;
+  std::vector<uint32_t> wait_returns(const std::vector<uint32_t>& loops) const;
+  uint32_t segment_from(uint32_t from, uint32_t last, uint32_t event) const;
   void loop_stretches(const Graph::ThreadSegments& t, std::vector<Stretch>& out) const;
   bool woken_by_other(uint32_t first, uint32_t last) const;
   bool waits_in_sequence(const std::vector<uint32_t>& loops) const;
@@ -110,7 +124,8 @@ class Finder {
 
   // how a loop wait ended (symptom_wait_end.cc)
   Pid initiator(Pid a, Pid b) const;
-  void asked_in(uint32_t first, uint32_t last, std::vector<Asked>& asked) const;
+  void asked_in(uint32_t first, uint32_t last, std::vector<Asked>& asked,
+                InitiatorCache& initiators) const;
   WaitEnd wait_end(uint32_t first, uint32_t last, std::vector<Asked>& asked) const;
 
   // what a stretch was (symptom_classify.cc)

@@ -83,6 +83,41 @@ uint32_t Finder::wait_return(uint32_t s) const {
   return *it;
 }
 
+// wait_return() of each of `loops` (ascending segments of one thread). A loop thread has
+// as many loop cuts as turns, hundreds of thousands on a busy one: one search each over
+// its system calls missed the cache at every step, so the searches go forward from the
+// last one's place, by doubling steps.
+std::vector<uint32_t> Finder::wait_returns(const std::vector<uint32_t>& loops) const {
+  std::vector<uint32_t> out(loops.size(), kNoIndex);
+  if (loops.empty()) return out;
+  const auto& calls = ev_.syscalls_of(g_.segments[loops.front()].tid);
+  size_t at = 0;  // calls[0, at) are at or before the last loop's first event
+  for (size_t i = 0; i < loops.size(); ++i) {
+    if (!opens_call(loops[i])) continue;
+    const uint32_t first = g_.segments[loops[i]].first;
+    size_t step = 1, lo = at, hi = at;
+    while (hi < calls.size() && calls[hi] <= first) {
+      lo = hi + 1;
+      hi = std::min(calls.size(), hi + step);
+      step *= 2;
+    }
+    at = static_cast<size_t>(
+        std::upper_bound(calls.begin() + static_cast<std::ptrdiff_t>(lo),
+                         calls.begin() + static_cast<std::ptrdiff_t>(std::max(lo, hi)), first) -
+        calls.begin());
+    if (at < calls.size() && trace_.events[calls[at]].kind == exit_) out[i] = calls[at];
+  }
+  return out;
+}
+
+// The segment of thread `t` holding event `event`, searched forward from segment `from`
+// (whose first event is at or before it) and no further than `last`.
+uint32_t Finder::segment_from(uint32_t from, uint32_t last, uint32_t event) const {
+  uint32_t s = from;
+  while (s < last && g_.segments[s + 1].first <= event) ++s;
+  return s;
+}
+
 // A loop thread: from the return of each loop wait to the next loop cut, and the
 // thread's start before its first loop cut. A loop wait for the answer to a request the
 // thread made in the turn before it (a client polling its socket for the reply, a build
@@ -107,10 +142,12 @@ void Finder::loop_stretches(const Graph::ThreadSegments& t, std::vector<Stretch>
   // a wait of its loop was woken by (its inputs, one after the other, each once) is no
   // event loop either: each of its waits is for a thing it needs.
   std::vector<bool> retried(loops.size(), false);
+  const std::vector<uint32_t> returns = wait_returns(loops);
   const bool waits_once = named_ && waits_in_sequence(loops);
   bool after_wait = false;  // the last stretch ended with a retried wait's answer
+  InitiatorCache initiators;
   for (size_t i = 0; named_ && i + 1 < loops.size(); ++i) {
-    const uint32_t r = wait_return(loops[i]);
+    const uint32_t r = returns[i];
     retried[i] = opens_call(loops[i]) && opens_call(loops[i + 1]) &&
                  same_wait(trace_, g_.segments[loops[i]].first, g_.segments[loops[i + 1]].first) &&
                  r != kNoIndex && exit_ret_ >= 0 &&
@@ -124,11 +161,10 @@ void Finder::loop_stretches(const Graph::ThreadSegments& t, std::vector<Stretch>
     uint64_t start = g_.segments[loops[i]].start_ns;
     uint32_t first = loops[i];
     if (opens_call(loops[i])) {
-      const uint32_t r = wait_return(loops[i]);
+      const uint32_t r = returns[i];
       const uint32_t turn = i == 0 ? t.begin : loops[i - 1];  // since the last loop wait
-      const uint32_t woken =
-          r == kNoIndex ? loops[i] : std::min(g_.segment_of(trace_, r), last_at(i));
-      if (loops[i] > turn) asked_in(turn, loops[i] - 1, waiting_for);
+      const uint32_t woken = r == kNoIndex ? loops[i] : segment_from(loops[i], last_at(i), r);
+      if (loops[i] > turn) asked_in(turn, loops[i] - 1, waiting_for, initiators);
       // Slices of one wait for an answer that time out (a poll with a timeout) are that
       // wait too, until the answer comes.
       const bool had_asked = !waiting_for.empty();
@@ -157,7 +193,7 @@ void Finder::loop_stretches(const Graph::ThreadSegments& t, std::vector<Stretch>
       if (named_ && woken_by_other(loops[i], woken))
         out.push_back({t.tid, start, trace_.events[r].ts, first, woken});
       start = trace_.events[r].ts;
-      first = std::min(g_.segment_of(trace_, r), last_at(i));
+      first = woken;
     }
     after_wait = false;
     out.push_back({t.tid, start, end, first, last_at(i)});

@@ -37,13 +37,14 @@ Pid Finder::initiator(Pid a, Pid b) const {
 // `asked`: a causal (not weak) edge out to a process its own process had opened the
 // conversation with. A server's answers to its clients are no requests: the clients
 // spoke first.
-void Finder::asked_in(uint32_t first, uint32_t last, std::vector<Asked>& asked) const {
+void Finder::asked_in(uint32_t first, uint32_t last, std::vector<Asked>& asked,
+                      InitiatorCache& initiators) const {
   for (uint32_t s = first; s <= last; ++s) {
     const Pid own = g_.segments[s].pid;
     for (auto [it, end] = out_edges(s, g_.csr); it != end; ++it) {
       const Edge& e = g_.edges[g_.csr[*it]];
       const Pid to = g_.segments[e.to].pid;
-      if (e.strength == Strength::Weak || to == own || initiator(own, to) != own) continue;
+      if (e.strength == Strength::Weak || to == own || !initiators.opened(*this, own, to)) continue;
       const uint64_t arrived = trace_.events[e.to_event].ts;
       auto a =
           std::find_if(asked.begin(), asked.end(), [&](const Asked& x) { return x.pid == to; });
@@ -53,6 +54,18 @@ void Finder::asked_in(uint32_t first, uint32_t last, std::vector<Asked>& asked) 
         a->arrived_ns = std::max(a->arrived_ns, arrived);
     }
   }
+}
+
+bool Finder::InitiatorCache::opened(const Finder& f, Pid own, Pid to) {
+  if (own != own_) {
+    own_ = own;
+    known_.clear();
+  }
+  for (const auto& [pid, yes] : known_)
+    if (pid == to) return yes;
+  const bool yes = f.initiator(own, to) == own;
+  if (known_.size() < kKept) known_.emplace_back(to, yes);
+  return yes;
 }
 
 // How a wait in segments [first, last] ended, seen from the processes the thread is
