@@ -149,6 +149,20 @@ std::pair<uint64_t, uint64_t> count_both_over_connections(const Graph& g);
 
 class LinkFeed;
 
+// What the cut part of the scan evaluates with: the span tree its event contexts point
+// into, an evaluator over that tree, and the cut rules' expressions that evaluator
+// prepared. A build has one; a rebuild of the cuts alone scans its threads in two shares,
+// the second with a scope of its own (builder_scan.cc, scan_cuts()): the cuts of a thread
+// depend on its own events only, and each share's span nodes are its own.
+struct CutScope {
+  SpanTree& spans;
+  Evaluator& eval;
+  const std::vector<PreparedExpr>& split_where;
+  const std::vector<PreparedExpr>& batch_within;
+  const std::vector<PreparedExpr>& batch_item;
+  const std::vector<PreparedExpr>& batch_per;
+};
+
 // The passes of one build, each defined in the file of its job. A function declared
 // `inline` here is called only in the file that defines it, as part of a pass's loop:
 // `inline` lets the compiler fold it into that loop. Those marked always_inline are the
@@ -169,13 +183,19 @@ class Builder {
 
   // builder_scan.cc: every event in trace order.
   [[gnu::always_inline]] inline uint32_t thread_of(const Event& e, uint32_t event_index);
-  inline void cut_at_span_opener(ThreadState& t, SpanId span, RuleRef rule, Neighbour neighbour);
-  inline void batch_cut(ThreadState& t, uint32_t event, uint32_t batch, Neighbour neighbour);
-  [[gnu::always_inline]] inline void close_span(ThreadState& t, const Event& e, uint32_t i);
+  inline void cut_at_span_opener(CutScope& c, ThreadState& t, SpanId span, RuleRef rule,
+                                 Neighbour neighbour);
+  inline void batch_cut(CutScope& c, ThreadState& t, uint32_t event, uint32_t batch,
+                        Neighbour neighbour);
+  [[gnu::always_inline]] inline void close_span(CutScope& c, ThreadState& t, const Event& e,
+                                                uint32_t i);
   inline bool flag_event_matches(const Event& e, uint32_t f) const;
-  [[gnu::always_inline]] inline void on_event(uint32_t i);
-  inline void track_spans_only(ThreadState& t, const Event& e, uint32_t i);
+  [[gnu::always_inline]] inline const KindActions* cut_event(CutScope& c, ThreadState& t,
+                                                             const Event& e, uint32_t i);
+  [[gnu::always_inline]] inline void on_event(CutScope& c, uint32_t i);
+  inline void track_spans_only(CutScope& c, ThreadState& t, const Event& e, uint32_t i);
   void scan_events();
+  bool scan_cuts_in_two_shares();
   void finish_links();
 
   // builder_segments.cc: peers cuts, then the segments between all cuts.

@@ -56,7 +56,7 @@ BuildResult Builder::run() {
   prepare();
   if (reuse_) {
     forget_edge_work();
-    scan_events();
+    if (!scan_cuts_in_two_shares()) scan_events();
     peer_cuts_ = reused_peer_cuts();
     result_.peer_cuts = reuse_->peer_cuts;
     merge_peer_cuts();

@@ -45,10 +45,11 @@ uint32_t Builder::thread_of(const Event& e, uint32_t event_index) {
 
 // `cut SPAN`: before the event that opened the innermost open SPAN (a blocking call's
 // entry, cut only once the call blocks). A cut already made inside that span stands.
-void Builder::cut_at_span_opener(ThreadState& t, SpanId span, RuleRef rule, Neighbour neighbour) {
-  uint32_t node = span == kNoSpan ? SpanTree::kRoot : spans_.innermost(t.node, span);
+void Builder::cut_at_span_opener(CutScope& c, ThreadState& t, SpanId span, RuleRef rule,
+                                 Neighbour neighbour) {
+  uint32_t node = span == kNoSpan ? SpanTree::kRoot : c.spans.innermost(t.node, span);
   if (node == SpanTree::kRoot) return;
-  uint32_t opener = spans_.at(node).opener;
+  uint32_t opener = c.spans.at(node).opener;
   if (!t.cuts.empty() && t.cuts.back().event > opener) return;
   add_cut(t, opener, rule, neighbour);
 }
@@ -57,14 +58,15 @@ void Builder::cut_at_span_opener(ThreadState& t, SpanId span, RuleRef rule, Neig
 // the innermost open one, else the one whose close was the thread's last event (a recv
 // is recorded just after its read returns). A cut already made there or after it stands
 // (a split rule that cut at the read's entry when it blocked keeps its name and neighbour).
-void Builder::batch_cut(ThreadState& t, uint32_t event, uint32_t batch, Neighbour neighbour) {
+void Builder::batch_cut(CutScope& c, ThreadState& t, uint32_t event, uint32_t batch,
+                        Neighbour neighbour) {
   uint32_t at = event;
   const SpanId span = batch_cut_span_[batch];
   if (span != kNoSpan) {
-    uint32_t node = spans_.innermost(t.node, span);
+    uint32_t node = c.spans.innermost(t.node, span);
     if (node == SpanTree::kRoot && t.closed_event != kNoEvent && t.closed_event == t.last_event)
-      node = spans_.innermost(t.closed_node, span);
-    if (node != SpanTree::kRoot) at = spans_.at(node).opener;
+      node = c.spans.innermost(t.closed_node, span);
+    if (node != SpanTree::kRoot) at = c.spans.at(node).opener;
   }
   if (at == t.first_event) return;
   if (!t.cuts.empty() && t.cuts.back().event >= at) return;
@@ -72,12 +74,12 @@ void Builder::batch_cut(ThreadState& t, uint32_t event, uint32_t batch, Neighbou
 }
 
 // The thread's innermost span of the kind `e` closes ends; `cut SPAN` may still name it.
-void Builder::close_span(ThreadState& t, const Event& e, uint32_t i) {
-  SpanId closes = spans_.closes(e.kind);
+void Builder::close_span(CutScope& c, ThreadState& t, const Event& e, uint32_t i) {
+  SpanId closes = c.spans.closes(e.kind);
   if (closes != kNoSpan) {
     t.closed_node = t.node;
     t.closed_event = i;
-    t.node = spans_.pop(t.node, closes);
+    t.node = c.spans.pop(t.node, closes);
   }
   t.last_event = i;
 }
@@ -92,32 +94,32 @@ bool Builder::flag_event_matches(const Event& e, uint32_t f) const {
   return address != 0 && addr_field_ >= 0 && trace_.value(e, addr_field_) == address;
 }
 
-void Builder::on_event(uint32_t i) {
-  const Event& e = trace_.events[i];
-  ThreadState& t = threads_[thread_of(e, i)];
+// The cut part of event `i` of thread `t`: a pending `cut after`, the spans it opens, its
+// batch items and its split rules. Returns its kind's actions, or null when it has none
+// (its spans are then tracked, closes included).
+const KindActions* Builder::cut_event(CutScope& c, ThreadState& t, const Event& e, uint32_t i) {
   if (t.pending_after.kind != kNoRuleKind) {
     add_cut(t, i, t.pending_after, t.pending_neighbour);
     t.pending_after = {};
   }
   if (e.kind >= by_kind_.size() || !by_kind_[e.kind].any()) {
-    track_spans_only(t, e, i);
-    return;
+    track_spans_only(c, t, e, i);
+    return nullptr;
   }
   const KindActions& act = by_kind_[e.kind];
-  SpanId opens = spans_.opens(e.kind);
+  SpanId opens = c.spans.opens(e.kind);
   if (opens != kNoSpan) {
     uint32_t parent = t.node;
-    t.node = spans_.push(parent, i, opens);
+    t.node = c.spans.push(parent, i, opens);
     if (t.node != parent && !act.batch_opens.empty()) {
       uint64_t bits = 0;
       EvalScope scope{{i, t.node}, {}, {}};
       for (uint32_t b : act.batch_opens)
-        if (eval_.test(batch_within_[b], scope)) bits |= uint64_t{1} << b;
-      spans_.add_batch_bits(t.node, bits);
+        if (c.eval.test(c.batch_within[b], scope)) bits |= uint64_t{1} << b;
+      c.spans.add_batch_bits(t.node, bits);
     }
   }
-  EventCtx ctx{i, t.node};
-  EvalScope scope{ctx, {}, {}};
+  EvalScope scope{{i, t.node}, {}, {}};
   // Batch items first: when a declared loop boundary and a split rule cut at the same
   // event, the cut is the batch rule's (the first made stands).
   for (uint32_t b : act.batch_items) {
@@ -127,33 +129,33 @@ void Builder::on_event(uint32_t i) {
     // matched the batch's `within`.
     uint32_t loop = SpanTree::kRoot;
     if (rule.thread_loop) {
-      if (!t.in_loop || !eval_.test(batch_item_[b], scope)) continue;
+      if (!t.in_loop || !c.eval.test(c.batch_item[b], scope)) continue;
     } else {
-      if (!(spans_.at(t.node).batch_mask & bit) || !eval_.test(batch_item_[b], scope)) continue;
+      if (!(c.spans.at(t.node).batch_mask & bit) || !c.eval.test(c.batch_item[b], scope)) continue;
       loop = t.node;
-      while (spans_.at(spans_.at(loop).parent).batch_mask & bit) loop = spans_.at(loop).parent;
+      while (c.spans.at(c.spans.at(loop).parent).batch_mask & bit) loop = c.spans.at(loop).parent;
     }
     const bool same_loop = t.batch_loop[b] == loop;
     if (!rule.per.empty()) {
       // Reads of one client's descriptor in a row are one request.
-      const int64_t key = eval_.eval(batch_per_[b], scope).i;
+      const int64_t key = c.eval.eval(c.batch_per[b], scope).i;
       if (same_loop && t.batch_keyed[b] && t.batch_key[b] == key) continue;
       t.batch_key[b] = key;
       t.batch_keyed[b] = 1;
     }
     t.batch_loop[b] = loop;
-    batch_cut(t, i, b, same_loop ? rule.neighbour : Neighbour::None);
+    batch_cut(c, t, i, b, same_loop ? rule.neighbour : Neighbour::None);
   }
   for (uint32_t s : act.splits) {
     const auto& rule = rules_.splits[s];
-    if (!eval_.test(split_where_[s], scope)) continue;
+    if (!c.eval.test(c.split_where[s], scope)) continue;
     if (rule.loop) {
       // Back in its event loop: the next request read starts an item, whichever client.
       t.in_loop = true;
       std::fill(t.batch_keyed.begin(), t.batch_keyed.end(), uint8_t{0});
     }
     if (!rule.cut_span.empty()) {
-      cut_at_span_opener(t, split_span_[s], {RuleKind::Split, s}, rule.neighbour);
+      cut_at_span_opener(c, t, split_span_[s], {RuleKind::Split, s}, rule.neighbour);
     } else if (rule.cut_after) {
       if (t.pending_after.kind == kNoRuleKind) {
         t.pending_after = {RuleKind::Split, s};
@@ -163,6 +165,17 @@ void Builder::on_event(uint32_t i) {
       add_cut(t, i, {RuleKind::Split, s}, rule.neighbour);
     }
   }
+  return &act;
+}
+
+void Builder::on_event(CutScope& c, uint32_t i) {
+  const Event& e = trace_.events[i];
+  ThreadState& t = threads_[thread_of(e, i)];
+  const KindActions* actions = cut_event(c, t, e, i);
+  if (!actions) return;
+  const KindActions& act = *actions;
+  EventCtx ctx{i, t.node};
+  EvalScope scope{ctx, {}, {}};
   for (uint32_t l : act.links) {
     const rules::LinkRule& link = rules_.links[l];
     const bool as_from = e.kind == link.from && eval_.test(link_from_where_[l], scope);
@@ -209,13 +222,13 @@ void Builder::on_event(uint32_t i) {
     st.readers.push_back(e.tid);
     flag_pairs_.push_back({st.write, i, f});
   }
-  close_span(t, e, i);
+  close_span(c, t, e, i);
 }
 
-void Builder::track_spans_only(ThreadState& t, const Event& e, uint32_t i) {
-  SpanId opens = spans_.opens(e.kind);
-  if (opens != kNoSpan) t.node = spans_.push(t.node, i, opens);
-  close_span(t, e, i);
+void Builder::track_spans_only(CutScope& c, ThreadState& t, const Event& e, uint32_t i) {
+  SpanId opens = c.spans.opens(e.kind);
+  if (opens != kNoSpan) t.node = c.spans.push(t.node, i, opens);
+  close_span(c, t, e, i);
 }
 
 constexpr uint32_t kValuesAhead = 16;
@@ -232,13 +245,14 @@ void Builder::scan_events() {
     feed.emplace(pairers_, candidates_);
     feed_ = &*feed;
   }
+  CutScope scope{spans_, eval_, split_where_, batch_within_, batch_item_, batch_per_};
   try {
     for (uint32_t i = 0; i < n; ++i) {
       // Rules read the fields of most events they see: ask for those values ahead (the
       // values array is walked in order, but sparsely).
       if (i + kValuesAhead < n)
         __builtin_prefetch(&trace_.values[trace_.events[i + kValuesAhead].values]);
-      on_event(i);
+      on_event(scope, i);
       if ((i + 1) % kProgressStep == 0) report("events", i + 1, n);
     }
   } catch (...) {
@@ -268,6 +282,70 @@ void Builder::finish_links() {
   candidates_.shrink_to_fit();
   result_.stats.candidates = kept;
   report("links", 1, 1);
+}
+
+}  // namespace cw::engine::build
+
+namespace cw::engine::build {
+
+// A rebuild of the cuts alone (BuildOptions::reuse) on two CPUs: each thread's cuts
+// depend on its own events only (no link pairing, no data flags), so the threads are
+// shared between two scans of the events, each making the cuts of its own threads with a
+// span tree, an evaluator and prepared rules of its own; each thread's events are seen in
+// trace order, as one scan sees them, and so make the same cuts. A first pass names the
+// threads in the order of their first events (as one scan does: peers cuts name them by
+// it) and counts their events, to share them evenly. False (nothing done) when the trace
+// is too small to share or there is one CPU.
+bool Builder::scan_cuts_in_two_shares() {
+  const uint64_t n = trace_.events.size();
+  if (!reuse_ || n < parallel_from_ || n < 2) return false;
+  if (n >= kNoEvent) throw std::length_error("trace has too many events for the graph");
+  std::vector<uint32_t> weight;
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint32_t t = thread_of(trace_.events[i], i);
+    if (t == weight.size()) weight.push_back(0);
+    ++weight[t];
+  }
+  // Heaviest first into the lighter share.
+  std::vector<uint32_t> by_weight(threads_.size());
+  for (uint32_t i = 0; i < by_weight.size(); ++i) by_weight[i] = i;
+  std::stable_sort(by_weight.begin(), by_weight.end(),
+                   [&](uint32_t a, uint32_t b) { return weight[a] > weight[b]; });
+  std::vector<uint8_t> share(threads_.size(), 0);
+  uint64_t load[2] = {0, 0};
+  for (uint32_t i : by_weight) {
+    const int to = load[1] < load[0] ? 1 : 0;
+    share[i] = static_cast<uint8_t>(to);
+    load[to] += weight[i];
+  }
+  // The second share's own span tree, evaluator and prepared cut rules.
+  SpanTree spans(trace_.schema);
+  spans.reserve(census_.span_opens);
+  Evaluator eval(trace_, spans, nullptr, options_.interpret_expressions);
+  std::vector<PreparedExpr> split_where, batch_within, batch_item, batch_per;
+  for (const auto& r : rules_.splits) split_where.push_back(eval.prepare(r.where, r.origin));
+  for (const auto& b : rules_.batches) {
+    batch_within.push_back(eval.prepare(b.within_where, b.origin));
+    batch_item.push_back(eval.prepare(b.item_where, b.origin));
+    batch_per.push_back(eval.prepare(b.per, b.origin));
+  }
+  CutScope scopes[2] = {{spans_, eval_, split_where_, batch_within_, batch_item_, batch_per_},
+                        {spans, eval, split_where, batch_within, batch_item, batch_per}};
+  report("events", 0, n);
+  in_two_parts(2, true, [&](uint64_t, uint64_t, int part) {
+    CutScope& c = scopes[part];
+    const auto mine = static_cast<uint8_t>(part);
+    for (uint32_t i = 0; i < n; ++i) {
+      const Event& e = trace_.events[i];
+      const uint32_t ti = threads_index_.get(e.tid);
+      if (share[ti] != mine) continue;
+      ThreadState& t = threads_[ti];
+      if (cut_event(c, t, e, i)) close_span(c, t, e, i);
+      if (part == 0 && (i + 1) % kProgressStep == 0) report("events", i + 1, n);
+    }
+  });
+  report("events", n, n);
+  return true;
 }
 
 }  // namespace cw::engine::build
