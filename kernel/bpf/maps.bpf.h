@@ -54,6 +54,24 @@ struct {
   __type(value, __u8);
 } traced_pids SEC(".maps");
 
+// Per recorded process (--pid) with threads that have exited (sched_process_exit) but not
+// yet left their CPU for the last time (their TASK_DEAD switch): how many, and whether the
+// last thread of the group has exited. The process stays recorded until that switch of
+// its last exiting thread: after sched_process_exit a thread still wakes its parent
+// (exit_notify), may be preempted and runs again, and leaves its CPU; had the process been
+// dropped at sched_process_exit, those went unrecorded and the decoder kept the thread on
+// its CPU, running, until a recorded thread next took it.
+struct exiting {
+  __u32 pending;
+  __u32 group_dead;
+};
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, 16384);
+  __type(key, __u32);
+  __type(value, struct exiting);
+} exiting_pids SEC(".maps");
+
 // A recorded syscall between its entry and its exit, per thread.
 struct inflight {
   __u64 seq;

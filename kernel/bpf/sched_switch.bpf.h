@@ -23,6 +23,16 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct* prev, struct tas
   __u32 next_tid = next->pid, next_tgid = next->tgid;
   bool prev_recorded = prev_tid != 0 && traced_tgid(prev_tgid);
   bool next_recorded = next_tid != 0 && traced_tgid(next_tgid);
+  // An exited thread of a recorded process leaves its CPU for good (TASK_DEAD): when it
+  // was the last one of its process to do so, the process stops being recorded after this
+  // switch (maps.bpf.h, exiting_pids).
+  if (prev_recorded && filter_pids && (prev_state & 0x80)) {
+    struct exiting* x = bpf_map_lookup_elem(&exiting_pids, &prev_tgid);
+    if (x && __sync_fetch_and_add(&x->pending, -1) == 1 && x->group_dead) {
+      bpf_map_delete_elem(&traced_pids, &prev_tgid);
+      bpf_map_delete_elem(&exiting_pids, &prev_tgid);
+    }
+  }
   if (!prev_recorded && !next_recorded) return 0;
   // The idle task and the recorder itself never appear, whichever side they are on.
   if (prev_tid == 0 || prev_tgid == self_tgid) prev_tid = prev_tgid = 0;

@@ -52,8 +52,19 @@ int BPF_PROG(on_sched_process_exit, struct task_struct* p, bool group_dead) {
     rec->pad = 0;
     submit(rec);
   }
-  // A later process given the same pid is not one of ours.
-  if (filter_pids && group_dead) bpf_map_delete_elem(&traced_pids, &tgid);
+  // A later process given the same pid is not one of ours: the process is dropped when
+  // its last exiting thread leaves its CPU for good (exiting_pids, on_sched_switch).
+  if (filter_pids) {
+    struct exiting fresh = {0, 0};
+    bpf_map_update_elem(&exiting_pids, &tgid, &fresh, BPF_NOEXIST);
+    struct exiting* x = bpf_map_lookup_elem(&exiting_pids, &tgid);
+    if (!x) {
+      if (group_dead) bpf_map_delete_elem(&traced_pids, &tgid);
+      return 0;
+    }
+    __sync_fetch_and_add(&x->pending, 1);
+    if (group_dead) x->group_dead = 1;
+  }
   return 0;
 }
 

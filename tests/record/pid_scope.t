@@ -1,0 +1,13 @@
+A recording of one command's processes (`--pid`): a process stops being recorded when the
+last of its exited threads leaves its CPU for good (a later process given its pid is not
+one of ours). Its threads' last moments come after they exit (sched_process_exit): the
+wake-up of the parent, perhaps a preemption, the final switch off the CPU. They are still
+recorded: otherwise a thread would seem to stay on its CPU, running, until a recorded
+thread next took that CPU (a child that exited at once looked busy for 800 ms), and its
+switch would count as lost. Four processes here (sh and its three children), four final
+switches (state X), none lost.
+
+  $ for i in 1 2 3 4 5; do causeway record --pid $$ -o $TMP_DIR/p$i.cwt -- sh -c '/bin/true; /bin/true; sleep 0.2' >/dev/null 2>&1; causeway graph $TMP_DIR/p$i.cwt --json 2>/dev/null | jq '.trace.losses.switches_unreported'; done | sort | uniq -c | sed -E 's/^ +//'
+  5 0
+  $ for i in 1 2 3 4 5; do causeway convert $TMP_DIR/p$i.cwt -o $TMP_DIR/p$i.txt --to text >/dev/null 2>&1; grep -c 'switch_out.*state=X' $TMP_DIR/p$i.txt; done | sort | uniq -c | sed -E 's/^ +//'
+  5 4
