@@ -22,8 +22,9 @@ Pid Finder::initiator(Pid a, Pid b) const {
   if (first_contact_.empty() && !g_.edges.empty()) {
     first_contact_[0] = {0, 0};  // computed, even when no pair is found
     for (const Edge& e : g_.edges) {
+      if (e.strength == Strength::Weak) continue;  // before reading its two segments
       const Pid from = g_.segments[e.from].pid, to = g_.segments[e.to].pid;
-      if (e.strength == Strength::Weak || from == to) continue;
+      if (from == to) continue;
       const uint64_t ts = trace_.events[e.from_event].ts;
       auto [it, fresh] = first_contact_.try_emplace(pair_key(from, to), ts, from);
       if (!fresh && ts < it->second.first) it->second = {ts, from};
