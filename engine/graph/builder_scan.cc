@@ -300,14 +300,11 @@ bool Builder::scan_cuts_in_two_shares() {
   const uint64_t n = trace_.events.size();
   if (!reuse_ || n < parallel_from_ || n < 2) return false;
   if (n >= kNoEvent) throw std::length_error("trace has too many events for the graph");
-  // Each event's thread, so that a share reads only its own events.
-  std::vector<uint32_t> thread_at(n);
   std::vector<uint32_t> weight;
   for (uint32_t i = 0; i < n; ++i) {
     const uint32_t t = thread_of(trace_.events[i], i);
     if (t == weight.size()) weight.push_back(0);
     ++weight[t];
-    thread_at[i] = t;
   }
   // Heaviest first into the lighter share.
   std::vector<uint32_t> by_weight(threads_.size());
@@ -339,9 +336,9 @@ bool Builder::scan_cuts_in_two_shares() {
     CutScope& c = scopes[part];
     const auto mine = static_cast<uint8_t>(part);
     for (uint32_t i = 0; i < n; ++i) {
-      const uint32_t ti = thread_at[i];
-      if (share[ti] != mine) continue;
       const Event& e = trace_.events[i];
+      const uint32_t ti = threads_index_.get(e.tid);
+      if (share[ti] != mine) continue;
       ThreadState& t = threads_[ti];
       if (cut_event(c, t, e, i)) close_span(c, t, e, i);
       if (part == 0 && (i + 1) % kProgressStep == 0) report("events", i + 1, n);
