@@ -28,7 +28,8 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct* prev, struct tas
   // switch (maps.bpf.h, exiting_pids).
   if (prev_recorded && filter_pids && (prev_state & 0x80)) {
     struct exiting* x = bpf_map_lookup_elem(&exiting_pids, &prev_tgid);
-    if (x && __sync_fetch_and_add(&x->pending, -1) == 1 && x->group_dead) {
+    // (A thread that exited before recording began was never counted: no count below 0.)
+    if (x && x->pending > 0 && __sync_fetch_and_add(&x->pending, -1) == 1 && x->group_dead) {
       bpf_map_delete_elem(&traced_pids, &prev_tgid);
       bpf_map_delete_elem(&exiting_pids, &prev_tgid);
     }
