@@ -1,6 +1,9 @@
 #include "engine/graph/builder.h"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <iterator>
 
 #include "engine/graph/test_support.h"
 
@@ -522,6 +525,114 @@ TEST_CASE("a rebuild of the cuts takes the reused graph's edges; Lua packs are b
   BuildResult taken = prior.result;
   options.reuse = &taken;
   CHECK_THROWS_AS(build_graph(other.trace, other.rules, options), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace cw::engine
+
+namespace cw::engine {
+namespace {
+
+// A random trace of servers and clients: threads that wait in loop calls, read and write
+// messages, block and are woken, with calls that nest a `recv` or `send` inside them.
+std::string random_cut_trace(uint32_t seed) {
+  uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
+  auto next = [&](uint64_t n) {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state % n;
+  };
+  const char* const calls[] = {"recvmsg",   "read",  "poll",    "epoll_wait", "futex",
+                               "nanosleep", "write", "sendmsg", "wait4"};
+  std::string out;
+  const uint32_t processes = 2 + static_cast<uint32_t>(next(3));
+  std::vector<uint32_t> tids;
+  for (uint32_t p = 0; p < processes; ++p) {
+    const uint32_t pid = 100 * (p + 1);
+    out += fmt::format("process {} comm=p{}\n", pid, p);
+    for (uint32_t t = 0; t < 1 + next(3); ++t) {
+      out += fmt::format("thread {} pid={} comm=t{}\n", pid + t, pid, t);
+      tids.push_back(pid + t);
+    }
+  }
+  uint64_t ts = 1000;
+  uint64_t offset = 0;
+  for (uint32_t i = 0; i < 600; ++i) {
+    const uint32_t tid = tids[next(tids.size())];
+    const char* call = calls[next(std::size(calls))];
+    const uint64_t fd = 3 + next(3);
+    out += fmt::format("{} {} syscall_enter name={} fd={} count={}\n", ts += 10, tid, call, fd,
+                       next(2));
+    switch (next(4)) {
+      case 0:
+        out += fmt::format("{} {} switch_out state={}\n", ts += 10, tid, next(3) ? "S" : "R");
+        out += fmt::format("{} {} switch_in\n", ts += 10, tid);
+        break;
+      case 1:
+        out += fmt::format("{} {} recv object=1 offset={} len=4 peer=1 fd={}\n", ts += 10, tid,
+                           offset, fd);
+        break;
+      case 2:
+        out += fmt::format("{} {} send object=1 offset={} len=4 peer=1 fd={}\n", ts += 10, tid,
+                           offset += 4, fd);
+        break;
+      default:
+        out += fmt::format("{} {} wakeup target={}\n", ts += 10, tid, tids[next(tids.size())]);
+    }
+    out += fmt::format("{} {} syscall_exit name={} ret=0\n", ts += 10, tid, call);
+  }
+  return out;
+}
+
+// The standard packs' kinds of cut, spelled out: a loop wait (`loop`), a wait's entry, a
+// blocking read cut at its call's entry (`cut syscall`), an event loop's requests (`batch
+// … within loop per fd cut syscall`), disjoint peers.
+std::string cut_rules(const std::string& edit) {
+  return std::string(kStreamLink) + kWakeupLink +
+         "edge s { link stream strength strong }\n"
+         "edge w { link wakeup strength weak }\n"
+         "split loop.wait { at syscall_enter where name in [\"poll\", \"epoll_wait\"] "
+         "neighbour weak loop }\n"
+         "split wait.entry { at syscall_enter where name in [\"futex\", \"nanosleep\"] "
+         "neighbour weak }\n"
+         "split data.wait { at switch_out where state != \"R\" and syscall.name in "
+         "[\"recvmsg\", \"read\"] cut syscall neighbour weak }\n"
+         "batch loop.request { within loop item recv per fd cut syscall neighbour weak }\n"
+         "split peers.disjoint { peers stream neighbour weak }\n" +
+         edit;
+}
+
+TEST_CASE("random traces: a rebuild of the cuts after each cut edit equals a whole build") {
+  const std::vector<std::string> edits = {
+      "",
+      "split idle { at syscall_enter where name == \"recvmsg\" neighbour weak loop }\n",
+      "split idle { at syscall_enter where name == \"recvmsg\" and fd != 4 neighbour weak loop }\n",
+      "split w4 { at switch_out where state != \"R\" and syscall.name == \"wait4\" cut syscall "
+      "neighbour weak }\n",
+      "split after { at syscall_exit where name == \"write\" cut after neighbour strong }\n",
+      "split first { at syscall_enter where name == \"read\" priority -1 neighbour none }\n",
+  };
+  for (uint32_t seed = 1; seed <= 6; ++seed) {
+    const std::string trace = random_cut_trace(seed);
+    for (const std::string& before : edits) {
+      const auto prior = build(cut_rules(before), trace);
+      for (const std::string& after : edits) {
+        CAPTURE(seed);
+        CAPTURE(before);
+        CAPTURE(after);
+        const auto whole = build(cut_rules(after), trace);
+        for (uint64_t parallel_from : {uint64_t{0}, ~uint64_t{0}}) {
+          BuildResult taken = prior.result;
+          BuildOptions options;
+          options.reuse = &taken;
+          options.parallel_from = parallel_from;
+          const BuildResult rebuilt = build_graph(whole.trace, whole.rules, options);
+          CHECK(testing::describe(rebuilt) == testing::describe(whole.result));
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
