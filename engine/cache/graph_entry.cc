@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/cache/cache.h"
+#include "engine/cache/chunked_check.h"
 #include "engine/cache/encoding.h"
 #include "engine/cache/entry_file.h"
 #include "engine/cache/rule_tables.h"
@@ -78,12 +79,16 @@ void check_graph(const engine::BuildResult& r, uint64_t segment_count, const Tra
   auto bad = [](const char* what) { throw CorruptEntry(what); };
   check_rule_tables(n, r.counts, rules, for_reuse);
   // Segments: events of their thread; each thread's segments one run, in event order.
-  for (const engine::Segment& s : g.segments) {
-    if (s.first > s.last || s.last >= events) bad("a segment names events the trace does not have");
-    if (trace.events[s.first].tid != s.tid || trace.events[s.last].tid != s.tid)
-      bad("a segment's events are of another thread");
-    if (!rule_in_range(n, s.cut_rule)) bad("a segment names a rule the graph does not have");
-  }
+  check_in_chunks(g.segments.size(), [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      const engine::Segment& s = g.segments[i];
+      if (s.first > s.last || s.last >= events)
+        bad("a segment names events the trace does not have");
+      if (trace.events[s.first].tid != s.tid || trace.events[s.last].tid != s.tid)
+        bad("a segment's events are of another thread");
+      if (!rule_in_range(n, s.cut_rule)) bad("a segment names a rule the graph does not have");
+    }
+  });
   // Every segment in exactly one thread's run: Graph::segment_of finds an event's segment
   // through its thread's.
   std::vector<bool> covered(segment_count, false);
@@ -104,17 +109,20 @@ void check_graph(const engine::BuildResult& r, uint64_t segment_count, const Tra
         bad("the graph's thread table does not fit its segments");
   }
   if (in_runs != segment_count) bad("the graph's thread table does not fit its segments");
-  for (const engine::Edge& e : g.edges) {
-    if (e.from >= segment_count || e.to >= segment_count || e.kind >= g.kinds.size())
-      bad("an edge names a segment or kind the graph does not have");
-    if (e.from_event >= events || e.to_event >= events)
-      bad("an edge names events the trace does not have");
-    if (!rule_in_range(n, e.rule) ||
-        (e.boost_rule != rules::kNoRule && e.boost_rule >= n.of(engine::RuleKind::Edge).size()) ||
-        (e.link != rules::kNoRule && e.link >= n.of(engine::RuleKind::Link).size()))
-      bad("an edge names a rule the graph does not have");
-    if (e.strength > engine::Strength::Boosted) bad("an edge of unknown strength");
-  }
+  check_in_chunks(g.edges.size(), [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      const engine::Edge& e = g.edges[i];
+      if (e.from >= segment_count || e.to >= segment_count || e.kind >= g.kinds.size())
+        bad("an edge names a segment or kind the graph does not have");
+      if (e.from_event >= events || e.to_event >= events)
+        bad("an edge names events the trace does not have");
+      if (!rule_in_range(n, e.rule) ||
+          (e.boost_rule != rules::kNoRule && e.boost_rule >= n.of(engine::RuleKind::Edge).size()) ||
+          (e.link != rules::kNoRule && e.link >= n.of(engine::RuleKind::Link).size()))
+        bad("an edge names a rule the graph does not have");
+      if (e.strength > engine::Strength::Boosted) bad("an edge of unknown strength");
+    }
+  });
   for (const engine::PeerCut& p : r.peer_cuts)
     if (p.event >= events || p.since >= p.event || p.rule >= rules.splits.size() ||
         p.neighbour > rules::Neighbour::Strong)

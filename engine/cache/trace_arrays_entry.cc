@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "engine/cache/cache.h"
+#include "engine/cache/chunked_check.h"
 #include "engine/cache/encoding.h"
 #include "engine/cache/entry_file.h"
 #include "trace/binary_format.h"
@@ -192,21 +193,23 @@ void check_trace_arrays(const TraceArrays& arrays, const Trace& tables) {
     for (uint32_t f = 0; f < fields.size(); ++f)
       if (fields[f].type == FieldType::Str) str_fields[k].push_back(f);
   }
-  uint64_t last_ts = 0;
-  for (size_t i = 0; i < arrays.events.size(); ++i) {
-    const Event& e = arrays.events[i];
-    if (e.kind >= nkinds)
-      throw CorruptEntry(
-          fmt::format("event {} has kind {} (the schema has {})", i, e.kind, nkinds));
-    if (uint64_t{e.values} + schema.kind(e.kind).fields.size() > nvalues)
-      throw CorruptEntry(fmt::format("event {} has values past the array", i));
-    if (e.stack >= nstacks) throw CorruptEntry(fmt::format("event {} names no stack", i));
-    for (uint32_t f : str_fields[e.kind])
-      if (arrays.values[e.values + f] >= nstrings)
-        throw CorruptEntry(fmt::format("event {} names no string", i));
-    if (e.ts < last_ts) throw CorruptEntry(fmt::format("event {} is out of time order", i));
-    last_ts = e.ts;
-  }
+  check_in_chunks(arrays.events.size(), [&](size_t begin, size_t end) {
+    uint64_t last_ts = begin > 0 ? arrays.events[begin - 1].ts : 0;
+    for (size_t i = begin; i < end; ++i) {
+      const Event& e = arrays.events[i];
+      if (e.kind >= nkinds)
+        throw CorruptEntry(
+            fmt::format("event {} has kind {} (the schema has {})", i, e.kind, nkinds));
+      if (uint64_t{e.values} + schema.kind(e.kind).fields.size() > nvalues)
+        throw CorruptEntry(fmt::format("event {} has values past the array", i));
+      if (e.stack >= nstacks) throw CorruptEntry(fmt::format("event {} names no stack", i));
+      for (uint32_t f : str_fields[e.kind])
+        if (arrays.values[e.values + f] >= nstrings)
+          throw CorruptEntry(fmt::format("event {} names no string", i));
+      if (e.ts < last_ts) throw CorruptEntry(fmt::format("event {} is out of time order", i));
+      last_ts = e.ts;
+    }
+  });
 }
 
 }  // namespace cw::cache
