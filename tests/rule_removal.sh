@@ -29,7 +29,8 @@ for file in "$@"; do
     deps=$(find "$stdlib" -mindepth 1 -maxdepth 1 -type d ! -path "$(cd "$dir" && pwd)" | sort | paste -sd:)
     checked=$((checked + 1))
     if CAUSEWAY_RULES_PATH="$deps" "$cw" rules test --no-stdlib "$target" >"$tmp/out" 2>&1; then
-      echo "SURVIVED: removing '$rule' ($file:$start) leaves every test passing"
+      echo "SURVIVED: removing '$rule' ($file:$start) leaves every test passing:"
+      tail -n 5 "$tmp/out" | sed 's/^/  /'
       survived=$((survived + 1))
     elif grep -q "is already loaded\|duplicate pack" "$tmp/out"; then
       echo "BROKEN: removing '$rule' failed for another reason:"; cat "$tmp/out"
