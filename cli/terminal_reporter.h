@@ -8,7 +8,6 @@
 // said too, as with CAUSEWAY_CACHE=verbose.
 #pragma once
 
-#include <chrono>
 #include <string>
 
 #include "cli/progress.h"

@@ -111,12 +111,12 @@ class Finder {
   bool program_activity(KindId k) const;
   uint64_t segment_end(const Graph::ThreadSegments& t, uint32_t s) const;
   bool opens_call(uint32_t s) const;
-  uint32_t wait_return(uint32_t s) const;
   std::vector<uint32_t> wait_returns(const std::vector<uint32_t>& loops) const;
   uint32_t segment_from(uint32_t from, uint32_t last, uint32_t event) const;
   void loop_stretches(const Graph::ThreadSegments& t, std::vector<Stretch>& out) const;
   bool woken_by_other(uint32_t first, uint32_t last) const;
-  bool waits_in_sequence(const std::vector<uint32_t>& loops) const;
+  bool waits_in_sequence(const std::vector<uint32_t>& loops,
+                         const std::vector<uint32_t>& returns) const;
   void segment_stretches(const Graph::ThreadSegments& t, std::vector<Stretch>& out) const;
   std::vector<Stretch> stretches(const Graph::ThreadSegments& t) const;
   void prepare_shared_lookups();

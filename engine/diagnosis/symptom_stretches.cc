@@ -73,17 +73,8 @@ bool Finder::opens_call(uint32_t s) const {
   return enter_ != kNoKind && trace_.events[g_.segments[s].first].kind == enter_;
 }
 
-// The syscall_exit that closes the syscall_enter opening segment `s`, or kNoIndex.
-uint32_t Finder::wait_return(uint32_t s) const {
-  const Segment& seg = g_.segments[s];
-  if (!opens_call(s)) return kNoIndex;
-  const auto& calls = ev_.syscalls_of(seg.tid);
-  auto it = std::upper_bound(calls.begin(), calls.end(), seg.first);
-  if (it == calls.end() || trace_.events[*it].kind != exit_) return kNoIndex;
-  return *it;
-}
-
-// wait_return() of each of `loops` (ascending segments of one thread). A loop thread has
+// The syscall_exit that closes the syscall_enter opening each of `loops` (ascending
+// segments of one thread), or kNoIndex. A loop thread has
 // as many loop cuts as turns, hundreds of thousands on a busy one: one search each over
 // its system calls missed the cache at every step, so the searches go forward from the
 // last one's place, by doubling steps.
@@ -143,7 +134,7 @@ void Finder::loop_stretches(const Graph::ThreadSegments& t, std::vector<Stretch>
   // event loop either: each of its waits is for a thing it needs.
   std::vector<bool> retried(loops.size(), false);
   const std::vector<uint32_t> returns = wait_returns(loops);
-  const bool waits_once = named_ && waits_in_sequence(loops);
+  const bool waits_once = named_ && waits_in_sequence(loops, returns);
   bool after_wait = false;  // the last stretch ended with a retried wait's answer
   InitiatorCache initiators;
   for (size_t i = 0; named_ && i + 1 < loops.size(); ++i) {
@@ -211,12 +202,13 @@ bool Finder::woken_by_other(uint32_t first, uint32_t last) const {
 // Whether each of `loops` (a thread's loop cuts) opens a wait, and no wait that returned
 // with something (not a timeout) is waited again later: the thread waits for its inputs
 // in turn, not in an event loop. (Bounded: a thread with many loop waits is a loop.)
-bool Finder::waits_in_sequence(const std::vector<uint32_t>& loops) const {
+bool Finder::waits_in_sequence(const std::vector<uint32_t>& loops,
+                               const std::vector<uint32_t>& returns) const {
   constexpr size_t kMaxSequence = 64;
   if (loops.empty() || loops.size() > kMaxSequence || exit_ret_ < 0) return false;
   for (size_t i = 0; i < loops.size(); ++i) {
     if (!opens_call(loops[i])) return false;
-    const uint32_t r = wait_return(loops[i]);
+    const uint32_t r = returns[i];
     if (r == kNoIndex || i + 1 == loops.size()) continue;
     if (trace_.int_value(trace_.events[r], exit_ret_) == 0) continue;  // timed out
     for (size_t j = i + 1; j < loops.size(); ++j)

@@ -152,8 +152,8 @@ class LinkFeed;
 // What the cut part of the scan evaluates with: the span tree its event contexts point
 // into, an evaluator over that tree, and the cut rules' expressions that evaluator
 // prepared. A build has one; a rebuild of the cuts alone scans its threads in two shares,
-// the second with a scope of its own (builder_scan.cc, scan_cuts()): the cuts of a thread
-// depend on its own events only, and each share's span nodes are its own.
+// the second with a scope of its own (builder_scan.cc, scan_cuts_in_two_shares()): the cuts of a
+// thread depend on its own events only, and each share's span nodes are its own.
 struct CutScope {
   SpanTree& spans;
   Evaluator& eval;
