@@ -63,7 +63,14 @@ uint64_t options_key(const engine::BuildOptions& options, std::string_view forma
 uint64_t engine_key();
 
 // Entry kinds, stored in the header: a file of one kind is never read as another.
-enum class EntryKind : uint32_t { Graph = 1, TraceArrays = 2, ThreadIndex = 3, Hang = 4, Base = 5 };
+enum class EntryKind : uint32_t {
+  Graph = 1,
+  TraceArrays = 2,
+  ThreadIndex = 3,
+  Hang = 4,
+  Base = 5,
+  CutMatches = 6
+};
 
 inline constexpr char kMagic[8] = {'C', 'W', 'C', 'A', 'C', 'H', 'E', '\0'};
 // Bump when any entry's payload layout changes (or Segment, Edge, BuildStats change shape).
@@ -247,5 +254,40 @@ Key decode_base(std::string_view payload);
 std::optional<engine::BuildResult> load_base(const Folder& dir, const Key& base, const Trace& trace,
                                              const rules::RuleSet& rules, Key* graph,
                                              std::string* why = nullptr);
+
+// ---- where cut rules matched ----
+
+// The one cut matches entry of a cache folder (engine/graph/cut_matches.h): per cut rule
+// seen on this trace, by its cut_rule_key, where it matched. Keyed {trace, 0, options,
+// engine}: a rule's matches depend on the trace as read and the rule alone.
+inline constexpr std::string_view kCutMatchesName = "matches.cwm";
+
+// A cut rule's matches depend on what of it: for a split, its kind, `where` and cut place;
+// for a batch, its loop (`within`), item, `per` and cut place. Not its name, neighbour,
+// `loop` or priority (they act in the replay, not in the matching).
+uint64_t cut_rule_key(const rules::SplitRule& rule);
+uint64_t cut_rule_key(const rules::BatchRule& rule);
+
+// Rules' matches by their cut_rule_key.
+struct StoredMatches {
+  std::vector<uint64_t> keys;
+  std::vector<engine::CutMatches> lists;  // each known
+  // The matches of `rules`'s cut rules among them (null where none).
+  engine::KnownCutMatches for_rules(const rules::RuleSet& rules) const;
+};
+
+// The lists `found` holds for `rules` (a build's BuildResult::matches) and then those of
+// `before` for rules not among them, while the whole stays under twice the size of the
+// current rules' lists (a rule removed again is found there; rules edited long ago go).
+StoredMatches merge_matches(const rules::RuleSet& rules, engine::CutMatchSet&& found,
+                            StoredMatches&& before);
+std::string encode_cut_matches(const StoredMatches& stored);
+// Throws CorruptEntry unless every list is in event order and names events of `trace`
+// (a cut place on the same thread as its match, a loop at an opener before it).
+StoredMatches decode_cut_matches(std::string_view payload, const Trace& trace);
+bool save_cut_matches(const Folder& dir, const Key& key, const StoredMatches& stored,
+                      std::string* why = nullptr);
+std::optional<StoredMatches> load_cut_matches(const Folder& dir, const Key& key, const Trace& trace,
+                                              std::string* why = nullptr);
 
 }  // namespace cw::cache

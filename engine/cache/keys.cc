@@ -188,6 +188,31 @@ std::optional<uint64_t> links_key(const rules::RuleSet& rules) {
   return h.digest();
 }
 
+uint64_t cut_rule_key(const rules::SplitRule& rule) {
+  Hasher h;
+  h.text("split");
+  h.value(rule.mode);
+  h.value(rule.at);
+  hash_expr(h, rule.where);
+  h.value(rule.cut_after);
+  h.text(rule.cut_span);
+  return h.digest();
+}
+
+uint64_t cut_rule_key(const rules::BatchRule& rule) {
+  Hasher h;
+  h.text("batch");
+  h.value(rule.thread_loop);
+  h.text(rule.span);
+  h.value(rule.span_open);
+  hash_expr(h, rule.within_where);
+  h.value(rule.item);
+  hash_expr(h, rule.item_where);
+  hash_expr(h, rule.per);
+  h.text(rule.cut_span);
+  return h.digest();
+}
+
 uint64_t options_key(const engine::BuildOptions& options, std::string_view format,
                      const Trace& trace) {
   Hasher h;

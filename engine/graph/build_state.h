@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "engine/graph/builder.h"
+#include "engine/graph/cut_matches.h"
 #include "engine/graph/expr_eval.h"
 #include "engine/graph/link_pairing.h"
 #include "engine/graph/span_tree.h"
@@ -34,6 +35,16 @@ struct Cut {
   RuleRef rule;
   Neighbour neighbour;
 };
+
+// A thread's first event already starts a segment; two rules cutting at the same
+// event make one cut, the first rule's. Always inlined into the per-event step, as it was
+// when the builder was one file (Builder).
+[[gnu::always_inline]] inline void add_cut_to(std::vector<Cut>& cuts, uint32_t first_event,
+                                              uint32_t event, RuleRef rule, Neighbour neighbour) {
+  if (event == first_event) return;
+  if (!cuts.empty() && cuts.back().event == event) return;
+  cuts.push_back({event, rule, neighbour});
+}
 
 // A cut of a `split … peers` rule on a thread, between the link end at `since` and the one
 // the cut starts with: made only when the thread's own cuts do not part them already.
@@ -64,6 +75,23 @@ struct ThreadState {
   uint32_t closed_node = SpanTree::kRoot;
   uint32_t closed_event = kNoEvent;
   uint32_t segment_base = 0;
+  // While matches are recorded: the `cut after` matches (split rule, index in its list)
+  // whose place is the thread's next event.
+  std::vector<std::pair<uint32_t, uint32_t>> awaiting_next;
+  // While cuts are replayed from matches: where the pending `cut after` goes (kNoEvent:
+  // the thread has no next event).
+  uint32_t pending_at = 0xffffffffu;
+};
+
+// The matches of the cut rules (cut_matches.h) one scan, or one share of it, records.
+struct MatchRecorder {
+  MatchRecorder(size_t splits, size_t batches)
+      : splits(splits), batches(batches), batch_lost(batches, 0) {}
+  std::vector<std::vector<SplitMatch>> splits;   // per split rule
+  std::vector<std::vector<BatchMatch>> batches;  // per batch rule
+  // Per batch rule: evaluating its item where the build itself does not (a thread not in
+  // its event loop yet) failed, so its list is not whole.
+  std::vector<uint8_t> batch_lost;
 };
 
 // What one pass over the events learns before the scan, to size its tables up front:
@@ -161,6 +189,7 @@ struct CutScope {
   const std::vector<PreparedExpr>& batch_within;
   const std::vector<PreparedExpr>& batch_item;
   const std::vector<PreparedExpr>& batch_per;
+  MatchRecorder* rec = nullptr;  // records the matches when set
 };
 
 // The passes of one build, each defined in the file of its job. A function declared
@@ -183,10 +212,11 @@ class Builder {
 
   // builder_scan.cc: every event in trace order.
   [[gnu::always_inline]] inline uint32_t thread_of(const Event& e, uint32_t event_index);
-  inline void cut_at_span_opener(CutScope& c, ThreadState& t, SpanId span, RuleRef rule,
-                                 Neighbour neighbour);
-  inline void batch_cut(CutScope& c, ThreadState& t, uint32_t event, uint32_t batch,
-                        Neighbour neighbour);
+  inline uint32_t span_opener(CutScope& c, const ThreadState& t, SpanId span) const;
+  inline uint32_t batch_place(CutScope& c, const ThreadState& t, uint32_t event,
+                              uint32_t batch) const;
+  inline void record_outside_loop(CutScope& c, ThreadState& t, uint32_t event, uint32_t batch,
+                                  const EvalScope& scope);
   [[gnu::always_inline]] inline void close_span(CutScope& c, ThreadState& t, const Event& e,
                                                 uint32_t i);
   inline bool flag_event_matches(const Event& e, uint32_t f) const;
@@ -196,6 +226,13 @@ class Builder {
   inline void track_spans_only(CutScope& c, ThreadState& t, const Event& e, uint32_t i);
   void scan_events();
   bool scan_cuts_in_two_shares();
+  void name_threads();
+  void keep_matches(std::vector<MatchRecorder>& shares);
+
+  // builder_replay.cc: a rebuild's cuts from the cut rules' matches.
+  bool cuts_from_matches();
+  inline void replay_split(ThreadState& t, uint32_t rule, const SplitMatch& m);
+  inline void replay_batch(ThreadState& t, uint32_t rule, const BatchMatch& m);
   void finish_links();
 
   // builder_segments.cc: peers cuts, then the segments between all cuts.
@@ -229,6 +266,7 @@ class Builder {
   // parallel_from_, or never when one CPU is all there is (or CAUSEWAY_THREADS=1).
   const uint64_t parallel_from_;
   BuildResult* reuse_;  // BuildOptions::reuse, unless packs have Lua hooks
+  const bool record_;   // BuildOptions::record_matches, unless packs have Lua hooks
   SpanTree spans_;
   LuaHost lua_;
   Evaluator eval_;

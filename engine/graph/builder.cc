@@ -44,6 +44,7 @@ Builder::Builder(const Trace& trace, const RuleSet& rules, const BuildOptions& o
       options_(options),
       parallel_from_(worker_count() >= 2 ? options.parallel_from : UINT64_MAX),
       reuse_(rules.lua.empty() ? options.reuse : nullptr),
+      record_(rules.lua.empty() && options.record_matches),
       spans_(trace.schema),
       lua_(rules, options.lua_limits),
       eval_(trace, spans_, &lua_, options.interpret_expressions),
@@ -56,7 +57,7 @@ BuildResult Builder::run() {
   prepare();
   if (reuse_) {
     forget_edge_work();
-    if (!scan_cuts_in_two_shares()) scan_events();
+    if (!cuts_from_matches() && !scan_cuts_in_two_shares()) scan_events();
     peer_cuts_ = reused_peer_cuts();
     result_.peer_cuts = reuse_->peer_cuts;
     merge_peer_cuts();

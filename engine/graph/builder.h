@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/graph/cut_matches.h"
 #include "engine/graph/graph.h"
 #include "rules/lua_sandbox.h"
 #include "rules/ruleset.h"
@@ -63,6 +64,12 @@ struct BuildResult {
   BuildStats stats;
   RuleCounts counts;
   std::vector<PeerCut> peer_cuts;  // in the order the build made them
+  // The matches of the cut rules this build evaluated (BuildOptions::record_matches): every
+  // active cut rule's after a scan of the events, the new rules' after a replay.
+  CutMatchSet matches;
+  // A rebuild's cuts came from the cut rules' matches (BuildOptions::known_matches), not
+  // from a scan of the events.
+  bool cuts_replayed = false;
 };
 
 // Called between and during phases: ("events", done, total) …
@@ -88,6 +95,14 @@ struct BuildOptions {
   // depend on the order of its calls, which the cut rules' calls change). Its edges are
   // taken (moved into the new graph, not copied: at 19 M events they are ~170 MB).
   BuildResult* reuse = nullptr;
+  // Keep each cut rule's matches (BuildResult::matches) for a later rebuild. Packs with Lua
+  // hooks keep none (their rebuilds are whole builds).
+  bool record_matches = false;
+  // With `reuse`: the matches of these rules found before (cut_matches.h). When every
+  // active cut rule's are known, or the rule can be evaluated alone (a split that cuts at
+  // its event and whose `where` reads only the event's own fields), the cuts are replayed
+  // from the matches instead of a scan of the events.
+  const KnownCutMatches* known_matches = nullptr;
 };
 
 // Throws rules::LuaError when a hook fails (its message names pack, rule and line), and

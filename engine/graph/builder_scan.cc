@@ -15,14 +15,9 @@ namespace cw::engine::build {
 
 namespace {
 
-// A thread's first event already starts a segment; two rules cutting at the same
-// event make one cut, the first rule's. Always inlined into the per-event step, as it was
-// when the builder was one file (build_state.h, Builder).
 [[gnu::always_inline]] inline void add_cut(ThreadState& t, uint32_t event, RuleRef rule,
                                            Neighbour neighbour) {
-  if (event == t.first_event) return;
-  if (!t.cuts.empty() && t.cuts.back().event == event) return;
-  t.cuts.push_back({event, rule, neighbour});
+  add_cut_to(t.cuts, t.first_event, event, rule, neighbour);
 }
 
 }  // namespace
@@ -43,34 +38,42 @@ uint32_t Builder::thread_of(const Event& e, uint32_t event_index) {
   return t;
 }
 
-// `cut SPAN`: before the event that opened the innermost open SPAN (a blocking call's
-// entry, cut only once the call blocks). A cut already made inside that span stands.
-void Builder::cut_at_span_opener(CutScope& c, ThreadState& t, SpanId span, RuleRef rule,
-                                 Neighbour neighbour) {
-  uint32_t node = span == kNoSpan ? SpanTree::kRoot : c.spans.innermost(t.node, span);
-  if (node == SpanTree::kRoot) return;
-  uint32_t opener = c.spans.at(node).opener;
-  if (!t.cuts.empty() && t.cuts.back().event > opener) return;
-  add_cut(t, opener, rule, neighbour);
+// `cut SPAN`: the event that opened the thread's innermost open SPAN (a blocking call's
+// entry, cut only once the call blocks), or kNoEvent.
+uint32_t Builder::span_opener(CutScope& c, const ThreadState& t, SpanId span) const {
+  const uint32_t node = span == kNoSpan ? SpanTree::kRoot : c.spans.innermost(t.node, span);
+  return node == SpanTree::kRoot ? kNoEvent : c.spans.at(node).opener;
 }
 
-// A batch item starts at `event`, or before the entry of the span its `cut SPAN` names:
-// the innermost open one, else the one whose close was the thread's last event (a recv
-// is recorded just after its read returns). A cut already made there or after it stands
-// (a split rule that cut at the read's entry when it blocked keeps its name and neighbour).
-void Builder::batch_cut(CutScope& c, ThreadState& t, uint32_t event, uint32_t batch,
-                        Neighbour neighbour) {
-  uint32_t at = event;
+// Where a batch item at `event` starts: at it, or before the entry of the span its `cut
+// SPAN` names: the innermost open one, else the one whose close was the thread's last
+// event (a recv is recorded just after its read returns).
+uint32_t Builder::batch_place(CutScope& c, const ThreadState& t, uint32_t event,
+                              uint32_t batch) const {
   const SpanId span = batch_cut_span_[batch];
-  if (span != kNoSpan) {
-    uint32_t node = c.spans.innermost(t.node, span);
-    if (node == SpanTree::kRoot && t.closed_event != kNoEvent && t.closed_event == t.last_event)
-      node = c.spans.innermost(t.closed_node, span);
-    if (node != SpanTree::kRoot) at = c.spans.at(node).opener;
+  if (span == kNoSpan) return event;
+  uint32_t node = c.spans.innermost(t.node, span);
+  if (node == SpanTree::kRoot && t.closed_event != kNoEvent && t.closed_event == t.last_event)
+    node = c.spans.innermost(t.closed_node, span);
+  return node != SpanTree::kRoot ? c.spans.at(node).opener : event;
+}
+
+// A `within loop` item of a thread not in its event loop yet: the build does not evaluate
+// it, but a rebuild whose new `loop` rule puts the thread in its loop earlier needs to
+// know whether it matched. An evaluation that fails here would not have run in the build:
+// the rule's list is then not whole, and not kept.
+void Builder::record_outside_loop(CutScope& c, ThreadState& t, uint32_t event, uint32_t batch,
+                                  const EvalScope& scope) {
+  if (c.rec->batch_lost[batch]) return;
+  try {
+    if (!c.eval.test(c.batch_item[batch], scope)) return;
+    const int64_t key =
+        rules_.batches[batch].per.empty() ? 0 : c.eval.eval(c.batch_per[batch], scope).i;
+    c.rec->batches[batch].push_back({event, batch_place(c, t, event, batch), 0, 0, key});
+  } catch (const std::exception&) {
+    c.rec->batch_lost[batch] = 1;
+    c.rec->batches[batch].clear();
   }
-  if (at == t.first_event) return;
-  if (!t.cuts.empty() && t.cuts.back().event >= at) return;
-  t.cuts.push_back({at, {RuleKind::Batch, batch}, neighbour});
 }
 
 // The thread's innermost span of the kind `e` closes ends; `cut SPAN` may still name it.
@@ -102,6 +105,10 @@ const KindActions* Builder::cut_event(CutScope& c, ThreadState& t, const Event& 
     add_cut(t, i, t.pending_after, t.pending_neighbour);
     t.pending_after = {};
   }
+  if (!t.awaiting_next.empty()) [[unlikely]] {
+    for (const auto& [rule, k] : t.awaiting_next) c.rec->splits[rule][k].at = i;
+    t.awaiting_next.clear();
+  }
   if (e.kind >= by_kind_.size() || !by_kind_[e.kind].any()) {
     track_spans_only(c, t, e, i);
     return nullptr;
@@ -129,22 +136,35 @@ const KindActions* Builder::cut_event(CutScope& c, ThreadState& t, const Event& 
     // matched the batch's `within`.
     uint32_t loop = SpanTree::kRoot;
     if (rule.thread_loop) {
-      if (!t.in_loop || !c.eval.test(c.batch_item[b], scope)) continue;
+      if (!t.in_loop) {
+        if (c.rec) record_outside_loop(c, t, i, b, scope);
+        continue;
+      }
+      if (!c.eval.test(c.batch_item[b], scope)) continue;
     } else {
       if (!(c.spans.at(t.node).batch_mask & bit) || !c.eval.test(c.batch_item[b], scope)) continue;
       loop = t.node;
       while (c.spans.at(c.spans.at(loop).parent).batch_mask & bit) loop = c.spans.at(loop).parent;
     }
     const bool same_loop = t.batch_loop[b] == loop;
+    const int64_t key = rule.per.empty() ? 0 : c.eval.eval(c.batch_per[b], scope).i;
+    const uint32_t at = batch_place(c, t, i, b);
+    if (c.rec) {
+      const uint32_t loop_id = loop == SpanTree::kRoot ? 0 : c.spans.at(loop).opener + 1;
+      c.rec->batches[b].push_back({i, at, loop_id, 0, key});
+    }
     if (!rule.per.empty()) {
       // Reads of one client's descriptor in a row are one request.
-      const int64_t key = c.eval.eval(c.batch_per[b], scope).i;
       if (same_loop && t.batch_keyed[b] && t.batch_key[b] == key) continue;
       t.batch_key[b] = key;
       t.batch_keyed[b] = 1;
     }
     t.batch_loop[b] = loop;
-    batch_cut(c, t, i, b, same_loop ? rule.neighbour : Neighbour::None);
+    // A cut already made at the item's start or after it stands (a split rule that cut at
+    // the read's entry when it blocked keeps its name and neighbour).
+    if (at == t.first_event) continue;
+    if (!t.cuts.empty() && t.cuts.back().event >= at) continue;
+    t.cuts.push_back({at, {RuleKind::Batch, b}, same_loop ? rule.neighbour : Neighbour::None});
   }
   for (uint32_t s : act.splits) {
     const auto& rule = rules_.splits[s];
@@ -155,13 +175,22 @@ const KindActions* Builder::cut_event(CutScope& c, ThreadState& t, const Event& 
       std::fill(t.batch_keyed.begin(), t.batch_keyed.end(), uint8_t{0});
     }
     if (!rule.cut_span.empty()) {
-      cut_at_span_opener(c, t, split_span_[s], {RuleKind::Split, s}, rule.neighbour);
+      // Before the opener of the innermost open SPAN; a cut already made inside it stands.
+      const uint32_t opener = span_opener(c, t, split_span_[s]);
+      if (c.rec) c.rec->splits[s].push_back({i, opener});
+      if (opener == kNoEvent || (!t.cuts.empty() && t.cuts.back().event > opener)) continue;
+      add_cut(t, opener, {RuleKind::Split, s}, rule.neighbour);
     } else if (rule.cut_after) {
+      if (c.rec) {
+        t.awaiting_next.emplace_back(s, static_cast<uint32_t>(c.rec->splits[s].size()));
+        c.rec->splits[s].push_back({i, kNoEvent});
+      }
       if (t.pending_after.kind == kNoRuleKind) {
         t.pending_after = {RuleKind::Split, s};
         t.pending_neighbour = rule.neighbour;
       }
     } else {
+      if (c.rec) c.rec->splits[s].push_back({i, i});
       add_cut(t, i, {RuleKind::Split, s}, rule.neighbour);
     }
   }
@@ -245,7 +274,15 @@ void Builder::scan_events() {
     feed.emplace(pairers_, candidates_);
     feed_ = &*feed;
   }
-  CutScope scope{spans_, eval_, split_where_, batch_within_, batch_item_, batch_per_};
+  std::vector<MatchRecorder> recorders;
+  if (record_) recorders.emplace_back(rules_.splits.size(), rules_.batches.size());
+  CutScope scope{spans_,
+                 eval_,
+                 split_where_,
+                 batch_within_,
+                 batch_item_,
+                 batch_per_,
+                 recorders.empty() ? nullptr : &recorders[0]};
   try {
     for (uint32_t i = 0; i < n; ++i) {
       // Rules read the fields of most events they see: ask for those values ahead (the
@@ -264,7 +301,58 @@ void Builder::scan_events() {
     feed_ = nullptr;
     feed->finish();  // rethrows what pairing threw
   }
+  if (record_) keep_matches(recorders);
   report("events", n, n);
+}
+
+// Every thread of the trace, named in the order of their first events as the scan names
+// them, without the scan.
+void Builder::name_threads() {
+  const auto n = static_cast<uint32_t>(trace_.events.size());
+  for (uint32_t i = 0; i < n; ++i) thread_of(trace_.events[i], i);
+}
+
+// The matches the scan's shares recorded, each rule's in event order (each share's are,
+// and a thread's events are all in one share).
+void Builder::keep_matches(std::vector<MatchRecorder>& shares) {
+  auto by_event = [](const auto& a, const auto& b) { return a.event < b.event; };
+  auto merged = [&](auto lists) {
+    auto out = std::move(*lists[0]);
+    for (size_t k = 1; k < lists.size(); ++k) {
+      const size_t mid = out.size();
+      out.insert(out.end(), lists[k]->begin(), lists[k]->end());
+      std::inplace_merge(out.begin(), out.begin() + static_cast<ptrdiff_t>(mid), out.end(),
+                         by_event);
+      lists[k]->clear();
+      lists[k]->shrink_to_fit();
+    }
+    return out;
+  };
+  CutMatchSet& kept = result_.matches;
+  kept.splits.assign(rules_.splits.size(), {});
+  kept.batches.assign(rules_.batches.size(), {});
+  for (uint32_t s = 0; s < rules_.splits.size(); ++s) {
+    const auto& rule = rules_.splits[s];
+    if (!rule.origin.active() || rule.mode != rules::SplitRule::Mode::AtEvent || rule.at == kNoKind)
+      continue;
+    std::vector<std::vector<SplitMatch>*> lists;
+    for (MatchRecorder& r : shares) lists.push_back(&r.splits[s]);
+    kept.splits[s].splits = merged(lists);
+    kept.splits[s].known = true;
+  }
+  for (uint32_t b = 0; b < rules_.batches.size(); ++b) {
+    const auto& rule = rules_.batches[b];
+    if (!rule.origin.active() || rule.item == kNoKind) continue;
+    bool lost = false;
+    std::vector<std::vector<BatchMatch>*> lists;
+    for (MatchRecorder& r : shares) {
+      lost |= r.batch_lost[b] != 0;
+      lists.push_back(&r.batches[b]);
+    }
+    if (lost) continue;
+    kept.batches[b].batches = merged(lists);
+    kept.batches[b].known = true;
+  }
 }
 
 void Builder::finish_links() {
@@ -329,8 +417,13 @@ bool Builder::scan_cuts_in_two_shares() {
     batch_item.push_back(eval.prepare(b.item_where, b.origin));
     batch_per.push_back(eval.prepare(b.per, b.origin));
   }
-  CutScope scopes[2] = {{spans_, eval_, split_where_, batch_within_, batch_item_, batch_per_},
-                        {spans, eval, split_where, batch_within, batch_item, batch_per}};
+  std::vector<MatchRecorder> recorders;
+  if (record_)
+    for (int k = 0; k < 2; ++k) recorders.emplace_back(rules_.splits.size(), rules_.batches.size());
+  CutScope scopes[2] = {{spans_, eval_, split_where_, batch_within_, batch_item_, batch_per_,
+                         record_ ? &recorders[0] : nullptr},
+                        {spans, eval, split_where, batch_within, batch_item, batch_per,
+                         record_ ? &recorders[1] : nullptr}};
   report("events", 0, n);
   in_two_parts(2, true, [&](uint64_t, uint64_t, int part) {
     CutScope& c = scopes[part];
@@ -344,6 +437,7 @@ bool Builder::scan_cuts_in_two_shares() {
       if (part == 0 && (i + 1) % kProgressStep == 0) report("events", i + 1, n);
     }
   });
+  if (record_) keep_matches(recorders);
   report("events", n, n);
   return true;
 }

@@ -11,6 +11,7 @@ namespace cw::engine {
 namespace {
 
 using testing::build;
+using testing::Built;
 using testing::cuts;
 using testing::edges;
 using testing::segments;
@@ -466,6 +467,69 @@ std::string reuse_rules(const std::string& cut_rules) {
          cut_rules;
 }
 
+// A build's cut rule matches as text (equal texts are equal lists).
+std::string describe_matches(const CutMatchSet& m) {
+  std::string out;
+  for (const CutMatches& c : m.splits) {
+    out += c.known ? "split:" : "unknown:";
+    for (const SplitMatch& x : c.splits) out += fmt::format(" {}@{}", x.event, x.at);
+    out += '\n';
+  }
+  for (const CutMatches& c : m.batches) {
+    out += c.known ? "batch:" : "unknown:";
+    for (const BatchMatch& x : c.batches)
+      out += fmt::format(" {}@{}/{}/{}", x.event, x.at, x.loop, x.key);
+    out += '\n';
+  }
+  return out;
+}
+
+// The matches a whole build of `b` records; a rebuild that scans its threads in two shares
+// records the same.
+CutMatchSet recorded_matches(const Built& b) {
+  BuildOptions whole;
+  whole.record_matches = true;
+  whole.parallel_from = ~uint64_t{0};
+  CutMatchSet recorded = build_graph(b.trace, b.rules, whole).matches;
+  BuildResult taken = b.result;
+  BuildOptions shares;
+  shares.reuse = &taken;
+  shares.record_matches = true;
+  shares.parallel_from = 0;
+  CHECK(describe_matches(build_graph(b.trace, b.rules, shares).matches) ==
+        describe_matches(recorded));
+  return recorded;
+}
+
+// Matches given to a rebuild: all of `m`'s but those of the rule named `fresh`.
+KnownCutMatches known_but(const CutMatchSet& m, const rules::RuleSet& rules,
+                          const std::string& fresh) {
+  KnownCutMatches known;
+  for (size_t s = 0; s < m.splits.size(); ++s)
+    known.splits.push_back(rules.splits[s].origin.local == fresh ? nullptr : &m.splits[s]);
+  for (size_t b = 0; b < m.batches.size(); ++b)
+    known.batches.push_back(rules.batches[b].origin.local == fresh ? nullptr : &m.batches[b]);
+  return known;
+}
+
+// A rebuild of `whole`'s cuts from `prior`'s graph, given `known` matches: equal to the
+// whole build with a scan in one and in two shares. Returns whether it replayed.
+bool rebuild_equals(const Built& prior, const Built& whole, const KnownCutMatches* known) {
+  bool all_replayed = true;
+  for (uint64_t parallel_from : {uint64_t{0}, ~uint64_t{0}}) {
+    BuildResult taken = prior.result;  // the build takes its edges
+    BuildOptions options;
+    options.reuse = &taken;
+    options.parallel_from = parallel_from;
+    options.known_matches = known;
+    options.record_matches = true;
+    const BuildResult rebuilt = build_graph(whole.trace, whole.rules, options);
+    CHECK(testing::describe(rebuilt) == testing::describe(whole.result));
+    all_replayed &= rebuilt.cuts_replayed;
+  }
+  return all_replayed;
+}
+
 TEST_CASE("a rebuild of the cuts only, reusing another cut rules' graph, equals a whole build") {
   const std::vector<std::string> edits = {
       "",
@@ -482,14 +546,11 @@ TEST_CASE("a rebuild of the cuts only, reusing another cut rules' graph, equals 
       CAPTURE(after);
       const auto prior = build(reuse_rules(before), kReuseTrace);
       const auto whole = build(reuse_rules(after), kReuseTrace);
-      for (uint64_t parallel_from : {uint64_t{0}, ~uint64_t{0}}) {
-        BuildResult taken = prior.result;  // the build takes its edges
-        BuildOptions options;
-        options.reuse = &taken;
-        options.parallel_from = parallel_from;
-        const BuildResult rebuilt = build_graph(whole.trace, whole.rules, options);
-        CHECK(testing::describe(rebuilt) == testing::describe(whole.result));
-      }
+      CHECK_FALSE(rebuild_equals(prior, whole, nullptr));
+      // Every cut rule's matches known: the cuts replayed from them.
+      const CutMatchSet matches = recorded_matches(whole);
+      const KnownCutMatches known = known_but(matches, whole.rules, "");
+      CHECK(rebuild_equals(prior, whole, &known));
     }
   // The edit at the peers cut hides it, and removing the edit shows it again.
   const auto hidden = build(reuse_rules(edits[1]), kReuseTrace);
@@ -604,32 +665,45 @@ std::string cut_rules(const std::string& edit) {
 }
 
 TEST_CASE("random traces: a rebuild of the cuts after each cut edit equals a whole build") {
-  const std::vector<std::string> edits = {
-      "",
-      "split idle { at syscall_enter where name == \"recvmsg\" neighbour weak loop }\n",
-      "split idle { at syscall_enter where name == \"recvmsg\" and fd != 4 neighbour weak loop }\n",
-      "split w4 { at switch_out where state != \"R\" and syscall.name == \"wait4\" cut syscall "
-      "neighbour weak }\n",
-      "split after { at syscall_exit where name == \"write\" cut after neighbour strong }\n",
-      "split first { at syscall_enter where name == \"read\" priority -1 neighbour none }\n",
+  // Each edit, the rule it adds, and whether a rebuild can evaluate that rule alone (it
+  // cuts at its event and reads only the event's fields).
+  struct Edit {
+    std::string text, rule;
+    bool alone;
+  };
+  const std::vector<Edit> edits = {
+      {"", "", true},
+      {"split idle { at syscall_enter where name == \"recvmsg\" neighbour weak loop }\n", "idle",
+       true},
+      {"split idle { at syscall_enter where name == \"recvmsg\" and fd != 4 neighbour weak loop "
+       "}\n",
+       "idle", true},
+      {"split w4 { at switch_out where state != \"R\" and syscall.name == \"wait4\" cut syscall "
+       "neighbour weak }\n",
+       "w4", false},
+      {"split after { at syscall_exit where name == \"write\" cut after neighbour strong }\n",
+       "after", false},
+      {"split first { at syscall_enter where name == \"read\" priority -1 neighbour none }\n",
+       "first", true},
+      {"batch each { within loop item send cut syscall neighbour weak }\n", "each", false},
   };
   for (uint32_t seed = 1; seed <= 6; ++seed) {
     const std::string trace = random_cut_trace(seed);
-    for (const std::string& before : edits) {
-      const auto prior = build(cut_rules(before), trace);
-      for (const std::string& after : edits) {
+    for (const Edit& before : edits) {
+      const auto prior = build(cut_rules(before.text), trace);
+      for (const Edit& after : edits) {
         CAPTURE(seed);
-        CAPTURE(before);
-        CAPTURE(after);
-        const auto whole = build(cut_rules(after), trace);
-        for (uint64_t parallel_from : {uint64_t{0}, ~uint64_t{0}}) {
-          BuildResult taken = prior.result;
-          BuildOptions options;
-          options.reuse = &taken;
-          options.parallel_from = parallel_from;
-          const BuildResult rebuilt = build_graph(whole.trace, whole.rules, options);
-          CHECK(testing::describe(rebuilt) == testing::describe(whole.result));
-        }
+        CAPTURE(before.text);
+        CAPTURE(after.text);
+        const auto whole = build(cut_rules(after.text), trace);
+        CHECK_FALSE(rebuild_equals(prior, whole, nullptr));
+        const CutMatchSet matches = recorded_matches(whole);
+        // Every rule's matches known; then the edit's rule new (evaluated alone, or the
+        // threads scanned when it cannot be).
+        const KnownCutMatches all = known_but(matches, whole.rules, "");
+        CHECK(rebuild_equals(prior, whole, &all));
+        const KnownCutMatches but_new = known_but(matches, whole.rules, after.rule);
+        CHECK(rebuild_equals(prior, whole, &but_new) == after.alone);
       }
     }
   }

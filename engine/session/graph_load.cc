@@ -12,12 +12,15 @@
 namespace cw::session {
 
 BuiltGraph build_graph(const Trace& trace, const rules::RuleSet& rules, Reporter& reporter,
-                       const CacheSession* cache) {
+                       const CacheSession* cache, bool defer_save) {
   BuiltGraph result;
   engine::BuildResult& out = result.built;
   engine::BuildOptions options;
   std::optional<cache::Key> key, base;
   std::optional<engine::BuildResult> prior;
+  std::optional<cache::Key> matches_key;
+  std::optional<cache::StoredMatches> stored;
+  engine::KnownCutMatches known;
   if (cache && cache->on) {
     key = cache::Key{cache->trace_key, cache::packs_key(rules),
                      cache::options_key(options, cache->format, trace), cache::engine_key()};
@@ -47,6 +50,21 @@ BuiltGraph build_graph(const Trace& trace, const rules::RuleSet& rules, Reporter
         cache->note(fmt::format("{} not used ({})", cache->dir.shown(cache::base_entry_name(*base)),
                                 problem));
       }
+      // Where the cut rules matched before: a rebuild then evaluates only the new rules
+      // and replays the cuts from the matches (engine/graph/cut_matches.h).
+      matches_key = cache::Key{key->trace, 0, key->options, key->engine};
+      options.record_matches = true;
+      if (prior) {
+        problem.clear();
+        stored = cache::load_cut_matches(cache->dir, *matches_key, trace, &problem);
+        if (stored) {
+          known = stored->for_rules(rules);
+          options.known_matches = &known;
+        } else if (!problem.empty()) {
+          cache->note(
+              fmt::format("{} not used ({})", cache->dir.shown(cache::kCutMatchesName), problem));
+        }
+      }
     }
   }
   try {
@@ -69,26 +87,57 @@ BuiltGraph build_graph(const Trace& trace, const rules::RuleSet& rules, Reporter
     throw SessionError(SessionError::Kind::BadInput, e.what());
   }
   prior.reset();  // its edges are in `out` now
+  if (out.cuts_replayed) {
+    size_t evaluated = 0;
+    for (const auto& m : out.matches.splits) evaluated += m.known;
+    cache->note(fmt::format("cuts replayed from {}: {} new rule{} evaluated",
+                            cache->dir.shown(cache::kCutMatchesName), evaluated,
+                            evaluated == 1 ? "" : "s"));
+  }
+  // Lists to keep: those this build found, with the stored ones.
+  bool new_matches = false;
+  for (const auto* lists : {&out.matches.splits, &out.matches.batches})
+    for (const auto& m : *lists) new_matches |= m.known;
   if (key) {
     // A trace rewritten while it was read: the graph is of neither content for sure.
     if (cache::trace_key(cache->trace_path) != cache->trace_key) {
       cache->note("the trace changed while it was read; graph not saved");
+      out.matches = {};
       return result;
     }
     result.key = key;
-    // By a copy of this process, beside the diagnosis (CacheSession::in_background).
-    cache->in_background([&] {
-      std::string why;
-      if (!cache::save_graph(cache->dir, *key, out, &why))
-        return fmt::format("graph not saved: {}", why);
-      // The next run whose packs differ from these in cut rules only rebuilds from it.
-      if (base && !cache::save_base(cache->dir, *base, *key, &why))
-        return fmt::format("graph saved to {}; its base entry not saved: {}",
-                           cache->dir.shown(cache::graph_entry_name(*key)), why);
-      return fmt::format("graph saved to {}", cache->dir.shown(cache::graph_entry_name(*key)));
-    });
+    result.unsaved = BuiltGraph::Unsaved{*key, base, matches_key, std::move(stored), new_matches};
+    if (!defer_save) save_built_graph(result, rules, *cache);
+    return result;
   }
+  out.matches = {};  // not to be saved
   return result;
+}
+
+void save_built_graph(BuiltGraph& graph, const rules::RuleSet& rules, const CacheSession& cache) {
+  if (!graph.unsaved) return;
+  BuiltGraph::Unsaved& u = *graph.unsaved;
+  engine::BuildResult& out = graph.built;
+  // By a copy of this process (CacheSession::in_background).
+  cache.in_background([&] {
+    std::string why;
+    if (!cache::save_graph(cache.dir, u.key, out, &why))
+      return fmt::format("graph not saved: {}", why);
+    if (u.new_matches && u.matches_key) {
+      const cache::StoredMatches merged = cache::merge_matches(
+          rules, std::move(out.matches), u.stored ? std::move(*u.stored) : cache::StoredMatches{});
+      if (!cache::save_cut_matches(cache.dir, *u.matches_key, merged, &why))
+        return fmt::format("graph saved to {}; the cut rules' matches not saved: {}",
+                           cache.dir.shown(cache::graph_entry_name(u.key)), why);
+    }
+    // The next run whose packs differ from these in cut rules only rebuilds from it.
+    if (u.base && !cache::save_base(cache.dir, *u.base, u.key, &why))
+      return fmt::format("graph saved to {}; its base entry not saved: {}",
+                         cache.dir.shown(cache::graph_entry_name(u.key)), why);
+    return fmt::format("graph saved to {}", cache.dir.shown(cache::graph_entry_name(u.key)));
+  });
+  graph.unsaved.reset();
+  out.matches = {};  // saved by the copy
 }
 
 engine::ThreadEvents thread_index(const Trace& trace, const CacheSession* cache) {

@@ -22,14 +22,27 @@ namespace cw::session {
 struct BuiltGraph {
   engine::BuildResult built;
   std::optional<cache::Key> key;
+  // A graph built here and not saved yet (build_graph's `defer_save`): what its save needs.
+  struct Unsaved {
+    cache::Key key;
+    std::optional<cache::Key> base, matches_key;
+    std::optional<cache::StoredMatches> stored;  // the cut matches entry as loaded
+    bool new_matches = false;                    // built.matches has lists to keep
+  };
+  std::optional<Unsaved> unsaved;
 };
 
 // Builds the graph of `trace` with `rules`; throws SessionError (bad input) with the error
 // of the rule (or Lua hook) that could not be applied. With a cache session that is on, a
 // graph built before from the same trace, packs, options and causeway is loaded instead,
-// and a graph built here is saved for the next run (docs/cache.md).
+// and a graph built here is saved for the next run (docs/cache.md): at once, or with
+// `defer_save` when the caller calls save_built_graph (after a diagnosis: a copy of the
+// process writing ~300 MB slows the search beside it on two CPUs).
 BuiltGraph build_graph(const Trace& trace, const rules::RuleSet& rules, Reporter& reporter,
-                       const CacheSession* cache = nullptr);
+                       const CacheSession* cache = nullptr, bool defer_save = false);
+// Saves what `graph` keeps unsaved (nothing when it was loaded or saved already), in a copy
+// of this process; `rules` and `cache` as build_graph had them.
+void save_built_graph(BuiltGraph& graph, const rules::RuleSet& rules, const CacheSession& cache);
 
 // The per-thread event index of every thread of `trace`, for the diagnosis: mapped from
 // the cache when it holds one for these events, else made here and saved for the next

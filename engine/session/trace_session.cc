@@ -124,7 +124,19 @@ const engine::ThreadEvents& TraceSession::thread_index() {
 }
 
 DiagnosisRun TraceSession::diagnose(engine::DiagnoseOptions options, bool missing_is_no_hang) {
-  const engine::BuildResult& built = graph();
+  // A graph built here is saved once the diagnosis is done, not beside it.
+  if (!graph_) graph_ = build_graph(trace(), rules(), reporter_, &*cache_, true);
+  struct SaveAtEnd {
+    TraceSession& session;
+    ~SaveAtEnd() {
+      try {
+        if (session.graph_ && session.cache_)
+          save_built_graph(*session.graph_, session.rules(), *session.cache_);
+      } catch (const std::exception&) {  // not saved: the next run builds it again
+      }
+    }
+  } save{*this};
+  const engine::BuildResult& built = graph_->built;
   options.events = &thread_index();
   DiagnosisCache cached(*trace_, built.graph, &*cache_, graph_->key);
   cached.apply(options);

@@ -31,8 +31,9 @@ the same keys) and an old temporary file of her own.
   base-KEY.cwb
   graph-KEY.cwg
   hang-KEY-KEY.cwh
+  matches.cwm
   $ setpriv --reuid=cwtest2 --regid=cwtest2 --clear-groups mkdir -m 700 $TMP_DIR/shared/hers && cp $TMP_DIR/safe/t.trace.cwcache/* $TMP_DIR/shared/hers/ && touch -d '3 days ago' $TMP_DIR/shared/hers/trace.cwa.tmp-1-1 && chown -R cwtest2:cwtest2 $TMP_DIR/shared/hers && setpriv --reuid=cwtest2 --regid=cwtest2 --clear-groups ln -s hers $TMP_DIR/shared/t.trace.cwcache && (cd $TMP_DIR/shared/hers && find . -printf "%p %s %T@ %u\n" | sort | sha256sum) > $TMP_DIR/hers.before; ls $TMP_DIR/shared/hers | wc -l
-  4
+  5
 
 Root's graph, debug and hangs runs on the trace: nothing loaded from her folder, nothing
 written to it or removed from it; the same output as without the cache.
@@ -49,8 +50,8 @@ written to it or removed from it; the same output as without the cache.
 `causeway cache clean` with the trace: root's entries go; hers, behind the link, stay.
 
   $ XDG_CACHE_HOME=$TMP_DIR/root-cache causeway cache clean --all $TMP_DIR/shared/t.trace | sed "s|$TMP_DIR/||; s|[0-9a-f]\{16\}|HASH|; s|, [0-9.]* [KMG]*i*B$|, SIZE|"
-  root-cache/causeway/HASH: removed 3 entries, SIZE
-  removed 3 entries, SIZE
+  root-cache/causeway/HASH: removed 4 entries, SIZE
+  removed 4 entries, SIZE
   $ (cd $TMP_DIR/shared/hers && find . -printf "%p %s %T@ %u\n" | sort | sha256sum) | cmp - $TMP_DIR/hers.before && echo unchanged
   unchanged
 
@@ -61,4 +62,4 @@ her home; root's cache goes under root's own home.
   causeway: cache: graph saved to ROOT-HOME/.cache/causeway/KEY/graph-KEY.cwg
   0
   $ env -u XDG_CACHE_HOME HOME=$TMP_DIR/her-home causeway cache clean --all $TMP_DIR/shared/t.trace | tail -1 | sed "s|, [0-9.]* [KMG]*i*B$|, SIZE|"
-  removed 2 entries, SIZE
+  removed 3 entries, SIZE

@@ -9,26 +9,32 @@ On a text trace (hashed whole), `graph --json --edges`:
 
   $ cp examples/server-loop.trace $TMP_DIR/s.trace && tests/cli/data/cache_edit_loop.sh $TMP_DIR/s $TMP_DIR/s.trace graph --json --edges
   cold: events read, graph built and saved; equals --no-cache: yes; equals cold: yes
-  add: events read, graph cuts rebuilt and saved; equals --no-cache: yes; equals cold: no
-  change: events read, graph cuts rebuilt and saved; equals --no-cache: yes; equals cold: no; equals add: no
+  add: events read, graph cuts replayed and saved; equals --no-cache: yes; equals cold: no
+  change: events read, graph cuts replayed and saved; equals --no-cache: yes; equals cold: no; equals add: no
   remove: events read, graph loaded; equals --no-cache: yes; equals cold: yes
   entries: 3
-  truncated: events read, graph cuts rebuilt and saved \(entry not used: truncated \([0-9]+ payload bytes of [0-9]+\)\); equals --no-cache: yes; equals cold: yes (re)
+  truncated: events read, graph cuts replayed and saved \(entry not used: truncated \([0-9]+ payload bytes of [0-9]+\)\); equals --no-cache: yes; equals cold: yes (re)
   foreign: events read, graph built and saved (entry not used: truncated header); equals --no-cache: yes; equals cold: yes
   again: events read, graph loaded; equals --no-cache: yes; equals cold: yes
+  matches-truncated: events read, graph cuts rebuilt and saved; equals --no-cache: yes; equals cold: (yes|no) (re)
+  matches.cwm not used \(truncated \([0-9]+ payload bytes of [0-9]+\)\) (re)
+  matches-again: events read, graph cuts replayed and saved; equals --no-cache: yes; equals cold: (yes|no) (re)
   off: files in the cache folder: 0; equals cold: yes
 
 And `debug --json --auto` on the same edits:
 
   $ cp examples/server-loop.trace $TMP_DIR/d.trace && tests/cli/data/cache_edit_loop.sh $TMP_DIR/d $TMP_DIR/d.trace debug --json --auto
   cold: events read, graph built and saved, hang found, index made; equals --no-cache: yes; equals cold: yes
-  add: events read, graph cuts rebuilt and saved, hang found, index made; equals --no-cache: yes; equals cold: (yes|no) (re)
-  change: events read, graph cuts rebuilt and saved, hang found, index made; equals --no-cache: yes; equals cold: (yes|no); equals add: (yes|no) (re)
+  add: events read, graph cuts replayed and saved, hang found, index made; equals --no-cache: yes; equals cold: (yes|no) (re)
+  change: events read, graph cuts replayed and saved, hang found, index made; equals --no-cache: yes; equals cold: (yes|no); equals add: (yes|no) (re)
   remove: events read, graph loaded, hang cached, index made; equals --no-cache: yes; equals cold: yes
   entries: 3
-  truncated: events read, graph cuts rebuilt and saved \(entry not used: truncated \([0-9]+ payload bytes of [0-9]+\)\), hang cached, index made; equals --no-cache: yes; equals cold: yes (re)
+  truncated: events read, graph cuts replayed and saved \(entry not used: truncated \([0-9]+ payload bytes of [0-9]+\)\), hang cached, index made; equals --no-cache: yes; equals cold: yes (re)
   foreign: events read, graph built and saved (entry not used: truncated header), hang cached, index made; equals --no-cache: yes; equals cold: yes
   again: events read, graph loaded, hang cached, index made; equals --no-cache: yes; equals cold: yes
+  matches-truncated: events read, graph cuts rebuilt and saved, hang found, index made; equals --no-cache: yes; equals cold: (yes|no) (re)
+  matches.cwm not used \(truncated \([0-9]+ payload bytes of [0-9]+\)\) (re)
+  matches-again: events read, graph cuts replayed and saved, hang found, index made; equals --no-cache: yes; equals cold: (yes|no) (re)
   off: files in the cache folder: 0; equals cold: yes
 
 On a synthetic binary trace (hashed by its chunk headers), both commands. Its events are
@@ -36,13 +42,16 @@ kept at any size here (CAUSEWAY_CACHE_EVENTS_MIN=0), as a large trace's are (bel
 
   $ $(dirname $(command -v causeway))/../bench/cw-gen-trace -o $TMP_DIR/g.cwt --events 30000 --seed 3 >/dev/null 2>&1 && CAUSEWAY_CACHE_EVENTS_MIN=0 tests/cli/data/cache_edit_loop.sh $TMP_DIR/g $TMP_DIR/g.cwt graph --json --edges
   cold: events read and saved, graph built and saved; equals --no-cache: yes; equals cold: yes
-  add: events mapped, graph cuts rebuilt and saved; equals --no-cache: yes; equals cold: no
-  change: events mapped, graph cuts rebuilt and saved; equals --no-cache: yes; equals cold: no; equals add: no
+  add: events mapped, graph cuts replayed and saved; equals --no-cache: yes; equals cold: no
+  change: events mapped, graph cuts replayed and saved; equals --no-cache: yes; equals cold: no; equals add: no
   remove: events mapped, graph loaded; equals --no-cache: yes; equals cold: yes
   entries: 3
-  truncated: events mapped, graph cuts rebuilt and saved \(entry not used: truncated \([0-9]+ payload bytes of [0-9]+\)\); equals --no-cache: yes; equals cold: yes (re)
+  truncated: events mapped, graph cuts replayed and saved \(entry not used: truncated \([0-9]+ payload bytes of [0-9]+\)\); equals --no-cache: yes; equals cold: yes (re)
   foreign: events mapped, graph built and saved (entry not used: truncated header); equals --no-cache: yes; equals cold: yes
   again: events mapped, graph loaded; equals --no-cache: yes; equals cold: yes
+  matches-truncated: events mapped, graph cuts rebuilt and saved; equals --no-cache: yes; equals cold: (yes|no) (re)
+  matches.cwm not used \(truncated \([0-9]+ payload bytes of [0-9]+\)\) (re)
+  matches-again: events mapped, graph cuts replayed and saved; equals --no-cache: yes; equals cold: (yes|no) (re)
   events-truncated: events read and saved, graph loaded; equals --no-cache: yes; equals cold: yes
   trace.cwa not used \(truncated \([0-9]+ payload bytes of [0-9]+\)\); reading the trace (re)
   events-again: events mapped, graph loaded; equals --no-cache: yes; equals cold: yes
@@ -50,13 +59,16 @@ kept at any size here (CAUSEWAY_CACHE_EVENTS_MIN=0), as a large trace's are (bel
 
   $ cp $TMP_DIR/g.cwt $TMP_DIR/h.cwt && CAUSEWAY_CACHE_EVENTS_MIN=0 tests/cli/data/cache_edit_loop.sh $TMP_DIR/h $TMP_DIR/h.cwt debug --json --auto
   cold: events read and saved, graph built and saved, hang found, index made and saved; equals --no-cache: yes; equals cold: yes
-  add: events mapped, graph cuts rebuilt and saved, hang found, index mapped; equals --no-cache: yes; equals cold: (yes|no) (re)
-  change: events mapped, graph cuts rebuilt and saved, hang found, index mapped; equals --no-cache: yes; equals cold: (yes|no); equals add: (yes|no) (re)
+  add: events mapped, graph cuts replayed and saved, hang found, index mapped; equals --no-cache: yes; equals cold: (yes|no) (re)
+  change: events mapped, graph cuts replayed and saved, hang found, index mapped; equals --no-cache: yes; equals cold: (yes|no); equals add: (yes|no) (re)
   remove: events mapped, graph loaded, hang cached, index mapped; equals --no-cache: yes; equals cold: yes
   entries: 3
-  truncated: events mapped, graph cuts rebuilt and saved \(entry not used: truncated \([0-9]+ payload bytes of [0-9]+\)\), hang cached, index mapped; equals --no-cache: yes; equals cold: yes (re)
+  truncated: events mapped, graph cuts replayed and saved \(entry not used: truncated \([0-9]+ payload bytes of [0-9]+\)\), hang cached, index mapped; equals --no-cache: yes; equals cold: yes (re)
   foreign: events mapped, graph built and saved (entry not used: truncated header), hang cached, index mapped; equals --no-cache: yes; equals cold: yes
   again: events mapped, graph loaded, hang cached, index mapped; equals --no-cache: yes; equals cold: yes
+  matches-truncated: events mapped, graph cuts rebuilt and saved, hang found, index mapped; equals --no-cache: yes; equals cold: (yes|no) (re)
+  matches.cwm not used \(truncated \([0-9]+ payload bytes of [0-9]+\)\) (re)
+  matches-again: events mapped, graph cuts replayed and saved, hang found, index mapped; equals --no-cache: yes; equals cold: (yes|no) (re)
   events-truncated: events read and saved, graph loaded, hang cached, index mapped; equals --no-cache: yes; equals cold: yes
   trace.cwa not used \(truncated \([0-9]+ payload bytes of [0-9]+\)\); reading the trace (re)
   events-again: events mapped, graph loaded, hang cached, index mapped; equals --no-cache: yes; equals cold: yes
@@ -75,13 +87,16 @@ edits, with nothing of the events saved.
 
   $ cp $TMP_DIR/g.cwt $TMP_DIR/k.cwt && tests/cli/data/cache_edit_loop.sh $TMP_DIR/k $TMP_DIR/k.cwt debug --json --auto
   cold: events read, graph built and saved, hang found, index made; equals --no-cache: yes; equals cold: yes
-  add: events read, graph cuts rebuilt and saved, hang found, index made; equals --no-cache: yes; equals cold: (yes|no) (re)
-  change: events read, graph cuts rebuilt and saved, hang found, index made; equals --no-cache: yes; equals cold: (yes|no); equals add: (yes|no) (re)
+  add: events read, graph cuts replayed and saved, hang found, index made; equals --no-cache: yes; equals cold: (yes|no) (re)
+  change: events read, graph cuts replayed and saved, hang found, index made; equals --no-cache: yes; equals cold: (yes|no); equals add: (yes|no) (re)
   remove: events read, graph loaded, hang cached, index made; equals --no-cache: yes; equals cold: yes
   entries: 3
-  truncated: events read, graph cuts rebuilt and saved \(entry not used: truncated \([0-9]+ payload bytes of [0-9]+\)\), hang cached, index made; equals --no-cache: yes; equals cold: yes (re)
+  truncated: events read, graph cuts replayed and saved \(entry not used: truncated \([0-9]+ payload bytes of [0-9]+\)\), hang cached, index made; equals --no-cache: yes; equals cold: yes (re)
   foreign: events read, graph built and saved (entry not used: truncated header), hang cached, index made; equals --no-cache: yes; equals cold: yes
   again: events read, graph loaded, hang cached, index made; equals --no-cache: yes; equals cold: yes
+  matches-truncated: events read, graph cuts rebuilt and saved, hang found, index made; equals --no-cache: yes; equals cold: (yes|no) (re)
+  matches.cwm not used \(truncated \([0-9]+ payload bytes of [0-9]+\)\) (re)
+  matches-again: events read, graph cuts replayed and saved, hang found, index made; equals --no-cache: yes; equals cold: (yes|no) (re)
   off: files in the cache folder: 0; equals cold: yes
   $ CAUSEWAY_CACHE=verbose causeway debug $TMP_DIR/k.cwt --auto 2>&1 >/dev/null | grep 'not saved' | sed "s|$TMP_DIR/||"
   causeway: cache: events not saved: 1.4 MiB of events decoded, under the 64.0 MiB from which they are kept (CAUSEWAY_CACHE_EVENTS_MIN)
@@ -90,6 +105,7 @@ edits, with nothing of the events saved.
   base-KEY.cwb
   graph-KEY.cwg
   hang-KEY-KEY.cwh
+  matches.cwm
 
 Entries of the events that a run cannot use (another content's or build's: here damaged)
 and would not replace go; valid ones, made with a lower CAUSEWAY_CACHE_EVENTS_MIN, are used.
@@ -135,10 +151,10 @@ and each trace folder in it (here the one above: its graph and base entries); wi
 trace, that trace's folders too (none beside it: the name is a file's).
 
   $ XDG_CACHE_HOME=$TMP_DIR/xdg causeway cache size | sed "s|$TMP_DIR/||"
-  xdg/causeway: [0-9.]+ KiB, 2 entries in 1 trace folder \(cap 4.0 GiB\) (re)
-    [0-9a-f]{16} +[0-9.]+ KiB +2 entries  last used [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2} UTC (re)
+  xdg/causeway: [0-9.]+ KiB, 3 entries in 1 trace folder \(cap 4.0 GiB\) (re)
+    [0-9a-f]{16} +[0-9.]+ KiB +3 entries  last used [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2} UTC (re)
   $ XDG_CACHE_HOME=$TMP_DIR/xdg CAUSEWAY_CACHE_MAX=1G causeway cache size --json $TMP_DIR/ro/r.trace | jq -c '[.schema_version, .cap_bytes, .entries, (.traces | length), .traces[0].entries, .bytes == .traces[0].bytes, .trace.beside, .trace.user.entries]'
-  [1,1073741824,2,1,2,true,null,2]
+  [1,1073741824,3,1,3,true,null,3]
   $ XDG_CACHE_HOME=$TMP_DIR/xdg CAUSEWAY_CACHE_MAX=lots causeway cache size 2>&1 >/dev/null
   causeway: CAUSEWAY_CACHE_MAX=lots is not a size (bytes, or a number with K, M, G or T); the cap is the default, 4.0 GiB
 
@@ -156,8 +172,8 @@ under a cap that holds two, the least recently used trace's entries go, and its 
   $ for i in 2 3; do sleep 0.1; XDG_CACHE_HOME=$TMP_DIR/capped CAUSEWAY_CACHE_MAX=$(cat $TMP_DIR/cap) causeway graph $TMP_DIR/many/m$i.trace >/dev/null; done; XDG_CACHE_HOME=$TMP_DIR/capped causeway cache size --json | jq -c '[.bytes <= '$(cat $TMP_DIR/cap)', (.traces | length)]'; for i in 1 2 3; do XDG_CACHE_HOME=$TMP_DIR/capped causeway cache size --json $TMP_DIR/many/m$i.trace | jq -c '.trace.user.entries'; done
   [true,2]
   null
-  2
-  2
+  3
+  3
 
 `causeway cache clean` removes entries by age (--older DAYS) or all (--all), and only the
 cache's own files: a file of another name in a trace folder stays, and so does the folder.
@@ -171,8 +187,8 @@ cache's own files: a file of another name in a trace folder stays, and so does t
   xdg/causeway/HASH: removed 1 entry, SIZE
   removed 1 entry, SIZE
   $ for d in $TMP_DIR/xdg/causeway/*/; do touch $d/notes; done; XDG_CACHE_HOME=$TMP_DIR/xdg causeway cache clean --all | sed "s|$TMP_DIR/||; s|causeway/[0-9a-f]*|causeway/HASH|; s|, [0-9.]* [KMG]*i*B$|, SIZE|"
-  xdg/causeway/HASH: removed 17 entries, SIZE
-  removed 17 entries, SIZE
+  xdg/causeway/HASH: removed 18 entries, SIZE
+  removed 18 entries, SIZE
   $ ls $TMP_DIR/xdg/causeway/*/; XDG_CACHE_HOME=$TMP_DIR/xdg causeway cache size | head -1 | sed "s|$TMP_DIR/||"
   notes
   xdg/causeway: 0 B, 0 entries in 1 trace folder (cap 4.0 GiB)
@@ -180,9 +196,9 @@ cache's own files: a file of another name in a trace folder stays, and so does t
 With a trace, its folder beside it is cleaned too.
 
   $ ls $TMP_DIR/t.trace.cwcache | wc -l; XDG_CACHE_HOME=$TMP_DIR/xdg causeway cache clean --all $TMP_DIR/t.trace | sed "s|$TMP_DIR/||; s|, [0-9.]* [KMG]*i*B$|, SIZE|"; ls $TMP_DIR/t.trace.cwcache | wc -l
-  4
-  t.trace.cwcache: removed 4 entries, SIZE
-  removed 4 entries, SIZE
+  5
+  t.trace.cwcache: removed 5 entries, SIZE
+  removed 5 entries, SIZE
   0
 
 Where a run's time goes: with CAUSEWAY_TIMINGS set, each message, each long work's start,

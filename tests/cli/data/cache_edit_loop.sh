@@ -33,6 +33,9 @@ run() {  # NAME: the cached run, then the same with --no-cache
 cache_use() {
   if grep -q 'cache: graph loaded from' "$work/$name.err"; then
     echo -n "loaded"
+  elif grep -q 'cache: cuts replayed from' "$work/$name.err" &&
+    grep -q 'cache: graph saved to' "$work/$name.err"; then
+    echo -n "cuts replayed and saved"
   elif grep -q 'cache: rebuilding the cuts of' "$work/$name.err" &&
     grep -q 'cache: graph saved to' "$work/$name.err"; then
     echo -n "cuts rebuilt and saved"
@@ -98,6 +101,18 @@ name=truncated; run "$@"; report truncated
 printf 'junk' >"$entry"
 name=foreign; run "$@"; report foreign
 name=again; run "$@"; report again
+
+# The cut rules' matches, damaged: never trusted; a new rule's cuts come from a scan of
+# the events, which keeps every rule's matches again, and the next new rule's are replayed.
+if [ -f "$trace.cwcache/matches.cwm" ]; then
+  truncate -s -1 "$trace.cwcache/matches.cwm"
+  printf '%s%s' "$header" "${rule/\"recvmsg\"/\"sendmsg\"}" >"$pack"
+  name=matches-truncated; run "$@"; report matches-truncated
+  grep -o 'matches.cwm not used (.*)' "$work/$name.err"
+  printf '%s%s' "$header" "${rule/\"recvmsg\"/\"write\"}" >"$pack"
+  name=matches-again; run "$@"; report matches-again
+  printf '%s' "$header" >"$pack"
+fi
 
 # The events entry, damaged (a binary trace's): read from the trace again, and saved.
 if [ -f "$trace.cwcache/trace.cwa" ]; then

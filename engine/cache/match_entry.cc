@@ -1,0 +1,172 @@
+// The cut matches entry (cache.h): where each cut rule seen on a trace matched it, so that
+// a rebuild after a rule edit evaluates only the rules it has not seen and replays every
+// thread's cuts from the matches (engine/graph/cut_matches.h).
+#include <fmt/format.h>
+
+#include <string>
+#include <unordered_map>
+
+#include "engine/cache/cache.h"
+#include "engine/cache/encoding.h"
+#include "engine/graph/expr_eval.h"
+
+namespace cw::cache {
+
+namespace {
+
+constexpr uint8_t kSplitList = 0, kBatchList = 1;
+
+uint64_t bytes_of(const engine::CutMatches& m) {
+  return m.splits.size() * sizeof(engine::SplitMatch) +
+         m.batches.size() * sizeof(engine::BatchMatch);
+}
+
+// Checks that `at`, when it names an event, names one of `event`'s thread.
+void check_place(const Trace& trace, uint32_t event, uint32_t at) {
+  if (at == engine::kNoEvent) return;
+  if (at >= trace.events.size()) throw CorruptEntry("a cut place past the trace's events");
+  if (trace.events[at].tid != trace.events[event].tid)
+    throw CorruptEntry("a cut place on another thread than its match");
+}
+
+template <class Match>
+void check_order(const Trace& trace, const std::vector<Match>& list) {
+  uint64_t last = 0;
+  bool first = true;
+  for (const Match& m : list) {
+    if (m.event >= trace.events.size()) throw CorruptEntry("a match past the trace's events");
+    if (!first && m.event <= last) throw CorruptEntry("matches out of order");
+    first = false;
+    last = m.event;
+  }
+}
+
+}  // namespace
+
+engine::KnownCutMatches StoredMatches::for_rules(const rules::RuleSet& rules) const {
+  std::unordered_map<uint64_t, size_t> at;
+  for (size_t k = 0; k < keys.size(); ++k) at.emplace(keys[k], k);
+  engine::KnownCutMatches known;
+  auto find = [&](uint64_t key, bool batch) -> const engine::CutMatches* {
+    auto it = at.find(key);
+    if (it == at.end()) return nullptr;
+    const engine::CutMatches& m = lists[it->second];
+    // A key of the other kind of rule (a collision): not these matches.
+    if (batch ? !m.splits.empty() : !m.batches.empty()) return nullptr;
+    return &m;
+  };
+  for (const rules::SplitRule& s : rules.splits)
+    known.splits.push_back(find(cut_rule_key(s), false));
+  for (const rules::BatchRule& b : rules.batches)
+    known.batches.push_back(find(cut_rule_key(b), true));
+  return known;
+}
+
+StoredMatches merge_matches(const rules::RuleSet& rules, engine::CutMatchSet&& found,
+                            StoredMatches&& before) {
+  StoredMatches out;
+  std::unordered_map<uint64_t, bool> kept;
+  uint64_t current_bytes = 0;
+  auto add = [&](uint64_t key, engine::CutMatches&& m) {
+    if (!m.known || !kept.emplace(key, true).second) return;
+    out.keys.push_back(key);
+    out.lists.push_back(std::move(m));
+  };
+  // The current rules' lists: found by this build, else as stored.
+  std::unordered_map<uint64_t, size_t> stored;
+  for (size_t k = 0; k < before.keys.size(); ++k) stored.emplace(before.keys[k], k);
+  auto current = [&](uint64_t key, engine::CutMatches* fresh) {
+    if (fresh && fresh->known) {
+      current_bytes += bytes_of(*fresh);
+      add(key, std::move(*fresh));
+      return;
+    }
+    auto it = stored.find(key);
+    if (it == stored.end() || kept.count(key)) return;
+    current_bytes += bytes_of(before.lists[it->second]);
+    add(key, std::move(before.lists[it->second]));
+  };
+  for (size_t s = 0; s < rules.splits.size(); ++s)
+    current(cut_rule_key(rules.splits[s]), s < found.splits.size() ? &found.splits[s] : nullptr);
+  for (size_t b = 0; b < rules.batches.size(); ++b)
+    current(cut_rule_key(rules.batches[b]), b < found.batches.size() ? &found.batches[b] : nullptr);
+  // Then the lists of rules not loaded now, most recently stored first, while they take
+  // no more room than the current rules' lists.
+  uint64_t other_bytes = 0;
+  for (size_t k = 0; k < before.keys.size(); ++k) {
+    if (kept.count(before.keys[k]) || !before.lists[k].known) continue;
+    const uint64_t size = bytes_of(before.lists[k]);
+    if (other_bytes + size > current_bytes + (uint64_t{1} << 20)) continue;
+    other_bytes += size;
+    add(before.keys[k], std::move(before.lists[k]));
+  }
+  return out;
+}
+
+std::string encode_cut_matches(const StoredMatches& stored) {
+  Writer w;
+  w.value(static_cast<uint64_t>(stored.lists.size()));
+  for (size_t k = 0; k < stored.lists.size(); ++k) {
+    const engine::CutMatches& m = stored.lists[k];
+    w.value(stored.keys[k]);
+    const bool batch = !m.batches.empty();
+    w.value(batch ? kBatchList : kSplitList);
+    if (batch)
+      w.array(m.batches);
+    else
+      w.array(m.splits);
+  }
+  return w.take();
+}
+
+StoredMatches decode_cut_matches(std::string_view payload, const Trace& trace) {
+  Reader rd(payload);
+  StoredMatches out;
+  const auto lists = rd.value<uint64_t>();
+  // Each list takes at least its key, its kind and its count.
+  if (lists > payload.size() / 17) throw CorruptEntry("more lists than the entry holds");
+  for (uint64_t k = 0; k < lists; ++k) {
+    out.keys.push_back(rd.value<uint64_t>());
+    engine::CutMatches m;
+    m.known = true;
+    const auto kind = rd.value<uint8_t>();
+    if (kind == kSplitList) {
+      m.splits = rd.array<engine::SplitMatch>();
+      check_order(trace, m.splits);
+      for (const engine::SplitMatch& x : m.splits) check_place(trace, x.event, x.at);
+    } else if (kind == kBatchList) {
+      m.batches = rd.array<engine::BatchMatch>();
+      check_order(trace, m.batches);
+      for (const engine::BatchMatch& x : m.batches) {
+        if (x.at > x.event) throw CorruptEntry("an item that starts after its match");
+        check_place(trace, x.event, x.at);
+        if (x.loop > uint64_t{x.event} + 1) throw CorruptEntry("an item's loop opened after it");
+      }
+    } else {
+      throw CorruptEntry(fmt::format("list {} is of no kind of rule", k));
+    }
+    out.lists.push_back(std::move(m));
+  }
+  if (!rd.done()) throw CorruptEntry("bytes after the last list");
+  return out;
+}
+
+bool save_cut_matches(const Folder& dir, const Key& key, const StoredMatches& stored,
+                      std::string* why) {
+  return write_entry(dir, kCutMatchesName, EntryKind::CutMatches, key, encode_cut_matches(stored),
+                     why);
+}
+
+std::optional<StoredMatches> load_cut_matches(const Folder& dir, const Key& key, const Trace& trace,
+                                              std::string* why) {
+  auto payload = read_entry(dir, kCutMatchesName, EntryKind::CutMatches, key, why);
+  if (!payload) return std::nullopt;
+  try {
+    return decode_cut_matches(*payload, trace);
+  } catch (const CorruptEntry& e) {
+    if (why) *why = e.what();
+    return std::nullopt;
+  }
+}
+
+}  // namespace cw::cache

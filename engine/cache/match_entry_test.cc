@@ -1,0 +1,123 @@
+// The cut matches entry: where each cut rule matched, by a hash of what its matches
+// depend on.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "engine/cache/cache.h"
+#include "engine/cache/test_support.h"
+
+using namespace cw;
+using namespace cw::cache::testing;
+
+namespace {
+
+const char* const kTrace =
+    "process 100 comm=app\n"
+    "thread 101 pid=100 comm=a\n"
+    "thread 102 pid=100 comm=b\n"
+    "1000 101 syscall_enter name=read fd=3\n"
+    "2000 102 syscall_enter name=recvmsg fd=4\n"
+    "3000 101 syscall_exit name=read ret=0\n"
+    "4000 102 syscall_exit name=recvmsg ret=0\n"
+    "5000 101 syscall_enter name=recvmsg fd=4\n"
+    "6000 101 syscall_exit name=recvmsg ret=0\n";
+
+const char* const kRules =
+    "split r { at syscall_enter where name == \"read\" neighbour weak }\n"
+    "split idle { at syscall_enter where name == \"recvmsg\" neighbour weak loop }\n"
+    "batch each { within loop item syscall_exit per ret neighbour weak }\n";
+
+cw::engine::CutMatchSet recorded(const cw::engine::testing::Built& b) {
+  cw::engine::BuildOptions options;
+  options.record_matches = true;
+  return cw::engine::build_graph(b.trace, b.rules, options).matches;
+}
+
+}  // namespace
+
+TEST_CASE("a cut rule's key is what its matches depend on: not its name, neighbour or loop") {
+  const auto a = cw::engine::testing::build(kRules, kTrace);
+  const auto renamed = cw::engine::testing::build(
+      "split other { at syscall_enter where name == \"read\" neighbour none loop }\n", kTrace);
+  const auto narrowed = cw::engine::testing::build(
+      "split r { at syscall_enter where name == \"read\" and fd != 3 neighbour weak }\n", kTrace);
+  CHECK(cache::cut_rule_key(a.rules.splits[0]) == cache::cut_rule_key(renamed.rules.splits[0]));
+  CHECK(cache::cut_rule_key(a.rules.splits[0]) != cache::cut_rule_key(narrowed.rules.splits[0]));
+  CHECK(cache::cut_rule_key(a.rules.splits[0]) != cache::cut_rule_key(a.rules.splits[1]));
+}
+
+TEST_CASE("cut matches are kept by rule key, and found again for other packs with those rules") {
+  const auto b = cw::engine::testing::build(kRules, kTrace);
+  cw::engine::CutMatchSet found = recorded(b);
+  REQUIRE(found.splits.size() == 2);
+  REQUIRE(found.splits[0].known);
+  CHECK(found.splits[0].splits.size() == 1);  // the read
+  CHECK(found.splits[1].splits.size() == 2);  // both recvmsg
+  REQUIRE(found.batches[0].known);
+  // Every exit matched, in the loop or not yet (the replay tells).
+  CHECK(found.batches[0].batches.size() == 3);
+  const cache::StoredMatches stored = cache::merge_matches(b.rules, std::move(found), {});
+  CHECK(stored.lists.size() == 3);
+
+  TempDir dir;
+  const cache::Key key{1, 0, 3, 4};
+  REQUIRE(cache::save_cut_matches(dir.f, key, stored));
+  std::string why;
+  auto loaded = cache::load_cut_matches(dir.f, key, b.trace, &why);
+  REQUIRE_MESSAGE(loaded, why);
+  CHECK(cache::encode_cut_matches(*loaded) == cache::encode_cut_matches(stored));
+
+  // Packs with the recvmsg rule renamed and a new rule: the first found, the second not.
+  const auto other = cw::engine::testing::build(
+      "split fresh { at syscall_exit where ret == 0 neighbour weak }\n"
+      "split renamed { at syscall_enter where name == \"recvmsg\" neighbour strong }\n",
+      kTrace);
+  const cw::engine::KnownCutMatches known = loaded->for_rules(other.rules);
+  CHECK(known.splits[0] == nullptr);
+  REQUIRE(known.splits[1] != nullptr);
+  CHECK(known.splits[1]->splits.size() == 2);
+
+  // Kept again with the other packs' new list: theirs first, then the old ones that fit.
+  cw::engine::CutMatchSet more = recorded(other);
+  const cache::StoredMatches merged =
+      cache::merge_matches(other.rules, std::move(more), std::move(*loaded));
+  REQUIRE(merged.lists.size() == 4);
+  CHECK(merged.keys[0] == cache::cut_rule_key(other.rules.splits[0]));
+  CHECK(merged.keys[1] == cache::cut_rule_key(other.rules.splits[1]));
+}
+
+TEST_CASE("a cut matches entry that names what the trace does not have is a miss") {
+  const auto b = cw::engine::testing::build(kRules, kTrace);
+  const cache::StoredMatches good = cache::merge_matches(b.rules, recorded(b), {});
+  auto damaged = [&](auto change) {
+    cache::StoredMatches s = good;
+    change(s);
+    try {
+      cache::decode_cut_matches(cache::encode_cut_matches(s), b.trace);
+    } catch (const cache::CorruptEntry& e) {
+      return std::string(e.what());
+    }
+    return std::string("(decoded)");
+  };
+  CHECK(damaged([](cache::StoredMatches&) {}) == "(decoded)");
+  // Lists: 0 the read split, 1 the recvmsg split, 2 the batch.
+  CHECK(damaged([](cache::StoredMatches& s) { s.lists[1].splits[1].event = 99; }) ==
+        "a match past the trace's events");
+  CHECK(damaged([](cache::StoredMatches& s) {
+          std::swap(s.lists[1].splits[0], s.lists[1].splits[1]);
+        }) == "matches out of order");
+  // The recvmsg of thread 102 (event 1) cut at an event of thread 101.
+  CHECK(damaged([](cache::StoredMatches& s) { s.lists[1].splits[0].at = 0; }) ==
+        "a cut place on another thread than its match");
+  CHECK(damaged([](cache::StoredMatches& s) { s.lists[2].batches[0].at = 4; }) ==
+        "an item that starts after its match");
+  CHECK(damaged([](cache::StoredMatches& s) { s.lists[2].batches[0].loop = 5; }) ==
+        "an item's loop opened after it");
+  std::string payload = cache::encode_cut_matches(good);
+  CHECK_THROWS_AS(cache::decode_cut_matches(payload.substr(0, payload.size() - 1), b.trace),
+                  cache::CorruptEntry);
+  payload[16] = 7;  // the first list's kind
+  CHECK_THROWS_WITH_AS(cache::decode_cut_matches(payload, b.trace), "list 0 is of no kind of rule",
+                       cache::CorruptEntry);
+}

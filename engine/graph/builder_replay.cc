@@ -1,0 +1,223 @@
+// A rebuild's cuts from the cut rules' matches (cut_matches.h) instead of a scan of the
+// events: the matches of the rules a build saw before are given; a new split rule that
+// cuts at its event and whose `where` reads only that event is evaluated at the events of
+// its kind alone (no spans tracked, no other rule evaluated). Then every match, in trace
+// order and at one event in the order the scan applies rules (batch items, then splits,
+// each by index), goes through the same per-thread steps the scan takes (builder_scan.cc,
+// cut_event): a pending `cut after`, the thread's event loop, a batch's loop and `per`
+// value, a cut hidden by one made at or after its place.
+#include <algorithm>
+#include <queue>
+#include <stdexcept>
+
+#include "engine/graph/build_state.h"
+
+namespace cw::engine::build {
+
+namespace {
+
+using Code = PreparedExpr::Code;
+
+// Whether a prepared `where` reads its own event's fields only: constants, the event's
+// fields and operators on them; no span, thread or process attribute, no call.
+bool reads_own_event_only(const PreparedExpr& p) {
+  if (p.empty()) return true;
+  if (p.code.empty()) return false;  // walked as a tree: not looked into
+  for (const PreparedExpr::Instr& in : p.code) {
+    switch (in.code) {
+      case Code::SpanField:
+      case Code::SpanOpen:
+      case Code::Field:
+      case Code::Tree: return false;
+      case Code::EventField:
+        if (in.side != rules::Side::Self) return false;
+        break;
+      default: break;
+    }
+  }
+  return true;
+}
+
+// One rule's matches, in the order its kind acts at one event.
+struct Stream {
+  bool batch = false;
+  uint32_t rule = 0;
+  const SplitMatch* splits = nullptr;
+  const BatchMatch* batches = nullptr;
+  size_t size = 0;
+  uint32_t event(size_t k) const { return batch ? batches[k].event : splits[k].event; }
+};
+
+constexpr unsigned kStreamBits = 20;
+
+// A cut at `at` unless the thread starts there or a cut at or after it stands. A scan's
+// cuts come in event order; replayed ones do too (a cut is placed at or before its match,
+// a pending `cut after` at the thread's next event), which this keeps however the matches
+// were made: cuts out of order would make segments that end before they begin.
+void cut_in_order(ThreadState& t, uint32_t at, RuleRef rule, Neighbour neighbour) {
+  if (at == t.first_event) return;
+  if (!t.cuts.empty() && t.cuts.back().event >= at) return;
+  t.cuts.push_back({at, rule, neighbour});
+}
+
+void pending_to_cut(ThreadState& t) {
+  cut_in_order(t, t.pending_at, t.pending_after, t.pending_neighbour);
+  t.pending_after = {};
+  t.pending_at = kNoEvent;
+}
+
+}  // namespace
+
+void Builder::replay_split(ThreadState& t, uint32_t s, const SplitMatch& m) {
+  const auto& rule = rules_.splits[s];
+  if (rule.loop) {
+    t.in_loop = true;
+    std::fill(t.batch_keyed.begin(), t.batch_keyed.end(), uint8_t{0});
+  }
+  if (!rule.cut_span.empty()) {
+    // Before the opener of the innermost open SPAN; a cut already made inside it stands.
+    if (m.at != kNoEvent) cut_in_order(t, m.at, {RuleKind::Split, s}, rule.neighbour);
+  } else if (rule.cut_after) {
+    if (t.pending_after.kind == kNoRuleKind) {
+      t.pending_after = {RuleKind::Split, s};
+      t.pending_neighbour = rule.neighbour;
+      t.pending_at = m.at;
+    }
+  } else {
+    cut_in_order(t, m.event, {RuleKind::Split, s}, rule.neighbour);
+  }
+}
+
+void Builder::replay_batch(ThreadState& t, uint32_t b, const BatchMatch& m) {
+  const rules::BatchRule& rule = rules_.batches[b];
+  if (rule.thread_loop && !t.in_loop) return;
+  // Loops are named by their span's opener + 1 here, 0 for the thread's event loop: the
+  // span tree's root is 0 too, what a thread's batch_loop starts at.
+  const bool same_loop = t.batch_loop[b] == m.loop;
+  if (!rule.per.empty()) {
+    if (same_loop && t.batch_keyed[b] && t.batch_key[b] == m.key) return;
+    t.batch_key[b] = m.key;
+    t.batch_keyed[b] = 1;
+  }
+  t.batch_loop[b] = m.loop;
+  cut_in_order(t, m.at, {RuleKind::Batch, b}, same_loop ? rule.neighbour : Neighbour::None);
+}
+
+bool Builder::cuts_from_matches() {
+  const KnownCutMatches* known = options_.known_matches;
+  if (!reuse_ || !known) return false;
+  const uint64_t n = trace_.events.size();
+  if (n >= kNoEvent) throw std::length_error("trace has too many events for the graph");
+  std::vector<Stream> streams;
+  std::vector<uint32_t> fresh;  // split rules evaluated here, by their stream
+  std::vector<size_t> fresh_stream;
+  for (uint32_t b = 0; b < rules_.batches.size(); ++b) {
+    const rules::BatchRule& rule = rules_.batches[b];
+    if (!rule.origin.active() || rule.item == kNoKind) continue;
+    const CutMatches* m = b < known->batches.size() ? known->batches[b] : nullptr;
+    if (!m || !m->known) return false;
+    streams.push_back({true, b, nullptr, m->batches.data(), m->batches.size()});
+  }
+  for (uint32_t s = 0; s < rules_.splits.size(); ++s) {
+    const rules::SplitRule& rule = rules_.splits[s];
+    if (!rule.origin.active() || rule.mode != rules::SplitRule::Mode::AtEvent || rule.at == kNoKind)
+      continue;
+    const CutMatches* m = s < known->splits.size() ? known->splits[s] : nullptr;
+    if (m && m->known) {
+      streams.push_back({false, s, m->splits.data(), nullptr, m->splits.size()});
+      continue;
+    }
+    if (!rule.cut_span.empty() || rule.cut_after || !reads_own_event_only(split_where_[s]))
+      return false;
+    fresh.push_back(s);
+    fresh_stream.push_back(streams.size());
+    streams.push_back({false, s, nullptr, nullptr, 0});
+  }
+  if (streams.size() >= (size_t{1} << kStreamBits)) return false;
+  report("events", 0, n);
+
+  // The new rules at the events of their kinds. An error falls back to the scan, whose
+  // error is the one a whole build meets first.
+  std::vector<std::vector<SplitMatch>> found(fresh.size());
+  if (!fresh.empty()) {
+    std::vector<std::vector<SplitMatch>> parts[2];
+    parts[0].resize(fresh.size());
+    parts[1].resize(fresh.size());
+    Evaluator second(trace_, spans_, nullptr, options_.interpret_expressions);
+    std::vector<PreparedExpr> second_where;
+    for (uint32_t s : fresh)
+      second_where.push_back(second.prepare(rules_.splits[s].where, rules_.splits[s].origin));
+    try {
+      in_two_parts(n, n >= parallel_from_, [&](uint64_t begin, uint64_t end, int part) {
+        Evaluator& eval = part == 0 ? eval_ : second;
+        for (uint64_t ev = begin; ev < end; ++ev) {
+          const auto i = static_cast<uint32_t>(ev);
+          const KindId kind = trace_.events[i].kind;
+          for (size_t k = 0; k < fresh.size(); ++k) {
+            const uint32_t s = fresh[k];
+            if (kind != rules_.splits[s].at) continue;
+            const PreparedExpr& where = part == 0 ? split_where_[s] : second_where[k];
+            if (eval.test(where, {{i, SpanTree::kRoot}, {}, {}})) parts[part][k].push_back({i, i});
+          }
+        }
+      });
+    } catch (const DiagnosticError&) {
+      return false;
+    }
+    for (size_t k = 0; k < fresh.size(); ++k) {
+      found[k] = std::move(parts[0][k]);
+      found[k].insert(found[k].end(), parts[1][k].begin(), parts[1][k].end());
+      Stream& st = streams[fresh_stream[k]];
+      st.splits = found[k].data();
+      st.size = found[k].size();
+    }
+  }
+
+  // The threads, named in the order of their first events as a scan names them.
+  name_threads();
+
+  // Every match in trace order; at one event, in stream order.
+  std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<>> next;
+  std::vector<size_t> at(streams.size(), 0);
+  for (size_t k = 0; k < streams.size(); ++k)
+    if (streams[k].size) next.push((uint64_t{streams[k].event(0)} << kStreamBits) | k);
+  uint64_t done = 0;
+  while (!next.empty()) {
+    const uint64_t top = next.top();
+    next.pop();
+    const size_t k = top & ((uint64_t{1} << kStreamBits) - 1);
+    const auto event = static_cast<uint32_t>(top >> kStreamBits);
+    const Stream& st = streams[k];
+    if (event >= n)
+      throw std::invalid_argument("the matches to rebuild the cuts from are not of this trace");
+    ThreadState& t = threads_[threads_index_.get(trace_.events[event].tid)];
+    if (t.pending_after.kind != kNoRuleKind && t.pending_at <= event) pending_to_cut(t);
+    if (st.batch)
+      replay_batch(t, st.rule, st.batches[at[k]]);
+    else
+      replay_split(t, st.rule, st.splits[at[k]]);
+    if (++at[k] < st.size) {
+      const uint32_t following = st.event(at[k]);
+      if (following <= event)
+        throw std::invalid_argument("the matches to rebuild the cuts from are out of order");
+      next.push((uint64_t{following} << kStreamBits) | k);
+    }
+    if (++done % kProgressStep == 0) report("events", std::min<uint64_t>(event, n), n);
+  }
+  for (ThreadState& t : threads_)
+    if (t.pending_after.kind != kNoRuleKind && t.pending_at != kNoEvent) pending_to_cut(t);
+
+  if (record_) {
+    result_.matches.splits.assign(rules_.splits.size(), {});
+    result_.matches.batches.assign(rules_.batches.size(), {});
+    for (size_t k = 0; k < fresh.size(); ++k) {
+      result_.matches.splits[fresh[k]].splits = std::move(found[k]);
+      result_.matches.splits[fresh[k]].known = true;
+    }
+  }
+  result_.cuts_replayed = true;
+  report("events", n, n);
+  return true;
+}
+
+}  // namespace cw::engine::build
