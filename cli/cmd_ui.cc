@@ -129,8 +129,9 @@ int run_ui(const Args& a) {
   const rules::RuleSet& ruleset = pipeline.load_packs();
   const Trace& trace = pipeline.trace();
   const engine::BuildResult& built = pipeline.graph();
-  // Made here, while this process runs one thread: a thread index made afresh is saved by a
-  // copy of the process (CacheSession::in_background).
+  // Made and saved here, while this process runs one thread: a graph and a thread index
+  // made afresh are saved by a copy of the process (CacheSession::in_background).
+  pipeline.save_graph();
   pipeline.thread_index();
 
   ui::Session session;

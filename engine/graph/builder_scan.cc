@@ -318,6 +318,11 @@ void Builder::keep_matches(std::vector<MatchRecorder>& shares) {
   auto by_event = [](const auto& a, const auto& b) { return a.event < b.event; };
   auto merged = [&](auto lists) {
     auto out = std::move(*lists[0]);
+    out.reserve(out.size() + [&] {
+      size_t more = 0;
+      for (size_t k = 1; k < lists.size(); ++k) more += lists[k]->size();
+      return more;
+    }());
     for (size_t k = 1; k < lists.size(); ++k) {
       const size_t mid = out.size();
       out.insert(out.end(), lists[k]->begin(), lists[k]->end());
@@ -326,6 +331,8 @@ void Builder::keep_matches(std::vector<MatchRecorder>& shares) {
       lists[k]->clear();
       lists[k]->shrink_to_fit();
     }
+    // Grown by doubling while recorded: kept until the graph is saved, at the build's peak.
+    out.shrink_to_fit();
     return out;
   };
   CutMatchSet& kept = result_.matches;

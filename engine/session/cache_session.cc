@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <iostream>
 #include <string_view>
 
 #include "engine/cache/cache.h"
@@ -95,6 +97,11 @@ bool CacheSession::keeps_events(const Trace& trace, std::string_view entry,
 }
 
 void CacheSession::in_background(const std::function<std::string()>& save) const {
+  // What this process has written but not flushed yet would be written by the copy too
+  // (writing to std::cerr flushes std::cout): a report printed before a save came out twice.
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) {
     note(save());

@@ -123,6 +123,11 @@ void save_built_graph(BuiltGraph& graph, const rules::RuleSet& rules, const Cach
     std::string why;
     if (!cache::save_graph(cache.dir, u.key, out, &why))
       return fmt::format("graph not saved: {}", why);
+    // The next run whose packs differ from these in cut rules only rebuilds from it (one
+    // that starts before the matches below are saved scans the events).
+    if (u.base && !cache::save_base(cache.dir, *u.base, u.key, &why))
+      return fmt::format("graph saved to {}; its base entry not saved: {}",
+                         cache.dir.shown(cache::graph_entry_name(u.key)), why);
     if (u.new_matches && u.matches_key) {
       const cache::StoredMatches merged = cache::merge_matches(
           rules, std::move(out.matches), u.stored ? std::move(*u.stored) : cache::StoredMatches{});
@@ -130,10 +135,6 @@ void save_built_graph(BuiltGraph& graph, const rules::RuleSet& rules, const Cach
         return fmt::format("graph saved to {}; the cut rules' matches not saved: {}",
                            cache.dir.shown(cache::graph_entry_name(u.key)), why);
     }
-    // The next run whose packs differ from these in cut rules only rebuilds from it.
-    if (u.base && !cache::save_base(cache.dir, *u.base, u.key, &why))
-      return fmt::format("graph saved to {}; its base entry not saved: {}",
-                         cache.dir.shown(cache::graph_entry_name(u.key)), why);
     return fmt::format("graph saved to {}", cache.dir.shown(cache::graph_entry_name(u.key)));
   });
   graph.unsaved.reset();

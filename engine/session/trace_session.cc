@@ -15,7 +15,15 @@ TraceSession::TraceSession(SessionConfig config, Reporter& reporter)
     : config_(std::move(config)), reporter_(reporter) {}
 
 TraceSession::~TraceSession() {
+  try {
+    save_graph();
+  } catch (const std::exception&) {  // not saved: the next run builds it again
+  }
   if (cache_) cache_->wait();
+}
+
+void TraceSession::save_graph() {
+  if (graph_ && cache_) save_built_graph(*graph_, rules(), *cache_);
 }
 
 const rules::RuleSet& TraceSession::load_packs() {
@@ -23,6 +31,7 @@ const rules::RuleSet& TraceSession::load_packs() {
 }
 
 const rules::RuleSet& TraceSession::use_packs(rules::LoadResult loaded) {
+  save_graph();
   graph_.reset();
   packs_ = std::move(loaded);
   if (std::string text = packs_->render(); !text.empty()) {
@@ -114,7 +123,9 @@ const SymbolizeReport& TraceSession::symbols() {
 }
 
 const engine::BuildResult& TraceSession::graph() {
-  if (!graph_) graph_ = build_graph(trace(), rules(), reporter_, &*cache_);
+  // Saved later (save_graph): a copy of the process writing it beside the hang search
+  // slows the search on two CPUs.
+  if (!graph_) graph_ = build_graph(trace(), rules(), reporter_, &*cache_, true);
   return graph_->built;
 }
 
@@ -124,22 +135,21 @@ const engine::ThreadEvents& TraceSession::thread_index() {
 }
 
 DiagnosisRun TraceSession::diagnose(engine::DiagnoseOptions options, bool missing_is_no_hang) {
-  // A graph built here is saved once the diagnosis is done, not beside it.
-  if (!graph_) graph_ = build_graph(trace(), rules(), reporter_, &*cache_, true);
-  struct SaveAtEnd {
-    TraceSession& session;
-    ~SaveAtEnd() {
-      try {
-        if (session.graph_ && session.cache_)
-          save_built_graph(*session.graph_, session.rules(), *session.cache_);
-      } catch (const std::exception&) {  // not saved: the next run builds it again
-      }
-    }
-  } save{*this};
-  const engine::BuildResult& built = graph_->built;
+  const engine::BuildResult& built = graph();
   options.events = &thread_index();
   DiagnosisCache cached(*trace_, built.graph, &*cache_, graph_->key);
   cached.apply(options);
+  // A graph built for this diagnosis is saved once its hang is known: after the search
+  // for it (the long part), before the walk and its questions.
+  if (options.known_hang) {
+    save_graph();
+  } else {
+    options.hang_found = [this,
+                          told = std::move(options.hang_found)](const engine::FoundHang& found) {
+      if (told) told(found);
+      save_graph();
+    };
+  }
   return run_diagnosis(*trace_, built, rules(), options, missing_is_no_hang);
 }
 

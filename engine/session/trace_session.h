@@ -69,6 +69,10 @@ class TraceSession {
 
   // The graph of the trace with the packs, built (or loaded from the cache) at the first call.
   const engine::BuildResult& graph();
+  // Saves a graph built here to the cache (by a copy of the process: call it while the
+  // process runs one thread), if it is not saved yet. A diagnosis saves it once its hang
+  // is known; the packs' change and the session's end save it too.
+  void save_graph();
 
   // The per-thread event index, made (or mapped from the cache) at the first call: call it
   // while the process runs one thread, as a new index is saved by a copy of the process.
