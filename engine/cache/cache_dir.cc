@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <pwd.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -475,6 +476,25 @@ bool being_written(const Folder& dir, std::string_view name) {
     if (starts_with(f.name, prefix) && is_temporary_name(f.name) && f.regular && f.ours &&
         now - f.mtime_ns < 10 * kMinuteNs)
       return true;
+  return false;
+}
+
+bool being_saved_by_live_run(const Folder& dir, const std::vector<std::string_view>& prefixes) {
+  const int64_t now = now_ns();
+  for (const FileInfo& f : dir.list()) {
+    if (!is_temporary_name(f.name) || !f.regular || !f.ours || now - f.mtime_ns >= 10 * kMinuteNs)
+      continue;
+    if (std::none_of(prefixes.begin(), prefixes.end(),
+                     [&](std::string_view p) { return starts_with(f.name, p); }))
+      continue;
+    // ENTRY.tmp-PID-HEX: the writer's pid (is_temporary_name checked its form).
+    const std::string_view rest = std::string_view(f.name).substr(f.name.find(".tmp-") + 5);
+    const std::string pid(rest.substr(0, rest.find('-')));
+    char* end = nullptr;
+    const long value = std::strtol(pid.c_str(), &end, 10);
+    if (end == pid.c_str() || *end != '\0' || value <= 0) continue;
+    if (kill(static_cast<pid_t>(value), 0) == 0 || errno == EPERM) return true;
+  }
   return false;
 }
 

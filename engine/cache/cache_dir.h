@@ -120,6 +120,9 @@ bool is_trace_folder_name(std::string_view name);
 // this user's younger than ten minutes. Saving the same ~1 GB twice at once only slows
 // both.
 bool being_written(const Folder& dir, std::string_view name);
+// Whether a live process (its pid in the temporary file's name, still running) is writing
+// an entry whose name starts with one of `prefixes` now.
+bool being_saved_by_live_run(const Folder& dir, const std::vector<std::string_view>& prefixes);
 
 // Removes temporary files that runs killed while writing left (regular files of this
 // user's older than a day; a younger one may be another run's, still writing).

@@ -1,6 +1,7 @@
 #include "engine/session/graph_load.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <stdexcept>
 
@@ -24,6 +25,14 @@ BuiltGraph build_graph(const Trace& trace, const rules::RuleSet& rules, Reporter
   if (cache && cache->on) {
     key = cache::Key{cache->trace_key, cache::packs_key(rules),
                      cache::options_key(options, cache->format, trace), cache::engine_key()};
+    // Another run (or this one, under --watch) still saving its graph here, the last
+    // run's often: loading it, or rebuilding its cuts, beats building it whole.
+    const std::vector<std::string_view> saving{"graph-", "base-", cache::kCutMatchesName};
+    if (cache::being_saved_by_live_run(cache->dir, saving)) {
+      cache->note("waiting for another run's graph save to end (at most 20 s)");
+      for (int i = 0; i < 1000 && cache::being_saved_by_live_run(cache->dir, saving); ++i)
+        usleep(20'000);
+    }
     std::string why;
     if (auto loaded = cache::load_graph(cache->dir, *key, trace, rules, &why)) {
       cache->note(

@@ -124,6 +124,17 @@ A value that is not a size leaves the default.
   0
   [1]
 
+A run that starts while another run's copy is still saving its graph waits for the save
+(at most 20 s) and loads it, rather than building the graph again; a temporary file left
+by a writer that is gone is not waited for.
+
+  $ mkdir -p $TMP_DIR/w && cp examples/server-loop.trace $TMP_DIR/w/t.trace && causeway graph $TMP_DIR/w/t.trace >/dev/null 2>&1; sleep 2 & touch $TMP_DIR/w/t.trace.cwcache/graph-0123456789abcdef.cwg.tmp-$!-1; start=$(date +%s); CAUSEWAY_CACHE=verbose causeway graph $TMP_DIR/w/t.trace 2>&1 >/dev/null | sed "s|$TMP_DIR/||; s|graph-[0-9a-f]*\.cwg$|graph-KEY.cwg|"; echo "waited: $(( $(date +%s) - start >= 1 ))"
+  causeway: cache: waiting for another run's graph save to end (at most 20 s)
+  causeway: cache: graph loaded from w/t.trace.cwcache/graph-KEY.cwg
+  waited: 1
+  $ true & wait $!; touch $TMP_DIR/w/t.trace.cwcache/graph-0123456789abcdef.cwg.tmp-$!-2; CAUSEWAY_CACHE=verbose causeway graph $TMP_DIR/w/t.trace 2>&1 >/dev/null | sed "s|$TMP_DIR/||; s|graph-[0-9a-f]*\.cwg$|graph-KEY.cwg|"
+  causeway: cache: graph loaded from w/t.trace.cwcache/graph-KEY.cwg
+
 The cache folder is beside the trace. A changed trace is another key: the same packs miss.
 
   $ cp examples/server-loop.trace $TMP_DIR/t.trace && CAUSEWAY_CACHE=verbose causeway graph $TMP_DIR/t.trace 2>&1 >/dev/null | sed "s|$TMP_DIR/||; s|graph-[0-9a-f]*|graph-KEY|"
