@@ -5,6 +5,7 @@
 
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "engine/cache/cache.h"
 #include "engine/cache/encoding.h"
@@ -65,10 +66,10 @@ engine::KnownCutMatches StoredMatches::for_rules(const rules::RuleSet& rules) co
 StoredMatches merge_matches(const rules::RuleSet& rules, engine::CutMatchSet&& found,
                             StoredMatches&& before) {
   StoredMatches out;
-  std::unordered_map<uint64_t, bool> kept;
+  std::unordered_set<uint64_t> kept;
   uint64_t current_bytes = 0;
   auto add = [&](uint64_t key, engine::CutMatches&& m) {
-    if (!m.known || !kept.emplace(key, true).second) return;
+    if (!m.known || !kept.insert(key).second) return;
     out.keys.push_back(key);
     out.lists.push_back(std::move(m));
   };

@@ -36,16 +36,6 @@ struct Cut {
   Neighbour neighbour;
 };
 
-// A thread's first event already starts a segment; two rules cutting at the same
-// event make one cut, the first rule's. Always inlined into the per-event step, as it was
-// when the builder was one file (Builder).
-[[gnu::always_inline]] inline void add_cut_to(std::vector<Cut>& cuts, uint32_t first_event,
-                                              uint32_t event, RuleRef rule, Neighbour neighbour) {
-  if (event == first_event) return;
-  if (!cuts.empty() && cuts.back().event == event) return;
-  cuts.push_back({event, rule, neighbour});
-}
-
 // A cut of a `split … peers` rule on a thread, between the link end at `since` and the one
 // the cut starts with: made only when the thread's own cuts do not part them already.
 struct PendingPeerCut {

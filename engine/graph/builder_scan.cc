@@ -15,9 +15,14 @@ namespace cw::engine::build {
 
 namespace {
 
+// A thread's first event already starts a segment; two rules cutting at the same
+// event make one cut, the first rule's. Always inlined into the per-event step, as it was
+// when the builder was one file (build_state.h, Builder).
 [[gnu::always_inline]] inline void add_cut(ThreadState& t, uint32_t event, RuleRef rule,
                                            Neighbour neighbour) {
-  add_cut_to(t.cuts, t.first_event, event, rule, neighbour);
+  if (event == t.first_event) return;
+  if (!t.cuts.empty() && t.cuts.back().event == event) return;
+  t.cuts.push_back({event, rule, neighbour});
 }
 
 }  // namespace
@@ -148,10 +153,9 @@ const KindActions* Builder::cut_event(CutScope& c, ThreadState& t, const Event& 
     }
     const bool same_loop = t.batch_loop[b] == loop;
     const int64_t key = rule.per.empty() ? 0 : c.eval.eval(c.batch_per[b], scope).i;
-    const uint32_t at = batch_place(c, t, i, b);
     if (c.rec) {
       const uint32_t loop_id = loop == SpanTree::kRoot ? 0 : c.spans.at(loop).opener + 1;
-      c.rec->batches[b].push_back({i, at, loop_id, 0, key});
+      c.rec->batches[b].push_back({i, batch_place(c, t, i, b), loop_id, 0, key});
     }
     if (!rule.per.empty()) {
       // Reads of one client's descriptor in a row are one request.
@@ -160,6 +164,7 @@ const KindActions* Builder::cut_event(CutScope& c, ThreadState& t, const Event& 
       t.batch_keyed[b] = 1;
     }
     t.batch_loop[b] = loop;
+    const uint32_t at = c.rec ? c.rec->batches[b].back().at : batch_place(c, t, i, b);
     // A cut already made at the item's start or after it stands (a split rule that cut at
     // the read's entry when it blocked keeps its name and neighbour).
     if (at == t.first_event) continue;
