@@ -61,6 +61,22 @@ std::vector<const RuleOrigin*> RuleSet::origins(dsl::RuleKind kind) const {
   return {found.begin(), found.end()};
 }
 
+bool calls_lua(const CompiledExpr& expr) {
+  return std::any_of(expr.nodes.begin(), expr.nodes.end(), [](const ExprNode& n) {
+    return n.op == Op::Call && n.sval.starts_with("lua.");
+  });
+}
+
+bool RuleSet::cut_rules_call_lua() const {
+  for (const SplitRule& s : splits)
+    if (s.origin.active() && s.mode != SplitRule::Mode::Peers && calls_lua(s.where)) return true;
+  for (const BatchRule& b : batches)
+    if (b.origin.active() &&
+        (calls_lua(b.within_where) || calls_lua(b.item_where) || calls_lua(b.per)))
+      return true;
+  return false;
+}
+
 const PackInfo* RuleSet::pack(const std::string& id) const {
   for (const auto& p : packs)
     if (p.id == id) return &p;

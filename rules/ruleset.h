@@ -94,6 +94,10 @@ struct CompiledExpr {
   bool empty() const { return nodes.empty(); }
 };
 
+// Whether the expression calls a pack's Lua hook (`lua.NAME`): its value may then depend on
+// the hook's state, that is on every call made before it.
+bool calls_lua(const CompiledExpr& expr);
+
 // ---- rules ----------------------------------------------------------------------------
 
 struct RuleOrigin {
@@ -343,6 +347,9 @@ struct RuleSet {
   // Where each compiled rule of `kind` (dsl/rule_kinds.h) came from, in its list's order.
   std::vector<RuleOrigin*> origins(dsl::RuleKind kind);
   std::vector<const RuleOrigin*> origins(dsl::RuleKind kind) const;
+  // Whether an active cut rule (a split that is not `peers`, a batch) calls a Lua hook.
+  // When none does, the hooks' calls in a graph build do not depend on the cut rules.
+  bool cut_rules_call_lua() const;
 };
 
 }  // namespace cw::rules

@@ -48,8 +48,8 @@ uint64_t packs_key(const rules::RuleSet& rules);
 // The rules whose work a rebuild of the cuts reuses (engine::BuildOptions::reuse): the
 // links, the edge and flag rules and the `peers` splits, as compiled (not where they are
 // written: a rule added above them moves them in their file). Graphs of packs whose
-// links_key is equal differ at most in their cut rules. nullopt for packs with Lua hooks
-// (always built whole).
+// links_key is equal differ at most in their cut rules. The Lua hooks' code counts (an edge
+// rule may call one). nullopt when a cut rule calls a hook (always built whole).
 std::optional<uint64_t> links_key(const rules::RuleSet& rules);
 
 // Everything else a graph depends on: the Lua limits, the trace's form as asked (--format),

@@ -128,8 +128,16 @@ void hash_origin(Hasher& h, const rules::RuleOrigin& o) {
 }  // namespace
 
 std::optional<uint64_t> links_key(const rules::RuleSet& rules) {
-  if (!rules.lua.empty()) return std::nullopt;
+  // Hooks keep state: a cut rule's calls would change what an edge rule's calls return.
+  if (rules.cut_rules_call_lua()) return std::nullopt;
   Hasher h;
+  // The hooks an edge, link or flag rule calls: their code decides its value.
+  h.value(static_cast<uint64_t>(rules.lua.size()));
+  for (const rules::LuaChunk& chunk : rules.lua) {
+    h.text(chunk.pack);
+    h.text(chunk.code);
+    h.value(chunk.first_line);
+  }
   h.value(static_cast<uint64_t>(rules.links.size()));
   for (const rules::LinkRule& l : rules.links) {
     hash_origin(h, l.origin);

@@ -108,5 +108,17 @@ TEST_CASE("links key: links, edge and flag rules and peers splits count; other c
   CHECK(key(link + edge + stream + "split p { peers stream }\n") != key(link + edge + stream));
   CHECK(key(link + edge + stream + "split p { peers stream neighbour none }\n") !=
         key(link + edge + stream + "split p { peers stream }\n"));
-  CHECK_FALSE(key(link + edge + "lua [[ function f() return true end ]]\n"));
+  // Lua hooks: their code counts; a cut rule that calls one leaves no key (built whole).
+  const std::string hook = "lua [[ function f(x) return true end ]]\n";
+  const auto with_hook = key(link + edge + hook);
+  REQUIRE(with_hook);
+  CHECK(*with_hook != *base);
+  CHECK(key(link + edge + "lua [[ function f(x) return false end ]]\n") != with_hook);
+  CHECK(key(link + edge + hook + "split s { at syscall_enter where name == \"read\" }\n") ==
+        with_hook);
+  CHECK(key(link + "edge w { link wakeup where lua.f(from.tid) strength strong }\n" + hook) !=
+        with_hook);
+  CHECK_FALSE(key(link + edge + hook + "split s { at syscall_enter where lua.f(tid) }\n"));
+  CHECK_FALSE(key(link + edge + hook + "batch b { within call where lua.f(tid) item recv }\n"));
+  CHECK_FALSE(key(link + edge + hook + "batch b { within loop item recv per lua.f(fd) }\n"));
 }

@@ -255,8 +255,8 @@ class Builder {
   const BuildOptions& options_;
   // parallel_from_, or never when one CPU is all there is (or CAUSEWAY_THREADS=1).
   const uint64_t parallel_from_;
-  BuildResult* reuse_;  // BuildOptions::reuse, unless packs have Lua hooks
-  const bool record_;   // BuildOptions::record_matches, unless packs have Lua hooks
+  BuildResult* reuse_;  // BuildOptions::reuse, unless a cut rule calls a Lua hook
+  const bool record_;   // BuildOptions::record_matches, unless a cut rule calls a Lua hook
   SpanTree spans_;
   LuaHost lua_;
   Evaluator eval_;

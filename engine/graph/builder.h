@@ -91,12 +91,14 @@ struct BuildOptions {
   // the edge classification and the flag pairs do not depend on cuts, so its edges are
   // taken as they are (their events mapped to the new segments) and only the cuts are
   // derived again. The caller vouches for the rules (the derived cache keys the graph by
-  // cache::links_key); packs with Lua hooks are always built whole (a hook's state may
-  // depend on the order of its calls, which the cut rules' calls change). Its edges are
-  // taken (moved into the new graph, not copied: at 19 M events they are ~170 MB).
+  // cache::links_key). When a cut rule calls a Lua hook the graph is built whole: a hook
+  // keeps state, so the cut rule's calls change what later calls (an edge rule's) return.
+  // Hooks that only link, edge and flag rules call are called in an order the cut rules
+  // do not change. Its edges are taken (moved into the new graph, not copied: at 19 M
+  // events they are ~170 MB).
   BuildResult* reuse = nullptr;
-  // Keep each cut rule's matches (BuildResult::matches) for a later rebuild. Packs with Lua
-  // hooks keep none (their rebuilds are whole builds).
+  // Keep each cut rule's matches (BuildResult::matches) for a later rebuild. None are kept
+  // when a cut rule calls a Lua hook (the rebuilds are whole builds).
   bool record_matches = false;
   // With `reuse`: the matches of these rules found before (cut_matches.h). When every
   // active cut rule's are known, or the rule can be evaluated alone (a split that cuts at

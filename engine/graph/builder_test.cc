@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <functional>
 #include <iterator>
 
 #include "engine/graph/test_support.h"
@@ -558,7 +559,7 @@ TEST_CASE("a rebuild of the cuts only, reusing another cut rules' graph, equals 
   CHECK(hidden.result.peer_cuts.size() == 1);
 }
 
-TEST_CASE("a rebuild of the cuts takes the reused graph's edges; Lua packs are built whole") {
+TEST_CASE("a rebuild of the cuts takes the reused graph's edges") {
   const auto prior = build(reuse_rules(""), kReuseTrace);
   BuildResult marked = prior.result;
   REQUIRE(!marked.graph.edges.empty());
@@ -572,8 +573,10 @@ TEST_CASE("a rebuild of the cuts takes the reused graph's edges; Lua packs are b
   CHECK(rebuilt.graph.edges[0].cost == 42);
   CHECK(after.result.graph.edges[0].cost != 42);
 
-  const std::string lua = "lua [[ function any(x) return true end ]]\n";
-  const auto with_lua = build(reuse_rules(lua), kReuseTrace);
+  // Unless a cut rule calls a Lua hook: then the graph is built whole.
+  const auto with_lua = build(reuse_rules("lua [[ function any(x) return false end ]]\n"
+                                          "split l { at send where lua.any(tid) }\n"),
+                              kReuseTrace);
   BuildResult marked_lua = with_lua.result;
   marked_lua.graph.edges[0].cost = 42;
   options.reuse = &marked_lua;
@@ -649,10 +652,10 @@ std::string random_cut_trace(uint32_t seed) {
 // The standard packs' kinds of cut, spelled out: a loop wait (`loop`), a wait's entry, a
 // blocking read cut at its call's entry (`cut syscall`), an event loop's requests (`batch
 // … within loop per fd cut syscall`), disjoint peers.
-std::string cut_rules(const std::string& edit) {
-  return std::string(kStreamLink) + kWakeupLink +
-         "edge s { link stream strength strong }\n"
-         "edge w { link wakeup strength weak }\n"
+std::string cut_rules(const std::string& edit,
+                      const std::string& wakeup_edge = "edge w { link wakeup strength weak }\n") {
+  return std::string(kStreamLink) + kWakeupLink + "edge s { link stream strength strong }\n" +
+         wakeup_edge +
          "split loop.wait { at syscall_enter where name in [\"poll\", \"epoll_wait\"] "
          "neighbour weak loop }\n"
          "split wait.entry { at syscall_enter where name in [\"futex\", \"nanosleep\"] "
@@ -664,14 +667,15 @@ std::string cut_rules(const std::string& edit) {
          edit;
 }
 
-TEST_CASE("random traces: a rebuild of the cuts after each cut edit equals a whole build") {
-  // Each edit, the rule it adds, and whether a rebuild can evaluate that rule alone (it
-  // cuts at its event and reads only the event's fields).
-  struct Edit {
-    std::string text, rule;
-    bool alone;
-  };
-  const std::vector<Edit> edits = {
+// A cut edit: the rule it adds, and whether a rebuild can evaluate that rule alone (it cuts
+// at its event and reads only the event's fields).
+struct CutEdit {
+  std::string text, rule;
+  bool alone;
+};
+
+const std::vector<CutEdit>& cut_edits() {
+  static const std::vector<CutEdit> edits = {
       {"", "", true},
       {"split idle { at syscall_enter where name == \"recvmsg\" neighbour weak loop }\n", "idle",
        true},
@@ -687,19 +691,25 @@ TEST_CASE("random traces: a rebuild of the cuts after each cut edit equals a who
        "first", true},
       {"batch each { within loop item send cut syscall neighbour weak }\n", "each", false},
   };
-  for (uint32_t seed = 1; seed <= 6; ++seed) {
+  return edits;
+}
+
+// On random traces of `seeds`, from a graph of the packs with each cut edit to every other:
+// a rebuild of the cuts equals a whole build, with every rule's matches known or all but
+// the edit's (the rule evaluated alone, or the threads scanned when it cannot be).
+// `packs` makes the packs of an edit's text.
+void check_every_cut_edit(uint32_t seeds, const std::function<std::string(std::string)>& packs) {
+  for (uint32_t seed = 1; seed <= seeds; ++seed) {
     const std::string trace = random_cut_trace(seed);
-    for (const Edit& before : edits) {
-      const auto prior = build(cut_rules(before.text), trace);
-      for (const Edit& after : edits) {
+    for (const CutEdit& before : cut_edits()) {
+      const auto prior = build(packs(before.text), trace);
+      for (const CutEdit& after : cut_edits()) {
         CAPTURE(seed);
         CAPTURE(before.text);
         CAPTURE(after.text);
-        const auto whole = build(cut_rules(after.text), trace);
+        const auto whole = build(packs(after.text), trace);
         CHECK_FALSE(rebuild_equals(prior, whole, nullptr));
         const CutMatchSet matches = recorded_matches(whole);
-        // Every rule's matches known; then the edit's rule new (evaluated alone, or the
-        // threads scanned when it cannot be).
         const KnownCutMatches all = known_but(matches, whole.rules, "");
         CHECK(rebuild_equals(prior, whole, &all));
         const KnownCutMatches but_new = known_but(matches, whole.rules, after.rule);
@@ -707,6 +717,49 @@ TEST_CASE("random traces: a rebuild of the cuts after each cut edit equals a who
       }
     }
   }
+}
+
+TEST_CASE("random traces: a rebuild of the cuts after each cut edit equals a whole build") {
+  check_every_cut_edit(6, [](const std::string& edit) { return cut_rules(edit); });
+}
+
+// A hook that keeps state: what it returns depends on every call made before it.
+constexpr const char* kCountingHooks =
+    "lua [[\n"
+    "calls = 0\n"
+    "function every_third(x) calls = calls + 1 return calls % 3 ~= 0 end\n"
+    "ticks = 0\n"
+    "function tick(x) ticks = ticks + 1 return false end\n"
+    "function ticked(x) return ticks > 0 end\n"
+    "]]\n";
+
+TEST_CASE("Lua hooks called by edge rules: a rebuild of the cuts equals a whole build") {
+  // The edge rule's hook counts its calls: the rebuild's edges are the whole build's only
+  // if the hook is called in the same order whatever the cut rules are.
+  check_every_cut_edit(2, [](const std::string& edit) {
+    return cut_rules(edit,
+                     "edge w { link wakeup where lua.every_third(from.tid) strength weak }\n") +
+           kCountingHooks;
+  });
+}
+
+TEST_CASE("a cut rule that calls a Lua hook: the graph is built whole, no matches kept") {
+  // The edge rule's hook sees whether the cut rule's hook ran before it.
+  const std::string edge = "edge w { link wakeup where lua.ticked(from.tid) strength strong }\n";
+  const std::string trace = random_cut_trace(1);
+  const auto prior = build(cut_rules("", edge) + kCountingHooks, trace);
+  const auto whole =
+      build(cut_rules("split t { at syscall_enter where lua.tick(tid) neighbour none }\n", edge) +
+                kCountingHooks,
+            trace);
+  // The cut rule's calls changed the edges: a rebuild that took the prior's would differ.
+  REQUIRE(prior.result.graph.edges.size() != whole.result.graph.edges.size());
+  CHECK_FALSE(rebuild_equals(prior, whole, nullptr));
+  BuildOptions record;
+  record.record_matches = true;
+  const CutMatchSet none = build_graph(whole.trace, whole.rules, record).matches;
+  CHECK(none.splits.empty());
+  CHECK(none.batches.empty());
 }
 
 }  // namespace

@@ -37,6 +37,16 @@ And `debug --json --auto` on the same edits:
   matches-again: events read, graph cuts replayed and saved, hang found, index made; equals --no-cache: yes; equals cold: (yes|no) (re)
   off: files in the cache folder: 0; equals cold: yes
 
+A real recording whose packs have Lua hooks (python.asyncio's edge rules call them): the
+cut rules call none, so the hooks are called in the same order whatever the cuts are, and
+the cuts are rebuilt as on any trace:
+
+  $ cp tests/real/traces/09-asyncio-blocked-loop.cwt $TMP_DIR/a.cwt && tests/cli/data/cache_edit_loop.sh $TMP_DIR/a $TMP_DIR/a.cwt debug --json --auto 2>&1 | sed -n '1,4p'
+  cold: events read, graph built and saved, hang found, index made; equals --no-cache: yes; equals cold: yes
+  add: events read, graph cuts replayed and saved, hang found, index made; equals --no-cache: yes; equals cold: yes
+  change: events read, graph cuts replayed and saved, hang found, index made; equals --no-cache: yes; equals cold: yes; equals add: yes
+  remove: events read, graph loaded, hang cached, index made; equals --no-cache: yes; equals cold: yes
+
 On a synthetic binary trace (hashed by its chunk headers), both commands. Its events are
 kept at any size here (CAUSEWAY_CACHE_EVENTS_MIN=0), as a large trace's are (below):
 
