@@ -76,8 +76,8 @@ inline constexpr char kMagic[8] = {'C', 'W', 'C', 'A', 'C', 'H', 'E', '\0'};
 // Bump when any entry's payload layout changes (or Segment, Edge, BuildStats change shape).
 // 2: graphs keep their peers cuts; 3: a hang's profile keeps its uninterruptible time;
 // 4: a segment's or edge's rule kind is the table's (dsl/rule_kinds.h), no rule 255;
-// 5: a peers cut keeps the link end before it (PeerCut::since).
-inline constexpr uint32_t kFormatVersion = 5;
+// 5: a peers cut keeps the link end before it (PeerCut::since); 6: cut matches as varints.
+inline constexpr uint32_t kFormatVersion = 6;
 inline constexpr size_t kHeaderSize = 64;
 // Graph entries kept per trace (least recently used evicted): the cold run's entry is still
 // there when the rule added since is removed again.

@@ -3,6 +3,7 @@
 // thread's cuts from the matches (engine/graph/cut_matches.h).
 #include <fmt/format.h>
 
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -18,8 +19,7 @@ namespace {
 constexpr uint8_t kSplitList = 0, kBatchList = 1;
 
 uint64_t bytes_of(const engine::CutMatches& m) {
-  return m.splits.size() * sizeof(engine::SplitMatch) +
-         m.batches.size() * sizeof(engine::BatchMatch);
+  return m.bytes.size();
 }
 
 // Checks that `at`, when it names an event, names one of `event`'s thread.
@@ -30,15 +30,22 @@ void check_place(const Trace& trace, uint32_t event, uint32_t at) {
     throw CorruptEntry("a cut place on another thread than its match");
 }
 
-template <class Match>
-void check_order(const Trace& trace, const std::vector<Match>& list) {
-  uint64_t last = 0;
-  bool first = true;
-  for (const Match& m : list) {
-    if (m.event >= trace.events.size()) throw CorruptEntry("a match past the trace's events");
-    if (!first && m.event <= last) throw CorruptEntry("matches out of order");
-    first = false;
-    last = m.event;
+// Reads a list whole, checking each match against the trace (the reader checks the form).
+void check_list(const engine::CutMatches& list, const Trace& trace) {
+  try {
+    for (engine::MatchReader r(list); !r.done();) {
+      if (list.batch) {
+        const engine::BatchMatch m = r.batch();
+        if (m.event >= trace.events.size()) throw CorruptEntry("a match past the trace's events");
+        check_place(trace, m.event, m.at);
+      } else {
+        const engine::SplitMatch m = r.split();
+        if (m.event >= trace.events.size()) throw CorruptEntry("a match past the trace's events");
+        check_place(trace, m.event, m.at);
+      }
+    }
+  } catch (const std::invalid_argument& e) {
+    throw CorruptEntry(e.what());
   }
 }
 
@@ -53,7 +60,7 @@ engine::KnownCutMatches StoredMatches::for_rules(const rules::RuleSet& rules) co
     if (it == at.end()) return nullptr;
     const engine::CutMatches& m = lists[it->second];
     // A key of the other kind of rule (a collision): not these matches.
-    if (batch ? !m.splits.empty() : !m.batches.empty()) return nullptr;
+    if (m.batch != batch) return nullptr;
     return &m;
   };
   for (const rules::SplitRule& s : rules.splits)
@@ -110,12 +117,9 @@ std::string encode_cut_matches(const StoredMatches& stored) {
   for (size_t k = 0; k < stored.lists.size(); ++k) {
     const engine::CutMatches& m = stored.lists[k];
     w.value(stored.keys[k]);
-    const bool batch = !m.batches.empty();
-    w.value(batch ? kBatchList : kSplitList);
-    if (batch)
-      w.array(m.batches);
-    else
-      w.array(m.splits);
+    w.value(m.batch ? kBatchList : kSplitList);
+    w.value(m.count);
+    w.text(m.bytes);
   }
   return w.take();
 }
@@ -124,28 +128,19 @@ StoredMatches decode_cut_matches(std::string_view payload, const Trace& trace) {
   Reader rd(payload);
   StoredMatches out;
   const auto lists = rd.value<uint64_t>();
-  // Each list takes at least its key, its kind and its count.
-  if (lists > payload.size() / 17) throw CorruptEntry("more lists than the entry holds");
+  // Each list takes at least its key, its kind, its count and its size.
+  if (lists > payload.size() / 25) throw CorruptEntry("more lists than the entry holds");
   for (uint64_t k = 0; k < lists; ++k) {
     out.keys.push_back(rd.value<uint64_t>());
     engine::CutMatches m;
     m.known = true;
     const auto kind = rd.value<uint8_t>();
-    if (kind == kSplitList) {
-      m.splits = rd.array<engine::SplitMatch>();
-      check_order(trace, m.splits);
-      for (const engine::SplitMatch& x : m.splits) check_place(trace, x.event, x.at);
-    } else if (kind == kBatchList) {
-      m.batches = rd.array<engine::BatchMatch>();
-      check_order(trace, m.batches);
-      for (const engine::BatchMatch& x : m.batches) {
-        if (x.at > x.event) throw CorruptEntry("an item that starts after its match");
-        check_place(trace, x.event, x.at);
-        if (x.loop > uint64_t{x.event} + 1) throw CorruptEntry("an item's loop opened after it");
-      }
-    } else {
+    if (kind != kSplitList && kind != kBatchList)
       throw CorruptEntry(fmt::format("list {} is of no kind of rule", k));
-    }
+    m.batch = kind == kBatchList;
+    m.count = rd.value<uint64_t>();
+    m.bytes = rd.text();
+    check_list(m, trace);
     out.lists.push_back(std::move(m));
   }
   if (!rd.done()) throw CorruptEntry("bytes after the last list");

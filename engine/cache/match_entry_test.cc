@@ -52,11 +52,11 @@ TEST_CASE("cut matches are kept by rule key, and found again for other packs wit
   cw::engine::CutMatchSet found = recorded(b);
   REQUIRE(found.splits.size() == 2);
   REQUIRE(found.splits[0].known);
-  CHECK(found.splits[0].splits.size() == 1);  // the read
-  CHECK(found.splits[1].splits.size() == 2);  // both recvmsg
+  CHECK(found.splits[0].count == 1);  // the read
+  CHECK(found.splits[1].count == 2);  // both recvmsg
   REQUIRE(found.batches[0].known);
   // Every exit matched, in the loop or not yet (the replay tells).
-  CHECK(found.batches[0].batches.size() == 3);
+  CHECK(found.batches[0].count == 3);
   const cache::StoredMatches stored = cache::merge_matches(b.rules, std::move(found), {});
   CHECK(stored.lists.size() == 3);
 
@@ -76,7 +76,7 @@ TEST_CASE("cut matches are kept by rule key, and found again for other packs wit
   const cw::engine::KnownCutMatches known = loaded->for_rules(other.rules);
   CHECK(known.splits[0] == nullptr);
   REQUIRE(known.splits[1] != nullptr);
-  CHECK(known.splits[1]->splits.size() == 2);
+  CHECK(known.splits[1]->count == 2);
 
   // Kept again with the other packs' new list: theirs first, then the old ones that fit.
   cw::engine::CutMatchSet more = recorded(other);
@@ -101,19 +101,49 @@ TEST_CASE("a cut matches entry that names what the trace does not have is a miss
     return std::string("(decoded)");
   };
   CHECK(damaged([](cache::StoredMatches&) {}) == "(decoded)");
-  // Lists: 0 the read split, 1 the recvmsg split, 2 the batch.
-  CHECK(damaged([](cache::StoredMatches& s) { s.lists[1].splits[1].event = 99; }) ==
+  // Lists: 0 the read split, 1 the recvmsg split, 2 the batch. Each changed as decoded
+  // matches, written back.
+  auto splits = [](cache::StoredMatches& s, size_t list, auto change) {
+    auto v = s.lists[list].split_list();
+    change(v);
+    s.lists[list] = cw::engine::CutMatches::of(v);
+  };
+  auto items = [](cache::StoredMatches& s, size_t list, auto change) {
+    auto v = s.lists[list].batch_list();
+    change(v);
+    s.lists[list] = cw::engine::CutMatches::of(v);
+  };
+  CHECK(damaged([&](cache::StoredMatches& s) { splits(s, 1, [](auto& v) { v[1].event = 99; }); }) ==
         "a match past the trace's events");
-  CHECK(damaged([](cache::StoredMatches& s) {
-          std::swap(s.lists[1].splits[0], s.lists[1].splits[1]);
-        }) == "matches out of order");
   // The recvmsg of thread 102 (event 1) cut at an event of thread 101.
-  CHECK(damaged([](cache::StoredMatches& s) { s.lists[1].splits[0].at = 0; }) ==
+  CHECK(damaged([&](cache::StoredMatches& s) { splits(s, 1, [](auto& v) { v[0].at = 0; }); }) ==
         "a cut place on another thread than its match");
-  CHECK(damaged([](cache::StoredMatches& s) { s.lists[2].batches[0].at = 4; }) ==
-        "an item that starts after its match");
-  CHECK(damaged([](cache::StoredMatches& s) { s.lists[2].batches[0].loop = 5; }) ==
-        "an item's loop opened after it");
+  CHECK(damaged([&](cache::StoredMatches& s) { splits(s, 1, [](auto& v) { v[0].at = 1000; }); }) ==
+        "a cut place past the trace's events");
+  // The list's form: what the writer never makes.
+  CHECK(damaged([](cache::StoredMatches& s) { s.lists[2].bytes[1] = '\x7f'; }) ==
+        "an item that starts before the trace");
+  CHECK(damaged([](cache::StoredMatches& s) { s.lists[2].bytes[2] = '\x7f'; }) ==
+        "an item's loop opened before the trace");
+  CHECK(damaged([](cache::StoredMatches& s) { s.lists[1].count = 1; }) ==
+        "bytes after the last match");
+  CHECK(damaged([](cache::StoredMatches& s) { s.lists[1].count = 1000; }) ==
+        "more matches than the list holds");
+  CHECK(damaged([](cache::StoredMatches& s) { s.lists[0].bytes.back() = '\x80'; }) ==
+        "a match cut short");
+  CHECK(damaged([](cache::StoredMatches& s) {
+          s.lists[0].bytes = std::string(10, '\xff') + '\x01';
+          s.lists[0].count = 1;
+        }) == "a number over 64 bits");
+  CHECK(damaged([](cache::StoredMatches& s) {
+          s.lists[0].bytes = std::string("\xff\xff\xff\xff\x0f\x00", 6);
+          s.lists[0].count = 1;
+        }) == "a match past 2^32 events");
+  // A batch item that starts after its match, or whose loop opens after it: not written.
+  cache::StoredMatches s = good;
+  CHECK_THROWS_AS(items(s, 2, [](auto& v) { v[0].at = v[0].event + 1; }), std::invalid_argument);
+  CHECK_THROWS_AS(items(s, 2, [](auto& v) { v[0].loop = v[0].event + 2; }), std::invalid_argument);
+  CHECK_THROWS_AS(splits(s, 1, [](auto& v) { std::swap(v[0], v[1]); }), std::invalid_argument);
   std::string payload = cache::encode_cut_matches(good);
   CHECK_THROWS_AS(cache::decode_cut_matches(payload.substr(0, payload.size() - 1), b.trace),
                   cache::CorruptEntry);

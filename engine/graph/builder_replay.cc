@@ -38,15 +38,28 @@ bool reads_own_event_only(const PreparedExpr& p) {
   return true;
 }
 
-// One rule's matches, in the order its kind acts at one event.
+// One rule's matches, read in order: `split` or `batch` is the next one to replay.
 struct Stream {
+  Stream(bool batch, uint32_t rule, const CutMatches* list)
+      : batch(batch), rule(rule), reader(list ? MatchReader(*list) : MatchReader(kNone)) {}
   bool batch = false;
   uint32_t rule = 0;
-  const SplitMatch* splits = nullptr;
-  const BatchMatch* batches = nullptr;
-  size_t size = 0;
-  uint32_t event(size_t k) const { return batch ? batches[k].event : splits[k].event; }
+  MatchReader reader;
+  SplitMatch split;
+  BatchMatch item;
+  // Reads the next match; false at the end.
+  bool next() {
+    if (reader.done()) return false;
+    if (batch)
+      item = reader.batch();
+    else
+      split = reader.split();
+    return true;
+  }
+  uint32_t event() const { return batch ? item.event : split.event; }
+  static const CutMatches kNone;
 };
+const CutMatches Stream::kNone{};
 
 constexpr unsigned kStreamBits = 20;
 
@@ -116,7 +129,8 @@ bool Builder::cuts_from_matches() {
     if (!rule.origin.active() || rule.item == kNoKind) continue;
     const CutMatches* m = b < known->batches.size() ? known->batches[b] : nullptr;
     if (!m || !m->known) return false;
-    streams.push_back({true, b, nullptr, m->batches.data(), m->batches.size()});
+    if (!m->batch) return false;
+    streams.emplace_back(true, b, m);
   }
   for (uint32_t s = 0; s < rules_.splits.size(); ++s) {
     const rules::SplitRule& rule = rules_.splits[s];
@@ -124,21 +138,22 @@ bool Builder::cuts_from_matches() {
       continue;
     const CutMatches* m = s < known->splits.size() ? known->splits[s] : nullptr;
     if (m && m->known) {
-      streams.push_back({false, s, m->splits.data(), nullptr, m->splits.size()});
+      if (m->batch) return false;
+      streams.emplace_back(false, s, m);
       continue;
     }
     if (!rule.cut_span.empty() || rule.cut_after || !reads_own_event_only(split_where_[s]))
       return false;
     fresh.push_back(s);
     fresh_stream.push_back(streams.size());
-    streams.push_back({false, s, nullptr, nullptr, 0});
+    streams.emplace_back(false, s, nullptr);
   }
   if (streams.size() >= (size_t{1} << kStreamBits)) return false;
   report("events", 0, n);
 
   // The new rules at the events of their kinds. An error falls back to the scan, whose
   // error is the one a whole build meets first.
-  std::vector<std::vector<SplitMatch>> found(fresh.size());
+  std::vector<CutMatches> found(fresh.size());
   if (!fresh.empty()) {
     std::vector<std::vector<SplitMatch>> parts[2];
     parts[0].resize(fresh.size());
@@ -165,11 +180,13 @@ bool Builder::cuts_from_matches() {
       return false;
     }
     for (size_t k = 0; k < fresh.size(); ++k) {
-      found[k] = std::move(parts[0][k]);
-      found[k].insert(found[k].end(), parts[1][k].begin(), parts[1][k].end());
-      Stream& st = streams[fresh_stream[k]];
-      st.splits = found[k].data();
-      st.size = found[k].size();
+      found[k].known = true;
+      MatchWriter w(found[k]);
+      for (const auto& part : parts)
+        for (const SplitMatch& m : part[k]) w.add(m);
+      std::vector<SplitMatch>().swap(parts[0][k]);
+      std::vector<SplitMatch>().swap(parts[1][k]);
+      streams[fresh_stream[k]].reader = MatchReader(found[k]);
     }
   }
 
@@ -178,26 +195,25 @@ bool Builder::cuts_from_matches() {
 
   // Every match in trace order; at one event, in stream order.
   std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<>> next;
-  std::vector<size_t> at(streams.size(), 0);
   for (size_t k = 0; k < streams.size(); ++k)
-    if (streams[k].size) next.push((uint64_t{streams[k].event(0)} << kStreamBits) | k);
+    if (streams[k].next()) next.push((uint64_t{streams[k].event()} << kStreamBits) | k);
   uint64_t done = 0;
   while (!next.empty()) {
     const uint64_t top = next.top();
     next.pop();
     const size_t k = top & ((uint64_t{1} << kStreamBits) - 1);
     const auto event = static_cast<uint32_t>(top >> kStreamBits);
-    const Stream& st = streams[k];
+    Stream& st = streams[k];
     if (event >= n)
       throw std::invalid_argument("the matches to rebuild the cuts from are not of this trace");
     ThreadState& t = threads_[threads_index_.get(trace_.events[event].tid)];
     if (t.pending_after.kind != kNoRuleKind && t.pending_at <= event) pending_to_cut(t);
     if (st.batch)
-      replay_batch(t, st.rule, st.batches[at[k]]);
+      replay_batch(t, st.rule, st.item);
     else
-      replay_split(t, st.rule, st.splits[at[k]]);
-    if (++at[k] < st.size) {
-      const uint32_t following = st.event(at[k]);
+      replay_split(t, st.rule, st.split);
+    if (st.next()) {
+      const uint32_t following = st.event();
       if (following <= event)
         throw std::invalid_argument("the matches to rebuild the cuts from are out of order");
       next.push((uint64_t{following} << kStreamBits) | k);
@@ -210,10 +226,9 @@ bool Builder::cuts_from_matches() {
   if (record_) {
     result_.matches.splits.assign(rules_.splits.size(), {});
     result_.matches.batches.assign(rules_.batches.size(), {});
-    for (size_t k = 0; k < fresh.size(); ++k) {
-      result_.matches.splits[fresh[k]].splits = std::move(found[k]);
-      result_.matches.splits[fresh[k]].known = true;
-    }
+    for (size_t k = 0; k < fresh.size(); ++k)
+      result_.matches.splits[fresh[k]] = std::move(found[k]);
+    for (CutMatches& b : result_.matches.batches) b.batch = true;
   }
   result_.cuts_replayed = true;
   report("events", n, n);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <optional>
 #include <stdexcept>
+#include <type_traits>
 
 #include "engine/graph/build_state.h"
 #include "engine/graph/link_feed.h"
@@ -74,7 +75,7 @@ void Builder::record_outside_loop(CutScope& c, ThreadState& t, uint32_t event, u
     if (!c.eval.test(c.batch_item[batch], scope)) return;
     const int64_t key =
         rules_.batches[batch].per.empty() ? 0 : c.eval.eval(c.batch_per[batch], scope).i;
-    c.rec->batches[batch].push_back({event, batch_place(c, t, event, batch), 0, 0, key});
+    c.rec->batches[batch].push_back({event, batch_place(c, t, event, batch), 0, key});
   } catch (const std::exception&) {
     c.rec->batch_lost[batch] = 1;
     c.rec->batches[batch].clear();
@@ -155,7 +156,7 @@ const KindActions* Builder::cut_event(CutScope& c, ThreadState& t, const Event& 
     const int64_t key = rule.per.empty() ? 0 : c.eval.eval(c.batch_per[b], scope).i;
     if (c.rec) {
       const uint32_t loop_id = loop == SpanTree::kRoot ? 0 : c.spans.at(loop).opener + 1;
-      c.rec->batches[b].push_back({i, batch_place(c, t, i, b), loop_id, 0, key});
+      c.rec->batches[b].push_back({i, batch_place(c, t, i, b), loop_id, key});
     }
     if (!rule.per.empty()) {
       // Reads of one client's descriptor in a row are one request.
@@ -320,25 +321,26 @@ void Builder::name_threads() {
 // The matches the scan's shares recorded, each rule's in event order (each share's are,
 // and a thread's events are all in one share).
 void Builder::keep_matches(std::vector<MatchRecorder>& shares) {
-  auto by_event = [](const auto& a, const auto& b) { return a.event < b.event; };
-  auto merged = [&](auto lists) {
-    auto out = std::move(*lists[0]);
-    out.reserve(out.size() + [&] {
-      size_t more = 0;
-      for (size_t k = 1; k < lists.size(); ++k) more += lists[k]->size();
-      return more;
-    }());
-    for (size_t k = 1; k < lists.size(); ++k) {
-      const size_t mid = out.size();
-      out.insert(out.end(), lists[k]->begin(), lists[k]->end());
-      std::inplace_merge(out.begin(), out.begin() + static_cast<ptrdiff_t>(mid), out.end(),
-                         by_event);
-      lists[k]->clear();
-      lists[k]->shrink_to_fit();
+  // The shares' lists merged by event into one compact list, each freed as it is read.
+  auto merged = [](auto lists, CutMatches& out) {
+    using Match = typename std::remove_pointer_t<typename decltype(lists)::value_type>::value_type;
+    MatchWriter w(out);
+    std::vector<size_t> at(lists.size(), 0);
+    for (;;) {
+      const Match* next = nullptr;
+      size_t from = 0;
+      for (size_t k = 0; k < lists.size(); ++k)
+        if (at[k] < lists[k]->size() && (!next || (*lists[k])[at[k]].event < next->event)) {
+          next = &(*lists[k])[at[k]];
+          from = k;
+        }
+      if (!next) break;
+      w.add(*next);
+      ++at[from];
     }
-    // Grown by doubling while recorded: kept until the graph is saved, at the build's peak.
-    out.shrink_to_fit();
-    return out;
+    for (auto* list : lists) std::vector<Match>().swap(*list);
+    out.bytes.shrink_to_fit();
+    out.known = true;
   };
   CutMatchSet& kept = result_.matches;
   kept.splits.assign(rules_.splits.size(), {});
@@ -349,11 +351,11 @@ void Builder::keep_matches(std::vector<MatchRecorder>& shares) {
       continue;
     std::vector<std::vector<SplitMatch>*> lists;
     for (MatchRecorder& r : shares) lists.push_back(&r.splits[s]);
-    kept.splits[s].splits = merged(lists);
-    kept.splits[s].known = true;
+    merged(lists, kept.splits[s]);
   }
   for (uint32_t b = 0; b < rules_.batches.size(); ++b) {
     const auto& rule = rules_.batches[b];
+    kept.batches[b].batch = true;
     if (!rule.origin.active() || rule.item == kNoKind) continue;
     bool lost = false;
     std::vector<std::vector<BatchMatch>*> lists;
@@ -362,8 +364,7 @@ void Builder::keep_matches(std::vector<MatchRecorder>& shares) {
       lists.push_back(&r.batches[b]);
     }
     if (lost) continue;
-    kept.batches[b].batches = merged(lists);
-    kept.batches[b].known = true;
+    merged(lists, kept.batches[b]);
   }
 }
 

@@ -473,12 +473,12 @@ std::string describe_matches(const CutMatchSet& m) {
   std::string out;
   for (const CutMatches& c : m.splits) {
     out += c.known ? "split:" : "unknown:";
-    for (const SplitMatch& x : c.splits) out += fmt::format(" {}@{}", x.event, x.at);
+    for (const SplitMatch& x : c.split_list()) out += fmt::format(" {}@{}", x.event, x.at);
     out += '\n';
   }
   for (const CutMatches& c : m.batches) {
     out += c.known ? "batch:" : "unknown:";
-    for (const BatchMatch& x : c.batches)
+    for (const BatchMatch& x : c.batch_list())
       out += fmt::format(" {}@{}/{}/{}", x.event, x.at, x.loop, x.key);
     out += '\n';
   }
@@ -600,13 +600,7 @@ namespace {
 // A random trace of servers and clients: threads that wait in loop calls, read and write
 // messages, block and are woken, with calls that nest a `recv` or `send` inside them.
 std::string random_cut_trace(uint32_t seed) {
-  uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
-  auto next = [&](uint64_t n) {
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    return state % n;
-  };
+  testing::Random next(seed);
   const char* const calls[] = {"recvmsg",   "read",  "poll",    "epoll_wait", "futex",
                                "nanosleep", "write", "sendmsg", "wait4"};
   std::string out;

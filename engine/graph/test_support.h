@@ -24,6 +24,22 @@ inline Trace load_trace(const std::string& body) {
   return parse_text_trace(make_source("t.trace", "causeway-trace 1\n" + body));
 }
 
+// A replayable stream of random numbers (xorshift64): random_cut_trace(seed) and the other
+// generated inputs are the same on every machine.
+class Random {
+ public:
+  explicit Random(uint64_t seed) : state_(seed * 0x9E3779B97F4A7C15ull + 1) {}
+  uint64_t operator()(uint64_t n) {  // in [0, n)
+    state_ ^= state_ << 13;
+    state_ ^= state_ >> 7;
+    state_ ^= state_ << 17;
+    return state_ % n;
+  }
+
+ private:
+  uint64_t state_;
+};
+
 struct Built {
   Trace trace;
   rules::RuleSet rules;
