@@ -141,7 +141,7 @@ void diagnose_once(const Args& a, const session::HangAndAnswers& given,
   // --watch --json: JSON Lines, one document per run on one line, for scripts that follow.
   const int lines = watch.is_null() ? 2 : -1;
   const Trace& trace = session.trace();
-  const engine::Graph& graph = session.graph().graph;
+  const engine::Graph& graph = session.graph_to_diagnose().graph;
   session.thread_index();
 
   engine::DiagnoseOptions options;

@@ -136,7 +136,8 @@ std::optional<engine::BuildResult> load_graph(const Folder& dir, const Key& key,
                                               const rules::RuleSet& rules,
                                               std::string* why = nullptr, bool for_reuse = false);
 // Saves it and evicts the least recently used graph entries beyond kGraphEntries (their
-// hang entries with them).
+// hang entries with them). Its over-connections must be counted (engine::
+// fill_over_connections; std::logic_error otherwise): a graph loaded has them.
 bool save_graph(const Folder& dir, const Key& key, const engine::BuildResult& result,
                 std::string* why = nullptr);
 

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -147,6 +148,7 @@ engine::BuildResult decode_graph_from(R& rd, const Trace& trace, const rules::Ru
   g.rule_names = read_rule_names(rd);
   g.threads = rd.template array<engine::Graph::ThreadSegments>();
   r.stats = rd.template value<engine::BuildStats>();
+  r.over_connections_counted = true;  // a saved graph's are (save_graph)
   r.counts = read_rule_counts(rd);
   r.peer_cuts = rd.template array<engine::PeerCut>();
   if (!rd.done()) throw CorruptEntry("bytes left after the graph");
@@ -202,6 +204,8 @@ std::optional<engine::BuildResult> load_graph(const Folder& dir, const Key& key,
 
 bool save_graph(const Folder& dir, const Key& key, const engine::BuildResult& result,
                 std::string* why) {
+  if (!result.over_connections_counted)
+    throw std::logic_error("a graph saved before its over-connections are counted");
   GraphParts parts;
   graph_parts(result, parts);
   if (!write_entry_parts(dir, graph_entry_name(key), EntryKind::Graph, key, parts.parts, why))

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,13 @@ TEST_CASE("a graph entry decodes to the graph it was made from") {
   auto loaded = cache::load_graph(dir.f, kKey, b.trace, b.rules, &why);
   REQUIRE(loaded);
   check_equal(b.result, *loaded);
+  CHECK(loaded->over_connections_counted);
+
+  // A graph whose over-connections were left to count later is not saved with zeros.
+  engine::BuildOptions later;
+  later.count_over_connections = false;
+  const engine::BuildResult uncounted = engine::build_graph(b.trace, b.rules, later);
+  CHECK_THROWS_AS(cache::save_graph(dir.f, kKey, uncounted), std::logic_error);
 }
 
 TEST_CASE("graph entries beyond the limit are evicted least recently used first") {

@@ -22,26 +22,24 @@ uint64_t bytes_of(const engine::CutMatches& m) {
   return m.bytes.size();
 }
 
-// Checks that `at`, when it names an event, names one of `event`'s thread.
-void check_place(const Trace& trace, uint32_t event, uint32_t at) {
-  if (at == engine::kNoEvent) return;
-  if (at >= trace.events.size()) throw CorruptEntry("a cut place past the trace's events");
-  if (trace.events[at].tid != trace.events[event].tid)
-    throw CorruptEntry("a cut place on another thread than its match");
-}
-
-// Reads a list whole, checking each match against the trace (the reader checks the form).
+// Reads a list whole, checking that each match and its cut place are events of the trace
+// (the reader checks the form). That a place is on its match's thread the replay checks,
+// where it reads both events anyway (here it was a tenth of a rebuild at 19 M events).
 void check_list(const engine::CutMatches& list, const Trace& trace) {
+  const uint64_t n = trace.events.size();
+  auto check = [&](uint32_t event, uint32_t at) {
+    if (event >= n) throw CorruptEntry("a match past the trace's events");
+    if (at != engine::kNoEvent && at >= n)
+      throw CorruptEntry("a cut place past the trace's events");
+  };
   try {
     for (engine::MatchReader r(list); !r.done();) {
       if (list.batch) {
         const engine::BatchMatch m = r.batch();
-        if (m.event >= trace.events.size()) throw CorruptEntry("a match past the trace's events");
-        check_place(trace, m.event, m.at);
+        check(m.event, m.at);
       } else {
         const engine::SplitMatch m = r.split();
-        if (m.event >= trace.events.size()) throw CorruptEntry("a match past the trace's events");
-        check_place(trace, m.event, m.at);
+        check(m.event, m.at);
       }
     }
   } catch (const std::invalid_argument& e) {

@@ -81,8 +81,7 @@ BuildResult Builder::run() {
   threads_.shrink_to_fit();
   report("graph", 0, 1);
   result_.graph.build_csr();
-  std::tie(result_.stats.over_connections, result_.stats.segment_over_connections) =
-      count_both_over_connections(result_.graph);
+  if (options_.count_over_connections) fill_over_connections(result_);
   report("graph", 1, 1);
   return std::move(result_);
 }

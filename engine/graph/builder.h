@@ -70,6 +70,9 @@ struct BuildResult {
   // A rebuild's cuts came from the cut rules' matches (BuildOptions::known_matches), not
   // from a scan of the events.
   bool cuts_replayed = false;
+  // BuildStats::over_connections and ::segment_over_connections are made (see
+  // BuildOptions::count_over_connections and fill_over_connections).
+  bool over_connections_counted = false;
 };
 
 // Called between and during phases: ("events", done, total) …
@@ -105,6 +108,10 @@ struct BuildOptions {
   // its event and whose `where` reads only the event's own fields), the cuts are replayed
   // from the matches instead of a scan of the events.
   const KnownCutMatches* known_matches = nullptr;
+  // Count the over-connections at the end (BuildStats). A diagnosis does not read them: a
+  // caller that only diagnoses leaves them to fill_over_connections, for the graph report
+  // or the cache's save (by a copy of the process, out of the diagnosis's way).
+  bool count_over_connections = true;
 };
 
 // Throws rules::LuaError when a hook fails (its message names pack, rule and line), and
@@ -112,7 +119,9 @@ struct BuildOptions {
 BuildResult build_graph(const Trace& trace, const rules::RuleSet& rules,
                         const BuildOptions& options = {});
 
-// Over-connections of a built graph (see BuildStats).
+// Over-connections of a built graph (see BuildStats). fill_over_connections counts them into
+// a build's stats when they are not counted yet.
+void fill_over_connections(BuildResult& result);
 uint64_t count_over_connections(const Graph& graph);
 uint64_t count_segment_over_connections(const Graph& graph);
 

@@ -206,7 +206,13 @@ bool Builder::cuts_from_matches() {
     Stream& st = streams[k];
     if (event >= n)
       throw std::invalid_argument("the matches to rebuild the cuts from are not of this trace");
-    ThreadState& t = threads_[threads_index_.get(trace_.events[event].tid)];
+    const Tid tid = trace_.events[event].tid;
+    // A cut place on another thread would cut that thread's events out of order.
+    const uint32_t place = st.batch ? st.item.at : st.split.at;
+    if (place != event && place != kNoEvent && (place >= n || trace_.events[place].tid != tid))
+      throw std::invalid_argument(
+          "the matches to rebuild the cuts from place a cut on another thread");
+    ThreadState& t = threads_[threads_index_.get(tid)];
     if (t.pending_after.kind != kNoRuleKind && t.pending_at <= event) pending_to_cut(t);
     if (st.batch)
       replay_batch(t, st.rule, st.item);

@@ -197,6 +197,26 @@ TEST_CASE("over-connections drop when a batch rule cuts a two-client server loop
   CHECK(edges(b, 21, 21).empty());  // neighbour none by default
 }
 
+TEST_CASE("over-connections left to count later are the build's own once filled") {
+  std::string trace = std::string(kClientServer) +
+                      "1000 11 send object=1 offset=0 len=8\n"
+                      "1100 31 send object=2 offset=0 len=8\n"
+                      "3000 21 recv object=1 offset=0 len=8\n"
+                      "4000 21 recv object=2 offset=0 len=8\n";
+  const auto b =
+      build(std::string(kStreamLink) + "edge s { link stream strength strong }\n", trace);
+  REQUIRE(b.result.over_connections_counted);
+  REQUIRE(b.result.stats.over_connections == 1);
+  BuildOptions later;
+  later.count_over_connections = false;
+  BuildResult r = build_graph(b.trace, b.rules, later);
+  CHECK_FALSE(r.over_connections_counted);
+  CHECK(r.stats.over_connections == 0);
+  fill_over_connections(r);
+  CHECK(r.over_connections_counted);
+  CHECK(testing::describe(r) == testing::describe(b.result));
+}
+
 TEST_CASE("edge rules: higher priority first, then file order; the first match decides") {
   auto b = build(std::string(kWakeupLink) +
                      "edge fallback { link wakeup strength weak }\n"
@@ -735,6 +755,36 @@ TEST_CASE("Lua hooks called by edge rules: a rebuild of the cuts equals a whole 
                      "edge w { link wakeup where lua.every_third(from.tid) strength weak }\n") +
            kCountingHooks;
   });
+}
+
+TEST_CASE("matches that place a cut on another thread are refused, not replayed") {
+  const std::string trace = random_cut_trace(1);
+  const auto prior = build(cut_rules(""), trace);
+  const auto whole = build(cut_rules(""), trace);
+  CutMatchSet matches = recorded_matches(whole);
+  // data.wait cuts at its call's entry, an event of the blocked thread's before the match.
+  size_t rule = 0;
+  while (whole.rules.splits[rule].origin.local != "data.wait") ++rule;
+  std::vector<SplitMatch> list = matches.splits[rule].split_list();
+  REQUIRE(!list.empty());
+  const Tid own = whole.trace.events[list[0].event].tid;
+  uint32_t other = 0;
+  while (whole.trace.events[other].tid == own) ++other;
+  for (const bool foreign : {false, true}) {
+    CAPTURE(foreign);
+    std::vector<SplitMatch> changed = list;
+    if (foreign) changed[0].at = other;
+    matches.splits[rule] = CutMatches::of(changed);
+    const KnownCutMatches known = known_but(matches, whole.rules, "");
+    BuildResult taken = prior.result;
+    BuildOptions options;
+    options.reuse = &taken;
+    options.known_matches = &known;
+    if (foreign)
+      CHECK_THROWS_AS(build_graph(whole.trace, whole.rules, options), std::invalid_argument);
+    else
+      CHECK(build_graph(whole.trace, whole.rules, options).cuts_replayed);
+  }
 }
 
 TEST_CASE("a cut rule that calls a Lua hook: the graph is built whole, no matches kept") {

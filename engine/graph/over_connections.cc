@@ -117,6 +117,13 @@ std::pair<uint64_t, uint64_t> count_both_over_connections(const Graph& g) {
 
 }  // namespace build
 
+void fill_over_connections(BuildResult& result) {
+  if (result.over_connections_counted) return;
+  std::tie(result.stats.over_connections, result.stats.segment_over_connections) =
+      build::count_both_over_connections(result.graph);
+  result.over_connections_counted = true;
+}
+
 uint64_t count_segment_over_connections(const Graph& g) {
   return build::count_both_over_connections(g).second;
 }

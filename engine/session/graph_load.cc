@@ -17,6 +17,8 @@ BuiltGraph build_graph(const Trace& trace, const rules::RuleSet& rules, Reporter
   BuiltGraph result;
   engine::BuildResult& out = result.built;
   engine::BuildOptions options;
+  // Counted when the graph report needs them (TraceSession::graph) or the cache saves it.
+  options.count_over_connections = false;
   std::optional<cache::Key> key, base;
   std::optional<engine::BuildResult> prior;
   std::optional<cache::Key> matches_key;
@@ -130,6 +132,7 @@ void save_built_graph(BuiltGraph& graph, const rules::RuleSet& rules, const Cach
   // By a copy of this process (CacheSession::in_background).
   cache.in_background([&] {
     std::string why;
+    engine::fill_over_connections(out);
     if (!cache::save_graph(cache.dir, u.key, out, &why))
       return fmt::format("graph not saved: {}", why);
     // The next run whose packs differ from these in cut rules only rebuilds from it (one

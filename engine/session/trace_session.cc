@@ -122,10 +122,16 @@ const SymbolizeReport& TraceSession::symbols() {
   return symbols_;
 }
 
-const engine::BuildResult& TraceSession::graph() {
+const engine::BuildResult& TraceSession::graph_to_diagnose() {
   // Saved later (save_graph): a copy of the process writing it beside the hang search
   // slows the search on two CPUs.
   if (!graph_) graph_ = build_graph(trace(), rules(), reporter_, &*cache_, true);
+  return graph_->built;
+}
+
+const engine::BuildResult& TraceSession::graph() {
+  graph_to_diagnose();
+  engine::fill_over_connections(graph_->built);
   return graph_->built;
 }
 
@@ -135,7 +141,7 @@ const engine::ThreadEvents& TraceSession::thread_index() {
 }
 
 DiagnosisRun TraceSession::diagnose(engine::DiagnoseOptions options, bool missing_is_no_hang) {
-  const engine::BuildResult& built = graph();
+  const engine::BuildResult& built = graph_to_diagnose();
   options.events = &thread_index();
   DiagnosisCache cached(*trace_, built.graph, &*cache_, graph_->key);
   cached.apply(options);

@@ -69,6 +69,9 @@ class TraceSession {
 
   // The graph of the trace with the packs, built (or loaded from the cache) at the first call.
   const engine::BuildResult& graph();
+  // The same, its over-connection counts (BuildStats) maybe not made yet: a diagnosis does
+  // not read them, and the cache's save counts them in its copy of the process.
+  const engine::BuildResult& graph_to_diagnose();
   // Saves a graph built here to the cache (by a copy of the process: call it while the
   // process runs one thread), if it is not saved yet. A diagnosis saves it once its hang
   // is known; the packs' change and the session's end save it too.

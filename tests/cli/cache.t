@@ -37,6 +37,13 @@ And `debug --json --auto` on the same edits:
   matches-again: events read, graph cuts replayed and saved, hang found, index made; equals --no-cache: yes; equals cold: (yes|no) (re)
   off: files in the cache folder: 0; equals cold: yes
 
+A `debug` leaves the graph's over-connection counts (which only the graph report shows) to
+the copy of the process that saves it; `graph --json` then loads them, equal to a build's:
+
+  $ cp examples/server-loop.trace $TMP_DIR/o.trace && causeway debug --auto $TMP_DIR/o.trace >/dev/null 2>&1 && CAUSEWAY_CACHE=verbose causeway graph --json $TMP_DIR/o.trace 2>$TMP_DIR/o.err >$TMP_DIR/o.json && grep -c "graph loaded" $TMP_DIR/o.err && causeway graph --json --no-cache $TMP_DIR/o.trace | cmp - $TMP_DIR/o.json && grep -o '"over_connections": [0-9]*' $TMP_DIR/o.json
+  1
+  "over_connections": 1
+
 A real recording whose packs have Lua hooks (python.asyncio's edge rules call them): the
 cut rules call none, so the hooks are called in the same order whatever the cuts are, and
 the cuts are rebuilt as on any trace:
