@@ -53,6 +53,16 @@ std::vector<PathStep> Diagnoser::slice(uint32_t start) {
       const ThreadInfo* from = trace_.thread(g_.segments[g_.edges[waker].from].tid);
       if (from && from->kernel && g_.edges[waker].strength == Strength::Weak) waker = kNoIndex;
     }
+    // The waker speaks for its source: of a writer's edges as cheap as one another (its
+    // bytes, and the wake-up its close made after the wait had ended), the one that ended
+    // the wait.
+    if (waker != kNoIndex && std::find(in.begin(), in.end(), waker) == in.end())
+      for (uint32_t& ei : in)
+        if (g_.edges[ei].from == g_.edges[waker].from &&
+            edge_cost(g_.edges[ei], beam_.costs) >= edge_cost(g_.edges[waker], beam_.costs)) {
+          ei = waker;
+          break;
+        }
     // A segment that never waited was started by what began it (its thread's creation,
     // its own previous segment) and did its work on what it read along the way: a request
     // found already queued. When exactly one strong edge from another thread arrived after

@@ -91,6 +91,16 @@ uint32_t wake_edge(const Trace& trace, const ThreadEvents& events, const Graph& 
     // returned (a later child's signal to a parent that went on working) did not.
     return trace.events[ea.to_event].ts < trace.events[eb.to_event].ts;
   };
+  // A wake-up that ended a later, shorter block of the call did not end its longest one: a
+  // reader woken by a write runs, blocks a moment on the pipe's lock while its writer
+  // closes it, and is woken by the close; the write ended the wait (its bytes say so).
+  const uint64_t block_end = block_start + p.longest_block_ns;
+  const KindId switch_in = trace.schema.find("switch_in");
+  auto ended_later_block = [&](const Edge& e) {
+    const Event& to = trace.events[e.to_event];
+    return returned && switch_in != kNoKind && to.kind == switch_in && to.ts > block_end &&
+           e.to_event < call_end;
+  };
   std::vector<uint32_t> candidates;
   bool own_timer_in_call = false;  // a strong edge from the thread itself landed in the call
   for (auto [it, end] = in_edges(segment, graph.csr); it != end; ++it) {
@@ -107,6 +117,7 @@ uint32_t wake_edge(const Trace& trace, const ThreadEvents& events, const Graph& 
     if (trace.events[e.to_event].ts < block_start) continue;
     if (block_exit != kNoIndex && e.to_event > block_exit) continue;
     if (returned && trace.events[e.from_event].ts < block_start) continue;
+    if (ended_later_block(e)) continue;
     candidates.push_back(ei);
   }
   uint32_t best = kNoIndex;

@@ -191,6 +191,49 @@ TEST_CASE("a close wakes the reader at the end of its pipe: the close's doing") 
   CHECK(b.graph().kind_name(b.graph().edges[waker]) == "close");
 }
 
+TEST_CASE("woken by a write, then blocked on the pipe's lock while its writer closed: the write") {
+  // cw-ender computes 1 s, writes its answer into the pipe cw-victim reads, and closes it.
+  // The write wakes the reader; the reader runs, then blocks a moment (state D) on the
+  // pipe's lock, which the close holds, and the close wakes it again. Its read returns the
+  // bytes written: the write ended the 1 s wait, not the close (a later, short block).
+  Built b = build_with_stdlib(kProcesses + R"(
+1ms 200 syscall_enter name=getpid
+1ms 200 syscall_exit name=getpid
+2ms 100 syscall_enter name=read fd=3 resource=7 count=8192
+2ms 100 switch_out state=S
+1000ms 200 syscall_enter name=write fd=5 resource=7 count=9
+1000.01ms 200 wakeup target=100
+1000.1ms 100 switch_in
+1000.5ms 200 syscall_exit name=write ret=9
+1000.5ms 200 send object=7 offset=0 len=9 peer=-1 fd=5
+1000.52ms 200 syscall_enter name=close fd=5 resource=7
+1000.9ms 100 switch_out state=D
+1000.95ms 200 wakeup target=100
+1001ms 200 syscall_exit name=close
+1003ms 100 switch_in
+1003ms 100 syscall_exit name=read ret=9
+1003ms 100 recv object=7 offset=0 len=9 peer=-1 fd=3
+1004ms 100 syscall_enter name=exit_group
+)");
+  Diagnosis d = diagnose_at(b, 100, 500);
+  CHECK(d.hang.tid == 100);
+  CHECK(path(b, d) == "cw-ender → cw-victim");
+  const uint32_t waker =
+      wake_edge(b.trace, ThreadEvents(b.trace), b.graph(), d.hang.segment, d.hang.profile);
+  REQUIRE(waker != kNoIndex);
+  CHECK(comm_of(b, b.graph().edges[waker].from) == "cw-ender");
+  CHECK(b.graph().kind_name(b.graph().edges[waker]) == "message");
+  // The path's step into the hang is that edge (a report says the wait was ended by it).
+  REQUIRE(d.path.size() >= 2);
+  const uint32_t last = d.path[d.path.size() - 2].edge;
+  REQUIRE(last != kNoIndex);
+  CHECK(b.graph().kind_name(b.graph().edges[last]) == "message");
+  // The close's wake-up is in the graph, as strong as the message and first to arrive.
+  bool close_edge = false;
+  for (const Edge& e : b.graph().edges) close_edge |= b.graph().kind_name(e) == "close";
+  CHECK(close_edge);
+}
+
 // cw-victim polls its pipe with a 20 ms timeout until cw-ender, asleep 600 ms, writes to
 // it: 30 slices that time out, then one that the write ends. The loop is cut at each poll
 // (linux.kernel's loop.wait).
