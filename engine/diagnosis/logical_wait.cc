@@ -95,11 +95,11 @@ uint32_t wake_edge(const Trace& trace, const ThreadEvents& events, const Graph& 
   // reader woken by a write runs, blocks a moment on the pipe's lock while its writer
   // closes it, and is woken by the close; the write ended the wait (its bytes say so).
   const uint64_t block_end = block_start + p.longest_block_ns;
-  const KindId switch_in = trace.schema.find("switch_in");
   auto ended_later_block = [&](const Edge& e) {
+    if (!returned || e.to_event >= call_end) return false;
     const Event& to = trace.events[e.to_event];
-    return returned && switch_in != kNoKind && to.kind == switch_in && to.ts > block_end &&
-           e.to_event < call_end;
+    // The kind is looked up only for such an edge: this runs for every wait searched.
+    return to.ts > block_end && to.kind == trace.schema.find("switch_in");
   };
   std::vector<uint32_t> candidates;
   bool own_timer_in_call = false;  // a strong edge from the thread itself landed in the call
