@@ -30,11 +30,9 @@ std::vector<PathStep> Diagnoser::slice(uint32_t start) {
     // What reached the segment after it acted on the path (sent the message, woke the
     // thread, exited) cannot have caused that: a server's answer is not explained by the
     // signal that stopped it later in the same segment.
-    if (!edges.empty()) {
-      const uint64_t acted = trace_.events[g_.edges[edges.back()].from_event].ts;
-      std::erase_if(in,
-                    [&](uint32_t ei) { return trace_.events[g_.edges[ei].to_event].ts > acted; });
-    }
+    const uint64_t acted =
+        edges.empty() ? UINT64_MAX : trace_.events[g_.edges[edges.back()].from_event].ts;
+    std::erase_if(in, [&](uint32_t ei) { return trace_.events[g_.edges[ei].to_event].ts > acted; });
     if (!in.empty() && caused_from_path(v, in[0])) break;
     // Sources already on the path would make a cycle (incoming_by_source keeps each
     // source's cheapest edge, so leaving them out here is the same as skipping them).
@@ -56,7 +54,8 @@ std::vector<PathStep> Diagnoser::slice(uint32_t start) {
     // The waker speaks for its source: of a writer's edges as cheap as one another (its
     // bytes, and the wake-up its close made after the wait had ended), the one that ended
     // the wait.
-    if (waker != kNoIndex && std::find(in.begin(), in.end(), waker) == in.end())
+    if (waker != kNoIndex && std::find(in.begin(), in.end(), waker) == in.end() &&
+        trace_.events[g_.edges[waker].to_event].ts <= acted)
       for (uint32_t& ei : in)
         if (g_.edges[ei].from == g_.edges[waker].from &&
             edge_cost(g_.edges[ei], beam_.costs) >= edge_cost(g_.edges[waker], beam_.costs)) {
