@@ -79,10 +79,23 @@ uint32_t wake_edge(const Trace& trace, const ThreadEvents& events, const Graph& 
   // landed in later calls (the read after a poll that found its descriptor ready).
   const uint32_t call_end =
       returned ? next_call(trace, events, tid, p.longest_block_exit) : UINT32_MAX;
+  // A wake-up that ended a later, shorter block of the call did not end its longest one: a
+  // reader woken by a write runs, blocks a moment on the pipe's lock while its writer
+  // closes it, and is woken by the close; the write ended the wait (its bytes say so). It
+  // ranks after every other edge, not out: with the thread's switches lost under load, the
+  // wake-up that ended the wait may be paired with a later switch_in.
+  const uint64_t block_end = block_start + p.longest_block_ns;
+  auto ended_later_block = [&](const Edge& e) {
+    if (!returned || e.to_event >= call_end) return false;
+    const Event& to = trace.events[e.to_event];
+    // The kind is looked up only for such an edge: this runs for every wait searched.
+    return to.ts > block_end && to.kind == trace.schema.find("switch_in");
+  };
   const EdgeCosts costs;
   auto earlier = [&](uint32_t a, uint32_t b, bool by_tier) {  // whether a ranks before b
     const Edge& ea = graph.edges[a];
     const Edge& eb = graph.edges[b];
+    if (ended_later_block(ea) != ended_later_block(eb)) return !ended_later_block(ea);
     if (by_tier && (ea.to_event < call_end) != (eb.to_event < call_end))
       return ea.to_event < call_end;
     const double ca = edge_cost(ea, costs), cb = edge_cost(eb, costs);
@@ -90,16 +103,6 @@ uint32_t wake_edge(const Trace& trace, const ThreadEvents& events, const Graph& 
     // Of equally strong edges, the first to arrive ended the wait: what came after it
     // returned (a later child's signal to a parent that went on working) did not.
     return trace.events[ea.to_event].ts < trace.events[eb.to_event].ts;
-  };
-  // A wake-up that ended a later, shorter block of the call did not end its longest one: a
-  // reader woken by a write runs, blocks a moment on the pipe's lock while its writer
-  // closes it, and is woken by the close; the write ended the wait (its bytes say so).
-  const uint64_t block_end = block_start + p.longest_block_ns;
-  auto ended_later_block = [&](const Edge& e) {
-    if (!returned || e.to_event >= call_end) return false;
-    const Event& to = trace.events[e.to_event];
-    // The kind is looked up only for such an edge: this runs for every wait searched.
-    return to.ts > block_end && to.kind == trace.schema.find("switch_in");
   };
   std::vector<uint32_t> candidates;
   bool own_timer_in_call = false;  // a strong edge from the thread itself landed in the call
@@ -117,7 +120,6 @@ uint32_t wake_edge(const Trace& trace, const ThreadEvents& events, const Graph& 
     if (trace.events[e.to_event].ts < block_start) continue;
     if (block_exit != kNoIndex && e.to_event > block_exit) continue;
     if (returned && trace.events[e.from_event].ts < block_start) continue;
-    if (ended_later_block(e)) continue;
     candidates.push_back(ei);
   }
   uint32_t best = kNoIndex;

@@ -234,6 +234,30 @@ TEST_CASE("woken by a write, then blocked on the pipe's lock while its writer cl
   CHECK(close_edge);
 }
 
+TEST_CASE("a wake-up after the longest block is still the waker when nothing else came") {
+  // The same wait, but the write's wake-up and bytes went unrecorded (events lost under
+  // load): the close's wake-up, landing after the longest block, is all that explains it.
+  Built b = build_with_stdlib(kProcesses + R"(
+1ms 200 syscall_enter name=getpid
+1ms 200 syscall_exit name=getpid
+2ms 100 syscall_enter name=read fd=3 resource=7 count=8192
+2ms 100 switch_out state=S
+1000.1ms 100 switch_in
+1000.52ms 200 syscall_enter name=close fd=5 resource=7
+1000.9ms 100 switch_out state=D
+1000.95ms 200 wakeup target=100
+1001ms 200 syscall_exit name=close
+1003ms 100 switch_in
+1003ms 100 syscall_exit name=read ret=0
+1004ms 100 syscall_enter name=exit_group
+)");
+  Diagnosis d = diagnose_at(b, 100, 500);
+  const uint32_t waker =
+      wake_edge(b.trace, ThreadEvents(b.trace), b.graph(), d.hang.segment, d.hang.profile);
+  REQUIRE(waker != kNoIndex);
+  CHECK(b.graph().kind_name(b.graph().edges[waker]) == "close");
+}
+
 // cw-victim polls its pipe with a 20 ms timeout until cw-ender, asleep 600 ms, writes to
 // it: 30 slices that time out, then one that the write ends. The loop is cut at each poll
 // (linux.kernel's loop.wait).
