@@ -191,16 +191,20 @@ TEST_CASE("a close wakes the reader at the end of its pipe: the close's doing") 
   CHECK(b.graph().kind_name(b.graph().edges[waker]) == "close");
 }
 
+// cw-victim blocked in a read of a pipe from 2 ms on; cw-ender busy.
+const std::string kReaderBlocked = kProcesses + R"(
+1ms 200 syscall_enter name=getpid
+1ms 200 syscall_exit name=getpid
+2ms 100 syscall_enter name=read fd=3 resource=7 count=8192
+2ms 100 switch_out state=S
+)";
+
 TEST_CASE("woken by a write, then blocked on the pipe's lock while its writer closed: the write") {
   // cw-ender computes 1 s, writes its answer into the pipe cw-victim reads, and closes it.
   // The write wakes the reader; the reader runs, then blocks a moment (state D) on the
   // pipe's lock, which the close holds, and the close wakes it again. Its read returns the
   // bytes written: the write ended the 1 s wait, not the close (a later, short block).
-  Built b = build_with_stdlib(kProcesses + R"(
-1ms 200 syscall_enter name=getpid
-1ms 200 syscall_exit name=getpid
-2ms 100 syscall_enter name=read fd=3 resource=7 count=8192
-2ms 100 switch_out state=S
+  Built b = build_with_stdlib(kReaderBlocked + R"(
 1000ms 200 syscall_enter name=write fd=5 resource=7 count=9
 1000.01ms 200 wakeup target=100
 1000.1ms 100 switch_in
@@ -237,11 +241,7 @@ TEST_CASE("woken by a write, then blocked on the pipe's lock while its writer cl
 TEST_CASE("a wake-up after the longest block is still the waker when nothing else came") {
   // The same wait, but the write's wake-up and bytes went unrecorded (events lost under
   // load): the close's wake-up, landing after the longest block, is all that explains it.
-  Built b = build_with_stdlib(kProcesses + R"(
-1ms 200 syscall_enter name=getpid
-1ms 200 syscall_exit name=getpid
-2ms 100 syscall_enter name=read fd=3 resource=7 count=8192
-2ms 100 switch_out state=S
+  Built b = build_with_stdlib(kReaderBlocked + R"(
 1000.1ms 100 switch_in
 1000.52ms 200 syscall_enter name=close fd=5 resource=7
 1000.9ms 100 switch_out state=D
