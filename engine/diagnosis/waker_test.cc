@@ -198,6 +198,15 @@ const std::string kReaderBlocked = kProcesses + R"(
 2ms 100 syscall_enter name=read fd=3 resource=7 count=8192
 2ms 100 switch_out state=S
 )";
+// cw-ender closes the pipe while cw-victim, running again, blocks a moment on its lock
+// (state D); the close wakes it, and it runs at 1003 ms.
+const std::string kCloseWhileLocked = R"(
+1000.52ms 200 syscall_enter name=close fd=5 resource=7
+1000.9ms 100 switch_out state=D
+1000.95ms 200 wakeup target=100
+1001ms 200 syscall_exit name=close
+1003ms 100 switch_in
+)";
 
 TEST_CASE("woken by a write, then blocked on the pipe's lock while its writer closed: the write") {
   // cw-ender computes 1 s, writes its answer into the pipe cw-victim reads, and closes it.
@@ -210,12 +219,7 @@ TEST_CASE("woken by a write, then blocked on the pipe's lock while its writer cl
 1000.1ms 100 switch_in
 1000.5ms 200 syscall_exit name=write ret=9
 1000.5ms 200 send object=7 offset=0 len=9 peer=-1 fd=5
-1000.52ms 200 syscall_enter name=close fd=5 resource=7
-1000.9ms 100 switch_out state=D
-1000.95ms 200 wakeup target=100
-1001ms 200 syscall_exit name=close
-1003ms 100 switch_in
-1003ms 100 syscall_exit name=read ret=9
+)" + kCloseWhileLocked + R"(1003ms 100 syscall_exit name=read ret=9
 1003ms 100 recv object=7 offset=0 len=9 peer=-1 fd=3
 1004ms 100 syscall_enter name=exit_group
 )");
@@ -243,12 +247,7 @@ TEST_CASE("a wake-up after the longest block is still the waker when nothing els
   // load): the close's wake-up, landing after the longest block, is all that explains it.
   Built b = build_with_stdlib(kReaderBlocked + R"(
 1000.1ms 100 switch_in
-1000.52ms 200 syscall_enter name=close fd=5 resource=7
-1000.9ms 100 switch_out state=D
-1000.95ms 200 wakeup target=100
-1001ms 200 syscall_exit name=close
-1003ms 100 switch_in
-1003ms 100 syscall_exit name=read ret=0
+)" + kCloseWhileLocked + R"(1003ms 100 syscall_exit name=read ret=0
 1004ms 100 syscall_enter name=exit_group
 )");
   Diagnosis d = diagnose_at(b, 100, 500);
