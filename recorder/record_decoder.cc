@@ -205,6 +205,39 @@ void RecordDecoder::add_lock_wait(uint64_t ts, const LockWait& w) {
   set(h, wait.holder, static_cast<uint64_t>(holder));
 }
 
+bool RecordDecoder::end_unreported_run(uint64_t ts, uint32_t cpu, Tid now_running) {
+  Tid& running = on_cpu_[cpu];
+  if (running == 0 || running == now_running) return false;
+  set_str(hold(ts, running, fields_.switch_out.id, cpu), fields_.switch_out.state, "?");
+  off_cpu_since_[running] = ts;
+  running = 0;
+  ++stats_.switches_unreported;
+  trace_.losses.push_back({LossKind::SwitchUnreported, 1, ts});
+  return true;
+}
+
+void RecordDecoder::note_running(uint64_t ts, Tid tid, uint32_t cpu, bool tid_recorded) {
+  if (tid == 0) return;
+  if (auto last = last_switch_ns_.find(cpu); last != last_switch_ns_.end() && ts < last->second)
+    return;  // written before the CPU's latest switch: says nothing of who runs there now
+  if (tid_recorded) recorded_.insert(tid);
+  // Another thread had this CPU as far as the switches tell: its switch away was lost.
+  const bool lost = end_unreported_run(ts, cpu, tid);
+  // And `tid`, off every CPU since its last switch_out, got this one unreported: its time
+  // on a CPU begins here at the latest (a wake-up's edge lands on it, not on a switch_in
+  // after its next wait). Only for a recorded thread: an unrecorded one's switches back
+  // in are never sent.
+  auto off = off_cpu_since_.find(tid);
+  if (off == off_cpu_since_.end() || ts < off->second || !recorded_.count(tid)) return;
+  off_cpu_since_.erase(off);
+  hold(ts, tid, fields_.switch_in.id, cpu);
+  on_cpu_[cpu] = tid;
+  if (!lost) {  // one switch: counted once, whichever of its ends was noticed first
+    ++stats_.switches_unreported;
+    trace_.losses.push_back({LossKind::SwitchUnreported, 1, ts});
+  }
+}
+
 void RecordDecoder::decode(const void* record, size_t size) {
   // Every value goes to its field by name (recorder/event_fields.h).
   const EventFields& f = fields_;
@@ -222,28 +255,56 @@ void RecordDecoder::decode(const void* record, size_t size) {
   note_thread(tid, hdr->pid);
   auto bad = [&] { ++stats_.malformed; };
 
+  // Every record but a switch is written by the thread running on its CPU: the
+  // evidence that a switch went unreported. Not a syscall entry (sent when the call did
+  // something, maybe long after it began and from another CPU) nor stacks (no event).
+  switch (hdr->type) {
+    case CW_REC_SYS_ENTER:
+      if (tid != 0) recorded_.insert(tid);
+      break;
+    // Any thread may wake a recorded one or signal it: the writer may be unrecorded.
+    case CW_REC_WAKING:
+    case CW_REC_WAKEUP_NEW:
+    case CW_REC_SIGNAL: note_running(ts, tid, cpu, recorded_.count(tid) != 0); break;
+    // Written only by recorded threads.
+    case CW_REC_FORK:
+    case CW_REC_EXEC:
+    case CW_REC_EXIT:
+    case CW_REC_COMM:
+    case CW_REC_SYS_EXIT:
+    case CW_REC_XFER:
+    case CW_REC_READY:
+    case CW_REC_TIMER:
+    case CW_REC_IRQ:
+    case CW_REC_CALL:
+    case CW_REC_FLAG:
+    case CW_REC_SAMPLE: note_running(ts, tid, cpu, true); break;
+    default: break;  // a switch (below), a stack, or a record decode() refuses
+  }
+
   switch (hdr->type) {
     case CW_REC_SWITCH: {
       const auto* r = as<cw_rec_switch>(record, size);
       if (!r) return bad();
       // A recorded thread that got this CPU must leave it in a record whose prev it is.
       // Some kernels never report some switches (a Firecracker VM delivers no tracepoint
-      // in the context of its pid 1's threads, to perf either): end the thread's run with
-      // an unknown state ('?') where the gap is noticed, and count the switch as lost
-      // rather than let the thread look as if it had run all along.
-      if (Tid& running = on_cpu_[cpu]; running != 0 && running != tid) {
-        set_str(hold(ts, running, f.switch_out.id, cpu), f.switch_out.state, "?");
-        ++stats_.switches_unreported;
-        trace_.losses.push_back({LossKind::SwitchUnreported, 1, ts});
-      }
+      // in the context of its pid 1's threads, to perf either; a busy guest's kernel
+      // loses some): end the thread's run with an unknown state ('?') where the gap is
+      // noticed, and count the switch as lost rather than let the thread look as if it
+      // had run all along.
+      end_unreported_run(ts, cpu, tid);
       on_cpu_[cpu] = r->next_recorded ? r->next_tid : 0;
+      last_switch_ns_[cpu] = ts;
       if (tid != 0) {
         char state[2] = {static_cast<char>(r->prev_state ? r->prev_state : '?'), 0};
         set_str(hold(ts, tid, f.switch_out.id, cpu), f.switch_out.state, state);
+        off_cpu_since_[tid] = ts;
       }
       if (r->next_tid != 0) {
         note_thread(r->next_tid, r->next_pid);
         hold(ts, r->next_tid, f.switch_in.id, cpu);
+        off_cpu_since_.erase(r->next_tid);
+        if (r->next_recorded) recorded_.insert(r->next_tid);
       }
       return;
     }

@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "recorder/event_fields.h"
@@ -69,8 +70,9 @@ struct DecoderStats {
   uint64_t user_stacks_unmatched = 0;
   uint64_t kernel_frames_unnamed = 0;    // their frames no kernel symbol named
   uint64_t watch_hits_unclassified = 0;  // read/write watch hits decoded as reads
-  // Recorded threads seen to get a CPU whose switch away the kernel never reported (also
-  // in Trace::losses, LossKind::SwitchUnreported, one record per switch).
+  // Switches the kernel never reported, noticed when a CPU's next record came from another
+  // thread than the one last switched in there (also in Trace::losses,
+  // LossKind::SwitchUnreported, one per switch).
   uint64_t switches_unreported = 0;
 };
 
@@ -159,6 +161,13 @@ class RecordDecoder {
   void unwind_pending();
   // The stack `user` with the kernel frames `ips` put in front of it.
   StackId add_kernel_frames(Pid pid, StackId user, const uint64_t* ips, uint32_t n);
+  // A record that `tid` wrote on `cpu` at `ts` while running there: when the switches the
+  // decoder saw say another thread has that CPU, or `tid` is off every CPU, a switch was
+  // not reported; its ends are put back here (see decode()).
+  void note_running(uint64_t ts, Tid tid, uint32_t cpu, bool tid_recorded);
+  // Ends the run of the thread on `cpu` (a switch_out of unknown state) if another one has
+  // it; counts the switch as lost.
+  bool end_unreported_run(uint64_t ts, uint32_t cpu, Tid now_running);
 
   Trace& trace_;
   SyscallNaming naming_;
@@ -189,6 +198,14 @@ class RecordDecoder {
   std::unordered_map<Pid, ProcessInfo> processes_;      // the latest entry of each process
   std::unordered_map<Tid, ThreadInfo> threads_;         // ... and of each thread
   std::unordered_map<uint32_t, Tid> on_cpu_;  // per CPU: the recorded thread running there, or 0
+  // Per CPU: the time of its latest switch record. A record older than it (a syscall entry
+  // sent when the call blocked, long after it began) says nothing of who runs there now.
+  std::unordered_map<uint32_t, uint64_t> last_switch_ns_;
+  // Threads whose latest switch took them off a CPU, and when.
+  std::unordered_map<Tid, uint64_t> off_cpu_since_;
+  // Threads known to be recorded: they wrote a record only recorded threads write, or were
+  // switched in as recorded. (A wake-up or a signal may come from any thread.)
+  std::unordered_set<Tid> recorded_;
 };
 
 }  // namespace cw

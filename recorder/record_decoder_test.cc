@@ -181,6 +181,122 @@ TEST_CASE("a recorded thread whose switch away the kernel never reported is ende
   CHECK(t.losses[0].ts == 5000);
 }
 
+TEST_CASE("a switch to a thread the kernel never reported begins its run at its first record") {
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  d.add_thread(101, 100, "waiter", false);
+  d.add_thread(102, 100, "waker", false);
+  d.add_thread(103, 100, "other", false);
+  // CPU 0: the waiter blocks; other runs. CPU 1: the waker runs and wakes the waiter.
+  auto waiter_out = make<cw_rec_switch>(CW_REC_SWITCH, 1000, 100, 101, 0);
+  waiter_out.prev_state = 'S';
+  waiter_out.next_pid = 100;
+  waiter_out.next_tid = 103;
+  waiter_out.next_recorded = 1;
+  auto waker_in = make<cw_rec_switch>(CW_REC_SWITCH, 1500, 0, 0, 1);
+  waker_in.next_pid = 100;
+  waker_in.next_tid = 102;
+  waker_in.next_recorded = 1;
+  auto wake = make<cw_rec_wake>(CW_REC_WAKING, 2000, 100, 102, 1);
+  wake.target_pid = 100;
+  wake.target_tid = 101;
+  // The kernel hides other -> waiter on CPU 0 at 2100; the waiter's call returns there.
+  auto waiter_back = make<cw_rec_sys_exit>(CW_REC_SYS_EXIT, 2200, 100, 101, 0);
+  waiter_back.nr = 202;
+  // It blocks again, and a timer wakes it much later: its first run began at 2200, not here.
+  auto waiter_again = make<cw_rec_switch>(CW_REC_SWITCH, 3000, 100, 101, 0);
+  waiter_again.prev_state = 'S';
+  auto waiter_timer = make<cw_rec_switch>(CW_REC_SWITCH, 9000, 0, 0, 0);
+  waiter_timer.next_pid = 100;
+  waiter_timer.next_tid = 101;
+  waiter_timer.next_recorded = 1;
+  for (const auto* r : std::initializer_list<const void*>{&waiter_out, &waker_in, &wake})
+    d.decode(r, static_cast<const cw_rec_header*>(r)->size);
+  d.decode(&waiter_back, sizeof waiter_back);
+  d.decode(&waiter_again, sizeof waiter_again);
+  d.decode(&waiter_timer, sizeof waiter_timer);
+  d.release_all();
+  CHECK(events_text(t) ==
+        "1us 101 switch_out state=S\n"
+        "1us 103 switch_in\n"
+        "1500 102 switch_in cpu=1\n"
+        "2us 102 wakeup cpu=1 target=101\n"
+        "2200 103 switch_out state=?\n"
+        "2200 101 switch_in\n"
+        "2200 101 syscall_exit name=futex\n"
+        "3us 101 switch_out state=S\n"
+        "9us 101 switch_in\n");
+  // One switch lost, though both its ends were put back.
+  CHECK(d.stats().switches_unreported == 1);
+  CHECK(t.losses_of(LossKind::SwitchUnreported) == 1);
+}
+
+TEST_CASE("records that say nothing of who runs now put back no switch") {
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  d.add_thread(101, 100, "app", false);
+  d.add_thread(102, 100, "worker", false);
+  d.add_thread(103, 100, "helper", false);
+  d.add_thread(300, 300, "stranger", false);
+  // CPU 0: app blocks at 1000, worker runs from 1000.
+  auto app_out = make<cw_rec_switch>(CW_REC_SWITCH, 1000, 100, 101, 0);
+  app_out.prev_state = 'S';
+  app_out.next_pid = 100;
+  app_out.next_tid = 102;
+  app_out.next_recorded = 1;
+  // The app's syscall entry, sent when the call blocked (before its switch record, but
+  // read after it): written long before, it is no sign of who runs on CPU 0 now.
+  auto enter = make<cw_rec_sys_enter>(CW_REC_SYS_ENTER, 500, 100, 101, 0);
+  enter.nr = 202;
+  enter.fd = -1;
+  enter.timeout_ns = -1;
+  // An interrupt on CPU 0 while the app still ran, read after the switch (records of one
+  // CPU may come a little out of time order): no sign of who runs there now either.
+  auto irq = make<cw_rec_irq>(CW_REC_IRQ, 900, 100, 101, 0);
+  irq.op = CW_SOFTIRQ_EXIT;
+  irq.irq = 1;
+  // CPU 1: the stranger (not recorded) leaves it to a recorded thread, which blocks; the
+  // stranger's switch back in, between unrecorded threads, is never sent. It wakes the
+  // app: a thread not recorded gets no switch_in put back, and the app is not made to
+  // run by it.
+  auto stranger_out = make<cw_rec_switch>(CW_REC_SWITCH, 1200, 300, 300, 1);
+  stranger_out.prev_state = 'R';
+  stranger_out.next_pid = 100;
+  stranger_out.next_tid = 103;
+  stranger_out.next_recorded = 1;
+  auto idle_in = make<cw_rec_switch>(CW_REC_SWITCH, 1800, 100, 103, 1);
+  idle_in.prev_state = 'S';
+  auto wake = make<cw_rec_wake>(CW_REC_WAKING, 2000, 300, 300, 1);
+  wake.target_pid = 100;
+  wake.target_tid = 101;
+  auto worker_out = make<cw_rec_switch>(CW_REC_SWITCH, 2500, 100, 102, 0);
+  worker_out.prev_state = 'S';
+  worker_out.next_pid = 100;
+  worker_out.next_tid = 101;
+  worker_out.next_recorded = 1;
+  d.decode(&app_out, sizeof app_out);
+  d.decode(&enter, sizeof enter);
+  d.decode(&irq, sizeof irq);
+  d.decode(&stranger_out, sizeof stranger_out);
+  d.decode(&idle_in, sizeof idle_in);
+  d.decode(&wake, sizeof wake);
+  d.decode(&worker_out, sizeof worker_out);
+  d.release_all();
+  CHECK(events_text(t) ==
+        "500 101 syscall_enter name=futex fd=-1 op=wait timeout_ns=-1\n"
+        "900 101 softirq_exit vec=1\n"
+        "1us 101 switch_out state=S\n"
+        "1us 102 switch_in\n"
+        "1200 300 switch_out cpu=1 state=R\n"
+        "1200 103 switch_in cpu=1\n"
+        "1800 103 switch_out cpu=1 state=S\n"
+        "2us 300 wakeup cpu=1 target=101\n"
+        "2500 102 switch_out state=S\n"
+        "2500 101 switch_in\n");
+  CHECK(d.stats().switches_unreported == 0);
+  CHECK(t.losses.empty());
+}
+
 TEST_CASE("a thread not recorded (pid filter) may leave its CPU unseen: no loss") {
   Trace t;
   RecordDecoder d(t, test_naming());

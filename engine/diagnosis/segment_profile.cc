@@ -68,6 +68,25 @@ uint32_t last_before(EventList list, uint32_t event) {
   return it == list.begin() ? kNoIndex : *(it - 1);
 }
 
+// Whether the system call `call` (open at `after_ns`) returns with no switch away of a
+// known state between `after_ns` and its exit: the thread, seen to leave a CPU in it by a
+// switch the kernel did not report, stayed off a CPU in it. Looks at a bounded number
+// of switches: past them, it cannot say.
+bool returns_unswitched(const Trace& trace, const ProfileKinds& k, EventList switches,
+                        EventList syscalls, uint32_t call, uint64_t after_ns) {
+  constexpr int kSwitchesLooked = 64;
+  auto exit = std::upper_bound(syscalls.begin(), syscalls.end(), call);
+  if (exit == syscalls.end() || trace.events[*exit].kind != k.syscall_exit) return false;
+  auto s = std::lower_bound(switches.begin(), switches.end(), after_ns,
+                            [&](uint32_t i, uint64_t t) { return trace.events[i].ts < t; });
+  for (int n = 0; s != switches.end() && *s < *exit; ++s, ++n) {
+    if (n == kSwitchesLooked) return false;
+    const Event& e = trace.events[*s];
+    if (e.kind == k.switch_out && state_after(trace, k, e) != State::Unknown) return false;
+  }
+  return true;
+}
+
 // Profiles the thread's events with start_ns <= ts < end_ns (ts <= end_ns when
 // `include_end`: a thread's last segment ends at its last event's time).
 SegmentProfile profile(const Trace& trace, const ThreadEvents& events, Tid tid, uint64_t start_ns,
@@ -156,6 +175,15 @@ SegmentProfile profile(const Trace& trace, const ThreadEvents& events, Tid tid, 
     uint32_t blocks = 0;
     bool missed = false;
   } watch;
+  // A range that begins inside a call (a hang's window, a step of a causal path): the
+  // call is watched from the range's start, when the thread ran in it then, or had left
+  // its CPU in it by an unreported switch.
+  if (open_call != kNoIndex) {
+    const uint32_t s = last_before(switches, first_in_range);
+    const bool left_in_call = state == State::Unknown && s != kNoIndex && s > open_call;
+    if (state == State::Running || left_in_call)
+      watch = {open_call, start_ns, 0, 0, 0, 0, left_in_call};
+  }
 
   // Whether the Running state comes from a recorded switch_in (not from the assumption
   // that a thread with no scheduler event yet is running).
@@ -233,6 +261,17 @@ SegmentProfile profile(const Trace& trace, const ThreadEvents& events, Tid tid, 
     }
   }
   close_state(end_ns);
+  // The range ends inside such a call (a wait that outlasted the range: what the hang
+  // waited for): its exit past the range decides as it would within it. With no switch
+  // of known state before that exit, the call was off a CPU from the lost switch on.
+  if (watch.call != kNoIndex && watch.call == open_call && watch.missed &&
+      p.blocks == watch.blocks && p.runnable_ns == watch.runnable_ns && state != State::Exited &&
+      returns_unswitched(trace, k, switches, syscalls, open_call, end_ns)) {
+    const uint64_t d = (p.on_cpu_ns - watch.on_cpu_ns) + (p.unknown_ns - watch.unknown_ns);
+    p.on_cpu_ns = watch.on_cpu_ns;
+    p.unknown_ns = watch.unknown_ns;
+    if (d > 0) add_block(d, watch.enter_ns, watch.call, false);
+  }
   p.longest_quiet_ns = std::max(p.longest_quiet_ns, end_ns - std::min(end_ns, last_call));
 
   // The exit of the call open across the longest block, wherever it comes.

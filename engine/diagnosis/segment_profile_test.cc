@@ -285,6 +285,63 @@ TEST_CASE("a system call whose switch went unreported counts as blocked in it") 
   }
 }
 
+TEST_CASE("a call whose switch went unreported, still open at the range's end, is blocked") {
+  // The read of the case above, profiled over a range that ends at 50 ms, while 101 is
+  // still off its CPU in it (the hang's window, which a timeout ended before the read
+  // returned): its exit after the range says how it waited, with no reported switch in
+  // between.
+  const std::string head = std::string(kApp) +
+                           "0 101 switch_in\n"
+                           "10ms 101 syscall_enter name=read fd=3\n"
+                           "20ms 101 switch_out state=?\n";
+  const Trace t = load_trace(head +
+                             "70ms 101 switch_in\n"
+                             "71ms 101 syscall_exit name=read ret=1\n");
+  const ThreadEvents ev(t);
+  const SegmentProfile p = profile_range(t, ev, 101, 0, 50 * kMs);
+  CHECK(p.blocked_ns == 40 * kMs);
+  CHECK(p.longest_block_start == 10 * kMs);
+  CHECK(p.longest_block_call == event_at(t, 101, 10 * kMs, "syscall_enter"));
+  CHECK(p.on_cpu_ns == 10 * kMs);
+  CHECK(p.unknown_ns == 0);
+
+  SUBCASE("the range begins inside the call, before the lost switch or after it") {
+    // A step of a causal path that begins after the thread entered its wait: the call is
+    // watched from the range's start.
+    const SegmentProfile q = profile_range(t, ev, 101, 15 * kMs, 80 * kMs);
+    CHECK(q.blocked_ns == 55 * kMs);
+    CHECK(q.longest_block_start == 15 * kMs);
+    CHECK(q.longest_block_call == event_at(t, 101, 10 * kMs, "syscall_enter"));
+    CHECK(q.on_cpu_ns == 10 * kMs);  // after its exit at 71 ms
+    CHECK(q.unknown_ns == 0);
+    const SegmentProfile r = profile_range(t, ev, 101, 30 * kMs, 80 * kMs);
+    CHECK(r.blocked_ns == 40 * kMs);
+    CHECK(r.longest_block_start == 30 * kMs);
+    CHECK(r.unknown_ns == 0);
+    const SegmentProfile w = profile_range(t, ev, 101, 30 * kMs, 50 * kMs);
+    CHECK(w.blocked_ns == 20 * kMs);
+    CHECK(w.unknown_ns == 0);
+  }
+  SUBCASE("a switch of known state before the exit: unknown, as it was") {
+    const Trace u = load_trace(head +
+                               "60ms 101 switch_in\n"
+                               "65ms 101 switch_out state=R\n"
+                               "70ms 101 switch_in\n"
+                               "71ms 101 syscall_exit name=read ret=1\n");
+    const ThreadEvents ev2(u);
+    const SegmentProfile q = profile_range(u, ev2, 101, 0, 50 * kMs);
+    CHECK(q.blocked_ns == 0);
+    CHECK(q.unknown_ns == 30 * kMs);
+  }
+  SUBCASE("the call never returns in the trace: unknown") {
+    const Trace u = load_trace(head + "70ms 101 switch_in\n");
+    const ThreadEvents ev2(u);
+    const SegmentProfile q = profile_range(u, ev2, 101, 0, 50 * kMs);
+    CHECK(q.blocked_ns == 0);
+    CHECK(q.unknown_ns == 30 * kMs);
+  }
+}
+
 TEST_CASE("a syscall loop: calls counted by name, most frequent first") {
   std::string text = std::string(kApp) + "0 102 switch_in\n";
   for (int i = 0; i < 20; ++i) {
