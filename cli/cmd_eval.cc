@@ -57,6 +57,7 @@ Command add_eval(CLI::App& app) {
     std::string programs;
     std::string keep, from;
     std::vector<std::string> record_options;
+    uint32_t lose_switches = 0;
     bool json = false;
     bool show = false;
     bool latency = false;
@@ -94,6 +95,13 @@ Command add_eval(CLI::App& app) {
       ->type_name("OPTION")
       ->allow_extra_args(false)
       ->excludes("--from");
+  cmd->add_option("--lose-switches", args->lose_switches,
+                  "diagnose each recording N times more, each time with one context switch of "
+                  "its program's threads lost as a kernel loses one (spread evenly over them), "
+                  "as the recorder then writes it; a run that misses the truth fails the "
+                  "suite")
+      ->type_name("N")
+      ->check(CLI::Range(0, 1000));
   cmd->add_flag("--json", args->json, "print the results as JSON (docs/scenarios.md)");
   cmd->add_flag("--latency", args->latency,
                 "run the latency pairs instead (tests/latency-pairs): record each program's "
@@ -106,7 +114,8 @@ Command add_eval(CLI::App& app) {
       "Recording needs root (or CAP_BPF and CAP_PERFMON). Progress goes to stderr.\nExit "
       "status: 0 every scenario matched its ground truth (and each rule-dependent one missed "
       "without its rule), 1 the input was wrong (unknown scenario, bad scenario.json), 2 the "
-      "environment cannot do it, 3 a scenario did not match. With --latency: 0 every pair ran "
+      "environment cannot do it, 3 a scenario did not match (or, with --lose-switches, a run "
+      "with a switch lost did not). With --latency: 0 every pair ran "
       "and its truth was ranked, 3 a pair failed to run or its truth was in no context.");
   return {
       cmd, [args] {
@@ -166,8 +175,10 @@ Command add_eval(CLI::App& app) {
           const std::string progress =
               fmt::format("eval [{}/{}] {}: ", i + 1, scenarios.size(), s.name);
           TerminalReporter reporter;
-          ScenarioResult r = eval::run_scenario(
-              s, {args->programs, out_dir, args->from.empty(), args->record_options}, reporter);
+          ScenarioResult r = eval::run_scenario(s,
+                                                {args->programs, out_dir, args->from.empty(),
+                                                 args->record_options, args->lose_switches},
+                                                reporter);
           if (!r.error.empty())
             std::cerr << progress << "error: " << r.error << "\n";
           else
@@ -189,8 +200,25 @@ Command add_eval(CLI::App& app) {
             if (r.with_rules)
               std::cout << fmt::format("\n## {}: {}\n\n{}", r.scenario.name, r.scenario.title,
                                        r.with_rules->report);
+        // Each run with a switch lost: how many still found the truth, and which did not.
+        size_t lost_runs = 0, lost_matched = 0;
+        std::string lost_misses;
+        for (const ScenarioResult& r : results)
+          for (const ScenarioResult::LostSwitchRun& l : r.lost_switch_runs) {
+            ++lost_runs;
+            if (l.match) {
+              ++lost_matched;
+              continue;
+            }
+            lost_misses += fmt::format("  - {}: the switch at {} ns ({} out, {} in) lost: {}\n",
+                                       r.scenario.name, l.ts, l.out, l.in, l.result);
+          }
+        if (args->lose_switches > 0 && !args->json)
+          std::cout << fmt::format(
+              "\nWith one context switch lost: {} of {} runs match their ground truth.\n{}",
+              lost_matched, lost_runs, lost_misses);
         eval::Summary sum = eval::summarize(results);
-        return sum.passed == sum.scenarios ? kExitOk : kExitMismatch;
+        return sum.passed == sum.scenarios && lost_matched == lost_runs ? kExitOk : kExitMismatch;
       }};
 }
 

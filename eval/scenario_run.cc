@@ -15,6 +15,7 @@
 #include "engine/session/trace_load.h"
 #include "eval/command_run.h"
 #include "eval/evaluate.h"
+#include "eval/lost_switch.h"
 
 namespace cw::eval {
 
@@ -112,6 +113,13 @@ std::optional<Outcome> diagnose(const Scenario& s, const Trace& trace,
   return std::nullopt;
 }
 
+// The packs a scenario is diagnosed with besides those that apply: its own.
+std::vector<std::string> with_packs(const Scenario& s) {
+  std::vector<std::string> with;
+  if (!s.pack.empty()) with.push_back(s.pack);
+  return with;
+}
+
 }  // namespace
 
 ScenarioResult run_scenario(const Scenario& s, const ScenarioRun& run,
@@ -139,12 +147,34 @@ ScenarioResult run_scenario(const Scenario& s, const ScenarioRun& run,
   }
   if (r.error.empty()) r.error = command_failure(trace, log, "the scenario's");
   if (r.error.empty()) {
-    std::vector<std::string> with;
-    if (!s.pack.empty()) with.push_back(s.pack);
+    const std::vector<std::string> with = with_packs(s);
     r.with_rules = diagnose(s, trace, with, r);
     if (r.error.empty() && s.needs_pack) r.without_pack = diagnose(s, trace, {}, r);
     if (r.error.empty() && !s.uses_pack.empty())
       r.without_pack = diagnose(s, trace, with, r, s.uses_pack);
+  }
+  if (r.error.empty() && run.lose_switches > 0) {
+    // The switches of the program's threads (not the kernel's), evenly spread over them:
+    // the same ones every run.
+    std::vector<Tid> threads;
+    for (const ThreadInfo& t : trace.threads)
+      if (!t.kernel) threads.push_back(t.tid);
+    const std::vector<SwitchRecord> records = switch_records(trace, threads);
+    const KindId switch_out = trace.schema.find("switch_out");
+    const size_t n = std::min<size_t>(run.lose_switches, records.size());
+    for (size_t k = 0; k < n; ++k) {
+      const SwitchRecord& lost = records[(2 * k + 1) * records.size() / (2 * n)];
+      ScenarioResult::LostSwitchRun one;
+      one.ts = trace.events[lost.front()].ts;
+      for (uint32_t i : lost)
+        (trace.events[i].kind == switch_out ? one.out : one.in) = trace.events[i].tid;
+      const Trace changed = lose_switch(trace, lost);
+      ScenarioResult scratch = r;
+      const std::optional<Outcome> o = diagnose(s, changed, with_packs(s), scratch);
+      one.match = o && o->match;
+      one.result = o ? o->root_cause : scratch.error;
+      r.lost_switch_runs.push_back(std::move(one));
+    }
   }
   return r;
 }

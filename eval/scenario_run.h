@@ -19,6 +19,10 @@ struct ScenarioRun {
   // Given to every recording after the scenario's own (eval --record-option): the same
   // suite recorded another way, e.g. --full.
   std::vector<std::string> record_options;
+  // Diagnose the recording this many times more, each with one context switch of the
+  // recorded threads lost as a kernel loses one and the decoder then writes it
+  // (eval/lost_switch.h); 0: not.
+  uint32_t lose_switches = 0;
 };
 
 // Never throws for the scenario's own failures: they are in the result's `error`. What

@@ -153,6 +153,13 @@ json render_json(const std::vector<ScenarioResult>& results) {
         {"error", r.error.empty() ? json(nullptr) : json(r.error)}};
     j["with_rules"] = r.with_rules ? outcome_json(*r.with_rules) : json(nullptr);
     j["without_pack"] = r.without_pack ? outcome_json(*r.without_pack) : json(nullptr);
+    if (!r.lost_switch_runs.empty()) {
+      json runs = json::array();
+      for (const ScenarioResult::LostSwitchRun& l : r.lost_switch_runs)
+        runs.push_back(
+            {{"ts", l.ts}, {"out", l.out}, {"in", l.in}, {"match", l.match}, {"result", l.result}});
+      j["lost_switch_runs"] = std::move(runs);
+    }
     list.push_back(std::move(j));
   }
   Summary s = summarize(results);

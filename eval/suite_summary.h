@@ -22,6 +22,15 @@ struct ScenarioResult {
 
   double record_seconds = 0;
 
+  // ScenarioRun::lose_switches: each run with one switch lost, what it diagnosed.
+  struct LostSwitchRun {
+    uint64_t ts = 0;      // the lost switch's time
+    Tid out = 0, in = 0;  // the threads it switched out and in (0: none recorded)
+    bool match = false;
+    std::string result;  // the root cause found, or the error
+  };
+  std::vector<LostSwitchRun> lost_switch_runs;
+
   // Matched its truth, and (needs_pack) did not without the pack, or (uses_pack) did worse
   // without it.
   bool passed() const;

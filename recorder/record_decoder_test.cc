@@ -19,6 +19,7 @@
 #include "recorder/kallsyms.h"
 #include "recorder/lock_wait.h"
 #include "trace/text_format.h"
+#include "trace/text_test_support.h"
 
 namespace cw {
 namespace {
@@ -52,18 +53,7 @@ R make(uint32_t type, uint64_t ts, uint32_t pid, uint32_t tid, uint32_t cpu = 0)
   return r;
 }
 
-// The decoded trace in its text form, events only, for exact comparison.
-std::string events_text(const Trace& t) {
-  std::string all = write_text_trace(t), out;
-  size_t pos = 0;
-  while (pos < all.size()) {
-    size_t nl = all.find('\n', pos);
-    std::string line = all.substr(pos, nl - pos);
-    pos = nl == std::string::npos ? all.size() : nl + 1;
-    if (!line.empty() && line[0] >= '0' && line[0] <= '9') out += line + "\n";
-  }
-  return out;
-}
+using testing_text::events_text;
 
 TEST_CASE("records from two CPUs come out as events sorted by time") {
   Trace t;

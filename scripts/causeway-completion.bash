@@ -7,7 +7,7 @@ _causeway_options() {
     graph) echo "--rules --no-stdlib --trace-format --json --edges --dot --no-cache --help" ;;
     debug) echo "--rules --no-stdlib --trace-format --hang --answers --save-answers --watch --auto --json --baseline --beam-width --lookback --min-hang --no-cache --help" ;;
     convert) echo "-o --output --to --trace-format --compress --shift-clock --help" ;;
-    eval) echo "--suite --programs --keep --from --record-option --json --show --latency --help" ;;
+    eval) echo "--suite --programs --keep --from --record-option --lose-switches --json --show --latency --help" ;;
     latency) echo "--base --buggy --normalize --pid --all-processes --comm --top --mode --threshold --trace-format --json --html --folded --help" ;;
     hangs) echo "--rules --no-stdlib --top --trace-format --json --no-cache --help" ;;
     ui) echo "--rules --no-stdlib --trace-format --no-cache --hang --answers --save-answers --port --no-browser --json --help" ;;

@@ -11,10 +11,12 @@ pack scn.wserver {
 }
 
 # The reply goes out first; when the call then blocks, the server has finished the
-# previous request and waits for the next one: back to its loop.
+# previous request and waits for the next one: back to its loop. Any switch away but a
+# preemption (R) is the block, as linux.kernel's waits say it: a switch the kernel did not
+# report comes as `?`.
 split receive.wait {
   at switch_out
-  where call.fn == "reply_and_receive" and state == "S"
+  where call.fn == "reply_and_receive" and state != "R"
   cut before
   neighbour weak
   loop
