@@ -25,11 +25,10 @@ struct Kinds {
     // nor what the recorder writes for another thread (thread_start, lock_*, marker).
     const std::string_view any[] = {"wakeup", "wakeup_new", "signal_send"};
     const std::string_view own[] = {
-        "fork",           "exec",       "exit",      "comm",          "syscall_exit",
-        "send",           "recv",       "ready",     "timer_arm",     "timer_fire",
-        "timer_cancel",   "irq_enter",  "irq_exit",  "softirq_enter", "softirq_exit",
-        "signal_deliver", "call_enter", "call_exit", "flag_write",    "flag_read",
-        "sample"};
+        "fork",       "exec",      "exit",          "syscall_exit", "send",
+        "recv",       "ready",     "timer_arm",     "timer_fire",   "timer_cancel",
+        "irq_enter",  "irq_exit",  "softirq_enter", "softirq_exit", "signal_deliver",
+        "call_enter", "call_exit", "flag_write",    "flag_read",    "sample"};
     on_cpu.assign(schema.size(), false);
     recorded.assign(schema.size(), false);
     for (std::string_view n : any)
@@ -38,6 +37,13 @@ struct Kinds {
       if (KindId k = schema.find(n); k != kNoKind) on_cpu[k] = recorded[k] = true;
   }
   bool is_switch(KindId k) const { return k != kNoKind && (k == switch_out || k == switch_in); }
+  // A wake-up or signal an interrupt raised on an idle CPU is its timer owner's (its
+  // `cause`), not the running thread's: the decoder takes no evidence from it.
+  bool owners(const Trace& trace, const Event& e) const {
+    if (e.kind != wakeup && e.kind != wakeup_new && e.kind != signal_send) return false;
+    const int cause = trace.schema.field_index(e.kind, "cause");
+    return cause >= 0 && trace.value(e, cause) == e.tid;
+  }
 };
 
 }  // namespace
@@ -96,7 +102,7 @@ Trace lose_switch(const Trace& trace, const SwitchRecord& lost) {
       at = i;
       break;
     }
-    if (e.kind >= k.on_cpu.size() || !k.on_cpu[e.kind]) continue;
+    if (e.kind >= k.on_cpu.size() || !k.on_cpu[e.kind] || k.owners(trace, e)) continue;
     stale_out = prev != 0 && e.tid != prev;
     put_in = next != 0 && e.tid == next && recorded.count(next) != 0;
     at = i;

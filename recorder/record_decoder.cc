@@ -255,9 +255,12 @@ void RecordDecoder::decode(const void* record, size_t size) {
   note_thread(tid, hdr->pid);
   auto bad = [&] { ++stats_.malformed; };
 
-  // Every record but a switch is written by the thread running on its CPU: the
-  // evidence that a switch went unreported. Not a syscall entry (sent when the call did
-  // something, maybe long after it began and from another CPU) nor stacks (no event).
+  // The records whose thread is the one running on their CPU (kernel/bpf: fill_header's
+  // current task) are the evidence that a switch went unreported. Not a switch (its
+  // thread is the one leaving), a syscall entry (sent when the call did something, maybe
+  // long after it began and from another CPU), stacks (no event), a rename (of any
+  // thread: pthread_setname_np names another through /proc), nor a wake-up or signal an
+  // interrupt raised on an idle CPU, which is its timer's owner's (wake.bpf.h).
   switch (hdr->type) {
     case CW_REC_SYS_ENTER:
       if (tid != 0) recorded_.insert(tid);
@@ -265,12 +268,19 @@ void RecordDecoder::decode(const void* record, size_t size) {
     // Any thread may wake a recorded one or signal it: the writer may be unrecorded.
     case CW_REC_WAKING:
     case CW_REC_WAKEUP_NEW:
-    case CW_REC_SIGNAL: note_running(ts, tid, cpu, recorded_.count(tid) != 0); break;
+      if (const auto* r = as<cw_rec_wake>(record, size);
+          r && !(r->in_irq && r->cause_tid != 0 && r->cause_tid == tid))
+        note_running(ts, tid, cpu, recorded_.count(tid) != 0);
+      break;
+    case CW_REC_SIGNAL:
+      if (size >= sizeof(cw_rec_signal) &&
+          static_cast<const cw_rec_signal*>(record)->cause_tid != tid)
+        note_running(ts, tid, cpu, recorded_.count(tid) != 0);
+      break;
     // Written only by recorded threads.
     case CW_REC_FORK:
     case CW_REC_EXEC:
     case CW_REC_EXIT:
-    case CW_REC_COMM:
     case CW_REC_SYS_EXIT:
     case CW_REC_XFER:
     case CW_REC_READY:

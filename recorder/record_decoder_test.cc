@@ -259,6 +259,17 @@ TEST_CASE("records that say nothing of who runs now put back no switch") {
   auto wake = make<cw_rec_wake>(CW_REC_WAKING, 2000, 300, 300, 1);
   wake.target_pid = 100;
   wake.target_tid = 101;
+  // On CPU 0, where the worker runs: the worker renames the app (pthread_setname_np
+  // writes /proc/…/task/101/comm: the record is the app's), and a timer's interrupt on
+  // CPU 1, idle now, wakes the worker on the app's behalf (the app armed it: the record is
+  // the app's). Neither says the app runs.
+  auto rename = make<cw_rec_comm>(CW_REC_COMM, 2100, 100, 101, 0);
+  std::memcpy(rename.comm, "renamed", 8);
+  auto timer_wake = make<cw_rec_wake>(CW_REC_WAKING, 2200, 100, 101, 1);
+  timer_wake.target_pid = 100;
+  timer_wake.target_tid = 102;
+  timer_wake.in_irq = 1;
+  timer_wake.cause_tid = 101;
   auto worker_out = make<cw_rec_switch>(CW_REC_SWITCH, 2500, 100, 102, 0);
   worker_out.prev_state = 'S';
   worker_out.next_pid = 100;
@@ -270,6 +281,8 @@ TEST_CASE("records that say nothing of who runs now put back no switch") {
   d.decode(&stranger_out, sizeof stranger_out);
   d.decode(&idle_in, sizeof idle_in);
   d.decode(&wake, sizeof wake);
+  d.decode(&rename, sizeof rename);
+  d.decode(&timer_wake, sizeof timer_wake);
   d.decode(&worker_out, sizeof worker_out);
   d.release_all();
   CHECK(events_text(t) ==
@@ -281,6 +294,8 @@ TEST_CASE("records that say nothing of who runs now put back no switch") {
         "1200 103 switch_in cpu=1\n"
         "1800 103 switch_out cpu=1 state=S\n"
         "2us 300 wakeup cpu=1 target=101\n"
+        "2100 101 comm name=renamed\n"
+        "2200 101 wakeup cpu=1 target=102 interrupt=1 cause=101\n"
         "2500 102 switch_out state=S\n"
         "2500 101 switch_in\n");
   CHECK(d.stats().switches_unreported == 0);
