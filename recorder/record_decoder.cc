@@ -218,6 +218,8 @@ bool RecordDecoder::end_unreported_run(uint64_t ts, uint32_t cpu, Tid now_runnin
 
 void RecordDecoder::note_running(uint64_t ts, Tid tid, uint32_t cpu, bool tid_recorded) {
   if (tid == 0) return;
+  // Nearly every record: its thread is the one the switches put there (and recorded).
+  if (auto running = on_cpu_.find(cpu); running != on_cpu_.end() && running->second == tid) return;
   if (auto last = last_switch_ns_.find(cpu); last != last_switch_ns_.end() && ts < last->second)
     return;  // written before the CPU's latest switch: says nothing of who runs there now
   if (tid_recorded) recorded_.insert(tid);
