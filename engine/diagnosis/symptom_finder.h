@@ -124,9 +124,10 @@ class Finder {
 
   // how a loop wait ended (symptom_wait_end.cc)
   Pid initiator(Pid a, Pid b) const;
-  void asked_in(uint32_t first, uint32_t last, std::vector<Asked>& asked,
-                InitiatorCache& initiators) const;
-  WaitEnd wait_end(uint32_t first, uint32_t last, std::vector<Asked>& asked) const;
+  void asked_in(const Graph::ThreadSegments& t, uint32_t first, uint32_t last,
+                std::vector<Asked>& asked, InitiatorCache& initiators) const;
+  WaitEnd wait_end(const Graph::ThreadSegments& t, uint32_t first, uint32_t last,
+                   std::vector<Asked>& asked) const;
 
   // what a stretch was (symptom_classify.cc)
   HangKind kind_of(const Stretch& st, const SegmentProfile& p, uint64_t* waited = nullptr) const;

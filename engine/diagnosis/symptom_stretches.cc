@@ -155,11 +155,11 @@ void Finder::loop_stretches(const Graph::ThreadSegments& t, std::vector<Stretch>
       const uint32_t r = returns[i];
       const uint32_t turn = i == 0 ? t.begin : loops[i - 1];  // since the last loop wait
       const uint32_t woken = r == kNoIndex ? loops[i] : segment_from(loops[i], last_at(i), r);
-      if (loops[i] > turn) asked_in(turn, loops[i] - 1, waiting_for, initiators);
+      if (loops[i] > turn) asked_in(t, turn, loops[i] - 1, waiting_for, initiators);
       // Slices of one wait for an answer that time out (a poll with a timeout) are that
       // wait too, until the answer comes.
       const bool had_asked = !waiting_for.empty();
-      const WaitEnd how = wait_end(loops[i], woken, waiting_for);
+      const WaitEnd how = wait_end(t, loops[i], woken, waiting_for);
       const bool retry = i > 0 && retried[i - 1];  // the slice after one that timed out
       const bool one_wait = waits_once || retried[i] || retry;
       if (((had_asked && how != WaitEnd::OtherWork) || one_wait) && r != kNoIndex) {

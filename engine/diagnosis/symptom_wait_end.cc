@@ -13,6 +13,14 @@ uint64_t pair_key(Pid a, Pid b) {
   return (uint64_t{std::min(a, b)} << 32) | std::max(a, b);
 }
 
+// Whether segment `s` is one of thread `t`'s. An edge between two segments of one thread
+// is never between two processes: told from the graph's index alone, without reading the
+// edge, its segments and its events, which a loop thread's neighbour edges (most of its
+// edges) would cost at every turn.
+bool within(const Graph::ThreadSegments& t, uint32_t s) {
+  return s >= t.begin && s < t.end;
+}
+
 }  // namespace
 
 // Which process of a pair reached the other first by a causal (not weak) edge: the one
@@ -38,11 +46,12 @@ Pid Finder::initiator(Pid a, Pid b) const {
 // `asked`: a causal (not weak) edge out to a process its own process had opened the
 // conversation with. A server's answers to its clients are no requests: the clients
 // spoke first.
-void Finder::asked_in(uint32_t first, uint32_t last, std::vector<Asked>& asked,
-                      InitiatorCache& initiators) const {
+void Finder::asked_in(const Graph::ThreadSegments& t, uint32_t first, uint32_t last,
+                      std::vector<Asked>& asked, InitiatorCache& initiators) const {
   for (uint32_t s = first; s <= last; ++s) {
     const Pid own = g_.segments[s].pid;
     for (auto [it, end] = out_edges(s, g_.csr); it != end; ++it) {
+      if (within(t, static_cast<uint32_t>(target(*it, g_.csr)))) continue;
       const Edge& e = g_.edges[g_.csr[*it]];
       const Pid to = g_.segments[e.to].pid;
       if (e.strength == Strength::Weak || to == own || !initiators.opened(*this, own, to)) continue;
@@ -76,10 +85,12 @@ bool Finder::InitiatorCache::opened(const Finder& f, Pid own, Pid to) {
 // it read the request (a notice of its own, the reply to an earlier call) answers
 // nothing, and the wait goes on (dbus-daemon's NameAcquired signal reached dbus-send
 // inside its wait for the reply to its method call, which came 1.2 s later).
-Finder::WaitEnd Finder::wait_end(uint32_t first, uint32_t last, std::vector<Asked>& asked) const {
+Finder::WaitEnd Finder::wait_end(const Graph::ThreadSegments& t, uint32_t first, uint32_t last,
+                                 std::vector<Asked>& asked) const {
   WaitEnd end_kind = WaitEnd::NoCause;
   for (uint32_t s = first; s <= last; ++s)
     for (auto [it, end] = in_edges(s, g_.csr); it != end; ++it) {
+      if (within(t, static_cast<uint32_t>(source(*it, g_.csr)))) continue;
       const Edge& e = g_.edges[g_.csr[*it]];
       const Pid from = g_.segments[e.from].pid;
       if (e.strength == Strength::Weak || from == g_.segments[s].pid) continue;
