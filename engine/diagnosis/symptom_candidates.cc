@@ -159,20 +159,24 @@ std::vector<HangCandidate> Finder::rank(std::vector<Stretch> all) const {
   parallel_for(out.size(), [&](size_t r) {
     const Stretch* best = nullptr;
     uint64_t best_score = 0;
+    SegmentProfile best_profile;  // the best's, and its kind: its hang is made of them
+    HangKind best_kind = HangKind::LongRunning;
     for (size_t j = run_begin[r]; j < run_begin[r + 1]; ++j) {
       const Stretch& s = all[j];
       if (best && s.end_ns - s.start_ns <= best_score) continue;
-      const SegmentProfile p = profile_range(trace_, ev_, s.tid, s.start_ns, s.end_ns);
+      SegmentProfile p = profile_range(trace_, ev_, s.tid, s.start_ns, s.end_ns);
       uint64_t waited = 0;
-      const uint64_t score =
-          kind_of(s, p, &waited) == HangKind::LongWait ? waited : s.end_ns - s.start_ns;
+      const HangKind kind = kind_of(s, p, &waited);
+      const uint64_t score = kind == HangKind::LongWait ? waited : s.end_ns - s.start_ns;
       if (!best || score > best_score) {
         best = &s;
         best_score = score;
+        best_profile = std::move(p);
+        best_kind = kind;
       }
     }
     HangCandidate& c = out[r];
-    c.hang = make_hang(*best, "");
+    c.hang = make_hang(*best, "", std::move(best_profile), best_kind);
     c.score_ns = best_score;
     c.by_design = by_design(*best, c.hang, &c.woken_by);
   });

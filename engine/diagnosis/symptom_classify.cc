@@ -65,6 +65,13 @@ HangKind Finder::kind_of(const Stretch& st, const SegmentProfile& p, uint64_t* w
 }
 
 Hang Finder::make_hang(const Stretch& st, std::string chosen_by) const {
+  SegmentProfile p = profile_range(trace_, ev_, st.tid, st.start_ns, st.end_ns);
+  const HangKind kind = kind_of(st, p);
+  return make_hang(st, std::move(chosen_by), std::move(p), kind);
+}
+
+Hang Finder::make_hang(const Stretch& st, std::string chosen_by, SegmentProfile profile,
+                       HangKind kind) const {
   Hang h;
   h.tid = st.tid;
   h.pid = g_.segments[st.first].pid;
@@ -72,8 +79,8 @@ Hang Finder::make_hang(const Stretch& st, std::string chosen_by) const {
   h.end_ns = st.end_ns;
   h.first_segment = st.first;
   h.last_segment = st.last;
-  h.profile = profile_range(trace_, ev_, st.tid, st.start_ns, st.end_ns);
-  h.kind = kind_of(st, h.profile);
+  h.profile = std::move(profile);
+  h.kind = kind;
   h.chosen_by = std::move(chosen_by);
   h.segment = st.first;
   switch (h.kind) {
@@ -174,8 +181,11 @@ std::string Finder::by_design(const Stretch& st, const Hang& h, Tid* waker) cons
   // (under kIdleCpuNs on a CPU) and told no other thread anything.
   const Graph::ThreadSegments* t = g_.thread_segments(st.tid);
   if (p.longest_block_exit == kNoIndex && t) {
-    const SegmentProfile life =
-        profile_range(trace_, ev_, st.tid, g_.segments[t->begin].start_ns, thread_end(*t));
+    // (A stretch that is the thread's whole life, as an idle thread's is, has its profile.)
+    const uint64_t born = g_.segments[t->begin].start_ns, ended = thread_end(*t);
+    const SegmentProfile life = st.start_ns == born && st.end_ns == ended
+                                    ? p
+                                    : profile_range(trace_, ev_, st.tid, born, ended);
     if (life.on_cpu_ns < kIdleCpuNs && !told_another(st.tid, block_start))
       return fmt::format("idle all its life: it never returned from {} and did no work outside it",
                          call);

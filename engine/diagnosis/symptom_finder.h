@@ -132,6 +132,9 @@ class Finder {
   // what a stretch was (symptom_classify.cc)
   HangKind kind_of(const Stretch& st, const SegmentProfile& p, uint64_t* waited = nullptr) const;
   Hang make_hang(const Stretch& st, std::string chosen_by) const;
+  // The same, with the stretch's profile and kind found already (rank() found them).
+  Hang make_hang(const Stretch& st, std::string chosen_by, SegmentProfile profile,
+                 HangKind kind) const;
   Tid woken_by(Tid tid, uint64_t from, uint64_t to) const;
   bool told_another(Tid tid, uint64_t before) const;
   int64_t call_int(uint32_t call, int field) const;
