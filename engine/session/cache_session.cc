@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,9 +16,6 @@
 
 namespace cw::session {
 namespace {
-
-// The lowest priority a process may take.
-constexpr int kSaveNiceness = 19;
 
 // Whether the trace has a cache folder already, beside it or in the user's cache folder.
 bool cache_folder_exists(const std::string& trace_path) {
@@ -125,12 +121,6 @@ void CacheSession::in_background(const std::function<std::string()>& save) const
     close(fds[0]);
     if (fork() != 0) _exit(0);
     setsid();
-    // Nobody waits for the save: it must not take a CPU from the command that is still
-    // running (a cold run's events entry is ~0.9 GB at 19 M events, seconds of copying into
-    // fresh page-cache pages, while the graph's build wants every CPU). At the lowest
-    // priority it runs on the CPUs the command leaves idle, and at full speed once it ends.
-    // Should that fail, it competes as it did.
-    (void)setpriority(PRIO_PROCESS, 0, kSaveNiceness);
     std::string text = save();
     if (wait_for_saves && !text.empty() && reporter) reporter->message("causeway: cache: " + text);
     _exit(0);

@@ -60,8 +60,7 @@ struct CacheSession {
   // Runs `save` (it returns its note) in a detached copy of this process (fork), which
   // sees memory as it is now: the command goes on, and may exit, while ~1 GB at 19 M
   // events goes to disk (on a VM whose writeback throttles writers, that took longer than
-  // reading the trace). The copy runs at the lowest priority (nice 19): it takes no CPU
-  // the command wants. A run started before the save ends finds no entry and reads the
+  // reading the trace). A run started before the save ends finds no entry and reads the
   // trace: entries appear whole or not at all. Verbose, the command waits for the saves
   // at its end (wait()), so their notes come out before it exits (wait_for_saves). Call it when
   // this process runs one thread; without fork, saves at once.

@@ -2,10 +2,8 @@
 
 #include <doctest/doctest.h>
 #include <stdlib.h>
-#include <sys/resource.h>
 
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -158,24 +156,6 @@ TEST_CASE("the second session of a trace loads the graph the first saved in the 
   s.load_packs();
   s.graph();
   CHECK(second.said("graph loaded from"));
-}
-
-TEST_CASE("a save in the background runs at the lowest priority, the command at its own") {
-  TempDir dir;
-  const std::string out = dir.file("niceness");
-  CacheSession c;
-  c.wait_for_saves = true;  // wait() then returns once the save's process has ended
-  const int before = getpriority(PRIO_PROCESS, 0);
-  c.in_background([&] {
-    std::ofstream(out) << getpriority(PRIO_PROCESS, 0);
-    return std::string();
-  });
-  c.wait();
-  std::ifstream in(out);
-  int saved = 0;
-  REQUIRE(static_cast<bool>(in >> saved));
-  CHECK(saved == 19);
-  CHECK(getpriority(PRIO_PROCESS, 0) == before);
 }
 
 TEST_CASE("a run whose trace cannot be read leaves no cache folder behind") {
