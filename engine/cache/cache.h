@@ -76,8 +76,9 @@ inline constexpr char kMagic[8] = {'C', 'W', 'C', 'A', 'C', 'H', 'E', '\0'};
 // Bump when any entry's payload layout changes (or Segment, Edge, BuildStats change shape).
 // 2: graphs keep their peers cuts; 3: a hang's profile keeps its uninterruptible time;
 // 4: a segment's or edge's rule kind is the table's (dsl/rule_kinds.h), no rule 255;
-// 5: a peers cut keeps the link end before it (PeerCut::since); 6: cut matches as varints.
-inline constexpr uint32_t kFormatVersion = 6;
+// 5: a peers cut keeps the link end before it (PeerCut::since); 6: cut matches as varints;
+// 7: a hang entry keeps its candidate threads' ranks.
+inline constexpr uint32_t kFormatVersion = 7;
 inline constexpr size_t kHeaderSize = 64;
 // Graph entries kept per trace (least recently used evicted): the cold run's entry is still
 // there when the rule added since is removed again.
@@ -239,6 +240,12 @@ std::optional<engine::FoundHang> load_hang(const Folder& dir, const Key& graph_k
                                            const engine::SymptomRequest& request,
                                            const Trace& trace, const engine::Graph& graph,
                                            std::string* why = nullptr);
+// The ranks of the candidate threads (engine::ThreadRank) kept in the hang entry of the graph
+// of `graph_key` for `request`: for a search of another graph with the same edges. Checked
+// against `trace`; their segments are checked where they are reused.
+std::optional<std::vector<engine::ThreadRank>> load_thread_ranks(
+    const Folder& dir, const Key& graph_key, const engine::SymptomRequest& request,
+    const Trace& trace, std::string* why = nullptr);
 
 // ---- graphs to rebuild the cuts of ----
 

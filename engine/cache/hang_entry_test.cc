@@ -48,11 +48,34 @@ TEST_CASE(
   h.profile.longest_block_call = 3;
   h.profile.by_name = {{4, 2}, {1, 1}};
   found.hang = h;
+  // The candidate threads' ranks ride along: one with a stretch, one without.
+  ThreadRank with;
+  with.tid = 101;
+  with.segments = 3;
+  with.cuts = 0xfeedface;
+  with.has_stretch = true;
+  with.candidate.hang = h;
+  with.candidate.score_ns = 4000;
+  with.candidate.by_design = "a timed sleep";
+  with.candidate.woken_by = 7;
+  ThreadRank without;
+  without.tid = 102;
+  without.segments = 1;
+  found.ranks = {with, without};
   REQUIRE(cache::save_hang(dir.f, graph, automatic, found));
   auto back = cache::load_hang(dir.f, graph, automatic, b.trace, b.graph());
   REQUIRE(back);
   REQUIRE(back->hang);
   CHECK(cache::encode_found_hang(*back) == cache::encode_found_hang(found));
+  REQUIRE(back->ranks.size() == 2);
+  CHECK(back->ranks[0].candidate.by_design == "a timed sleep");
+  CHECK_FALSE(back->ranks[1].has_stretch);
+  // For another graph of the same edges only the ranks are read: its hang's segments are
+  // not that graph's to check.
+  auto ranks = cache::load_thread_ranks(dir.f, graph, automatic, b.trace);
+  REQUIRE(ranks);
+  CHECK(ranks->size() == 2);
+  CHECK(ranks->at(0).cuts == 0xfeedface);
   CHECK(back->hang->chosen_by == "auto: the longest");
   CHECK(back->hang->profile.by_name.size() == 2);
   CHECK_FALSE(cache::load_hang(dir.f, graph, at, b.trace, b.graph()));  // another request: no entry
@@ -148,4 +171,21 @@ TEST_CASE("a hang entry naming events, strings or segments the trace and graph l
   bad([&](Hang& x) {
     x.profile.by_name.push_back({static_cast<StrId>(b.trace.strings.size()), 1});
   });
+  // A rank's candidate is checked against the trace too, and ranks come in thread order.
+  auto bad_rank = [&](auto change) {
+    FoundHang f = found;
+    ThreadRank r;
+    r.tid = 101;
+    r.segments = 2;
+    r.has_stretch = true;
+    r.candidate.hang = h;
+    f.ranks = {r};
+    CHECK_NOTHROW(decode(f));
+    change(f.ranks);
+    CHECK_THROWS_AS(decode(f), cache::CorruptEntry);
+  };
+  bad_rank([&](std::vector<ThreadRank>& r) {
+    r[0].candidate.hang.profile.longest_block_call = static_cast<uint32_t>(b.trace.events.size());
+  });
+  bad_rank([](std::vector<ThreadRank>& r) { r.push_back(r[0]); });  // the same thread twice
 }

@@ -46,7 +46,7 @@ Diagnosis Diagnoser::run() {
     found = *opt_.known_hang;
   } else {
     if (opt_.progress) opt_.progress("finding the hang", 0, 0);
-    found.hang = find_hang(trace_, g_, events_, opt_.symptom, &found.why, &found.no_hang);
+    found = find_hang_reusing(trace_, g_, events_, opt_.symptom, opt_.ranks_before);
     if (opt_.hang_found) opt_.hang_found(found);
   }
   const std::optional<Hang>& hang = found.hang;

@@ -44,6 +44,9 @@ struct DiagnoseOptions {
   // derived cache keeps it); null: the diagnosis finds it, and tells `hang_found`.
   const FoundHang* known_hang = nullptr;
   std::function<void(const FoundHang&)> hang_found;
+  // Auto's search on a graph with the same edges (packs that differ in cut rules only): its
+  // candidate threads with the same cuts are not searched again (ThreadRank).
+  const std::vector<ThreadRank>* ranks_before = nullptr;
   Progress progress;  // ("finding the hang", 0, 0) first when searching for it, then
                       // ("search", step, 0) while searching its cause
   // Called before a question goes to the answerer, with what was found so far (the

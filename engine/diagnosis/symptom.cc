@@ -49,6 +49,16 @@ std::optional<Hang> find_hang(const Trace& trace, const Graph& graph, const Thre
   return symptom_detail::Finder(trace, graph, events).find(request, why, no_hang);
 }
 
+FoundHang find_hang_reusing(const Trace& trace, const Graph& graph, const ThreadEvents& events,
+                            const SymptomRequest& request, const std::vector<ThreadRank>* before) {
+  FoundHang found;
+  symptom_detail::Finder finder(trace, graph, events);
+  if (request.mode == SymptomRequest::Mode::Auto) finder.keep_ranks(before, &found.ranks);
+  found.hang = finder.find(request, &found.why, &found.no_hang);
+  found.reused = finder.reused();
+  return found;
+}
+
 std::vector<HangCandidate> list_hangs(const Trace& trace, const Graph& graph,
                                       const ThreadEvents& events, const SymptomRequest& request,
                                       std::string* why) {

@@ -48,15 +48,6 @@ struct SymptomRequest {
   uint64_t min_hang_ns = 0;
 };
 
-// What find_hang answered: the hang, or why there is none (`no_hang`: candidates, none
-// long enough). A function of the trace, its graph and the request: the derived cache
-// keeps it beside the graph, so a re-run with the same packs skips auto's search.
-struct FoundHang {
-  std::optional<Hang> hang;
-  std::string why;
-  bool no_hang = false;
-};
-
 // One candidate for the hang: a thread's longest stretch without a response, as `auto`
 // ranks them (docs/diagnosis.md, "The symptom").
 struct HangCandidate {
@@ -70,6 +61,33 @@ struct HangCandidate {
   std::string by_design;
   Tid woken_by = 0;      // the other thread whose edge ended the wait, 0 if none
   std::string hang_arg;  // what `--hang` selects it with: "TID@SECONDS"
+};
+
+// What auto's search found for one candidate thread, kept to be reused by a search of a
+// graph whose edges are the same (the same trace, and packs that differ in cut rules only:
+// a rule added, changed or removed). A thread's candidate reads its own segments, and of
+// its edges only their events, strengths and the other end's thread and process, which
+// such a graph keeps; so where the thread's segments start at the same events with the
+// same loop cuts, its candidate is the same.
+struct ThreadRank {
+  Tid tid = 0;
+  uint32_t segments = 0;  // how many the thread had
+  uint64_t cuts = 0;      // a hash of their first events and which are loop cuts
+  bool has_stretch = false;
+  // Its segment numbers count from the thread's first segment.
+  HangCandidate candidate;
+};
+
+// What find_hang answered: the hang, or why there is none (`no_hang`: candidates, none
+// long enough). A function of the trace, its graph and the request: the derived cache
+// keeps it beside the graph, so a re-run with the same packs skips auto's search.
+struct FoundHang {
+  std::optional<Hang> hang;
+  std::string why;
+  bool no_hang = false;
+  // Auto without markers: every candidate thread's, by tid (for the next search; above).
+  std::vector<ThreadRank> ranks;
+  size_t reused = 0;  // of the threads' ranks, how many were a former search's
 };
 
 // The trace's start time, for TID@SECONDS (seconds since the recording started).
@@ -92,6 +110,12 @@ HangKind classify(const SegmentProfile& p);
 std::optional<Hang> find_hang(const Trace& trace, const Graph& graph, const ThreadEvents& events,
                               const SymptomRequest& request, std::string* why,
                               bool* no_hang = nullptr);
+
+// find_hang, reusing `before` (ThreadRank: the ranks of a search of the same request on a
+// graph with the same edges, by tid) for the threads whose cuts match; this search's ranks
+// are in found.ranks (auto without markers).
+FoundHang find_hang_reusing(const Trace& trace, const Graph& graph, const ThreadEvents& events,
+                            const SymptomRequest& request, const std::vector<ThreadRank>* before);
 
 // Auto's candidates, best first: each candidate thread's longest stretch (one per
 // thread), those that stopped responding before those that wait by design, then by

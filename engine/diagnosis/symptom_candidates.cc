@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <string_view>
+#include <unordered_map>
 
 #include "base/parallel.h"
 #include "engine/diagnosis/symptom_finder.h"
@@ -99,13 +100,37 @@ bool Finder::gather(const std::string& thread_name, Pool& pool, std::string* why
     ++(loop ? pool.loops : pool.mains);
     chosen.push_back(&t);
   }
+  // A thread whose cuts are those of a search of a graph with the same edges has its
+  // candidate already (ThreadRank); the others' stretches are found.
+  pool.keeps_ranks = markers_.empty();
+  pool.threads.resize(chosen.size());
+  pool.reused.assign(chosen.size(), false);
+  std::vector<size_t> search;
+  for (size_t i = 0; i < chosen.size(); ++i) {
+    ThreadRank& r = pool.threads[i];
+    r.tid = chosen[i]->tid;
+    r.segments = chosen[i]->end - chosen[i]->begin;
+    if (!pool.keeps_ranks) {
+      search.push_back(i);
+      continue;
+    }
+    r.cuts = cuts_of(*chosen[i]);
+    if (reuse(*chosen[i], r.cuts, r))
+      pool.reused[i] = true;
+    else
+      search.push_back(i);
+  }
+  reused_ = chosen.size() - search.size();
   // Each thread's stretches read the graph only: they are found on every CPU, into one
   // slot per thread, and joined in thread order (the same stretches in the same order
   // as one thread would find them).
-  prepare_shared_lookups();
-  std::vector<std::vector<Stretch>> per_thread(chosen.size());
-  parallel_for(chosen.size(), [&](size_t i) { per_thread[i] = stretches(*chosen[i]); });
+  if (!search.empty()) prepare_shared_lookups();
+  std::vector<std::vector<Stretch>> per_thread(search.size());
+  parallel_for(search.size(), [&](size_t i) { per_thread[i] = stretches(*chosen[search[i]]); });
   for (const auto& s : per_thread) pool.all.insert(pool.all.end(), s.begin(), s.end());
+  bool reused_stretch = false;
+  for (size_t i = 0; i < chosen.size(); ++i)
+    reused_stretch = reused_stretch || (pool.reused[i] && pool.threads[i].has_stretch);
   pool.whose =
       command_pid_
           ? fmt::format(" of process {} and its descendants (the recorded command)", command_pid_)
@@ -116,7 +141,7 @@ bool Finder::gather(const std::string& thread_name, Pool& pool, std::string* why
                : "no thread named '" + thread_name + "'" + pool.whose + " in the trace";
     return false;
   }
-  if (pool.all.empty()) {
+  if (pool.all.empty() && !reused_stretch) {
     *why = fmt::format("no stretch of work in {}{}: every thread was idle in its loop",
                        threads_of(pool.mains, pool.loops), pool.whose);
     return false;
@@ -142,7 +167,7 @@ const Finder::Marker* Finder::marker_in(const Stretch& s) const {
 // time a thread spent finishing up or exiting after its wait does not count), any
 // other its length. A score never exceeds the length, so each thread's stretches are
 // profiled longest first until no shorter one can win.
-std::vector<HangCandidate> Finder::rank(std::vector<Stretch> all) const {
+std::vector<HangCandidate> Finder::rank_threads(std::vector<Stretch> all) const {
   std::stable_sort(all.begin(), all.end(), [](const Stretch& a, const Stretch& b) {
     if (a.tid != b.tid) return a.tid < b.tid;
     const uint64_t da = a.end_ns - a.start_ns, db = b.end_ns - b.start_ns;
@@ -180,6 +205,88 @@ std::vector<HangCandidate> Finder::rank(std::vector<Stretch> all) const {
     c.score_ns = best_score;
     c.by_design = by_design(*best, c.hang, &c.woken_by);
   });
+  return out;
+}
+
+namespace {
+
+// A candidate's segments counted from `base` (kNoIndex stays).
+void shift_segments(Hang& h, uint32_t base, bool up) {
+  for (uint32_t* s : {&h.segment, &h.first_segment, &h.last_segment})
+    if (*s != kNoIndex) *s = up ? *s + base : *s - base;
+}
+
+// splitmix64's finaliser: one 64-bit word mixed into the hash.
+uint64_t mix(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+// The thread's cuts as a ThreadRank keeps them: where each of its segments starts, and
+// which start at a loop cut (what its stretches are made of).
+uint64_t Finder::cuts_of(const Graph::ThreadSegments& t) const {
+  uint64_t h = mix(t.end - t.begin);
+  for (uint32_t s = t.begin; s < t.end; ++s)
+    h = mix(h ^ ((uint64_t{g_.segments[s].first} << 1) | (is_loop_cut(g_, s) ? 1 : 0)));
+  return h;
+}
+
+// Fills `rank` (its tid, segments and cuts set) from before_'s rank of the same thread with
+// the same cuts, its segments numbered in this graph. False when there is none.
+bool Finder::reuse(const Graph::ThreadSegments& t, uint64_t cuts, ThreadRank& rank) const {
+  if (!before_) return false;
+  auto it = std::lower_bound(before_->begin(), before_->end(), t.tid,
+                             [](const ThreadRank& r, Tid tid) { return r.tid < tid; });
+  if (it == before_->end() || it->tid != t.tid || it->segments != rank.segments || it->cuts != cuts)
+    return false;
+  if (it->has_stretch) {
+    const Hang& h = it->candidate.hang;
+    // (The entry that kept it was checked against the trace, not against this graph.)
+    if (h.tid != t.tid || h.first_segment > h.segment || h.segment > h.last_segment ||
+        h.last_segment >= rank.segments)
+      return false;
+    rank.candidate = it->candidate;
+    shift_segments(rank.candidate.hang, t.begin, true);
+  }
+  rank.has_stretch = it->has_stretch;
+  return true;
+}
+
+// The searched threads' candidates (rank_threads), the reused ones, best first; every
+// thread's rank kept in after_.
+std::vector<HangCandidate> Finder::rank(Pool& pool) const {
+  std::vector<HangCandidate> out = rank_threads(std::move(pool.all));
+  pool.all.clear();
+  // rank_threads gives one candidate per thread with stretches.
+  std::unordered_map<Tid, size_t> found;
+  for (size_t k = 0; k < out.size(); ++k) found.emplace(out[k].hang.tid, k);
+  for (size_t i = 0; i < pool.threads.size(); ++i) {
+    ThreadRank& r = pool.threads[i];
+    if (pool.reused[i]) continue;
+    auto it = found.find(r.tid);
+    r.has_stretch = it != found.end();
+    if (r.has_stretch) r.candidate = out[it->second];
+  }
+  for (size_t i = 0; i < pool.threads.size(); ++i)
+    if (pool.reused[i] && pool.threads[i].has_stretch) out.push_back(pool.threads[i].candidate);
+  if (after_ && pool.keeps_ranks) {
+    after_->clear();
+    for (size_t i = 0; i < pool.threads.size(); ++i) {
+      ThreadRank r = pool.threads[i];
+      if (r.has_stretch) {
+        const Graph::ThreadSegments* t = g_.thread_segments(r.tid);
+        shift_segments(r.candidate.hang, t->begin, false);
+      }
+      after_->push_back(std::move(r));
+    }
+    std::sort(after_->begin(), after_->end(),
+              [](const ThreadRank& a, const ThreadRank& b) { return a.tid < b.tid; });
+  }
   std::stable_sort(out.begin(), out.end(), [](const HangCandidate& a, const HangCandidate& b) {
     if (a.by_design.empty() != b.by_design.empty()) return a.by_design.empty();
     if (a.score_ns != b.score_ns) return a.score_ns > b.score_ns;
@@ -192,7 +299,7 @@ std::vector<HangCandidate> Finder::rank(std::vector<Stretch> all) const {
 std::vector<HangCandidate> Finder::list(const SymptomRequest& request, std::string* why) {
   Pool pool;
   if (!gather(request.thread_name, pool, why)) return {};
-  auto ranked = rank(std::move(pool.all));
+  auto ranked = rank(pool);
   for (HangCandidate& c : ranked) {
     c.hang_arg = fmt::format("{}@{}", c.hang.tid,
                              short_seconds(c.hang.start_ns - std::min(c.hang.start_ns, t0_)));
@@ -206,7 +313,7 @@ std::optional<Hang> Finder::find_auto(const SymptomRequest& request, std::string
   const std::string& thread_name = request.thread_name;
   Pool pool;
   if (!gather(thread_name, pool, why)) return std::nullopt;
-  const auto ranked = rank(pool.all);
+  const auto ranked = rank(pool);
   const HangCandidate* best_candidate = &ranked.front();
   // By name, the user named the program they ran: a process of that name that another
   // candidate of that name forked (a subshell, a helper re-executing itself) is part of

@@ -44,6 +44,15 @@ class Finder {
     return list(request, why);
   }
 
+  // Auto reuses the candidates of `before`'s threads whose cuts match (ThreadRank), and
+  // keeps every candidate thread's in `after` (when not null; not with markers, which
+  // choose among all threads' stretches at once). `reused` counts the threads reused.
+  void keep_ranks(const std::vector<ThreadRank>* before, std::vector<ThreadRank>* after) {
+    before_ = before;
+    after_ = after;
+  }
+  size_t reused() const { return reused_; }
+
   std::optional<Hang> find(const SymptomRequest& request, std::string* why, bool* no_hang) {
     std::string error;
     auto hang = request.mode == SymptomRequest::Mode::Auto ? find_auto(request, &error, no_hang)
@@ -65,6 +74,11 @@ class Finder {
     std::vector<Stretch> all;
     size_t mains = 0, loops = 0;
     std::string whose;  // " of process P and its descendants (the recorded command)"
+    // Each candidate thread's rank, in the order of the graph's threads: reused from
+    // before_ (`reused`), or filled in by rank() from `all`.
+    std::vector<ThreadRank> threads;
+    std::vector<bool> reused;
+    bool keeps_ranks = false;  // no markers: each thread's candidate is its own
   };
 
   // A process the thread asked something of, and when its request reached it: the latest
@@ -100,7 +114,10 @@ class Finder {
   bool descends_from(Pid pid, Pid ancestor) const;
   bool gather(const std::string& thread_name, Pool& pool, std::string* why);
   const Marker* marker_in(const Stretch& s) const;
-  std::vector<HangCandidate> rank(std::vector<Stretch> all) const;
+  std::vector<HangCandidate> rank_threads(std::vector<Stretch> all) const;
+  std::vector<HangCandidate> rank(Pool& pool) const;
+  uint64_t cuts_of(const Graph::ThreadSegments& t) const;
+  bool reuse(const Graph::ThreadSegments& t, uint64_t cuts, ThreadRank& rank) const;
   std::vector<HangCandidate> list(const SymptomRequest& request, std::string* why);
   std::optional<Hang> find_auto(const SymptomRequest& request, std::string* why, bool* no_hang);
   std::optional<Hang> find_at(const SymptomRequest& r, std::string* why);
@@ -152,6 +169,9 @@ class Finder {
   // initiator(): per pair of processes, the first causal edge between them (time, sender).
   mutable std::unordered_map<uint64_t, std::pair<uint64_t, Pid>> first_contact_;
   std::vector<bool> strong_in_;
+  const std::vector<ThreadRank>* before_ = nullptr;
+  std::vector<ThreadRank>* after_ = nullptr;
+  size_t reused_ = 0;
 };
 
 }  // namespace cw::engine::symptom_detail

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "engine/graph/test_support.h"
 
@@ -846,6 +847,171 @@ TEST_CASE("auto's candidates are the same on one thread as on several") {
   REQUIRE(serial.size() == 60);
   CHECK(describe(list_with("4")) == describe(serial));
   CHECK(describe(list_with("3")) == describe(serial));
+}
+
+// Everything a search answered, the ranks it keeps included, with each rank's segments
+// counted from its thread's first (as kept).
+std::string describe(const FoundHang& f) {
+  std::string out = fmt::format("why [{}] no_hang {}\n", f.why, f.no_hang);
+  if (f.hang) {
+    const Hang& h = *f.hang;
+    out += fmt::format("hang {} {} {}-{} kind {} seg {} {}-{} block {}@{} [{}]\n", h.tid, h.pid,
+                       h.start_ns, h.end_ns, static_cast<int>(h.kind), h.segment, h.first_segment,
+                       h.last_segment, h.profile.longest_block_ns, h.profile.longest_block_start,
+                       h.chosen_by);
+  }
+  for (const ThreadRank& r : f.ranks) {
+    out +=
+        fmt::format("rank {} segs {} cuts {:x} has {}", r.tid, r.segments, r.cuts, r.has_stretch);
+    if (r.has_stretch)
+      out += " " + describe(std::vector<HangCandidate>{r.candidate});
+    else
+      out += "\n";
+  }
+  return out;
+}
+
+// Threads of several processes, each waiting in turn in one of a few calls, some woken by
+// another thread's message and wake-up: which threads use which call, and who wakes whom,
+// come from `seed` (splitmix64), so a failing seed replays.
+std::string ranked_topology(uint64_t seed) {
+  uint64_t state = seed;
+  auto next = [&](uint64_t n) {
+    state += 0x9e3779b97f4a7c15ull;
+    uint64_t z = state;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return (z ^ (z >> 31)) % n;
+  };
+  const char* const calls[] = {"read", "poll", "recvmsg", "clock_nanosleep", "epoll_wait"};
+  std::string out;
+  std::vector<Tid> tids;
+  const uint64_t processes = 3 + next(4);
+  for (uint64_t p = 0; p < processes; ++p) {
+    const Tid pid = static_cast<Tid>(100 * (p + 1));
+    out += fmt::format("process {0} comm=p{0}\n", pid);
+    const uint64_t threads = 1 + next(3);
+    for (uint64_t k = 0; k < threads; ++k) {
+      out += fmt::format("thread {} pid={} comm=t{}\n", pid + k, pid, pid + k);
+      tids.push_back(static_cast<Tid>(pid + k));
+    }
+  }
+  uint32_t object = 1;
+  for (Tid tid : tids) {
+    const char* const own = calls[next(5)];
+    uint64_t t = next(1000) * 1000;
+    out += fmt::format("{}ns {} switch_in\n", t, tid);
+    const uint64_t turns = 2 + next(5);
+    for (uint64_t k = 0; k < turns; ++k) {
+      const char* const call = next(3) == 0 ? calls[next(5)] : own;
+      out += fmt::format("{}ns {} syscall_enter name={} fd=3\n", t + 100, tid, call);
+      out += fmt::format("{}ns {} switch_out state=S\n", t + 200, tid);
+      t += 200 + (1 + next(40)) * kMs;
+      if (next(2) == 0) {  // another thread's message ended the wait
+        const Tid from = tids[next(tids.size())];
+        if (from != tid) {
+          out += fmt::format("{}ns {} send object={} offset=0 len=4\n", t - 300, from, object);
+          out += fmt::format("{}ns {} wakeup target={}\n", t - 200, from, tid);
+          out += fmt::format("{}ns {} switch_in\n", t, tid);
+          out += fmt::format("{}ns {} syscall_exit name={} ret=4\n", t + 100, tid, call);
+          out += fmt::format("{}ns {} recv object={} offset=0 len=4\n", t + 150, tid, object++);
+          t += (1 + next(20)) * kMs;
+          continue;
+        }
+      }
+      out += fmt::format("{}ns {} switch_in\n", t, tid);
+      out += fmt::format("{}ns {} syscall_exit name={} ret=0\n", t + 100, tid, call);
+      t += (1 + next(20)) * kMs;  // computing
+    }
+    if (next(4) != 0) out += fmt::format("{}ns {} exit\n", t, tid);
+  }
+  return out;
+}
+
+TEST_CASE("a search reusing the ranks of one on other cuts answers as a search from scratch") {
+  // Each edit changes cut rules only (the edges stay): a loop on one call, the blocking
+  // waits made loop cuts, the loop taken away again.
+  const std::string poll_loop =
+      "split poll.loop { at syscall_enter where name == \"poll\" cut before neighbour weak "
+      "loop }\n";
+  const std::string recvmsg_loop =
+      "split recvmsg.loop { at syscall_enter where name == \"recvmsg\" cut before neighbour "
+      "weak loop }\n";
+  struct Packs {
+    std::vector<std::string> loops;
+    std::string extra;
+  };
+  const std::vector<Packs> packs = {{{}, ""},
+                                    {{}, poll_loop},
+                                    {{}, recvmsg_loop},
+                                    {{"wait.entry"}, ""},
+                                    {{"wait.entry"}, poll_loop + recvmsg_loop}};
+  size_t reused = 0, searched = 0;
+  for (uint64_t seed = 1; seed <= 25; ++seed) {
+    CAPTURE(seed);
+    const std::string trace = ranked_topology(seed);
+    std::vector<Built> built;
+    for (const Packs& p : packs) built.push_back(build(trace, p.loops, p.extra));
+    std::vector<FoundHang> cold;
+    for (const Built& b : built) {
+      const ThreadEvents events(b.trace);
+      cold.push_back(find_hang_reusing(b.trace, b.graph(), events, {}, nullptr));
+      CHECK(cold.back().reused == 0);
+    }
+    for (size_t from = 0; from < built.size(); ++from) {
+      for (size_t to = 0; to < built.size(); ++to) {
+        if (from == to) continue;
+        CAPTURE(from);
+        CAPTURE(to);
+        const ThreadEvents events(built[to].trace);
+        const FoundHang again =
+            find_hang_reusing(built[to].trace, built[to].graph(), events, {}, &cold[from].ranks);
+        CHECK(describe(again) == describe(cold[to]));
+        reused += again.reused;
+        searched += cold[to].ranks.size() - again.reused;
+      }
+    }
+  }
+  // Both happened: threads whose cuts an edit left alone, and threads it changed.
+  CHECK(reused > 0);
+  CHECK(searched > 0);
+  MESSAGE("threads reused " << reused << ", searched again " << searched);
+}
+
+TEST_CASE("a rank kept for other cuts, or naming segments past its thread's, is not reused") {
+  const Built b = build(kLoopThread, {"wait.entry"});
+  const ThreadEvents events(b.trace);
+  const FoundHang cold = find_hang_reusing(b.trace, b.graph(), events, {}, nullptr);
+  REQUIRE(cold.ranks.size() == 2);
+  SUBCASE("the same cuts: both reused") {
+    CHECK(find_hang_reusing(b.trace, b.graph(), events, {}, &cold.ranks).reused == 2);
+  }
+  SUBCASE("other cuts") {
+    std::vector<ThreadRank> other = cold.ranks;
+    other[1].cuts ^= 1;
+    const FoundHang again = find_hang_reusing(b.trace, b.graph(), events, {}, &other);
+    CHECK(again.reused == 1);
+    CHECK(describe(again) == describe(cold));
+  }
+  SUBCASE("a segment past the thread's") {
+    std::vector<ThreadRank> bad = cold.ranks;
+    for (ThreadRank& r : bad) {
+      REQUIRE(r.has_stretch);
+      r.candidate.hang.last_segment = r.segments;
+    }
+    const FoundHang again = find_hang_reusing(b.trace, b.graph(), events, {}, &bad);
+    CHECK(again.reused == 0);
+    CHECK(describe(again) == describe(cold));
+  }
+  SUBCASE("with markers nothing is kept or reused") {
+    const Built marked =
+        build(std::string(kLoopThread) + "2100ms 101 marker text=\"slow\"\n", {"wait.entry"});
+    const ThreadEvents marked_events(marked.trace);
+    const FoundHang m =
+        find_hang_reusing(marked.trace, marked.graph(), marked_events, {}, &cold.ranks);
+    CHECK(m.reused == 0);
+    CHECK(m.ranks.empty());
+  }
 }
 
 }  // namespace

@@ -21,6 +21,7 @@ BuiltGraph build_graph(const Trace& trace, const rules::RuleSet& rules, Reporter
   options.count_over_connections = false;
   std::optional<cache::Key> key, base;
   std::optional<engine::BuildResult> prior;
+  cache::Key prior_key;
   std::optional<cache::Key> matches_key;
   std::optional<cache::StoredMatches> stored;
   engine::KnownCutMatches known;
@@ -50,7 +51,6 @@ BuiltGraph build_graph(const Trace& trace, const rules::RuleSet& rules, Reporter
     // only the cuts derived again (engine::BuildOptions::reuse).
     if (auto links = cache::links_key(rules)) {
       base = cache::Key{key->trace, *links, key->options, key->engine};
-      cache::Key prior_key;
       std::string problem;
       prior = cache::load_base(cache->dir, *base, trace, rules, &prior_key, &problem);
       if (prior) {
@@ -97,6 +97,7 @@ BuiltGraph build_graph(const Trace& trace, const rules::RuleSet& rules, Reporter
   } catch (const rules::LuaError& e) {
     throw SessionError(SessionError::Kind::BadInput, e.what());
   }
+  if (prior) result.rebuilt_from = prior_key;
   prior.reset();  // its edges are in `out` now
   if (out.cuts_replayed) {
     size_t evaluated = 0;
@@ -185,8 +186,21 @@ void DiagnosisCache::apply(engine::DiagnoseOptions& options) {
   else if (!why.empty())
     cache_->note(fmt::format("hang entry not used ({})", why));
   options.known_hang = known_hang_ ? &*known_hang_ : nullptr;
+  // Else the candidate threads' ranks of the graph this one's cuts were rebuilt from: the
+  // threads whose cuts the new rules left alone are not searched again.
+  if (!known_hang_ && rebuilt_from_ && options.symptom.mode == engine::SymptomRequest::Mode::Auto) {
+    why.clear();
+    ranks_before_ =
+        cache::load_thread_ranks(cache_->dir, *rebuilt_from_, options.symptom, trace_, &why);
+    if (!ranks_before_ && !why.empty())
+      cache_->note(fmt::format("candidate ranks of the graph rebuilt not used ({})", why));
+  }
+  options.ranks_before = ranks_before_ ? &*ranks_before_ : nullptr;
   // Small: written here, not by a copy of the process.
   options.hang_found = [this, request = options.symptom](const engine::FoundHang& found) {
+    if (ranks_before_)
+      cache_->note(fmt::format("{} of {} candidate threads ranked as on the graph rebuilt",
+                               found.reused, found.ranks.size()));
     std::string problem;
     if (!cache::save_hang(cache_->dir, *graph_key_, request, found, &problem))
       cache_->note(fmt::format("hang not saved: {}", problem));

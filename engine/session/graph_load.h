@@ -22,6 +22,9 @@ namespace cw::session {
 struct BuiltGraph {
   engine::BuildResult built;
   std::optional<cache::Key> key;
+  // The graph whose cuts this one's were rebuilt from (its edges are this one's): a search
+  // on it left ranks this graph's search may reuse (engine::ThreadRank).
+  std::optional<cache::Key> rebuilt_from;
   // A graph built here and not saved yet (build_graph's `defer_save`): what its save needs.
   struct Unsaved {
     cache::Key key;
@@ -50,14 +53,20 @@ void save_built_graph(BuiltGraph& graph, const rules::RuleSet& rules, const Cach
 engine::ThreadEvents thread_index(const Trace& trace, const CacheSession* cache = nullptr);
 
 // What the derived cache gives a diagnosis of one graph: the hang found before on the
-// graph for the same request, and it keeps the hang the diagnosis finds. `graph_key` as
+// graph for the same request, or else the candidate threads' ranks found on the graph it
+// was rebuilt from; and it keeps the hang the diagnosis finds. `graph_key` as
 // build_graph set it (none: nothing is looked up).
 class DiagnosisCache {
  public:
   // `graph` is the graph of `graph_key` (a hang kept for it is checked against it).
   DiagnosisCache(const Trace& trace, const engine::Graph& graph, const CacheSession* cache,
-                 std::optional<cache::Key> graph_key)
-      : trace_(trace), graph_(graph), cache_(cache), graph_key_(graph_key) {}
+                 std::optional<cache::Key> graph_key,
+                 std::optional<cache::Key> rebuilt_from = std::nullopt)
+      : trace_(trace),
+        graph_(graph),
+        cache_(cache),
+        graph_key_(graph_key),
+        rebuilt_from_(rebuilt_from) {}
   // Sets the hang's lookup and saving for options.symptom (set it first). `options` must
   // not outlive this.
   void apply(engine::DiagnoseOptions& options);
@@ -67,7 +76,9 @@ class DiagnosisCache {
   const engine::Graph& graph_;
   const CacheSession* cache_;
   std::optional<cache::Key> graph_key_;
+  std::optional<cache::Key> rebuilt_from_;
   std::optional<engine::FoundHang> known_hang_;
+  std::optional<std::vector<engine::ThreadRank>> ranks_before_;
 };
 
 }  // namespace cw::session

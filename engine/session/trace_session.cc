@@ -143,7 +143,7 @@ const engine::ThreadEvents& TraceSession::thread_index() {
 DiagnosisRun TraceSession::diagnose(engine::DiagnoseOptions options, bool missing_is_no_hang) {
   const engine::BuildResult& built = graph_to_diagnose();
   options.events = &thread_index();
-  DiagnosisCache cached(*trace_, built.graph, &*cache_, graph_->key);
+  DiagnosisCache cached(*trace_, built.graph, &*cache_, graph_->key, graph_->rebuilt_from);
   cached.apply(options);
   // A graph built for this diagnosis is saved once its hang is known: after the search
   // for it (the long part), before the walk and its questions.

@@ -25,16 +25,16 @@ And `debug --json --auto` on the same edits:
 
   $ cp examples/server-loop.trace $TMP_DIR/d.trace && tests/cli/data/cache_edit_loop.sh $TMP_DIR/d $TMP_DIR/d.trace debug --json --auto
   cold: events read, graph built and saved, hang found, index made; equals --no-cache: yes; equals cold: yes
-  add: events read, graph cuts replayed and saved, hang found, index made; equals --no-cache: yes; equals cold: (yes|no) (re)
-  change: events read, graph cuts replayed and saved, hang found, index made; equals --no-cache: yes; equals cold: (yes|no); equals add: (yes|no) (re)
+  add: events read, graph cuts replayed and saved, hang found \([0-9]+ of [0-9]+ threads as before\), index made; equals --no-cache: yes; equals cold: (yes|no) (re)
+  change: events read, graph cuts replayed and saved, hang found \([0-9]+ of [0-9]+ threads as before\), index made; equals --no-cache: yes; equals cold: (yes|no); equals add: (yes|no) (re)
   remove: events read, graph loaded, hang cached, index made; equals --no-cache: yes; equals cold: yes
   entries: 3
   truncated: events read, graph cuts replayed and saved \(entry not used: truncated \([0-9]+ payload bytes of [0-9]+\)\), hang cached, index made; equals --no-cache: yes; equals cold: yes (re)
   foreign: events read, graph built and saved (entry not used: truncated header), hang cached, index made; equals --no-cache: yes; equals cold: yes
   again: events read, graph loaded, hang cached, index made; equals --no-cache: yes; equals cold: yes
-  matches-truncated: events read, graph cuts rebuilt and saved, hang found, index made; equals --no-cache: yes; equals cold: (yes|no) (re)
+  matches-truncated: events read, graph cuts rebuilt and saved, hang found \([0-9]+ of [0-9]+ threads as before\), index made; equals --no-cache: yes; equals cold: (yes|no) (re)
   matches.cwm not used \(truncated \([0-9]+ payload bytes of [0-9]+\)\) (re)
-  matches-again: events read, graph cuts replayed and saved, hang found, index made; equals --no-cache: yes; equals cold: (yes|no) (re)
+  matches-again: events read, graph cuts replayed and saved, hang found \([0-9]+ of [0-9]+ threads as before\), index made; equals --no-cache: yes; equals cold: (yes|no) (re)
   off: files in the cache folder: 0; equals cold: yes
 
 A `debug` leaves the graph's over-connection counts (which only the graph report shows) to
@@ -50,8 +50,8 @@ the cuts are rebuilt as on any trace:
 
   $ cp tests/real/traces/09-asyncio-blocked-loop.cwt $TMP_DIR/a.cwt && tests/cli/data/cache_edit_loop.sh $TMP_DIR/a $TMP_DIR/a.cwt debug --json --auto 2>&1 | sed -n '1,4p'
   cold: events read, graph built and saved, hang found, index made; equals --no-cache: yes; equals cold: yes
-  add: events read, graph cuts replayed and saved, hang found, index made; equals --no-cache: yes; equals cold: yes
-  change: events read, graph cuts replayed and saved, hang found, index made; equals --no-cache: yes; equals cold: yes; equals add: yes
+  add: events read, graph cuts replayed and saved, hang found \([0-9]+ of [0-9]+ threads as before\), index made; equals --no-cache: yes; equals cold: yes (re)
+  change: events read, graph cuts replayed and saved, hang found \([0-9]+ of [0-9]+ threads as before\), index made; equals --no-cache: yes; equals cold: yes; equals add: yes (re)
   remove: events read, graph loaded, hang cached, index made; equals --no-cache: yes; equals cold: yes
 
 On a synthetic binary trace (hashed by its chunk headers), both commands. Its events are
@@ -76,16 +76,16 @@ kept at any size here (CAUSEWAY_CACHE_EVENTS_MIN=0), as a large trace's are (bel
 
   $ cp $TMP_DIR/g.cwt $TMP_DIR/h.cwt && CAUSEWAY_CACHE_EVENTS_MIN=0 tests/cli/data/cache_edit_loop.sh $TMP_DIR/h $TMP_DIR/h.cwt debug --json --auto
   cold: events read and saved, graph built and saved, hang found, index made and saved; equals --no-cache: yes; equals cold: yes
-  add: events mapped, graph cuts replayed and saved, hang found, index mapped; equals --no-cache: yes; equals cold: (yes|no) (re)
-  change: events mapped, graph cuts replayed and saved, hang found, index mapped; equals --no-cache: yes; equals cold: (yes|no); equals add: (yes|no) (re)
+  add: events mapped, graph cuts replayed and saved, hang found \([0-9]+ of [0-9]+ threads as before\), index mapped; equals --no-cache: yes; equals cold: (yes|no) (re)
+  change: events mapped, graph cuts replayed and saved, hang found \([0-9]+ of [0-9]+ threads as before\), index mapped; equals --no-cache: yes; equals cold: (yes|no); equals add: (yes|no) (re)
   remove: events mapped, graph loaded, hang cached, index mapped; equals --no-cache: yes; equals cold: yes
   entries: 3
   truncated: events mapped, graph cuts replayed and saved \(entry not used: truncated \([0-9]+ payload bytes of [0-9]+\)\), hang cached, index mapped; equals --no-cache: yes; equals cold: yes (re)
   foreign: events mapped, graph built and saved (entry not used: truncated header), hang cached, index mapped; equals --no-cache: yes; equals cold: yes
   again: events mapped, graph loaded, hang cached, index mapped; equals --no-cache: yes; equals cold: yes
-  matches-truncated: events mapped, graph cuts rebuilt and saved, hang found, index mapped; equals --no-cache: yes; equals cold: (yes|no) (re)
+  matches-truncated: events mapped, graph cuts rebuilt and saved, hang found \([0-9]+ of [0-9]+ threads as before\), index mapped; equals --no-cache: yes; equals cold: (yes|no) (re)
   matches.cwm not used \(truncated \([0-9]+ payload bytes of [0-9]+\)\) (re)
-  matches-again: events mapped, graph cuts replayed and saved, hang found, index mapped; equals --no-cache: yes; equals cold: (yes|no) (re)
+  matches-again: events mapped, graph cuts replayed and saved, hang found \([0-9]+ of [0-9]+ threads as before\), index mapped; equals --no-cache: yes; equals cold: (yes|no) (re)
   events-truncated: events read and saved, graph loaded, hang cached, index mapped; equals --no-cache: yes; equals cold: yes
   trace.cwa not used \(truncated \([0-9]+ payload bytes of [0-9]+\)\); reading the trace (re)
   events-again: events mapped, graph loaded, hang cached, index mapped; equals --no-cache: yes; equals cold: yes
@@ -104,16 +104,16 @@ edits, with nothing of the events saved.
 
   $ cp $TMP_DIR/g.cwt $TMP_DIR/k.cwt && tests/cli/data/cache_edit_loop.sh $TMP_DIR/k $TMP_DIR/k.cwt debug --json --auto
   cold: events read, graph built and saved, hang found, index made; equals --no-cache: yes; equals cold: yes
-  add: events read, graph cuts replayed and saved, hang found, index made; equals --no-cache: yes; equals cold: (yes|no) (re)
-  change: events read, graph cuts replayed and saved, hang found, index made; equals --no-cache: yes; equals cold: (yes|no); equals add: (yes|no) (re)
+  add: events read, graph cuts replayed and saved, hang found \([0-9]+ of [0-9]+ threads as before\), index made; equals --no-cache: yes; equals cold: (yes|no) (re)
+  change: events read, graph cuts replayed and saved, hang found \([0-9]+ of [0-9]+ threads as before\), index made; equals --no-cache: yes; equals cold: (yes|no); equals add: (yes|no) (re)
   remove: events read, graph loaded, hang cached, index made; equals --no-cache: yes; equals cold: yes
   entries: 3
   truncated: events read, graph cuts replayed and saved \(entry not used: truncated \([0-9]+ payload bytes of [0-9]+\)\), hang cached, index made; equals --no-cache: yes; equals cold: yes (re)
   foreign: events read, graph built and saved (entry not used: truncated header), hang cached, index made; equals --no-cache: yes; equals cold: yes
   again: events read, graph loaded, hang cached, index made; equals --no-cache: yes; equals cold: yes
-  matches-truncated: events read, graph cuts rebuilt and saved, hang found, index made; equals --no-cache: yes; equals cold: (yes|no) (re)
+  matches-truncated: events read, graph cuts rebuilt and saved, hang found \([0-9]+ of [0-9]+ threads as before\), index made; equals --no-cache: yes; equals cold: (yes|no) (re)
   matches.cwm not used \(truncated \([0-9]+ payload bytes of [0-9]+\)\) (re)
-  matches-again: events read, graph cuts replayed and saved, hang found, index made; equals --no-cache: yes; equals cold: (yes|no) (re)
+  matches-again: events read, graph cuts replayed and saved, hang found \([0-9]+ of [0-9]+ threads as before\), index made; equals --no-cache: yes; equals cold: (yes|no) (re)
   off: files in the cache folder: 0; equals cold: yes
   $ CAUSEWAY_CACHE=verbose causeway debug $TMP_DIR/k.cwt --auto 2>&1 >/dev/null | grep 'not saved' | sed "s|$TMP_DIR/||"
   causeway: cache: events not saved: 1.4 MiB of events decoded, under the 64.0 MiB from which they are kept (CAUSEWAY_CACHE_EVENTS_MIN)

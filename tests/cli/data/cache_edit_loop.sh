@@ -61,8 +61,12 @@ events_use() {
 # debug only: whether the hang came from the cache, and the thread index.
 diagnosis_use() {
   [ "$cmd" = debug ] || return 0
+  local ranked
+  ranked=$(sed -n 's/.*cache: \([0-9]* of [0-9]*\) candidate threads ranked as on the graph rebuilt.*/\1/p' "$work/$name.err")
   if grep -q 'cache: hang found before on this graph' "$work/$name.err"; then
     echo -n ", hang cached"
+  elif [ -n "$ranked" ]; then
+    echo -n ", hang found ($ranked threads as before)"
   else
     echo -n ", hang found"
   fi
