@@ -18,16 +18,40 @@ namespace {
 
 using Code = PreparedExpr::Code;
 
-// Whether a prepared `where` reads its own event's fields only: constants, the event's
-// fields and operators on them; no span, thread or process attribute, no call.
+// Whether an attribute of the event itself (not a field of its kind) has the same value
+// wherever it is read: its time, thread, CPU, kind, and what the trace says of its thread
+// and process, which do not change with the spans open or the cuts made. Not its stack: an
+// event without one takes the innermost open span's.
+bool attribute_of_event_alone(rules::FieldScope scope) {
+  using rules::FieldScope;
+  switch (scope) {
+    case FieldScope::Ts:
+    case FieldScope::Tid:
+    case FieldScope::Pid:
+    case FieldScope::Cpu:
+    case FieldScope::KindName:
+    case FieldScope::ThreadComm:
+    case FieldScope::ThreadKernel:
+    case FieldScope::ProcessComm:
+    case FieldScope::ProcessExe: return true;
+    default: return false;
+  }
+}
+
+// Whether a prepared `where` reads its own event only: constants, the event's fields and
+// attributes (attribute_of_event_alone) and operators on them; no span, no stack, no call.
 bool reads_own_event_only(const PreparedExpr& p) {
   if (p.empty()) return true;
   if (p.code.empty()) return false;  // walked as a tree: not looked into
   for (const PreparedExpr::Instr& in : p.code) {
     switch (in.code) {
+      case Code::Field:
+        if (in.side != rules::Side::Self ||
+            !attribute_of_event_alone(p.expr->nodes[in.node].field.scope))
+          return false;
+        break;
       case Code::SpanField:
       case Code::SpanOpen:
-      case Code::Field:
       case Code::Tree: return false;
       case Code::EventField:
         if (in.side != rules::Side::Self) return false;

@@ -704,6 +704,17 @@ const std::vector<CutEdit>& cut_edits() {
       {"split first { at syscall_enter where name == \"read\" priority -1 neighbour none }\n",
        "first", true},
       {"batch each { within loop item send cut syscall neighbour weak }\n", "each", false},
+      // The event's own attributes: its thread, process, time, CPU and kind are the same
+      // however it is reached; its stack is not (without one, the open span's stands).
+      {"split mine { at syscall_enter where name == \"recvmsg\" and (tid == 101 or pid == 300) "
+       "neighbour weak loop }\n",
+       "mine", true},
+      {"split named { at syscall_enter where thread.comm != \"t1\" and process.comm != \"p0\" "
+       "and not thread.kernel and kind == \"syscall_enter\" and cpu >= 0 and ts % 3 == 0 "
+       "neighbour weak }\n",
+       "named", true},
+      {"split stacked { at syscall_enter where stack matches \"*recv*\" neighbour weak }\n",
+       "stacked", false},
   };
   return edits;
 }
