@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdarg>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <deque>
@@ -105,11 +106,52 @@ struct Probes::State {
   size_t budget = 0, taken = 0;
   static constexpr int kBudgetSpent = -ECANCELED;
 
+  // One ring buffer sample: a record, or a CPU's block of staged records back to back
+  // (kernel/bpf/output.bpf.h), each told apart by its header's size.
   static int on_record(void* context, void* data, size_t size) {
     auto* state = static_cast<State*>(context);
-    if (state->sink) (*state->sink)(data, size);
-    // libbpf has already consumed a record whose callback fails: stop *after* it.
-    return ++state->taken >= state->budget ? kBudgetSpent : 0;
+    state->split(data, size);
+    // libbpf has already consumed a sample whose callback fails: stop *after* it.
+    return state->taken >= state->budget ? kBudgetSpent : 0;
+  }
+
+  void split(const void* data, size_t size) {
+    const auto* at = static_cast<const uint8_t*>(data);
+    while (size >= sizeof(cw_rec_header)) {
+      cw_rec_header h;
+      std::memcpy(&h, at, sizeof(h));
+      // A size that does not fit is passed on whole, for the decoder to refuse and count.
+      size_t n = h.size >= sizeof(cw_rec_header) && h.size <= size ? h.size : size;
+      if (sink) (*sink)(at, n);
+      ++taken;
+      at += n;
+      size -= n;
+    }
+  }
+
+  // After detach(): the records still staged on every CPU, level by level (each level's
+  // block holds whole records; a record being written when the programs stopped is not
+  // counted in its block's length).
+  bool stages_read = false;
+  bool detached = false;
+  void read_stages() {
+    stages_read = true;
+    const int cpus = libbpf_num_possible_cpus();
+    if (cpus <= 0) return;
+    const bpf_map* map = skeleton->maps.stages;
+    const size_t value = (bpf_map__value_size(map) + 7) / 8 * 8;
+    std::vector<uint8_t> values(value * static_cast<size_t>(cpus));
+    for (uint32_t level = 0; level < CW_STAGE_LEVELS; ++level) {
+      if (bpf_map__lookup_elem(map, &level, sizeof(level), values.data(), values.size(), 0) != 0)
+        continue;
+      for (int cpu = 0; cpu < cpus; ++cpu) {
+        const uint8_t* v = values.data() + value * static_cast<size_t>(cpu);
+        cw_stage head;
+        std::memcpy(&head, v, offsetof(cw_stage, data));
+        const size_t len = std::min<size_t>(head.len, CW_STAGE_CAP + CW_STAGE_SLACK);
+        if (head.sent < len) split(v + offsetof(cw_stage, data) + head.sent, len - head.sent);
+      }
+    }
   }
 
   // Uprobes, uretprobes and watchpoint events (libbpf owns the events' fds).
@@ -198,6 +240,8 @@ Probes::Probes(const ProbeOptions& options) : state_(new State) {
         if (libbpf_find_vmlinux_btf_id(tp, BPF_TRACE_RAW_TP) < 0)
           missing += (missing.empty() ? "" : ", ") + std::string(tp);
       take_libbpf_log();
+      // Staging records per CPU needs the tick's tracepoint to send a block that waits.
+      rodata->stage_records = missing.empty() ? 1 : 0;
       if (!missing.empty()) {
         bpf_program__set_autoload(skel->progs.on_hrtimer_start, false);
         bpf_program__set_autoload(skel->progs.on_hrtimer_expire_entry, false);
@@ -302,6 +346,7 @@ void Probes::detach() {
   state_->destroy_samplers();
   state_->destroy_instrumentation();
   causeway__detach(state_->skeleton);
+  state_->detached = true;
 }
 
 void Probes::add_pid(uint32_t pid) {
@@ -488,6 +533,9 @@ int Probes::drain(const Sink& sink) {
   state_->budget = kRecordsPerCall * 8;
   state_->taken = 0;
   int err = ring_buffer__consume(state_->ring);
+  // Once the ring is empty, what the CPUs still hold staged (the programs no longer run).
+  if (err == 0 && state_->taken == 0 && state_->detached && !state_->stages_read)
+    state_->read_stages();
   state_->sink = nullptr;
   if (err < 0 && err != State::kBudgetSpent) fail("reading the ring buffer failed", err);
   return static_cast<int>(state_->taken);

@@ -94,6 +94,25 @@ enum cw_obj_kind {
   CW_OBJ_FILE = 7,    /* anything else; object = inode number */
 };
 
+/* A CPU's staged records (kernel/bpf/output.bpf.h): whole records, back to back, sent to
+ * the ring buffer a block at a time; what is left when recording stops is read from the
+ * map `stages` (CW_STAGE_LEVELS values per CPU). */
+#define CW_STAGE_CAP 8192
+#define CW_STAGE_SLACK 1024
+#define CW_STAGE_LEVELS 4
+struct cw_stage {
+  __s64 first_ts; /* the block's oldest record's time */
+  __u32 len;      /* bytes staged: records from `sent` to here are still to send */
+  __u32 sent;     /* bytes at the start already sent, by a writer interrupting this level's */
+  __u32 records;
+  __u32 reserved; /* bytes reserved by the record being written */
+  __u32 flushing; /* the level's owner is sending the block */
+  __u32 pad;
+  /* Twice the room used (CAP + SLACK): a send of the bytes from `sent` to `len` is then
+   * within bounds the verifier can check from each one's own bound. */
+  __u8 data[2 * (CW_STAGE_CAP + CW_STAGE_SLACK)];
+};
+
 struct cw_rec_header {
   __u32 type; /* enum cw_rec_type */
   __u32 size; /* bytes in the whole record, header included */

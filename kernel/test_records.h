@@ -15,7 +15,10 @@ namespace cw::kernel::testing {
 
 using Record = std::vector<uint8_t>;
 
+// Detaches the programs first, as a recording's end does: what the CPUs still hold staged
+// is read only then (kernel/bpf/output.bpf.h).
 inline std::vector<Record> drain_all(Probes& probes) {
+  probes.detach();
   std::vector<Record> records;
   auto keep = [&](const void* data, size_t size) {
     auto* bytes = static_cast<const uint8_t*>(data);

@@ -42,12 +42,32 @@ void RecordDecoder::add_thread(Tid tid, Pid pid, std::string_view comm, bool ker
 // Tables are append-only (a writer may have written the old entry); the last entry of an
 // id wins when the trace is read. The decoder keeps its own latest view, so it never has
 // to rebuild the trace's indexes per fork or exec.
-void RecordDecoder::put_process(const ProcessInfo& p) {
+//
+// `ts` is the time of the record that says it (0: the /proc snapshot, always taken). Records
+// of different CPUs reach the decoder a block at a time, not in time order: a child's exec
+// can come before the fork that named it after its parent, and must not be undone by it.
+void RecordDecoder::put_process(ProcessInfo p, uint64_t ts) {
+  if (ts != 0) {
+    auto [at, fresh] = process_said_at_.try_emplace(p.pid, ts);
+    if (!fresh && at->second > ts) {
+      // Older news: only what the newer entry could not know (the parent, from a fork).
+      auto known = processes_.find(p.pid);
+      if (known == processes_.end() || known->second.ppid != 0 || p.ppid == 0) return;
+      p = {known->second.pid, p.ppid, known->second.comm, known->second.exe};
+      ts = at->second;
+    }
+    at->second = ts;
+  }
   trace_.processes.push_back(p);
   processes_[p.pid] = p;
 }
 
-void RecordDecoder::put_thread(const ThreadInfo& t) {
+void RecordDecoder::put_thread(const ThreadInfo& t, uint64_t ts) {
+  if (ts != 0) {
+    auto [at, fresh] = thread_said_at_.try_emplace(t.tid, ts);
+    if (!fresh && at->second > ts) return;
+    at->second = ts;
+  }
   trace_.threads.push_back(t);
   threads_[t.tid] = t;
 }
@@ -343,9 +363,11 @@ void RecordDecoder::decode(const void* record, size_t size) {
       if (!r->is_thread) {
         auto parent = processes_.find(hdr->pid);
         put_process({r->child_pid, hdr->pid, trace_.strings.intern(comm),
-                     parent != processes_.end() ? parent->second.exe : 0});
+                     parent != processes_.end() ? parent->second.exe : 0},
+                    ts);
       }
-      put_thread({r->child_tid, r->child_pid, trace_.strings.intern(comm), r->child_kernel != 0});
+      put_thread({r->child_tid, r->child_pid, trace_.strings.intern(comm), r->child_kernel != 0},
+                 ts);
       Held& h = hold(ts, tid, f.fork.id, cpu);
       set(h, f.fork.child, r->child_tid);
       set(h, f.fork.child_pid, r->child_pid);
@@ -361,8 +383,9 @@ void RecordDecoder::decode(const void* record, size_t size) {
       if (comm.empty()) comm = basename_of(path);
       auto old = processes_.find(hdr->pid);
       put_process({hdr->pid, old != processes_.end() ? old->second.ppid : 0,
-                   trace_.strings.intern(comm), trace_.strings.intern(path)});
-      put_thread({tid, hdr->pid, trace_.strings.intern(comm), false});
+                   trace_.strings.intern(comm), trace_.strings.intern(path)},
+                  ts);
+      put_thread({tid, hdr->pid, trace_.strings.intern(comm), false}, ts);
       set_str(hold(ts, tid, f.exec.id, cpu), f.exec.path, path);
       return;
     }
@@ -379,11 +402,13 @@ void RecordDecoder::decode(const void* record, size_t size) {
       std::string_view comm = bounded(r->comm, CW_COMM_LEN);
       auto t = threads_.find(tid);
       put_thread(
-          {tid, hdr->pid, trace_.strings.intern(comm), t != threads_.end() && t->second.kernel});
+          {tid, hdr->pid, trace_.strings.intern(comm), t != threads_.end() && t->second.kernel},
+          ts);
       // A process is known by its main thread's name, as ps shows it.
       if (tid == hdr->pid)
         if (auto p = processes_.find(hdr->pid); p != processes_.end())
-          put_process({p->second.pid, p->second.ppid, trace_.strings.intern(comm), p->second.exe});
+          put_process({p->second.pid, p->second.ppid, trace_.strings.intern(comm), p->second.exe},
+                      ts);
       set_str(hold(ts, tid, f.comm.id, cpu), f.comm.name, comm);
       return;
     }

@@ -150,8 +150,8 @@ class RecordDecoder {
   void set(Held& h, FieldAt field, uint64_t v);
   void set_str(Held& h, FieldAt field, std::string_view s);
   void note_thread(Tid tid, Pid pid);
-  void put_process(const ProcessInfo& p);
-  void put_thread(const ThreadInfo& t);
+  void put_process(ProcessInfo p, uint64_t ts = 0);
+  void put_thread(const ThreadInfo& t, uint64_t ts = 0);
   StackId intern_stack(Pid pid, const uint64_t* ips, uint32_t n);
   // The held event a stack record belongs to (its syscall entry, or its sample), or null.
   Held* stack_owner(Tid tid, uint32_t flags, uint64_t seq);
@@ -197,6 +197,9 @@ class RecordDecoder {
   std::unordered_map<std::string, StackId> stack_ids_;  // pid + ips -> id
   std::unordered_map<Pid, ProcessInfo> processes_;      // the latest entry of each process
   std::unordered_map<Tid, ThreadInfo> threads_;         // ... and of each thread
+  // The time of the record each latest entry came from (put_process, put_thread).
+  std::unordered_map<Pid, uint64_t> process_said_at_;
+  std::unordered_map<Tid, uint64_t> thread_said_at_;
   std::unordered_map<uint32_t, Tid> on_cpu_;  // per CPU: the recorded thread running there, or 0
   // Per CPU: the time of its latest switch record. A record older than it (a syscall entry
   // sent when the call blocked, long after it began) says nothing of who runs there now.

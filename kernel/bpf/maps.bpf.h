@@ -23,6 +23,9 @@ const volatile __s64 realtime_offset_ns = 0;
 // Waking the reader for every record costs more than writing it: the reader is woken once
 // this much is waiting, and otherwise finds the records when its poll times out.
 const volatile __u64 wakeup_bytes = 1 << 20;
+// 1: records are staged per CPU and sent in blocks (output.bpf.h); 0: each one as written.
+// Staging needs the timer tick's tracepoint to send a block that waits too long.
+const volatile __u32 stage_records = 0;
 
 __u64 next_seq = 0;
 

@@ -34,7 +34,10 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct* prev, struct tas
       bpf_map_delete_elem(&exiting_pids, &prev_tgid);
     }
   }
-  if (!prev_recorded && !next_recorded) return 0;
+  if (!prev_recorded && !next_recorded) {
+    if (next->pid == 0) flush_cpu(false);  // going idle: what it staged goes now
+    return 0;
+  }
   // The idle task and the recorder itself never appear, whichever side they are on.
   if (prev_tid == 0 || prev_tgid == self_tgid) prev_tid = prev_tgid = 0;
   if (next_tid == 0 || next_tgid == self_tgid) next_tid = next_tgid = 0;
@@ -66,5 +69,7 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct* prev, struct tas
   rec->next_recorded = next_recorded && next_tid != 0;
   __builtin_memset(rec->pad, 0, sizeof(rec->pad));
   submit(rec);
+  // A CPU going idle writes nothing for a while: what it staged goes now.
+  if (next->pid == 0) flush_cpu(false);
   return 0;
 }

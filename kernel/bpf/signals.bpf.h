@@ -10,7 +10,7 @@ int BPF_PROG(on_signal_generate, int sig, struct kernel_siginfo* info, struct ta
   // A timer's signal raised in an interrupt that landed on the recorder is its owner's;
   // the recorder's own signals are left out.
   struct timer_owner* owner = NULL;
-  if (in_interrupt_context()) owner = expiring_owner(bpf_ktime_get_ns());
+  if (in_interrupt_context(ctx)) owner = expiring_owner(bpf_ktime_get_ns());
   if (recorder && (!owner || !traced_tgid(target_tgid))) return 0;
   struct cw_rec_signal* rec = reserve(sizeof(*rec));
   if (!rec) return 0;

@@ -2,16 +2,6 @@
 // raw with the user registers for user space to unwind; and the kernel stack.
 #pragma once
 
-// Two slots per CPU, as for ustack_scratch below: 0 for the tracepoints, 1 for the
-// sampling program, whose tick may interrupt a tracepoint on the same CPU halfway through
-// writing its stack.
-struct {
-  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-  __uint(max_entries, 2);
-  __type(key, __u32);
-  __type(value, struct cw_rec_stack);
-} stack_scratch SEC(".maps");
-
 // A dwarf-mode stack is built here (32 KiB is too big for the BPF stack). The slack after the
 // record lets the copy loop below write a page at any offset the verifier can bound.
 struct ustack_scratch {
@@ -34,17 +24,19 @@ struct {
 // user stack by frame pointers, 0 for the kernel stack) as a cw_rec_stack of `type`.
 static __always_inline int emit_walked_stack(void* ctx, __u32 type, __u64 walk, __u32 tid,
                                              __u32 tgid, __u64 seq, __u32 flags) {
-  __u32 slot = (flags & CW_STACK_OF_SAMPLE) ? 1 : 0;
-  struct cw_rec_stack* rec = bpf_map_lookup_elem(&stack_scratch, &slot);
+  // Walked into the staged room itself; submit() keeps only the frames found.
+  struct cw_rec_stack* rec = reserve(sizeof(*rec));
   if (!rec) return 0;
   long got = bpf_get_stack(ctx, rec->ips, sizeof(rec->ips), walk);
   // An empty user stack is still the event's (its thread ran no user code); an empty
   // kernel stack says nothing.
-  if (got < 0 || (got == 0 && walk == 0)) return 0;
+  if (got < 0 || (got == 0 && walk == 0)) {
+    discard(rec);
+    return 0;
+  }
   __u32 n = (__u64)got / sizeof(__u64);
   if (n > CW_MAX_STACK) n = CW_MAX_STACK;
   __u64 size = sizeof(*rec) - sizeof(rec->ips) + (__u64)n * sizeof(__u64);
-  if (size > sizeof(*rec)) return 0;
   rec->h.type = type;
   rec->h.size = size;
   rec->h.ts = bpf_ktime_get_ns();
@@ -55,7 +47,7 @@ static __always_inline int emit_walked_stack(void* ctx, __u32 type, __u64 walk, 
   rec->seq = seq;
   rec->n = n;
   rec->pad = 0;
-  if (bpf_ringbuf_output(&events, rec, size, wakeup_flag()) != 0) count_lost();
+  submit(rec);
   return 1;
 }
 
@@ -126,6 +118,7 @@ static __always_inline int take_dwarf_stack(__u32 tid, __u32 tgid, __u64 seq, __
   rec->seq = seq;
   rec->size = got;
   rec->pad = 0;
+  flush_cpu(false);  // too big to stage: after the records staged before it
   if (bpf_ringbuf_output(&events, rec, size, wakeup_flag()) != 0) count_lost();
   return 1;
 }
@@ -141,22 +134,24 @@ static __always_inline int take_stack(void* ctx, __u32 tid, __u32 tgid, __u64 se
 // CW_KSTACK_AS_BEFORE): `original` is the seq of the call that stack was walked for.
 static __always_inline void emit_stack_as_before(__u32 type, __u32 tid, __u32 tgid, __u64 seq,
                                                  __u64 original) {
-  struct {
+  struct as_before {
     struct cw_rec_header h;
     __u64 seq;
     __u32 n;
     __u32 pad;
     __u64 as_before;
-  } rec;
-  fill_header(&rec.h, type, sizeof(rec));
-  rec.h.pid = tgid;
-  rec.h.tid = tid;
-  rec.h.flags = type == CW_REC_KSTACK ? CW_KSTACK_AS_BEFORE : CW_USTACK_AS_BEFORE;
-  rec.seq = seq;
-  rec.n = 0;
-  rec.pad = 0;
-  rec.as_before = original;
-  if (bpf_ringbuf_output(&events, &rec, sizeof(rec), wakeup_flag()) != 0) count_lost();
+  };
+  struct as_before* rec = reserve(sizeof(*rec));
+  if (!rec) return;
+  fill_header(&rec->h, type, sizeof(*rec));
+  rec->h.pid = tgid;
+  rec->h.tid = tid;
+  rec->h.flags = type == CW_REC_KSTACK ? CW_KSTACK_AS_BEFORE : CW_USTACK_AS_BEFORE;
+  rec->seq = seq;
+  rec->n = 0;
+  rec->pad = 0;
+  rec->as_before = original;
+  submit(rec);
 }
 
 // The user stack of the current thread's recorded call (blocked, or entered with --stacks

@@ -9,15 +9,17 @@
 
 // Interrupt context, without the preempt count (a per-CPU variable this kernel does not
 // list in kallsyms, so BPF cannot address it). An interrupt of kernel code runs on the
-// CPU's interrupt stack: this frame is then outside the task's stack. An interrupt of user
-// code runs on the task's (empty) stack, under a register frame whose orig_ax is negative
-// (the vector), where a syscall's holds its number and a kernel thread's is zero.
-static __always_inline bool in_interrupt_context(void) {
+// CPU's interrupt stack: the tracepoint's arguments (`ctx`, which the tracepoint's caller
+// keeps on its stack) are then outside the task's stack. An interrupt of user code runs on
+// the task's (empty) stack, under a register frame whose orig_ax is negative (the vector),
+// where a syscall's holds its number and a kernel thread's is zero. Not the program's own
+// frame: a kernel may run a program with a deep frame on a stack of its own (a BPF private
+// stack), which is no task's.
+static __always_inline bool in_interrupt_context(void* ctx) {
   struct task_struct* task = bpf_get_current_task_btf();
   __u64 stack_base = (__u64)task->stack;
   __u64 thread_size = CONFIG_KASAN ? 32768 : 16384;
-  volatile __u64 frame_marker = 0;
-  __u64 here = (__u64)&frame_marker;
+  __u64 here = (__u64)ctx;
   if (here - stack_base >= thread_size) return true;
   if (task->flags & PF_KTHREAD_FLAG) return false;
   struct pt_regs* user_regs = (struct pt_regs*)bpf_task_pt_regs(task);
@@ -77,7 +79,7 @@ int BPF_PROG(on_hrtimer_start, struct hrtimer* timer) {
   if ((__u32)id == 0 || !traced_tgid(id >> 32)) return 0;
   // Restarted from an interrupt (a periodic timer's own expiry, a kernel tick): the task
   // that happens to run armed nothing.
-  if (in_interrupt_context()) return 0;
+  if (in_interrupt_context(ctx)) return 0;
   __u64 key = (__u64)timer;
   struct timer_owner owner = {.tgid = id >> 32, .tid = (__u32)id};
   bpf_map_update_elem(&timer_owners, &key, &owner, BPF_ANY);
@@ -103,6 +105,9 @@ int BPF_PROG(on_hrtimer_expire_entry, struct hrtimer* timer) {
 
 SEC("tp_btf/hrtimer_expire_exit")
 int BPF_PROG(on_hrtimer_expire_exit, struct hrtimer* timer) {
+  // Every CPU's tick is an hrtimer: a block staged on a CPU that has since run one task
+  // without a record goes out within STAGE_FLUSH_NS and a tick.
+  if (stage_records) flush_cpu(true);
   __u32 zero = 0;
   struct expiring* ex = bpf_map_lookup_elem(&expiring, &zero);
   if (!ex || ex->timer != (__u64)timer) return 0;

@@ -2,11 +2,11 @@
 // the thread's whose timer expired (timers.bpf.h), or no thread's.
 #pragma once
 
-static __always_inline int record_wake(__u32 type, struct task_struct* p) {
+static __always_inline int record_wake(void* ctx, __u32 type, struct task_struct* p) {
   __u32 target_tgid = p->tgid;
   bool recorder = current_is_recorder();
   if (!traced_tgid(target_tgid) && (recorder || !current_traced())) return 0;
-  bool in_irq = in_interrupt_context();
+  bool in_irq = in_interrupt_context(ctx);
   // The recorder's own wake-ups are left out; an interrupt that happened to land on it
   // woke someone on nobody's behalf, and is kept as woken by no thread (tid 0).
   if (recorder && !in_irq) return 0;
@@ -44,10 +44,10 @@ static __always_inline int record_wake(__u32 type, struct task_struct* p) {
 
 SEC("tp_btf/sched_waking")
 int BPF_PROG(on_sched_waking, struct task_struct* p) {
-  return record_wake(CW_REC_WAKING, p);
+  return record_wake(ctx, CW_REC_WAKING, p);
 }
 
 SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(on_sched_wakeup_new, struct task_struct* p) {
-  return record_wake(CW_REC_WAKEUP_NEW, p);
+  return record_wake(ctx, CW_REC_WAKEUP_NEW, p);
 }
