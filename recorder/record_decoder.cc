@@ -43,21 +43,35 @@ void RecordDecoder::add_thread(Tid tid, Pid pid, std::string_view comm, bool ker
 // id wins when the trace is read. The decoder keeps its own latest view, so it never has
 // to rebuild the trace's indexes per fork or exec.
 //
-// `ts` is the time of the record that says it (0: the /proc snapshot, always taken). Records
-// of different CPUs reach the decoder a block at a time, not in time order: a child's exec
-// can come before the fork that named it after its parent, and must not be undone by it.
-void RecordDecoder::put_process(ProcessInfo p, uint64_t ts) {
-  if (ts != 0) {
-    auto [at, fresh] = process_said_at_.try_emplace(p.pid, ts);
-    if (!fresh && at->second > ts) {
-      // Older news: only what the newer entry could not know (the parent, from a fork).
-      auto known = processes_.find(p.pid);
-      if (known == processes_.end() || known->second.ppid != 0 || p.ppid == 0) return;
-      p = {known->second.pid, p.ppid, known->second.comm, known->second.exe};
-      ts = at->second;
-    }
-    at->second = ts;
+// `ts` is the time of the record that says it (0: the /proc snapshot). Records of different
+// CPUs reach the decoder a block at a time, not in time order: a child's exec or rename can
+// come before the fork that named it after its parent, and must not be undone by it. So a
+// process's name and executable each keep the newest saying, whatever order they come in,
+// and a fork gives the parent to a process an earlier-read record made.
+void RecordDecoder::update_process(Pid pid, std::optional<Pid> ppid, std::optional<StrId> comm,
+                                   std::optional<StrId> exe, uint64_t ts) {
+  auto [known, fresh] = processes_.try_emplace(pid, ProcessInfo{pid, 0, 0, 0});
+  ProcessInfo p = known->second;
+  ProcessSaid& said = process_said_at_[pid];
+  if (ppid && (fresh || p.ppid == 0 || ts >= said.ppid)) {
+    p.ppid = *ppid;
+    said.ppid = ts;
   }
+  if (comm && (fresh || ts >= said.comm)) {
+    p.comm = *comm;
+    said.comm = ts;
+  }
+  if (exe && (fresh || ts >= said.exe)) {
+    p.exe = *exe;
+    said.exe = ts;
+  }
+  if (!fresh && p.ppid == known->second.ppid && p.comm == known->second.comm &&
+      p.exe == known->second.exe)
+    return;
+  put_process(p);
+}
+
+void RecordDecoder::put_process(const ProcessInfo& p) {
   trace_.processes.push_back(p);
   processes_[p.pid] = p;
 }
@@ -362,9 +376,8 @@ void RecordDecoder::decode(const void* record, size_t size) {
       std::string_view comm = bounded(r->child_comm, CW_COMM_LEN);
       if (!r->is_thread) {
         auto parent = processes_.find(hdr->pid);
-        put_process({r->child_pid, hdr->pid, trace_.strings.intern(comm),
-                     parent != processes_.end() ? parent->second.exe : 0},
-                    ts);
+        update_process(r->child_pid, hdr->pid, trace_.strings.intern(comm),
+                       parent != processes_.end() ? parent->second.exe : 0, ts);
       }
       put_thread({r->child_tid, r->child_pid, trace_.strings.intern(comm), r->child_kernel != 0},
                  ts);
@@ -381,10 +394,8 @@ void RecordDecoder::decode(const void* record, size_t size) {
       std::string_view path = bounded(r->path, CW_PATH_LEN);
       std::string_view comm = bounded(r->comm, CW_COMM_LEN);
       if (comm.empty()) comm = basename_of(path);
-      auto old = processes_.find(hdr->pid);
-      put_process({hdr->pid, old != processes_.end() ? old->second.ppid : 0,
-                   trace_.strings.intern(comm), trace_.strings.intern(path)},
-                  ts);
+      update_process(hdr->pid, std::nullopt, trace_.strings.intern(comm),
+                     trace_.strings.intern(path), ts);
       put_thread({tid, hdr->pid, trace_.strings.intern(comm), false}, ts);
       set_str(hold(ts, tid, f.exec.id, cpu), f.exec.path, path);
       return;
@@ -404,11 +415,10 @@ void RecordDecoder::decode(const void* record, size_t size) {
       put_thread(
           {tid, hdr->pid, trace_.strings.intern(comm), t != threads_.end() && t->second.kernel},
           ts);
-      // A process is known by its main thread's name, as ps shows it.
+      // A process is known by its main thread's name, as ps shows it (its fork may be
+      // read later).
       if (tid == hdr->pid)
-        if (auto p = processes_.find(hdr->pid); p != processes_.end())
-          put_process({p->second.pid, p->second.ppid, trace_.strings.intern(comm), p->second.exe},
-                      ts);
+        update_process(hdr->pid, std::nullopt, trace_.strings.intern(comm), std::nullopt, ts);
       set_str(hold(ts, tid, f.comm.id, cpu), f.comm.name, comm);
       return;
     }

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -150,7 +151,9 @@ class RecordDecoder {
   void set(Held& h, FieldAt field, uint64_t v);
   void set_str(Held& h, FieldAt field, std::string_view s);
   void note_thread(Tid tid, Pid pid);
-  void put_process(ProcessInfo p, uint64_t ts = 0);
+  void put_process(const ProcessInfo& p);
+  void update_process(Pid pid, std::optional<Pid> ppid, std::optional<StrId> comm,
+                      std::optional<StrId> exe, uint64_t ts);
   void put_thread(const ThreadInfo& t, uint64_t ts = 0);
   StackId intern_stack(Pid pid, const uint64_t* ips, uint32_t n);
   // The held event a stack record belongs to (its syscall entry, or its sample), or null.
@@ -198,7 +201,10 @@ class RecordDecoder {
   std::unordered_map<Pid, ProcessInfo> processes_;      // the latest entry of each process
   std::unordered_map<Tid, ThreadInfo> threads_;         // ... and of each thread
   // The time of the record each latest entry came from (put_process, put_thread).
-  std::unordered_map<Pid, uint64_t> process_said_at_;
+  struct ProcessSaid {
+    uint64_t ppid = 0, comm = 0, exe = 0;
+  };
+  std::unordered_map<Pid, ProcessSaid> process_said_at_;
   std::unordered_map<Tid, uint64_t> thread_said_at_;
   std::unordered_map<uint32_t, Tid> on_cpu_;  // per CPU: the recorded thread running there, or 0
   // Per CPU: the time of its latest switch record. A record older than it (a syscall entry

@@ -705,39 +705,39 @@ TEST_CASE("stream transfers, forks and exits become their trace events") {
   CHECK(t.strings.get(t.thread(200)->comm) == "parent");
 }
 
-TEST_CASE("a child's exec read before the fork that made it keeps the exec's name") {
-  // Records come a CPU's block at a time: the child's exec on one CPU can reach the decoder
-  // before its parent's fork on another. In either order the child is what it exec'd, with
-  // its parent from the fork.
-  for (bool exec_first : {false, true}) {
-    CAPTURE(exec_first);
+TEST_CASE("a child's fork, exec and rename read in any order name it as they happened") {
+  // Records come a CPU's block at a time: the child's exec or rename on one CPU can reach
+  // the decoder before its parent's fork on another. In every order the child ends as what
+  // it last called itself, running what it exec'd, with its parent from the fork.
+  auto fork = make<cw_rec_fork>(CW_REC_FORK, 10, 100, 100, 0);
+  fork.child_pid = 200;
+  fork.child_tid = 200;
+  std::strcpy(fork.child_comm, "sh");
+  auto exec = make<cw_rec_exec>(CW_REC_EXEC, 20, 200, 200, 1);
+  std::strcpy(exec.path, "/bin/sleep");
+  std::strcpy(exec.comm, "sleep");
+  auto rename = make<cw_rec_comm>(CW_REC_COMM, 30, 200, 200, 1);
+  std::strcpy(rename.comm, "cw-napper");
+  std::vector<const cw_rec_header*> records = {&fork.h, &exec.h, &rename.h};
+  std::sort(records.begin(), records.end());
+  do {
+    std::string order;
+    for (const cw_rec_header* h : records) order += std::to_string(h->ts) + " ";
+    CAPTURE(order);
     Trace t;
     RecordDecoder d(t, test_naming());
     d.add_process(100, 1, "sh", "/bin/sh");
     d.add_thread(100, 100, "sh", false);
-    auto fork = make<cw_rec_fork>(CW_REC_FORK, 10, 100, 100, 0);
-    fork.child_pid = 200;
-    fork.child_tid = 200;
-    std::strcpy(fork.child_comm, "sh");
-    auto exec = make<cw_rec_exec>(CW_REC_EXEC, 20, 200, 200, 1);
-    std::strcpy(exec.path, "/bin/sleep");
-    std::strcpy(exec.comm, "sleep");
-    if (exec_first) {
-      d.decode(&exec, sizeof exec);
-      d.decode(&fork, sizeof fork);
-    } else {
-      d.decode(&fork, sizeof fork);
-      d.decode(&exec, sizeof exec);
-    }
+    for (const cw_rec_header* h : records) d.decode(h, h->size);
     d.release_all();
     t.rebuild_indexes();
     REQUIRE(t.thread(200) != nullptr);
-    CHECK(t.strings.get(t.thread(200)->comm) == "sleep");
+    CHECK(t.strings.get(t.thread(200)->comm) == "cw-napper");
     REQUIRE(t.process(200) != nullptr);
-    CHECK(t.strings.get(t.process(200)->comm) == "sleep");
+    CHECK(t.strings.get(t.process(200)->comm) == "cw-napper");
     CHECK(t.strings.get(t.process(200)->exe) == "/bin/sleep");
     CHECK(t.process(200)->ppid == 100);
-  }
+  } while (std::next_permutation(records.begin(), records.end()));
 }
 
 TEST_CASE("a main thread's rename renames its process; another thread's does not") {
