@@ -104,10 +104,10 @@ struct cw_stage {
   __s64 first_ts; /* the block's oldest record's time */
   __u32 len;      /* bytes staged: records from `sent` to here are still to send */
   __u32 sent;     /* bytes at the start already sent, by a writer interrupting this level's */
-  __u32 records;
-  __u32 reserved; /* bytes reserved by the record being written */
-  __u32 flushing; /* the level's owner is sending the block */
-  __u32 pad;
+  __u32 records;      /* records staged */
+  __u32 reserved;     /* bytes reserved by the record being written */
+  __u32 flushing;     /* the level's owner is sending the block */
+  __u32 sent_records; /* of `records`, the ones before `sent` */
   /* Twice the room used (CAP + SLACK): a send of the bytes from `sent` to `len` is then
    * within bounds the verifier can check from each one's own bound. */
   __u8 data[2 * (CW_STAGE_CAP + CW_STAGE_SLACK)];

@@ -66,9 +66,11 @@ static __always_inline void send_staged(struct cw_stage* s) {
   __u64 size = len - sent;
   asm volatile("" : "+r"(size));  // bounded here, as the verifier sees it
   if (size > STAGE_CAP + STAGE_SLACK) return;
+  // Lost when the ring is full: the records of this send, not those an earlier one took.
   if (bpf_ringbuf_output(&events, s->data + sent, size, wakeup_flag()) != 0)
-    count_lost_n(s->records);
+    count_lost_n(s->records - s->sent_records);
   s->sent = len;
+  s->sent_records = s->records;
 }
 
 // Sends a level's block and empties it. The caller holds the level (depth above it), so
@@ -77,7 +79,7 @@ static __always_inline void flush_stage(struct cw_stage* s) {
   if (s->len == 0) return;
   s->flushing = 1;
   send_staged(s);
-  s->len = s->sent = s->records = 0;
+  s->len = s->sent = s->records = s->sent_records = 0;
   s->flushing = 0;
 }
 
