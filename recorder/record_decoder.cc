@@ -103,6 +103,7 @@ RecordDecoder::Held& RecordDecoder::hold(uint64_t ts, Tid tid, KindId kind, uint
   h.stack = 0;
   h.seq = 0;
   h.nvalues = static_cast<uint8_t>(trace_.schema.kind(kind).fields.size());
+  h.released = false;
   std::fill(std::begin(h.values), std::end(h.values), 0);
   ++stats_.events;
   return h;
@@ -114,6 +115,31 @@ void RecordDecoder::set(Held& h, FieldAt field, uint64_t v) {
 
 void RecordDecoder::set_str(Held& h, FieldAt field, std::string_view s) {
   h.values[field] = trace_.strings.intern(s);
+}
+
+StrId RecordDecoder::syscall_name_id(uint32_t nr) {
+  // Interned once per number: hashing the name of every call was a twentieth of the
+  // recorder's CPU on a busy machine.
+  if (nr < syscall_names_.size() && syscall_names_[nr] != kNotInterned) return syscall_names_[nr];
+  std::string_view name = naming_.name(nr);
+  StrId id = name.empty() ? trace_.strings.intern(fmt::format("syscall_{}", nr))
+                          : trace_.strings.intern(name);
+  if (nr < kMaxCachedSyscall) {
+    if (syscall_names_.size() <= nr) syscall_names_.resize(nr + 1, kNotInterned);
+    syscall_names_[nr] = id;
+  }
+  return id;
+}
+
+StrId RecordDecoder::syscall_op_id(uint32_t nr, uint32_t op) {
+  const uint64_t key = (uint64_t{nr} << 32) | op;
+  auto it = syscall_ops_.find(key);
+  if (it != syscall_ops_.end()) return it->second;
+  StrId id = trace_.strings.intern(naming_.op_name(nr, op));
+  // Operations are a handful per call; an op field is the caller's number, so bound the
+  // cache rather than trust it.
+  if (syscall_ops_.size() < 4096) syscall_ops_.emplace(key, id);
+  return id;
 }
 
 StackId RecordDecoder::intern_stack(Pid pid, const uint64_t* ips, uint32_t n) {
@@ -140,16 +166,16 @@ const Value* RecordDecoder::repeated(
 RecordDecoder::Held* RecordDecoder::stack_owner(Tid tid, uint32_t flags, uint64_t seq) {
   auto& latest = (flags & CW_STACK_OF_SAMPLE) ? last_sample_ : last_enter_;
   auto it = latest.find(tid);
-  if (it == latest.end() || it->second.first != seq) {
+  if (it == latest.end() || it->second.first != seq || !still_held(it->second.second)) {
     ++stats_.stacks_late;
     return nullptr;
   }
-  return &held_[it->second.second];
+  return &held_at(it->second.second);
 }
 
 void RecordDecoder::unwind_pending() {
-  for (auto& [index, bytes] : pending_unwind_) {
-    if (index >= held_.size()) continue;
+  for (auto& [order, bytes] : pending_unwind_) {
+    if (!still_held(order)) continue;
     const auto* r = reinterpret_cast<const cw_rec_ustack*>(bytes.data());
     constexpr size_t fixed = offsetof(cw_rec_ustack, data);
     uint64_t regs[CW_USTACK_REGS];
@@ -159,14 +185,14 @@ void RecordDecoder::unwind_pending() {
                 std::span<const uint8_t>(bytes.data() + fixed, bytes.size() - fixed));
     StackId stack = intern_stack(r->h.pid, ips.data(), static_cast<uint32_t>(ips.size()));
     // A kernel stack (CW_REC_KSTACK) that came before the unwinding is put back in front.
-    const StackId kernel_only = held_[index].stack;
+    const StackId kernel_only = held_at(order).stack;
     if (kernel_only != 0 && trace_.stacks[kernel_only].kernel > 0) {
       const std::vector<uint64_t> kips(
           trace_.stacks[kernel_only].ips.begin(),
           trace_.stacks[kernel_only].ips.begin() + trace_.stacks[kernel_only].kernel);
       stack = add_kernel_frames(r->h.pid, stack, kips.data(), static_cast<uint32_t>(kips.size()));
     }
-    held_[index].stack = stack;
+    held_at(order).stack = stack;
     ++stats_.stacks_attached;
   }
   pending_unwind_.clear();
@@ -425,30 +451,24 @@ void RecordDecoder::decode(const void* record, size_t size) {
     case CW_REC_SYS_ENTER: {
       const auto* r = as<cw_rec_sys_enter>(record, size);
       if (!r) return bad();
-      std::string_view name = naming_.name(r->nr);
-      std::string fallback;
-      if (name.empty()) name = fallback = fmt::format("syscall_{}", r->nr);
       const auto& k = f.syscall_enter;
       Held& h = hold(ts, tid, k.id, cpu);
-      set_str(h, k.name, name);
+      set(h, k.name, syscall_name_id(r->nr));
       set(h, k.fd, static_cast<uint64_t>(static_cast<int64_t>(r->fd)));
       set(h, k.resource, r->resource);
-      set_str(h, k.op, naming_.op_name(r->nr, r->op));
+      set(h, k.op, syscall_op_id(r->nr, r->op));
       set(h, k.value, r->value);
       set(h, k.count, r->count);
       set(h, k.timeout_ns, static_cast<uint64_t>(r->timeout_ns));
       h.seq = r->seq;
-      last_enter_[tid] = {r->seq, held_.size() - 1};
+      last_enter_[tid] = {r->seq, h.order};
       return;
     }
     case CW_REC_SYS_EXIT: {
       const auto* r = as<cw_rec_sys_exit>(record, size);
       if (!r) return bad();
-      std::string_view name = naming_.name(r->nr);
-      std::string fallback;
-      if (name.empty()) name = fallback = fmt::format("syscall_{}", r->nr);
       Held& h = hold(ts, tid, f.syscall_exit.id, cpu);
-      set_str(h, f.syscall_exit.name, name);
+      set(h, f.syscall_exit.name, syscall_name_id(r->nr));
       set(h, f.syscall_exit.ret, static_cast<uint64_t>(r->ret));
       return;
     }
@@ -580,7 +600,7 @@ void RecordDecoder::decode(const void* record, size_t size) {
         return;
       }
       const auto* bytes = static_cast<const uint8_t*>(record);
-      pending_unwind_.emplace_back(static_cast<size_t>(owner - held_.data()),
+      pending_unwind_.emplace_back(owner->order,
                                    std::vector<uint8_t>(bytes, bytes + fixed + r->size));
       return;
     }
@@ -591,7 +611,7 @@ void RecordDecoder::decode(const void* record, size_t size) {
       set_str(h, f.sample.event, "cpu-clock");
       set(h, f.sample.period, r->period);
       h.seq = ts;
-      last_sample_[tid] = {ts, held_.size() - 1};
+      last_sample_[tid] = {ts, h.order};
       ++stats_.samples;
       return;
     }
@@ -604,11 +624,11 @@ void RecordDecoder::decode(const void* record, size_t size) {
       const bool as_before = (hdr->flags & CW_KSTACK_AS_BEFORE) != 0;
       if (as_before && (n != 0 || size < fixed + sizeof(uint64_t))) return bad();
       auto it = last_enter_.find(tid);
-      if (it == last_enter_.end() || it->second.first != r->seq) {
+      if (it == last_enter_.end() || it->second.first != r->seq || !still_held(it->second.second)) {
         ++stats_.stacks_late;
         return;
       }
-      StackId& stack = held_[it->second.second].stack;
+      StackId& stack = held_at(it->second.second).stack;
       if (as_before) {
         const std::vector<uint64_t>* last = repeated(last_kstack_, tid, r->ips);
         if (!last) {
@@ -676,40 +696,115 @@ void RecordDecoder::decode(const void* record, size_t size) {
   }
 }
 
+namespace {
+
+// Sorts `keys`, which are mostly ascending runs (a CPU's blocks, a nested writer's records
+// sent before the ones they interrupted): the runs merged pairwise, or a plain sort when
+// there are many.
+template <typename Key, typename Less>
+void sort_nearly_sorted(std::vector<Key>& keys, Less less) {
+  std::vector<size_t> starts{0};
+  for (size_t i = 1; i < keys.size(); ++i)
+    if (less(keys[i], keys[i - 1])) {
+      starts.push_back(i);
+      if (starts.size() > 64 + keys.size() / 64) {
+        std::sort(keys.begin(), keys.end(), less);
+        return;
+      }
+    }
+  starts.push_back(keys.size());
+  for (size_t width = 1; width + 1 < starts.size(); width *= 2)
+    for (size_t i = 0; i + width + 1 < starts.size(); i += 2 * width) {
+      const size_t end = starts[std::min(i + 2 * width, starts.size() - 1)];
+      std::inplace_merge(keys.begin() + static_cast<ptrdiff_t>(starts[i]),
+                         keys.begin() + static_cast<ptrdiff_t>(starts[i + width]),
+                         keys.begin() + static_cast<ptrdiff_t>(end), less);
+    }
+}
+
+}  // namespace
+
 size_t RecordDecoder::release(uint64_t horizon) {
-  // Before sorting: the pending copies know their events by index.
   unwind_pending();
-  auto by_time = [](const Held& a, const Held& b) {
+  auto by_time = [](const TimeKey& a, const TimeKey& b) {
     return a.ts != b.ts ? a.ts < b.ts : a.order < b.order;
   };
-  // What stayed held last time is sorted; the new part arrived nearly in time order.
-  // Sorting it alone and merging costs little more than a pass.
-  auto fresh = held_.begin() + static_cast<ptrdiff_t>(std::min(sorted_, held_.size()));
-  if (!std::is_sorted(fresh, held_.end(), by_time)) std::sort(fresh, held_.end(), by_time);
-  std::inplace_merge(held_.begin(), fresh, held_.end(), by_time);
-  auto ready_end = std::upper_bound(held_.begin(), held_.end(), horizon,
-                                    [](uint64_t h, const Held& e) { return h < e.ts; });
-  size_t n = static_cast<size_t>(ready_end - held_.begin());
-  for (auto it = held_.begin(); it != ready_end; ++it) {
-    Event& e = trace_.add_event(it->ts, it->tid, it->kind, it->cpu, it->stack);
-    for (uint8_t f = 0; f < it->nvalues; ++f) trace_.value_ref(e, f) = it->values[f];
+  // What arrived since the last release came a CPU's block at a time, each CPU's records
+  // in time order: split by CPU, each part is (nearly always) sorted already, and merging
+  // the parts with what is still waiting costs a few passes, not a sort.
+  for (auto& part : runs_) part.clear();
+  for (uint64_t o = keyed_; o < order_; ++o) {
+    const Held& h = held_at(o);
+    const size_t part = h.cpu % kSortParts;
+    if (runs_.size() <= part) runs_.resize(part + 1);
+    runs_[part].push_back({h.ts, o});
   }
-  held_.erase(held_.begin(), ready_end);
-  sorted_ = held_.size();
-  // Sorting moved what is still held: re-index the syscall entries that may still
-  // receive their stack.
-  const KindId k_sys_enter = fields_.syscall_enter.id, k_sample = fields_.sample.id;
-  for (auto& [tid, entry] : last_enter_) entry.second = SIZE_MAX;
-  for (auto& [tid, entry] : last_sample_) entry.second = SIZE_MAX;
-  for (size_t i = 0; i < held_.size(); ++i) {
-    const Held& h = held_[i];
-    if (h.kind != k_sys_enter && h.kind != k_sample) continue;
-    auto& entry = (h.kind == k_sys_enter ? last_enter_ : last_sample_)[h.tid];
-    if (entry.second == SIZE_MAX || held_[entry.second].order < h.order) entry = {h.seq, i};
+  keyed_ = order_;
+  size_t parts = 0;
+  for (auto& part : runs_) {
+    if (part.empty()) continue;
+    sort_nearly_sorted(part, by_time);
+    std::swap(runs_[parts++], part);
   }
-  std::erase_if(last_enter_, [](const auto& kv) { return kv.second.second == SIZE_MAX; });
-  std::erase_if(last_sample_, [](const auto& kv) { return kv.second.second == SIZE_MAX; });
+  if (runs_.size() <= parts) runs_.resize(parts + 1);
+  std::swap(runs_[parts++], waiting_);
+  // Pairwise, so that many CPUs cost log(CPUs) passes.
+  for (size_t width = 1; width < parts; width *= 2)
+    for (size_t i = 0; i + width < parts; i += 2 * width) {
+      merged_.resize(runs_[i].size() + runs_[i + width].size());
+      std::merge(runs_[i].begin(), runs_[i].end(), runs_[i + width].begin(), runs_[i + width].end(),
+                 merged_.begin(), by_time);
+      std::swap(runs_[i], merged_);
+    }
+  std::swap(merged_, runs_[0]);
+  auto ready_end = std::upper_bound(merged_.begin(), merged_.end(), horizon,
+                                    [](uint64_t h, const TimeKey& k) { return h < k.ts; });
+  size_t n = static_cast<size_t>(ready_end - merged_.begin());
+  for (auto it = merged_.begin(); it != ready_end; ++it) {
+    Held& h = held_at(it->order);
+    Event& e = trace_.add_event(h.ts, h.tid, h.kind, h.cpu, h.stack);
+    for (uint8_t f = 0; f < h.nvalues; ++f) trace_.value_ref(e, f) = h.values[f];
+    h.released = true;
+  }
+  waiting_.assign(ready_end, merged_.end());
+  while (!held_.empty() && held_.front().released) {
+    held_.pop_front();
+    ++base_;
+  }
+  // An event stamped far ahead of the rest keeps everything after it in held_: then
+  // keep only what is waiting.
+  if (held_.size() > 4 * waiting_.size() + 65536) compact_held();
+  // A stack arriving later finds its syscall entry or sample only while it is held.
+  std::erase_if(last_enter_, [&](const auto& kv) { return !still_held(kv.second.second); });
+  std::erase_if(last_sample_, [&](const auto& kv) { return !still_held(kv.second.second); });
   return n;
+}
+
+void RecordDecoder::compact_held() {
+  // Arrival numbers of the events kept, ascending: old number -> base_ + position.
+  std::vector<uint64_t> kept;
+  std::vector<Held> still;
+  for (uint64_t o = base_; o < order_; ++o) {
+    Held& h = held_at(o);
+    if (h.released) continue;
+    kept.push_back(o);
+    still.push_back(h);
+  }
+  auto renumber = [&](uint64_t old) {
+    auto it = std::lower_bound(kept.begin(), kept.end(), old);
+    return it != kept.end() && *it == old ? base_ + static_cast<uint64_t>(it - kept.begin())
+                                          : UINT64_MAX;
+  };
+  for (TimeKey& k : waiting_) k.order = renumber(k.order);
+  for (auto* last : {&last_enter_, &last_sample_})
+    for (auto& [tid, entry] : *last) entry.second = renumber(entry.second);
+  for (auto& [order, bytes] : pending_unwind_) order = renumber(order);
+  held_.clear();
+  for (size_t i = 0; i < still.size(); ++i) {
+    still[i].order = base_ + i;
+    held_.emplace_back() = still[i];
+  }
+  order_ = keyed_ = base_ + held_.size();
 }
 
 }  // namespace cw

@@ -6,6 +6,7 @@
 // taken when the call blocks) and is attached to that entry while it is still held.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -145,6 +146,7 @@ class RecordDecoder {
     StackId stack;
     uint64_t seq;  // syscall_enter: the thread's syscall number in the kernel's count
     uint8_t nvalues;
+    bool released;  // handed to the trace; left in held_ until those before it are too
     uint64_t values[kMaxDecodedValues];
   };
   Held& hold(uint64_t ts, Tid tid, KindId kind, uint32_t cpu);
@@ -156,6 +158,13 @@ class RecordDecoder {
                       std::optional<StrId> exe, uint64_t ts);
   void put_thread(const ThreadInfo& t, uint64_t ts = 0);
   StackId intern_stack(Pid pid, const uint64_t* ips, uint32_t n);
+  // A syscall's name (syscall_<nr> when unnamed) and an operation's, interned.
+  StrId syscall_name_id(uint32_t nr);
+  StrId syscall_op_id(uint32_t nr, uint32_t op);
+  static constexpr StrId kNotInterned = UINT32_MAX;
+  static constexpr uint32_t kMaxCachedSyscall = 4096;
+  std::vector<StrId> syscall_names_;                 // by number, kNotInterned if not yet
+  std::unordered_map<uint64_t, StrId> syscall_ops_;  // nr << 32 | op
   // The held event a stack record belongs to (its syscall entry, or its sample), or null.
   Held* stack_owner(Tid tid, uint32_t flags, uint64_t seq);
   template <typename Value>
@@ -179,23 +188,72 @@ class RecordDecoder {
   std::function<std::string_view(uint64_t)> kernel_symbol_;
   std::function<bool(uint64_t)> kernel_probe_;
   DecoderStats stats_;
-  std::vector<Held> held_;
-  size_t sorted_ = 0;  // held_[0, sorted_) is in time order
-  uint64_t order_ = 0;
+  // Held events stay where they arrived: held_[i] is arrival number base_ + i (its
+  // `order`). Releasing sorts small keys, not the 100-byte events: moving those was a
+  // quarter of the recorder's CPU on a busy machine (bench/RESULTS.md). The events are a
+  // ring, oldest first: a std::deque of 100-byte events allocates every four.
+  class HeldRing {
+   public:
+    size_t size() const { return count_; }
+    bool empty() const { return count_ == 0; }
+    Held& operator[](size_t i) { return slots_[(head_ + i) & (slots_.size() - 1)]; }
+    const Held& operator[](size_t i) const { return slots_[(head_ + i) & (slots_.size() - 1)]; }
+    Held& front() { return (*this)[0]; }
+    // May move every event: references to held events do not outlive the next one.
+    Held& emplace_back() {
+      if (count_ == slots_.size()) grow();
+      return (*this)[count_++];
+    }
+    void pop_front() {
+      head_ = (head_ + 1) & (slots_.size() - 1);
+      --count_;
+    }
+    void clear() { head_ = count_ = 0; }
+
+   private:
+    void grow() {
+      std::vector<Held> bigger(std::max<size_t>(1024, 2 * slots_.size()));
+      for (size_t i = 0; i < count_; ++i) bigger[i] = (*this)[i];
+      slots_ = std::move(bigger);
+      head_ = 0;
+    }
+    std::vector<Held> slots_;  // a power of two of them
+    size_t head_ = 0, count_ = 0;
+  };
+  HeldRing held_;
+  uint64_t base_ = 0;   // the arrival number of held_.front()
+  uint64_t order_ = 0;  // the next arrival number
+  struct TimeKey {
+    uint64_t ts;
+    uint64_t order;
+  };
+  std::vector<TimeKey> waiting_;  // events not released by the last release, in time order
+  uint64_t keyed_ = 0;            // arrivals below this are released or in waiting_
+  static constexpr size_t kSortParts = 64;
+  std::vector<std::vector<TimeKey>> runs_;  // release()'s scratch: keys by CPU, then merged
+  std::vector<TimeKey> merged_;
   uint64_t newest_ts_ = 0;
-  // Each thread's latest held syscall_enter (seq, index in held_): a stack arrives while
+  Held& held_at(uint64_t order) { return held_[order - base_]; }
+  // Whether arrival `order` is held and not yet released.
+  bool still_held(uint64_t order) const {
+    return order >= base_ && order < order_ && !held_[order - base_].released;
+  }
+  // Makes held_ hold only unreleased events, renumbering them (arrival order kept) and
+  // whatever refers to them: for when an event far ahead in time keeps the front held.
+  void compact_held();
+  // Each thread's latest held syscall_enter (seq, arrival number): a stack arrives while
   // its thread is blocked in that very syscall.
-  std::unordered_map<Tid, std::pair<uint64_t, size_t>> last_enter_;
+  std::unordered_map<Tid, std::pair<uint64_t, uint64_t>> last_enter_;
   // Each thread's latest kernel stack as walked (its syscall's seq, the frames below the
   // probe's own): what a CW_KSTACK_AS_BEFORE record repeats.
   std::unordered_map<Tid, std::pair<uint64_t, std::vector<uint64_t>>> last_kstack_;
   // Each thread's latest user stack walked for a syscall (its seq, its interned id): what a
   // CW_USTACK_AS_BEFORE record repeats.
   std::unordered_map<Tid, std::pair<uint64_t, StackId>> last_ustack_;
-  // Each thread's latest held sample (its ts, index in held_).
-  std::unordered_map<Tid, std::pair<uint64_t, size_t>> last_sample_;
-  // Stack copies waiting to be unwound at the next release: (index in held_, record).
-  std::vector<std::pair<size_t, std::vector<uint8_t>>> pending_unwind_;
+  // Each thread's latest held sample (its ts, arrival number).
+  std::unordered_map<Tid, std::pair<uint64_t, uint64_t>> last_sample_;
+  // Stack copies waiting to be unwound at the next release: (arrival number, record).
+  std::vector<std::pair<uint64_t, std::vector<uint8_t>>> pending_unwind_;
   Unwind unwind_;
   std::unordered_map<std::string, StackId> stack_ids_;  // pid + ips -> id
   std::unordered_map<Pid, ProcessInfo> processes_;      // the latest entry of each process

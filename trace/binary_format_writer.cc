@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cstddef>
 #include <cstring>
 
 #include "base/output_file.h"
@@ -338,16 +339,39 @@ void TraceWriter::append(const Trace& trace, size_t events_from) {
     b.reserve(16 + n * kDiskEventSize);
     b.u64(n);
     b.u64(0);  // patched below, once the values are gathered
-    for (size_t i = first; i < first + n; ++i) {
-      Event e = trace.events[i];
-      size_t nfields = trace.schema.kind(e.kind).fields.size();
-      const uint64_t* v = trace.values.data() + e.values;
-      e.values = static_cast<uint32_t>(values.size());
-      values.insert(values.end(), v, v + nfields);
-      b.raw(&e, sizeof e);
+    // Events whose values lie back to back, in event order (a trace built by appending,
+    // as the recorder's is), are copied in two pieces: the recorder writes every event it
+    // records, and copying them one by one was a tenth of its time.
+    const uint64_t base = trace.events[first].values;
+    uint64_t next = base;
+    bool back_to_back = true;
+    for (size_t i = first; i < first + n && back_to_back; ++i) {
+      back_to_back = trace.events[i].values == next;
+      next += trace.schema.kind(trace.events[i].kind).fields.size();
     }
-    b.raw(values.data(), values.size() * 8);
-    uint64_t nvalues = values.size();
+    uint64_t nvalues = 0;
+    if (back_to_back) {
+      const size_t at = b.bytes().size();
+      b.raw(trace.events.data() + first, n * sizeof(Event));
+      uint8_t* out = const_cast<uint8_t*>(b.bytes().data()) + at;
+      for (size_t i = 0; i < n; ++i) {
+        const auto relative = static_cast<uint32_t>(trace.events[first + i].values - base);
+        std::memcpy(out + i * sizeof(Event) + offsetof(Event, values), &relative, 4);
+      }
+      nvalues = next - base;
+      b.raw(trace.values.data() + base, nvalues * 8);
+    } else {
+      for (size_t i = first; i < first + n; ++i) {
+        Event e = trace.events[i];
+        size_t nfields = trace.schema.kind(e.kind).fields.size();
+        const uint64_t* v = trace.values.data() + e.values;
+        e.values = static_cast<uint32_t>(values.size());
+        values.insert(values.end(), v, v + nfields);
+        b.raw(&e, sizeof e);
+      }
+      b.raw(values.data(), values.size() * 8);
+      nvalues = values.size();
+    }
     std::memcpy(const_cast<uint8_t*>(b.bytes().data()) + 8, &nvalues, 8);
     s.emit(ChunkType::Events);
     first += n;
