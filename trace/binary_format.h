@@ -60,12 +60,18 @@ inline constexpr uint64_t kChunkHeaderSize = 24;  // magic, type, payload size, 
 // ("newer than this causeway reads") instead of skipping every compressed chunk as an
 // unknown type and showing an empty trace (docs/trace-format.md, "Compression").
 inline constexpr uint32_t kPlainMajor = 1, kPlainMinor = 2;
-inline constexpr uint32_t kMajor = 2, kMinor = 0;  // the newest this reader reads
+// A file with events packed before compression (codec 2) as 3.0, so a 2.x reader refuses
+// it rather than skip every events chunk as one of an unknown codec.
+inline constexpr uint32_t kMajor = 3, kMinor = 0;  // the newest this reader reads
+inline constexpr uint32_t kZstdOnlyMajor = 2;      // compressed chunks, codec 1 only
 // Set in a chunk's type field: its payload is compressed (a compressed-chunk header, the
 // raw prefix, one zstd frame, zero padding to 8 bytes); the low bits are the chunk type.
 inline constexpr uint32_t kCompressedFlag = 0x80000000u;
 inline constexpr uint64_t kCompressedHeaderSize = 16;  // u32 codec, u32 prefix, u64 size
 inline constexpr uint32_t kCodecZstd = 1;
+// An events chunk's payload after its 16-byte counts, packed (trace/packed_events.h), then
+// one zstd frame; the chunk declares the size of the plain payload it unpacks to.
+inline constexpr uint32_t kCodecZstdPackedEvents = 2;
 // The largest uncompressed payload a compressed chunk may declare: the reader allocates
 // this much at most per chunk (the writer stores bigger payloads uncompressed).
 inline constexpr uint64_t kMaxCompressedPayload = 64u << 20;

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 #include <xxhash.h>
+#include <zstd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -36,7 +37,7 @@ TEST_CASE("compressed and uncompressed traces read back the same; none writes fo
   uint32_t zv[2], pv[2];
   std::memcpy(zv, z.data() + 8, 8);
   std::memcpy(pv, p.data() + 8, 8);
-  CHECK((zv[0] == 2 && zv[1] == 0));
+  CHECK((zv[0] == 3 && zv[1] == 0));
   CHECK((pv[0] == 1 && pv[1] == 2));
   for (const std::string* bytes : {&z, &p}) {
     Trace back;
@@ -156,16 +157,55 @@ TEST_CASE("an absurd declared size is refused before anything is allocated") {
       "than a chunk may hold (67108864 bytes)");
 }
 
-TEST_CASE("a declared size that differs from the zstd frame's is refused") {
+TEST_CASE("a declared size that differs from the packed events' counts is refused") {
   CompressedChunk c;
   uint64_t declared;
   std::memcpy(&declared, c.bytes.data() + c.payload() + 8, 8);
   const uint64_t larger = declared + 8;
   std::memcpy(c.bytes.data() + c.payload() + 8, &larger, 8);
   c.fix_checksum();
+  c.expect_only_chunk_lost(
+      "malformed compressed events chunk: packed events whose counts do not match the size "
+      "declared");
+}
+
+TEST_CASE("packed events that do not unpack to their counts are refused, saying where") {
+  // The chunk's frame replaced by one of bytes that end inside the times: the chunk is
+  // skipped with the byte where unpacking stopped, every other event kept.
+  CompressedChunk c;
+  const uint64_t at = c.payload() + bf::kCompressedHeaderSize + 16;
+  const std::string garbage(10, '\x01');  // ten times, where 50 events need more
+  std::string frame(ZSTD_compressBound(garbage.size()), '\0');
+  frame.resize(ZSTD_compress(frame.data(), frame.size(), garbage.data(), garbage.size(), 1));
+  frame.resize((frame.size() + 7) & ~size_t{7}, '\0');
+  c.bytes = c.bytes.substr(0, at) + frame + c.bytes.substr(c.chunk.end);
+  const uint64_t payload_size = at + frame.size() - c.payload();
+  std::memcpy(c.bytes.data() + c.chunk.offset + 8, &payload_size, 8);
+  c.chunk.end = c.payload() + payload_size;
+  c.fix_checksum();
+  uint64_t nvalues;
+  std::memcpy(&nvalues, c.bytes.data() + c.payload() + bf::kCompressedHeaderSize + 8, 8);
   c.expect_only_chunk_lost(fmt::format(
-      "malformed compressed events chunk: the zstd frame holds {} bytes, the chunk declares {}",
-      declared - 16, larger - 16));
+      "malformed compressed events chunk: packed events: 50 events and {} values cannot fit "
+      "(byte 0 of 10)",
+      nvalues));
+}
+
+TEST_CASE("a file of format 2.0 (events compressed, not packed) reads as before") {
+  Trace t;
+  ReadReport report =
+      read_trace(std::string(CW_SOURCE_DIR) + "/tests/real/traces/14-sort-eof-exit.cwt", t);
+  CHECK(report.clean());
+  CHECK(report.major == 2);
+  CHECK(report.notes.empty());
+  CHECK(t.events.size() > 100);
+  // Rewritten, it is a 3.0 file whose events read back the same.
+  TempDir dir("cw-tracer-test");
+  write_trace(t, dir.file("again.cwt"));
+  Trace back;
+  ReadReport again = read_trace(dir.file("again.cwt"), back);
+  CHECK(again.major == 3);
+  CHECK(canonical(back) == canonical(t));
 }
 
 TEST_CASE("an unknown codec is refused, naming it") {

@@ -4,13 +4,25 @@
 
 #include <algorithm>
 #include <atomic>
+#include <vector>
 
 #include "trace/binary_format_internal.h"
+#include "trace/packed_events.h"
 
 namespace cw::binary_format {
 
 namespace {
 std::atomic<uint64_t> buffers_allocated{0};
+
+// Packed events keep the plain payload's counts as their raw prefix, and declare the plain
+// payload's size.
+bool packed_counts_fit(const InflateJob& job) {
+  if (job.prefix != 16) return false;
+  const uint64_t count = load<uint64_t>(job.src + kCompressedHeaderSize);
+  const uint64_t nvalues = load<uint64_t>(job.src + kCompressedHeaderSize + 8);
+  return count <= job.declared / kDiskEventSize && nvalues <= job.declared / 8 &&
+         16 + count * kDiskEventSize + nvalues * 8 == job.declared;
+}
 }  // namespace
 
 uint64_t inflate_buffers_allocated() {
@@ -24,17 +36,19 @@ std::shared_ptr<InflateJob> Inflater::submit(const uint8_t* src, uint64_t stored
   if (stored < kCompressedHeaderSize) {
     job->error = "compressed payload shorter than its header";
   } else {
-    uint32_t codec = load<uint32_t>(src);
+    job->codec = load<uint32_t>(src);
     job->prefix = load<uint32_t>(src + 4);
     job->declared = load<uint64_t>(src + 8);
-    if (codec != kCodecZstd)
-      job->error = fmt::format("unknown compression codec {}", codec);
+    if (job->codec != kCodecZstd && job->codec != kCodecZstdPackedEvents)
+      job->error = fmt::format("unknown compression codec {}", job->codec);
     else if (job->declared > kMaxCompressedPayload)
       job->error =
           fmt::format("declares {} bytes once decompressed, more than a chunk may hold ({} bytes)",
                       job->declared, kMaxCompressedPayload);
     else if (job->prefix > job->declared || job->prefix > stored - kCompressedHeaderSize)
       job->error = fmt::format("raw prefix of {} bytes exceeds the chunk", job->prefix);
+    else if (job->codec == kCodecZstdPackedEvents && !packed_counts_fit(*job))
+      job->error = "packed events whose counts do not match the size declared";
   }
   if (!job->error.empty()) {
     job->claimed = job->done = true;
@@ -125,6 +139,10 @@ void Inflater::run(InflateJob& job, ZSTD_DCtx* dctx, Inflater& pool) {
   const uint8_t* frame = job.src + kCompressedHeaderSize + job.prefix;
   const size_t available = job.stored - kCompressedHeaderSize - job.prefix;
   const uint64_t expected = job.declared - job.prefix;
+  // Packed, every event and value takes at most half again its plain size
+  // (packed_events.cc): the frame may hold no more than that.
+  const bool packed = job.codec == kCodecZstdPackedEvents;
+  const uint64_t frame_limit = packed ? expected + expected / 2 : expected;
   // Exactly one frame, padded with fewer than 8 zero bytes, whose own header declares
   // the size the chunk does: the buffer is sized by that, and zstd never writes past it.
   size_t frame_size = ZSTD_findFrameCompressedSize(frame, available);
@@ -138,11 +156,17 @@ void Inflater::run(InflateJob& job, ZSTD_DCtx* dctx, Inflater& pool) {
     return;
   }
   unsigned long long content = ZSTD_getFrameContentSize(frame, frame_size);
-  if (content != expected) {
-    job.error = content == ZSTD_CONTENTSIZE_UNKNOWN || content == ZSTD_CONTENTSIZE_ERROR
-                    ? std::string("the zstd frame does not state its size")
-                    : fmt::format("the zstd frame holds {} bytes, the chunk declares {}", content,
-                                  expected);
+  if (content == ZSTD_CONTENTSIZE_UNKNOWN || content == ZSTD_CONTENTSIZE_ERROR) {
+    job.error = "the zstd frame does not state its size";
+    return;
+  }
+  if (packed ? content > frame_limit : content != expected) {
+    job.error = packed ? fmt::format(
+                             "the zstd frame holds {} bytes, more than {} events packed "
+                             "may take ({} bytes)",
+                             content, load<uint64_t>(job.src + kCompressedHeaderSize), frame_limit)
+                       : fmt::format("the zstd frame holds {} bytes, the chunk declares {}",
+                                     content, expected);
     return;
   }
   try {
@@ -156,6 +180,35 @@ void Inflater::run(InflateJob& job, ZSTD_DCtx* dctx, Inflater& pool) {
     return;
   }
   copy_bytes(job.data.get(), job.src + kCompressedHeaderSize, job.prefix);
+  if (packed) {
+    // Each decompressing thread keeps its own buffer for the packed bytes.
+    thread_local std::vector<uint8_t> scratch;
+    try {
+      scratch.resize(content);
+    } catch (const std::bad_alloc&) {
+      job.error = fmt::format("out of memory decompressing {} bytes", content);
+      job.data.reset();
+      return;
+    }
+    size_t got = ZSTD_decompressDCtx(dctx, scratch.data(), content, frame, frame_size);
+    if (ZSTD_isError(got) || got != content) {
+      job.error = ZSTD_isError(got)
+                      ? fmt::format("zstd: {}", ZSTD_getErrorName(got))
+                      : fmt::format("the zstd frame held {} bytes, not {}", got, content);
+      job.data.reset();
+      return;
+    }
+    const uint64_t count = load<uint64_t>(job.data.get());
+    const uint64_t nvalues = load<uint64_t>(job.data.get() + 8);
+    std::string why;
+    uint8_t* events = job.data.get() + 16;
+    if (!unpack_events(scratch.data(), content, count, nvalues, events,
+                       events + count * kDiskEventSize, &why)) {
+      job.error = "packed events: " + why;
+      job.data.reset();
+    }
+    return;
+  }
   size_t got = ZSTD_decompressDCtx(dctx, job.data.get() + job.prefix, expected, frame, frame_size);
   if (ZSTD_isError(got) || got != expected) {
     job.error = ZSTD_isError(got)

@@ -22,6 +22,7 @@ struct InflateJob {
   uint64_t stored = 0;
   uint64_t declared = 0;  // the payload's size once decompressed
   uint32_t prefix = 0;
+  uint32_t codec = 0;
   std::unique_ptr<uint8_t[]> data;  // `declared` bytes when `error` is empty
   uint64_t capacity = 0;            // of `data`, which may be a reused buffer
   std::string error;

@@ -172,8 +172,8 @@ class Reader {
     report_.major = load<uint32_t>(data_ + 8);
     report_.minor = load<uint32_t>(data_ + 12);
     uint32_t clock = load<uint32_t>(data_ + 16);
-    // 1.x and 2.x differ only in that 2.x may hold compressed chunks, which this reader
-    // reads wherever they are.
+    // 1.x, 2.x and 3.x differ only in that 2.x may hold compressed chunks and 3.x packed
+    // events chunks, which this reader reads wherever they are.
     if (report_.major > kMajor)
       refuse(fmt::format(
           "trace format version {}.{} is newer than this causeway reads (up to {}.x); upgrade "
@@ -183,7 +183,10 @@ class Reader {
       refuse(fmt::format(
           "trace format version {}.{} is not supported (this causeway reads {}.x to {}.x)",
           report_.major, report_.minor, kPlainMajor, kMajor));
-    if (report_.minor > (report_.major == kMajor ? kMinor : kPlainMinor))
+    const uint32_t newest_minor = report_.major == kMajor           ? kMinor
+                                  : report_.major == kZstdOnlyMajor ? 0
+                                                                    : kPlainMinor;
+    if (report_.minor > newest_minor)
       notes_.add(
           fmt::format("written by a newer causeway (format {}.{}); parts it added may be skipped",
                       report_.major, report_.minor));

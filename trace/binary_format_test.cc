@@ -343,14 +343,14 @@ TEST_CASE("a newer major version is refused, naming both versions") {
   TempDir dir("cw-tracer-test");
   write_trace(parse(kSample), dir.file("v3.cwt"));
   std::string bytes = slurp(dir.file("v3.cwt"));
-  uint32_t version[2] = {3, 0};
+  uint32_t version[2] = {4, 0};
   std::memcpy(bytes.data() + 8, version, 8);
   spit(dir.file("v3.cwt"), bytes);
   Trace out;
   CHECK_THROWS_WITH_AS(
       read_trace(dir.file("v3.cwt"), out),
-      (dir.file("v3.cwt") + ": trace format version 3.0 is newer than this causeway reads (up to "
-                            "2.x); upgrade causeway")
+      (dir.file("v3.cwt") + ": trace format version 4.0 is newer than this causeway reads (up to "
+                            "3.x); upgrade causeway")
           .c_str(),
       TraceFormatError);
 }
@@ -369,7 +369,7 @@ TEST_CASE("a newer minor version is read, with a note") {
   CHECK(out.events.size() == 5);
   REQUIRE(report.notes.size() == 1);
   CHECK(report.notes[0] ==
-        "written by a newer causeway (format 2.3); parts it added may be skipped");
+        "written by a newer causeway (format 3.3); parts it added may be skipped");
 }
 
 TEST_CASE("a file that is not a trace is refused, naming the file") {

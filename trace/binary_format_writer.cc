@@ -14,6 +14,7 @@
 #include "base/output_file.h"
 #include "trace/binary_format.h"
 #include "trace/binary_format_internal.h"
+#include "trace/packed_events.h"
 
 namespace cw {
 
@@ -24,12 +25,14 @@ using binary_format::kChunkHeaderSize;
 using binary_format::kChunkMagic;
 using binary_format::kClockMonotonic;
 using binary_format::kCodecZstd;
+using binary_format::kCodecZstdPackedEvents;
 using binary_format::kCompressedFlag;
 using binary_format::kCompressedHeaderSize;
 using binary_format::kDiskEventSize;
 using binary_format::kFileMagic;
 using binary_format::kHeaderSize;
 using binary_format::kMaxCompressedPayload;
+using binary_format::pack_events;
 
 constexpr size_t kMaxStringsPerChunk = 1 << 16;
 constexpr size_t kMaxStacksPerChunk = 1 << 14;
@@ -88,11 +91,12 @@ struct TraceWriter::State {
   size_t processes_written = 0, threads_written = 0, lost_written = 0, maps_written = 0,
          losses_written = 0, jit_written = 0;
   Buffer payload;
-  ZSTD_CCtx* zstd = nullptr;    // set when compressing
-  std::vector<uint8_t> packed;  // a compressed payload being written
-  uint64_t whole = 0;           // bytes on disk up to the end of the last whole chunk
-  uint64_t at = 0;              // bytes on disk, a chunk being written included
-  int failed = 0;               // the errno of a failed write; then nothing more is written
+  ZSTD_CCtx* zstd = nullptr;           // set when compressing
+  std::vector<uint8_t> packed;         // a compressed payload being written
+  std::vector<uint8_t> events_packed;  // an events payload packed, before compression
+  uint64_t whole = 0;                  // bytes on disk up to the end of the last whole chunk
+  uint64_t at = 0;                     // bytes on disk, a chunk being written included
+  int failed = 0;                      // the errno of a failed write; then nothing more is written
 
   [[noreturn]] void fail() const {
     throw TraceWriteError(
@@ -128,18 +132,30 @@ struct TraceWriter::State {
     if (!zstd || bytes.size() < kMinCompressed || bytes.size() > kMaxCompressedPayload)
       return false;
     // An events chunk keeps its counts readable, so a reader sizes its arrays from the
-    // chunk headers before decompressing anything.
+    // chunk headers before decompressing anything; the rest is packed, then compressed.
     const uint32_t prefix = type == ChunkType::Events ? 16 : 0;
-    const size_t bound = ZSTD_compressBound(bytes.size() - prefix);
-    packed.resize(kCompressedHeaderSize + prefix + bound + 8);
+    const uint8_t* rest = bytes.data() + prefix;
+    size_t rest_size = bytes.size() - prefix;
     uint32_t codec = kCodecZstd;
+    if (type == ChunkType::Events) {
+      uint64_t count = 0, nvalues = 0;
+      std::memcpy(&count, bytes.data(), 8);
+      std::memcpy(&nvalues, bytes.data() + 8, 8);
+      events_packed.clear();
+      pack_events(rest, count, rest + count * kDiskEventSize, nvalues, events_packed);
+      rest = events_packed.data();
+      rest_size = events_packed.size();
+      codec = kCodecZstdPackedEvents;
+    }
+    const size_t bound = ZSTD_compressBound(rest_size);
+    packed.resize(kCompressedHeaderSize + prefix + bound + 8);
     uint64_t size = bytes.size();
     std::memcpy(packed.data(), &codec, 4);
     std::memcpy(packed.data() + 4, &prefix, 4);
     std::memcpy(packed.data() + 8, &size, 8);
     std::memcpy(packed.data() + kCompressedHeaderSize, bytes.data(), prefix);
-    size_t z = ZSTD_compress2(zstd, packed.data() + kCompressedHeaderSize + prefix, bound,
-                              bytes.data() + prefix, bytes.size() - prefix);
+    size_t z = ZSTD_compress2(zstd, packed.data() + kCompressedHeaderSize + prefix, bound, rest,
+                              rest_size);
     if (ZSTD_isError(z)) return false;
     size_t used = kCompressedHeaderSize + prefix + z;
     size_t padded = (used + 7) & ~size_t{7};

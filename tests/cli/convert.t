@@ -12,14 +12,14 @@ A text trace converts to the binary form and back without losing anything.
   $ causeway graph $TMP_DIR/back.trace --json > $TMP_DIR/a.json && causeway graph examples/server-loop.trace --json > $TMP_DIR/b.json && cmp $TMP_DIR/a.json $TMP_DIR/b.json && echo same graph
   same graph
 
-The binary form is zstd-compressed (trace format 2.0) unless `--compress none` asks for
+The binary form is zstd-compressed, its events packed first (trace format 3.0), unless `--compress none` asks for
 format 1.2, which older causeway versions read; `zstd=LEVEL` picks the level. All read the
 same.
 
   $ causeway convert examples/server-loop.trace --compress none -o $TMP_DIR/plain.cwt 2>/dev/null && od -An -tu4 -j8 -N8 $TMP_DIR/plain.cwt | tr -s ' '
    1 2
   $ od -An -tu4 -j8 -N8 $TMP_DIR/demo.cwt | tr -s ' '
-   2 0
+   3 0
   $ causeway convert examples/server-loop.trace --compress zstd=19 -o $TMP_DIR/z19.cwt 2>/dev/null
   $ for f in plain z19; do causeway convert $TMP_DIR/$f.cwt --to text -o $TMP_DIR/$f.trace 2>/dev/null; cmp $TMP_DIR/$f.trace $TMP_DIR/back.trace && echo $f same; done
   plain same

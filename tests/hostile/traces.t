@@ -18,7 +18,7 @@ An empty file, a cut header, another file type, a newer major version: refused, 
   [1]
 
   $ timeout 20 causeway graph tests/hostile/traces/newer-major.cwt
-  causeway: tests/hostile/traces/newer-major.cwt: trace format version 99.1 is newer than this causeway reads (up to 2.x); upgrade causeway
+  causeway: tests/hostile/traces/newer-major.cwt: trace format version 99.1 is newer than this causeway reads (up to 3.x); upgrade causeway
   [1]
 
 A file cut inside the events chunk: the intact chunks are kept, the cut is reported with its byte offset.

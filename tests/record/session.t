@@ -11,11 +11,11 @@ passed on, so that its 1 or 2 is not read as causeway's (bad input, environment)
   $ causeway graph $TMP_DIR/t.cwt --json 2>/dev/null | jq -c '[.trace.events > 10, .trace.processes > 1, .graph.vertices > 0]'
   [true,true,true]
 
-The trace is written zstd-compressed (format 2.0); `--compress none` writes format 1.2,
+The trace is written zstd-compressed, its events packed (format 3.0); `--compress none` writes format 1.2,
 which older causeway versions read, as `convert` does.
 
   $ od -An -tu4 -j8 -N8 $TMP_DIR/t.cwt | tr -s ' '
-   2 0
+   3 0
   $ causeway record --compress none -o $TMP_DIR/plain.cwt -- true >/dev/null 2>&1 && od -An -tu4 -j8 -N8 $TMP_DIR/plain.cwt | tr -s ' '
    1 2
   $ causeway record --compress zstd=99 -o $TMP_DIR/x.cwt -- true 2>&1 | head -1
