@@ -116,6 +116,24 @@ struct CompressedChunk {
     chunk = *it;
   }
   uint64_t payload() const { return chunk.offset + bf::kChunkHeaderSize; }
+  // Puts a zstd frame of `content` where the chunk's frame was (the compressed-chunk
+  // header and the counts kept), with the chunk's size and checksum to match.
+  void replace_frame(const std::string& content) {
+    const uint64_t at = payload() + bf::kCompressedHeaderSize + 16;
+    std::string frame(ZSTD_compressBound(content.size()), '\0');
+    frame.resize(ZSTD_compress(frame.data(), frame.size(), content.data(), content.size(), 1));
+    frame.resize((frame.size() + 7) & ~size_t{7}, '\0');
+    bytes = bytes.substr(0, at) + frame + bytes.substr(chunk.end);
+    const uint64_t payload_size = at + frame.size() - payload();
+    std::memcpy(bytes.data() + chunk.offset + 8, &payload_size, 8);
+    chunk.end = payload() + payload_size;
+    fix_checksum();
+  }
+  uint64_t counted_values() const {
+    uint64_t nvalues;
+    std::memcpy(&nvalues, bytes.data() + payload() + bf::kCompressedHeaderSize + 8, 8);
+    return nvalues;
+  }
   // Recomputes the chunk's checksum, as a crafted file would have it.
   void fix_checksum() {
     uint64_t hash = XXH3_64bits(bytes.data() + payload(), chunk.end - payload());
@@ -173,22 +191,22 @@ TEST_CASE("packed events that do not unpack to their counts are refused, saying 
   // The chunk's frame replaced by one of bytes that end inside the times: the chunk is
   // skipped with the byte where unpacking stopped, every other event kept.
   CompressedChunk c;
-  const uint64_t at = c.payload() + bf::kCompressedHeaderSize + 16;
-  const std::string garbage(10, '\x01');  // ten times, where 50 events need more
-  std::string frame(ZSTD_compressBound(garbage.size()), '\0');
-  frame.resize(ZSTD_compress(frame.data(), frame.size(), garbage.data(), garbage.size(), 1));
-  frame.resize((frame.size() + 7) & ~size_t{7}, '\0');
-  c.bytes = c.bytes.substr(0, at) + frame + c.bytes.substr(c.chunk.end);
-  const uint64_t payload_size = at + frame.size() - c.payload();
-  std::memcpy(c.bytes.data() + c.chunk.offset + 8, &payload_size, 8);
-  c.chunk.end = c.payload() + payload_size;
-  c.fix_checksum();
-  uint64_t nvalues;
-  std::memcpy(&nvalues, c.bytes.data() + c.payload() + bf::kCompressedHeaderSize + 8, 8);
+  c.replace_frame(std::string(10, '\x01'));  // ten times, where 50 events need more
   c.expect_only_chunk_lost(fmt::format(
       "malformed compressed events chunk: packed events: 50 events and {} values cannot fit "
       "(byte 0 of 10)",
-      nvalues));
+      c.counted_values()));
+}
+
+TEST_CASE("a packed frame larger than its events could pack into is refused before unpacking") {
+  CompressedChunk c;
+  const uint64_t plain = 50 * 24 + c.counted_values() * 8;
+  const uint64_t limit = plain + plain / 2;
+  c.replace_frame(std::string(limit + 1, '\x01'));
+  c.expect_only_chunk_lost(fmt::format(
+      "malformed compressed events chunk: the zstd frame holds {} bytes, more than 50 events "
+      "packed may take ({} bytes)",
+      limit + 1, limit));
 }
 
 TEST_CASE("a file of format 2.0 (events compressed, not packed) reads as before") {

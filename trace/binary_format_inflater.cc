@@ -139,10 +139,9 @@ void Inflater::run(InflateJob& job, ZSTD_DCtx* dctx, Inflater& pool) {
   const uint8_t* frame = job.src + kCompressedHeaderSize + job.prefix;
   const size_t available = job.stored - kCompressedHeaderSize - job.prefix;
   const uint64_t expected = job.declared - job.prefix;
-  // Packed, every event and value takes at most half again its plain size
-  // (packed_events.cc): the frame may hold no more than that.
+  // Packed events take at most half again their plain size: the frame may hold no more.
   const bool packed = job.codec == kCodecZstdPackedEvents;
-  const uint64_t frame_limit = packed ? expected + expected / 2 : expected;
+  const uint64_t frame_limit = packed ? packed_events_limit(expected) : expected;
   // Exactly one frame, padded with fewer than 8 zero bytes, whose own header declares
   // the size the chunk does: the buffer is sized by that, and zstd never writes past it.
   size_t frame_size = ZSTD_findFrameCompressedSize(frame, available);

@@ -28,8 +28,6 @@ void put(std::vector<uint8_t>& out, uint64_t v) {
   out.push_back(static_cast<uint8_t>(v));
 }
 
-constexpr uint64_t kMaxVarint = 10;  // bytes of a 64-bit LEB128 number
-
 struct Cursor {
   const uint8_t* p;
   uint64_t size, at = 0;
@@ -52,10 +50,6 @@ struct Cursor {
 };
 
 }  // namespace
-
-uint64_t packed_events_bound(uint64_t count, uint64_t nvalues) {
-  return count * 6 * kMaxVarint + nvalues * kMaxVarint;
-}
 
 void pack_events(const uint8_t* events, uint64_t count, const uint8_t* values, uint64_t nvalues,
                  std::vector<uint8_t>& out) {

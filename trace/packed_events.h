@@ -17,8 +17,11 @@ namespace cw::binary_format {
 void pack_events(const uint8_t* events, uint64_t count, const uint8_t* values, uint64_t nvalues,
                  std::vector<uint8_t>& out);
 
-// The most bytes pack_events writes for count events and nvalues values.
-uint64_t packed_events_bound(uint64_t count, uint64_t nvalues);
+// The most bytes pack_events writes for events and values that take `plain` bytes: no
+// event packs into more than 36 bytes (it is 24) nor a value into more than 10 (it is 8).
+inline constexpr uint64_t packed_events_limit(uint64_t plain) {
+  return plain + plain / 2;
+}
 
 // Unpacks `packed` into `events` (count * 24 bytes) and `values` (nvalues * 8). False, with
 // the reason and the byte offset into `packed` in `why`, when it does not hold exactly

@@ -59,8 +59,7 @@ TEST_CASE("packed events unpack to the same bytes, and take at most half again t
     CAPTURE(seed);
     const Plain p = random_plain(seed, seed * 37);
     const std::vector<uint8_t> packed = pack(p);
-    CHECK(packed.size() <= packed_events_bound(p.events.size(), p.values.size()));
-    CHECK(packed.size() <= (p.events.size() * 24 + p.values.size() * 8) * 3 / 2);
+    CHECK(packed.size() <= packed_events_limit(p.events.size() * 24 + p.values.size() * 8));
     Plain back;
     std::string why;
     REQUIRE(unpack(packed, p, back, &why));
