@@ -4,28 +4,18 @@
 
 #include <cstring>
 
+#include "base/varint.h"
 #include "trace/trace.h"
 
 namespace cw::binary_format {
 
 namespace {
 
-// Columns, each a run of LEB128 numbers: differences of times and of value offsets are
-// zigzag-coded (a trace may be written out of time order), values too (-1 is common: no
-// fd, no timeout).
-uint64_t zigzag(int64_t v) {
-  return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
-}
-int64_t unzigzag(uint64_t v) {
-  return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
-}
-
+// Columns, each a run of LEB128 numbers (base/varint.h): differences of times and of
+// value offsets are zigzag-coded (a trace may be written out of time order), values too
+// (-1 is common: no fd, no timeout).
 void put(std::vector<uint8_t>& out, uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<uint8_t>(v | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<uint8_t>(v));
+  put_varint(out, v);
 }
 
 struct Cursor {
@@ -33,13 +23,13 @@ struct Cursor {
   uint64_t size, at = 0;
   std::string* why;
   bool get(uint64_t& v, const char* what) {
-    v = 0;
-    for (unsigned shift = 0; shift < 64; shift += 7) {
-      if (at >= size) return fail(fmt::format("packed events end inside {}", what));
-      const uint8_t b = p[at++];
-      if (shift == 63 && b > 1) return fail(fmt::format("{} does not fit 64 bits", what));
-      v |= static_cast<uint64_t>(b & 0x7f) << shift;
-      if (!(b & 0x80)) return true;
+    const unsigned char* q = p + at;
+    const VarintRead read = read_varint(q, p + size, v);
+    at = static_cast<uint64_t>(q - p);
+    switch (read) {
+      case VarintRead::Ok: return true;
+      case VarintRead::CutShort: return fail(fmt::format("packed events end inside {}", what));
+      case VarintRead::TooLong: break;
     }
     return fail(fmt::format("{} does not fit 64 bits", what));
   }

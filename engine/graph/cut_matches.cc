@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "base/varint.h"
+
 namespace cw::engine {
 
 namespace {
@@ -9,18 +11,7 @@ namespace {
 constexpr uint32_t kNone = 0xffffffffu;  // kNoEvent (expr_eval.h)
 
 void put(std::string& out, uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-}
-
-uint64_t zigzag(int64_t v) {
-  return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
-}
-int64_t unzigzag(uint64_t v) {
-  return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
+  put_varint(out, v);
 }
 
 [[noreturn]] void bad(const char* what) {
@@ -95,13 +86,12 @@ MatchReader::MatchReader(const CutMatches& list)
 
 uint64_t MatchReader::varint() {
   uint64_t v = 0;
-  for (unsigned shift = 0;; shift += 7) {
-    if (p_ == end_) bad("a match cut short");
-    const unsigned char b = *p_++;
-    if (shift == 63 && b > 1) bad("a number over 64 bits");
-    v |= uint64_t{b & 0x7fu} << shift;
-    if (!(b & 0x80)) return v;
+  switch (read_varint(p_, end_, v)) {
+    case VarintRead::Ok: return v;
+    case VarintRead::CutShort: bad("a match cut short");
+    case VarintRead::TooLong: bad("a number over 64 bits");
   }
+  bad("a number over 64 bits");
 }
 
 uint32_t MatchReader::next_event() {
