@@ -11,3 +11,10 @@ switches (state X), none lost.
   5 0
   $ for i in 1 2 3 4 5; do causeway convert $TMP_DIR/p$i.cwt -o $TMP_DIR/p$i.txt --to text >/dev/null 2>&1; grep -c 'switch_out.*state=X' $TMP_DIR/p$i.txt; done | sort | uniq -c | sed -E 's/^ +//'
   5 4
+
+A lost switch shows in the text form as a `switch_out state=?` that the recorder wrote
+where the next record on that CPU came from another thread; the events before it say
+whose switch went missing (none here).
+
+  $ grep -h -B6 'switch_out.*state=?' $TMP_DIR/p?.txt
+  [1]
