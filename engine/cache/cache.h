@@ -122,8 +122,9 @@ std::string encode_graph(const engine::BuildResult& result);
 // Throws CorruptEntry. The csr is rebuilt from the edges (a counting sort: cheap).
 // `trace` and `rules` are those the graph is for (its key's): its events, segments and
 // rules are checked against them. `for_reuse`: for engine::BuildOptions::reuse, which
-// reads the edges, counts and peers cuts only: without the segments (skipped, not copied)
-// and the csr; its cut rules may then differ from `rules`.
+// reads the edges, segments, counts and peers cuts: without the csr, and with only the
+// bounds of its segments' events checked (not their threads); its cut rules may then
+// differ from `rules`.
 engine::BuildResult decode_graph(std::string_view payload, const Trace& trace,
                                  const rules::RuleSet& rules, bool for_reuse = false);
 

@@ -120,12 +120,6 @@ class Decoder {
     if (n) in_.read(v.data(), n * sizeof(T));
     return v;
   }
-  // Passes over an array of `unit`-byte elements; returns its count.
-  uint64_t skip_array(size_t unit) {
-    uint64_t n = count(unit);
-    in_.skip(n * unit);
-    return n;
-  }
   std::vector<bool> bools() {
     const auto bytes = array<char>();
     std::vector<bool> v(bytes.size());

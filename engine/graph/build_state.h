@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -28,6 +29,7 @@ using rules::Neighbour;
 using rules::RuleSet;
 
 inline constexpr uint64_t kProgressStep = 1u << 20;
+inline constexpr uint32_t kNoSegment = 0xffffffffu;
 
 // A segment boundary: `event` starts a new segment of its thread.
 struct Cut {
@@ -228,13 +230,20 @@ class Builder {
   // builder_segments.cc: peers cuts, then the segments between all cuts.
   void peer_cuts();
   void merge_peer_cuts();
+  uint32_t lay_out_threads();
   void make_segments();
+  bool thread_lists_fit() const;
+  bool segments_from_reused();
+  void segments_of_changed_thread(const ThreadState& st, const Graph::ThreadSegments* was,
+                                  std::span<const uint32_t> events);
   std::vector<PendingPeerCut> reused_peer_cuts() const;
 
   // builder_edges.cc: edges from link candidates, across cuts and from data flags, or
   // taken from the graph a rebuild reuses.
   inline uint32_t segment_of(uint32_t event) const;
-  inline uint32_t from_segment(const rules::EdgeRule& rule, uint32_t event) const;
+  inline uint32_t reused_segment(uint32_t old_segment, uint32_t event) const;
+  template <class Own>
+  inline uint32_t from_segment(const rules::EdgeRule& rule, uint32_t event, Own own) const;
   inline void prefetch_events(size_t ci) const;
   inline void prefetch_segments(size_t ci) const;
   struct Classifier;
@@ -280,6 +289,10 @@ class Builder {
   LinkFeed* feed_ = nullptr;  // while the scan pairs links on a second thread
   std::vector<ThreadState> threads_;
   std::vector<uint32_t> event_segment_;
+  // A rebuild's segments made from the reused graph's (segments_from_reused): per old
+  // segment, the new segments holding its first and its last event (kNoSegment for a
+  // thread this build lacks).
+  std::vector<uint32_t> old_lo_, old_hi_;
   std::vector<Candidate> candidates_;
   std::vector<PendingPeerCut> peer_cuts_;
   std::vector<FlagPair> flag_pairs_;

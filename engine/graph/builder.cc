@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <tuple>
 
 #include "base/parallel.h"
@@ -61,11 +62,13 @@ BuildResult Builder::run() {
     peer_cuts_ = reused_peer_cuts();
     result_.peer_cuts = reuse_->peer_cuts;
     merge_peer_cuts();
-    make_segments();
+    if (!segments_from_reused()) make_segments();
     spans_.release();
     reuse_edges();
     event_segment_.clear();
     event_segment_.shrink_to_fit();
+    std::vector<uint32_t>().swap(old_lo_);
+    std::vector<uint32_t>().swap(old_hi_);
   } else {
     scan_events();
     finish_links();
@@ -192,6 +195,13 @@ void Builder::prepare() {
 }
 
 }  // namespace build
+
+std::span<const uint32_t> ThreadEventLists::of(Tid tid) const {
+  auto it = std::lower_bound(tids.begin(), tids.end(), tid);
+  if (it == tids.end() || *it != tid) return {};
+  const auto i = static_cast<size_t>(it - tids.begin());
+  return events.subspan(at[i], at[i + 1] - at[i]);
+}
 
 BuildResult build_graph(const Trace& trace, const rules::RuleSet& rules,
                         const BuildOptions& options) {

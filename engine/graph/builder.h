@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -70,9 +71,25 @@ struct BuildResult {
   // A rebuild's cuts came from the cut rules' matches (BuildOptions::known_matches), not
   // from a scan of the events.
   bool cuts_replayed = false;
+  // A rebuild's segments were made from the reused graph's and each thread's events
+  // (BuildOptions::thread_events), not by a pass over the events; how many threads kept
+  // theirs as they were.
+  bool segments_from_reused = false;
+  uint64_t threads_kept = 0;
   // BuildStats::over_connections and ::segment_over_connections are made (see
   // BuildOptions::count_over_connections and fill_over_connections).
   bool over_connections_counted = false;
+};
+
+// Each thread's events in trace order, from an index the caller keeps (the diagnosis's
+// thread index, mapped from the derived cache): the thread tids[i] (sorted, distinct) has
+// events[at[i]] … events[at[i + 1] - 1], ascending; at has tids.size() + 1 entries.
+struct ThreadEventLists {
+  std::span<const Tid> tids;
+  std::span<const uint32_t> events;
+  std::span<const uint32_t> at;
+  // The thread's events, empty when it has none here.
+  std::span<const uint32_t> of(Tid tid) const;
 };
 
 // Called between and during phases: ("events", done, total) …
@@ -108,6 +125,12 @@ struct BuildOptions {
   // its event and whose `where` reads only the event's own fields), the cuts are replayed
   // from the matches instead of a scan of the events.
   const KnownCutMatches* known_matches = nullptr;
+  // With `reuse`, when the reused graph kept its segments: every thread's events. The
+  // rebuild then names the threads from their first events, takes the segments of a
+  // thread whose cuts did not change as the reused graph has them, finds where the
+  // others' segments end by searching their lists at the new cuts alone, and maps the
+  // reused edges through the old segments, instead of a pass over every event for each.
+  const ThreadEventLists* thread_events = nullptr;
   // Count the over-connections at the end (BuildStats). A diagnosis does not read them: a
   // caller that only diagnoses leaves them to fill_over_connections, for the graph report
   // or the cache's save (by a copy of the process, out of the diagnosis's way).

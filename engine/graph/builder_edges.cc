@@ -22,16 +22,37 @@ uint32_t Builder::segment_of(uint32_t event) const {
   return event_segment_[event];
 }
 
-constexpr uint32_t kNoSegment = 0xffffffffu;
+// The new segment holding `event`, which the reused graph's segment `old_segment` held
+// (segments_from_reused: the new segments between those holding its first and its last
+// event), or kNoSegment for a segment the reused graph does not have or a thread this
+// build lacks.
+uint32_t Builder::reused_segment(uint32_t old_segment, uint32_t event) const {
+  if (old_segment >= old_lo_.size()) return kNoSegment;
+  uint32_t lo = old_lo_[old_segment];
+  uint32_t hi = old_hi_[old_segment];
+  if (lo == kNoSegment) return kNoSegment;
+  // The last of them whose first event is at or before `event`.
+  const auto& segments = result_.graph.segments;
+  while (lo < hi) {
+    const uint32_t mid = lo + (hi - lo + 1) / 2;
+    if (segments[mid].first <= event)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
+}
 
-// The segment an edge of `rule` leaves from: its from event's, or with `from_thread`,
-// the segment of the thread that field names (when not 0) at the from event's time,
-// kNoSegment when that thread has none then (unrecorded, or not started yet).
-uint32_t Builder::from_segment(const rules::EdgeRule& rule, uint32_t event) const {
-  if (rule.from_thread < 0) return segment_of(event);
+// The segment an edge of `rule` leaves from: its from event's (`own()`), or with
+// `from_thread`, the segment of the thread that field names (when not 0) at the from
+// event's time, kNoSegment when that thread has none then (unrecorded, or not started
+// yet).
+template <class Own>
+uint32_t Builder::from_segment(const rules::EdgeRule& rule, uint32_t event, Own own) const {
+  if (rule.from_thread < 0) return own();
   const Event& ev = trace_.events[event];
   const uint64_t value = trace_.value(ev, rule.from_thread);
-  if (value == 0 || value == ev.tid) return segment_of(event);
+  if (value == 0 || value == ev.tid) return own();
   if (value > std::numeric_limits<Tid>::max()) return kNoSegment;
   const uint32_t t = threads_index_.get(static_cast<Tid>(value));
   if (t == ThreadIndex::kNone) return kNoSegment;
@@ -167,7 +188,8 @@ void Builder::classify_range(Classifier& c, uint64_t begin, uint64_t end,
     // A rule whose `from_thread` names a thread with no segment then does not decide.
     for (uint32_t r : link_decide_[cand.link])
       if (c.eval->test((*c.where)[r], scope) &&
-          (from = from_segment(rules_.edges[r], cand.from.event)) != kNoSegment) {
+          (from = from_segment(rules_.edges[r], cand.from.event,
+                               [&] { return segment_of(cand.from.event); })) != kNoSegment) {
         decided = r;
         break;
       }
@@ -258,6 +280,15 @@ void Builder::reuse_edges() {
   std::vector<Edge> flags;
   flags.reserve(reuse_->stats.flag_edges);
   std::vector<Edge>& edges = old.edges;
+  // An end's new segment: through the old segment that held it when the segments were
+  // made from the reused graph's, else the segment each event is in.
+  const bool through_old = event_segment_.empty();
+  auto end_segment = [&](uint32_t old_segment, uint32_t event) {
+    const uint32_t s = through_old ? reused_segment(old_segment, event) : segment_of(event);
+    if (s == kNoSegment)
+      throw std::invalid_argument("the graph to reuse has an edge of a thread this trace lacks");
+    return s;
+  };
   size_t kept = 0;
   for (size_t i = 0; i < edges.size(); ++i) {
     Edge e = edges[i];
@@ -267,14 +298,15 @@ void Builder::reuse_edges() {
     if (e.rule.kind == RuleKind::Edge) {
       if (e.rule.index >= rules_.edges.size())
         throw std::invalid_argument("the graph to reuse names edge rules these rules lack");
-      e.from = from_segment(rules_.edges[e.rule.index], e.from_event);
+      e.from = from_segment(rules_.edges[e.rule.index], e.from_event,
+                            [&] { return end_segment(e.from, e.from_event); });
       if (e.from == kNoSegment)
         throw std::invalid_argument(
             "the graph to reuse has an edge from a thread this trace lacks");
     } else {
-      e.from = segment_of(e.from_event);
+      e.from = end_segment(e.from, e.from_event);
     }
-    e.to = segment_of(e.to_event);
+    e.to = end_segment(e.to, e.to_event);
     if (e.rule.kind == RuleKind::Flag)
       flags.push_back(e);
     else

@@ -236,7 +236,10 @@ bool Builder::cuts_from_matches() {
     if (place != event && place != kNoEvent && (place >= n || trace_.events[place].tid != tid))
       throw std::invalid_argument(
           "the matches to rebuild the cuts from place a cut on another thread");
-    ThreadState& t = threads_[threads_index_.get(tid)];
+    const uint32_t thread = threads_index_.get(tid);
+    if (thread == ThreadIndex::kNone)  // named from thread lists that left it out
+      throw std::invalid_argument("the thread lists to rebuild the cuts with lack a thread");
+    ThreadState& t = threads_[thread];
     if (t.pending_after.kind != kNoRuleKind && t.pending_at <= event) pending_to_cut(t);
     if (st.batch)
       replay_batch(t, st.rule, st.item);

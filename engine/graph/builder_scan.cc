@@ -315,6 +315,24 @@ void Builder::scan_events() {
 // them, without the scan.
 void Builder::name_threads() {
   const auto n = static_cast<uint32_t>(trace_.events.size());
+  if (thread_lists_fit()) {
+    // From each thread's first event in the caller's lists, when each is its thread's.
+    const ThreadEventLists& lists = *options_.thread_events;
+    std::vector<std::pair<uint32_t, Tid>> firsts;
+    firsts.reserve(lists.tids.size());
+    bool fit = true;
+    for (size_t i = 0; fit && i < lists.tids.size(); ++i) {
+      if (lists.at[i] == lists.at[i + 1]) continue;
+      const uint32_t first = lists.events[lists.at[i]];
+      fit = first < n && trace_.events[first].tid == lists.tids[i];
+      firsts.emplace_back(first, lists.tids[i]);
+    }
+    if (fit) {
+      std::sort(firsts.begin(), firsts.end());
+      for (const auto& [first, tid] : firsts) thread_of(trace_.events[first], first);
+      return;
+    }
+  }
   for (uint32_t i = 0; i < n; ++i) thread_of(trace_.events[i], i);
 }
 

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <iterator>
+#include <map>
 
 #include "engine/graph/test_support.h"
 
@@ -533,21 +534,52 @@ KnownCutMatches known_but(const CutMatchSet& m, const rules::RuleSet& rules,
   return known;
 }
 
+// Each thread's events of a trace, as the diagnosis's thread index lists them.
+struct ThreadLists {
+  explicit ThreadLists(const Trace& trace) {
+    std::map<Tid, std::vector<uint32_t>> by_tid;
+    for (uint32_t i = 0; i < trace.events.size(); ++i) by_tid[trace.events[i].tid].push_back(i);
+    at.push_back(0);
+    for (const auto& [tid, list] : by_tid) {
+      tids.push_back(tid);
+      events.insert(events.end(), list.begin(), list.end());
+      at.push_back(static_cast<uint32_t>(events.size()));
+    }
+    lists = {tids, events, at};
+  }
+  std::vector<Tid> tids;
+  std::vector<uint32_t> events, at;
+  ThreadEventLists lists;
+};
+
 // A rebuild of `whole`'s cuts from `prior`'s graph, given `known` matches: equal to the
-// whole build with a scan in one and in two shares. Returns whether it replayed.
+// whole build with a scan in one and in two shares, with and without each thread's events
+// (the segments then made from the reused graph's). Returns whether it replayed.
 bool rebuild_equals(const Built& prior, const Built& whole, const KnownCutMatches* known) {
   bool all_replayed = true;
-  for (uint64_t parallel_from : {uint64_t{0}, ~uint64_t{0}}) {
-    BuildResult taken = prior.result;  // the build takes its edges
-    BuildOptions options;
-    options.reuse = &taken;
-    options.parallel_from = parallel_from;
-    options.known_matches = known;
-    options.record_matches = true;
-    const BuildResult rebuilt = build_graph(whole.trace, whole.rules, options);
-    CHECK(testing::describe(rebuilt) == testing::describe(whole.result));
-    all_replayed &= rebuilt.cuts_replayed;
-  }
+  const ThreadLists lists(whole.trace);
+  for (uint64_t parallel_from : {uint64_t{0}, ~uint64_t{0}})
+    for (const ThreadEventLists* thread_events :
+         {static_cast<const ThreadEventLists*>(nullptr), &lists.lists}) {
+      CAPTURE(parallel_from);
+      CAPTURE(thread_events != nullptr);
+      BuildResult taken = prior.result;  // the build takes its edges
+      BuildOptions options;
+      options.reuse = &taken;
+      options.parallel_from = parallel_from;
+      options.known_matches = known;
+      options.record_matches = true;
+      options.thread_events = thread_events;
+      const BuildResult rebuilt = build_graph(whole.trace, whole.rules, options);
+      CHECK(testing::describe(rebuilt) == testing::describe(whole.result));
+      // (Not when a cut rule calls a Lua hook: the graph is built whole.)
+      CHECK(rebuilt.segments_from_reused ==
+            (thread_events != nullptr && !whole.rules.cut_rules_call_lua()));
+      // The same cuts: every thread keeps its segments.
+      if (thread_events && testing::describe(prior.result) == testing::describe(whole.result))
+        CHECK(rebuilt.threads_kept == whole.result.graph.threads.size());
+      all_replayed &= rebuilt.cuts_replayed;
+    }
   return all_replayed;
 }
 
@@ -655,8 +687,12 @@ std::string random_cut_trace(uint32_t seed) {
         out += fmt::format("{} {} send object=1 offset={} len=4 peer=1 fd={}\n", ts += 10, tid,
                            offset += 4, fd);
         break;
-      default:
-        out += fmt::format("{} {} wakeup target={}\n", ts += 10, tid, tids[next(tids.size())]);
+      default: {
+        // On whose behalf: none, a thread of the trace, or one it lacks.
+        const uint64_t cause = next(3) == 0 ? 0 : next(4) == 0 ? 999 : tids[next(tids.size())];
+        out += fmt::format("{} {} wakeup target={} cause={}\n", ts += 10, tid,
+                           tids[next(tids.size())], cause);
+      }
     }
     out += fmt::format("{} {} syscall_exit name={} ret=0\n", ts += 10, tid, call);
   }
@@ -746,6 +782,17 @@ void check_every_cut_edit(uint32_t seeds, const std::function<std::string(std::s
 
 TEST_CASE("random traces: a rebuild of the cuts after each cut edit equals a whole build") {
   check_every_cut_edit(6, [](const std::string& edit) { return cut_rules(edit); });
+}
+
+TEST_CASE("random traces: edges that leave another thread's segment are rebuilt there too") {
+  // `from_thread`: the edge leaves the segment the cause thread was in at the wake-up's
+  // time (found by time on the new segments), or the waker's own (through the old one).
+  check_every_cut_edit(3, [](const std::string& edit) {
+    return cut_rules(edit,
+                     "edge w { link wakeup strength weak }\n"
+                     "edge c { link wakeup where from.cause != 0 from_thread cause strength strong "
+                     "priority 5 }\n");
+  });
 }
 
 // A hook that keeps state: what it returns depends on every call made before it.

@@ -13,7 +13,8 @@
 namespace cw::session {
 
 BuiltGraph build_graph(const Trace& trace, const rules::RuleSet& rules, Reporter& reporter,
-                       const CacheSession* cache, bool defer_save) {
+                       const CacheSession* cache, bool defer_save,
+                       std::optional<engine::ThreadEvents>* index) {
   BuiltGraph result;
   engine::BuildResult& out = result.built;
   engine::BuildOptions options;
@@ -25,6 +26,7 @@ BuiltGraph build_graph(const Trace& trace, const rules::RuleSet& rules, Reporter
   std::optional<cache::Key> matches_key;
   std::optional<cache::StoredMatches> stored;
   engine::KnownCutMatches known;
+  engine::ThreadEventLists lists;
   if (cache && cache->on) {
     key = cache::Key{cache->trace_key, cache::packs_key(rules),
                      cache::options_key(options, cache->format, trace), cache::engine_key()};
@@ -75,6 +77,16 @@ BuiltGraph build_graph(const Trace& trace, const rules::RuleSet& rules, Reporter
           cache->note(
               fmt::format("{} not used ({})", cache->dir.shown(cache::kCutMatchesName), problem));
         }
+        // Each thread's events: the segments of the threads whose cuts did not change are
+        // then the reused graph's, and no pass over the events finds where the others' end.
+        if (index && !*index) *index = cached_thread_index(trace, cache);
+        if (index && *index) {
+          const auto& parts = (*index)->parts();
+          lists.tids = {parts.tids.data(), parts.tids.size()};
+          lists.events = {parts.events.data(), parts.events.size()};
+          lists.at = {parts.events_at.data(), parts.events_at.size()};
+          options.thread_events = &lists;
+        }
       }
     }
   }
@@ -106,6 +118,9 @@ BuiltGraph build_graph(const Trace& trace, const rules::RuleSet& rules, Reporter
                             cache->dir.shown(cache::kCutMatchesName), evaluated,
                             evaluated == 1 ? "" : "s"));
   }
+  if (out.segments_from_reused)
+    cache->note(fmt::format("segments kept for {} of {} threads (their cuts did not change)",
+                            out.threads_kept, out.graph.threads.size()));
   // Lists to keep: those this build found, with the stored ones.
   bool new_matches = false;
   for (const auto* lists : {&out.matches.splits, &out.matches.batches})
@@ -154,15 +169,38 @@ void save_built_graph(BuiltGraph& graph, const rules::RuleSet& rules, const Cach
   out.matches = {};  // saved by the copy
 }
 
+namespace {
+
+// The thread index the cache holds for these events, or nullopt with `why` ("" when
+// there is none).
+std::optional<engine::ThreadEvents> load_cached_index(const Trace& trace, const CacheSession* cache,
+                                                      std::string* why) {
+  if (!cache || !cache->on || !cache->events_keyed) return std::nullopt;
+  const cache::Key key{cache->trace_key, 0, 0, cache::engine_key()};
+  auto loaded = cache::load_thread_index(cache->dir, key, trace.events.size(), why);
+  if (loaded)
+    cache->note(
+        fmt::format("thread index mapped from {}", cache->dir.shown(cache::kThreadIndexName)));
+  return loaded;
+}
+
+}  // namespace
+
+std::optional<engine::ThreadEvents> cached_thread_index(const Trace& trace,
+                                                        const CacheSession* cache) {
+  std::string why;
+  auto loaded = load_cached_index(trace, cache, &why);
+  if (!loaded && !why.empty())
+    cache->note(fmt::format("{} not used ({})", cache->dir.shown(cache::kThreadIndexName), why));
+  return loaded;
+}
+
 engine::ThreadEvents thread_index(const Trace& trace, const CacheSession* cache) {
+  std::string why;
+  if (auto loaded = load_cached_index(trace, cache, &why)) return std::move(*loaded);
   if (!cache || !cache->on || !cache->events_keyed) return engine::ThreadEvents(trace);
   const cache::Key key{cache->trace_key, 0, 0, cache::engine_key()};
   const std::string path = cache->dir.shown(cache::kThreadIndexName);
-  std::string why;
-  if (auto loaded = cache::load_thread_index(cache->dir, key, trace.events.size(), &why)) {
-    cache->note(fmt::format("thread index mapped from {}", path));
-    return std::move(*loaded);
-  }
   if (!why.empty()) cache->note(fmt::format("{} not used ({}); indexing the trace", path, why));
   engine::ThreadEvents index(trace);
   if (cache->keeps_events(trace, cache::kThreadIndexName, "thread index") &&

@@ -41,8 +41,12 @@ struct BuiltGraph {
 // and a graph built here is saved for the next run (docs/cache.md): at once, or with
 // `defer_save` when the caller calls save_built_graph (after a diagnosis: a copy of the
 // process writing ~300 MB slows the search beside it on two CPUs).
+// `index`, when given, is the caller's thread index (thread_index()): a rebuild of the
+// cuts uses it (engine::BuildOptions::thread_events), mapping it from the cache into
+// `*index` when it is not there yet (never made by a pass here).
 BuiltGraph build_graph(const Trace& trace, const rules::RuleSet& rules, Reporter& reporter,
-                       const CacheSession* cache = nullptr, bool defer_save = false);
+                       const CacheSession* cache = nullptr, bool defer_save = false,
+                       std::optional<engine::ThreadEvents>* index = nullptr);
 // Saves what `graph` keeps unsaved (nothing when it was loaded or saved already), in a copy
 // of this process; `rules` and `cache` as build_graph had them.
 void save_built_graph(BuiltGraph& graph, const rules::RuleSet& rules, const CacheSession& cache);
@@ -51,6 +55,9 @@ void save_built_graph(BuiltGraph& graph, const rules::RuleSet& rules, const Cach
 // the cache when it holds one for these events, else made here and saved for the next
 // run (in the background, as the graph is).
 engine::ThreadEvents thread_index(const Trace& trace, const CacheSession* cache = nullptr);
+// The index the cache holds for these events, or nullopt.
+std::optional<engine::ThreadEvents> cached_thread_index(const Trace& trace,
+                                                        const CacheSession* cache);
 
 // What the derived cache gives a diagnosis of one graph: the hang found before on the
 // graph for the same request, or else the candidate threads' ranks found on the graph it

@@ -125,7 +125,7 @@ const SymbolizeReport& TraceSession::symbols() {
 const engine::BuildResult& TraceSession::graph_to_diagnose() {
   // Saved later (save_graph): a copy of the process writing it beside the hang search
   // slows the search on two CPUs.
-  if (!graph_) graph_ = build_graph(trace(), rules(), reporter_, &*cache_, true);
+  if (!graph_) graph_ = build_graph(trace(), rules(), reporter_, &*cache_, true, &index_);
   return graph_->built;
 }
 

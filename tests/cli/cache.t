@@ -74,18 +74,22 @@ kept at any size here (CAUSEWAY_CACHE_EVENTS_MIN=0), as a large trace's are (bel
   events-again: events mapped, graph loaded; equals --no-cache: yes; equals cold: yes
   off: files in the cache folder: 0; equals cold: yes
 
+`debug` keeps the thread index too (`threads.cwa`): with it, each rebuild of the cuts
+makes its segments from the base graph's and each thread's events, with no pass over the
+events ("segments from the base"), and still equals a run without the cache:
+
   $ cp $TMP_DIR/g.cwt $TMP_DIR/h.cwt && CAUSEWAY_CACHE_EVENTS_MIN=0 tests/cli/data/cache_edit_loop.sh $TMP_DIR/h $TMP_DIR/h.cwt debug --json --auto
   cold: events read and saved, graph built and saved, hang found, index made and saved; equals --no-cache: yes; equals cold: yes
-  add: events mapped, graph cuts replayed and saved, hang found \([0-9]+ of [0-9]+ threads as before\), index mapped; equals --no-cache: yes; equals cold: (yes|no) (re)
-  change: events mapped, graph cuts replayed and saved, hang found \([0-9]+ of [0-9]+ threads as before\), index mapped; equals --no-cache: yes; equals cold: (yes|no); equals add: (yes|no) (re)
+  add: events mapped, graph cuts replayed and saved, segments from the base, hang found \([0-9]+ of [0-9]+ threads as before\), index mapped; equals --no-cache: yes; equals cold: (yes|no) (re)
+  change: events mapped, graph cuts replayed and saved, segments from the base, hang found \([0-9]+ of [0-9]+ threads as before\), index mapped; equals --no-cache: yes; equals cold: (yes|no); equals add: (yes|no) (re)
   remove: events mapped, graph loaded, hang cached, index mapped; equals --no-cache: yes; equals cold: yes
   entries: 3
-  truncated: events mapped, graph cuts replayed and saved \(entry not used: truncated \([0-9]+ payload bytes of [0-9]+\)\), hang cached, index mapped; equals --no-cache: yes; equals cold: yes (re)
+  truncated: events mapped, graph cuts replayed and saved, segments from the base \(entry not used: truncated \([0-9]+ payload bytes of [0-9]+\)\), hang cached, index mapped; equals --no-cache: yes; equals cold: yes (re)
   foreign: events mapped, graph built and saved (entry not used: truncated header), hang cached, index mapped; equals --no-cache: yes; equals cold: yes
   again: events mapped, graph loaded, hang cached, index mapped; equals --no-cache: yes; equals cold: yes
-  matches-truncated: events mapped, graph cuts rebuilt and saved, hang found \([0-9]+ of [0-9]+ threads as before\), index mapped; equals --no-cache: yes; equals cold: (yes|no) (re)
+  matches-truncated: events mapped, graph cuts rebuilt and saved, segments from the base, hang found \([0-9]+ of [0-9]+ threads as before\), index mapped; equals --no-cache: yes; equals cold: (yes|no) (re)
   matches.cwm not used \(truncated \([0-9]+ payload bytes of [0-9]+\)\) (re)
-  matches-again: events mapped, graph cuts replayed and saved, hang found \([0-9]+ of [0-9]+ threads as before\), index mapped; equals --no-cache: yes; equals cold: (yes|no) (re)
+  matches-again: events mapped, graph cuts replayed and saved, segments from the base, hang found \([0-9]+ of [0-9]+ threads as before\), index mapped; equals --no-cache: yes; equals cold: (yes|no) (re)
   events-truncated: events read and saved, graph loaded, hang cached, index mapped; equals --no-cache: yes; equals cold: yes
   trace.cwa not used \(truncated \([0-9]+ payload bytes of [0-9]+\)\); reading the trace (re)
   events-again: events mapped, graph loaded, hang cached, index mapped; equals --no-cache: yes; equals cold: yes

@@ -44,6 +44,9 @@ cache_use() {
   else
     echo -n "not cached"
   fi
+  # The segments made from the base graph's with the thread index (docs/cache.md).
+  grep -q 'cache: segments kept for [0-9]* of [0-9]* threads' "$work/$name.err" &&
+    echo -n ", segments from the base"
   local why
   why=$(sed -n 's/.*cache: .* not used (\(.*\)); building the graph again/\1/p' "$work/$name.err")
   [ -n "$why" ] && echo -n " (entry not used: $why)"
