@@ -419,11 +419,19 @@ bool Builder::scan_cuts_in_two_shares() {
   const uint64_t n = trace_.events.size();
   if (!reuse_ || n < parallel_from_ || n < 2) return false;
   if (n >= kNoEvent) throw std::length_error("trace has too many events for the graph");
+  // Each thread's events weigh it: counted by a pass that names the threads, or given by
+  // the caller's lists.
   std::vector<uint32_t> weight;
-  for (uint32_t i = 0; i < n; ++i) {
-    const uint32_t t = thread_of(trace_.events[i], i);
-    if (t == weight.size()) weight.push_back(0);
-    ++weight[t];
+  if (thread_lists_fit()) {
+    name_threads();
+    for (const ThreadState& t : threads_)
+      weight.push_back(static_cast<uint32_t>(options_.thread_events->of(t.tid).size()));
+  } else {
+    for (uint32_t i = 0; i < n; ++i) {
+      const uint32_t t = thread_of(trace_.events[i], i);
+      if (t == weight.size()) weight.push_back(0);
+      ++weight[t];
+    }
   }
   // Heaviest first into the lighter share.
   std::vector<uint32_t> by_weight(threads_.size());
@@ -462,6 +470,8 @@ bool Builder::scan_cuts_in_two_shares() {
     for (uint32_t i = 0; i < n; ++i) {
       const Event& e = trace_.events[i];
       const uint32_t ti = threads_index_.get(e.tid);
+      if (ti == ThreadIndex::kNone)  // named from thread lists that left it out
+        throw std::invalid_argument("the thread lists to rebuild the cuts with lack a thread");
       if (share[ti] != mine) continue;
       ThreadState& t = threads_[ti];
       if (cut_event(c, t, e, i)) close_span(c, t, e, i);
