@@ -217,67 +217,42 @@ bool Builder::cuts_from_matches() {
   // The threads, named in the order of their first events as a scan names them.
   name_threads();
 
-  // Every match in trace order; at one event, in stream order. A thread's cuts depend on
-  // its own matches alone: with each thread's events known (their counts weigh the
-  // threads), two shares of the threads replay at once, each reading every stream and
-  // taking its own threads' matches.
-  std::vector<uint8_t> share;
-  if (thread_lists_fit() && n >= parallel_from_) {
-    const ThreadEventLists& lists = *options_.thread_events;
-    std::vector<std::pair<uint64_t, uint32_t>> by_weight;  // (events, thread), heaviest first
-    for (uint32_t t = 0; t < threads_.size(); ++t)
-      by_weight.emplace_back(lists.of(threads_[t].tid).size(), t);
-    std::stable_sort(by_weight.begin(), by_weight.end(),
-                     [](const auto& a, const auto& b) { return a.first > b.first; });
-    share.assign(threads_.size(), 0);
-    uint64_t load[2] = {0, 0};
-    for (const auto& [weight, t] : by_weight) {
-      const int to = load[1] < load[0] ? 1 : 0;
-      share[t] = static_cast<uint8_t>(to);
-      load[to] += weight;
+  // Every match in trace order; at one event, in stream order.
+  std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<>> next;
+  for (size_t k = 0; k < streams.size(); ++k)
+    if (streams[k].next()) next.push((uint64_t{streams[k].event()} << kStreamBits) | k);
+  uint64_t done = 0;
+  while (!next.empty()) {
+    const uint64_t top = next.top();
+    next.pop();
+    const size_t k = top & ((uint64_t{1} << kStreamBits) - 1);
+    const auto event = static_cast<uint32_t>(top >> kStreamBits);
+    Stream& st = streams[k];
+    if (event >= n)
+      throw std::invalid_argument("the matches to rebuild the cuts from are not of this trace");
+    const Tid tid = trace_.events[event].tid;
+    // A cut place on another thread would cut that thread's events out of order.
+    const uint32_t place = st.batch ? st.item.at : st.split.at;
+    if (place != event && place != kNoEvent && (place >= n || trace_.events[place].tid != tid))
+      throw std::invalid_argument(
+          "the matches to rebuild the cuts from place a cut on another thread");
+    const uint32_t thread = threads_index_.get(tid);
+    if (thread == ThreadIndex::kNone)  // named from thread lists that left it out
+      throw std::invalid_argument("the thread lists to rebuild the cuts with lack a thread");
+    ThreadState& t = threads_[thread];
+    if (t.pending_after.kind != kNoRuleKind && t.pending_at <= event) pending_to_cut(t);
+    if (st.batch)
+      replay_batch(t, st.rule, st.item);
+    else
+      replay_split(t, st.rule, st.split);
+    if (st.next()) {
+      const uint32_t following = st.event();
+      if (following <= event)
+        throw std::invalid_argument("the matches to rebuild the cuts from are out of order");
+      next.push((uint64_t{following} << kStreamBits) | k);
     }
+    if (++done % kProgressStep == 0) report("events", std::min<uint64_t>(event, n), n);
   }
-  in_two_parts(2, !share.empty(), [&](uint64_t, uint64_t, int part) {
-    std::vector<Stream> mine = streams;  // a reader of its own on each list
-    std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<>> next;
-    for (size_t k = 0; k < mine.size(); ++k)
-      if (mine[k].next()) next.push((uint64_t{mine[k].event()} << kStreamBits) | k);
-    uint64_t done = 0;
-    while (!next.empty()) {
-      const uint64_t top = next.top();
-      next.pop();
-      const size_t k = top & ((uint64_t{1} << kStreamBits) - 1);
-      const auto event = static_cast<uint32_t>(top >> kStreamBits);
-      Stream& st = mine[k];
-      if (event >= n)
-        throw std::invalid_argument("the matches to rebuild the cuts from are not of this trace");
-      const Tid tid = trace_.events[event].tid;
-      const uint32_t thread = threads_index_.get(tid);
-      if (thread == ThreadIndex::kNone)  // named from thread lists that left it out
-        throw std::invalid_argument("the thread lists to rebuild the cuts with lack a thread");
-      if (share.empty() || share[thread] == part) {
-        // A cut place on another thread would cut that thread's events out of order.
-        const uint32_t place = st.batch ? st.item.at : st.split.at;
-        if (place != event && place != kNoEvent && (place >= n || trace_.events[place].tid != tid))
-          throw std::invalid_argument(
-              "the matches to rebuild the cuts from place a cut on another thread");
-        ThreadState& t = threads_[thread];
-        if (t.pending_after.kind != kNoRuleKind && t.pending_at <= event) pending_to_cut(t);
-        if (st.batch)
-          replay_batch(t, st.rule, st.item);
-        else
-          replay_split(t, st.rule, st.split);
-      }
-      if (st.next()) {
-        const uint32_t following = st.event();
-        if (following <= event)
-          throw std::invalid_argument("the matches to rebuild the cuts from are out of order");
-        next.push((uint64_t{following} << kStreamBits) | k);
-      }
-      if (part == 0 && ++done % kProgressStep == 0)
-        report("events", std::min<uint64_t>(event, n), n);
-    }
-  });
   for (ThreadState& t : threads_)
     if (t.pending_after.kind != kNoRuleKind && t.pending_at != kNoEvent) pending_to_cut(t);
 
