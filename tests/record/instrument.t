@@ -29,10 +29,12 @@ rather than recording no flag event at all:
 
 At the right times: the write comes 300 ms after cw-spinner's first poll (which read 0),
 and the edge's read follows the write closely (within 50 ms even on a loaded machine,
-where the polling thread may wait for a CPU).
+where the polling thread may wait for a CPU). The text form writes a time that is a whole
+number of microseconds (or ms, or s) with its unit (`29918049623us`, one event in a
+thousand): `ns` reads either.
 
   $ causeway convert $TMP_DIR/watch.cwt --to text -o $TMP_DIR/watch.txt 2>/dev/null
-  $ awk '$3 == "flag_read" && !first { first = $1 } $3 == "flag_write" { write = $1 } END { ms = (write - first) / 1e6; print (ms >= 290 && ms < 600) }' $TMP_DIR/watch.txt
+  $ awk 'function ns(t) { return t ~ /us$/ ? t * 1e3 : t ~ /ms$/ ? t * 1e6 : t ~ /s$/ ? t * 1e9 : t + 0 } $3 == "flag_read" && !first { first = ns($1) } $3 == "flag_write" { write = ns($1) } END { ms = (write - first) / 1e6; print (ms >= 290 && ms < 600) }' $TMP_DIR/watch.txt
   1
   $ awk '$3 == "flag_read" { print ($0 ~ /value=[1-9]/) ? "first read: set" : "first read: 0"; exit }' $TMP_DIR/watch.txt
   first read: 0
