@@ -282,7 +282,7 @@ void Builder::reuse_edges() {
   std::vector<Edge>& edges = old.edges;
   // An end's new segment: through the old segment that held it when the segments were
   // made from the reused graph's, else the segment each event is in.
-  const bool through_old = event_segment_.empty();
+  const bool through_old = result_.segments_from_reused;
   auto end_segment = [&](uint32_t old_segment, uint32_t event) {
     const uint32_t s = through_old ? reused_segment(old_segment, event) : segment_of(event);
     if (s == kNoSegment)

@@ -321,7 +321,7 @@ void Builder::segments_of_changed_thread(const ThreadState& st, const Graph::Thr
     const bool starts_old = o < oe && old.segments[o].first == s.first;
     s.start_ns = starts_old ? old.segments[o].start_ns : trace_.events[s.first].ts;
     if (k + 1 == count) {
-      s.last = std::max(events.back(), s.first);
+      s.last = events.back();
       break;
     }
     // Where it ends: before the next cut. An old segment that starts there says which
@@ -344,13 +344,12 @@ void Builder::segments_of_changed_thread(const ThreadState& st, const Graph::Thr
                                events.begin());
       s.last = at > 0 ? events[at - 1] : s.first;
     }
-    if (s.last < s.first) s.last = s.first;  // lists that do not fit the cuts: still in order
   }
-  // Lists that name events past the trace's (the caller's to get right): nothing read there.
-  for (uint32_t k = 0; k < count; ++k)
-    if (Segment& s = g.segments[base + k]; s.last >= trace_.events.size()) s.last = s.first;
   for (uint32_t k = 0; k < count; ++k) {
     Segment& s = g.segments[base + k];
+    // Lists that do not fit the cuts or the trace (the caller's to get right): the segment
+    // still ends in order, and no event past the trace is read.
+    if (s.last < s.first || s.last >= trace_.events.size()) s.last = s.first;
     s.end_ns = k + 1 < count ? g.segments[base + k + 1].start_ns : trace_.events[s.last].ts;
   }
   // Each old segment's first and last event: in which new segments they are.
