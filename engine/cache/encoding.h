@@ -113,10 +113,14 @@ class Decoder {
     in_.read(&v, sizeof v);
     return v;
   }
+  // With room for `spare` per element more (a capacity of n + n * spare): address space
+  // only until used, for a vector the caller grows (a rebuild's edges).
   template <class T>
-  std::vector<T> array() {
+  std::vector<T> array(double spare = 0) {
     uint64_t n = count(sizeof(T));
-    std::vector<T> v(n);
+    std::vector<T> v;
+    if (spare > 0) v.reserve(n + static_cast<uint64_t>(static_cast<double>(n) * spare));
+    v.resize(n);
     if (n) in_.read(v.data(), n * sizeof(T));
     return v;
   }

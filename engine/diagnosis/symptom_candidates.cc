@@ -168,18 +168,35 @@ const Finder::Marker* Finder::marker_in(const Stretch& s) const {
 // other its length. A score never exceeds the length, so each thread's stretches are
 // profiled longest first until no shorter one can win.
 std::vector<HangCandidate> Finder::rank_threads(std::vector<Stretch> all) const {
-  std::stable_sort(all.begin(), all.end(), [](const Stretch& a, const Stretch& b) {
+  const auto longest_first = [](const Stretch& a, const Stretch& b) {
     if (a.tid != b.tid) return a.tid < b.tid;
     const uint64_t da = a.end_ns - a.start_ns, db = b.end_ns - b.start_ns;
     if (da != db) return da > db;
     return a.start_ns < b.start_ns;
-  });
+  };
   // One candidate per thread: the threads' stretches are runs of `all`, each ranked on
-  // its own, on every CPU, into one slot per thread.
+  // its own, on every CPU, into one slot per thread. gather() gives each thread's
+  // stretches in one run, the threads in tid order: each run is then sorted on its own
+  // (the same order as one sort of them all); else they are sorted whole first.
   std::vector<size_t> run_begin;
+  bool in_runs = true;
   for (size_t i = 0; i < all.size(); ++i)
-    if (i == 0 || all[i].tid != all[i - 1].tid) run_begin.push_back(i);
+    if (i == 0 || all[i].tid != all[i - 1].tid) {
+      in_runs = in_runs && (i == 0 || all[i].tid > all[i - 1].tid);
+      run_begin.push_back(i);
+    }
+  if (!in_runs) {
+    std::stable_sort(all.begin(), all.end(), longest_first);
+    run_begin.clear();
+    for (size_t i = 0; i < all.size(); ++i)
+      if (i == 0 || all[i].tid != all[i - 1].tid) run_begin.push_back(i);
+  }
   run_begin.push_back(all.size());
+  if (in_runs)
+    parallel_for(run_begin.size() - 1, [&](size_t r) {
+      std::stable_sort(all.begin() + static_cast<std::ptrdiff_t>(run_begin[r]),
+                       all.begin() + static_cast<std::ptrdiff_t>(run_begin[r + 1]), longest_first);
+    });
   std::vector<HangCandidate> out(run_begin.size() - 1);
   parallel_for(out.size(), [&](size_t r) {
     const Stretch* best = nullptr;

@@ -168,7 +168,7 @@ class Finder {
   std::vector<Marker> markers_;
   // initiator(): per pair of processes, the first causal edge between them (time, sender).
   mutable std::unordered_map<uint64_t, std::pair<uint64_t, Pid>> first_contact_;
-  std::vector<bool> strong_in_;
+  std::vector<uint8_t> strong_in_;  // bytes: two CPUs mark it at once
   const std::vector<ThreadRank>* before_ = nullptr;
   std::vector<ThreadRank>* after_ = nullptr;
   size_t reused_ = 0;

@@ -4,6 +4,7 @@
 // sleep loop).
 #include <algorithm>
 
+#include "base/parallel.h"
 #include "engine/diagnosis/logical_wait.h"
 #include "engine/diagnosis/symptom_finder.h"
 
@@ -282,12 +283,21 @@ void Finder::prepare_shared_lookups() {
   initiator(0, 0);
 }
 
+// Two halves of the segments, each marked on its own CPU by a pass over the edges (which
+// are read in order; the segments an edge joins are the random reads, and each half makes
+// only those of its own).
 void Finder::mark_strong_in() {
   if (!strong_in_.empty() || g_.segments.empty()) return;
-  strong_in_.assign(g_.segments.size(), false);
-  for (const Edge& e : g_.edges)
-    if (e.strength == Strength::Strong && g_.segments[e.from].tid != g_.segments[e.to].tid)
-      strong_in_[e.to] = true;
+  const auto n = static_cast<uint32_t>(g_.segments.size());
+  strong_in_.assign(n, 0);
+  const uint32_t mid = n / 2;
+  parallel_for(2, [&](size_t half) {
+    const uint32_t lo = half == 0 ? 0 : mid, hi = half == 0 ? mid : n;
+    for (const Edge& e : g_.edges)
+      if (e.to >= lo && e.to < hi && e.strength == Strength::Strong &&
+          g_.segments[e.from].tid != g_.segments[e.to].tid)
+        strong_in_[e.to] = 1;
+  });
 }
 
 }  // namespace symptom_detail

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -665,6 +666,29 @@ TEST_CASE("a loop wait for the answer to the thread's own request stays in its s
     CHECK(g.hang->kind == HangKind::LongRunning);
     CHECK(g.hang->start_ns == 500'200'000);  // its wait returned with the request
     CHECK(g.hang->end_ns == 1'502'100'000);  // its next loop wait began
+  }
+}
+
+TEST_CASE("who asked whom is told from the edges in any order") {
+  // The search tells who opened a conversation from the edges in two halves, one per CPU:
+  // the client's request must count wherever it falls in the graph's edge list.
+  Built b = build(kClientLoop, {"wait.entry"});
+  SymptomRequest by_name;
+  by_name.thread_name = "client";
+  const Found in_order = find(b, by_name);
+  REQUIRE_MESSAGE(in_order.hang, in_order.why);
+  Graph& g = b.result.graph;
+  for (int turn = 0; turn < 3; ++turn) {
+    CAPTURE(turn);
+    // Rotate the edges by a third each time (the rows of the csr keep their order).
+    std::rotate(g.edges.begin(), g.edges.begin() + static_cast<std::ptrdiff_t>(g.edges.size() / 3),
+                g.edges.end());
+    g.build_csr();
+    const Found f = find(b, by_name);
+    REQUIRE_MESSAGE(f.hang, f.why);
+    CHECK(f.hang->kind == in_order.hang->kind);
+    CHECK(f.hang->start_ns == in_order.hang->start_ns);
+    CHECK(f.hang->end_ns == in_order.hang->end_ns);
   }
 }
 

@@ -3,6 +3,7 @@
 // idle wait of its loop.
 #include <algorithm>
 
+#include "base/parallel.h"
 #include "engine/diagnosis/symptom_finder.h"
 
 namespace cw::engine::symptom_detail {
@@ -28,15 +29,30 @@ bool within(const Graph::ThreadSegments& t, uint32_t s) {
 // first; computed once, on first use.
 Pid Finder::initiator(Pid a, Pid b) const {
   if (first_contact_.empty() && !g_.edges.empty()) {
-    first_contact_[0] = {0, 0};  // computed, even when no pair is found
-    for (const Edge& e : g_.edges) {
-      if (e.strength == Strength::Weak) continue;  // before reading its two segments
-      const Pid from = g_.segments[e.from].pid, to = g_.segments[e.to].pid;
-      if (from == to) continue;
-      const uint64_t ts = trace_.events[e.from_event].ts;
-      auto [it, fresh] = first_contact_.try_emplace(pair_key(from, to), ts, from);
-      if (!fresh && ts < it->second.first) it->second = {ts, from};
+    // The two halves of the edges on two CPUs, each into a table of its own; a pair's
+    // earliest contact is then the earlier of the two, the first half's on a tie (as one
+    // pass in edge order keeps the first it meets).
+    using Contacts = std::unordered_map<uint64_t, std::pair<uint64_t, Pid>>;
+    Contacts halves[2];
+    const size_t m = g_.edges.size(), mid = m / 2;
+    parallel_for(2, [&](size_t half) {
+      Contacts& found = halves[half];
+      for (size_t i = half == 0 ? 0 : mid, end = half == 0 ? mid : m; i < end; ++i) {
+        const Edge& e = g_.edges[i];
+        if (e.strength == Strength::Weak) continue;  // before reading its two segments
+        const Pid from = g_.segments[e.from].pid, to = g_.segments[e.to].pid;
+        if (from == to) continue;
+        const uint64_t ts = trace_.events[e.from_event].ts;
+        auto [it, fresh] = found.try_emplace(pair_key(from, to), ts, from);
+        if (!fresh && ts < it->second.first) it->second = {ts, from};
+      }
+    });
+    first_contact_ = std::move(halves[0]);
+    for (const auto& [pair, contact] : halves[1]) {
+      auto [it, fresh] = first_contact_.try_emplace(pair, contact);
+      if (!fresh && contact.first < it->second.first) it->second = contact;
     }
+    first_contact_[0] = {0, 0};  // computed, even when no pair is found
   }
   auto it = first_contact_.find(pair_key(a, b));
   return it == first_contact_.end() ? 0 : it->second.second;

@@ -249,6 +249,9 @@ bool Builder::cuts_from_matches() {
       const uint32_t following = st.event();
       if (following <= event)
         throw std::invalid_argument("the matches to rebuild the cuts from are out of order");
+      // Its event is read when it comes up, after the other rules' matches before it:
+      // asked for now, it is in the cache by then (the events are 0.5 GB at 19 M).
+      if (following < n) __builtin_prefetch(&trace_.events[following]);
       next.push((uint64_t{following} << kStreamBits) | k);
     }
     if (++done % kProgressStep == 0) report("events", std::min<uint64_t>(event, n), n);

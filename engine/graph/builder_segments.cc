@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "base/parallel.h"
 #include "engine/graph/build_state.h"
 
 namespace cw::engine::build {
@@ -268,28 +269,36 @@ bool Builder::segments_from_reused() {
   g.segments.resize(lay_out_threads());
   old_lo_.assign(old.segments.size(), kNoSegment);
   old_hi_.assign(old.segments.size(), kNoSegment);
-  for (uint32_t t = 0; t < threads_.size(); ++t) {
-    const ThreadState& st = threads_[t];
-    const Graph::ThreadSegments* was = old.thread_segments(st.tid);
-    const auto count = static_cast<uint32_t>(st.cuts.size()) + 1;
-    bool same =
-        was && was->end - was->begin == count && old.segments[was->begin].first == st.first_event;
-    for (uint32_t k = 0; same && k + 1 < count; ++k) {
-      const Segment& o = old.segments[was->begin + 1 + k];
-      same = o.first == st.cuts[k].event && o.cut_rule == st.cuts[k].rule;
-    }
-    if (same) {
-      std::copy(old.segments.begin() + was->begin, old.segments.begin() + was->end,
-                g.segments.begin() + st.segment_base);
-      for (uint32_t k = 0; k < count; ++k) {
-        g.segments[st.segment_base + k].pid = st.pid;
-        old_lo_[was->begin + k] = old_hi_[was->begin + k] = st.segment_base + k;
-      }
-      ++result_.threads_kept;
-    } else {
-      segments_of_changed_thread(st, was, of[t]);
-    }
-  }
+  // Each thread's segments, and its old segments' places, are its own: the threads are
+  // spread over the CPUs.
+  std::vector<uint8_t> kept(threads_.size(), 0);
+  const bool spread = trace_.events.size() >= parallel_from_;
+  parallel_for(
+      threads_.size(),
+      [&](size_t t) {
+        const ThreadState& st = threads_[t];
+        const Graph::ThreadSegments* was = old.thread_segments(st.tid);
+        const auto count = static_cast<uint32_t>(st.cuts.size()) + 1;
+        bool same = was && was->end - was->begin == count &&
+                    old.segments[was->begin].first == st.first_event;
+        for (uint32_t k = 0; same && k + 1 < count; ++k) {
+          const Segment& o = old.segments[was->begin + 1 + k];
+          same = o.first == st.cuts[k].event && o.cut_rule == st.cuts[k].rule;
+        }
+        if (same) {
+          std::copy(old.segments.begin() + was->begin, old.segments.begin() + was->end,
+                    g.segments.begin() + st.segment_base);
+          for (uint32_t k = 0; k < count; ++k) {
+            g.segments[st.segment_base + k].pid = st.pid;
+            old_lo_[was->begin + k] = old_hi_[was->begin + k] = st.segment_base + k;
+          }
+          kept[t] = 1;
+        } else {
+          segments_of_changed_thread(st, was, of[t]);
+        }
+      },
+      spread ? worker_count() : 1);
+  result_.threads_kept = static_cast<uint64_t>(std::count(kept.begin(), kept.end(), uint8_t{1}));
   // The old segments are read no more (old_lo_ and old_hi_ say where they went): ~100 MB
   // at 19 M events, freed before the edges and the csr are made.
   std::vector<Segment>().swap(reuse_->graph.segments);

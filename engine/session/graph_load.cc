@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <future>
 #include <stdexcept>
 
 #include "base/source.h"
@@ -12,9 +13,52 @@
 
 namespace cw::session {
 
+namespace {
+
+// The thread index the cache holds, mapped and checked on a thread of its own while the
+// graph is loaded or its cuts rebuilt (two files, each a tenth of a second or more at 19 M
+// events), into `*index` when it is there. When it is not, nothing is said: the
+// diagnosis asks for it again (thread_index) and says why it indexes the trace.
+class IndexLoad {
+ public:
+  IndexLoad(const Trace& trace, const CacheSession* cache,
+            std::optional<engine::ThreadEvents>* index)
+      : cache_(cache), index_(index) {
+    if (!index || *index || !cache || !cache->on || !cache->events_keyed) return;
+    const cache::Key key{cache->trace_key, 0, 0, cache::engine_key()};
+    loading_ = std::async(std::launch::async, [&dir = cache->dir, key, n = trace.events.size()] {
+      std::string why;
+      return cache::load_thread_index(dir, key, n, &why);
+    });
+  }
+  IndexLoad(const IndexLoad&) = delete;
+  IndexLoad& operator=(const IndexLoad&) = delete;
+  ~IndexLoad() {
+    if (loading_.valid()) loading_.wait();
+  }
+  // Waits for it; true when `*index` holds it.
+  bool finish() {
+    if (!loading_.valid()) return index_ && *index_;
+    if (auto loaded = loading_.get()) {
+      *index_ = std::move(loaded);
+      cache_->note(
+          fmt::format("thread index mapped from {}", cache_->dir.shown(cache::kThreadIndexName)));
+    }
+    return *index_ != std::nullopt;
+  }
+
+ private:
+  const CacheSession* cache_;
+  std::optional<engine::ThreadEvents>* index_;
+  std::future<std::optional<engine::ThreadEvents>> loading_;
+};
+
+}  // namespace
+
 BuiltGraph build_graph(const Trace& trace, const rules::RuleSet& rules, Reporter& reporter,
                        const CacheSession* cache, bool defer_save,
                        std::optional<engine::ThreadEvents>* index) {
+  IndexLoad index_load(trace, cache, index);
   BuiltGraph result;
   engine::BuildResult& out = result.built;
   engine::BuildOptions options;
@@ -44,6 +88,7 @@ BuiltGraph build_graph(const Trace& trace, const rules::RuleSet& rules, Reporter
           fmt::format("graph loaded from {}", cache->dir.shown(cache::graph_entry_name(*key))));
       out = std::move(*loaded);
       result.key = key;
+      index_load.finish();
       return result;
     }
     if (!why.empty())
@@ -79,8 +124,7 @@ BuiltGraph build_graph(const Trace& trace, const rules::RuleSet& rules, Reporter
         }
         // Each thread's events: the segments of the threads whose cuts did not change are
         // then the reused graph's, and no pass over the events finds where the others' end.
-        if (index && !*index) *index = cached_thread_index(trace, cache);
-        if (index && *index) {
+        if (index_load.finish()) {
           const auto& parts = (*index)->parts();
           lists.tids = {parts.tids.data(), parts.tids.size()};
           lists.events = {parts.events.data(), parts.events.size()};
@@ -185,15 +229,6 @@ std::optional<engine::ThreadEvents> load_cached_index(const Trace& trace, const 
 }
 
 }  // namespace
-
-std::optional<engine::ThreadEvents> cached_thread_index(const Trace& trace,
-                                                        const CacheSession* cache) {
-  std::string why;
-  auto loaded = load_cached_index(trace, cache, &why);
-  if (!loaded && !why.empty())
-    cache->note(fmt::format("{} not used ({})", cache->dir.shown(cache::kThreadIndexName), why));
-  return loaded;
-}
 
 engine::ThreadEvents thread_index(const Trace& trace, const CacheSession* cache) {
   std::string why;

@@ -43,7 +43,8 @@ struct BuiltGraph {
 // process writing ~300 MB slows the search beside it on two CPUs).
 // `index`, when given, is the caller's thread index (thread_index()): a rebuild of the
 // cuts uses it (engine::BuildOptions::thread_events), mapping it from the cache into
-// `*index` when it is not there yet (never made by a pass here).
+// `*index` when it is not there yet (never made by a pass here; mapped beside the graph's
+// load or rebuild, and kept for the diagnosis either way).
 BuiltGraph build_graph(const Trace& trace, const rules::RuleSet& rules, Reporter& reporter,
                        const CacheSession* cache = nullptr, bool defer_save = false,
                        std::optional<engine::ThreadEvents>* index = nullptr);
@@ -55,9 +56,6 @@ void save_built_graph(BuiltGraph& graph, const rules::RuleSet& rules, const Cach
 // the cache when it holds one for these events, else made here and saved for the next
 // run (in the background, as the graph is).
 engine::ThreadEvents thread_index(const Trace& trace, const CacheSession* cache = nullptr);
-// The index the cache holds for these events, or nullopt.
-std::optional<engine::ThreadEvents> cached_thread_index(const Trace& trace,
-                                                        const CacheSession* cache);
 
 // What the derived cache gives a diagnosis of one graph: the hang found before on the
 // graph for the same request, or else the candidate threads' ranks found on the graph it
