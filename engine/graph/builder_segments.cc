@@ -96,47 +96,68 @@ void Builder::peer_cuts() {
 // The reused build's peers cuts, as it made them (checked: they name this trace's threads
 // and events, and peers rules of these rules).
 std::vector<PendingPeerCut> Builder::reused_peer_cuts() const {
-  std::vector<PendingPeerCut> out;
-  out.reserve(reuse_->peer_cuts.size());
-  for (const PeerCut& p : reuse_->peer_cuts) {
-    if (p.thread >= threads_.size() || p.event >= trace_.events.size() ||
-        p.rule >= rules_.splits.size() ||
-        rules_.splits[p.rule].mode != rules::SplitRule::Mode::Peers ||
-        threads_index_.get(trace_.events[p.event].tid) != p.thread || p.since >= p.event)
-      throw std::invalid_argument("the graph to reuse is not of this trace and these rules");
-    out.push_back({p.thread, {p.event, {RuleKind::Split, p.rule}, p.neighbour}, p.since});
-  }
+  const std::vector<PeerCut>& cuts = reuse_->peer_cuts;
+  // Each cut's event is read to check its thread: the two halves on two CPUs, the events
+  // asked for ahead (they are all over the trace).
+  constexpr size_t kAhead = 16;
+  std::vector<PendingPeerCut> out(cuts.size());
+  in_two_parts(
+      cuts.size(), trace_.events.size() >= parallel_from_, [&](uint64_t begin, uint64_t end, int) {
+        for (size_t i = begin; i < end; ++i) {
+          if (i + kAhead < end && cuts[i + kAhead].event < trace_.events.size())
+            __builtin_prefetch(&trace_.events[cuts[i + kAhead].event]);
+          const PeerCut& p = cuts[i];
+          if (p.thread >= threads_.size() || p.event >= trace_.events.size() ||
+              p.rule >= rules_.splits.size() ||
+              rules_.splits[p.rule].mode != rules::SplitRule::Mode::Peers ||
+              threads_index_.get(trace_.events[p.event].tid) != p.thread || p.since >= p.event)
+            throw std::invalid_argument("the graph to reuse is not of this trace and these rules");
+          out[i] = {p.thread, {p.event, {RuleKind::Split, p.rule}, p.neighbour}, p.since};
+        }
+      });
   return out;
 }
 
 // The peers cuts join each thread's own cuts.
 void Builder::merge_peer_cuts() {
   if (peer_cuts_.empty()) return;
-  // Merge into the threads' cuts; a cut already made at the same event stays.
-  // A thread's own cuts are in event order, and so are the peer cuts of one rule: then
-  // merging the two runs gives what a stable sort would, in one linear pass.
-  std::vector<uint32_t> own_cuts(threads_.size());
-  for (uint32_t t = 0; t < threads_.size(); ++t)
-    own_cuts[t] = static_cast<uint32_t>(threads_[t].cuts.size());
-  // A peers cut parts two messages; when the thread's own cuts (a loop wait, a request's
-  // read) already part them, it would only add a segment holding nothing of either.
-  for (const PendingPeerCut& p : peer_cuts_)
-    if (!cut_between(threads_[p.thread], own_cuts[p.thread], p.since, p.cut.event))
-      threads_[p.thread].cuts.push_back(p.cut);
-  auto by_event = [](const Cut& a, const Cut& b) { return a.event < b.event; };
-  for (uint32_t ti = 0; ti < threads_.size(); ++ti) {
-    ThreadState& t = threads_[ti];
-    auto mid = t.cuts.begin() + own_cuts[ti];
-    if (std::is_sorted(t.cuts.begin(), mid, by_event) &&
-        std::is_sorted(mid, t.cuts.end(), by_event))
-      std::inplace_merge(t.cuts.begin(), mid, t.cuts.end(), by_event);
-    else
-      std::stable_sort(t.cuts.begin(), t.cuts.end(), by_event);
-    auto last = std::unique(t.cuts.begin(), t.cuts.end(),
-                            [](const Cut& a, const Cut& b) { return a.event == b.event; });
-    t.cuts.erase(last, t.cuts.end());
-    std::erase_if(t.cuts, [&](const Cut& c) { return c.event == t.first_event; });
+  // Each thread's peers cuts, in their order: the threads are then merged apart.
+  std::vector<uint32_t> at(threads_.size() + 1, 0);
+  for (const PendingPeerCut& p : peer_cuts_) ++at[p.thread + 1];
+  for (size_t t = 0; t < threads_.size(); ++t) at[t + 1] += at[t];
+  std::vector<uint32_t> order(peer_cuts_.size());
+  {
+    std::vector<uint32_t> next(at.begin(), at.end() - 1);
+    for (uint32_t i = 0; i < peer_cuts_.size(); ++i) order[next[peer_cuts_[i].thread]++] = i;
   }
+  auto by_event = [](const Cut& a, const Cut& b) { return a.event < b.event; };
+  parallel_for(
+      threads_.size(),
+      [&](size_t ti) {
+        ThreadState& t = threads_[ti];
+        // Merge into the thread's cuts; a cut already made at the same event stays.
+        // A thread's own cuts are in event order, and so are the peer cuts of one rule:
+        // then merging the two runs gives what a stable sort would, in one linear pass.
+        const auto own_cuts = static_cast<uint32_t>(t.cuts.size());
+        // A peers cut parts two messages; when the thread's own cuts (a loop wait, a
+        // request's read) already part them, it would only add a segment holding nothing
+        // of either.
+        for (uint32_t k = at[ti]; k < at[ti + 1]; ++k) {
+          const PendingPeerCut& p = peer_cuts_[order[k]];
+          if (!cut_between(t, own_cuts, p.since, p.cut.event)) t.cuts.push_back(p.cut);
+        }
+        auto mid = t.cuts.begin() + own_cuts;
+        if (std::is_sorted(t.cuts.begin(), mid, by_event) &&
+            std::is_sorted(mid, t.cuts.end(), by_event))
+          std::inplace_merge(t.cuts.begin(), mid, t.cuts.end(), by_event);
+        else
+          std::stable_sort(t.cuts.begin(), t.cuts.end(), by_event);
+        auto last = std::unique(t.cuts.begin(), t.cuts.end(),
+                                [](const Cut& a, const Cut& b) { return a.event == b.event; });
+        t.cuts.erase(last, t.cuts.end());
+        std::erase_if(t.cuts, [&](const Cut& c) { return c.event == t.first_event; });
+      },
+      trace_.events.size() >= parallel_from_ ? worker_count() : 1);
   peer_cuts_.clear();
   peer_cuts_.shrink_to_fit();
 }

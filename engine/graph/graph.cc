@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "base/parallel.h"
+
 namespace cw::engine {
 
 std::string_view strength_name(Strength s) {
@@ -81,40 +83,63 @@ uint64_t Graph::cut_time(const Trace& trace, uint32_t s) const {
 // unsorted-edge constructor, which copies the edges several times and sorts the backward
 // links through iterator adaptors. The order is the constructor's own: out-edges of a
 // vertex in edge order, in-edges in forward-CSR order, so traversals are unchanged.
-void Graph::build_csr() {
+// A counting sort of the edges by source (forward) and of the forward rows by target
+// (backward), as Boost's unsorted-edge constructor lists them. On two CPUs each step is
+// shared by halves of the vertices: each half's worker reads every edge (or row) in order
+// and writes only its own vertices' slots, so the lists are the same as one pass makes.
+void Graph::build_csr(uint64_t parallel_from) {
   const auto n = static_cast<uint32_t>(segments.size());
   const auto m = static_cast<uint32_t>(edges.size());
   csr = CsrGraph(n);
   auto& forward = csr.m_forward;
   auto& backward = csr.m_backward;
-  forward.m_rowstart.assign(static_cast<size_t>(n) + 1, 0);
-  backward.m_rowstart.assign(static_cast<size_t>(n) + 1, 0);
-  for (const Edge& e : edges) {
-    ++forward.m_rowstart[e.from + 1];
-    ++backward.m_rowstart[e.to + 1];
-  }
-  for (uint32_t v = 0; v < n; ++v) {
-    forward.m_rowstart[v + 1] += forward.m_rowstart[v];
-    backward.m_rowstart[v + 1] += backward.m_rowstart[v];
-  }
-  forward.m_column.resize(m);
-  forward.m_edge_properties.resize(m);
+  const unsigned workers = m >= parallel_from ? std::min(2u, worker_count()) : 1u;
+  const uint32_t half = workers > 1 ? n / 2 : n;
+  auto lo = [&](size_t part) { return part == 0 ? 0u : half; };
+  auto hi = [&](size_t part) { return part == 0 ? half : n; };
+  // Out- and in-degrees: one worker each.
+  parallel_for(
+      2,
+      [&](size_t which) {
+        auto& rowstart = (which == 0 ? forward : backward).m_rowstart;
+        rowstart.assign(static_cast<size_t>(n) + 1, 0);
+        for (const Edge& e : edges) ++rowstart[(which == 0 ? e.from : e.to) + 1];
+        for (uint32_t v = 0; v < n; ++v) rowstart[v + 1] += rowstart[v];
+      },
+      workers);
+  for (auto* array : {&forward.m_column, &forward.m_edge_properties, &backward.m_column,
+                      &backward.m_edge_properties})
+    array->resize(m);
   std::vector<uint32_t> next(forward.m_rowstart.begin(), forward.m_rowstart.end() - 1);
-  for (uint32_t i = 0; i < m; ++i) {
-    uint32_t slot = next[edges[i].from]++;
-    forward.m_column[slot] = edges[i].to;
-    forward.m_edge_properties[slot] = i;
-  }
-  backward.m_column.resize(m);
-  backward.m_edge_properties.resize(m);
+  parallel_for(
+      workers,
+      [&](size_t part) {
+        const uint32_t first = lo(part), last = hi(part);
+        for (uint32_t i = 0; i < m; ++i) {
+          const uint32_t from = edges[i].from;
+          if (from < first || from >= last) continue;
+          const uint32_t slot = next[from]++;
+          forward.m_column[slot] = edges[i].to;
+          forward.m_edge_properties[slot] = i;
+        }
+      },
+      workers);
   next.assign(backward.m_rowstart.begin(), backward.m_rowstart.end() - 1);
-  for (uint32_t v = 0; v < n; ++v) {
-    for (uint32_t k = forward.m_rowstart[v]; k < forward.m_rowstart[v + 1]; ++k) {
-      uint32_t slot = next[forward.m_column[k]]++;
-      backward.m_column[slot] = v;
-      backward.m_edge_properties[slot] = k;
-    }
-  }
+  parallel_for(
+      workers,
+      [&](size_t part) {
+        const uint32_t first = lo(part), last = hi(part);
+        for (uint32_t v = 0; v < n; ++v) {
+          for (uint32_t k = forward.m_rowstart[v]; k < forward.m_rowstart[v + 1]; ++k) {
+            const uint32_t to = forward.m_column[k];
+            if (to < first || to >= last) continue;
+            const uint32_t slot = next[to]++;
+            backward.m_column[slot] = v;
+            backward.m_edge_properties[slot] = k;
+          }
+        }
+      },
+      workers);
 }
 
 }  // namespace cw::engine

@@ -124,8 +124,9 @@ struct Graph {
   // When the cut that started segment `s` happened: its first event's time for a cut
   // before, the cutting event's (the previous segment's last) for a cut after.
   uint64_t cut_time(const Trace& trace, uint32_t s) const;
-  // Builds `csr` from `edges`.
-  void build_csr();
+  // Builds `csr` from `edges`: on two CPUs when there are `parallel_from` edges or more
+  // (the lists are the same either way).
+  void build_csr(uint64_t parallel_from = uint64_t{1} << 16);
 };
 
 }  // namespace cw::engine

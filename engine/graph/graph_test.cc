@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -83,6 +84,37 @@ TEST_CASE("build_csr lists edges exactly as Boost's unsorted-edge constructor do
   CHECK(in_edges_of(g.csr) == in_edges_of(boost_built));
   CHECK(in_edges_of(g.csr)[1] ==
         std::vector<std::pair<uint32_t, uint32_t>>{{0, 5}, {3, 0}, {3, 2}});
+}
+
+TEST_CASE("build_csr lists the same edges on one CPU and on two") {
+  // Random graphs, odd and even vertex counts: the halves meet anywhere in the rows.
+  std::mt19937 random(7);
+  for (uint32_t vertices : {1u, 2u, 5u, 64u, 1001u}) {
+    CAPTURE(vertices);
+    Graph g;
+    g.segments.resize(vertices);
+    std::vector<std::pair<uint32_t, uint32_t>> ends;
+    std::vector<uint32_t> index;
+    for (uint32_t i = 0; i < 4 * vertices + 3; ++i) {
+      Edge e;
+      e.from = static_cast<uint32_t>(random() % vertices);
+      e.to = static_cast<uint32_t>(random() % vertices);
+      ends.emplace_back(e.from, e.to);
+      index.push_back(i);
+      g.edges.push_back(e);
+    }
+    g.build_csr(0);  // two CPUs whenever the machine has them
+    const auto out_two = out_edges_of(g.csr);
+    const auto in_two = in_edges_of(g.csr);
+    g.build_csr(~uint64_t{0});  // one
+    CHECK(out_edges_of(g.csr) == out_two);
+    CHECK(in_edges_of(g.csr) == in_two);
+    CHECK(g.csr.m_backward.m_edge_properties.size() == g.edges.size());
+    CsrGraph boost_built(boost::edges_are_unsorted_multi_pass, ends.begin(), ends.end(),
+                         index.begin(), vertices);
+    CHECK(out_two == out_edges_of(boost_built));
+    CHECK(in_two == in_edges_of(boost_built));
+  }
 }
 
 TEST_CASE("build_csr of a graph without edges keeps its vertices") {
