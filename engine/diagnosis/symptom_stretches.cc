@@ -84,7 +84,12 @@ std::vector<uint32_t> Finder::wait_returns(const std::vector<uint32_t>& loops) c
   if (loops.empty()) return out;
   const auto& calls = ev_.syscalls_of(g_.segments[loops.front()].tid);
   size_t at = 0;  // calls[0, at) are at or before the last loop's first event
+  // Each loop cut's first event is read (is it a call?): those of a busy thread are far
+  // apart in the trace, so they are asked for a few cuts ahead.
+  constexpr size_t kAhead = 8;
   for (size_t i = 0; i < loops.size(); ++i) {
+    if (i + kAhead < loops.size())
+      __builtin_prefetch(&trace_.events[g_.segments[loops[i + kAhead]].first]);
     if (!opens_call(loops[i])) continue;
     const uint32_t first = g_.segments[loops[i]].first;
     size_t step = 1, lo = at, hi = at;
