@@ -33,8 +33,12 @@ class IndexLoad {
   }
   IndexLoad(const IndexLoad&) = delete;
   IndexLoad& operator=(const IndexLoad&) = delete;
+  // Kept for the diagnosis however the graph came (a whole build as well).
   ~IndexLoad() {
-    if (loading_.valid()) loading_.wait();
+    try {
+      finish();
+    } catch (...) {  // a note that could not be made: the diagnosis maps it again
+    }
   }
   // Waits for it; true when `*index` holds it.
   bool finish() {
