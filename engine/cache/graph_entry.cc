@@ -151,10 +151,8 @@ engine::BuildResult decode_graph_from(R& rd, const Trace& trace, const rules::Ru
   g.segments = rd.template array<engine::Segment>();
   // A rebuild of the cuts keeps the link edges in this vector and adds the neighbour edges
   // of its cuts (engine/graph, reuse_edges): more than it held when a rule cuts more, and
-  // a vector grown then is copied whole into fresh memory (~0.2 GB at 19 M events). The
-  // room is address space only until used; a graph loaded to diagnose has it too, for
-  // `debug --watch` rebuilds the cuts of the graph in memory after the next edit.
-  g.edges = rd.template array<engine::Edge>(0.5);
+  // a vector grown then is copied whole into fresh memory (~0.2 GB at 19 M events).
+  g.edges = rd.template array<engine::Edge>(for_reuse ? 0.5 : 0);
   g.kinds = rd.texts();
   g.rule_names = read_rule_names(rd);
   g.threads = rd.template array<engine::Graph::ThreadSegments>();
