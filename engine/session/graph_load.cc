@@ -1,6 +1,5 @@
 #include "engine/session/graph_load.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -62,8 +61,7 @@ class IndexLoad {
 
 BuiltGraph build_graph(const Trace& trace, const rules::RuleSet& rules, Reporter& reporter,
                        const CacheSession* cache, bool defer_save,
-                       std::optional<engine::ThreadEvents>* index,
-                       std::optional<BuiltGraph>* previous) {
+                       std::optional<engine::ThreadEvents>* index) {
   IndexLoad index_load(trace, cache, index);
   BuiltGraph result;
   engine::BuildResult& out = result.built;
@@ -77,16 +75,6 @@ BuiltGraph build_graph(const Trace& trace, const rules::RuleSet& rules, Reporter
   std::optional<cache::StoredMatches> stored;
   engine::KnownCutMatches known;
   engine::ThreadEventLists lists;
-  const std::optional<uint64_t> links = cache::links_key(rules);
-  result.links = links;
-  // The graph before the packs changed, kept while its cuts may be rebuilt: packs of the
-  // same link, edge and flag rules, and a cache (its key names what it is a graph of).
-  std::optional<BuiltGraph> before;
-  if (previous && *previous) {
-    if ((*previous)->key && links && (*previous)->links == links && cache && cache->on)
-      before = std::move(*previous);
-    previous->reset();
-  }
   if (cache && cache->on) {
     key = cache::Key{cache->trace_key, cache::packs_key(rules),
                      cache::options_key(options, cache->format, trace), cache::engine_key()};
@@ -98,11 +86,6 @@ BuiltGraph build_graph(const Trace& trace, const rules::RuleSet& rules, Reporter
       for (int i = 0; i < 1000 && cache::being_saved_by_live_run(cache->dir, saving); ++i)
         usleep(20'000);
     }
-    // A graph of these packs in the cache is loaded, the one before freed first: two
-    // graphs are never held at once.
-    if (before && faccessat(cache->dir.fd(), cache::graph_entry_name(*key).c_str(), F_OK,
-                            AT_SYMLINK_NOFOLLOW) == 0)
-      before.reset();
     std::string why;
     if (auto loaded = cache::load_graph(cache->dir, *key, trace, rules, &why)) {
       cache->note(
@@ -117,29 +100,14 @@ BuiltGraph build_graph(const Trace& trace, const rules::RuleSet& rules, Reporter
                               cache->dir.shown(cache::graph_entry_name(*key)), why));
     // A graph of packs that differ from these in cut rules only: its edges are reused and
     // only the cuts derived again (engine::BuildOptions::reuse).
-    if (links) {
+    if (auto links = cache::links_key(rules)) {
       base = cache::Key{key->trace, *links, key->options, key->engine};
       std::string problem;
-      // The graph before, in memory already, is such a graph when it is of this trace,
-      // these options and this causeway: its csr is not needed (the rebuild makes its own).
-      const bool in_memory = before && before->key->trace == key->trace &&
-                             before->key->options == key->options &&
-                             before->key->engine == key->engine;
-      if (in_memory) {
-        prior = std::move(before->built);
-        prior_key = *before->key;
-        prior->graph.csr = engine::CsrGraph();
-      }
-      before.reset();
-      if (!in_memory)
-        prior = cache::load_base(cache->dir, *base, trace, rules, &prior_key, &problem);
+      prior = cache::load_base(cache->dir, *base, trace, rules, &prior_key, &problem);
       if (prior) {
         options.reuse = &*prior;
-        cache->note(in_memory ? fmt::format("rebuilding the cuts of the last run's graph ({}, in "
-                                            "memory)",
-                                            cache->dir.shown(cache::graph_entry_name(prior_key)))
-                              : fmt::format("rebuilding the cuts of {}",
-                                            cache->dir.shown(cache::graph_entry_name(prior_key))));
+        cache->note(fmt::format("rebuilding the cuts of {}",
+                                cache->dir.shown(cache::graph_entry_name(prior_key))));
       } else if (!problem.empty()) {
         cache->note(fmt::format("{} not used ({})", cache->dir.shown(cache::base_entry_name(*base)),
                                 problem));

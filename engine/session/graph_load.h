@@ -25,9 +25,6 @@ struct BuiltGraph {
   // The graph whose cuts this one's were rebuilt from (its edges are this one's): a search
   // on it left ranks this graph's search may reuse (engine::ThreadRank).
   std::optional<cache::Key> rebuilt_from;
-  // The key of its packs' link, edge and flag rules (cache::links_key), when it has one: a
-  // graph of packs with the same one may rebuild its cuts from this graph (`previous`).
-  std::optional<uint64_t> links;
   // A graph built here and not saved yet (build_graph's `defer_save`): what its save needs.
   struct Unsaved {
     cache::Key key;
@@ -48,14 +45,9 @@ struct BuiltGraph {
 // cuts uses it (engine::BuildOptions::thread_events), mapping it from the cache into
 // `*index` when it is not there yet (never made by a pass here; mapped beside the graph's
 // load or rebuild, and kept for the diagnosis either way).
-// `previous`, when given, is the graph this session built or loaded before its packs
-// changed (under `debug --watch`): when these packs differ from its packs in cut rules
-// only, its cuts are rebuilt from it as it is in memory (it is taken) instead of from the
-// base entry on disk.
 BuiltGraph build_graph(const Trace& trace, const rules::RuleSet& rules, Reporter& reporter,
                        const CacheSession* cache = nullptr, bool defer_save = false,
-                       std::optional<engine::ThreadEvents>* index = nullptr,
-                       std::optional<BuiltGraph>* previous = nullptr);
+                       std::optional<engine::ThreadEvents>* index = nullptr);
 // Saves what `graph` keeps unsaved (nothing when it was loaded or saved already), in a copy
 // of this process; `rules` and `cache` as build_graph had them.
 void save_built_graph(BuiltGraph& graph, const rules::RuleSet& rules, const CacheSession& cache);

@@ -32,9 +32,6 @@ const rules::RuleSet& TraceSession::load_packs() {
 
 const rules::RuleSet& TraceSession::use_packs(rules::LoadResult loaded) {
   save_graph();
-  // Kept for the next graph's build: of packs that differ in cut rules only, it rebuilds
-  // the cuts of this one (build_graph's `previous`), else frees it first.
-  previous_graph_ = std::move(graph_);
   graph_.reset();
   packs_ = std::move(loaded);
   if (std::string text = packs_->render(); !text.empty()) {
@@ -128,8 +125,7 @@ const SymbolizeReport& TraceSession::symbols() {
 const engine::BuildResult& TraceSession::graph_to_diagnose() {
   // Saved later (save_graph): a copy of the process writing it beside the hang search
   // slows the search on two CPUs.
-  if (!graph_)
-    graph_ = build_graph(trace(), rules(), reporter_, &*cache_, true, &index_, &previous_graph_);
+  if (!graph_) graph_ = build_graph(trace(), rules(), reporter_, &*cache_, true, &index_);
   return graph_->built;
 }
 

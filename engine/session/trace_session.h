@@ -95,7 +95,6 @@ class TraceSession {
   ReadReport read_report_;
   SymbolizeReport symbols_;
   std::optional<BuiltGraph> graph_;
-  std::optional<BuiltGraph> previous_graph_;  // the graph of the packs before use_packs
   std::optional<engine::ThreadEvents> index_;
   std::vector<ClockAlignment> clocks_;
 };

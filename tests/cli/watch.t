@@ -79,24 +79,6 @@ broken gives its errors.
   [2,["pack.cw"],811,[]]
   [3,["pack.cw"],null,[["pack.cw",8,14]]]
 
-A rule that only cuts (here each client read a segment of its own) rebuilds the cuts of
-the run before's graph as it is in memory, not loaded again from the cache (which
-CAUSEWAY_CACHE=verbose says), and the report is the one a run without the cache gives.
-
-  $ cp examples/slow-server.trace $TMP_DIR/cut.trace
-  > printf 'pack watch.test {\n  version "0.1.0"\n  requires linux.kernel\n}\n' > $TMP_DIR/pack.cw
-  > (CAUSEWAY_CACHE=verbose causeway debug $TMP_DIR/cut.trace --rules $TMP_DIR/pack.cw --watch --json >$TMP_DIR/cut.json 2>$TMP_DIR/cut.err &
-  >  echo $! >$TMP_DIR/pid; wait $!; echo "exit $?" >$TMP_DIR/status) &
-  > bash $TMP_DIR/until 1 '^watching' cut.err && printf '\nsplit watch.read {\n  at syscall_enter\n  where name == "read"\n  neighbour weak\n}\n' >> $TMP_DIR/pack.cw
-  > bash $TMP_DIR/until 2 '"watch"' cut.json; kill -INT $(cat $TMP_DIR/pid)
-  > for i in $(seq 50); do [ -s $TMP_DIR/status ] && break; sleep 0.1; done; cat $TMP_DIR/status
-  > grep -o "rebuilding the cuts of the last run's graph (.*, in memory)" $TMP_DIR/cut.err | sed "s|$TMP_DIR/||"
-  exit 0
-  rebuilding the cuts of the last run's graph \(cut\.trace\.cwcache/graph-[0-9a-f]{16}\.cwg, in memory\) (re)
-  $ causeway debug $TMP_DIR/cut.trace --rules $TMP_DIR/pack.cw --auto --json --no-cache | jq -S 'del(.watch)' >$TMP_DIR/one.json
-  > tail -1 $TMP_DIR/cut.json | jq -S 'del(.watch)' | diff - $TMP_DIR/one.json && echo same
-  same
-
 --watch cannot save answers: the saved pack would start a run.
 
   $ causeway debug examples/slow-server.trace --watch --save-answers $TMP_DIR/saved
