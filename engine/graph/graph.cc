@@ -82,11 +82,10 @@ uint64_t Graph::cut_time(const Trace& trace, uint32_t s) const {
 // Fills Boost's CSR storage directly with two stable counting sorts instead of using its
 // unsorted-edge constructor, which copies the edges several times and sorts the backward
 // links through iterator adaptors. The order is the constructor's own: out-edges of a
-// vertex in edge order, in-edges in forward-CSR order, so traversals are unchanged.
-// A counting sort of the edges by source (forward) and of the forward rows by target
-// (backward), as Boost's unsorted-edge constructor lists them. On two CPUs each step is
-// shared by halves of the vertices: each half's worker reads every edge (or row) in order
-// and writes only its own vertices' slots, so the lists are the same as one pass makes.
+// vertex in edge order, in-edges in forward-CSR order, so traversals are unchanged. On two
+// CPUs each sort is shared by halves of the vertices: each half's worker reads every edge
+// (or forward row) in order and writes only its own vertices' slots, so the lists are the
+// ones a single pass makes.
 void Graph::build_csr(uint64_t parallel_from) {
   const auto n = static_cast<uint32_t>(segments.size());
   const auto m = static_cast<uint32_t>(edges.size());
