@@ -15,6 +15,18 @@ namespace cw::session {
 
 namespace {
 
+// The cache may hold a thread index for these events (a trace whose events it keeps),
+// under this key.
+bool keeps_index(const CacheSession* cache) {
+  return cache && cache->on && cache->events_keyed;
+}
+cache::Key index_key(const CacheSession& cache) {
+  return {cache.trace_key, 0, 0, cache::engine_key()};
+}
+void note_index_mapped(const CacheSession& cache) {
+  cache.note(fmt::format("thread index mapped from {}", cache.dir.shown(cache::kThreadIndexName)));
+}
+
 // The thread index the cache holds, mapped and checked on a thread of its own while the
 // graph is loaded or its cuts rebuilt (two files, each a tenth of a second or more at 19 M
 // events), into `*index` when it is there. When it is not, nothing is said: the
@@ -24,12 +36,12 @@ class IndexLoad {
   IndexLoad(const Trace& trace, const CacheSession* cache,
             std::optional<engine::ThreadEvents>* index)
       : cache_(cache), index_(index) {
-    if (!index || *index || !cache || !cache->on || !cache->events_keyed) return;
-    const cache::Key key{cache->trace_key, 0, 0, cache::engine_key()};
-    loading_ = std::async(std::launch::async, [&dir = cache->dir, key, n = trace.events.size()] {
-      std::string why;
-      return cache::load_thread_index(dir, key, n, &why);
-    });
+    if (!index || *index || !keeps_index(cache)) return;
+    loading_ = std::async(std::launch::async,
+                          [&dir = cache->dir, key = index_key(*cache), n = trace.events.size()] {
+                            std::string why;
+                            return cache::load_thread_index(dir, key, n, &why);
+                          });
   }
   IndexLoad(const IndexLoad&) = delete;
   IndexLoad& operator=(const IndexLoad&) = delete;
@@ -45,8 +57,7 @@ class IndexLoad {
     if (!loading_.valid()) return index_ && *index_;
     if (auto loaded = loading_.get()) {
       *index_ = std::move(loaded);
-      cache_->note(
-          fmt::format("thread index mapped from {}", cache_->dir.shown(cache::kThreadIndexName)));
+      note_index_mapped(*cache_);
     }
     return *index_ != std::nullopt;
   }
@@ -217,28 +228,14 @@ void save_built_graph(BuiltGraph& graph, const rules::RuleSet& rules, const Cach
   out.matches = {};  // saved by the copy
 }
 
-namespace {
-
-// The thread index the cache holds for these events, or nullopt with `why` ("" when
-// there is none).
-std::optional<engine::ThreadEvents> load_cached_index(const Trace& trace, const CacheSession* cache,
-                                                      std::string* why) {
-  if (!cache || !cache->on || !cache->events_keyed) return std::nullopt;
-  const cache::Key key{cache->trace_key, 0, 0, cache::engine_key()};
-  auto loaded = cache::load_thread_index(cache->dir, key, trace.events.size(), why);
-  if (loaded)
-    cache->note(
-        fmt::format("thread index mapped from {}", cache->dir.shown(cache::kThreadIndexName)));
-  return loaded;
-}
-
-}  // namespace
-
 engine::ThreadEvents thread_index(const Trace& trace, const CacheSession* cache) {
+  if (!keeps_index(cache)) return engine::ThreadEvents(trace);
+  const cache::Key key = index_key(*cache);
   std::string why;
-  if (auto loaded = load_cached_index(trace, cache, &why)) return std::move(*loaded);
-  if (!cache || !cache->on || !cache->events_keyed) return engine::ThreadEvents(trace);
-  const cache::Key key{cache->trace_key, 0, 0, cache::engine_key()};
+  if (auto loaded = cache::load_thread_index(cache->dir, key, trace.events.size(), &why)) {
+    note_index_mapped(*cache);
+    return std::move(*loaded);
+  }
   const std::string path = cache->dir.shown(cache::kThreadIndexName);
   if (!why.empty()) cache->note(fmt::format("{} not used ({}); indexing the trace", path, why));
   engine::ThreadEvents index(trace);
