@@ -127,7 +127,13 @@ bool Finder::gather(const std::string& thread_name, Pool& pool, std::string* why
   if (!search.empty()) prepare_shared_lookups();
   std::vector<std::vector<Stretch>> per_thread(search.size());
   parallel_for(search.size(), [&](size_t i) { per_thread[i] = stretches(*chosen[search[i]]); });
-  for (const auto& s : per_thread) pool.all.insert(pool.all.end(), s.begin(), s.end());
+  size_t found = 0;
+  for (const auto& s : per_thread) found += s.size();
+  pool.all.reserve(found);
+  for (auto& s : per_thread) {
+    pool.all.insert(pool.all.end(), s.begin(), s.end());
+    std::vector<Stretch>().swap(s);
+  }
   bool reused_stretch = false;
   for (size_t i = 0; i < chosen.size(); ++i)
     reused_stretch = reused_stretch || (pool.reused[i] && pool.threads[i].has_stretch);
@@ -425,7 +431,7 @@ std::optional<Hang> Finder::find_at(const SymptomRequest& r, std::string* why) {
   }
   const std::string how =
       fmt::format("--hang {}@{}", r.tid, short_seconds(r.at_ns - std::min(r.at_ns, t0_)));
-  mark_strong_in();
+  prepare_shared_lookups();
   const std::vector<Stretch> found = stretches(*t);
   for (const Stretch& s : found)
     if (s.start_ns <= r.at_ns && r.at_ns < s.end_ns) return make_hang(s, how);

@@ -89,6 +89,25 @@ class Finder {
     uint64_t arrived_ns = 0;
   };
 
+  // A causal (not weak) edge between a segment of a thread and another process's, as its
+  // turns read it (asked_in(), wait_end()): the process at the other end, and when the
+  // edge reached it (an edge out) or left it (an edge in).
+  struct Across {
+    Pid pid = 0;
+    uint64_t ts = 0;
+  };
+  // A thread's edges across processes (across_of()), per segment s in the order the
+  // graph's index lists them: out[out_begin[s - base], out_begin[s - base + 1]), and in.
+  struct ThreadAcross {
+    uint32_t base = 0;
+    std::vector<uint32_t> out_begin, in_begin;
+    std::vector<Across> out, in;
+    const Across* out_first(uint32_t s) const { return out.data() + out_begin[s - base]; }
+    const Across* out_end(uint32_t s) const { return out.data() + out_begin[s - base + 1]; }
+    const Across* in_first(uint32_t s) const { return in.data() + in_begin[s - base]; }
+    const Across* in_end(uint32_t s) const { return in.data() + in_begin[s - base + 1]; }
+  };
+
   // initiator(own, to) == own, remembered for the few processes one thread talks to (a
   // lookup in the table of all pairs for every edge out of every turn cost more).
   class InitiatorCache {
@@ -127,23 +146,29 @@ class Finder {
   uint64_t thread_end(const Graph::ThreadSegments& t) const;
   bool program_activity(KindId k) const;
   uint64_t segment_end(const Graph::ThreadSegments& t, uint32_t s) const;
-  bool opens_call(uint32_t s) const;
-  std::vector<uint32_t> wait_returns(const std::vector<uint32_t>& loops) const;
+  // A loop cut's wait: whether the cut opens a system call, and the syscall_exit that
+  // closes it (kNoIndex when none) and when.
+  struct LoopWait {
+    bool opens = false;
+    uint32_t ret = kNoIndex;
+    uint64_t returned_ns = 0;
+  };
+  std::vector<LoopWait> wait_returns(const std::vector<uint32_t>& loops) const;
   uint32_t segment_from(uint32_t from, uint32_t last, uint32_t event) const;
   void loop_stretches(const Graph::ThreadSegments& t, std::vector<Stretch>& out) const;
   bool woken_by_other(uint32_t first, uint32_t last) const;
   bool waits_in_sequence(const std::vector<uint32_t>& loops,
-                         const std::vector<uint32_t>& returns) const;
+                         const std::vector<LoopWait>& waits) const;
   void segment_stretches(const Graph::ThreadSegments& t, std::vector<Stretch>& out) const;
   std::vector<Stretch> stretches(const Graph::ThreadSegments& t) const;
-  void prepare_shared_lookups();
-  void mark_strong_in();
 
   // how a loop wait ended (symptom_wait_end.cc)
+  void prepare_shared_lookups();
+  ThreadAcross across_of(const Graph::ThreadSegments& t) const;
   Pid initiator(Pid a, Pid b) const;
-  void asked_in(const Graph::ThreadSegments& t, uint32_t first, uint32_t last,
+  void asked_in(const ThreadAcross& across, uint32_t first, uint32_t last,
                 std::vector<Asked>& asked, InitiatorCache& initiators) const;
-  WaitEnd wait_end(const Graph::ThreadSegments& t, uint32_t first, uint32_t last,
+  WaitEnd wait_end(const ThreadAcross& across, uint32_t first, uint32_t last,
                    std::vector<Asked>& asked) const;
 
   // what a stretch was (symptom_classify.cc)
@@ -166,9 +191,16 @@ class Finder {
   Pid command_pid_ = 0;
   bool named_ = false;  // the candidates are the threads the user named
   std::vector<Marker> markers_;
+  // What stretches() reads of the edges, made by prepare_shared_lookups() before any
+  // thread's stretches are found:
+  bool prepared_ = false;
   // initiator(): per pair of processes, the first causal edge between them (time, sender).
-  mutable std::unordered_map<uint64_t, std::pair<uint64_t, Pid>> first_contact_;
-  std::vector<uint8_t> strong_in_;  // bytes: two CPUs mark it at once
+  std::unordered_map<uint64_t, std::pair<uint64_t, Pid>> first_contact_;
+  // Per segment, whether a strong edge from another thread ends in it (bytes: two CPUs
+  // mark it at once).
+  std::vector<uint8_t> strong_in_;
+  // Per edge, whether it joins two processes causally (not weak).
+  std::vector<uint8_t> across_;
   const std::vector<ThreadRank>* before_ = nullptr;
   std::vector<ThreadRank>* after_ = nullptr;
   size_t reused_ = 0;

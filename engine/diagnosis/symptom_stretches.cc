@@ -70,27 +70,20 @@ uint64_t Finder::segment_end(const Graph::ThreadSegments& t, uint32_t s) const {
   return s + 1 == t.end ? thread_end(t) : g_.segments[s].end_ns;
 }
 
-bool Finder::opens_call(uint32_t s) const {
-  return enter_ != kNoKind && trace_.events[g_.segments[s].first].kind == enter_;
-}
-
-// The syscall_exit that closes the syscall_enter opening each of `loops` (ascending
-// segments of one thread), or kNoIndex. A loop thread has
-// as many loop cuts as turns, hundreds of thousands on a busy one: one search each over
-// its system calls missed the cache at every step, so the searches go forward from the
-// last one's place, by doubling steps.
-std::vector<uint32_t> Finder::wait_returns(const std::vector<uint32_t>& loops) const {
-  std::vector<uint32_t> out(loops.size(), kNoIndex);
-  if (loops.empty()) return out;
+// Whether each of `loops` (ascending segments of one thread) opens a system call, and the
+// syscall_exit that closes it. A loop thread has as many loop cuts as turns, hundreds of
+// thousands on a busy one, and each reads two events far apart in the trace (the cut's
+// first, and the call's return): first the place of each return among the thread's
+// calls, searched forward from the last one's place by doubling steps (one search each
+// over all its calls missed the cache at every step), then the events, asked for a few
+// cuts ahead.
+std::vector<Finder::LoopWait> Finder::wait_returns(const std::vector<uint32_t>& loops) const {
+  std::vector<LoopWait> out(loops.size());
+  if (loops.empty() || enter_ == kNoKind) return out;
   const auto& calls = ev_.syscalls_of(g_.segments[loops.front()].tid);
+  std::vector<uint32_t> next(loops.size(), kNoIndex);  // the call after each cut's first event
   size_t at = 0;  // calls[0, at) are at or before the last loop's first event
-  // Each loop cut's first event is read (is it a call?): those of a busy thread are far
-  // apart in the trace, so they are asked for a few cuts ahead.
-  constexpr size_t kAhead = 8;
   for (size_t i = 0; i < loops.size(); ++i) {
-    if (i + kAhead < loops.size())
-      __builtin_prefetch(&trace_.events[g_.segments[loops[i + kAhead]].first]);
-    if (!opens_call(loops[i])) continue;
     const uint32_t first = g_.segments[loops[i]].first;
     size_t step = 1, lo = at, hi = at;
     while (hi < calls.size() && calls[hi] <= first) {
@@ -102,7 +95,21 @@ std::vector<uint32_t> Finder::wait_returns(const std::vector<uint32_t>& loops) c
         std::upper_bound(calls.begin() + static_cast<std::ptrdiff_t>(lo),
                          calls.begin() + static_cast<std::ptrdiff_t>(std::max(lo, hi)), first) -
         calls.begin());
-    if (at < calls.size() && trace_.events[calls[at]].kind == exit_) out[i] = calls[at];
+    if (at < calls.size()) next[i] = calls[at];
+  }
+  constexpr size_t kAhead = 8;
+  for (size_t i = 0; i < loops.size(); ++i) {
+    if (i + kAhead < loops.size()) {
+      __builtin_prefetch(&trace_.events[g_.segments[loops[i + kAhead]].first]);
+      if (next[i + kAhead] != kNoIndex) __builtin_prefetch(&trace_.events[next[i + kAhead]]);
+    }
+    LoopWait& w = out[i];
+    w.opens = trace_.events[g_.segments[loops[i]].first].kind == enter_;
+    if (!w.opens || next[i] == kNoIndex) continue;
+    if (const Event& r = trace_.events[next[i]]; r.kind == exit_) {
+      w.ret = next[i];
+      w.returned_ns = r.ts;
+    }
   }
   return out;
 }
@@ -139,13 +146,14 @@ void Finder::loop_stretches(const Graph::ThreadSegments& t, std::vector<Stretch>
   // a wait of its loop was woken by (its inputs, one after the other, each once) is no
   // event loop either: each of its waits is for a thing it needs.
   std::vector<bool> retried(loops.size(), false);
-  const std::vector<uint32_t> returns = wait_returns(loops);
-  const bool waits_once = named_ && waits_in_sequence(loops, returns);
+  const std::vector<LoopWait> waits = wait_returns(loops);
+  const bool waits_once = named_ && waits_in_sequence(loops, waits);
   bool after_wait = false;  // the last stretch ended with a retried wait's answer
   InitiatorCache initiators;
+  const ThreadAcross across = across_of(t);
   for (size_t i = 0; named_ && i + 1 < loops.size(); ++i) {
-    const uint32_t r = returns[i];
-    retried[i] = opens_call(loops[i]) && opens_call(loops[i + 1]) &&
+    const uint32_t r = waits[i].ret;
+    retried[i] = waits[i].opens && waits[i + 1].opens &&
                  same_wait(trace_, g_.segments[loops[i]].first, g_.segments[loops[i + 1]].first) &&
                  r != kNoIndex && exit_ret_ >= 0 &&
                  trace_.int_value(trace_.events[r], exit_ret_) == 0;
@@ -157,15 +165,15 @@ void Finder::loop_stretches(const Graph::ThreadSegments& t, std::vector<Stretch>
     const uint64_t end = end_at(i);
     uint64_t start = g_.segments[loops[i]].start_ns;
     uint32_t first = loops[i];
-    if (opens_call(loops[i])) {
-      const uint32_t r = returns[i];
+    if (waits[i].opens) {
+      const uint32_t r = waits[i].ret;
       const uint32_t turn = i == 0 ? t.begin : loops[i - 1];  // since the last loop wait
       const uint32_t woken = r == kNoIndex ? loops[i] : segment_from(loops[i], last_at(i), r);
-      if (loops[i] > turn) asked_in(t, turn, loops[i] - 1, waiting_for, initiators);
+      if (loops[i] > turn) asked_in(across, turn, loops[i] - 1, waiting_for, initiators);
       // Slices of one wait for an answer that time out (a poll with a timeout) are that
       // wait too, until the answer comes.
       const bool had_asked = !waiting_for.empty();
-      const WaitEnd how = wait_end(t, loops[i], woken, waiting_for);
+      const WaitEnd how = wait_end(across, loops[i], woken, waiting_for);
       const bool retry = i > 0 && retried[i - 1];  // the slice after one that timed out
       const bool one_wait = waits_once || retried[i] || retry;
       if (((had_asked && how != WaitEnd::OtherWork) || one_wait) && r != kNoIndex) {
@@ -183,13 +191,13 @@ void Finder::loop_stretches(const Graph::ThreadSegments& t, std::vector<Stretch>
       }
       // Idle: the wait had not returned when the recording stopped, or the loop moved on.
       after_wait = false;
-      if (r == kNoIndex || trace_.events[r].ts > end) continue;
+      if (r == kNoIndex || waits[i].returned_ns > end) continue;
       // The user named this thread: a wait of its loop that another thread's event ended
       // (a follower of a file, woken by the write it waited for) is what the user may
       // have seen hang, as well as the turn after it; the longest of them is the hang.
       if (named_ && woken_by_other(loops[i], woken))
-        out.push_back({t.tid, start, trace_.events[r].ts, first, woken});
-      start = trace_.events[r].ts;
+        out.push_back({t.tid, start, waits[i].returned_ns, first, woken});
+      start = waits[i].returned_ns;
       first = woken;
     }
     after_wait = false;
@@ -209,12 +217,12 @@ bool Finder::woken_by_other(uint32_t first, uint32_t last) const {
 // with something (not a timeout) is waited again later: the thread waits for its inputs
 // in turn, not in an event loop. (Bounded: a thread with many loop waits is a loop.)
 bool Finder::waits_in_sequence(const std::vector<uint32_t>& loops,
-                               const std::vector<uint32_t>& returns) const {
+                               const std::vector<LoopWait>& waits) const {
   constexpr size_t kMaxSequence = 64;
   if (loops.empty() || loops.size() > kMaxSequence || exit_ret_ < 0) return false;
   for (size_t i = 0; i < loops.size(); ++i) {
-    if (!opens_call(loops[i])) return false;
-    const uint32_t r = returns[i];
+    if (!waits[i].opens) return false;
+    const uint32_t r = waits[i].ret;
     if (r == kNoIndex || i + 1 == loops.size()) continue;
     if (trace_.int_value(trace_.events[r], exit_ret_) == 0) continue;  // timed out
     for (size_t j = i + 1; j < loops.size(); ++j)
@@ -278,31 +286,6 @@ std::vector<Stretch> Finder::stretches(const Graph::ThreadSegments& t) const {
   else
     segment_stretches(t, out);
   return out;
-}
-
-// The lookups stretches() shares between threads, made once before any of them runs:
-// which segments have an incoming strong edge from another thread, and who opened each
-// conversation between two processes (initiator()).
-void Finder::prepare_shared_lookups() {
-  mark_strong_in();
-  initiator(0, 0);
-}
-
-// Two halves of the segments, each marked on its own CPU by a pass over the edges (which
-// are read in order; the segments an edge joins are the random reads, and each half makes
-// only those of its own).
-void Finder::mark_strong_in() {
-  if (!strong_in_.empty() || g_.segments.empty()) return;
-  const auto n = static_cast<uint32_t>(g_.segments.size());
-  strong_in_.assign(n, 0);
-  const uint32_t mid = n / 2;
-  parallel_for(2, [&](size_t half) {
-    const uint32_t lo = half == 0 ? 0 : mid, hi = half == 0 ? mid : n;
-    for (const Edge& e : g_.edges)
-      if (e.to >= lo && e.to < hi && e.strength == Strength::Strong &&
-          g_.segments[e.from].tid != g_.segments[e.to].tid)
-        strong_in_[e.to] = 1;
-  });
 }
 
 }  // namespace symptom_detail

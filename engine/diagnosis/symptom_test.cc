@@ -624,16 +624,20 @@ const std::string kClientServerLoops =
     "1ms 200 syscall_enter name=epoll_wait\n"
     "1.1ms 200 syscall_exit name=epoll_wait ret=1\n";
 
+// The client's request at 500 ms, read by the server at once, and the client's loop wait
+// for the answer.
+const std::string kClientAsks =
+    "500ms 200 send object=7 offset=0 len=4\n"
+    "500.1ms 300 switch_in\n"
+    "500.2ms 300 syscall_exit name=epoll_wait ret=1\n"
+    "500.3ms 300 recv object=7 offset=0 len=4\n"
+    "501ms 200 syscall_enter name=epoll_wait\n"
+    "501.1ms 200 switch_out state=S\n";
+
 // client 200 turns a loop on epoll_wait: at 500 ms it sends a request to server 300, then
 // waits 1 s in its loop wait until the server's reply comes. server 300's loop waits for
 // requests: idle 0.5 s before the request, 1.5 s after its reply.
-const std::string kClientLoop = kClientServerLoops +
-                                "500ms 200 send object=7 offset=0 len=4\n"
-                                "500.1ms 300 switch_in\n"
-                                "500.2ms 300 syscall_exit name=epoll_wait ret=1\n"
-                                "500.3ms 300 recv object=7 offset=0 len=4\n"
-                                "501ms 200 syscall_enter name=epoll_wait\n"
-                                "501.1ms 200 switch_out state=S\n"
+const std::string kClientLoop = kClientServerLoops + kClientAsks +
                                 "1502ms 300 send object=8 offset=0 len=4\n"
                                 "1502.1ms 300 syscall_enter name=epoll_wait\n"
                                 "1502.2ms 300 switch_out state=S\n"
@@ -670,8 +674,8 @@ TEST_CASE("a loop wait for the answer to the thread's own request stays in its s
 }
 
 TEST_CASE("who asked whom is told from the edges in any order") {
-  // The search tells who opened a conversation from the edges in two halves, one per CPU:
-  // the client's request must count wherever it falls in the graph's edge list.
+  // The search tells who opened a conversation from the edges in parts, on every CPU: the
+  // client's request must count wherever it falls in the graph's edge list.
   Built b = build(kClientLoop, {"wait.entry"});
   SymptomRequest by_name;
   by_name.thread_name = "client";
@@ -690,6 +694,45 @@ TEST_CASE("who asked whom is told from the edges in any order") {
     CHECK(f.hang->start_ns == in_order.hang->start_ns);
     CHECK(f.hang->end_ns == in_order.hang->end_ns);
   }
+}
+
+// client 200 asks server 300 at 500 ms and waits in its loop 100 ms for the answer; after
+// 10 ms of work on it, its loop waits idle 2 s until peer 400, which it never asked
+// anything, sends it a message. The answer ends the wait for it: the idle wait after is
+// no part of that turn.
+const std::string kAnsweredThenIdle = kClientServerLoops +
+                                      "process 400 comm=peer\n"
+                                      "thread 400 pid=400 comm=peer\n"
+                                      "1.2ms 400 switch_in\n"
+                                      "1.3ms 400 syscall_enter name=clock_nanosleep\n"
+                                      "1.4ms 400 switch_out state=S\n" +
+                                      kClientAsks +
+                                      "600ms 300 send object=8 offset=0 len=4\n"
+                                      "600.1ms 300 syscall_enter name=epoll_wait\n"
+                                      "600.2ms 300 switch_out state=S\n"
+                                      "600.3ms 200 switch_in\n"
+                                      "600.4ms 200 syscall_exit name=epoll_wait ret=1\n"
+                                      "600.5ms 200 recv object=8 offset=0 len=4\n"
+                                      "610ms 200 syscall_enter name=epoll_wait\n"
+                                      "610.1ms 200 switch_out state=S\n"
+                                      "2610ms 400 switch_in\n"
+                                      "2610.1ms 400 syscall_exit name=clock_nanosleep\n"
+                                      "2610.2ms 400 send object=9 offset=0 len=4\n"
+                                      "2610.3ms 400 exit\n"
+                                      "2610.4ms 200 switch_in\n"
+                                      "2610.5ms 200 syscall_exit name=epoll_wait ret=1\n"
+                                      "2610.6ms 200 recv object=9 offset=0 len=4\n"
+                                      "2615ms 200 exit\n"
+                                      "3000ms 300 switch_in\n";
+
+TEST_CASE("an answered request does not hold on to the loop's next idle wait") {
+  // (Not named: a wait of a named thread that another process ended is a candidate too.)
+  const Built b = build(kAnsweredThenIdle, {"wait.entry"});
+  const Found f = find(b, SymptomRequest{});
+  REQUIRE_MESSAGE(f.hang, f.why);
+  CHECK(f.hang->tid == 200);
+  CHECK(f.hang->start_ns <= 501 * kMs);
+  CHECK(f.hang->end_ns == 610 * kMs);  // its next loop wait began: idle, for no answer
 }
 
 // A follower (tail -f) 200 turns a loop on epoll_wait on its one descriptor: it waits

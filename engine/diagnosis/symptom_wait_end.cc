@@ -2,6 +2,7 @@
 // client's wait for the answer to its request is part of the turn that sent it, not an
 // idle wait of its loop.
 #include <algorithm>
+#include <atomic>
 
 #include "base/parallel.h"
 #include "engine/diagnosis/symptom_finder.h"
@@ -14,46 +15,111 @@ uint64_t pair_key(Pid a, Pid b) {
   return (uint64_t{std::min(a, b)} << 32) | std::max(a, b);
 }
 
-// Whether segment `s` is one of thread `t`'s. An edge between two segments of one thread
-// is never between two processes: told from the graph's index alone, without reading the
-// edge, its segments and its events, which a loop thread's neighbour edges (most of its
-// edges) would cost at every turn.
-bool within(const Graph::ThreadSegments& t, uint32_t s) {
-  return s >= t.begin && s < t.end;
-}
-
 }  // namespace
 
-// Which process of a pair reached the other first by a causal (not weak) edge: the one
-// that opened the conversation is the client of the other. Keyed by the pair, lower pid
-// first; computed once, on first use.
-Pid Finder::initiator(Pid a, Pid b) const {
-  if (first_contact_.empty() && !g_.edges.empty()) {
-    // The two halves of the edges on two CPUs, each into a table of its own; a pair's
-    // earliest contact is then the earlier of the two, the first half's on a tie (as one
-    // pass in edge order keeps the first it meets).
-    using Contacts = std::unordered_map<uint64_t, std::pair<uint64_t, Pid>>;
-    Contacts halves[2];
-    const size_t m = g_.edges.size(), mid = m / 2;
-    parallel_for(2, [&](size_t half) {
-      Contacts& found = halves[half];
-      for (size_t i = half == 0 ? 0 : mid, end = half == 0 ? mid : m; i < end; ++i) {
-        const Edge& e = g_.edges[i];
-        if (e.strength == Strength::Weak) continue;  // before reading its two segments
-        const Pid from = g_.segments[e.from].pid, to = g_.segments[e.to].pid;
-        if (from == to) continue;
-        const uint64_t ts = trace_.events[e.from_event].ts;
-        auto [it, fresh] = found.try_emplace(pair_key(from, to), ts, from);
-        if (!fresh && ts < it->second.first) it->second = {ts, from};
+// The lookups stretches() shares between threads, made once by one pass over the edges
+// on every CPU (the segments and events of each edge are the random reads, asked for some
+// edges ahead): which segments a strong edge from another thread ends in, who opened each
+// conversation between two processes (initiator()), and which edges join two processes
+// causally (across_of() lists those of a thread).
+void Finder::prepare_shared_lookups() {
+  if (prepared_) return;
+  prepared_ = true;
+  const size_t m = g_.edges.size();
+  strong_in_.assign(g_.segments.size(), 0);
+  across_.assign(m, 0);
+  using Contacts = std::unordered_map<uint64_t, std::pair<uint64_t, Pid>>;
+  // The edges in parts handed out one at a time: the edges between threads are not spread
+  // evenly (a rebuild appends its neighbour edges), so two halves would leave one CPU idle.
+  constexpr size_t kParts = 64, kAhead = 16;
+  const size_t per_part = std::max<size_t>(1, (m + kParts - 1) / kParts);
+  std::vector<Contacts> parts((m + per_part - 1) / per_part);
+  parallel_for(parts.size(), [&](size_t part) {
+    Contacts& contacts = parts[part];
+    for (size_t i = part * per_part, end = std::min(m, i + per_part); i < end; ++i) {
+      if (i + kAhead < end) {
+        const Edge& a = g_.edges[i + kAhead];
+        if (a.strength != Strength::Weak) {
+          __builtin_prefetch(&g_.segments[a.from]);
+          __builtin_prefetch(&g_.segments[a.to]);
+          __builtin_prefetch(&trace_.events[a.from_event]);
+        }
       }
-    });
-    first_contact_ = std::move(halves[0]);
-    for (const auto& [pair, contact] : halves[1]) {
+      const Edge& e = g_.edges[i];
+      if (e.strength == Strength::Weak) continue;  // before reading its two segments
+      const Segment &from = g_.segments[e.from], &to = g_.segments[e.to];
+      if (e.strength == Strength::Strong && from.tid != to.tid)
+        std::atomic_ref<uint8_t>(strong_in_[e.to]).store(1, std::memory_order_relaxed);
+      if (from.pid == to.pid) continue;
+      across_[i] = 1;
+      const uint64_t sent = trace_.events[e.from_event].ts;
+      auto [it, fresh] = contacts.try_emplace(pair_key(from.pid, to.pid), sent, from.pid);
+      if (!fresh && sent < it->second.first) it->second = {sent, from.pid};
+    }
+  });
+  // A pair's earliest contact: the earliest part's on a tie (as one pass in edge order
+  // keeps the first it meets).
+  first_contact_.clear();
+  for (const Contacts& contacts : parts)
+    for (const auto& [pair, contact] : contacts) {
       auto [it, fresh] = first_contact_.try_emplace(pair, contact);
       if (!fresh && contact.first < it->second.first) it->second = contact;
     }
-    first_contact_[0] = {0, 0};  // computed, even when no pair is found
+}
+
+// Thread `t`'s edges across processes (prepare_shared_lookups() marked them), per
+// segment in the order of the graph's index. Its segments' rows of the index are read in
+// order, and an edge between two of its own segments is told from the index alone (a
+// loop thread's neighbour edges are most of its edges); the edges across are then read
+// with their segments and events, asked for some edges ahead.
+Finder::ThreadAcross Finder::across_of(const Graph::ThreadSegments& t) const {
+  ThreadAcross a;
+  a.base = t.begin;
+  const uint32_t n = t.end - t.begin;
+  const auto& forward = g_.csr.m_forward;
+  const auto& backward = g_.csr.m_backward;
+  auto within = [&](uint32_t s) { return s >= t.begin && s < t.end; };
+  std::vector<uint32_t> out_edges, in_edges;
+  a.out_begin.resize(n + 1);
+  a.in_begin.resize(n + 1);
+  for (uint32_t s = t.begin; s < t.end; ++s) {
+    a.out_begin[s - t.begin] = static_cast<uint32_t>(out_edges.size());
+    for (uint32_t k = forward.m_rowstart[s]; k < forward.m_rowstart[s + 1]; ++k)
+      if (!within(forward.m_column[k]))
+        if (const uint32_t e = forward.m_edge_properties[k]; across_[e]) out_edges.push_back(e);
+    a.in_begin[s - t.begin] = static_cast<uint32_t>(in_edges.size());
+    for (uint32_t k = backward.m_rowstart[s]; k < backward.m_rowstart[s + 1]; ++k)
+      if (!within(backward.m_column[k]))
+        if (const uint32_t e = forward.m_edge_properties[backward.m_edge_properties[k]]; across_[e])
+          in_edges.push_back(e);
   }
+  a.out_begin[n] = static_cast<uint32_t>(out_edges.size());
+  a.in_begin[n] = static_cast<uint32_t>(in_edges.size());
+  // The other end of each: its process, and when the edge reached it (out) or left it (in).
+  constexpr size_t kAhead = 8;
+  auto fill = [&](const std::vector<uint32_t>& edges, std::vector<Across>& into, bool out) {
+    into.resize(edges.size());
+    for (size_t i = 0; i < edges.size(); ++i) {
+      if (i + 2 * kAhead < edges.size()) __builtin_prefetch(&g_.edges[edges[i + 2 * kAhead]]);
+      if (i + kAhead < edges.size()) {
+        const Edge& next = g_.edges[edges[i + kAhead]];
+        __builtin_prefetch(&g_.segments[out ? next.to : next.from]);
+        __builtin_prefetch(&trace_.events[out ? next.to_event : next.from_event]);
+      }
+      const Edge& e = g_.edges[edges[i]];
+      into[i] = {g_.segments[out ? e.to : e.from].pid,
+                 trace_.events[out ? e.to_event : e.from_event].ts};
+    }
+  };
+  fill(out_edges, a.out, true);
+  fill(in_edges, a.in, false);
+  return a;
+}
+
+// Which process of a pair reached the other first by a causal (not weak) edge: the one
+// that opened the conversation is the client of the other. Keyed by the pair, lower pid
+// first (prepare_shared_lookups() found them).
+Pid Finder::initiator(Pid a, Pid b) const {
   auto it = first_contact_.find(pair_key(a, b));
   return it == first_contact_.end() ? 0 : it->second.second;
 }
@@ -62,22 +128,18 @@ Pid Finder::initiator(Pid a, Pid b) const {
 // `asked`: a causal (not weak) edge out to a process its own process had opened the
 // conversation with. A server's answers to its clients are no requests: the clients
 // spoke first.
-void Finder::asked_in(const Graph::ThreadSegments& t, uint32_t first, uint32_t last,
+void Finder::asked_in(const ThreadAcross& across, uint32_t first, uint32_t last,
                       std::vector<Asked>& asked, InitiatorCache& initiators) const {
   for (uint32_t s = first; s <= last; ++s) {
     const Pid own = g_.segments[s].pid;
-    for (auto [it, end] = out_edges(s, g_.csr); it != end; ++it) {
-      if (within(t, static_cast<uint32_t>(target(*it, g_.csr)))) continue;
-      const Edge& e = g_.edges[g_.csr[*it]];
-      const Pid to = g_.segments[e.to].pid;
-      if (e.strength == Strength::Weak || to == own || !initiators.opened(*this, own, to)) continue;
-      const uint64_t arrived = trace_.events[e.to_event].ts;
+    for (const Across* x = across.out_first(s); x != across.out_end(s); ++x) {
+      if (!initiators.opened(*this, own, x->pid)) continue;
       auto a =
-          std::find_if(asked.begin(), asked.end(), [&](const Asked& x) { return x.pid == to; });
+          std::find_if(asked.begin(), asked.end(), [&](const Asked& y) { return y.pid == x->pid; });
       if (a == asked.end())
-        asked.push_back({to, arrived});
+        asked.push_back({x->pid, x->ts});
       else
-        a->arrived_ns = std::max(a->arrived_ns, arrived);
+        a->arrived_ns = std::max(a->arrived_ns, x->ts);
     }
   }
 }
@@ -101,20 +163,16 @@ bool Finder::InitiatorCache::opened(const Finder& f, Pid own, Pid to) {
 // it read the request (a notice of its own, the reply to an earlier call) answers
 // nothing, and the wait goes on (dbus-daemon's NameAcquired signal reached dbus-send
 // inside its wait for the reply to its method call, which came 1.2 s later).
-Finder::WaitEnd Finder::wait_end(const Graph::ThreadSegments& t, uint32_t first, uint32_t last,
+Finder::WaitEnd Finder::wait_end(const ThreadAcross& across, uint32_t first, uint32_t last,
                                  std::vector<Asked>& asked) const {
   WaitEnd end_kind = WaitEnd::NoCause;
   for (uint32_t s = first; s <= last; ++s)
-    for (auto [it, end] = in_edges(s, g_.csr); it != end; ++it) {
-      if (within(t, static_cast<uint32_t>(source(*it, g_.csr)))) continue;
-      const Edge& e = g_.edges[g_.csr[*it]];
-      const Pid from = g_.segments[e.from].pid;
-      if (e.strength == Strength::Weak || from == g_.segments[s].pid) continue;
+    for (const Across* x = across.in_first(s); x != across.in_end(s); ++x) {
       auto a =
-          std::find_if(asked.begin(), asked.end(), [&](const Asked& x) { return x.pid == from; });
+          std::find_if(asked.begin(), asked.end(), [&](const Asked& y) { return y.pid == x->pid; });
       if (a == asked.end()) {
         end_kind = WaitEnd::OtherWork;
-      } else if (trace_.events[e.from_event].ts >= a->arrived_ns) {
+      } else if (x->ts >= a->arrived_ns) {
         asked.erase(a);
         return WaitEnd::Answer;
       }
