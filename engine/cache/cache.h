@@ -3,8 +3,8 @@
 // computing it again (the aim: a re-run after a rule edit in under a second).
 //
 // An entry is one file: a header (magic, format version, the entry's kind, its key, the
-// payload's size and XXH3-64) and the payload. A file whose header, key, size or checksum
-// does not match is a miss, never trusted: the caller builds afresh and overwrites it.
+// payload's size and checksum: BlockHasher) and the payload. A file whose header, key, size or
+// checksum does not match is a miss, never trusted: the caller builds afresh and overwrites it.
 #pragma once
 
 #include <cstdint>
@@ -77,8 +77,9 @@ inline constexpr char kMagic[8] = {'C', 'W', 'C', 'A', 'C', 'H', 'E', '\0'};
 // 2: graphs keep their peers cuts; 3: a hang's profile keeps its uninterruptible time;
 // 4: a segment's or edge's rule kind is the table's (dsl/rule_kinds.h), no rule 255;
 // 5: a peers cut keeps the link end before it (PeerCut::since); 6: cut matches as varints;
-// 7: a hang entry keeps its candidate threads' ranks.
-inline constexpr uint32_t kFormatVersion = 7;
+// 7: a hang entry keeps its candidate threads' ranks; 8: checksums of blocks
+// (BlockHasher).
+inline constexpr uint32_t kFormatVersion = 8;
 inline constexpr size_t kHeaderSize = 64;
 // Graph entries kept per trace (least recently used evicted): the cold run's entry is still
 // there when the rule added since is removed again.

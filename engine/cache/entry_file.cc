@@ -33,7 +33,7 @@ bool write_entry(const Folder& dir, std::string_view name, EntryKind kind, const
 bool write_entry_parts(const Folder& dir, std::string_view name, EntryKind kind, const Key& key,
                        const std::vector<std::string_view>& parts, std::string* why) {
   uint64_t size = 0;
-  Hasher h;
+  BlockHasher h;
   for (std::string_view p : parts) {
     size += p.size();
     h.bytes(p.data(), p.size());
@@ -87,20 +87,15 @@ int open_entry(const Folder& dir, std::string_view name, uint64_t* size, std::st
 }  // namespace
 
 std::optional<uint64_t> checksum_by_reading(int fd, uint64_t size) {
-  XXH3_state_t* state = XXH3_createState();
-  XXH3_64bits_reset(state);
+  BlockHasher h;
   std::vector<char> buf(uint64_t{1} << 20);
-  bool ok = true;
-  for (uint64_t at = kHeaderSize; at < size && ok;) {
+  for (uint64_t at = kHeaderSize; at < size;) {
     const uint64_t n = std::min<uint64_t>(buf.size(), size - at);
-    ok = pread_all(fd, buf.data(), n, at);
-    XXH3_64bits_update(state, buf.data(), n);
+    if (!pread_all(fd, buf.data(), n, at)) return std::nullopt;
+    h.bytes(buf.data(), n);
     at += n;
   }
-  const uint64_t sum = XXH3_64bits_digest(state);
-  XXH3_freeState(state);
-  if (!ok) return std::nullopt;
-  return sum;
+  return h.digest();
 }
 
 std::optional<MappedEntry> map_entry(const Folder& dir, std::string_view name, EntryKind kind,
@@ -139,7 +134,7 @@ std::optional<MappedEntry> map_entry(const Folder& dir, std::string_view name, E
   const auto* header = reinterpret_cast<const unsigned char*>(m.base);
   if (std::string bad = check_header(header, size, kind, key); !bad.empty()) return fail(bad);
   m.payload = std::string_view(m.base + kHeaderSize, size - kHeaderSize);
-  const uint64_t sum = read_sum ? *read_sum : XXH3_64bits(m.payload.data(), m.payload.size());
+  const uint64_t sum = read_sum ? *read_sum : payload_checksum(m.payload);
   if (sum != header_checksum(header)) return fail("checksum mismatch");
   dir.touch(name);  // used now: eviction drops the least recently used
   return m;
@@ -172,11 +167,15 @@ std::optional<std::string> read_entry(const Folder& dir, std::string_view name, 
   const int fd = open_checked_entry(dir, name, kind, key, &size, header, &problem);
   if (fd < 0) return fail(problem);
   std::string payload(size - kHeaderSize, '\0');
-  bool ok = pread_all(fd, payload.data(), payload.size(), kHeaderSize);
+  BlockHasher h;
+  bool ok = true;
+  h.in_parallel(payload.data(), payload.size(), [&](char* at, uint64_t n) {
+    if (!pread_all(fd, at, n, kHeaderSize + static_cast<uint64_t>(at - payload.data())))
+      ok = false;  // (the sum is then not looked at)
+  });
   close(fd);
   if (!ok) return fail("cannot read the payload");
-  if (XXH3_64bits(payload.data(), payload.size()) != header_checksum(header))
-    return fail("checksum mismatch");
+  if (h.digest() != header_checksum(header)) return fail("checksum mismatch");
   dir.touch(name);  // used now: eviction drops the least recently used
   return payload;
 }

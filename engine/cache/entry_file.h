@@ -1,6 +1,7 @@
 // An entry's file as every entry kind reads it (engine/cache only: not part of cache.h):
 // opened, its header checked, its payload mapped or read, the checksum verified. The header
-// (cache.h) is written by write_entry_parts; kHeaderSize bytes, the payload's XXH3-64 last.
+// (cache.h) is written by write_entry_parts; kHeaderSize bytes, the payload's checksum
+// (BlockHasher) last.
 #pragma once
 
 #include <cstdint>
@@ -26,7 +27,7 @@ inline uint64_t header_checksum(const unsigned char* header) {
   return load_le<uint64_t>(header + 56);
 }
 
-// The XXH3-64 of the payload of the entry open at `fd`, read in pieces.
+// The checksum of the payload of the entry open at `fd`, read in pieces.
 std::optional<uint64_t> checksum_by_reading(int fd, uint64_t size);
 
 // An entry's file mapped whole, its header and checksum verified.

@@ -1,9 +1,16 @@
 // The framing of every entry: a file damaged, truncated, of another kind or key is a miss,
 // never trusted; and CAUSEWAY_CACHE turns the cache off.
+#include "engine/cache/entry_file.h"
+
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <xxhash.h>
 
 #include <filesystem>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "engine/cache/cache.h"
 #include "engine/cache/test_support.h"
@@ -78,6 +85,67 @@ TEST_CASE("a damaged, truncated or foreign entry is a miss, never trusted") {
   // And the intact entry still loads.
   write_all(path, good);
   CHECK(cache::load_graph(dir.f, kKey, b.trace, b.rules));
+}
+
+TEST_CASE("an entry's checksum is of its blocks, however its bytes are taken") {
+  // Three and a half blocks of random bytes: whole blocks are hashed on every CPU.
+  const uint64_t block = cache::kChecksumBlock;
+  std::string payload(3 * block + block / 2, '\0');
+  std::mt19937_64 random(7);
+  for (char& c : payload) c = static_cast<char>(random());
+  std::vector<uint64_t> digests;
+  for (uint64_t at = 0; at < payload.size(); at += block)
+    digests.push_back(XXH3_64bits(payload.data() + at, std::min(block, payload.size() - at)));
+  const uint64_t expected = XXH3_64bits(digests.data(), digests.size() * sizeof(uint64_t));
+  CHECK(cache::payload_checksum(payload) == expected);
+  {
+    // In pieces across the blocks' bounds, the large one on every CPU from mid-block.
+    cache::BlockHasher h;
+    h.bytes(payload.data(), 1000);
+    h.bytes(payload.data() + 1000, block);
+    h.in_parallel(payload.data() + 1000 + block, payload.size() - 1000 - block);
+    CHECK(h.digest() == expected);
+  }
+  CHECK(cache::payload_checksum("") == XXH3_64bits(nullptr, 0));
+
+  TempDir dir;
+  REQUIRE(cache::write_entry(dir.f, "blocks.cwx", cache::EntryKind::Base, kKey, payload));
+  const std::string path = dir.path + "/blocks.cwx";
+  auto read_back = [&](std::string* why) {
+    return cache::read_entry(dir.f, "blocks.cwx", cache::EntryKind::Base, kKey, why);
+  };
+  auto mapped = [&](std::string* why) {
+    return cache::map_entry(dir.f, "blocks.cwx", cache::EntryKind::Base, kKey, false, 0, why);
+  };
+  // The graph's way: read from the file into place, hashed on the way.
+  auto streamed = [&]() {
+    const int fd = open(path.c_str(), O_RDONLY);
+    REQUIRE(fd >= 0);
+    unsigned char header[cache::kHeaderSize];
+    REQUIRE(cache::pread_all(fd, header, sizeof header, 0));
+    cache::FileSource in(fd, cache::kHeaderSize, cache::kHeaderSize + payload.size());
+    std::string got(payload.size(), '\0');
+    in.read(got.data(), 1000);
+    in.read(got.data() + 1000, got.size() - 1000);
+    close(fd);
+    CHECK(got == payload);  // (read whole either way: it is the checksum that tells)
+    return in.matches(cache::header_checksum(header));
+  };
+  std::string why;
+  CHECK(read_back(&why) == payload);
+  CHECK(mapped(&why).has_value());
+  CHECK(streamed());
+  // One byte flipped in the third block: every way of reading the entry tells.
+  const std::string good = read_all(path);
+  std::string bad = good;
+  bad[cache::kHeaderSize + 2 * block + 12345] ^= 0x01;
+  write_all(path, bad);
+  payload[2 * block + 12345] ^= 0x01;
+  CHECK_FALSE(read_back(&why));
+  CHECK(why == "checksum mismatch");
+  CHECK_FALSE(mapped(&why));
+  CHECK(why == "checksum mismatch");
+  CHECK_FALSE(streamed());
 }
 
 TEST_CASE("CAUSEWAY_CACHE=off turns the cache off") {
