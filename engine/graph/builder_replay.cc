@@ -1,15 +1,20 @@
 // A rebuild's cuts from the cut rules' matches (cut_matches.h) instead of a scan of the
 // events: the matches of the rules a build saw before are given; a new split rule that
 // cuts at its event and whose `where` reads only that event is evaluated at the events of
-// its kind alone (no spans tracked, no other rule evaluated). Then every match, in trace
+// its kind alone (no spans tracked, no other rule evaluated). Then each thread's matches
+// (the threads on every CPU: a thread's cuts depend on its own matches alone), in trace
 // order and at one event in the order the scan applies rules (batch items, then splits,
-// each by index), goes through the same per-thread steps the scan takes (builder_scan.cc,
+// each by index), go through the same per-thread steps the scan takes (builder_scan.cc,
 // cut_event): a pending `cut after`, the thread's event loop, a batch's loop and `per`
 // value, a cut hidden by one made at or after its place.
+#include <malloc.h>
+
 #include <algorithm>
+#include <exception>
 #include <queue>
 #include <stdexcept>
 
+#include "base/parallel.h"
 #include "engine/graph/build_state.h"
 
 namespace cw::engine::build {
@@ -63,27 +68,12 @@ bool reads_own_event_only(const PreparedExpr& p) {
 }
 
 // One rule's matches, read in order: `split` or `batch` is the next one to replay.
+// One rule's matches to replay (the new rules' are set once found).
 struct Stream {
-  Stream(bool batch, uint32_t rule, const CutMatches* list)
-      : batch(batch), rule(rule), reader(list ? MatchReader(*list) : MatchReader(kNone)) {}
   bool batch = false;
   uint32_t rule = 0;
-  MatchReader reader;
-  SplitMatch split;
-  BatchMatch item;
-  // Reads the next match; false at the end.
-  bool next() {
-    if (reader.done()) return false;
-    if (batch)
-      item = reader.batch();
-    else
-      split = reader.split();
-    return true;
-  }
-  uint32_t event() const { return batch ? item.event : split.event; }
-  static const CutMatches kNone;
+  const CutMatches* list = nullptr;
 };
-const CutMatches Stream::kNone{};
 
 constexpr unsigned kStreamBits = 20;
 
@@ -101,6 +91,79 @@ void pending_to_cut(ThreadState& t) {
   cut_in_order(t, t.pending_at, t.pending_after, t.pending_neighbour);
   t.pending_after = {};
   t.pending_at = kNoEvent;
+}
+
+// One rule's matches, by thread: thread i's (threads_ order) are splits or items
+// [at[i], at[i + 1]), in event order.
+struct ByThread {
+  bool batch = false;
+  std::vector<uint32_t> at;
+  std::vector<SplitMatch> splits;
+  std::vector<BatchMatch> items;
+  uint32_t event(uint32_t i) const { return batch ? items[i].event : splits[i].event; }
+};
+
+// Reads `st`'s matches, checking that each is an event of a thread named and that a cut
+// place is on the match's thread, and puts them by thread (`threads` of them): first each
+// match's event and place (its event read, asked for some matches ahead), then, read
+// again, each match into its thread's run.
+ByThread split_by_thread(const Trace& trace, const ThreadIndex& index, const Stream& st,
+                         uint32_t threads) {
+  const uint64_t n = trace.events.size();
+  const CutMatches& list = *st.list;
+  ByThread out;
+  out.batch = st.batch;
+  out.at.assign(static_cast<size_t>(threads) + 1, 0);
+  std::vector<uint32_t> events, places;  // (a match takes a byte at least)
+  events.reserve(std::min<uint64_t>(list.count, list.bytes.size()));
+  places.reserve(events.capacity());
+  for (MatchReader r(list); !r.done();) {
+    if (st.batch) {
+      const BatchMatch m = r.batch();
+      events.push_back(m.event);
+      places.push_back(m.at);
+    } else {
+      const SplitMatch m = r.split();
+      events.push_back(m.event);
+      places.push_back(m.at);
+    }
+  }
+  const size_t count = events.size();
+  std::vector<uint32_t> thread_of(count);
+  constexpr size_t kAhead = 16;
+  for (size_t i = 0; i < count; ++i) {
+    if (i + kAhead < count && events[i + kAhead] < n)
+      __builtin_prefetch(&trace.events[events[i + kAhead]]);
+    const uint32_t event = events[i];
+    if (event >= n)
+      throw std::invalid_argument("the matches to rebuild the cuts from are not of this trace");
+    if (i > 0 && event <= events[i - 1])
+      throw std::invalid_argument("the matches to rebuild the cuts from are out of order");
+    const Tid tid = trace.events[event].tid;
+    // A cut place on another thread would cut that thread's events out of order.
+    const uint32_t place = places[i];
+    if (place != event && place != kNoEvent && (place >= n || trace.events[place].tid != tid))
+      throw std::invalid_argument(
+          "the matches to rebuild the cuts from place a cut on another thread");
+    const uint32_t thread = index.get(tid);
+    if (thread == ThreadIndex::kNone)  // named from thread lists that left it out
+      throw std::invalid_argument("the thread lists to rebuild the cuts with lack a thread");
+    thread_of[i] = thread;
+    ++out.at[thread + 1];
+  }
+  std::vector<uint32_t>().swap(events);
+  std::vector<uint32_t>().swap(places);
+  for (uint32_t t = 0; t < threads; ++t) out.at[t + 1] += out.at[t];
+  std::vector<uint32_t> slot(out.at.begin(), out.at.end() - 1);
+  MatchReader r(list);
+  if (st.batch) {
+    out.items.resize(count);
+    for (size_t i = 0; i < count; ++i) out.items[slot[thread_of[i]]++] = r.batch();
+  } else {
+    out.splits.resize(count);
+    for (size_t i = 0; i < count; ++i) out.splits[slot[thread_of[i]]++] = r.split();
+  }
+  return out;
 }
 
 }  // namespace
@@ -154,7 +217,7 @@ bool Builder::cuts_from_matches() {
     const CutMatches* m = b < known->batches.size() ? known->batches[b] : nullptr;
     if (!m || !m->known) return false;
     if (!m->batch) return false;
-    streams.emplace_back(true, b, m);
+    streams.push_back({true, b, m});
   }
   for (uint32_t s = 0; s < rules_.splits.size(); ++s) {
     const rules::SplitRule& rule = rules_.splits[s];
@@ -163,14 +226,14 @@ bool Builder::cuts_from_matches() {
     const CutMatches* m = s < known->splits.size() ? known->splits[s] : nullptr;
     if (m && m->known) {
       if (m->batch) return false;
-      streams.emplace_back(false, s, m);
+      streams.push_back({false, s, m});
       continue;
     }
     if (!rule.cut_span.empty() || rule.cut_after || !reads_own_event_only(split_where_[s]))
       return false;
     fresh.push_back(s);
     fresh_stream.push_back(streams.size());
-    streams.emplace_back(false, s, nullptr);
+    streams.push_back({false, s, nullptr});
   }
   if (streams.size() >= (size_t{1} << kStreamBits)) return false;
   report("events", 0, n);
@@ -210,54 +273,68 @@ bool Builder::cuts_from_matches() {
         for (const SplitMatch& m : part[k]) w.add(m);
       std::vector<SplitMatch>().swap(parts[0][k]);
       std::vector<SplitMatch>().swap(parts[1][k]);
-      streams[fresh_stream[k]].reader = MatchReader(found[k]);
+      streams[fresh_stream[k]].list = &found[k];
     }
   }
 
   // The threads, named in the order of their first events as a scan names them.
   name_threads();
 
-  // Every match in trace order; at one event, in stream order.
-  std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<>> next;
-  for (size_t k = 0; k < streams.size(); ++k)
-    if (streams[k].next()) next.push((uint64_t{streams[k].event()} << kStreamBits) | k);
-  uint64_t done = 0;
-  while (!next.empty()) {
-    const uint64_t top = next.top();
-    next.pop();
-    const size_t k = top & ((uint64_t{1} << kStreamBits) - 1);
-    const auto event = static_cast<uint32_t>(top >> kStreamBits);
-    Stream& st = streams[k];
-    if (event >= n)
-      throw std::invalid_argument("the matches to rebuild the cuts from are not of this trace");
-    const Tid tid = trace_.events[event].tid;
-    // A cut place on another thread would cut that thread's events out of order.
-    const uint32_t place = st.batch ? st.item.at : st.split.at;
-    if (place != event && place != kNoEvent && (place >= n || trace_.events[place].tid != tid))
-      throw std::invalid_argument(
-          "the matches to rebuild the cuts from place a cut on another thread");
-    const uint32_t thread = threads_index_.get(tid);
-    if (thread == ThreadIndex::kNone)  // named from thread lists that left it out
-      throw std::invalid_argument("the thread lists to rebuild the cuts with lack a thread");
-    ThreadState& t = threads_[thread];
-    if (t.pending_after.kind != kNoRuleKind && t.pending_at <= event) pending_to_cut(t);
-    if (st.batch)
-      replay_batch(t, st.rule, st.item);
-    else
-      replay_split(t, st.rule, st.split);
-    if (st.next()) {
-      const uint32_t following = st.event();
-      if (following <= event)
-        throw std::invalid_argument("the matches to rebuild the cuts from are out of order");
-      // Its event is read when it comes up, after the other rules' matches before it:
-      // asked for now, it is in the cache by then (the events are 0.5 GB at 19 M).
-      if (following < n) __builtin_prefetch(&trace_.events[following]);
-      next.push((uint64_t{following} << kStreamBits) | k);
-    }
-    if (++done % kProgressStep == 0) report("events", std::min<uint64_t>(event, n), n);
-  }
-  for (ThreadState& t : threads_)
-    if (t.pending_after.kind != kNoRuleKind && t.pending_at != kNoEvent) pending_to_cut(t);
+  // Each rule's matches by thread, read on every CPU, then each thread's cuts replayed
+  // on its own on every CPU, from its matches in trace order (at one event, in stream
+  // order): a thread's cuts depend on its own matches alone. One merge of all the rules'
+  // matches read each match's event as it came up, far from the last at 19 M events.
+  const unsigned workers = n >= parallel_from_ ? worker_count() : 1u;
+  const auto threads = static_cast<uint32_t>(threads_.size());
+  std::vector<ByThread> by_thread(streams.size());
+  std::vector<std::exception_ptr> errors(streams.size());
+  parallel_for(
+      streams.size(),
+      [&](size_t k) {
+        try {
+          by_thread[k] = split_by_thread(trace_, threads_index_, streams[k], threads);
+        } catch (...) {
+          errors[k] = std::current_exception();
+        }
+      },
+      workers);
+  for (const std::exception_ptr& e : errors)  // the first rule's: as one pass in order
+    if (e) std::rethrow_exception(e);
+  report("events", n / 2, n);
+  parallel_for(
+      threads,
+      [&](size_t ti) {
+        ThreadState& t = threads_[ti];
+        // The thread's next match of each rule, the earliest first (at one event, the
+        // first rule's).
+        std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<>> next;
+        std::vector<uint32_t> at(streams.size());
+        for (size_t k = 0; k < streams.size(); ++k) {
+          at[k] = by_thread[k].at[ti];
+          if (at[k] < by_thread[k].at[ti + 1])
+            next.push((uint64_t{by_thread[k].event(at[k])} << kStreamBits) | k);
+        }
+        while (!next.empty()) {
+          const uint64_t top = next.top();
+          next.pop();
+          const size_t k = top & ((uint64_t{1} << kStreamBits) - 1);
+          const auto event = static_cast<uint32_t>(top >> kStreamBits);
+          const ByThread& list = by_thread[k];
+          if (t.pending_after.kind != kNoRuleKind && t.pending_at <= event) pending_to_cut(t);
+          if (list.batch)
+            replay_batch(t, streams[k].rule, list.items[at[k]]);
+          else
+            replay_split(t, streams[k].rule, list.splits[at[k]]);
+          if (++at[k] < list.at[ti + 1])
+            next.push((uint64_t{list.event(at[k])} << kStreamBits) | k);
+        }
+        if (t.pending_after.kind != kNoRuleKind && t.pending_at != kNoEvent) pending_to_cut(t);
+      },
+      workers);
+  // The matches by thread were read on every CPU, into each worker's own heap: freed, that
+  // memory would stay with the process, unused, through the build's peak.
+  std::vector<ByThread>().swap(by_thread);
+  malloc_trim(0);
 
   if (record_) {
     result_.matches.splits.assign(rules_.splits.size(), {});
