@@ -199,8 +199,9 @@ class Finder {
   // Per segment, whether a strong edge from another thread ends in it (bytes: two CPUs
   // mark it at once).
   std::vector<uint8_t> strong_in_;
-  // Per edge, whether it joins two processes causally (not weak).
-  std::vector<uint8_t> across_;
+  // Per edge, whether it joins two processes causally (not weak); per segment, whether
+  // such an edge leaves it, and whether one ends in it.
+  std::vector<uint8_t> across_, across_out_, across_in_;
   const std::vector<ThreadRank>* before_ = nullptr;
   std::vector<ThreadRank>* after_ = nullptr;
   size_t reused_ = 0;

@@ -28,6 +28,8 @@ void Finder::prepare_shared_lookups() {
   const size_t m = g_.edges.size();
   strong_in_.assign(g_.segments.size(), 0);
   across_.assign(m, 0);
+  across_out_.assign(g_.segments.size(), 0);
+  across_in_.assign(g_.segments.size(), 0);
   using Contacts = std::unordered_map<uint64_t, std::pair<uint64_t, Pid>>;
   // The edges in parts handed out one at a time: the edges between threads are not spread
   // evenly (a rebuild appends its neighbour edges), so two halves would leave one CPU idle.
@@ -52,6 +54,8 @@ void Finder::prepare_shared_lookups() {
         std::atomic_ref<uint8_t>(strong_in_[e.to]).store(1, std::memory_order_relaxed);
       if (from.pid == to.pid) continue;
       across_[i] = 1;
+      std::atomic_ref<uint8_t>(across_out_[e.from]).store(1, std::memory_order_relaxed);
+      std::atomic_ref<uint8_t>(across_in_[e.to]).store(1, std::memory_order_relaxed);
       const uint64_t sent = trace_.events[e.from_event].ts;
       auto [it, fresh] = contacts.try_emplace(pair_key(from.pid, to.pid), sent, from.pid);
       if (!fresh && sent < it->second.first) it->second = {sent, from.pid};
@@ -84,10 +88,13 @@ Finder::ThreadAcross Finder::across_of(const Graph::ThreadSegments& t) const {
   a.in_begin.resize(n + 1);
   for (uint32_t s = t.begin; s < t.end; ++s) {
     a.out_begin[s - t.begin] = static_cast<uint32_t>(out_edges.size());
-    for (uint32_t k = forward.m_rowstart[s]; k < forward.m_rowstart[s + 1]; ++k)
-      if (!within(forward.m_column[k]))
-        if (const uint32_t e = forward.m_edge_properties[k]; across_[e]) out_edges.push_back(e);
     a.in_begin[s - t.begin] = static_cast<uint32_t>(in_edges.size());
+    // (Most segments have no edge across: their rows are not read.)
+    if (across_out_[s])
+      for (uint32_t k = forward.m_rowstart[s]; k < forward.m_rowstart[s + 1]; ++k)
+        if (!within(forward.m_column[k]))
+          if (const uint32_t e = forward.m_edge_properties[k]; across_[e]) out_edges.push_back(e);
+    if (!across_in_[s]) continue;
     for (uint32_t k = backward.m_rowstart[s]; k < backward.m_rowstart[s + 1]; ++k)
       if (!within(backward.m_column[k]))
         if (const uint32_t e = forward.m_edge_properties[backward.m_edge_properties[k]]; across_[e])
