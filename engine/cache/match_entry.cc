@@ -3,11 +3,13 @@
 // thread's cuts from the matches (engine/graph/cut_matches.h).
 #include <fmt/format.h>
 
+#include <exception>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "base/parallel.h"
 #include "engine/cache/cache.h"
 #include "engine/cache/encoding.h"
 #include "engine/graph/expr_eval.h"
@@ -138,10 +140,21 @@ StoredMatches decode_cut_matches(std::string_view payload, const Trace& trace) {
     m.batch = kind == kBatchList;
     m.count = rd.value<uint64_t>();
     m.bytes = rd.text();
-    check_list(m, trace);
     out.lists.push_back(std::move(m));
   }
   if (!rd.done()) throw CorruptEntry("bytes after the last list");
+  // The lists read whole on every CPU; the first list's error is the one thrown, as one
+  // pass in order would meet it.
+  std::vector<std::exception_ptr> errors(out.lists.size());
+  parallel_for(out.lists.size(), [&](size_t k) {
+    try {
+      check_list(out.lists[k], trace);
+    } catch (...) {
+      errors[k] = std::current_exception();
+    }
+  });
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
   return out;
 }
 
