@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/parallel.h"
 #include "trace/trace.h"
 
 namespace cw {
@@ -99,14 +100,31 @@ inline bool is_recorder_note(std::string_view text) {
   return text.starts_with(kRecorderNote);
 }
 
+// The events of kind `marker`, in order: looked for in parts on every CPU (a trace has a
+// few markers among millions of events, and more than one reader looks for them).
+inline std::vector<uint32_t> marker_events(const Trace& trace, KindId marker) {
+  if (marker == kNoKind) return {};
+  const size_t n = trace.events.size();
+  constexpr size_t kParts = 16;
+  const size_t parts = n < (size_t{1} << 16) ? 1 : kParts;
+  std::vector<std::vector<uint32_t>> found(parts);
+  parallel_for(parts, [&](size_t p) {
+    for (size_t i = n * p / parts, end = n * (p + 1) / parts; i < end; ++i)
+      if (trace.events[i].kind == marker) found[p].push_back(static_cast<uint32_t>(i));
+  });
+  std::vector<uint32_t> out;
+  for (const auto& part : found) out.insert(out.end(), part.begin(), part.end());
+  return out;
+}
+
 // The recorder's notes in `trace`, in time order, without their prefix.
 inline std::vector<std::string> recorder_notes(const Trace& trace) {
   std::vector<std::string> out;
   const KindId marker = trace.schema.find("marker");
   const int text_field = marker == kNoKind ? -1 : trace.schema.field_index(marker, "text");
   if (text_field < 0) return out;
-  for (const Event& e : trace.events) {
-    if (e.kind != marker) continue;
+  for (uint32_t i : marker_events(trace, marker)) {
+    const Event& e = trace.events[i];
     std::string_view text = trace.strings.get(static_cast<StrId>(trace.value(e, text_field)));
     if (is_recorder_note(text)) out.emplace_back(text.substr(kRecorderNote.size()));
   }

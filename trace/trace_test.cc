@@ -2,6 +2,12 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "trace/command_marker.h"
+
 namespace cw {
 namespace {
 
@@ -22,6 +28,25 @@ TEST_CASE("strings are interned once; id 0 is the empty string") {
   CHECK(s.intern("futex") == a);
   CHECK(s.find("futex") == a);
   CHECK(s.find("nope") == StringTable::kMissing);
+}
+
+TEST_CASE("markers and the recorder's notes are found wherever they are, in order") {
+  // Enough events to be looked through in parts: markers first, last and at a part's edge.
+  Trace t;
+  const KindId marker = t.schema.find("marker"), exit = t.schema.find("exit");
+  const int text = t.schema.field_index(marker, "text");
+  const std::vector<uint32_t> at = {0, 4096, 70000 / 16, 70000 / 16 + 1, 69999};
+  for (uint32_t i = 0; i < 70000; ++i) {
+    const bool is_marker = std::find(at.begin(), at.end(), i) != at.end();
+    const Event& e = t.add_event(i, 1, is_marker ? marker : exit);
+    if (is_marker)
+      t.value_ref(e, text) = t.strings.intern(recorder_note("note " + std::to_string(i)));
+  }
+  CHECK(marker_events(t, marker) == at);
+  const std::vector<std::string> notes = recorder_notes(t);
+  REQUIRE(notes.size() == at.size());
+  CHECK(notes.front() == "note 0");
+  CHECK(notes.back() == "note 69999");
 }
 
 TEST_CASE("sort_events is stable for equal times") {

@@ -53,8 +53,8 @@ std::string secs_of(uint64_t ns) {
 // (`record -- CMD`): only that process and its descendants are candidates.
 void Finder::read_markers() {
   if (marker_ == kNoKind || marker_text_ < 0) return;
-  for (const Event& e : trace_.events) {
-    if (e.kind != marker_) continue;
+  for (uint32_t i : marker_events(trace_, marker_)) {
+    const Event& e = trace_.events[i];
     std::string_view text = trace_.strings.get(static_cast<StrId>(trace_.value(e, marker_text_)));
     if (is_command_marker(text)) {  // the recorder's, not the user's
       if (Pid pid = command_marker_pid(text)) command_pid_ = pid;
