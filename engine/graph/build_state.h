@@ -219,6 +219,7 @@ class Builder {
   void scan_events();
   bool scan_cuts_in_two_shares();
   void name_threads();
+  void count_span_opens();
   void keep_matches(std::vector<MatchRecorder>& shares);
 
   // builder_replay.cc: a rebuild's cuts from the cut rules' matches.
@@ -269,7 +270,10 @@ class Builder {
   SpanTree spans_;
   LuaHost lua_;
   Evaluator eval_;
+  // Taken (count_span_opens()) before a scan of the events, which sizes the span tree by
+  // it; a rebuild that replays its cuts from matches scans nothing and needs none.
   Census census_;
+  bool census_taken_ = false;
   ThreadIndex threads_index_;
   BuildResult result_;
 

@@ -49,16 +49,25 @@ Builder::Builder(const Trace& trace, const RuleSet& rules, const BuildOptions& o
       spans_(trace.schema),
       lua_(rules, options.lua_limits),
       eval_(trace, spans_, &lua_, options.interpret_expressions),
-      census_(take_census(trace, spans_, parallel_from_)),
       threads_index_(trace.threads.size()) {
+  if (!reuse_) count_span_opens();
+}
+
+void Builder::count_span_opens() {
+  if (census_taken_) return;
+  census_ = take_census(trace_, spans_, parallel_from_);
   spans_.reserve(census_.span_opens);
+  census_taken_ = true;
 }
 
 BuildResult Builder::run() {
   prepare();
   if (reuse_) {
     forget_edge_work();
-    if (!cuts_from_matches() && !scan_cuts_in_two_shares()) scan_events();
+    if (!cuts_from_matches()) {
+      count_span_opens();
+      if (!scan_cuts_in_two_shares()) scan_events();
+    }
     peer_cuts_ = reused_peer_cuts();
     result_.peer_cuts = reuse_->peer_cuts;
     merge_peer_cuts();
