@@ -121,7 +121,7 @@ std::optional<MappedEntry> map_entry(const Folder& dir, std::string_view name, E
       return fail("cannot read the payload");
     }
   }
-  void* p = mmap(nullptr, size, PROT_READ, MAP_PRIVATE | (populate ? MAP_POPULATE : 0), fd, 0);
+  void* p = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
   int err = errno;
   close(fd);
   if (p == MAP_FAILED) return fail(std::strerror(err));
