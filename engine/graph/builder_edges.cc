@@ -289,29 +289,53 @@ void Builder::reuse_edges() {
       throw std::invalid_argument("the graph to reuse has an edge of a thread this trace lacks");
     return s;
   };
-  size_t kept = 0;
-  for (size_t i = 0; i < edges.size(); ++i) {
-    Edge e = edges[i];
-    if (e.rule.kind != RuleKind::Edge && e.rule.kind != RuleKind::Flag) continue;
-    if (e.from_event >= n || e.to_event >= n)
-      throw std::invalid_argument("the graph to reuse names events this trace does not have");
-    if (e.rule.kind == RuleKind::Edge) {
-      if (e.rule.index >= rules_.edges.size())
-        throw std::invalid_argument("the graph to reuse names edge rules these rules lack");
-      e.from = from_segment(rules_.edges[e.rule.index], e.from_event,
-                            [&] { return end_segment(e.from, e.from_event); });
-      if (e.from == kNoSegment)
-        throw std::invalid_argument(
-            "the graph to reuse has an edge from a thread this trace lacks");
-    } else {
-      e.from = end_segment(e.from, e.from_event);
+  // In two parts, each keeping its edges in place at its own start and its flag edges
+  // apart; then the second part's after the first's, as one pass in order keeps them.
+  // Each edge's two ends are looked up far apart in the segment tables: asked for some
+  // edges ahead.
+  uint64_t begin_of[2] = {0, 0}, kept_of[2] = {0, 0};
+  std::vector<Edge> flags_of[2];
+  in_two_parts(edges.size(), n >= parallel_from_, [&](uint64_t begin, uint64_t end, int part) {
+    constexpr uint64_t kAhead = 16;
+    uint64_t kept = begin;
+    for (uint64_t i = begin; i < end; ++i) {
+      if (through_old && i + kAhead < end) {
+        const Edge& a = edges[i + kAhead];
+        if (a.from < old_lo_.size() && a.to < old_lo_.size()) {
+          __builtin_prefetch(&old_lo_[a.from]);
+          __builtin_prefetch(&old_hi_[a.from]);
+          __builtin_prefetch(&old_lo_[a.to]);
+          __builtin_prefetch(&old_hi_[a.to]);
+        }
+      }
+      Edge e = edges[i];
+      if (e.rule.kind != RuleKind::Edge && e.rule.kind != RuleKind::Flag) continue;
+      if (e.from_event >= n || e.to_event >= n)
+        throw std::invalid_argument("the graph to reuse names events this trace does not have");
+      if (e.rule.kind == RuleKind::Edge) {
+        if (e.rule.index >= rules_.edges.size())
+          throw std::invalid_argument("the graph to reuse names edge rules these rules lack");
+        e.from = from_segment(rules_.edges[e.rule.index], e.from_event,
+                              [&] { return end_segment(e.from, e.from_event); });
+        if (e.from == kNoSegment)
+          throw std::invalid_argument(
+              "the graph to reuse has an edge from a thread this trace lacks");
+      } else {
+        e.from = end_segment(e.from, e.from_event);
+      }
+      e.to = end_segment(e.to, e.to_event);
+      if (e.rule.kind == RuleKind::Flag)
+        flags_of[part].push_back(e);
+      else
+        edges[kept++] = e;
     }
-    e.to = end_segment(e.to, e.to_event);
-    if (e.rule.kind == RuleKind::Flag)
-      flags.push_back(e);
-    else
-      edges[kept++] = e;
-  }
+    begin_of[part] = begin;
+    kept_of[part] = kept - begin;
+  });
+  const auto at = [&](uint64_t i) { return edges.begin() + static_cast<std::ptrdiff_t>(i); };
+  std::move(at(begin_of[1]), at(begin_of[1] + kept_of[1]), at(kept_of[0]));
+  const size_t kept = kept_of[0] + kept_of[1];
+  for (const auto& part : flags_of) flags.insert(flags.end(), part.begin(), part.end());
   edges.resize(kept);
   g.edges = std::move(edges);
   // Room for the rest at once (a fresh copy only when there are more than the reused

@@ -611,6 +611,37 @@ TEST_CASE("a rebuild of the cuts only, reusing another cut rules' graph, equals 
   CHECK(hidden.result.peer_cuts.size() == 1);
 }
 
+TEST_CASE(
+    "a rebuild keeps the reused graph's edges in their order, wherever its neighbour edges are") {
+  // The reused edges are taken in parts on every CPU, each dropping the neighbour edges
+  // it holds: with the neighbour edges first, the first part drops all it has and the
+  // second's must move up behind what it kept.
+  const auto prior = build(reuse_rules(""), kReuseTrace);
+  BuildResult moved = prior.result;
+  auto& edges = moved.graph.edges;
+  std::stable_partition(edges.begin(), edges.end(),
+                        [](const Edge& e) { return e.rule.kind == RuleKind::Split; });
+  auto rule_edges = [](const std::vector<Edge>& list) {
+    std::vector<std::pair<uint32_t, uint32_t>> out;
+    for (const Edge& e : list)
+      if (e.rule.kind == RuleKind::Edge) out.emplace_back(e.from_event, e.to_event);
+    return out;
+  };
+  const auto expected = rule_edges(edges);
+  REQUIRE(!expected.empty());
+  REQUIRE(edges.front().rule.kind == RuleKind::Split);
+  const auto after = build(reuse_rules("split r { at send neighbour weak }\n"), kReuseTrace);
+  for (uint64_t parallel_from : {uint64_t{0}, ~uint64_t{0}}) {
+    CAPTURE(parallel_from);
+    BuildResult taken = moved;
+    BuildOptions options;
+    options.reuse = &taken;
+    options.parallel_from = parallel_from;
+    const BuildResult rebuilt = build_graph(after.trace, after.rules, options);
+    CHECK(rule_edges(rebuilt.graph.edges) == expected);
+  }
+}
+
 TEST_CASE("a rebuild of the cuts takes the reused graph's edges") {
   const auto prior = build(reuse_rules(""), kReuseTrace);
   BuildResult marked = prior.result;
