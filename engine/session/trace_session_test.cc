@@ -1,14 +1,18 @@
 #include "engine/session/trace_session.h"
 
+#include <dirent.h>
 #include <doctest/doctest.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "base/temp_dir.h"
 #include "engine/session/answers.h"
+#include "engine/session/cache_session.h"
 #include "engine/session/session_error.h"
 #include "engine/session/trace_load.h"
 
@@ -46,7 +50,50 @@ SessionConfig config_of(const std::string& trace) {
 
 const std::string kServer = CW_SOURCE_DIR "/examples/slow-server.trace";
 
+// This process's children that ended and were not waited for.
+int zombie_children() {
+  int found = 0;
+  DIR* proc = opendir("/proc");
+  REQUIRE(proc != nullptr);
+  while (const dirent* d = readdir(proc)) {
+    std::ifstream stat(std::string("/proc/") + d->d_name + "/stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    // "PID (COMM) STATE PPID ...": the name may hold anything, so from its last ')'.
+    const size_t close = line.rfind(')');
+    if (close == std::string::npos || close + 4 > line.size()) continue;
+    const char state = line[close + 2];
+    const long ppid = std::strtol(line.c_str() + close + 4, nullptr, 10);
+    found += state == 'Z' && ppid == getpid();
+  }
+  closedir(proc);
+  return found;
+}
+
 }  // namespace
+
+TEST_CASE("saves in the background run in copies of the process, waited for once they end") {
+  // One copy per save (a --watch session makes one per edit): each is waited for as it
+  // ends, never left behind as a zombie for the session's life.
+  TempDir dir;
+  CacheSession cache;
+  cache.wait_for_saves = true;  // wait() then waits for the saves to end
+  for (int i = 0; i < 3; ++i)
+    cache.in_background([&dir, i] {
+      std::ofstream(dir.path("saved-" + std::to_string(i))) << i;
+      return std::string();
+    });
+  cache.wait();
+  for (int i = 0; i < 3; ++i)
+    CHECK(std::filesystem::exists(dir.path("saved-" + std::to_string(i))));
+  // (Their pipes closed as they exited: the waiting threads reap them just after.)
+  int zombies = zombie_children();
+  for (int tries = 0; zombies > 0 && tries < 200; ++tries) {
+    usleep(10'000);
+    zombies = zombie_children();
+  }
+  CHECK(zombies == 0);
+}
 
 TEST_CASE("a session reads, builds and diagnoses once each, and says nothing it need not") {
   StandardPacks packs;
