@@ -11,6 +11,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -168,7 +169,7 @@ std::optional<std::string> read_entry(const Folder& dir, std::string_view name, 
   if (fd < 0) return fail(problem);
   std::string payload(size - kHeaderSize, '\0');
   BlockHasher h;
-  bool ok = true;
+  std::atomic<bool> ok = true;  // (set by the reads of every CPU)
   h.in_parallel(payload.data(), payload.size(), [&](char* at, uint64_t n) {
     if (!pread_all(fd, at, n, kHeaderSize + static_cast<uint64_t>(at - payload.data())))
       ok = false;  // (the sum is then not looked at)
