@@ -39,10 +39,10 @@
 #include "recorder/pid_namespace.h"
 #include "recorder/record_instrumentation.h"
 #include "recorder/recorder_dir.h"
-#include "trace/ring.h"
 #include "recorder/session.h"
 #include "rules/loader.h"
 #include "trace/binary_format.h"
+#include "trace/ring.h"
 
 namespace cw::cli {
 
@@ -429,6 +429,11 @@ int record_foreground(const RecordArgs& args) {
           : command_status_text(recorded->command_wstatus);
   std::cerr << fmt::format("causeway: wrote {}: {} events{}, {}{}\n", args.output, s.events,
                            sampled, lost_text(s), command);
+  if (s.stacks_lost > 0)
+    std::cerr << fmt::format(
+        "causeway: {} stack record{} could not be attached (the call or the stack {} named "
+        "was lost); those calls show no stack\n",
+        s.stacks_lost, s.stacks_lost == 1 ? "" : "s", s.stacks_lost == 1 ? "it" : "they");
   // Where dwarf mode's time goes (docs/latency.md): said apart, after the usual line.
   if (s.unwound_stacks > 0)
     std::cerr << fmt::format(

@@ -150,27 +150,168 @@ StackId RecordDecoder::intern_stack(Pid pid, const uint64_t* ips, uint32_t n) {
   return it->second;
 }
 
-// What a stack record that says "as before" (CW_USTACK_AS_BEFORE, CW_KSTACK_AS_BEFORE)
-// repeats: the thread's remembered stack, when it is the one walked for the call whose seq
-// the record carries first in `ips` (the caller checked that it has that word); else
-// null (the original was lost, or never came).
-template <typename Value>
-const Value* RecordDecoder::repeated(
-    const std::unordered_map<Tid, std::pair<uint64_t, Value>>& last, Tid tid, const void* ips) {
-  uint64_t original = 0;
-  std::memcpy(&original, ips, sizeof original);
-  auto it = last.find(tid);
-  return it != last.end() && it->second.first == original ? &it->second.second : nullptr;
+RecordDecoder::Held* RecordDecoder::stack_owner(Tid tid, uint32_t flags, uint64_t seq) {
+  if (flags & CW_STACK_OF_SAMPLE) {
+    auto it = last_sample_.find(tid);
+    if (it == last_sample_.end() || it->second.first != seq || !still_held(it->second.second))
+      return nullptr;
+    return &held_at(it->second.second);
+  }
+  auto it = last_enters_.find(tid);
+  const uint64_t* order = it != last_enters_.end() ? it->second.find(seq) : nullptr;
+  return order && still_held(*order) ? &held_at(*order) : nullptr;
 }
 
-RecordDecoder::Held* RecordDecoder::stack_owner(Tid tid, uint32_t flags, uint64_t seq) {
-  auto& latest = (flags & CW_STACK_OF_SAMPLE) ? last_sample_ : last_enter_;
-  auto it = latest.find(tid);
-  if (it == latest.end() || it->second.first != seq || !still_held(it->second.second)) {
-    ++stats_.stacks_late;
-    return nullptr;
+void RecordDecoder::put_user_stack(Held& h, Pid pid, StackId user) {
+  // A kernel stack record that came first (the user stack waited, or was being unwound)
+  // is put back in front.
+  if (h.stack != 0 && trace_.stacks[h.stack].kernel > 0) {
+    const Stack& had = trace_.stacks[h.stack];
+    const std::vector<uint64_t> kips(had.ips.begin(), had.ips.begin() + had.kernel);
+    user = add_kernel_frames(pid, user, kips.data(), static_cast<uint32_t>(kips.size()));
   }
-  return &held_at(it->second.second);
+  h.stack = user;
+}
+
+bool RecordDecoder::attach_stack(const void* record, size_t size, bool final, uint64_t* owner_at) {
+  const auto* hdr = static_cast<const cw_rec_header*>(record);
+  const Tid tid = hdr->tid;
+  auto bad = [&] {
+    ++stats_.malformed;
+    return true;
+  };
+  // The event it goes to: the one found when it first tried, if it had to wait for the
+  // stack it repeats (the thread may have made many calls since).
+  auto owner_of = [&](uint32_t flags, uint64_t seq) -> Held* {
+    if (owner_at && *owner_at != kNoOwner)
+      return still_held(*owner_at) ? &held_at(*owner_at) : nullptr;
+    Held* owner = stack_owner(tid, flags, seq);
+    if (owner && owner_at) *owner_at = owner->order;
+    return owner;
+  };
+  // What the record names has not come: it waits, or (final) is lost.
+  auto missing = [&](uint64_t& lost) {
+    if (!final) return false;
+    ++lost;
+    return true;
+  };
+  switch (hdr->type) {
+    case CW_REC_STACK: {
+      constexpr size_t fixed = offsetof(cw_rec_stack, ips);
+      if (size < fixed) return bad();
+      const auto* r = static_cast<const cw_rec_stack*>(record);
+      uint32_t n = std::min<uint32_t>(r->n, CW_MAX_STACK);
+      if (fixed + n * sizeof(uint64_t) > size) return bad();
+      const bool of_sample = (hdr->flags & CW_STACK_OF_SAMPLE) != 0;
+      const bool as_before = !of_sample && (hdr->flags & CW_USTACK_AS_BEFORE) != 0;
+      if (as_before && (n != 0 || size < fixed + sizeof(uint64_t))) return bad();
+      Held* owner = owner_of(hdr->flags, r->seq);
+      if (!owner) return missing(stats_.stacks_late);
+      if (as_before) {
+        uint64_t original = 0;
+        std::memcpy(&original, r->ips, sizeof original);
+        auto walked = walked_ustacks_.find(tid);
+        const StackId* last =
+            walked != walked_ustacks_.end() ? walked->second.find(original) : nullptr;
+        if (!last) return missing(stats_.user_stacks_unmatched);
+        put_user_stack(*owner, hdr->pid, *last);
+        ++stats_.stacks_attached;
+        ++stats_.user_stacks_repeated;
+        return true;
+      }
+      uint64_t ips[CW_MAX_STACK];
+      std::memcpy(ips, r->ips, n * sizeof(uint64_t));
+      const StackId stack = intern_stack(hdr->pid, ips, n);
+      put_user_stack(*owner, hdr->pid, stack);
+      if (!of_sample) walked_ustacks_[tid].put(r->seq, stack);
+      ++stats_.stacks_attached;
+      return true;
+    }
+    case CW_REC_USTACK: {
+      constexpr size_t fixed = offsetof(cw_rec_ustack, data);
+      if (size < fixed) return bad();
+      const auto* r = static_cast<const cw_rec_ustack*>(record);
+      if (r->size > CW_MAX_USTACK_BYTES || fixed + r->size > size) return bad();
+      Held* owner = owner_of(hdr->flags, r->seq);
+      if (!owner) return missing(stats_.stacks_late);
+      if (!unwind_) {
+        ++stats_.stacks_not_unwound;
+        return true;
+      }
+      const auto* bytes = static_cast<const uint8_t*>(record);
+      pending_unwind_.emplace_back(owner->order,
+                                   std::vector<uint8_t>(bytes, bytes + fixed + r->size));
+      return true;
+    }
+    case CW_REC_KSTACK: {
+      constexpr size_t fixed = offsetof(cw_rec_stack, ips);
+      if (size < fixed) return bad();
+      const auto* r = static_cast<const cw_rec_stack*>(record);
+      uint32_t n = std::min<uint32_t>(r->n, CW_MAX_STACK);
+      if (fixed + n * sizeof(uint64_t) > size) return bad();
+      const bool as_before = (hdr->flags & CW_KSTACK_AS_BEFORE) != 0;
+      if (as_before && (n != 0 || size < fixed + sizeof(uint64_t))) return bad();
+      Held* owner = owner_of(0, r->seq);
+      if (!owner) return missing(stats_.stacks_late);
+      if (as_before) {
+        uint64_t original = 0;
+        std::memcpy(&original, r->ips, sizeof original);
+        auto walked = walked_kstacks_.find(tid);
+        const std::vector<uint64_t>* last =
+            walked != walked_kstacks_.end() ? walked->second.find(original) : nullptr;
+        if (!last) return missing(stats_.kernel_stacks_unmatched);
+        owner->stack = add_kernel_frames(hdr->pid, owner->stack, last->data(),
+                                         static_cast<uint32_t>(last->size()));
+        ++stats_.kernel_stacks;
+        ++stats_.kernel_stacks_repeated;
+        return true;
+      }
+      // The probe's own frames come first: the wait is below them.
+      uint32_t skip = 0;
+      while (kernel_probe_ && skip < n && kernel_probe_(r->ips[skip])) ++skip;
+      std::vector<uint64_t> frames(r->ips + skip, r->ips + n);
+      owner->stack = add_kernel_frames(hdr->pid, owner->stack, frames.data(),
+                                       static_cast<uint32_t>(frames.size()));
+      walked_kstacks_[tid].put(r->seq, std::move(frames));
+      ++stats_.kernel_stacks;
+      return true;
+    }
+    default: return true;
+  }
+}
+
+void RecordDecoder::retry_early_stacks(Tid tid) {
+  if (early_stacks_.empty()) return;
+  auto it = early_stacks_.find(tid);
+  if (it == early_stacks_.end()) return;
+  std::vector<EarlyStack>& waiting = it->second;
+  // One that attaches may be the stack another repeats: again until none does.
+  for (bool attached = true; attached;) {
+    attached = false;
+    for (size_t i = 0; i < waiting.size();) {
+      EarlyStack& e = waiting[i];
+      if (attach_stack(e.bytes.data(), e.bytes.size(), false, &e.owner)) {
+        waiting.erase(waiting.begin() + static_cast<std::ptrdiff_t>(i));
+        --early_count_;
+        attached = true;
+      } else {
+        ++i;
+      }
+    }
+  }
+  if (waiting.empty()) early_stacks_.erase(it);
+}
+
+void RecordDecoder::drop_early_stacks(uint64_t horizon) {
+  for (auto it = early_stacks_.begin(); it != early_stacks_.end();) {
+    std::erase_if(it->second, [&](EarlyStack& e) {
+      if (reinterpret_cast<const cw_rec_header*>(e.bytes.data())->ts > horizon) return false;
+      attach_stack(e.bytes.data(), e.bytes.size(), true, &e.owner);
+      --early_count_;
+      return true;
+    });
+    it = it->second.empty() ? early_stacks_.erase(it) : std::next(it);
+  }
 }
 
 void RecordDecoder::unwind_pending() {
@@ -183,16 +324,9 @@ void RecordDecoder::unwind_pending() {
     std::vector<uint64_t> ips =
         unwind_(r->h.pid, r->h.tid, regs,
                 std::span<const uint8_t>(bytes.data() + fixed, bytes.size() - fixed));
-    StackId stack = intern_stack(r->h.pid, ips.data(), static_cast<uint32_t>(ips.size()));
     // A kernel stack (CW_REC_KSTACK) that came before the unwinding is put back in front.
-    const StackId kernel_only = held_at(order).stack;
-    if (kernel_only != 0 && trace_.stacks[kernel_only].kernel > 0) {
-      const std::vector<uint64_t> kips(
-          trace_.stacks[kernel_only].ips.begin(),
-          trace_.stacks[kernel_only].ips.begin() + trace_.stacks[kernel_only].kernel);
-      stack = add_kernel_frames(r->h.pid, stack, kips.data(), static_cast<uint32_t>(kips.size()));
-    }
-    held_at(order).stack = stack;
+    put_user_stack(held_at(order), r->h.pid,
+                   intern_stack(r->h.pid, ips.data(), static_cast<uint32_t>(ips.size())));
     ++stats_.stacks_attached;
   }
   pending_unwind_.clear();
@@ -461,7 +595,8 @@ void RecordDecoder::decode(const void* record, size_t size) {
       set(h, k.count, r->count);
       set(h, k.timeout_ns, static_cast<uint64_t>(r->timeout_ns));
       h.seq = r->seq;
-      last_enter_[tid] = {r->seq, h.order};
+      last_enters_[tid].put(r->seq, h.order);
+      retry_early_stacks(tid);
       return;
     }
     case CW_REC_SYS_EXIT: {
@@ -559,49 +694,19 @@ void RecordDecoder::decode(const void* record, size_t size) {
       }
       return;
     }
-    case CW_REC_STACK: {
-      constexpr size_t fixed = offsetof(cw_rec_stack, ips);
-      if (size < fixed) return bad();
-      const auto* r = static_cast<const cw_rec_stack*>(record);
-      uint32_t n = std::min<uint32_t>(r->n, CW_MAX_STACK);
-      if (fixed + n * sizeof(uint64_t) > size) return bad();
-      const bool of_sample = (hdr->flags & CW_STACK_OF_SAMPLE) != 0;
-      const bool as_before = !of_sample && (hdr->flags & CW_USTACK_AS_BEFORE) != 0;
-      if (as_before && (n != 0 || size < fixed + sizeof(uint64_t))) return bad();
-      Held* owner = stack_owner(tid, hdr->flags, r->seq);
-      if (!owner) return;
-      if (as_before) {
-        const StackId* last = repeated(last_ustack_, tid, r->ips);
-        if (!last) {
-          ++stats_.user_stacks_unmatched;
-          return;
-        }
-        owner->stack = *last;
-        ++stats_.stacks_attached;
-        ++stats_.user_stacks_repeated;
-        return;
-      }
-      uint64_t ips[CW_MAX_STACK];
-      std::memcpy(ips, r->ips, n * sizeof(uint64_t));
-      owner->stack = intern_stack(hdr->pid, ips, n);
-      if (!of_sample) last_ustack_[tid] = {r->seq, owner->stack};
-      ++stats_.stacks_attached;
-      return;
-    }
-    case CW_REC_USTACK: {
-      constexpr size_t fixed = offsetof(cw_rec_ustack, data);
-      if (size < fixed) return bad();
-      const auto* r = static_cast<const cw_rec_ustack*>(record);
-      if (r->size > CW_MAX_USTACK_BYTES || fixed + r->size > size) return bad();
-      Held* owner = stack_owner(tid, hdr->flags, r->seq);
-      if (!owner) return;
-      if (!unwind_) {
-        ++stats_.stacks_not_unwound;
+    case CW_REC_STACK:
+    case CW_REC_USTACK:
+    case CW_REC_KSTACK: {
+      // One whose time was released already: what it names, older still, came or never will.
+      const bool final = early_count_ >= kMaxEarly || hdr->ts <= released_upto_;
+      uint64_t owner = kNoOwner;
+      if (attach_stack(record, size, final, &owner)) {
+        retry_early_stacks(tid);  // it may be the stack a waiting one repeats
         return;
       }
       const auto* bytes = static_cast<const uint8_t*>(record);
-      pending_unwind_.emplace_back(owner->order,
-                                   std::vector<uint8_t>(bytes, bytes + fixed + r->size));
+      early_stacks_[tid].push_back({std::vector<uint8_t>(bytes, bytes + size), owner});
+      ++early_count_;
       return;
     }
     case CW_REC_SAMPLE: {
@@ -613,44 +718,7 @@ void RecordDecoder::decode(const void* record, size_t size) {
       h.seq = ts;
       last_sample_[tid] = {ts, h.order};
       ++stats_.samples;
-      return;
-    }
-    case CW_REC_KSTACK: {
-      constexpr size_t fixed = offsetof(cw_rec_stack, ips);
-      if (size < fixed) return bad();
-      const auto* r = static_cast<const cw_rec_stack*>(record);
-      uint32_t n = std::min<uint32_t>(r->n, CW_MAX_STACK);
-      if (fixed + n * sizeof(uint64_t) > size) return bad();
-      const bool as_before = (hdr->flags & CW_KSTACK_AS_BEFORE) != 0;
-      if (as_before && (n != 0 || size < fixed + sizeof(uint64_t))) return bad();
-      auto it = last_enter_.find(tid);
-      if (it == last_enter_.end() || it->second.first != r->seq || !still_held(it->second.second)) {
-        ++stats_.stacks_late;
-        return;
-      }
-      StackId& stack = held_at(it->second.second).stack;
-      if (as_before) {
-        const std::vector<uint64_t>* last = repeated(last_kstack_, tid, r->ips);
-        if (!last) {
-          ++stats_.kernel_stacks_unmatched;
-          return;
-        }
-        const std::vector<uint64_t>& frames = *last;
-        stack =
-            add_kernel_frames(hdr->pid, stack, frames.data(), static_cast<uint32_t>(frames.size()));
-        ++stats_.kernel_stacks;
-        ++stats_.kernel_stacks_repeated;
-        return;
-      }
-      // The probe's own frames come first: the wait is below them.
-      uint32_t skip = 0;
-      while (kernel_probe_ && skip < n && kernel_probe_(r->ips[skip])) ++skip;
-      std::vector<uint64_t>& frames = last_kstack_[tid].second;
-      last_kstack_[tid].first = r->seq;
-      frames.assign(r->ips + skip, r->ips + n);
-      stack =
-          add_kernel_frames(hdr->pid, stack, frames.data(), static_cast<uint32_t>(frames.size()));
-      ++stats_.kernel_stacks;
+      retry_early_stacks(tid);
       return;
     }
     case CW_REC_CALL: {
@@ -725,6 +793,8 @@ void sort_nearly_sorted(std::vector<Key>& keys, Less less) {
 }  // namespace
 
 size_t RecordDecoder::release(uint64_t horizon) {
+  drop_early_stacks(horizon);
+  released_upto_ = std::max(released_upto_, horizon);
   unwind_pending();
   auto by_time = [](const TimeKey& a, const TimeKey& b) {
     return a.ts != b.ts ? a.ts < b.ts : a.order < b.order;
@@ -775,7 +845,11 @@ size_t RecordDecoder::release(uint64_t horizon) {
   // keep only what is waiting.
   if (held_.size() > 4 * waiting_.size() + 65536) compact_held();
   // A stack arriving later finds its syscall entry or sample only while it is held.
-  std::erase_if(last_enter_, [&](const auto& kv) { return !still_held(kv.second.second); });
+  std::erase_if(last_enters_, [&](const auto& kv) {
+    return std::none_of(kv.second.slots.begin(), kv.second.slots.end(), [&](const auto& slot) {
+      return slot.first != 0 && still_held(slot.second);
+    });
+  });
   std::erase_if(last_sample_, [&](const auto& kv) { return !still_held(kv.second.second); });
   return n;
 }
@@ -796,9 +870,13 @@ void RecordDecoder::compact_held() {
                                           : UINT64_MAX;
   };
   for (TimeKey& k : waiting_) k.order = renumber(k.order);
-  for (auto* last : {&last_enter_, &last_sample_})
-    for (auto& [tid, entry] : *last) entry.second = renumber(entry.second);
+  for (auto& [tid, entry] : last_sample_) entry.second = renumber(entry.second);
+  for (auto& [tid, enters] : last_enters_)
+    for (auto& slot : enters.slots) slot.second = renumber(slot.second);
   for (auto& [order, bytes] : pending_unwind_) order = renumber(order);
+  for (auto& [tid, waiting] : early_stacks_)
+    for (EarlyStack& e : waiting)
+      if (e.owner != kNoOwner) e.owner = renumber(e.owner);
   held_.clear();
   for (size_t i = 0; i < still.size(); ++i) {
     still[i].order = base_ + i;

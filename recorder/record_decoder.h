@@ -7,6 +7,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -167,9 +168,18 @@ class RecordDecoder {
   std::unordered_map<uint64_t, StrId> syscall_ops_;  // nr << 32 | op
   // The held event a stack record belongs to (its syscall entry, or its sample), or null.
   Held* stack_owner(Tid tid, uint32_t flags, uint64_t seq);
-  template <typename Value>
-  static const Value* repeated(const std::unordered_map<Tid, std::pair<uint64_t, Value>>& last,
-                               Tid tid, const void* ips);
+  // Attaches a stack record (CW_REC_STACK, CW_REC_USTACK, CW_REC_KSTACK) to its event.
+  // False when what it names has not arrived yet (its event, or the stack it repeats) and
+  // `final` is not set; with `final`, such a record is counted as lost instead.
+  // `owner_at` keeps the arrival number of the event found for it (kNoOwner: none yet).
+  bool attach_stack(const void* record, size_t size, bool final, uint64_t* owner_at);
+  static constexpr uint64_t kNoOwner = UINT64_MAX;
+  // The stack records of `tid` that waited, tried again after something they may name came.
+  void retry_early_stacks(Tid tid);
+  // Those whose time is at or before `horizon` stop waiting: counted as lost.
+  void drop_early_stacks(uint64_t horizon);
+  // `user` (user frames only) as h's stack, after the kernel frames h already has.
+  void put_user_stack(Held& h, Pid pid, StackId user);
   void unwind_pending();
   // The stack `user` with the kernel frames `ips` put in front of it.
   StackId add_kernel_frames(Pid pid, StackId user, const uint64_t* ips, uint32_t n);
@@ -241,15 +251,53 @@ class RecordDecoder {
   // Makes held_ hold only unreleased events, renumbering them (arrival order kept) and
   // whatever refers to them: for when an event far ahead in time keeps the front held.
   void compact_held();
-  // Each thread's latest held syscall_enter (seq, arrival number): a stack arrives while
-  // its thread is blocked in that very syscall.
-  std::unordered_map<Tid, std::pair<uint64_t, uint64_t>> last_enter_;
-  // Each thread's latest kernel stack as walked (its syscall's seq, the frames below the
-  // probe's own): what a CW_KSTACK_AS_BEFORE record repeats.
-  std::unordered_map<Tid, std::pair<uint64_t, std::vector<uint64_t>>> last_kstack_;
-  // Each thread's latest user stack walked for a syscall (its seq, its interned id): what a
-  // CW_USTACK_AS_BEFORE record repeats.
-  std::unordered_map<Tid, std::pair<uint64_t, StackId>> last_ustack_;
+  // A thread's latest stacks walked for its syscalls, by the call's seq: what a record
+  // saying "as before" names. A few are kept, not only the latest: records from two CPUs
+  // arrive out of order (early_stacks_), so the latest to arrive need not be the one named.
+  template <typename Value>
+  struct Walked {
+    static constexpr size_t kKept = 4;
+    std::array<std::pair<uint64_t, Value>, kKept> slots{};  // seq 0: empty
+    void put(uint64_t seq, Value v) {
+      auto* slot = &slots[0];
+      for (auto& s : slots) {
+        if (s.first == seq) {
+          slot = &s;
+          break;
+        }
+        if (s.first < slot->first) slot = &s;
+      }
+      *slot = {seq, std::move(v)};
+    }
+    const Value* find(uint64_t seq) const {
+      for (const auto& s : slots)
+        if (s.first == seq && seq != 0) return &s.second;
+      return nullptr;
+    }
+  };
+  // Each thread's latest syscall entries (seq -> arrival number, while held): a stack
+  // arrives while its thread is blocked in that very syscall, but may be read after the
+  // entries of the thread's next calls (early_stacks_).
+  std::unordered_map<Tid, Walked<uint64_t>> last_enters_;
+  // The kernel stacks (the frames below the probe's own): what CW_KSTACK_AS_BEFORE repeats.
+  std::unordered_map<Tid, Walked<std::vector<uint64_t>>> walked_kstacks_;
+  // The user stacks (interned): what CW_USTACK_AS_BEFORE repeats.
+  std::unordered_map<Tid, Walked<StackId>> walked_ustacks_;
+  // Stack records that came before what they name (their call's entry or sample, or the
+  // stack they repeat), by thread: each CPU's records reach the ring a block at a time
+  // (kernel/bpf/output.bpf.h), so a record from one CPU can arrive before an older one
+  // that another CPU still stages. A thread that blocked on CPU 1 and, 7 ms later, again
+  // from the same place on CPU 0 has its "as before" read first when CPU 0 goes idle and
+  // sends its block while CPU 1, busy with a program not recorded, keeps its own until the
+  // next tick. They wait while their time is held.
+  struct EarlyStack {
+    std::vector<uint8_t> bytes;  // the record
+    uint64_t owner;  // the event it goes to, once found (it waits for the stack it repeats)
+  };
+  std::unordered_map<Tid, std::vector<EarlyStack>> early_stacks_;
+  size_t early_count_ = 0;
+  uint64_t released_upto_ = 0;                // the latest release's horizon
+  static constexpr size_t kMaxEarly = 65536;  // beyond it, one that cannot attach is lost
   // Each thread's latest held sample (its ts, arrival number).
   std::unordered_map<Tid, std::pair<uint64_t, uint64_t>> last_sample_;
   // Stack copies waiting to be unwound at the next release: (arrival number, record).

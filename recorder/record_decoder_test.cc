@@ -640,6 +640,62 @@ TEST_CASE("a repeated user stack gets the kernel stack walked for its own call")
   CHECK(t.stacks[t.events[1].stack].kernel == 1);
 }
 
+TEST_CASE("a repeat read before the stacks it repeats, from another CPU's block, gets them") {
+  // Each CPU's records reach the ring a block at a time: a thread that blocked on CPU 1
+  // and again, from the same place, on CPU 0 has its "as before" records read first when
+  // CPU 0 sends its block before CPU 1 does. Call 9 repeats both of call 7's stacks; call
+  // 11 repeats 7's user stack and has its own kernel stack, which attaches first. The
+  // thread makes more calls before CPU 1's block comes.
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  const std::vector<uint64_t> user{0x401000, 0x402000};
+  decode_enter(d, 9, 2000);  // CPU 0's block
+  decode_stack(d, CW_REC_STACK, 9, 2001, CW_USTACK_AS_BEFORE, {7}, 0);
+  decode_stack(d, CW_REC_KSTACK, 9, 2002, CW_KSTACK_AS_BEFORE, {7}, 0);
+  decode_enter(d, 11, 3000);
+  decode_stack(d, CW_REC_STACK, 11, 3001, CW_USTACK_AS_BEFORE, {7}, 0);
+  decode_stack(d, CW_REC_KSTACK, 11, 3002, 0, {0xffffffff82000020}, 1);
+  for (uint64_t seq = 12; seq < 20; ++seq) decode_enter(d, seq, 4000 + seq);  // more calls
+  CHECK(d.stats().stacks_attached == 0);
+  // CPU 1's block, after it: call 7's entry is not the thread's latest call.
+  decode_enter(d, 7, 1000);
+  decode_stack(d, CW_REC_STACK, 7, 1001, 0, user, 2);
+  decode_stack(d, CW_REC_KSTACK, 7, 1002, 0, {0xffffffff82000010}, 1);
+  d.release_all();
+  REQUIRE(t.events.size() == 11);
+  const auto ips = [&](size_t i) { return t.stacks[t.events[i].stack].ips; };
+  CHECK(ips(0) == std::vector<uint64_t>{0xffffffff82000010, 0x401000, 0x402000});
+  CHECK(t.events[1].stack == t.events[0].stack);
+  CHECK(ips(2) == std::vector<uint64_t>{0xffffffff82000020, 0x401000, 0x402000});
+  CHECK(t.stacks[t.events[2].stack].kernel == 1);
+  CHECK(d.stats().stacks_attached == 3);
+  CHECK(d.stats().user_stacks_repeated == 2);
+  CHECK(d.stats().kernel_stacks_repeated == 1);
+  CHECK(d.stats().user_stacks_unmatched == 0);
+  CHECK(d.stats().kernel_stacks_unmatched == 0);
+  CHECK(d.stats().stacks_late == 0);
+}
+
+TEST_CASE("a stack read before its call's entry waits for it while the entry can still come") {
+  // A call entered on one CPU and blocked on another: its entry in the first CPU's block,
+  // its stacks in the second's, which can reach the reader first. A stack whose entry does
+  // not come before its time is released is lost, and counted.
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  decode_stack(d, CW_REC_STACK, 5, 1001, 0, {0x401000}, 1);
+  decode_stack(d, CW_REC_KSTACK, 5, 1002, 0, {0xffffffff82000010}, 1);
+  decode_stack(d, CW_REC_STACK, 6, 1500, 0, {0x409000}, 1);  // call 6's entry never comes
+  decode_enter(d, 5, 1000);
+  CHECK(d.release(1600) == 1);
+  REQUIRE(t.events.size() == 1);
+  CHECK(t.stacks[t.events[0].stack].ips == std::vector<uint64_t>{0xffffffff82000010, 0x401000});
+  CHECK(d.stats().stacks_late == 1);
+  decode_enter(d, 6, 1400);  // after its stack was given up: it stays without one
+  d.release_all();
+  REQUIRE(t.events.size() == 2);
+  CHECK(t.events[1].stack == 0);
+}
+
 TEST_CASE("kernel symbols from a kallsyms file; all-zero addresses mean they are hidden") {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / fmt::format("cw_kallsyms_{}", ::getpid());

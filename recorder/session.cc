@@ -339,6 +339,8 @@ SessionStatus Session::status() const {
   s.malformed = decoder_->stats().malformed;
   s.switches_unreported = decoder_->stats().switches_unreported;
   s.stacks = decoder_->stats().stacks_attached;
+  s.stacks_lost = decoder_->stats().stacks_late + decoder_->stats().user_stacks_unmatched +
+                  decoder_->stats().kernel_stacks_unmatched;
   s.samples = decoder_->stats().samples;
   s.sampling_problem = probes_->sampling_problem();
   if (unwinder_) {

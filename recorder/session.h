@@ -51,6 +51,9 @@ struct SessionStatus {
   uint64_t malformed = 0;
   uint64_t switches_unreported = 0;  // DecoderStats::switches_unreported
   uint64_t stacks = 0;
+  // Stack records left unattached: their call's entry never came (or came too late), or
+  // the stack they repeat never did (DecoderStats: stacks_late and the unmatched repeats).
+  uint64_t stacks_lost = 0;
   uint64_t samples = 0;
   std::string sampling_problem;  // why --sample gives no samples ("" when it works)
   uint64_t unwound_stacks = 0;   // --call-graph dwarf: stack copies unwound,
