@@ -105,6 +105,10 @@ inline bool is_recorder_note(std::string_view text) {
 inline std::vector<uint32_t> marker_events(const Trace& trace, KindId marker) {
   if (marker == kNoKind) return {};
   const size_t n = trace.events.size();
+  const Trace::FoundMarkers& known = trace.markers_found;
+  if (known.events_at == trace.events.data() && known.events_count == n &&
+      marker == trace.schema.find("marker"))
+    return known.at;
   constexpr size_t kParts = 16;
   const size_t parts = n < (size_t{1} << 16) ? 1 : kParts;
   std::vector<std::vector<uint32_t>> found(parts);

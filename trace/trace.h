@@ -180,6 +180,16 @@ struct Trace {
   std::vector<LossRecord> losses;      // appended as noticed, like `lost`
   std::vector<MapRecord> maps;         // by pid, then ts
   std::vector<JitSymbol> jit_symbols;  // in the order read (per process, the file's order)
+  // The indices of the events of kind "marker", when what filled `events` found them on
+  // its way (the cache's check of its mapped events does): marker_events() then reads
+  // these instead of every event. They stand for the events they were found over only:
+  // the array at `events_at` with `events_count` events.
+  struct FoundMarkers {
+    const Event* events_at = nullptr;
+    size_t events_count = 0;
+    std::vector<uint32_t> at;
+  };
+  FoundMarkers markers_found;
 
   // Appends an event; its field values are zero until set through value_ref.
   Event& add_event(uint64_t ts, Tid tid, KindId kind, uint16_t cpu = 0, StackId stack = 0);

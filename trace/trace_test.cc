@@ -43,6 +43,13 @@ TEST_CASE("markers and the recorder's notes are found wherever they are, in orde
       t.value_ref(e, text) = t.strings.intern(recorder_note("note " + std::to_string(i)));
   }
   CHECK(marker_events(t, marker) == at);
+  // Found by whatever filled the events (the cache's check): read, not looked for again,
+  // while they stand for these events.
+  t.markers_found = {t.events.data(), t.events.size(), {at[1]}};
+  CHECK(marker_events(t, marker) == std::vector<uint32_t>{at[1]});
+  t.markers_found.events_count = t.events.size() - 1;
+  CHECK(marker_events(t, marker) == at);
+  t.markers_found = {};
   const std::vector<std::string> notes = recorder_notes(t);
   REQUIRE(notes.size() == at.size());
   CHECK(notes.front() == "note 0");

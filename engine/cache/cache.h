@@ -201,8 +201,10 @@ TraceArrays decode_trace_arrays(const std::shared_ptr<const void>& keep, char* e
 // made, against `tables` (the trace read without its events, read_trace_without_events):
 // its kind in the schema, its field values inside the values, its stack and string fields
 // naming stacks and strings the trace has, in time order. `strings` and `stacks` must be
-// the trace's counts.
-void check_trace_arrays(const TraceArrays& arrays, const Trace& tables);
+// the trace's counts. With `markers`, the indices of the events of kind "marker" too, in
+// order (found on the same pass: Trace::markers_found).
+void check_trace_arrays(const TraceArrays& arrays, const Trace& tables,
+                        std::vector<uint32_t>* markers = nullptr);
 
 // ---- the per-thread event index of diagnosis ----
 

@@ -7,9 +7,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -180,7 +182,8 @@ TraceArrays decode_trace_arrays(const std::shared_ptr<const void>& keep, char* b
   return out;
 }
 
-void check_trace_arrays(const TraceArrays& arrays, const Trace& tables) {
+void check_trace_arrays(const TraceArrays& arrays, const Trace& tables,
+                        std::vector<uint32_t>* markers) {
   const Schema& schema = tables.schema;
   const uint64_t nkinds = schema.size(), nvalues = arrays.values.size();
   const uint64_t nstrings = tables.strings.size(), nstacks = tables.stacks.size();
@@ -193,10 +196,15 @@ void check_trace_arrays(const TraceArrays& arrays, const Trace& tables) {
     for (uint32_t f = 0; f < fields.size(); ++f)
       if (fields[f].type == FieldType::Str) str_fields[k].push_back(f);
   }
+  const KindId marker = markers ? schema.find("marker") : kNoKind;
+  std::mutex found_lock;
+  std::vector<std::pair<size_t, std::vector<uint32_t>>> found;  // per chunk: its first event
   check_in_chunks(arrays.events.size(), [&](size_t begin, size_t end) {
     uint64_t last_ts = begin > 0 ? arrays.events[begin - 1].ts : 0;
+    std::vector<uint32_t> marked;
     for (size_t i = begin; i < end; ++i) {
       const Event& e = arrays.events[i];
+      if (e.kind == marker) marked.push_back(static_cast<uint32_t>(i));
       if (e.kind >= nkinds)
         throw CorruptEntry(
             fmt::format("event {} has kind {} (the schema has {})", i, e.kind, nkinds));
@@ -209,7 +217,14 @@ void check_trace_arrays(const TraceArrays& arrays, const Trace& tables) {
       if (e.ts < last_ts) throw CorruptEntry(fmt::format("event {} is out of time order", i));
       last_ts = e.ts;
     }
+    const std::lock_guard<std::mutex> hold(found_lock);
+    found.emplace_back(begin, std::move(marked));
   });
+  if (!markers) return;
+  std::sort(found.begin(), found.end());
+  markers->clear();
+  for (const auto& chunk : found)
+    markers->insert(markers->end(), chunk.second.begin(), chunk.second.end());
 }
 
 }  // namespace cw::cache

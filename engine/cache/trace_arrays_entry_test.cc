@@ -2,6 +2,7 @@
 // name what the trace does not have.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -146,6 +147,31 @@ TEST_CASE("trace arrays naming kinds, values, stacks or strings the trace lacks 
   // Counts of strings and stacks other than the trace's.
   arrays->strings += 1;
   CHECK_THROWS_AS(cache::check_trace_arrays(*arrays, small), cache::CorruptEntry);
+}
+
+TEST_CASE("the check of mapped events finds the markers among them, in order") {
+  // Enough events to be checked in chunks on every CPU: markers first, last and at a
+  // chunk's edge.
+  Trace t;
+  const KindId marker = t.schema.find("marker"), exit = t.schema.find("exit");
+  const uint32_t n = 70000;
+  const std::vector<uint32_t> at = {0, 4096, n / 16, n / 16 + 1, n - 1};
+  for (uint32_t i = 0; i < n; ++i)
+    t.add_event(i, 1, std::find(at.begin(), at.end(), i) != at.end() ? marker : exit);
+  TempDir dir;
+  const std::string file = dir.path + "/t.cwt";
+  write_trace(t, file);
+  Trace read;
+  ReadReport report = read_trace(file, read);
+  const cache::Key key{*cache::trace_key(file), 0, 0, cache::engine_key()};
+  REQUIRE(cache::save_trace_arrays(dir.f, key, read, report));
+  Trace small;
+  REQUIRE(cache::read_trace_without_events(file, small));
+  auto arrays = cache::load_trace_arrays(dir.f, key);
+  REQUIRE(arrays);
+  std::vector<uint32_t> found{99};  // whatever it held is replaced
+  cache::check_trace_arrays(*arrays, small, &found);
+  CHECK(found == at);
 }
 
 TEST_CASE("the events are kept from 64 MiB of events and values on, or CAUSEWAY_CACHE_EVENTS_MIN") {

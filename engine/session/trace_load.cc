@@ -68,9 +68,11 @@ bool read_from_cache(const std::string& path, Trace& trace, ReadReport& report,
     trace = Trace{};
     return false;
   }
-  // A checksum is not validation: every event must name what the trace has.
+  // A checksum is not validation: every event must name what the trace has. The markers
+  // are found on the way: the diagnosis looks for them, more than once.
+  std::vector<uint32_t> markers;
   try {
-    cache::check_trace_arrays(*arrays, trace);
+    cache::check_trace_arrays(*arrays, trace, &markers);
   } catch (const cache::CorruptEntry& e) {
     cache.note(fmt::format("{} not used ({}); reading the trace",
                            cache.dir.shown(cache::kTraceArraysName), e.what()));
@@ -79,6 +81,7 @@ bool read_from_cache(const std::string& path, Trace& trace, ReadReport& report,
   }
   trace.events = std::move(arrays->events);
   trace.values = std::move(arrays->values);
+  trace.markers_found = {trace.events.data(), trace.events.size(), std::move(markers)};
   report = std::move(arrays->report);
   cache.note(fmt::format("events mapped from {}", cache.dir.shown(cache::kTraceArraysName)));
   return true;
