@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "base/parallel.h"
+#include "base/populate.h"
 #include "engine/cache/cache.h"
 
 namespace cw::cache {
@@ -197,7 +198,7 @@ class Decoder {
     uint64_t n = count(sizeof(T));
     std::vector<T> v;
     if (spare > 0) v.reserve(n + static_cast<uint64_t>(static_cast<double>(n) * spare));
-    v.resize(n);
+    resize_populated(v, n);
     if (n) in_.read(v.data(), n * sizeof(T));
     return v;
   }

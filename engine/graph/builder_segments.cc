@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "base/parallel.h"
+#include "base/populate.h"
 #include "engine/graph/build_state.h"
 
 namespace cw::engine::build {
@@ -189,7 +190,7 @@ uint32_t Builder::lay_out_threads() {
 void Builder::make_segments() {
   report("segments", 0, trace_.events.size());
   Graph& g = result_.graph;
-  g.segments.resize(lay_out_threads());
+  resize_populated(g.segments, lay_out_threads());
   for (const ThreadState& st : threads_) {
     Segment& s = g.segments[st.segment_base];
     s.tid = st.tid;
@@ -209,7 +210,7 @@ void Builder::make_segments() {
   // notes the last events it sees apart (a segment may span both halves: its last is
   // the second half's).
   const uint64_t n = trace_.events.size();
-  event_segment_.resize(n);
+  resize_populated(event_segment_, n);
   std::vector<uint32_t> late_last;
   in_two_parts(n, n >= parallel_from_, [&](uint64_t begin, uint64_t end, int part) {
     std::vector<uint32_t> cursor(threads_.size(), 0);
@@ -287,7 +288,7 @@ bool Builder::segments_from_reused() {
   }
   report("segments", 0, threads_.size());
   Graph& g = result_.graph;
-  g.segments.resize(lay_out_threads());
+  resize_populated(g.segments, lay_out_threads());
   old_lo_.assign(old.segments.size(), kNoSegment);
   old_hi_.assign(old.segments.size(), kNoSegment);
   // Each thread's segments, and its old segments' places, are its own: the threads are

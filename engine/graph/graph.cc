@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "base/parallel.h"
+#include "base/populate.h"
 
 namespace cw::engine {
 
@@ -108,7 +109,7 @@ void Graph::build_csr(uint64_t parallel_from) {
       workers);
   for (auto* array : {&forward.m_column, &forward.m_edge_properties, &backward.m_column,
                       &backward.m_edge_properties})
-    array->resize(m);
+    resize_populated(*array, m);
   std::vector<uint32_t> next(forward.m_rowstart.begin(), forward.m_rowstart.end() - 1);
   parallel_for(
       workers,
