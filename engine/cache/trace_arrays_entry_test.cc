@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "engine/cache/cache.h"
@@ -106,19 +107,30 @@ TEST_CASE("a trace's arrays come back mapped, equal, and copy-on-write") {
   }
 }
 
-TEST_CASE("trace arrays naming kinds, values, stacks or strings the trace lacks are a miss") {
-  auto b = sample();
-  TempDir dir;
+namespace {
+
+// `trace` written to a file in `dir`, read, its arrays saved to the cache and mapped back;
+// `small` the trace read without its events, to check them against.
+std::optional<cache::TraceArrays> saved_and_mapped(const Trace& trace, TempDir& dir, Trace& small) {
   const std::string file = dir.path + "/t.cwt";
-  write_trace(b.trace, file);
+  write_trace(trace, file);
   Trace read;
   ReadReport report = read_trace(file, read);
   const cache::Key key{*cache::trace_key(file), 0, 0, cache::engine_key()};
   REQUIRE(cache::save_trace_arrays(dir.f, key, read, report));
-  Trace small;
   REQUIRE(cache::read_trace_without_events(file, small));
   auto arrays = cache::load_trace_arrays(dir.f, key);
   REQUIRE(arrays);
+  return arrays;
+}
+
+}  // namespace
+
+TEST_CASE("trace arrays naming kinds, values, stacks or strings the trace lacks are a miss") {
+  auto b = sample();
+  TempDir dir;
+  Trace small;
+  auto arrays = saved_and_mapped(b.trace, dir, small);
   CHECK_NOTHROW(cache::check_trace_arrays(*arrays, small));
   const Event good = arrays->events[1];
   auto bad = [&](const char* what, auto change) {
@@ -159,16 +171,8 @@ TEST_CASE("the check of mapped events finds the markers among them, in order") {
   for (uint32_t i = 0; i < n; ++i)
     t.add_event(i, 1, std::find(at.begin(), at.end(), i) != at.end() ? marker : exit);
   TempDir dir;
-  const std::string file = dir.path + "/t.cwt";
-  write_trace(t, file);
-  Trace read;
-  ReadReport report = read_trace(file, read);
-  const cache::Key key{*cache::trace_key(file), 0, 0, cache::engine_key()};
-  REQUIRE(cache::save_trace_arrays(dir.f, key, read, report));
   Trace small;
-  REQUIRE(cache::read_trace_without_events(file, small));
-  auto arrays = cache::load_trace_arrays(dir.f, key);
-  REQUIRE(arrays);
+  auto arrays = saved_and_mapped(t, dir, small);
   std::vector<uint32_t> found{99};  // whatever it held is replaced
   cache::check_trace_arrays(*arrays, small, &found);
   CHECK(found == at);
