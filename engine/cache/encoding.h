@@ -202,6 +202,15 @@ class Decoder {
     if (n) in_.read(v.data(), n * sizeof(T));
     return v;
   }
+  // An array Writer::array wrote, read into v[at, at + its count), which must be inside v.
+  // Returns its count.
+  template <class T>
+  uint64_t array_into(std::vector<T>& v, uint64_t at) {
+    const uint64_t n = count(sizeof(T));
+    if (at > v.size() || n > v.size() - at) throw CorruptEntry("array longer than its room");
+    if (n) in_.read(v.data() + at, n * sizeof(T));
+    return n;
+  }
   std::vector<bool> bools() {
     const auto bytes = array<char>();
     std::vector<bool> v(bytes.size());

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -24,20 +25,125 @@ static_assert(std::is_trivially_copyable_v<engine::Graph::ThreadSegments>);
 
 namespace {
 
+// A graph's neighbour edges (the edge across each cut that has one, engine/graph
+// builder_edges.cc) are half its edges (2.7 M of 5.3 M at 19 M events) and follow from its
+// segments: an edge from each segment to the next of its thread, between the first's last
+// event and the second's first, of the second's cut rule, weak or strong. The entry keeps
+// one byte per segment for them (kNoNeighbour, or the edge's strength + 1) and the other
+// edges: those before them and those after. A rebuild of the cuts makes neighbour edges of
+// its own and reads none; a load makes them again, in their place.
+constexpr uint8_t kNoNeighbour = 0;
+
+// The kind index of neighbour edges in `kinds`, or -1.
+int split_kind_of(const std::vector<std::string>& kinds) {
+  for (size_t k = 0; k < kinds.size(); ++k)
+    if (kinds[k] == engine::kSplitKind) return static_cast<int>(k);
+  return -1;
+}
+
+// The neighbour edge into segment `to` of strength byte `b`, as the builder makes it.
+engine::Edge neighbour_edge(const std::vector<engine::Segment>& segments, uint32_t to, uint8_t b,
+                            uint16_t kind) {
+  engine::Edge e;
+  e.from = to - 1;
+  e.to = to;
+  e.from_event = segments[to - 1].last;
+  e.to_event = segments[to].first;
+  e.kind = kind;
+  e.strength = static_cast<engine::Strength>(b - 1);
+  e.rule = segments[to].cut_rule;
+  return e;
+}
+
+bool same_edge(const engine::Edge& a, const engine::Edge& b) {
+  return a.from == b.from && a.to == b.to && a.from_event == b.from_event &&
+         a.to_event == b.to_event && a.rule == b.rule && a.boost_rule == b.boost_rule &&
+         a.link == b.link && a.kind == b.kind && a.strength == b.strength && a.cost == b.cost;
+}
+
 // Where the graph entry's parts live while they are written.
 struct GraphParts {
-  uint64_t segments = 0, edges = 0;  // the counts before each large array
-  std::string rest;                  // everything after them, encoded
+  uint64_t segments = 0, total = 0, before = 0, after = 0;  // the counts before each array
+  std::vector<uint8_t> neighbours;  // per segment, or none: every edge is in `before`
+  uint64_t neighbour_count = 0;
+  std::string rest;  // everything after the arrays, encoded
   std::vector<std::string_view> parts;
 };
 
-// The graph's payload in parts: the segments and edges as they are in memory (at 19 M
-// events ~250 MB: not copied into a buffer first), then the rest, encoded. The bytes are
-// those of Writer::array for the two arrays, so decode_graph reads both alike.
+// The neighbour edges `bytes` stand for, in the order the builder makes them (its threads
+// by first event, each thread's cuts in order), passed to put(edge); false when the bytes
+// name one no graph of these segments and threads can have (on a thread's first segment,
+// on a segment in no thread's run, more than `limit` of them).
+template <class Put>
+bool make_neighbour_edges(const engine::Graph& g, const std::vector<uint8_t>& bytes, uint16_t kind,
+                          uint64_t limit, Put&& put) {
+  const size_t n = g.segments.size();
+  std::vector<const engine::Graph::ThreadSegments*> order;
+  for (const engine::Graph::ThreadSegments& t : g.threads) {
+    if (t.begin > t.end || t.end > n) return false;
+    if (t.begin < t.end) order.push_back(&t);
+  }
+  std::sort(order.begin(), order.end(), [&](const auto* a, const auto* b) {
+    return g.segments[a->begin].first < g.segments[b->begin].first;
+  });
+  uint64_t made = 0, named = 0;
+  for (uint8_t b : bytes) named += b != kNoNeighbour;
+  for (const engine::Graph::ThreadSegments* t : order) {
+    if (bytes[t->begin] != kNoNeighbour) return false;
+    for (uint32_t s = t->begin + 1; s < t->end; ++s) {
+      if (bytes[s] == kNoNeighbour) continue;
+      if (++made > limit) return false;
+      put(neighbour_edge(g.segments, s, bytes[s], kind));
+    }
+  }
+  return made == named;
+}
+
+// The run of neighbour edges in `g.edges`, as one byte per segment: false (and nothing
+// set) when no run is one a load would make again exactly, in the same place.
+bool neighbour_bytes(const engine::Graph& g, GraphParts& out) {
+  const int kind = split_kind_of(g.kinds);
+  if (kind < 0) return false;
+  auto is_neighbour = [&](const engine::Edge& e) {
+    return e.kind == kind &&
+           (e.rule.kind == engine::RuleKind::Split || e.rule.kind == engine::RuleKind::Batch);
+  };
+  const auto first = std::find_if(g.edges.begin(), g.edges.end(), is_neighbour);
+  const auto end = std::find_if_not(first, g.edges.end(), is_neighbour);
+  std::vector<uint8_t> bytes(g.segments.size(), kNoNeighbour);
+  for (auto it = first; it != end; ++it) {
+    if (it->to >= g.segments.size() || bytes[it->to] != kNoNeighbour ||
+        (it->strength != engine::Strength::Weak && it->strength != engine::Strength::Strong))
+      return false;
+    bytes[it->to] = static_cast<uint8_t>(static_cast<uint8_t>(it->strength) + 1);
+  }
+  auto next = first;
+  bool same = true;
+  const auto count = static_cast<uint64_t>(end - first);
+  if (!make_neighbour_edges(g, bytes, static_cast<uint16_t>(kind), count,
+                            [&](const engine::Edge& e) { same = same && same_edge(e, *next++); }) ||
+      !same)
+    return false;
+  out.before = static_cast<uint64_t>(first - g.edges.begin());
+  out.neighbour_count = count;
+  out.after = static_cast<uint64_t>(g.edges.end() - end);
+  out.neighbours = std::move(bytes);
+  return true;
+}
+
+// The graph's payload in parts: the segments, the neighbour bytes and the other edges as
+// they are in memory (at 19 M events ~200 MB: not copied into a buffer first), then the
+// rest, encoded. The bytes of each array are those of Writer::array, so that decode_graph
+// reads them alike; the edges' total count comes first.
 void graph_parts(const engine::BuildResult& r, GraphParts& out) {
   const engine::Graph& g = r.graph;
   out.segments = g.segments.size();
-  out.edges = g.edges.size();
+  out.total = g.edges.size();
+  if (!neighbour_bytes(g, out)) {
+    out.neighbours.clear();
+    out.before = g.edges.size();
+    out.after = out.neighbour_count = 0;
+  }
   Writer w;
   w.texts(g.kinds);
   write_rule_names(w, g.rule_names);
@@ -46,13 +152,23 @@ void graph_parts(const engine::BuildResult& r, GraphParts& out) {
   write_rule_counts(w, r.counts);
   w.array(r.peer_cuts);
   out.rest = w.take();
-  auto bytes = [](const auto& v) {
-    return std::string_view(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(v.front()));
+  auto bytes = [](const auto* v, uint64_t n) {
+    return std::string_view(reinterpret_cast<const char*>(v), n * sizeof(*v));
   };
-  out.parts = {{reinterpret_cast<const char*>(&out.segments), 8},
-               bytes(g.segments),
-               {reinterpret_cast<const char*>(&out.edges), 8},
-               bytes(g.edges),
+  auto count = [](const uint64_t& n) {
+    return std::string_view(reinterpret_cast<const char*>(&n), 8);
+  };
+  static const uint64_t zero = 0;
+  const uint64_t& neighbours = out.neighbours.empty() ? zero : out.segments;
+  out.parts = {count(out.segments),
+               bytes(g.segments.data(), out.segments),
+               count(neighbours),
+               bytes(out.neighbours.data(), out.neighbours.size()),
+               count(out.total),
+               count(out.before),
+               bytes(g.edges.data(), out.before),
+               count(out.after),
+               bytes(g.edges.data() + out.before + out.neighbour_count, out.after),
                out.rest};
 }
 
@@ -149,10 +265,30 @@ engine::BuildResult decode_graph_from(R& rd, const Trace& trace, const rules::Ru
   engine::BuildResult r;
   engine::Graph& g = r.graph;
   g.segments = rd.template array<engine::Segment>();
+  const std::vector<uint8_t> neighbours = rd.template array<uint8_t>();
+  if (!neighbours.empty() && neighbours.size() != g.segments.size())
+    throw CorruptEntry("neighbour bytes for another number of segments");
+  uint64_t neighbour_count = 0;
+  for (uint8_t b : neighbours) {
+    if (b > static_cast<uint8_t>(engine::Strength::Weak) + 1)  // strong or weak, or none
+      throw CorruptEntry("a neighbour edge of unknown strength");
+    neighbour_count += b != kNoNeighbour;
+  }
+  const uint64_t total = rd.template value<uint64_t>();
+  if (total < neighbour_count ||
+      total - neighbour_count > rd.source().left() / sizeof(engine::Edge))
+    throw CorruptEntry("more edges than the entry holds");
   // A rebuild of the cuts keeps the link edges in this vector and adds the neighbour edges
-  // of its cuts (engine/graph, reuse_edges): more than it held when a rule cuts more, and
-  // a vector grown then is copied whole into fresh memory (~0.2 GB at 19 M events).
-  g.edges = rd.template array<engine::Edge>(for_reuse ? 0.5 : 0);
+  // of its cuts (engine/graph, reuse_edges): more than the graph had when a rule cuts more,
+  // and a vector grown then is copied whole into fresh memory (~0.2 GB at 19 M events). A
+  // load makes the neighbour edges again between the others.
+  const uint64_t gap = for_reuse ? 0 : neighbour_count;
+  const uint64_t size = total - neighbour_count + gap;
+  if (for_reuse) g.edges.reserve(total + total / 2);  // (room for new neighbour edges)
+  resize_populated(g.edges, size);
+  const uint64_t before = rd.template array_into<engine::Edge>(g.edges, 0);
+  const uint64_t after = rd.template array_into<engine::Edge>(g.edges, before + gap);
+  if (before + gap + after != size) throw CorruptEntry("the edges do not add up to their count");
   g.kinds = rd.texts();
   g.rule_names = read_rule_names(rd);
   g.threads = rd.template array<engine::Graph::ThreadSegments>();
@@ -161,6 +297,14 @@ engine::BuildResult decode_graph_from(R& rd, const Trace& trace, const rules::Ru
   r.counts = read_rule_counts(rd);
   r.peer_cuts = rd.template array<engine::PeerCut>();
   if (!rd.done()) throw CorruptEntry("bytes left after the graph");
+  if (!for_reuse && neighbour_count > 0) {
+    const int kind = split_kind_of(g.kinds);
+    if (kind < 0) throw CorruptEntry("neighbour edges without their kind");
+    engine::Edge* at = g.edges.data() + before;
+    if (!make_neighbour_edges(g, neighbours, static_cast<uint16_t>(kind), neighbour_count,
+                              [&](const engine::Edge& e) { *at++ = e; }))
+      throw CorruptEntry("a neighbour edge across threads");
+  }
   // The csr's arrays index segments by the edges, the diagnosis events by the segments,
   // reports rules by the counts: whatever wrote the entry, nothing may index past them.
   check_graph(r, trace, rules, for_reuse);

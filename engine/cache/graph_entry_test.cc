@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -98,6 +99,69 @@ TEST_CASE("a graph entry decodes to the graph it was made from") {
   later.count_over_connections = false;
   const engine::BuildResult uncounted = engine::build_graph(b.trace, b.rules, later);
   CHECK_THROWS_AS(cache::save_graph(dir.f, kKey, uncounted), std::logic_error);
+}
+
+TEST_CASE("a graph's neighbour edges are kept as a byte per segment and made again in place") {
+  auto b = sample();
+  const std::vector<Edge>& edges = b.graph().edges;
+  auto is_neighbour = [](const Edge& e) { return e.rule.kind == RuleKind::Split; };
+  const auto neighbours = std::count_if(edges.begin(), edges.end(), is_neighbour);
+  REQUIRE(neighbours > 0);
+  const std::string payload = cache::encode_graph(b.result);
+  // Smaller by the edges but for the count and one byte per segment.
+  BuildResult unusual = b.result;
+  auto first = std::find_if(unusual.graph.edges.begin(), unusual.graph.edges.end(), is_neighbour);
+  first->to_event = first->from_event;  // no longer the edge a load would make
+  const std::string whole = cache::encode_graph(unusual);
+  CHECK(whole.size() - payload.size() ==
+        static_cast<size_t>(neighbours) * sizeof(Edge) - b.graph().segments.size());
+  // Made again in their place; an unusual run is kept as it is.
+  check_equal(b.result, cache::decode_graph(payload, b.trace, b.rules));
+  check_equal(unusual, cache::decode_graph(whole, b.trace, b.rules));
+  // For a rebuild of the cuts: the other edges, in order.
+  const BuildResult reuse = cache::decode_graph(payload, b.trace, b.rules, true);
+  REQUIRE(reuse.graph.edges.size() == edges.size() - static_cast<size_t>(neighbours));
+  for (size_t i = 0, j = 0; i < edges.size(); ++i)
+    if (!is_neighbour(edges[i])) CHECK(reuse.graph.edges[j++].to_event == edges[i].to_event);
+  // Bytes that name no edge a graph can have (as many edges as before: one byte moved).
+  const size_t at = 8 + b.graph().segments.size() * sizeof(Segment) + 8;  // segment 0's byte
+  auto damaged = [&](size_t segment, char byte) {
+    std::string p = payload;
+    for (size_t s = 0; s < b.graph().segments.size(); ++s)
+      if (p[at + s] != 0) {
+        p[at + s] = 0;
+        break;
+      }
+    p[at + segment] = byte;
+    return p;
+  };
+  CHECK_THROWS_WITH_AS(cache::decode_graph(damaged(0, 1), b.trace, b.rules),
+                       "a neighbour edge across threads", cache::CorruptEntry);
+  CHECK_THROWS_WITH_AS(cache::decode_graph(damaged(1, 3), b.trace, b.rules),
+                       "a neighbour edge of unknown strength", cache::CorruptEntry);
+  const uint32_t second = b.graph().threads[1].begin;  // another thread's first segment
+  CHECK_THROWS_WITH_AS(cache::decode_graph(damaged(second, 1), b.trace, b.rules),
+                       "a neighbour edge across threads", cache::CorruptEntry);
+}
+
+TEST_CASE("neighbour edges are made again in the builder's order: threads by first event") {
+  // Thread 102 begins first: its neighbour edges come before 101's, whose segments come
+  // first in the graph (its threads are in tid order).
+  auto b = testing::build(
+      "split cut { at syscall_enter where name == \"read\" cut before neighbour strong }\n",
+      "process 100 comm=app\nthread 101 pid=100 comm=a\nthread 102 pid=100 comm=b\n"
+      "500 102 switch_in\n1000 101 switch_in\n2000 102 syscall_enter name=read\n"
+      "3000 101 syscall_enter name=read\n4000 102 syscall_enter name=read\n"
+      "5000 101 syscall_enter name=read\n");
+  const std::vector<Edge>& edges = b.graph().edges;
+  REQUIRE(edges.size() == 4);
+  REQUIRE(edges.front().to > edges.back().to);
+  const std::string payload = cache::encode_graph(b.result);
+  BuildResult unusual = b.result;
+  unusual.graph.edges[0].to_event = unusual.graph.edges[0].from_event;
+  CHECK(cache::encode_graph(unusual).size() - payload.size() ==  // no edge kept as it is
+        4 * sizeof(Edge) - b.graph().segments.size());
+  check_equal(b.result, cache::decode_graph(payload, b.trace, b.rules));
 }
 
 TEST_CASE("graph entries beyond the limit are evicted least recently used first") {

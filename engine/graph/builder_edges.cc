@@ -13,6 +13,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "base/parallel.h"
+#include "base/populate.h"
 #include "base/source.h"
 #include "engine/graph/build_state.h"
 
@@ -370,21 +372,35 @@ uint64_t Builder::neighbour_cuts() const {
 
 void Builder::neighbour_edges() {
   Graph& g = result_.graph;
-  for (const ThreadState& st : threads_) {
-    for (size_t k = 0; k < st.cuts.size(); ++k) {
-      const Cut& c = st.cuts[k];
-      if (c.neighbour == Neighbour::None) continue;
-      Edge e;
-      e.from = st.segment_base + static_cast<uint32_t>(k);
-      e.to = e.from + 1;
-      e.from_event = g.segments[e.from].last;
-      e.to_event = c.event;
-      e.kind = split_kind_;
-      e.strength = c.neighbour == Neighbour::Strong ? Strength::Strong : Strength::Weak;
-      e.rule = c.rule;
-      g.edges.push_back(e);
-    }
+  // Each thread's after the threads' before it, made on every CPU into pages filled in on
+  // every CPU (one edge a cut: 2.7 M edges, 96 MB, at 19 M events).
+  std::vector<uint64_t> at(threads_.size() + 1, g.edges.size());
+  for (size_t t = 0; t < threads_.size(); ++t) {
+    uint64_t n = 0;
+    for (const Cut& c : threads_[t].cuts) n += c.neighbour != Neighbour::None;
+    at[t + 1] = at[t] + n;
   }
+  resize_populated(g.edges, at.back());
+  const unsigned workers = at.back() - at.front() >= parallel_from_ ? worker_count() : 1u;
+  parallel_for(
+      threads_.size(),
+      [&](size_t t) {
+        const ThreadState& st = threads_[t];
+        uint64_t out = at[t];
+        for (size_t k = 0; k < st.cuts.size(); ++k) {
+          const Cut& c = st.cuts[k];
+          if (c.neighbour == Neighbour::None) continue;
+          Edge& e = g.edges[out++];
+          e.from = st.segment_base + static_cast<uint32_t>(k);
+          e.to = e.from + 1;
+          e.from_event = g.segments[e.from].last;
+          e.to_event = c.event;
+          e.kind = split_kind_;
+          e.strength = c.neighbour == Neighbour::Strong ? Strength::Strong : Strength::Weak;
+          e.rule = c.rule;
+        }
+      },
+      workers);
 }
 
 void Builder::flag_edges() {
