@@ -106,12 +106,12 @@ timed() {
 # step starts when the copies of the run before have ended (what they saved is the
 # cache the step meets); the time waited for them is shown apart.
 declare -A waits
-settle() {  # STEP [PID]: waits for the background saves (this build's debug runs, or PID's children)
+settle() {  # STEP [PID]: waits for the background saves (this build's debug and graph runs, or PID's children)
   local step=$1 t0=$EPOCHREALTIME
   if [[ -n ${2:-} ]]; then
     while pgrep -P "$2" >/dev/null; do sleep 0.02; done
   else
-    while pgrep -f -- "^$causeway debug " >/dev/null; do sleep 0.02; done
+    while pgrep -f -- "^$causeway (debug|graph) " >/dev/null; do sleep 0.02; done
   fi
   waits[$step]+="$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN {print b - a}') "
 }
@@ -141,6 +141,7 @@ for ((r = 1; r <= repeat; r++)); do
   cmp -s "$work/reports/add.$r" "$work/reports/change.$r" || change_differs=yes
 done
 for ((r = 1; r <= repeat; r++)); do
+  settle graph  # (the last run's save, still writing into the folder removed here)
   rm -rf "$trace.cwcache"  # the first graph of the trace
   timed graph "$work/reports/graph" -- "$causeway" graph "$trace"
   timed cat "$work/reports/cat" -- cat "$trace"
