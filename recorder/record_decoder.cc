@@ -280,6 +280,20 @@ bool RecordDecoder::attach_stack(const void* record, size_t size, bool final, ui
   }
 }
 
+void RecordDecoder::forget_exited(uint64_t horizon) {
+  // A stack record of the thread that comes later is older than its exit, so released:
+  // it attaches to nothing, walked stacks or not. A thread that has a call held is another
+  // thread of the same tid (the kernel reused it).
+  std::erase_if(exited_, [&](const std::pair<uint64_t, Tid>& e) {
+    if (e.first > horizon) return false;
+    if (!last_enters_.count(e.second)) {
+      walked_ustacks_.erase(e.second);
+      walked_kstacks_.erase(e.second);
+    }
+    return true;
+  });
+}
+
 void RecordDecoder::retry_early_stacks(Tid tid) {
   if (early_stacks_.empty()) return;
   auto it = early_stacks_.find(tid);
@@ -565,6 +579,7 @@ void RecordDecoder::decode(const void* record, size_t size) {
       if (!r) return bad();
       set(hold(ts, tid, f.exit.id, cpu), f.exit.code,
           static_cast<uint64_t>(static_cast<int64_t>(r->code)));
+      exited_.emplace_back(ts, tid);
       return;
     }
     case CW_REC_COMM: {
@@ -851,6 +866,7 @@ size_t RecordDecoder::release(uint64_t horizon) {
     });
   });
   std::erase_if(last_sample_, [&](const auto& kv) { return !still_held(kv.second.second); });
+  forget_exited(horizon);
   return n;
 }
 

@@ -129,6 +129,10 @@ class RecordDecoder {
   // when sent, and may be ahead of records still queued in the kernel).
   uint64_t newest_ts() const { return newest_ts_; }
   const DecoderStats& stats() const { return stats_; }
+  // The threads whose walked stacks are remembered (for what a later "as before" repeats).
+  size_t threads_with_walked_stacks() const {
+    return std::max(walked_ustacks_.size(), walked_kstacks_.size());
+  }
   // A loss noticed outside the decoder (hook log, maps, watchpoints), stamped with the
   // newest record's time, so that the trace file carries it.
   void add_loss(LossKind kind, uint64_t count);
@@ -178,6 +182,10 @@ class RecordDecoder {
   void retry_early_stacks(Tid tid);
   // Those whose time is at or before `horizon` stop waiting: counted as lost.
   void drop_early_stacks(uint64_t horizon);
+  // The walked stacks of the threads that exited at or before `horizon` are forgotten: an
+  // always-on recorder meets millions of threads.
+  void forget_exited(uint64_t horizon);
+  std::vector<std::pair<uint64_t, Tid>> exited_;  // (time, thread) of exits not forgotten
   // `user` (user frames only) as h's stack, after the kernel frames h already has.
   void put_user_stack(Held& h, Pid pid, StackId user);
   void unwind_pending();

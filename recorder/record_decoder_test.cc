@@ -676,6 +676,37 @@ TEST_CASE("a repeat read before the stacks it repeats, from another CPU's block,
   CHECK(d.stats().stacks_late == 0);
 }
 
+TEST_CASE("the walked stacks of a thread are forgotten once its exit is released") {
+  // An always-on recorder meets millions of threads: what a later "as before" could name
+  // goes with the thread. Thread 101 exits; 102, whose exit is not released yet, keeps its.
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  decode_enter(d, 7, 1000);
+  decode_stack(d, CW_REC_STACK, 7, 1001, 0, {0x401000}, 1);
+  auto other = make<cw_rec_sys_enter>(CW_REC_SYS_ENTER, 1100, 100, 102);
+  other.seq = 8;
+  d.decode(&other, sizeof other);
+  cw_rec_stack stack;
+  std::memset(&stack, 0, sizeof stack);
+  const size_t size = offsetof(cw_rec_stack, ips) + sizeof(uint64_t);
+  stack.h = {CW_REC_STACK, static_cast<uint32_t>(size), 1101, 100, 102, 0, 0};
+  stack.seq = 8;
+  stack.n = 1;
+  stack.ips[0] = 0x402000;
+  d.decode(&stack, size);
+  auto exit = make<cw_rec_exit>(CW_REC_EXIT, 2000, 100, 101);
+  d.decode(&exit, sizeof exit);
+  auto later = make<cw_rec_exit>(CW_REC_EXIT, 5000, 100, 102);
+  d.decode(&later, sizeof later);
+  CHECK(d.threads_with_walked_stacks() == 2);
+  d.release(1500);  // before the exit
+  CHECK(d.threads_with_walked_stacks() == 2);
+  d.release(3000);
+  CHECK(d.threads_with_walked_stacks() == 1);
+  d.release_all();
+  CHECK(d.threads_with_walked_stacks() == 0);
+}
+
 TEST_CASE("a stack read before its call's entry waits for it while the entry can still come") {
   // A call entered on one CPU and blocked on another: its entry in the first CPU's block,
   // its stacks in the second's, which can reach the reader first. A stack whose entry does
