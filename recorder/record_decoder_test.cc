@@ -532,21 +532,21 @@ TEST_CASE("a kernel stack that comes before its user stack copy is unwound keeps
   CHECK(t.strings.get(s.symbols[0]) == "anon_pipe_read");
 }
 
-// A syscall entry of thread 101 (process 100) with the kernel's syscall number `seq`.
-void decode_enter(RecordDecoder& d, uint64_t seq, uint64_t ts) {
-  auto rec = make<cw_rec_sys_enter>(CW_REC_SYS_ENTER, ts, 100, 101);
+// A syscall entry of thread `tid` (process 100) with the kernel's syscall number `seq`.
+void decode_enter(RecordDecoder& d, uint64_t seq, uint64_t ts, uint32_t tid = 101) {
+  auto rec = make<cw_rec_sys_enter>(CW_REC_SYS_ENTER, ts, 100, tid);
   rec.seq = seq;
   d.decode(&rec, sizeof rec);
 }
 
-// A stack record (CW_REC_STACK or CW_REC_KSTACK) of thread 101 with `ips` after its fixed
-// part and `n` saying how many frames it has.
+// A stack record (CW_REC_STACK or CW_REC_KSTACK) of thread `tid` (101 unless said) with
+// `ips` after its fixed part and `n` saying how many frames it has.
 void decode_stack(RecordDecoder& d, uint32_t type, uint64_t seq, uint64_t ts, uint32_t flags,
-                  const std::vector<uint64_t>& ips, uint32_t n) {
+                  const std::vector<uint64_t>& ips, uint32_t n, uint32_t tid = 101) {
   cw_rec_stack rec;
   std::memset(&rec, 0, sizeof rec);
   const size_t size = offsetof(cw_rec_stack, ips) + ips.size() * sizeof(uint64_t);
-  rec.h = {type, static_cast<uint32_t>(size), ts, 100, 101, 0, flags};
+  rec.h = {type, static_cast<uint32_t>(size), ts, 100, tid, 0, flags};
   rec.seq = seq;
   rec.n = n;
   std::copy(ips.begin(), ips.end(), rec.ips);
@@ -683,17 +683,8 @@ TEST_CASE("the walked stacks of a thread are forgotten once its exit is released
   RecordDecoder d(t, test_naming());
   decode_enter(d, 7, 1000);
   decode_stack(d, CW_REC_STACK, 7, 1001, 0, {0x401000}, 1);
-  auto other = make<cw_rec_sys_enter>(CW_REC_SYS_ENTER, 1100, 100, 102);
-  other.seq = 8;
-  d.decode(&other, sizeof other);
-  cw_rec_stack stack;
-  std::memset(&stack, 0, sizeof stack);
-  const size_t size = offsetof(cw_rec_stack, ips) + sizeof(uint64_t);
-  stack.h = {CW_REC_STACK, static_cast<uint32_t>(size), 1101, 100, 102, 0, 0};
-  stack.seq = 8;
-  stack.n = 1;
-  stack.ips[0] = 0x402000;
-  d.decode(&stack, size);
+  decode_enter(d, 8, 1100, 102);
+  decode_stack(d, CW_REC_STACK, 8, 1101, 0, {0x402000}, 1, 102);
   auto exit = make<cw_rec_exit>(CW_REC_EXIT, 2000, 100, 101);
   d.decode(&exit, sizeof exit);
   auto later = make<cw_rec_exit>(CW_REC_EXIT, 5000, 100, 102);
