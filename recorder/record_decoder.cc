@@ -195,16 +195,26 @@ bool RecordDecoder::attach_stack(const void* record, size_t size, bool final, ui
     ++lost;
     return true;
   };
+  // A record of frames (CW_REC_STACK, CW_REC_KSTACK): how many it holds, or -1 when its
+  // size does not hold them, or when one saying "as before" holds more than the seq of the
+  // call whose stack it repeats.
+  auto frames_in = [&](bool as_before) -> int64_t {
+    constexpr size_t fixed = offsetof(cw_rec_stack, ips);
+    if (size < fixed) return -1;
+    const uint32_t n =
+        std::min<uint32_t>(static_cast<const cw_rec_stack*>(record)->n, CW_MAX_STACK);
+    if (fixed + n * sizeof(uint64_t) > size) return -1;
+    if (as_before && (n != 0 || size < fixed + sizeof(uint64_t))) return -1;
+    return n;
+  };
   switch (hdr->type) {
     case CW_REC_STACK: {
-      constexpr size_t fixed = offsetof(cw_rec_stack, ips);
-      if (size < fixed) return bad();
-      const auto* r = static_cast<const cw_rec_stack*>(record);
-      uint32_t n = std::min<uint32_t>(r->n, CW_MAX_STACK);
-      if (fixed + n * sizeof(uint64_t) > size) return bad();
       const bool of_sample = (hdr->flags & CW_STACK_OF_SAMPLE) != 0;
       const bool as_before = !of_sample && (hdr->flags & CW_USTACK_AS_BEFORE) != 0;
-      if (as_before && (n != 0 || size < fixed + sizeof(uint64_t))) return bad();
+      const int64_t held = frames_in(as_before);
+      if (held < 0) return bad();
+      const auto* r = static_cast<const cw_rec_stack*>(record);
+      const auto n = static_cast<uint32_t>(held);
       Held* owner = owner_of(hdr->flags, r->seq);
       if (!owner) return missing(stats_.stacks_late);
       if (as_before) {
@@ -244,13 +254,11 @@ bool RecordDecoder::attach_stack(const void* record, size_t size, bool final, ui
       return true;
     }
     case CW_REC_KSTACK: {
-      constexpr size_t fixed = offsetof(cw_rec_stack, ips);
-      if (size < fixed) return bad();
-      const auto* r = static_cast<const cw_rec_stack*>(record);
-      uint32_t n = std::min<uint32_t>(r->n, CW_MAX_STACK);
-      if (fixed + n * sizeof(uint64_t) > size) return bad();
       const bool as_before = (hdr->flags & CW_KSTACK_AS_BEFORE) != 0;
-      if (as_before && (n != 0 || size < fixed + sizeof(uint64_t))) return bad();
+      const int64_t held = frames_in(as_before);
+      if (held < 0) return bad();
+      const auto* r = static_cast<const cw_rec_stack*>(record);
+      const auto n = static_cast<uint32_t>(held);
       Held* owner = owner_of(0, r->seq);
       if (!owner) return missing(stats_.stacks_late);
       if (as_before) {

@@ -63,7 +63,8 @@ bool same_edge(const engine::Edge& a, const engine::Edge& b) {
 
 // Where the graph entry's parts live while they are written.
 struct GraphParts {
-  uint64_t segments = 0, total = 0, before = 0, after = 0;  // the counts before each array
+  // The counts before each array (`bytes`: of the neighbour bytes, 0 or the segments').
+  uint64_t segments = 0, bytes = 0, total = 0, before = 0, after = 0;
   std::vector<uint8_t> neighbours;  // per segment, or none: every edge is in `before`
   uint64_t neighbour_count = 0;
   std::string rest;  // everything after the arrays, encoded
@@ -158,11 +159,10 @@ void graph_parts(const engine::BuildResult& r, GraphParts& out) {
   auto count = [](const uint64_t& n) {
     return std::string_view(reinterpret_cast<const char*>(&n), 8);
   };
-  static const uint64_t zero = 0;
-  const uint64_t& neighbours = out.neighbours.empty() ? zero : out.segments;
+  out.bytes = out.neighbours.size();
   out.parts = {count(out.segments),
                bytes(g.segments.data(), out.segments),
-               count(neighbours),
+               count(out.bytes),
                bytes(out.neighbours.data(), out.neighbours.size()),
                count(out.total),
                count(out.before),
