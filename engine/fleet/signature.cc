@@ -76,13 +76,12 @@ std::vector<std::string> stack_names(const Trace& trace, StackId stack, size_t l
   std::vector<std::string> out;
   for (const Frame& f : engine::stack_frame_list(trace, stack)) {
     if (f.kernel) continue;
-    std::string name;
-    if (f.function != 0)
-      name = trace.strings.get(f.function);
-    else if (f.module != 0)
-      name = base_name(trace.strings.get(f.module));
-    else
-      name = "?";
+    // A return address in no file the trace maps is where a frame-pointer walk left the
+    // real frames (code built without frame pointers: the next "frame" was a heap pointer
+    // or text on the stack), and what it read after that differs from run to run.
+    if (f.function == 0 && f.module == 0) break;
+    std::string name = f.function != 0 ? std::string(trace.strings.get(f.function))
+                                       : std::string(base_name(trace.strings.get(f.module)));
     if (!out.empty() && out.back() == name) continue;
     if (out.size() == limit) break;
     out.push_back(std::move(name));

@@ -31,7 +31,7 @@ What a signature is made of: no pid, tid, address or time.
   program: flock (flock)
   version: a5fd7bb322f2f9daf9b6144353b71363992a81b6
   hang: LongWait, flock, ended by lock
-  hang stack: flock <- ?
+  hang stack: flock
   root cause: lock-holder LongWait, clock_nanosleep
   root stack: clock_nanosleep
   path: lock-holder -> flock
