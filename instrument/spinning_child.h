@@ -7,6 +7,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstring>
 #include <utility>
 
 #include "instrument/pc_sampler.h"
@@ -22,7 +24,27 @@ struct SpinningChild {
       execl(path, path, arg, static_cast<char*>(nullptr));
       _exit(127);
     }
-    usleep(100 * 1000);  // past the loader, into the loop
+    // Past exec and the loader, into the loop: it has run 50 ms on a CPU (it only spins
+    // there). A fixed sleep was not enough on a loaded machine: the maps read right after
+    // were still the forking test's.
+    for (int i = 0; i < 1000 && user_ticks() < 5; ++i) usleep(10 * 1000);
+  }
+  // Clock ticks the child has run in user mode (utime in /proc/PID/stat), -1 unknown.
+  long user_ticks() const {
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+    std::FILE* f = std::fopen(path, "r");
+    if (!f) return -1;
+    char buf[1024];
+    const size_t got = std::fread(buf, 1, sizeof buf - 1, f);
+    std::fclose(f);
+    buf[got] = '\0';
+    // After the command's closing parenthesis: state, then fields 4-13, then utime (14).
+    const char* p = std::strrchr(buf, ')');
+    long utime = -1;
+    if (!p || std::sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %ld", &utime) != 1)
+      return -1;
+    return utime;
   }
   ~SpinningChild() {
     kill(pid, SIGKILL);
