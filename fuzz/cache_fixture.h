@@ -168,6 +168,20 @@ inline MappedInput map_input(const uint8_t* data, size_t size) {
   return m;
 }
 
+// A rebuild of the fixture's graph's cuts with `options` (its `reuse` set here): what it
+// makes must not have a segment that ends before it begins; refusing what it was given
+// (std::invalid_argument) is an answer.
+inline void rebuild_checked(const CacheFixture& f, engine::BuildOptions options) {
+  engine::BuildResult prior = f.built;
+  options.reuse = &prior;
+  try {
+    const engine::BuildResult rebuilt = engine::build_graph(f.trace, f.rules, options);
+    for (const engine::Segment& s : rebuilt.graph.segments)
+      if (s.first > s.last || s.start_ns > s.end_ns) std::abort();
+  } catch (const std::invalid_argument&) {
+  }
+}
+
 // What a diagnosis of the fixture may answer besides a diagnosis: no hang, or a hang it
 // cannot find.
 inline void diagnose_quietly(const Trace& trace, const engine::BuildResult& built,

@@ -17,15 +17,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   const engine::KnownCutMatches known = stored.for_rules(f.rules);
-  engine::BuildResult prior = f.built;
   engine::BuildOptions options;
-  options.reuse = &prior;
   options.known_matches = &known;
-  try {
-    const engine::BuildResult rebuilt = engine::build_graph(f.trace, f.rules, options);
-    for (const engine::Segment& s : rebuilt.graph.segments)
-      if (s.first > s.last || s.start_ns > s.end_ns) std::abort();
-  } catch (const std::invalid_argument&) {
-  }
+  fuzz::rebuild_checked(f, options);
   return 0;
 }

@@ -69,7 +69,8 @@ enum class EntryKind : uint32_t {
   ThreadIndex = 3,
   Hang = 4,
   Base = 5,
-  CutMatches = 6
+  CutMatches = 6,
+  EventNames = 7
 };
 
 inline constexpr char kMagic[8] = {'C', 'W', 'C', 'A', 'C', 'H', 'E', '\0'};
@@ -266,6 +267,25 @@ Key decode_base(std::string_view payload);
 std::optional<engine::BuildResult> load_base(const Folder& dir, const Key& base, const Trace& trace,
                                              const rules::RuleSet& rules, Key* graph,
                                              std::string* why = nullptr);
+
+// ---- the events by kind and name ----
+
+// The one event names entry of a cache folder, keyed like the thread index (it depends on
+// the events only): every event listed under its kind and name (engine/graph/event_names.h),
+// so that a rule added is evaluated at the events it can match. Made by the run that builds
+// a trace's graph, in its copy that saves the graph.
+inline constexpr std::string_view kEventNamesName = "names.cwa";
+std::string encode_event_names(const engine::EventNames& names);
+// Throws CorruptEntry unless the lists lie inside the payload, no kind and name is listed
+// twice, and they hold `events` events in all (a list's own events are checked when read).
+engine::EventNames decode_event_names(std::string_view payload, uint64_t events);
+bool save_event_names(const Folder& dir, const Key& key, const engine::EventNames& names,
+                      std::string* why = nullptr);
+// nullopt with `why` as load_graph.
+std::optional<engine::EventNames> load_event_names(const Folder& dir, const Key& key,
+                                                   uint64_t events, std::string* why = nullptr);
+// Whether the folder holds an event names entry of `key` (its header alone read).
+bool has_event_names(const Folder& dir, const Key& key);
 
 // ---- where cut rules matched ----
 

@@ -109,7 +109,7 @@ std::string beside_path(const std::string& trace_path);
 std::optional<Folder> user_cache_folder(bool create, std::string* why = nullptr);
 
 // The cache's own file names: graph-HEX.cwg, base-HEX.cwb, hang-HEX-HEX.cwh (HEX: 16 hex
-// digits), trace.cwa, threads.cwa, matches.cwm.
+// digits), trace.cwa, threads.cwa, names.cwa, matches.cwm.
 bool is_entry_name(std::string_view name);
 // A temporary file of an entry being written: ENTRY.tmp-PID-HEX.
 bool is_temporary_name(std::string_view name);

@@ -360,6 +360,7 @@ TEST_CASE("the cache's own names") {
       cache::is_entry_name(cache::hang_entry_name(cache::Key{1, 2, 3, 4}, cache::Key{1, 2, 3, 5})));
   CHECK(cache::is_entry_name("trace.cwa"));
   CHECK(cache::is_entry_name("threads.cwa"));
+  CHECK(cache::is_entry_name("names.cwa"));
   for (const char* name : {"graph-1.cwg", "graph-0123456789abcdef.cwg.x", "../trace.cwa",
                            "graph-0123456789ABCDEF.cwg", "hang-0123456789abcdef.cwh", "x.cwa", ""})
     CHECK_MESSAGE(!cache::is_entry_name(name), name);

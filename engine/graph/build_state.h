@@ -224,6 +224,12 @@ class Builder {
 
   // builder_replay.cc: a rebuild's cuts from the cut rules' matches.
   bool cuts_from_matches();
+  // A new split rule `s` evaluated at the events `names` selects for it (the k-th new
+  // rule: its matches into parts[0][k] and parts[1][k], one per CPU); false, with none
+  // found, when the lists cannot be used (the scan evaluates it then).
+  bool evaluate_selected(const EventNames& names, uint32_t s, Evaluator& second,
+                         const PreparedExpr& second_where,
+                         std::vector<std::vector<SplitMatch>> (&parts)[2], size_t k);
   inline void replay_split(ThreadState& t, uint32_t rule, const SplitMatch& m);
   inline void replay_batch(ThreadState& t, uint32_t rule, const BatchMatch& m);
   void finish_links();

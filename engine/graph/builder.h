@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/graph/cut_matches.h"
+#include "engine/graph/event_names.h"
 #include "engine/graph/graph.h"
 #include "rules/lua_sandbox.h"
 #include "rules/ruleset.h"
@@ -125,6 +126,11 @@ struct BuildOptions {
   // its event and whose `where` reads only the event's own fields), the cuts are replayed
   // from the matches instead of a scan of the events.
   const KnownCutMatches* known_matches = nullptr;
+  // With `known_matches`: the trace's events listed by kind and name (event_names.h),
+  // asked for (once, when a rule is evaluated alone) and null when there are none. Such
+  // a rule is then evaluated at the events its kind and `name` test select, not at every
+  // event of the trace.
+  std::function<const EventNames*()> event_names;
   // With `reuse`, when the reused graph kept its segments: every thread's events. The
   // rebuild then names the threads from their first events, takes the segments of a
   // thread whose cuts did not change as the reused graph has them, finds where the

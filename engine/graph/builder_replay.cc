@@ -168,6 +168,50 @@ ByThread split_by_thread(const Trace& trace, const ThreadIndex& index, const Str
 
 }  // namespace
 
+bool Builder::evaluate_selected(const EventNames& names, uint32_t s, Evaluator& second,
+                                const PreparedExpr& second_where,
+                                std::vector<std::vector<SplitMatch>> (&parts)[2], size_t k) {
+  const rules::SplitRule& rule = rules_.splits[s];
+  const NameSelector selector = name_selector(rule.where, rule.at, trace_.schema);
+  std::vector<uint32_t> events;
+  try {
+    events = names.events(rule.at, selector);
+  } catch (const std::invalid_argument&) {
+    return false;  // lists that do not decode: the scan
+  }
+  // Each event is checked to be of the kind and name asked for: lists of another trace
+  // (or damaged) leave the rule to the scan.
+  const int field = naming_field(trace_.schema, rule.at);
+  std::vector<StrId> wanted;
+  for (const std::string& name : selector.names)
+    if (const StrId id = trace_.strings.find(name); id != StringTable::kMissing)
+      wanted.push_back(id);
+  std::sort(wanted.begin(), wanted.end());
+  struct NotSelected {};
+  try {
+    in_two_parts(
+        events.size(), events.size() >= parallel_from_,
+        [&](uint64_t begin, uint64_t end, int part) {
+          Evaluator& eval = part == 0 ? eval_ : second;
+          const PreparedExpr& where = part == 0 ? split_where_[s] : second_where;
+          for (uint64_t j = begin; j < end; ++j) {
+            const uint32_t i = events[j];
+            const Event& e = trace_.events[i];
+            if (e.kind != rule.at) throw NotSelected{};
+            if (selector.by_name && !std::binary_search(wanted.begin(), wanted.end(),
+                                                        static_cast<StrId>(trace_.value(e, field))))
+              throw NotSelected{};
+            if (eval.test(where, {{i, SpanTree::kRoot}, {}, {}})) parts[part][k].push_back({i, i});
+          }
+        });
+  } catch (const NotSelected&) {
+    parts[0][k].clear();
+    parts[1][k].clear();
+    return false;
+  }
+  return true;
+}
+
 void Builder::replay_split(ThreadState& t, uint32_t s, const SplitMatch& m) {
   const auto& rule = rules_.splits[s];
   if (rule.loop) {
@@ -238,8 +282,9 @@ bool Builder::cuts_from_matches() {
   if (streams.size() >= (size_t{1} << kStreamBits)) return false;
   report("events", 0, n);
 
-  // The new rules at the events of their kinds. An error falls back to the scan, whose
-  // error is the one a whole build meets first.
+  // The new rules at the events their kind and `name` test select, when the trace's
+  // events are listed so (event_names.h), else at the events of their kinds. An error
+  // falls back to the scan, whose error is the one a whole build meets first.
   std::vector<CutMatches> found(fresh.size());
   if (!fresh.empty()) {
     std::vector<std::vector<SplitMatch>> parts[2];
@@ -249,30 +294,43 @@ bool Builder::cuts_from_matches() {
     std::vector<PreparedExpr> second_where;
     for (uint32_t s : fresh)
       second_where.push_back(second.prepare(rules_.splits[s].where, rules_.splits[s].origin));
+    const EventNames* names = options_.event_names ? options_.event_names() : nullptr;
+    std::vector<size_t> scanned;  // the rules evaluated by the scan of kinds
     try {
-      in_two_parts(n, n >= parallel_from_, [&](uint64_t begin, uint64_t end, int part) {
-        Evaluator& eval = part == 0 ? eval_ : second;
-        for (uint64_t ev = begin; ev < end; ++ev) {
-          const auto i = static_cast<uint32_t>(ev);
-          const KindId kind = trace_.events[i].kind;
-          for (size_t k = 0; k < fresh.size(); ++k) {
-            const uint32_t s = fresh[k];
-            if (kind != rules_.splits[s].at) continue;
-            const PreparedExpr& where = part == 0 ? split_where_[s] : second_where[k];
-            if (eval.test(where, {{i, SpanTree::kRoot}, {}, {}})) parts[part][k].push_back({i, i});
+      for (size_t k = 0; k < fresh.size(); ++k) {
+        if (!names || !evaluate_selected(*names, fresh[k], second, second_where[k], parts, k))
+          scanned.push_back(k);
+      }
+      if (!scanned.empty())
+        in_two_parts(n, n >= parallel_from_, [&](uint64_t begin, uint64_t end, int part) {
+          Evaluator& eval = part == 0 ? eval_ : second;
+          for (uint64_t ev = begin; ev < end; ++ev) {
+            const auto i = static_cast<uint32_t>(ev);
+            const KindId kind = trace_.events[i].kind;
+            for (size_t k : scanned) {
+              const uint32_t s = fresh[k];
+              if (kind != rules_.splits[s].at) continue;
+              const PreparedExpr& where = part == 0 ? split_where_[s] : second_where[k];
+              if (eval.test(where, {{i, SpanTree::kRoot}, {}, {}}))
+                parts[part][k].push_back({i, i});
+            }
           }
-        }
-      });
+        });
     } catch (const DiagnosticError&) {
       return false;
     }
     for (size_t k = 0; k < fresh.size(); ++k) {
+      // The selected events come a list at a time (one per name): their matches in order.
+      std::vector<SplitMatch>& all = parts[0][k];
+      all.insert(all.end(), parts[1][k].begin(), parts[1][k].end());
+      std::vector<SplitMatch>().swap(parts[1][k]);
+      auto by_event = [](const SplitMatch& a, const SplitMatch& b) { return a.event < b.event; };
+      if (!std::is_sorted(all.begin(), all.end(), by_event))
+        std::sort(all.begin(), all.end(), by_event);
       found[k].known = true;
       MatchWriter w(found[k]);
-      for (const auto& part : parts)
-        for (const SplitMatch& m : part[k]) w.add(m);
-      std::vector<SplitMatch>().swap(parts[0][k]);
-      std::vector<SplitMatch>().swap(parts[1][k]);
+      for (const SplitMatch& m : all) w.add(m);
+      std::vector<SplitMatch>().swap(all);
       streams[fresh_stream[k]].list = &found[k];
     }
   }

@@ -3,10 +3,13 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <functional>
 #include <iterator>
 #include <map>
+#include <memory>
 
+#include "base/varint.h"
 #include "engine/graph/test_support.h"
 
 namespace cw::engine {
@@ -558,6 +561,7 @@ struct ThreadLists {
 bool rebuild_equals(const Built& prior, const Built& whole, const KnownCutMatches* known) {
   bool all_replayed = true;
   const ThreadLists lists(whole.trace);
+  const EventNames names = EventNames::of(whole.trace);
   for (uint64_t parallel_from : {uint64_t{0}, ~uint64_t{0}})
     for (const ThreadEventLists* thread_events :
          {static_cast<const ThreadEventLists*>(nullptr), &lists.lists}) {
@@ -570,6 +574,9 @@ bool rebuild_equals(const Built& prior, const Built& whole, const KnownCutMatche
       options.known_matches = known;
       options.record_matches = true;
       options.thread_events = thread_events;
+      // A new rule evaluated at every event of its kind, or (with the thread lists, to keep
+      // the combinations few) at the events the trace's lists by name select.
+      if (thread_events) options.event_names = [&names] { return &names; };
       const BuildResult rebuilt = build_graph(whole.trace, whole.rules, options);
       CHECK(testing::describe(rebuilt) == testing::describe(whole.result));
       // (Not when a cut rule calls a Lua hook: the graph is built whole.)
@@ -844,6 +851,77 @@ TEST_CASE("Lua hooks called by edge rules: a rebuild of the cuts equals a whole 
                      "edge w { link wakeup where lua.every_third(from.tid) strength weak }\n") +
            kCountingHooks;
   });
+}
+
+// `names`'s lists with the list of (kind, name) holding `events` instead, and `total`
+// events in all.
+EventNames with_list(const EventNames& names, KindId kind, const std::string& name,
+                     const std::vector<uint32_t>& events, uint64_t total) {
+  auto bytes = std::make_shared<std::string>();
+  std::vector<EventNames::List> lists;
+  for (EventNames::List l : names.lists()) {
+    const uint64_t at = bytes->size();
+    if (l.kind == kind && l.name == name) {
+      int64_t last = -1;
+      for (uint32_t e : events) {
+        put_varint(*bytes, static_cast<uint64_t>(e - last - 1));
+        last = e;
+      }
+      l.count = events.size();
+    } else {
+      bytes->append(names.bytes().substr(l.at, l.size));
+    }
+    l.at = at;
+    l.size = bytes->size() - at;
+    lists.push_back(l);
+  }
+  const std::string_view view = *bytes;
+  return EventNames(std::move(lists), view, std::move(bytes), total);
+}
+
+TEST_CASE("a new rule is evaluated at the events the lists by kind and name select") {
+  const std::string trace = random_cut_trace(1);
+  const auto prior = build(cut_rules(""), trace);
+  const auto whole = build(cut_rules(cut_edits()[1].text), trace);  // idle: name == "recvmsg"
+  const CutMatchSet matches = recorded_matches(whole);
+  const KnownCutMatches known = known_but(matches, whole.rules, "idle");
+  size_t idle = 0;
+  while (whole.rules.splits[idle].origin.local != "idle") ++idle;
+  const KindId enter = whole.trace.schema.find("syscall_enter");
+  const EventNames names = EventNames::of(whole.trace);
+  const std::vector<uint32_t> recvmsg = names.events(enter, {true, {"recvmsg"}});
+  REQUIRE(recvmsg.size() > 2);
+  REQUIRE(recvmsg.back() + 1 < whole.trace.events.size());
+  auto rebuilt_matches = [&](const EventNames& lists) {
+    BuildResult taken = prior.result;
+    BuildOptions options;
+    options.reuse = &taken;
+    options.known_matches = &known;
+    options.record_matches = true;
+    options.event_names = [&lists] { return &lists; };
+    const BuildResult rebuilt = build_graph(whole.trace, whole.rules, options);
+    CHECK(rebuilt.cuts_replayed);
+    std::vector<uint32_t> events;
+    for (const SplitMatch& m : rebuilt.matches.splits[idle].split_list()) events.push_back(m.event);
+    return events;
+  };
+  CHECK(rebuilt_matches(names) == recvmsg);
+  // Lists that leave a recvmsg out: the rule is not evaluated there.
+  std::vector<uint32_t> fewer = recvmsg;
+  fewer.erase(fewer.begin() + 1);
+  const uint64_t n = whole.trace.events.size();
+  CHECK(rebuilt_matches(with_list(names, enter, "recvmsg", fewer, n - 1)) == fewer);
+  // Lists that name an event of another kind (another trace's, or damaged): the rule is
+  // evaluated at every event of its kind.
+  std::vector<uint32_t> wrong = recvmsg;
+  wrong[1] = recvmsg[1] + 1;  // the call's next event, never its entry
+  REQUIRE(whole.trace.events[wrong[1]].kind != enter);
+  CHECK(rebuilt_matches(with_list(names, enter, "recvmsg", wrong, n)) == recvmsg);
+  // Or of another name.
+  std::vector<uint32_t> renamed = recvmsg;
+  renamed[1] = names.events(enter, {true, {"read"}}).at(0);
+  std::sort(renamed.begin(), renamed.end());
+  CHECK(rebuilt_matches(with_list(names, enter, "recvmsg", renamed, n)) == recvmsg);
 }
 
 TEST_CASE("matches that place a cut on another thread are refused, not replayed") {

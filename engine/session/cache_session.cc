@@ -77,8 +77,22 @@ void CacheSession::discard_made_folder() {
     rmdir(dir.path().c_str());  // TRACE.cwcache beside the trace: removed only when empty
 }
 
+namespace {
+
+// "causeway: cache: " before each line of `text`.
+void say_lines(Reporter& reporter, std::string_view text) {
+  while (!text.empty()) {
+    const size_t end = text.find('\n');
+    reporter.message("causeway: cache: " + std::string(text.substr(0, end)));
+    if (end == std::string_view::npos) break;
+    text.remove_prefix(end + 1);
+  }
+}
+
+}  // namespace
+
 void CacheSession::note(const std::string& text) const {
-  if (verbose && reporter) reporter->message("causeway: cache: " + text);
+  if (verbose && reporter) say_lines(*reporter, text);
 }
 
 bool CacheSession::keeps_events(const Trace& trace, std::string_view entry,
@@ -124,7 +138,7 @@ void CacheSession::in_background(const std::function<std::string()>& save) const
     close(fds[0]);
     setsid();
     std::string text = save();
-    if (wait_for_saves && !text.empty() && reporter) reporter->message("causeway: cache: " + text);
+    if (wait_for_saves && reporter) say_lines(*reporter, text);
     _exit(0);
   }
   close(fds[1]);

@@ -44,7 +44,7 @@ struct CacheSession {
   // content's that was read (unless the file changes while read; the graph's save checks).
   static CacheSession open(const std::string& trace_path, const std::string& format, Use use,
                            Reporter* reporter);
-  void note(const std::string& text) const;  // "causeway: cache: TEXT" when verbose
+  void note(const std::string& text) const;  // "causeway: cache: LINE" per line when verbose
 
   // Whether entries derived from `trace`'s events alone (the events entry, the thread
   // index: `entry`, said as `what`) are kept: not for a trace whose events are too few
@@ -57,8 +57,8 @@ struct CacheSession {
   // that fails leaves nothing behind it.
   void discard_made_folder();
 
-  // Runs `save` (it returns its note) in a detached copy of this process (fork), which
-  // sees memory as it is now: the command goes on, and may exit, while ~1 GB at 19 M
+  // Runs `save` (it returns its note: a line per thing saved) in a detached copy of this process
+  // (fork), which sees memory as it is now: the command goes on, and may exit, while ~1 GB at 19 M
   // events goes to disk (on a VM whose writeback throttles writers, that took longer than
   // reading the trace). A run started before the save ends finds no entry and reads the
   // trace: entries appear whole or not at all. Verbose, the command waits for the saves

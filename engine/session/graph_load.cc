@@ -68,6 +68,28 @@ class IndexLoad {
   std::future<std::optional<engine::ThreadEvents>> loading_;
 };
 
+// What save_built_graph saves of the graph, in its copy; its note.
+std::string save_graph_entries(BuiltGraph::Unsaved& u, const rules::RuleSet& rules,
+                               engine::BuildResult& out, const CacheSession& cache) {
+  std::string why;
+  engine::fill_over_connections(out);
+  if (!cache::save_graph(cache.dir, u.key, out, &why))
+    return fmt::format("graph not saved: {}", why);
+  // The next run whose packs differ from these in cut rules only rebuilds from it (one
+  // that starts before the matches below are saved scans the events).
+  if (u.base && !cache::save_base(cache.dir, *u.base, u.key, &why))
+    return fmt::format("graph saved to {}; its base entry not saved: {}",
+                       cache.dir.shown(cache::graph_entry_name(u.key)), why);
+  if (u.new_matches && u.matches_key) {
+    const cache::StoredMatches merged = cache::merge_matches(
+        rules, std::move(out.matches), u.stored ? std::move(*u.stored) : cache::StoredMatches{});
+    if (!cache::save_cut_matches(cache.dir, *u.matches_key, merged, &why))
+      return fmt::format("graph saved to {}; the cut rules' matches not saved: {}",
+                         cache.dir.shown(cache::graph_entry_name(u.key)), why);
+  }
+  return fmt::format("graph saved to {}", cache.dir.shown(cache::graph_entry_name(u.key)));
+}
+
 }  // namespace
 
 BuiltGraph build_graph(const Trace& trace, const rules::RuleSet& rules, Reporter& reporter,
@@ -86,6 +108,7 @@ BuiltGraph build_graph(const Trace& trace, const rules::RuleSet& rules, Reporter
   std::optional<cache::StoredMatches> stored;
   engine::KnownCutMatches known;
   engine::ThreadEventLists lists;
+  std::optional<engine::EventNames> names;
   if (cache && cache->on) {
     key = cache::Key{cache->trace_key, cache::packs_key(rules),
                      cache::options_key(options, cache->format, trace), cache::engine_key()};
@@ -133,6 +156,20 @@ BuiltGraph build_graph(const Trace& trace, const rules::RuleSet& rules, Reporter
         if (stored) {
           known = stored->for_rules(rules);
           options.known_matches = &known;
+          // Read when a rule is new: it is then evaluated at the events it can match.
+          if (keeps_index(cache))
+            options.event_names = [&names, &trace, cache]() -> const engine::EventNames* {
+              if (names) return &*names;
+              std::string why;
+              const std::string path = cache->dir.shown(cache::kEventNamesName);
+              names =
+                  cache::load_event_names(cache->dir, index_key(*cache), trace.events.size(), &why);
+              if (names)
+                cache->note(fmt::format("events by kind and name read from {}", path));
+              else if (!why.empty())
+                cache->note(fmt::format("{} not used ({})", path, why));
+              return names ? &*names : nullptr;
+            };
         } else if (!problem.empty()) {
           cache->note(
               fmt::format("{} not used ({})", cache->dir.shown(cache::kCutMatchesName), problem));
@@ -193,6 +230,12 @@ BuiltGraph build_graph(const Trace& trace, const rules::RuleSet& rules, Reporter
     }
     result.key = key;
     result.unsaved = BuiltGraph::Unsaved{*key, base, matches_key, std::move(stored), new_matches};
+    // The events by kind and name, for the rebuilds after a rule is added: made by the copy
+    // that saves the graph, once per trace.
+    if (keeps_index(cache) && !cache::has_event_names(cache->dir, index_key(*cache)) &&
+        !cache::being_written(cache->dir, cache::kEventNamesName) &&
+        cache->keeps_events(trace, cache::kEventNamesName, "events by kind and name"))
+      result.unsaved->list_names_of = &trace;
     if (!defer_save) save_built_graph(result, rules, *cache);
     return result;
   }
@@ -206,23 +249,17 @@ void save_built_graph(BuiltGraph& graph, const rules::RuleSet& rules, const Cach
   engine::BuildResult& out = graph.built;
   // By a copy of this process (CacheSession::in_background).
   cache.in_background([&] {
-    std::string why;
-    engine::fill_over_connections(out);
-    if (!cache::save_graph(cache.dir, u.key, out, &why))
-      return fmt::format("graph not saved: {}", why);
-    // The next run whose packs differ from these in cut rules only rebuilds from it (one
-    // that starts before the matches below are saved scans the events).
-    if (u.base && !cache::save_base(cache.dir, *u.base, u.key, &why))
-      return fmt::format("graph saved to {}; its base entry not saved: {}",
-                         cache.dir.shown(cache::graph_entry_name(u.key)), why);
-    if (u.new_matches && u.matches_key) {
-      const cache::StoredMatches merged = cache::merge_matches(
-          rules, std::move(out.matches), u.stored ? std::move(*u.stored) : cache::StoredMatches{});
-      if (!cache::save_cut_matches(cache.dir, *u.matches_key, merged, &why))
-        return fmt::format("graph saved to {}; the cut rules' matches not saved: {}",
-                           cache.dir.shown(cache::graph_entry_name(u.key)), why);
+    std::string note = save_graph_entries(u, rules, out, cache);
+    if (u.list_names_of) {
+      std::string why;
+      const std::string path = cache.dir.shown(cache::kEventNamesName);
+      if (cache::save_event_names(cache.dir, index_key(cache),
+                                  engine::EventNames::of(*u.list_names_of), &why))
+        note += fmt::format("\nevents by kind and name saved to {}", path);
+      else
+        note += fmt::format("\nevents by kind and name not saved: {}", why);
     }
-    return fmt::format("graph saved to {}", cache.dir.shown(cache::graph_entry_name(u.key)));
+    return note;
   });
   graph.unsaved.reset();
   out.matches = {};  // saved by the copy

@@ -31,6 +31,8 @@ struct BuiltGraph {
     std::optional<cache::Key> base, matches_key;
     std::optional<cache::StoredMatches> stored;  // the cut matches entry as loaded
     bool new_matches = false;                    // built.matches has lists to keep
+    // The trace whose events to list by kind and name for the cache (none there yet).
+    const Trace* list_names_of = nullptr;
   };
   std::optional<Unsaved> unsaved;
 };

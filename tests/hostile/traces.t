@@ -222,6 +222,7 @@ at any size here, CAUSEWAY_CACHE_EVENTS_MIN=0, as a large trace's are.)
 
   $ cp tests/hostile/traces/huge-tid.cwt $TMP_DIR/huge-tid.cwt
   $ for run in cold warm; do (ulimit -v 2000000; CAUSEWAY_CACHE_EVENTS_MIN=0 CAUSEWAY_CACHE=verbose timeout 20 causeway debug --auto $TMP_DIR/huge-tid.cwt 2>&1 >/dev/null | sed "s|$TMP_DIR/||g; s/^/$run: /" | sort); done
+  cold: causeway: cache: events by kind and name saved to huge-tid.cwt.cwcache/names.cwa
   cold: causeway: cache: events saved to huge-tid.cwt.cwcache/trace.cwa
   cold: causeway: cache: graph saved to huge-tid.cwt.cwcache/graph-[0-9a-f]{16}.cwg (re)
   cold: causeway: cache: thread index saved to huge-tid.cwt.cwcache/threads.cwa
