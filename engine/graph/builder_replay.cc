@@ -179,8 +179,16 @@ bool Builder::evaluate_selected(const EventNames& names, uint32_t s, Evaluator& 
   } catch (const std::invalid_argument&) {
     return false;  // lists that do not decode: the scan
   }
-  // Each event is checked to be of the kind and name asked for: lists of another trace
-  // (or damaged) leave the rule to the scan.
+  // A `where` that is the name test alone holds at every event listed: the list is the
+  // matches, no event read (the cache's lists are trusted as its cut matches are: they are
+  // this trace's, checksummed, and only their bounds are checked).
+  if (selector.whole) {
+    parts[0][k].reserve(events.size());
+    for (const uint32_t i : events) parts[0][k].push_back({i, i});
+    return true;
+  }
+  // Else each event is checked to be of the kind and name asked for: lists of another
+  // trace (or damaged) leave the rule to the scan.
   const int field = naming_field(trace_.schema, rule.at);
   std::vector<StrId> wanted;
   for (const std::string& name : selector.names)

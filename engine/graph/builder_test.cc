@@ -879,49 +879,79 @@ EventNames with_list(const EventNames& names, KindId kind, const std::string& na
   return EventNames(std::move(lists), view, std::move(bytes), total);
 }
 
-TEST_CASE("a new rule is evaluated at the events the lists by kind and name select") {
-  const std::string trace = random_cut_trace(1);
+// The events where a build of `trace` with the cut edit `edit` finds its new rule's
+// matches: by a whole build, or by a rebuild from `prior` given every other rule's matches
+// and `lists`.
+std::vector<uint32_t> new_rule_matches(const std::string& trace, const CutEdit& edit,
+                                       const EventNames* lists) {
   const auto prior = build(cut_rules(""), trace);
-  const auto whole = build(cut_rules(cut_edits()[1].text), trace);  // idle: name == "recvmsg"
+  const auto whole = build(cut_rules(edit.text), trace);
   const CutMatchSet matches = recorded_matches(whole);
-  const KnownCutMatches known = known_but(matches, whole.rules, "idle");
-  size_t idle = 0;
-  while (whole.rules.splits[idle].origin.local != "idle") ++idle;
-  const KindId enter = whole.trace.schema.find("syscall_enter");
-  const EventNames names = EventNames::of(whole.trace);
-  const std::vector<uint32_t> recvmsg = names.events(enter, {true, {"recvmsg"}});
-  REQUIRE(recvmsg.size() > 2);
-  REQUIRE(recvmsg.back() + 1 < whole.trace.events.size());
-  auto rebuilt_matches = [&](const EventNames& lists) {
+  size_t rule = 0;
+  while (whole.rules.splits[rule].origin.local != edit.rule) ++rule;
+  const CutMatches* found = &matches.splits[rule];
+  BuildResult rebuilt;
+  if (lists) {
+    const KnownCutMatches known = known_but(matches, whole.rules, edit.rule);
     BuildResult taken = prior.result;
     BuildOptions options;
     options.reuse = &taken;
     options.known_matches = &known;
     options.record_matches = true;
-    options.event_names = [&lists] { return &lists; };
-    const BuildResult rebuilt = build_graph(whole.trace, whole.rules, options);
+    options.event_names = [lists] { return lists; };
+    rebuilt = build_graph(whole.trace, whole.rules, options);
     CHECK(rebuilt.cuts_replayed);
-    std::vector<uint32_t> events;
-    for (const SplitMatch& m : rebuilt.matches.splits[idle].split_list()) events.push_back(m.event);
-    return events;
-  };
-  CHECK(rebuilt_matches(names) == recvmsg);
-  // Lists that leave a recvmsg out: the rule is not evaluated there.
+    found = &rebuilt.matches.splits[rule];
+  }
+  std::vector<uint32_t> events;
+  for (const SplitMatch& m : found->split_list()) events.push_back(m.event);
+  return events;
+}
+
+TEST_CASE("a new rule is evaluated at the events the lists by kind and name select") {
+  const std::string trace = random_cut_trace(1);
+  const auto b = build("", trace);
+  const uint64_t n = b.trace.events.size();
+  const KindId enter = b.trace.schema.find("syscall_enter");
+  const EventNames names = EventNames::of(b.trace);
+  const std::vector<uint32_t> recvmsg = names.events(enter, {true, {"recvmsg"}});
+  REQUIRE(recvmsg.size() > 2);
+  REQUIRE(recvmsg.back() + 1 < n);
+
+  // `name == "recvmsg"` alone: the list is the matches, no event read.
+  const CutEdit& alone = cut_edits()[1];
+  REQUIRE(alone.text.find("where name == \"recvmsg\" neighbour") != std::string::npos);
+  CHECK(new_rule_matches(trace, alone, nullptr) == recvmsg);
+  CHECK(new_rule_matches(trace, alone, &names) == recvmsg);
   std::vector<uint32_t> fewer = recvmsg;
   fewer.erase(fewer.begin() + 1);
-  const uint64_t n = whole.trace.events.size();
-  CHECK(rebuilt_matches(with_list(names, enter, "recvmsg", fewer, n - 1)) == fewer);
-  // Lists that name an event of another kind (another trace's, or damaged): the rule is
-  // evaluated at every event of its kind.
+  const EventNames short_lists = with_list(names, enter, "recvmsg", fewer, n - 1);
+  CHECK(new_rule_matches(trace, alone, &short_lists) == fewer);
+
+  // `name == "recvmsg" and fd != 4`: evaluated at the listed events alone.
+  const CutEdit& narrowed = cut_edits()[2];
+  REQUIRE(narrowed.text.find("and fd != 4") != std::string::npos);
+  const std::vector<uint32_t> expected = new_rule_matches(trace, narrowed, nullptr);
+  REQUIRE(expected.size() > 1);
+  CHECK(expected.size() < recvmsg.size());
+  CHECK(new_rule_matches(trace, narrowed, &names) == expected);
+  std::vector<uint32_t> without = recvmsg;
+  without.erase(std::find(without.begin(), without.end(), expected[0]));
+  std::vector<uint32_t> expected_without(expected.begin() + 1, expected.end());
+  const EventNames lacking = with_list(names, enter, "recvmsg", without, n - 1);
+  CHECK(new_rule_matches(trace, narrowed, &lacking) == expected_without);
+  // Lists that name an event of another kind (another trace's, or damaged), or of another
+  // name: the rule is evaluated at every event of its kind.
   std::vector<uint32_t> wrong = recvmsg;
   wrong[1] = recvmsg[1] + 1;  // the call's next event, never its entry
-  REQUIRE(whole.trace.events[wrong[1]].kind != enter);
-  CHECK(rebuilt_matches(with_list(names, enter, "recvmsg", wrong, n)) == recvmsg);
-  // Or of another name.
+  REQUIRE(b.trace.events[wrong[1]].kind != enter);
+  const EventNames wrong_kind = with_list(names, enter, "recvmsg", wrong, n);
+  CHECK(new_rule_matches(trace, narrowed, &wrong_kind) == expected);
   std::vector<uint32_t> renamed = recvmsg;
   renamed[1] = names.events(enter, {true, {"read"}}).at(0);
   std::sort(renamed.begin(), renamed.end());
-  CHECK(rebuilt_matches(with_list(names, enter, "recvmsg", renamed, n)) == recvmsg);
+  const EventNames wrong_name = with_list(names, enter, "recvmsg", renamed, n);
+  CHECK(new_rule_matches(trace, narrowed, &wrong_name) == expected);
 }
 
 TEST_CASE("matches that place a cut on another thread are refused, not replayed") {

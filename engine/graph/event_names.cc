@@ -81,6 +81,7 @@ NameSelector name_selector(const rules::CompiledExpr& where, KindId kind, const 
       std::sort(names->begin(), names->end());
       names->erase(std::unique(names->begin(), names->end()), names->end());
       out.names = std::move(*names);
+      out.whole = n == where.root;
       return out;
     }
   }

@@ -32,6 +32,8 @@ int naming_field(const Schema& schema, KindId kind);
 struct NameSelector {
   bool by_name = false;
   std::vector<std::string> names;
+  // The test is the whole `where`: every event of the kind with one of the names matches.
+  bool whole = false;
 };
 NameSelector name_selector(const rules::CompiledExpr& where, KindId kind, const Schema& schema);
 

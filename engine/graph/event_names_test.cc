@@ -51,6 +51,10 @@ TEST_CASE("a rule's where selects names by == and in, alone or under and") {
                           "fd > 2 and (tid != 3 and name in [\"b\", \"a\", \"b\"])")) ==
         Names{"a", "b"});
   CHECK(named(selector_of("call_enter", "fn == \"serve\"")) == Names{"serve"});
+  // Whether the test is the whole `where` (then every event it selects matches).
+  CHECK(selector_of("syscall_enter", "name == \"recvmsg\"").whole);
+  CHECK(selector_of("syscall_enter", "name in [\"a\", \"b\"]").whole);
+  CHECK_FALSE(selector_of("syscall_enter", "fd != 6 and name == \"recvmsg\"").whole);
   // What does not bound the names: any of the kind.
   CHECK(named(selector_of("syscall_enter", "name != \"read\"")) == Names{"(any)"});
   CHECK(named(selector_of("syscall_enter", "name == \"a\" or name == \"b\"")) == Names{"(any)"});
