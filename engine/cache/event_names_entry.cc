@@ -60,7 +60,8 @@ engine::EventNames decode(std::shared_ptr<const std::string> whole, uint64_t eve
   // Counts are keys read from a file, never sizes: each record is checked to fit first.
   if (head[1] > payload.size() / sizeof(ListRecord)) throw CorruptEntry("lists past the entry");
   std::vector<ListRecord> records(head[1]);
-  std::memcpy(records.data(), payload.data(), records.size() * sizeof(ListRecord));
+  if (!records.empty())  // (no lists: a trace without events)
+    std::memcpy(records.data(), payload.data(), records.size() * sizeof(ListRecord));
   payload.remove_prefix(records.size() * sizeof(ListRecord));
   std::vector<engine::EventNames::List> lists;
   lists.reserve(records.size());

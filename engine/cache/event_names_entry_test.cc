@@ -70,3 +70,12 @@ TEST_CASE("event names whose lists do not lie inside the entry are a miss") {
   flags[16 + 3] = 1;  // the first list's pad
   CHECK_THROWS_AS(cache::decode_event_names(flags, n), cache::CorruptEntry);
 }
+
+TEST_CASE("a trace without events has no lists, and they read back") {
+  const Trace empty;
+  const EventNames none = EventNames::of(empty);
+  CHECK(none.lists().empty());
+  const std::string payload = cache::encode_event_names(none);
+  CHECK(cache::decode_event_names(payload, 0).lists().empty());
+  CHECK_THROWS_AS(cache::decode_event_names(payload, 1), cache::CorruptEntry);
+}
