@@ -954,6 +954,40 @@ TEST_CASE("a new rule is evaluated at the events the lists by kind and name sele
   CHECK(new_rule_matches(trace, narrowed, &wrong_name) == expected);
 }
 
+TEST_CASE("a new rule with a test that may fail before its name test fails as a whole build") {
+  // 100 / (ts - T) fails at the one event at T, a `read` entry: so a whole build fails,
+  // and a rebuild that evaluated the rule at the recvmsg entries alone would not. (Two
+  // guards: name_selector takes no name test after a conjunct that may fail, and a
+  // `where` whose division may fail is walked as a tree, which no rebuild evaluates alone.)
+  const std::string trace = random_cut_trace(1);
+  const Trace t = testing::load_trace(trace);
+  const KindId enter = t.schema.find("syscall_enter");
+  const EventNames names = EventNames::of(t);
+  const uint32_t read = names.events(enter, {true, {"read"}}).at(0);
+  const std::string edit = fmt::format(
+      "split f {{ at syscall_enter where 100 / (ts - {}) > 1 and name == \"recvmsg\" "
+      "neighbour weak }}\n",
+      t.events[read].ts);
+  const rules::RuleSet rules = testing::load_rules(cut_rules(edit));
+  CHECK_THROWS_AS(build_graph(t, rules), DiagnosticError);
+  const auto prior = build(cut_rules(""), trace);
+  const CutMatchSet matches = recorded_matches(prior);
+  KnownCutMatches known;
+  for (const rules::SplitRule& r : rules.splits) {
+    const CutMatches* m = nullptr;
+    for (size_t s = 0; s < prior.rules.splits.size(); ++s)
+      if (prior.rules.splits[s].origin.local == r.origin.local) m = &matches.splits[s];
+    known.splits.push_back(m);
+  }
+  for (const CutMatches& b : matches.batches) known.batches.push_back(&b);
+  BuildResult taken = prior.result;
+  BuildOptions options;
+  options.reuse = &taken;
+  options.known_matches = &known;
+  options.event_names = [&names] { return &names; };
+  CHECK_THROWS_AS(build_graph(t, rules, options), DiagnosticError);
+}
+
 TEST_CASE("matches that place a cut on another thread are refused, not replayed") {
   const std::string trace = random_cut_trace(1);
   const auto prior = build(cut_rules(""), trace);

@@ -58,14 +58,30 @@ std::optional<std::vector<std::string>> names_of(const rules::CompiledExpr& e, u
   return std::nullopt;
 }
 
+// Whether evaluating node `n` may fail (a division or modulo by zero, a hook's error).
+bool may_fail(const rules::CompiledExpr& e, uint32_t n) {
+  std::vector<uint32_t> todo{n};
+  while (!todo.empty()) {
+    const uint32_t m = todo.back();
+    todo.pop_back();
+    if (m >= e.nodes.size()) return true;
+    const ExprNode& node = e.nodes[m];
+    if (node.op == Op::Div || node.op == Op::Mod || node.op == Op::Call) return true;
+    todo.insert(todo.end(), node.kids.begin(), node.kids.end());
+  }
+  return false;
+}
+
 }  // namespace
 
 NameSelector name_selector(const rules::CompiledExpr& where, KindId kind, const Schema& schema) {
   NameSelector out;
   const int field = naming_field(schema, kind);
   if (field < 0 || where.empty() || where.root >= where.nodes.size()) return out;
-  // The conjuncts of nested `and`s: each must hold, so any one that names names bounds
-  // the events.
+  // The conjuncts of nested `and`s, in the order they are evaluated: each must hold, so
+  // any one that names names bounds the events. Not one after a conjunct that may fail: at
+  // an event of another name that one would still be evaluated, and its error is the
+  // rule's (a whole build's) even there.
   std::vector<uint32_t> todo{where.root};
   while (!todo.empty()) {
     const uint32_t n = todo.back();
@@ -76,14 +92,17 @@ NameSelector name_selector(const rules::CompiledExpr& where, KindId kind, const 
       for (auto it = node.kids.rbegin(); it != node.kids.rend(); ++it) todo.push_back(*it);
       continue;
     }
-    if (auto names = names_of(where, n, kind, field)) {
-      out.by_name = true;
-      std::sort(names->begin(), names->end());
-      names->erase(std::unique(names->begin(), names->end()), names->end());
-      out.names = std::move(*names);
-      out.whole = n == where.root;
-      return out;
+    auto names = names_of(where, n, kind, field);
+    if (!names) {
+      if (may_fail(where, n)) return out;
+      continue;
     }
+    out.by_name = true;
+    std::sort(names->begin(), names->end());
+    names->erase(std::unique(names->begin(), names->end()), names->end());
+    out.names = std::move(*names);
+    out.whole = n == where.root;
+    return out;
   }
   return out;
 }

@@ -62,6 +62,12 @@ TEST_CASE("a rule's where selects names by == and in, alone or under and") {
   CHECK(named(selector_of("syscall_enter", "op == \"wait\"")) == Names{"(any)"});
   CHECK(named(selector_of("syscall_enter", "syscall.name == \"read\"")) == Names{"(any)"});
   CHECK(named(selector_of("wakeup", "target == 3")) == Names{"(any)"});
+  // Not after a test that may fail: a whole build evaluates it at every event of the kind,
+  // and fails where it fails. After the name test, it is evaluated at those events only.
+  CHECK(named(selector_of("syscall_enter", "100 / fd > 1 and name == \"read\"")) == Names{"(any)"});
+  CHECK(named(selector_of("syscall_enter", "fd % 2 == 0 and name == \"read\"")) == Names{"(any)"});
+  CHECK(named(selector_of("syscall_enter", "name == \"read\" and 100 / fd > 1")) == Names{"read"});
+  CHECK(named(selector_of("syscall_enter", "fd + 1 > 2 and name == \"read\"")) == Names{"read"});
 }
 
 TEST_CASE("every event is listed once, under its kind and name") {
