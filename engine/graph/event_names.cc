@@ -60,14 +60,14 @@ std::optional<std::vector<std::string>> names_of(const rules::CompiledExpr& e, u
 
 // Whether evaluating node `n` may fail (a division or modulo by zero, a hook's error).
 bool may_fail(const rules::CompiledExpr& e, uint32_t n) {
-  std::vector<uint32_t> todo{n};
-  while (!todo.empty()) {
-    const uint32_t m = todo.back();
-    todo.pop_back();
+  std::vector<uint32_t> pending{n};
+  while (!pending.empty()) {
+    const uint32_t m = pending.back();
+    pending.pop_back();
     if (m >= e.nodes.size()) return true;
     const ExprNode& node = e.nodes[m];
     if (node.op == Op::Div || node.op == Op::Mod || node.op == Op::Call) return true;
-    todo.insert(todo.end(), node.kids.begin(), node.kids.end());
+    pending.insert(pending.end(), node.kids.begin(), node.kids.end());
   }
   return false;
 }
@@ -82,14 +82,14 @@ NameSelector name_selector(const rules::CompiledExpr& where, KindId kind, const 
   // any one that names names bounds the events. Not one after a conjunct that may fail: at
   // an event of another name that one would still be evaluated, and its error is the
   // rule's (a whole build's) even there.
-  std::vector<uint32_t> todo{where.root};
-  while (!todo.empty()) {
-    const uint32_t n = todo.back();
-    todo.pop_back();
+  std::vector<uint32_t> pending{where.root};
+  while (!pending.empty()) {
+    const uint32_t n = pending.back();
+    pending.pop_back();
     if (n >= where.nodes.size()) continue;
     const ExprNode& node = where.nodes[n];
     if (node.op == Op::And) {
-      for (auto it = node.kids.rbegin(); it != node.kids.rend(); ++it) todo.push_back(*it);
+      for (auto it = node.kids.rbegin(); it != node.kids.rend(); ++it) pending.push_back(*it);
       continue;
     }
     auto names = names_of(where, n, kind, field);

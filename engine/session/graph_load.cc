@@ -253,11 +253,15 @@ void save_built_graph(BuiltGraph& graph, const rules::RuleSet& rules, const Cach
     if (u.list_names_of) {
       std::string why;
       const std::string path = cache.dir.shown(cache::kEventNamesName);
-      if (cache::save_event_names(cache.dir, index_key(cache),
-                                  engine::EventNames::of(*u.list_names_of), &why))
-        note += fmt::format("\nevents by kind and name saved to {}", path);
-      else
-        note += fmt::format("\nevents by kind and name not saved: {}", why);
+      bool saved = false;
+      try {
+        saved = cache::save_event_names(cache.dir, index_key(cache),
+                                        engine::EventNames::of(*u.list_names_of), &why);
+      } catch (const std::logic_error& e) {  // a trace the lists cannot hold
+        why = e.what();
+      }
+      note += saved ? fmt::format("\nevents by kind and name saved to {}", path)
+                    : fmt::format("\nevents by kind and name not saved: {}", why);
     }
     return note;
   });
