@@ -1,7 +1,7 @@
 #include "engine/graph/event_names.h"
 
 #include <algorithm>
-#include <map>
+#include <set>
 #include <stdexcept>
 #include <unordered_map>
 #include <utility>
@@ -111,14 +111,14 @@ EventNames::EventNames(std::vector<List> lists, std::string_view bytes,
                        std::shared_ptr<const void> keep, uint64_t events)
     : lists_(std::move(lists)), bytes_(bytes), keep_(std::move(keep)), events_(events) {
   uint64_t total = 0;
-  std::map<std::pair<KindId, std::string_view>, bool> seen;
+  std::set<std::pair<KindId, std::string_view>> seen;
   for (const List& l : lists_) {
     if (l.at > bytes_.size() || l.size > bytes_.size() - l.at)
       throw std::invalid_argument("an event list outside the index's bytes");
     // Every event takes a byte at least.
     if (l.count > l.size) throw std::invalid_argument("an event list shorter than its count");
     if (!l.named && !l.name.empty()) throw std::invalid_argument("a name on an unnamed list");
-    if (!seen.emplace(std::pair<KindId, std::string_view>{l.kind, l.name}, l.named).second)
+    if (!seen.emplace(l.kind, l.name).second)
       throw std::invalid_argument("a kind and name listed twice");
     total += l.count;
   }
