@@ -118,6 +118,8 @@ struct RecordArgs {
   uint32_t start_sample_hz = 0;
   bool full = false;  // --full: every recorded call, every stack walked
   bool start_full = false;
+  std::string calls = "syscalls";  // --calls: where calls are taken from
+  std::string start_calls = "syscalls";
   std::string buffer = "64M";
   std::string dir;
   double duration = 0;
@@ -184,6 +186,12 @@ bool stack_options(const RecordArgs& args, SessionOptions& options) {
   }
   options.sample_hz = args.sample_hz;
   options.full = args.full;
+  options.calls_at_switch = args.calls == "scheduler";
+  if (options.full && options.calls_at_switch) {
+    std::cerr << "causeway: --full writes every call, which --calls scheduler does not see: "
+                 "give one of them\n";
+    return false;
+  }
   return true;
 }
 
@@ -717,6 +725,14 @@ std::vector<Command> add_record(CLI::App& app) {
       "wake that found no waiter, is left out, and a stack the thread last walked from the "
       "same place is repeated, not walked again: docs/recording.md)";
   cmd->add_flag("--full", args->full, full_help);
+  auto calls_help =
+      "where system calls are taken from: 'syscalls' (default) hooks every call's entry and "
+      "exit; 'scheduler' hooks none, and takes the call a thread blocks in, or wakes another "
+      "from, from its saved registers when it does: no cost on calls that do neither, but no "
+      "return values (a wait its own timer ended excepted), bytes moved or ready descriptors "
+      "(docs/recording.md)";
+  cmd->add_option("--calls", args->calls, calls_help)
+      ->check(CLI::IsMember({"syscalls", "scheduler"}));
   args->record_compress = add_compress_option(cmd, args->compress, args->writer, "zstd=1");
   cmd->add_option("--duration", args->duration, "stop after this many seconds");
   cmd->add_option("CMD", args->command, "command to run and record (after --)");
@@ -773,6 +789,8 @@ std::vector<Command> add_record(CLI::App& app) {
   start->add_option("-F,--sample", args->start_sample_hz, sample_help);
   start->add_option("--buffer", args->buffer, "kernel ring buffer size (default 64M)");
   start->add_flag("--full", args->start_full, full_help);
+  start->add_option("--calls", args->start_calls, calls_help)
+      ->check(CLI::IsMember({"syscalls", "scheduler"}));
   args->start_compress = add_compress_option(start, args->compress, args->writer, "zstd=1");
   start->add_option("--rules", args->rules,
                     "packs (files or folders) whose holder rules name, when the recording "
@@ -813,6 +831,7 @@ std::vector<Command> add_record(CLI::App& app) {
                    given.call_graph = args->start_call_graph;
                    given.sample_hz = args->start_sample_hz;
                    given.full = args->start_full;
+                   given.calls = args->start_calls;
                    return record_start(given, *size);
                  }});
   out.push_back(

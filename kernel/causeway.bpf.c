@@ -20,12 +20,13 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #include "kernel/bpf/maps.bpf.h"          // the loader's settings, the shared maps
 #include "kernel/bpf/output.bpf.h"        // the pid filter, the ring buffer, lazy entries
 #include "kernel/bpf/stacks.bpf.h"        // user and kernel stacks
-#include "kernel/bpf/sched_switch.bpf.h"  // context switches
 #include "kernel/bpf/timers.bpf.h"        // interrupt context, whose timer expires
-#include "kernel/bpf/wake.bpf.h"          // wake-ups
-#include "kernel/bpf/tasks.bpf.h"         // fork, exec, exit, rename
 #include "kernel/bpf/files.bpf.h"         // what object a file descriptor names
 #include "kernel/bpf/sys_enter.bpf.h"     // syscall entry: arguments by class
+#include "kernel/bpf/calls_at_switch.bpf.h"  // calls from the scheduler, no syscall programs
+#include "kernel/bpf/sched_switch.bpf.h"  // context switches
+#include "kernel/bpf/wake.bpf.h"          // wake-ups
+#include "kernel/bpf/tasks.bpf.h"         // fork, exec, exit, rename
 #include "kernel/bpf/sys_exit.bpf.h"      // syscall exit: transfers, ready fds, timers
 #include "kernel/bpf/irqs.bpf.h"          // hard and soft interrupts
 #include "kernel/bpf/signals.bpf.h"       // signals raised and delivered

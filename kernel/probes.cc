@@ -203,6 +203,11 @@ Probes::Probes(const ProbeOptions& options) : state_(new State) {
                        " a record can carry");
     rodata->ustack_bytes = options.stacks == StackMode::None ? 0 : options.ustack_bytes;
     rodata->full_stream = options.full ? 1 : 0;
+    rodata->calls_at_switch = options.calls_at_switch ? 1 : 0;
+    if (options.calls_at_switch) {
+      bpf_program__set_autoload(skel->progs.on_sys_enter, false);
+      bpf_program__set_autoload(skel->progs.on_sys_exit, false);
+    }
     state_->filtered = !options.pids.empty();
     rodata->filter_pids = state_->filtered;
     auto symbols =

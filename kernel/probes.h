@@ -38,6 +38,10 @@ struct ProbeOptions {
   // Every recorded syscall written, whether or not anything happened in it, and every
   // blocked call's kernel stack walked (record --full).
   bool full = false;
+  // Calls taken from the scheduler instead of the syscall tracepoints: only the calls a
+  // thread blocks in or wakes another from, without their return values, transfers or
+  // ready descriptors (kernel/bpf/calls_at_switch.bpf.h; record --calls scheduler).
+  bool calls_at_switch = false;
   size_t ring_buffer_bytes = 64u << 20;  // the BPF ring buffer; rounded to a power of 2
   uint32_t exclude_pid = 0;              // the recorder itself (its writes make events)
   // Syscall number -> enum cw_sys_class (kernel/syscalls.h); numbers absent are not

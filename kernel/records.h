@@ -195,7 +195,10 @@ struct cw_rec_sys_enter {
 };
 #define CW_ENTER_ABS_TIMEOUT 1u
 
-/* CW_REC_SYS_EXIT */
+/* CW_REC_SYS_EXIT. With CW_EXIT_NO_RET in the header's flags the return value was not seen
+ * (a call taken at the scheduler, kernel/bpf/calls_at_switch.bpf.h): `ret` is 0 and means
+ * nothing. */
+#define CW_EXIT_NO_RET 1u
 struct cw_rec_sys_exit {
   struct cw_rec_header h;
   __u64 seq;

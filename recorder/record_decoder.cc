@@ -627,7 +627,8 @@ void RecordDecoder::decode(const void* record, size_t size) {
       if (!r) return bad();
       Held& h = hold(ts, tid, f.syscall_exit.id, cpu);
       set(h, f.syscall_exit.name, syscall_name_id(r->nr));
-      set(h, f.syscall_exit.ret, static_cast<uint64_t>(r->ret));
+      set(h, f.syscall_exit.ret,
+          static_cast<uint64_t>((hdr->flags & CW_EXIT_NO_RET) ? kUnknownReturn : r->ret));
       return;
     }
     case CW_REC_XFER: {

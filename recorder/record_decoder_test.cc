@@ -94,6 +94,29 @@ TEST_CASE("records from two CPUs come out as events sorted by time") {
   CHECK(d.stats().malformed == 0);
 }
 
+TEST_CASE("an exit whose return value the recorder did not see has no return value a call gives") {
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  d.add_thread(101, 100, "app", false);
+  // A call taken at the scheduler: its end is known, its return value is not.
+  auto unseen = make<cw_rec_sys_exit>(CW_REC_SYS_EXIT, 1000, 100, 101, 0);
+  unseen.nr = 202;
+  unseen.ret = 0;
+  unseen.h.flags = CW_EXIT_NO_RET;
+  // One whose own timer ended it: the value such a call returns then (-ETIMEDOUT).
+  auto timed_out = make<cw_rec_sys_exit>(CW_REC_SYS_EXIT, 2000, 100, 101, 0);
+  timed_out.nr = 202;
+  timed_out.ret = -110;
+  d.decode(&unseen, sizeof unseen);
+  d.decode(&timed_out, sizeof timed_out);
+  d.release_all();
+  REQUIRE(t.events.size() == 2);
+  const int ret = t.schema.field_index(t.events[0].kind, "ret");
+  REQUIRE(ret >= 0);
+  CHECK(t.int_value(t.events[0], ret) == kUnknownReturn);
+  CHECK(t.int_value(t.events[1], ret) == -110);
+}
+
 TEST_CASE("a timer's interrupt wake-up and signal carry the timer's owner as their cause") {
   Trace t;
   RecordDecoder d(t, test_naming());

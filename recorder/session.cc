@@ -91,6 +91,7 @@ Session::Session(SessionOptions options) : options_(std::move(options)) {
   probe_options.ustack_bytes = options_.ustack_bytes;
   probe_options.sample_hz = options_.sample_hz;
   probe_options.full = options_.full;
+  probe_options.calls_at_switch = options_.calls_at_switch;
   probe_options.ring_buffer_bytes = options_.buffer_bytes;
   probe_options.exclude_pid = static_cast<uint32_t>(getpid());
   probe_options.syscall_classes = syscall_classes();

@@ -31,6 +31,7 @@ struct SessionOptions {
   uint32_t ustack_bytes = 0;
   uint32_t sample_hz = 0;           // --sample: cpu-clock samples per second per CPU, 0 for none
   bool full = false;                // --full: every recorded call, every kernel stack walked
+  bool calls_at_switch = false;     // --calls scheduler: no syscall programs
   size_t buffer_bytes = 64u << 20;  // the kernel ring buffer
   std::string output;               // one trace file, when `ring` is not set
   std::optional<RingOptions> ring;

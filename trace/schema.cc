@@ -70,7 +70,10 @@ Schema make_builtin() {
        {"timeout_ns", F::Int, "timeout in ns, -1 for none"}},
       SpanRole::Open, "syscall"));
   s.add(kind("syscall_exit", "the thread returned from a system call",
-             {{"name", F::Str, "system call name"}, {"ret", F::Int, "return value"}},
+             {{"name", F::Str, "system call name"},
+              {"ret", F::Int,
+               "return value; -9223372036854775808 when it was not recorded (a call taken at "
+               "the scheduler: record --calls scheduler)"}},
              SpanRole::Close, "syscall"));
 
   // Communication on a stream (socket, pipe, eventfd): matched by byte offset.

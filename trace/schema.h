@@ -16,6 +16,9 @@ namespace cw {
 
 using KindId = uint16_t;
 inline constexpr KindId kNoKind = std::numeric_limits<KindId>::max();
+// A syscall_exit's `ret` when the recorder did not see the call return (a call taken at the
+// scheduler, kernel/bpf/calls_at_switch.bpf.h): no return value a call gives.
+inline constexpr int64_t kUnknownReturn = std::numeric_limits<int64_t>::min();
 
 enum class FieldType : uint8_t {
   Int,   // signed 64-bit

@@ -3,7 +3,8 @@
 # a local PostgreSQL under pgbench (select-only and read-write), a C build with make -j,
 # and redis-benchmark against a local redis-server, each run bare, under the always-on
 # recorder (`causeway record start`, the whole machine, default options), under it with
-# `--call-graph dwarf`, and under `perf record -a` of the same kernel events, in an order
+# `--call-graph dwarf`, under it with `--calls scheduler` (no syscall programs), and under
+# `perf record -a` of the same kernel events, in an order
 # that rotates every round. Prints the medians, the loss against bare and, for causeway,
 # the events and ring bytes written per second and the events lost.
 set -euo pipefail
@@ -16,7 +17,8 @@ usage: bench/overhead/run.sh [options]
                      an order that rotates (default 5, at least 5 for a result)
   --seconds S        length of each pgbench run (default 8)
   --workloads LIST   comma-separated, of pgbench-select, pgbench-rw, make, redis (default all)
-  --configs LIST     comma-separated, of bare, causeway, causeway-dwarf, perf (default all)
+  --configs LIST     comma-separated, of bare, causeway, causeway-dwarf, causeway-scheduler,
+                     perf (default all)
   --quick            short runs (2 s, a small build, fewer requests): checks the script,
                      measures nothing
   --json FILE        also write the summary as JSON
@@ -30,7 +32,7 @@ causeway=${CAUSEWAY:-$repo/build/cli/causeway}
 rounds=5
 seconds=8
 workloads=pgbench-select,pgbench-rw,make,redis
-configs=bare,causeway,causeway-dwarf,perf
+configs=bare,causeway,causeway-dwarf,causeway-scheduler,perf
 quick=0
 json_out=""
 raw_out=""
@@ -57,7 +59,8 @@ for w in "${workload_list[@]}"; do
   [[ $w =~ ^(pgbench-select|pgbench-rw|make|redis)$ ]] || fail "unknown workload '$w'"
 done
 for c in "${config_list[@]}"; do
-  [[ $c =~ ^(bare|causeway|causeway-dwarf|perf)$ ]] || fail "unknown configuration '$c'"
+  [[ $c =~ ^(bare|causeway|causeway-dwarf|causeway-scheduler|perf)$ ]] ||
+    fail "unknown configuration '$c'"
 done
 [[ $(id -u) == 0 ]] || fail "needs root (the recorder and perf record -a)"
 if [[ " ${config_list[*]} " == *" causeway"* ]]; then
@@ -144,10 +147,11 @@ except Exception:
 tracer_start() {
   case $1 in
     bare) ;;
-    causeway | causeway-dwarf)
+    causeway | causeway-dwarf | causeway-scheduler)
       rm -rf "$recorder_dir"
       local extra=()
       [[ $1 == causeway-dwarf ]] && extra=(--call-graph dwarf)
+      [[ $1 == causeway-scheduler ]] && extra=(--calls scheduler)
       "$causeway" record start --dir "$recorder_dir" "${extra[@]}" >"$WORK/start.log" 2>&1 ||
         die "record start failed: $(cat "$WORK/start.log")"
       sleep 1.5 # attached, and its status written, before the workload starts
@@ -164,7 +168,7 @@ tracer_start() {
 tracer_stop() {
   case $1 in
     bare) echo "- - -" ;;
-    causeway | causeway-dwarf)
+    causeway | causeway-dwarf | causeway-scheduler)
       "$causeway" record stop --dir "$recorder_dir" >"$WORK/stop.log" 2>&1 ||
         die "record stop failed: $(cat "$WORK/stop.log")"
       local e0 b0 l0 e1 b1 l1

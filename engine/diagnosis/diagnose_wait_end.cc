@@ -44,6 +44,9 @@ std::string Diagnoser::hang_end_reason() const {
   const SegmentProfile& p = d_.hang.profile;
   if (p.longest_block_exit == kNoIndex) return "it had not ended when the trace stopped";
   std::string ret = field_text(p.longest_block_exit, "ret");
+  if (ret == std::to_string(kUnknownReturn))
+    return fmt::format("it ended after {} (its return value was not recorded)",
+                       ms(p.longest_block_ns));
   if (ret == std::to_string(-ETIMEDOUT))
     return fmt::format("it timed out after {}", ms(p.longest_block_ns));
   return fmt::format("it returned {} after {}", ret.empty() ? "?" : ret, ms(p.longest_block_ns));

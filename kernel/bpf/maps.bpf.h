@@ -26,6 +26,11 @@ const volatile __u64 wakeup_bytes = 1 << 20;
 // 1: records are staged per CPU and sent in blocks (output.bpf.h); 0: each one as written.
 // Staging needs the timer tick's tracepoint to send a block that waits too long.
 const volatile __u32 stage_records = 0;
+// 1: no syscall programs. A call is taken from the saved user registers of a thread that
+// blocks inside it (sched_switch) or wakes another from it (sched_waking), and ends when the
+// thread next gets a CPU: attaching any program to the syscall tracepoints sends every
+// syscall on the machine through the kernel's slow path (bench/RESULTS.md).
+const volatile __u32 calls_at_switch = 0;
 
 __u64 next_seq = 0;
 
@@ -95,6 +100,10 @@ struct inflight {
   __u8 stack_taken;
   __u8 emitted;  // `rec` is in the ring buffer
   __u8 active;   // the thread is inside this call
+  // Taken from the scheduler (calls_at_switch): the call ends when the thread next gets a
+  // CPU, with no return value known.
+  __u8 at_switch;
+  __u8 timed_out;  // at_switch: the thread's own timer woke it
   // Where the thread's last kernel stack was walked (CW_KSTACK_AS_BEFORE): the call's
   // number, operation, object kind and sleep state packed, the user instruction and stack
   // pointer, and that call's seq. Kept across calls.

@@ -44,7 +44,8 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct* prev, struct tas
 
   bool sleeps = !preempt && prev_state != 0;
   if (prev_recorded && sleeps) {
-    struct inflight* call = bpf_task_storage_get(&inflight, prev, 0, 0);
+    struct inflight* call =
+        calls_at_switch ? call_from_registers(prev) : bpf_task_storage_get(&inflight, prev, 0, 0);
     if (call && call->active) {
       emit_enter(call);  // a call that blocks always matters
       if (stack_mode != 0 && !call->stack_taken) {
@@ -69,6 +70,11 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct* prev, struct tas
   rec->next_recorded = next_recorded && next_tid != 0;
   __builtin_memset(rec->pad, 0, sizeof(rec->pad));
   submit(rec);
+  // The call a thread blocked in, taken at the scheduler, ends as it runs again.
+  if (calls_at_switch && next_recorded && next_tid != 0) {
+    struct inflight* call = bpf_task_storage_get(&inflight, next, 0, 0);
+    if (call && call->active && call->at_switch) end_call_at_switch(call, next_tgid, next_tid);
+  }
   // A CPU going idle writes nothing for a while: what it staged goes now.
   if (next->pid == 0) flush_cpu(false);
   return 0;

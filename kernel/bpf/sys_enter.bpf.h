@@ -59,41 +59,25 @@ struct user_msghdr_head {
 
 #define FUTEX_CMD_MASK_BITS 127  // ~(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME)
 
-SEC("tp_btf/sys_enter")
-int BPF_PROG(on_sys_enter, struct pt_regs* regs, long id) {
-  // The hot path: every syscall on the machine comes here.
-  __u32 nr = id;
-  if ((unsigned long)id >= CW_MAX_SYSCALLS) return 0;
-  __u32* cls_slot = bpf_map_lookup_elem(&syscall_class, &nr);
-  if (!cls_slot || *cls_slot == CW_SYS_NONE) return 0;
-  __u32 cls = *cls_slot;
-  __u64 pid_tgid = bpf_get_current_pid_tgid();
-  __u32 tid = (__u32)pid_tgid, tgid = pid_tgid >> 32;
-  if (!traced_tgid(tgid)) return 0;
-
-  struct inflight* call = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0,
-                                               BPF_LOCAL_STORAGE_GET_F_CREATE);
-  if (!call) return 0;
+// Fills `call` for syscall `nr` of class `cls` entered at `ts` with arguments `args`, as
+// the current task's: its descriptors and user memory are read. From the syscall's entry, or
+// from the scheduler (calls_at_switch): the saved user registers of a task that blocks or
+// wakes another inside a call.
+static __always_inline void begin_call(struct inflight* call, __u32 nr, __u32 cls,
+                                       const __u64* args, __u64 ts) {
   // Every field is set below or here: no clearing of the whole entry on the hot path.
   call->object = call->user_buf = call->value = call->expires_ns = call->interval_ns = 0;
   call->obj_kind = call->tcp_seq = call->count = 0;
   call->is_send = call->stack_taken = call->emitted = 0;
   call->active = 1;
+  call->at_switch = 0;
   struct cw_rec_sys_enter* rec = &call->rec;
   call->seq = __sync_fetch_and_add(&next_seq, 1) + 1;
-  call->enter_ts = bpf_ktime_get_ns();
+  call->enter_ts = ts;
   call->nr = nr;
   call->cls = cls;
   call->fd = -1;
   call->peer_pid = -1;
-
-  __u64 args[6];
-  args[0] = regs->di;
-  args[1] = regs->si;
-  args[2] = regs->dx;
-  args[3] = regs->r10;
-  args[4] = regs->r8;
-  args[5] = regs->r9;
 
   fill_header(&rec->h, CW_REC_SYS_ENTER, sizeof(*rec));
   rec->h.ts = call->enter_ts;
@@ -108,7 +92,6 @@ int BPF_PROG(on_sys_enter, struct pt_regs* regs, long id) {
   rec->timeout_ns = -1;
   rec->op = 0;
   rec->pad = 0;
-
   bool is_send = cls == CW_SYS_WRITE || cls == CW_SYS_WRITEV || cls == CW_SYS_SENDMSG;
   struct object_info object;
   if (io_class(cls) || cls == CW_SYS_FD || cls == CW_SYS_TIMERFD_SETTIME) {
@@ -243,6 +226,43 @@ int BPF_PROG(on_sys_enter, struct pt_regs* regs, long id) {
   }
   rec->fd = call->fd;
   rec->obj_kind = call->obj_kind;
+}
+
+// The class of syscall `nr`, CW_SYS_NONE when it is not recorded.
+static __always_inline __u32 class_of(__u64 nr) {
+  if (nr >= CW_MAX_SYSCALLS) return CW_SYS_NONE;
+  __u32 key = nr;
+  __u32* cls_slot = bpf_map_lookup_elem(&syscall_class, &key);
+  return cls_slot ? *cls_slot : CW_SYS_NONE;
+}
+
+static __always_inline void args_of(const struct pt_regs* regs, __u64* args) {
+  args[0] = regs->di;
+  args[1] = regs->si;
+  args[2] = regs->dx;
+  args[3] = regs->r10;
+  args[4] = regs->r8;
+  args[5] = regs->r9;
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(on_sys_enter, struct pt_regs* regs, long id) {
+  // The hot path: every syscall on the machine comes here.
+  __u32 nr = id;
+  if ((unsigned long)id >= CW_MAX_SYSCALLS) return 0;
+  __u32* cls_slot = bpf_map_lookup_elem(&syscall_class, &nr);
+  if (!cls_slot || *cls_slot == CW_SYS_NONE) return 0;
+  __u32 cls = *cls_slot;
+  __u64 pid_tgid = bpf_get_current_pid_tgid();
+  __u32 tid = (__u32)pid_tgid, tgid = pid_tgid >> 32;
+  if (!traced_tgid(tgid)) return 0;
+
+  struct inflight* call = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0,
+                                               BPF_LOCAL_STORAGE_GET_F_CREATE);
+  if (!call) return 0;
+  __u64 args[6];
+  args_of(regs, args);
+  begin_call(call, nr, cls, args, bpf_ktime_get_ns());
   if (!lazy_class(cls) || stack_mode == 2 || full_stream) emit_enter(call);
   if (stack_mode == 2)
     call->stack_taken =

@@ -7,6 +7,8 @@ static __always_inline int record_wake(void* ctx, __u32 type, struct task_struct
   bool recorder = current_is_recorder();
   if (!traced_tgid(target_tgid) && (recorder || !current_traced())) return 0;
   bool in_irq = in_interrupt_context(ctx);
+  if (in_irq && calls_at_switch && !recorder && current_traced() && own_delivery(p)) in_irq = false;
+  struct inflight* waker_call = NULL;
   // The recorder's own wake-ups are left out; an interrupt that happened to land on it
   // woke someone on nobody's behalf, and is kept as woken by no thread (tid 0).
   if (recorder && !in_irq) return 0;
@@ -16,11 +18,20 @@ static __always_inline int record_wake(void* ctx, __u32 type, struct task_struct
     // landed while on_sys_enter was still filling that call's record (an interrupt comes
     // between any two instructions), which emitting it here would cut short: a poll with
     // no descriptors and no timeout in the trace.
-    struct inflight* call = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0, 0);
-    if (call && call->active) emit_enter(call);
+    struct task_struct* current = bpf_get_current_task_btf();
+    if (calls_at_switch) {
+      waker_call = current_traced() ? call_from_registers(current) : NULL;
+      if (waker_call) emit_enter(waker_call);
+    } else {
+      struct inflight* call = bpf_task_storage_get(&inflight, current, 0, 0);
+      if (call && call->active) emit_enter(call);
+    }
   }
   struct cw_rec_wake* rec = reserve(sizeof(*rec));
-  if (!rec) return 0;
+  if (!rec) {
+    if (waker_call) waker_call->active = waker_call->at_switch = 0;
+    return 0;
+  }
   fill_header(&rec->h, type, sizeof(*rec));
   if (recorder) rec->h.pid = rec->h.tid = 0;
   rec->target_pid = target_tgid;
@@ -30,6 +41,11 @@ static __always_inline int record_wake(void* ctx, __u32 type, struct task_struct
   struct timer_owner* owner = in_irq ? expiring_owner(rec->h.ts) : NULL;
   if (owner) {
     rec->cause_tid = owner->tid;
+    // A call taken at the scheduler that its own thread's timer ends has timed out.
+    if (calls_at_switch && owner->tid == rec->target_tid) {
+      struct inflight* woken = bpf_task_storage_get(&inflight, p, 0, 0);
+      if (woken && woken->active && woken->at_switch) woken->timed_out = 1;
+    }
     // On an idle CPU (or the recorder) no recorded thread was interrupted: another thread's
     // timer wakes on that thread's behalf, so the record is its. A thread's own timer (a
     // timed sleep) stays a wake-up by no thread, as before.
@@ -38,7 +54,10 @@ static __always_inline int record_wake(void* ctx, __u32 type, struct task_struct
       rec->h.tid = owner->tid;
     }
   }
+  __u32 waker_tgid = rec->h.pid, waker_tid = rec->h.tid;
   submit(rec);
+  // The waker's call is known only while it runs inside it: it ends with the wake-up.
+  if (waker_call) end_call_at_switch(waker_call, waker_tgid, waker_tid);
   return 0;
 }
 

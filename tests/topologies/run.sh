@@ -5,9 +5,12 @@
 # patterns and every miss with its seed:index.
 #
 # usage: tests/topologies/run.sh CAUSEWAY N [--seed S] [--load] [--keep DIR] [--min-rate R]
-#                                [--only-mechanism M] [--node BIN]
+#                                [--only-mechanism M] [--node BIN] [--record-option OPT]...
 #        tests/topologies/run.sh CAUSEWAY --regressions [--keep DIR] [--min-rate R] [--node BIN]
+#                                [--record-option OPT]...
 #
+# --record-option OPT is given to every recording (eval --record-option): --record-option
+# --calls=scheduler records the topologies as that recorder does.
 # --keep DIR keeps the topologies (DIR/suite), the recordings (DIR/traces), eval's JSON
 # and log, and the summary (DIR/summary.json); without it they go in a temp folder, the
 # summary is kept as /tmp/cw-topologies-summary.json. Exit: 0 the rate is at least
@@ -15,7 +18,7 @@
 # cw-topo-node, eval could not run).
 set -uo pipefail
 usage() {
-  sed -n '7,9p' "$0" | sed 's/^# //' >&2
+  sed -n '7,10p' "$0" | sed 's/^# //' >&2
   exit 1
 }
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,6 +27,7 @@ src=$(cd "$here/../.." && pwd)
 cw=$(realpath "$1") || usage
 shift
 count= seed= load= keep= min_rate=0 regressions= only= node=
+record_options=()
 if [ "$1" = --regressions ]; then regressions=1; else count=$1; fi
 shift
 while [ $# -gt 0 ]; do
@@ -35,6 +39,7 @@ while [ $# -gt 0 ]; do
   --only-mechanism) only=$2; shift 2 ;;
   --node) node=$2; shift 2 ;;
   --regressions) regressions=1; shift ;;
+  --record-option) record_options+=("--record-option=$2"); shift 2 ;;
   *) usage ;;
   esac
 done
@@ -68,12 +73,12 @@ if [ -n "$regressions" ]; then
   [ $n -gt 0 ] || { echo "no regression case in $here/regressions.txt"; exit 0; }
 else
   echo "seed $seed"
-  echo "replay: tests/topologies/run.sh $cw $count --seed $seed${load:+ --load}${only:+ --only-mechanism $only}"
+  echo "replay: tests/topologies/run.sh $cw $count --seed $seed${load:+ --load}${only:+ --only-mechanism $only}${record_options[*]:+ ${record_options[*]//--record-option=/--record-option }}"
   "${gen[@]}" --seed "$seed" --count "$count" --out "$out/suite" >/dev/null || exit 2
 fi
 # eval runs from the repository's root, as for the other suites (the scenario's command
 # is an absolute path to its run.sh).
-(cd "$src" && "$cw" eval --suite "$out/suite" --keep "$out/traces" --json) >"$out/eval.json" \
+(cd "$src" && "$cw" eval --suite "$out/suite" --keep "$out/traces" "${record_options[@]}" --json) >"$out/eval.json" \
   2> >(tee "$out/eval.log" >&2)
 rc=$?
 if [ $rc -ne 0 ] && [ $rc -ne 3 ]; then

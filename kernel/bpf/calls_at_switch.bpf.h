@@ -1,0 +1,124 @@
+// Calls taken from the scheduler (calls_at_switch): no program on the syscall tracepoints.
+// A thread that blocks inside a recorded call, or wakes another from one, is in the kernel
+// with its user registers saved at the top of its stack; the call's number and arguments are
+// read there, and decoded as its entry would have been (begin_call). The call ends when the
+// thread next gets a CPU. What only the exit knows is not recorded: the return value (but a
+// wait its own timer ended, below), the bytes a stream moved, the descriptors found ready.
+#pragma once
+
+// A syscall's frame, not an exception's: `syscall` leaves the user instruction pointer in
+// rcx and the flags in r11, and the kernel saves both twice (as ip and flags, and as the
+// registers cx and r11). An exception's frame (a page fault's) keeps its error code where a
+// syscall's keeps the number, and an interrupt's keeps the negated vector.
+// (Plain loads: the frame bpf_task_pt_regs gives is a typed pointer the verifier guards; a
+// helper call per register cost more than the rest of taking the call.)
+static __always_inline bool syscall_frame(const struct pt_regs* regs, long* nr) {
+  long orig = regs->orig_ax;
+  if (orig < 0 || orig >= CW_MAX_SYSCALLS) return false;
+  if (regs->cx != regs->ip || regs->r11 != regs->flags) return false;
+  *nr = orig;
+  return true;
+}
+
+// The recorded call the current task `task` is in, begun now from its saved registers;
+// NULL when it is in none (a kernel thread, a fault, a call not recorded).
+static __always_inline struct inflight* call_from_registers(struct task_struct* task) {
+  if (task->flags & PF_KTHREAD_FLAG) return NULL;
+  const struct pt_regs* regs = (const struct pt_regs*)bpf_task_pt_regs(task);
+  long nr;
+  if (!syscall_frame(regs, &nr)) return NULL;
+  __u32 cls = class_of(nr);
+  if (cls == CW_SYS_NONE) return NULL;
+  struct inflight* call = bpf_task_storage_get(&inflight, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+  if (!call) return NULL;
+  __u64 args[6];
+  args_of(regs, args);
+  begin_call(call, nr, cls, args, bpf_ktime_get_ns());
+  call->at_switch = 1;
+  call->timed_out = 0;
+  return call;
+}
+
+static __always_inline bool readiness_wait(__u32 cls) {
+  return cls == CW_SYS_EPOLL_WAIT || cls == CW_SYS_EPOLL_PWAIT2 || cls == CW_SYS_POLL ||
+         cls == CW_SYS_PPOLL || cls == CW_SYS_SELECT || cls == CW_SYS_PSELECT;
+}
+
+// A wait ended by the expiry of the thread's own timer timed out: the return value such a
+// call gives then. Unknown (CW_EXIT_NO_RET) otherwise.
+static __always_inline bool timed_out_return(const struct inflight* call, __s64* ret) {
+  if (!call->timed_out) return false;
+  if (call->cls == CW_SYS_FUTEX) {
+    *ret = -110;  // -ETIMEDOUT
+    return true;
+  }
+  if (!readiness_wait(call->cls) && call->cls != CW_SYS_NANOSLEEP &&
+      call->cls != CW_SYS_CLOCK_NANOSLEEP)
+    return false;
+  *ret = 0;  // nothing ready, or the whole sleep slept
+  return true;
+}
+
+// The end of a call taken at the scheduler, as thread `tid` of `tgid`'s exit record.
+static __always_inline void end_call_at_switch(struct inflight* call, __u32 tgid, __u32 tid) {
+  call->active = 0;
+  call->at_switch = 0;
+  if (!call->emitted) return;
+  struct cw_rec_sys_exit* rec = reserve(sizeof(*rec));
+  if (!rec) return;
+  fill_header(&rec->h, CW_REC_SYS_EXIT, sizeof(*rec));
+  rec->h.pid = tgid;
+  rec->h.tid = tid;
+  rec->seq = call->seq;
+  rec->nr = call->nr;
+  rec->pad = 0;
+  rec->ret = 0;
+  if (!timed_out_return(call, &rec->ret)) rec->h.flags |= CW_EXIT_NO_RET;
+  submit(rec);
+}
+
+// Whether `file` is a TCP socket whose peer is on this machine: its packets go through the
+// loopback device, whose receive path runs in a softirq on the sending CPU at once.
+static __always_inline bool local_tcp(struct file* file) {
+  if (!file) return false;
+  file = KERNEL_CAST(struct file, file);
+  struct inode* inode = file->f_inode;
+  if (!inode || (inode->i_mode & S_IFMT_BITS) != S_IFSOCK_BITS) return false;
+  struct sock* sk = KERNEL_CAST(struct socket, file->private_data)->sk;
+  if (!sk || sk->sk_protocol != IPPROTO_TCP_NUM) return false;
+  __u16 family = sk->__sk_common.skc_family;
+  if (family == AF_INET_FAMILY) return sk->__sk_common.skc_daddr == sk->__sk_common.skc_rcv_saddr;
+  if (family != AF_INET6_FAMILY) return false;
+  __u32 local[4] = {}, remote[4] = {};
+  BPF_CORE_READ_INTO(&local, sk, __sk_common.skc_v6_rcv_saddr.in6_u.u6_addr32);
+  BPF_CORE_READ_INTO(&remote, sk, __sk_common.skc_v6_daddr.in6_u.u6_addr32);
+  return local[0] == remote[0] && local[1] == remote[1] && local[2] == remote[2] &&
+         local[3] == remote[3];
+}
+
+// Whether a wake-up raised in interrupt context is the current thread's own delivery. A
+// send (or a connect) to a TCP peer on this machine hands its packet to the receive path in
+// a softirq that runs at once on the sender's CPU, inside the sender's call: the wake-ups it
+// raises, of a thread blocked on a TCP socket or waiting for readiness, are that call's. A
+// send on a stream the woken thread blocked receiving from is its delivery too, whatever
+// carries it. With no transfer recorded (no syscall programs) nothing else would join the
+// two. Any other interrupt's wake-up (a device's, a timer's) stays nobody's.
+static __always_inline bool own_delivery(struct task_struct* woken) {
+  struct inflight* blocked = bpf_task_storage_get(&inflight, woken, 0, 0);
+  if (!blocked || !blocked->active || !blocked->at_switch || blocked->is_send) return false;
+  struct task_struct* current = bpf_get_current_task_btf();
+  if (current->flags & PF_KTHREAD_FLAG) return false;
+  const struct pt_regs* regs = (const struct pt_regs*)bpf_task_pt_regs(current);
+  long nr;
+  if (!syscall_frame(regs, &nr)) return false;
+  __u32 cls = class_of(nr);
+  bool sends = cls == CW_SYS_WRITE || cls == CW_SYS_WRITEV || cls == CW_SYS_SENDMSG;
+  if (!sends && nr != CW_NR_CONNECT) return false;
+  struct file* file = fd_file((int)regs->di);
+  if ((blocked->obj_kind == CW_OBJ_TCP || readiness_wait(blocked->cls)) && local_tcp(file))
+    return true;
+  if (!sends || blocked->object == 0) return false;
+  struct object_info object;
+  resolve_file(file, true, &object);
+  return object.object == blocked->object && object.kind == blocked->obj_kind;
+}
