@@ -249,10 +249,8 @@ SEC("tp_btf/sys_enter")
 int BPF_PROG(on_sys_enter, struct pt_regs* regs, long id) {
   // The hot path: every syscall on the machine comes here.
   __u32 nr = id;
-  if ((unsigned long)id >= CW_MAX_SYSCALLS) return 0;
-  __u32* cls_slot = bpf_map_lookup_elem(&syscall_class, &nr);
-  if (!cls_slot || *cls_slot == CW_SYS_NONE) return 0;
-  __u32 cls = *cls_slot;
+  __u32 cls = class_of(id);
+  if (cls == CW_SYS_NONE) return 0;
   __u64 pid_tgid = bpf_get_current_pid_tgid();
   __u32 tid = (__u32)pid_tgid, tgid = pid_tgid >> 32;
   if (!traced_tgid(tgid)) return 0;
