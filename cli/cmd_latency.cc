@@ -14,6 +14,7 @@
 
 #include "base/output_file.h"
 #include "cli/commands.h"
+#include "cli/duration.h"
 #include "cli/exit_codes.h"
 #include "cli/json_output.h"
 #include "cli/pipeline_options.h"
@@ -32,21 +33,6 @@ using latency::Mode;
 using latency::Presence;
 using latency::Profile;
 using latency::RankedPath;
-
-// "250us", "2ms", "1.5s", "1000" (ns): a duration in nanoseconds.
-std::optional<uint64_t> parse_duration(const std::string& text) {
-  double value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || value < 0) return std::nullopt;
-  const std::string_view unit(end, text.data() + text.size() - end);
-  double scale = 0;
-  if (unit.empty() || unit == "ns") scale = 1;
-  if (unit == "us") scale = 1e3;
-  if (unit == "ms") scale = 1e6;
-  if (unit == "s") scale = 1e9;
-  if (scale == 0) return std::nullopt;
-  return static_cast<uint64_t>(value * scale);
-}
 
 std::string ms(int64_t ns, bool sign = false) {
   const double value = static_cast<double>(ns) / 1e6;

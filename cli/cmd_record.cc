@@ -27,6 +27,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/duration.h"
 #include "cli/exit_codes.h"
 #include "cli/json_output.h"
 #include "cli/pipeline_options.h"
@@ -108,6 +109,12 @@ int check_privileges() {
   return kExitEnvironment;
 }
 
+// Waits per second a thread writes in full under --min-wait: more than the programs one
+// diagnoses usually wait (the real-program suite's and the topologies' threads), a small
+// part of a busy server's (pgbench's backends wait tens of thousands of times a second).
+constexpr uint32_t kDefaultWaitBudget = 200;
+constexpr uint32_t kMaxWaitBudget = 1'000'000;
+
 struct RecordArgs {
   std::string output = "causeway.cwt";
   std::vector<uint32_t> pids;
@@ -120,6 +127,10 @@ struct RecordArgs {
   bool start_full = false;
   std::string calls = "syscalls";  // --calls: where calls are taken from
   std::string start_calls = "syscalls";
+  std::string min_wait;  // --min-wait: the shortest wait written one by one ("" for all)
+  std::string start_min_wait;
+  uint32_t wait_budget = kDefaultWaitBudget;  // --wait-budget
+  uint32_t start_wait_budget = kDefaultWaitBudget;
   std::string buffer = "64M";
   std::string dir;
   double duration = 0;
@@ -191,6 +202,32 @@ bool stack_options(const RecordArgs& args, SessionOptions& options) {
     std::cerr << "causeway: --full writes every call, which --calls scheduler does not see: "
                  "give one of them\n";
     return false;
+  }
+  if (!args.min_wait.empty()) {
+    std::optional<uint64_t> ns = parse_duration(args.min_wait);
+    if (!ns) {
+      std::cerr << fmt::format(
+          "causeway: --min-wait {}: expected a duration such as 500us, 1ms or 20ms\n",
+          args.min_wait);
+      return false;
+    }
+    if (!options.calls_at_switch) {
+      std::cerr << "causeway: --min-wait needs --calls scheduler: with the syscall programs "
+                   "every call's entry and exit is seen anyway\n";
+      return false;
+    }
+    if (*ns > kMaxMinWaitNs) {
+      std::cerr << fmt::format("causeway: --min-wait {}: at most {} ms\n", args.min_wait,
+                               kMaxMinWaitNs / 1'000'000);
+      return false;
+    }
+    options.min_wait_ns = *ns;
+    if (args.wait_budget > kMaxWaitBudget) {
+      std::cerr << fmt::format("causeway: --wait-budget {}: at most {} waits a second\n",
+                               args.wait_budget, kMaxWaitBudget);
+      return false;
+    }
+    options.full_waits_per_s = args.wait_budget;
   }
   return true;
 }
@@ -733,6 +770,15 @@ std::vector<Command> add_record(CLI::App& app) {
       "(docs/recording.md)";
   cmd->add_option("--calls", args->calls, calls_help)
       ->check(CLI::IsMember({"syscalls", "scheduler"}));
+  auto min_wait_help =
+      "with --calls scheduler: write a wait (its switches, call and wake-up) only once it has "
+      "lasted DURATION (500us, 1ms; at most 100ms); shorter ones are counted per thread in "
+      "short_waits events, and the thread seems to run on through them (docs/recording.md)";
+  cmd->add_option("--min-wait", args->min_wait, min_wait_help)->type_name("DURATION");
+  auto wait_budget_help =
+      "with --min-wait: the waits per second each thread writes in full, whatever their "
+      "length, before its shorter waits are only counted (default 200; 0: none)";
+  cmd->add_option("--wait-budget", args->wait_budget, wait_budget_help)->type_name("N");
   args->record_compress = add_compress_option(cmd, args->compress, args->writer, "zstd=1");
   cmd->add_option("--duration", args->duration, "stop after this many seconds");
   cmd->add_option("CMD", args->command, "command to run and record (after --)");
@@ -791,6 +837,8 @@ std::vector<Command> add_record(CLI::App& app) {
   start->add_flag("--full", args->start_full, full_help);
   start->add_option("--calls", args->start_calls, calls_help)
       ->check(CLI::IsMember({"syscalls", "scheduler"}));
+  start->add_option("--min-wait", args->start_min_wait, min_wait_help)->type_name("DURATION");
+  start->add_option("--wait-budget", args->start_wait_budget, wait_budget_help)->type_name("N");
   args->start_compress = add_compress_option(start, args->compress, args->writer, "zstd=1");
   start->add_option("--rules", args->rules,
                     "packs (files or folders) whose holder rules name, when the recording "
@@ -832,6 +880,8 @@ std::vector<Command> add_record(CLI::App& app) {
                    given.sample_hz = args->start_sample_hz;
                    given.full = args->start_full;
                    given.calls = args->start_calls;
+                   given.min_wait = args->start_min_wait;
+                   given.wait_budget = args->start_wait_budget;
                    return record_start(given, *size);
                  }});
   out.push_back(

@@ -24,6 +24,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #include "kernel/bpf/files.bpf.h"         // what object a file descriptor names
 #include "kernel/bpf/sys_enter.bpf.h"     // syscall entry: arguments by class
 #include "kernel/bpf/calls_at_switch.bpf.h"  // calls from the scheduler, no syscall programs
+#include "kernel/bpf/held_waits.bpf.h"  // waits written once they have lasted
 #include "kernel/bpf/sched_switch.bpf.h"  // context switches
 #include "kernel/bpf/wake.bpf.h"          // wake-ups
 #include "kernel/bpf/tasks.bpf.h"         // fork, exec, exit, rename

@@ -134,6 +134,7 @@ struct Probes::State {
   // counted in its block's length).
   bool stages_read = false;
   bool detached = false;
+  bool holding_waits = false;  // min_wait_ns: on_held_waits is loaded and attached
   void read_stages() {
     stages_read = true;
     const int cpus = libbpf_num_possible_cpus();
@@ -208,6 +209,18 @@ Probes::Probes(const ProbeOptions& options) : state_(new State) {
       bpf_program__set_autoload(skel->progs.on_sys_enter, false);
       bpf_program__set_autoload(skel->progs.on_sys_exit, false);
     }
+    if (options.min_wait_ns != 0 && !options.calls_at_switch)
+      throw ProbeError("holding waits back needs the calls taken at the scheduler");
+    rodata->min_wait_ns = options.min_wait_ns;
+    if (options.full_waits_per_s != 0) {
+      rodata->wait_budget_ns = std::max<uint64_t>(1, 1'000'000'000ull / options.full_waits_per_s);
+      rodata->wait_burst = options.full_waits_per_s;
+    } else {
+      rodata->wait_budget_ns = 1ull << 62;  // never earned
+      rodata->wait_burst = 1;
+    }
+    state_->holding_waits = options.min_wait_ns != 0;
+    bpf_program__set_autoload(skel->progs.on_held_waits, state_->holding_waits);
     state_->filtered = !options.pids.empty();
     rodata->filter_pids = state_->filtered;
     auto symbols =
@@ -544,6 +557,22 @@ int Probes::drain(const Sink& sink) {
   state_->sink = nullptr;
   if (err < 0 && err != State::kBudgetSpent) fail("reading the ring buffer failed", err);
   return static_cast<int>(state_->taken);
+}
+
+void Probes::write_held_waits() {
+  if (!state_->holding_waits || state_->detached) return;
+  bpf_link* link = state_->skeleton->links.on_held_waits;
+  if (!link) return;
+  // Reading the iterator runs the program over every task; it prints nothing.
+  int fd = bpf_iter_create(bpf_link__fd(link));
+  if (fd < 0) fail("starting the pass over held waits failed", fd);
+  char buffer[64];
+  ssize_t got;
+  while ((got = read(fd, buffer, sizeof(buffer))) > 0 || (got < 0 && errno == EINTR)) {
+  }
+  const int err = got < 0 ? -errno : 0;
+  close(fd);
+  if (err < 0) fail("the pass over held waits failed", err);
 }
 
 std::vector<uint64_t> Probes::lost_per_cpu() const {

@@ -42,6 +42,13 @@ struct ProbeOptions {
   // thread blocks in or wakes another from, without their return values, transfers or
   // ready descriptors (kernel/bpf/calls_at_switch.bpf.h; record --calls scheduler).
   bool calls_at_switch = false;
+  // With calls_at_switch: a wait is written only once it has lasted this long, and shorter
+  // ones are counted per thread (kernel/bpf/held_waits.bpf.h; record --min-wait). 0: all.
+  // The recorder must call write_held_waits() well within its hold of early records.
+  uint64_t min_wait_ns = 0;
+  // With min_wait_ns: the waits per second each thread writes in full whatever their length,
+  // a second's worth at once, before its waits are held (0: none).
+  uint32_t full_waits_per_s = 0;
   size_t ring_buffer_bytes = 64u << 20;  // the BPF ring buffer; rounded to a power of 2
   uint32_t exclude_pid = 0;              // the recorder itself (its writes make events)
   // Syscall number -> enum cw_sys_class (kernel/syscalls.h); numbers absent are not
@@ -116,6 +123,9 @@ class Probes {
   int poll(int timeout_ms, const Sink& sink);
   // Consumes what is already in the ring buffer without waiting.
   int drain(const Sink& sink);
+  // With min_wait_ns: writes the waits that have lasted that long and are still held (a
+  // pass over the machine's tasks). Before detach(), so the waits of a hang are written.
+  void write_held_waits();
 
   // Instrumentation (the structs above). Each throws ProbeError saying what failed, and
   // leaves nothing of a failed request attached. Uprobes fire in every process mapping

@@ -49,6 +49,7 @@ enum cw_rec_type {
   CW_REC_KSTACK = 19,    /* cw_rec_stack: kernel stack where the thread's syscall blocked */
   CW_REC_USTACK = 20,    /* cw_rec_ustack: registers and a copy of the top of the user stack */
   CW_REC_SAMPLE = 21,    /* cw_rec_sample: a cpu-clock tick found the thread running */
+  CW_REC_SHORT_WAITS = 22, /* cw_rec_short_waits: waits too short to write, counted */
 };
 
 /* Syscall classes: how the kernel side decodes a syscall's arguments. User space fills
@@ -135,6 +136,13 @@ struct cw_rec_switch {
   __u8 next_recorded;
   __u8 pad[4];
 };
+
+/* The header flag of a CW_REC_SWITCH written for a held wait (record --min-wait): the
+ * header's thread began waiting at h.ts on CPU h.cpu, and the record was written later,
+ * once the wait had lasted long enough to matter. It says nothing of that CPU's next task
+ * (next_tid 0). Switches of such records' threads are written only for waits that long:
+ * a thread's switches no longer tell who is on a CPU. */
+#define CW_SWITCH_HELD 1u
 
 /* CW_REC_WAKING / CW_REC_WAKEUP_NEW: the header's task woke `target`. */
 struct cw_rec_wake {
@@ -320,6 +328,21 @@ struct cw_rec_sample {
   __u64 period; /* ns of CPU time per sample */
   __u32 user;   /* 1: the tick interrupted user code, 0: kernel code on the thread's behalf */
   __u32 pad;
+};
+
+/* CW_REC_SHORT_WAITS (record --min-wait): the header's thread waited `count` times since
+ * `since` (ns, the start of the first), `total_ns` in all (`uninterruptible_ns` of it in the
+ * kernel's uninterruptible sleep, state D), each time for less than the shortest wait
+ * written; those waits' switches and wake-ups were left out. `waker_tid` woke the last of
+ * them (0: an interrupt). Written as the count's span passes a limit, and before the
+ * thread's next wait written. */
+struct cw_rec_short_waits {
+  struct cw_rec_header h;
+  __u64 since;
+  __u64 total_ns;
+  __u64 uninterruptible_ns;
+  __u32 count;
+  __u32 waker_tid;
 };
 
 /* CW_REC_CALL: a uprobe at a function's entry (is_exit 0) or a uretprobe at its return

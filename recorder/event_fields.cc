@@ -51,6 +51,7 @@ EventFields::EventFields(const Schema& schema)
       flag_write{{schema, "flag_write"}},
       flag_read{{schema, "flag_read"}},
       sample{{schema, "sample"}},
+      short_waits{{schema, "short_waits"}},
       marker{{schema, "marker"}},
       lock_held{{schema, "lock_held"}},
       lock_wait{{schema, "lock_wait"}} {}

@@ -125,6 +125,10 @@ struct EventFields {
     FieldAt event = at("event"), period = at("period");
   } sample;
   struct : EventKind {
+    FieldAt since = at("since"), count = at("count"), total_ns = at("total_ns"),
+            uninterruptible_ns = at("uninterruptible_ns"), waker = at("waker");
+  } short_waits;
+  struct : EventKind {
     FieldAt text = at("text");
   } marker;
   struct : EventKind {

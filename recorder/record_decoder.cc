@@ -433,7 +433,9 @@ bool RecordDecoder::end_unreported_run(uint64_t ts, uint32_t cpu, Tid now_runnin
 }
 
 void RecordDecoder::note_running(uint64_t ts, Tid tid, uint32_t cpu, bool tid_recorded) {
-  if (tid == 0) return;
+  // With held waits a thread's short waits leave no switches: who runs on a CPU cannot be
+  // told from them.
+  if (tid == 0 || waits_held_) return;
   // Nearly every record: its thread is the one the switches put there (and recorded).
   if (auto running = on_cpu_.find(cpu); running != on_cpu_.end() && running->second == tid) return;
   if (auto last = last_switch_ns_.find(cpu); last != last_switch_ns_.end() && ts < last->second)
@@ -514,13 +516,23 @@ void RecordDecoder::decode(const void* record, size_t size) {
     case CW_REC_SWITCH: {
       const auto* r = as<cw_rec_switch>(record, size);
       if (!r) return bad();
+      if (hdr->flags & CW_SWITCH_HELD) {
+        // A wait written once it had lasted, stamped when it began: nothing else of that CPU.
+        // Later than the records held for sorting (a recorder that fell behind), it keeps
+        // its place after what was already written; the thread wrote nothing meanwhile.
+        if (tid == 0) return bad();
+        char state[2] = {static_cast<char>(r->prev_state ? r->prev_state : '?'), 0};
+        const uint64_t at = std::max(ts, released_upto_ + 1);
+        set_str(hold(at, tid, f.switch_out.id, cpu), f.switch_out.state, state);
+        return;
+      }
       // A recorded thread that got this CPU must leave it in a record whose prev it is.
       // Some kernels never report some switches (a Firecracker VM delivers no tracepoint
       // in the context of its pid 1's threads, to perf either; a busy guest's kernel
       // loses some): end the thread's run with an unknown state ('?') where the gap is
       // noticed, and count the switch as lost rather than let the thread look as if it
       // had run all along.
-      end_unreported_run(ts, cpu, tid);
+      if (!waits_held_) end_unreported_run(ts, cpu, tid);
       on_cpu_[cpu] = r->next_recorded ? r->next_tid : 0;
       last_switch_ns_[cpu] = ts;
       if (tid != 0) {
@@ -731,6 +743,18 @@ void RecordDecoder::decode(const void* record, size_t size) {
       const auto* bytes = static_cast<const uint8_t*>(record);
       early_stacks_[tid].push_back({std::vector<uint8_t>(bytes, bytes + size), owner});
       ++early_count_;
+      return;
+    }
+    case CW_REC_SHORT_WAITS: {
+      const auto* r = as<cw_rec_short_waits>(record, size);
+      if (!r) return bad();
+      Held& h = hold(ts, tid, f.short_waits.id, cpu);
+      set(h, f.short_waits.since, r->since);
+      set(h, f.short_waits.count, r->count);
+      set(h, f.short_waits.total_ns, r->total_ns);
+      set(h, f.short_waits.uninterruptible_ns, r->uninterruptible_ns);
+      set(h, f.short_waits.waker, r->waker_tid);
+      if (r->waker_tid != 0) note_thread(r->waker_tid, 0);
       return;
     }
     case CW_REC_SAMPLE: {

@@ -110,6 +110,9 @@ class RecordDecoder {
 
   // Names for CW_REC_CALL and CW_REC_FLAG records decoded from now on.
   void set_instrument_naming(InstrumentNaming naming) { instrument_ = std::move(naming); }
+  // The recording holds waits back (record --min-wait): a thread's short waits leave no
+  // switches, so a record from a thread no switch put on its CPU is no sign of a lost one.
+  void set_waits_held(bool held) { waits_held_ = held; }
 
   // Decodes one record. A record that is too short or of an unknown type is counted in
   // stats().malformed and skipped.
@@ -304,6 +307,7 @@ class RecordDecoder {
   };
   std::unordered_map<Tid, std::vector<EarlyStack>> early_stacks_;
   size_t early_count_ = 0;
+  bool waits_held_ = false;
   uint64_t released_upto_ = 0;                // the latest release's horizon
   static constexpr size_t kMaxEarly = 65536;  // beyond it, one that cannot attach is lost
   // Each thread's latest held sample (its ts, arrival number).

@@ -195,6 +195,71 @@ TEST_CASE("a recorded thread whose switch away the kernel never reported is ende
   CHECK(t.losses[0].ts == 5000);
 }
 
+TEST_CASE("held waits: a wait written late keeps its start, and short waits are counted") {
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  d.set_waits_held(true);
+  d.add_thread(201, 200, "app", false);
+  d.add_thread(301, 300, "peer", false);
+  // app gets CPU 0, blocks at 1 us; its wait is written at 3 ms, once it has lasted (held):
+  // nothing about CPU 0 follows from it.
+  auto in = make<cw_rec_switch>(CW_REC_SWITCH, 500, 0, 0, 0);
+  in.next_pid = 200;
+  in.next_tid = 201;
+  in.next_recorded = 1;
+  auto held = make<cw_rec_switch>(CW_REC_SWITCH, 1000, 200, 201, 0);
+  held.h.flags = CW_SWITCH_HELD;
+  held.prev_state = 'S';
+  // Meanwhile peer, whose own short waits left no switches, writes on CPU 0: no sign of a
+  // lost switch when waits are held.
+  auto wake = make<cw_rec_wake>(CW_REC_WAKING, 3000000, 300, 301, 0);
+  wake.target_pid = 200;
+  wake.target_tid = 201;
+  auto back = make<cw_rec_switch>(CW_REC_SWITCH, 3000100, 0, 0, 1);
+  back.next_pid = 200;
+  back.next_tid = 201;
+  back.next_recorded = 1;
+  auto shorts = make<cw_rec_short_waits>(CW_REC_SHORT_WAITS, 4000000, 300, 301, 1);
+  shorts.since = 2000;
+  shorts.count = 7;
+  shorts.total_ns = 90000;
+  shorts.uninterruptible_ns = 40000;
+  shorts.waker_tid = 201;
+  d.decode(&in, sizeof in);
+  d.decode(&wake, sizeof wake);
+  d.decode(&held, sizeof held);
+  d.decode(&back, sizeof back);
+  d.decode(&shorts, sizeof shorts);
+  d.release_all();
+  CHECK(events_text(t) ==
+        "500 201 switch_in\n"
+        "1us 201 switch_out state=S\n"
+        "3ms 301 wakeup target=201\n"
+        "3000100 201 switch_in cpu=1\n"
+        "4ms 301 short_waits cpu=1 since=2000 count=7 total_ns=90000 uninterruptible_ns=40000 "
+        "waker=201\n");
+  CHECK(d.stats().switches_unreported == 0);
+  CHECK(t.losses.empty());
+}
+
+TEST_CASE("a wait written later than the records already released keeps its thread's order") {
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  d.set_waits_held(true);
+  d.add_thread(201, 200, "app", false);
+  auto exit = make<cw_rec_sys_exit>(CW_REC_SYS_EXIT, 1000, 200, 201, 0);
+  exit.nr = 0;
+  d.decode(&exit, sizeof exit);
+  d.release(5000);
+  auto held = make<cw_rec_switch>(CW_REC_SWITCH, 2000, 200, 201, 0);
+  held.h.flags = CW_SWITCH_HELD;
+  held.prev_state = 'S';
+  d.decode(&held, sizeof held);
+  d.release_all();
+  REQUIRE(t.events.size() == 2);
+  CHECK(t.events[1].ts == 5001);  // after what was written, not before it
+}
+
 TEST_CASE("a switch to a thread the kernel never reported begins its run at its first record") {
   Trace t;
   RecordDecoder d(t, test_naming());

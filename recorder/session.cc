@@ -30,6 +30,9 @@ namespace {
 constexpr uint64_t kHoldNs = 200'000'000;
 constexpr uint64_t kLostCheckNs = 250'000'000;
 constexpr uint64_t kReleaseEveryNs = 100'000'000;
+// Held waits (--min-wait) that have lasted are written this often: one stamped when it began
+// is then at most kMaxMinWaitNs + this (and a poll) late, within kHoldNs.
+constexpr uint64_t kHeldWaitsEveryNs = 20'000'000;
 // Perf maps are read about once a second: often enough to read a short-lived JIT's map
 // while it runs (its owner is checked against the process's), rarely enough to cost nothing.
 constexpr uint64_t kPerfMapEveryNs = 1'000'000'000;
@@ -92,6 +95,13 @@ Session::Session(SessionOptions options) : options_(std::move(options)) {
   probe_options.sample_hz = options_.sample_hz;
   probe_options.full = options_.full;
   probe_options.calls_at_switch = options_.calls_at_switch;
+  if (options_.min_wait_ns > kMaxMinWaitNs)
+    throw kernel::ProbeError("a shortest wait written of " +
+                             std::to_string(options_.min_wait_ns / 1'000'000) +
+                             " ms is more than the recorder can sort in (" +
+                             std::to_string(kMaxMinWaitNs / 1'000'000) + " ms)");
+  probe_options.min_wait_ns = options_.min_wait_ns;
+  probe_options.full_waits_per_s = options_.full_waits_per_s;
   probe_options.ring_buffer_bytes = options_.buffer_bytes;
   probe_options.exclude_pid = static_cast<uint32_t>(getpid());
   probe_options.syscall_classes = syscall_classes();
@@ -101,6 +111,7 @@ Session::Session(SessionOptions options) : options_(std::move(options)) {
       SyscallNaming{[](uint32_t nr) { return kernel::syscall_name(nr); },
                     [](uint32_t nr, uint32_t op) { return kernel::syscall_op_name(nr, op); },
                     [](uint32_t vec) { return kernel::softirq_name(vec); }});
+  decoder_->set_waits_held(options_.min_wait_ns != 0);
   if (options_.ustack_bytes > 0 && options_.stacks != kernel::StackMode::None) {
     unwinder_ = std::make_unique<DwarfUnwinder>();
     decoder_->set_unwind([u = unwinder_.get()](Pid pid, Tid tid, const uint64_t* regs,
@@ -168,9 +179,15 @@ void Session::add_pid(uint32_t pid) {
 }
 
 void Session::step(int timeout_ms) {
+  if (options_.min_wait_ns != 0)
+    timeout_ms = std::min<int>(timeout_ms, static_cast<int>(kHeldWaitsEveryNs / 1'000'000));
   probes_->poll(timeout_ms, [&](const void* r, size_t n) { decoder_->decode(r, n); });
   for (auto& source : sources_) source(*decoder_);
   uint64_t now = now_ns();
+  if (options_.min_wait_ns != 0 && now - last_held_waits_ >= kHeldWaitsEveryNs) {
+    probes_->write_held_waits();
+    last_held_waits_ = now;
+  }
   note_maps_lost(maps_->capture.poll(maps_->pending));
   if (!maps_->pending.empty()) {
     add_captured_maps(maps_->pending);
@@ -301,6 +318,7 @@ void Session::finish() {
   finished_ = true;
   // Detach first: on a busy machine the kernel would otherwise refill the buffer as fast
   // as it is read, and what is left unread when the probes go would be lost uncounted.
+  probes_->write_held_waits();  // a hang's waits, still held
   probes_->detach();
   while (probes_->drain([&](const void* r, size_t n) { decoder_->decode(r, n); }) > 0) {
   }

@@ -23,15 +23,23 @@ namespace cw {
 class DwarfUnwinder;
 struct CapturedMap;
 
+// The longest --min-wait: a held wait is written once it has lasted that long, stamped when
+// it began, and must still sort in among the records held for that (session.cc, kHoldNs).
+constexpr uint64_t kMaxMinWaitNs = 100'000'000;
+
 struct SessionOptions {
   std::vector<uint32_t> pids;  // empty: every process
   kernel::StackMode stacks = kernel::StackMode::Blocking;
   // --call-graph dwarf: bytes of user stack copied per stack and unwound here with the
   // files' CFI (recorder/dwarf_unwind.h); 0 walks frame pointers in the kernel.
   uint32_t ustack_bytes = 0;
-  uint32_t sample_hz = 0;           // --sample: cpu-clock samples per second per CPU, 0 for none
-  bool full = false;                // --full: every recorded call, every kernel stack walked
-  bool calls_at_switch = false;     // --calls scheduler: no syscall programs
+  uint32_t sample_hz = 0;        // --sample: cpu-clock samples per second per CPU, 0 for none
+  bool full = false;             // --full: every recorded call, every kernel stack walked
+  bool calls_at_switch = false;  // --calls scheduler: no syscall programs
+  // --min-wait: with calls_at_switch, a wait is written only once it has lasted this long
+  // (kernel/bpf/held_waits.bpf.h); at most kMaxMinWaitNs. 0: every wait.
+  uint64_t min_wait_ns = 0;
+  uint32_t full_waits_per_s = 0;    // --wait-budget: waits a thread writes in full each second
   size_t buffer_bytes = 64u << 20;  // the kernel ring buffer
   std::string output;               // one trace file, when `ring` is not set
   std::optional<RingOptions> ring;
@@ -129,6 +137,7 @@ class Session {
   uint64_t maps_lost_ = 0;
   uint64_t last_lost_check_ = 0;
   uint64_t last_release_ = 0;
+  uint64_t last_held_waits_ = 0;
   bool finished_ = false;
   bool end_state_noted_ = false;
 };

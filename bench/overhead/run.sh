@@ -18,7 +18,7 @@ usage: bench/overhead/run.sh [options]
   --seconds S        length of each pgbench run (default 8)
   --workloads LIST   comma-separated, of pgbench-select, pgbench-rw, make, redis (default all)
   --configs LIST     comma-separated, of bare, causeway, causeway-dwarf, causeway-scheduler,
-                     perf (default all)
+                     causeway-held (--calls scheduler --min-wait 1ms), perf (default all)
   --quick            short runs (2 s, a small build, fewer requests): checks the script,
                      measures nothing
   --json FILE        also write the summary as JSON
@@ -32,7 +32,7 @@ causeway=${CAUSEWAY:-$repo/build/cli/causeway}
 rounds=5
 seconds=8
 workloads=pgbench-select,pgbench-rw,make,redis
-configs=bare,causeway,causeway-dwarf,causeway-scheduler,perf
+configs=bare,causeway,causeway-dwarf,causeway-scheduler,causeway-held,perf
 quick=0
 json_out=""
 raw_out=""
@@ -59,7 +59,7 @@ for w in "${workload_list[@]}"; do
   [[ $w =~ ^(pgbench-select|pgbench-rw|make|redis)$ ]] || fail "unknown workload '$w'"
 done
 for c in "${config_list[@]}"; do
-  [[ $c =~ ^(bare|causeway|causeway-dwarf|causeway-scheduler|perf)$ ]] ||
+  [[ $c =~ ^(bare|causeway|causeway-dwarf|causeway-scheduler|causeway-held|perf)$ ]] ||
     fail "unknown configuration '$c'"
 done
 [[ $(id -u) == 0 ]] || fail "needs root (the recorder and perf record -a)"
@@ -147,11 +147,12 @@ except Exception:
 tracer_start() {
   case $1 in
     bare) ;;
-    causeway | causeway-dwarf | causeway-scheduler)
+    causeway | causeway-dwarf | causeway-scheduler | causeway-held)
       rm -rf "$recorder_dir"
       local extra=()
       [[ $1 == causeway-dwarf ]] && extra=(--call-graph dwarf)
       [[ $1 == causeway-scheduler ]] && extra=(--calls scheduler)
+      [[ $1 == causeway-held ]] && extra=(--calls scheduler --min-wait 1ms)
       "$causeway" record start --dir "$recorder_dir" "${extra[@]}" >"$WORK/start.log" 2>&1 ||
         die "record start failed: $(cat "$WORK/start.log")"
       sleep 1.5 # attached, and its status written, before the workload starts
@@ -168,7 +169,7 @@ tracer_start() {
 tracer_stop() {
   case $1 in
     bare) echo "- - -" ;;
-    causeway | causeway-dwarf | causeway-scheduler)
+    causeway | causeway-dwarf | causeway-scheduler | causeway-held)
       "$causeway" record stop --dir "$recorder_dir" >"$WORK/stop.log" 2>&1 ||
         die "record stop failed: $(cat "$WORK/stop.log")"
       local e0 b0 l0 e1 b1 l1

@@ -19,7 +19,9 @@ constexpr size_t kEventsPerRange = 65536;
 // The event kinds and fields a profile reads, looked up by name in the trace's schema.
 struct ProfileKinds {
   KindId switch_out, switch_in, syscall_enter, syscall_exit, flag_write, flag_read, exit;
+  KindId short_waits;
   int state_field, name_field;
+  int since_field, count_field, total_field, uninterruptible_field;
 
   explicit ProfileKinds(const Schema& schema)
       : switch_out(schema.find("switch_out")),
@@ -29,8 +31,21 @@ struct ProfileKinds {
         flag_write(schema.find("flag_write")),
         flag_read(schema.find("flag_read")),
         exit(schema.find("exit")),
+        short_waits(schema.find("short_waits")),
         state_field(switch_out == kNoKind ? -1 : schema.field_index(switch_out, "state")),
-        name_field(syscall_enter == kNoKind ? -1 : schema.field_index(syscall_enter, "name")) {}
+        name_field(syscall_enter == kNoKind ? -1 : schema.field_index(syscall_enter, "name")),
+        since_field(field(schema, short_waits, "since")),
+        count_field(field(schema, short_waits, "count")),
+        total_field(field(schema, short_waits, "total_ns")),
+        uninterruptible_field(field(schema, short_waits, "uninterruptible_ns")) {}
+
+  static int field(const Schema& schema, KindId kind, std::string_view name) {
+    return kind == kNoKind ? -1 : schema.field_index(kind, name);
+  }
+  bool has_short_waits() const {
+    return short_waits != kNoKind && since_field >= 0 && count_field >= 0 && total_field >= 0 &&
+           uninterruptible_field >= 0;
+  }
 
   bool is_switch(KindId k) const { return k != kNoKind && (k == switch_out || k == switch_in); }
   bool is_syscall(KindId k) const {
@@ -192,6 +207,10 @@ SegmentProfile profile(const Trace& trace, const ThreadEvents& events, Tid tid, 
     seen_switch_in = trace.events[s].kind == k.switch_in;
   std::unordered_map<StrId, uint32_t> by_name;
   uint64_t last_call = start_ns;
+  // Waits too short to write one by one (record --min-wait), counted: the thread looks on a
+  // CPU through them. Their part inside the range, moved from running to blocked below.
+  uint64_t short_ns = 0, short_d_ns = 0;
+  uint32_t short_count = 0;
   for (; pos != list.end(); ++pos) {
     const Event& e = trace.events[*pos];
     if (e.ts > end_ns || (e.ts == end_ns && !include_end)) break;
@@ -258,9 +277,30 @@ SegmentProfile profile(const Trace& trace, const ThreadEvents& events, Tid tid, 
       p.exited_ns = e.ts;
     } else if (e.kind != kNoKind && (e.kind == k.flag_write || e.kind == k.flag_read)) {
       ++p.flag_events;
+    } else if (e.kind != kNoKind && e.kind == k.short_waits && k.has_short_waits()) {
+      // Spread evenly over the span they were counted in: the part of it in the range.
+      const uint64_t since = std::min(trace.value(e, k.since_field), e.ts);
+      const uint64_t span = e.ts - since, from = std::max(since, start_ns);
+      const uint64_t total = trace.value(e, k.total_field);
+      const uint64_t d = std::min(trace.value(e, k.uninterruptible_field), total);
+      const double part =
+          span == 0 || from <= since
+              ? 1.0
+              : static_cast<double>(e.ts - std::min(e.ts, from)) / static_cast<double>(span);
+      short_ns += static_cast<uint64_t>(static_cast<double>(total) * part);
+      short_d_ns += static_cast<uint64_t>(static_cast<double>(d) * part);
+      short_count += static_cast<uint32_t>(
+          std::max<double>(1.0, static_cast<double>(trace.value(e, k.count_field)) * part));
     }
   }
   close_state(end_ns);
+  if (short_ns > 0) {
+    const uint64_t moved = std::min(short_ns, p.on_cpu_ns);
+    p.on_cpu_ns -= moved;
+    p.blocked_ns += moved;
+    p.uninterruptible_ns += std::min(short_d_ns, moved);
+    p.blocks += short_count;
+  }
   // The range ends inside such a call (a wait that outlasted the range: what the hang
   // waited for): its exit past the range decides as it would within it. With no switch
   // of known state before that exit, the call was off a CPU from the lost switch on.

@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "engine/diagnosis/symptom.h"
 #include "engine/graph/test_support.h"
 
 namespace cw::engine {
@@ -340,6 +341,42 @@ TEST_CASE("a call whose switch went unreported, still open at the range's end, i
     CHECK(q.blocked_ns == 0);
     CHECK(q.unknown_ns == 30 * kMs);
   }
+}
+
+// A logging loop recorded with held waits (record --min-wait): every 10 ms one fsync
+// written in full (1.2 ms in state D), and 8 ms of waits too short to write, counted in a
+// short_waits event (all of it in D). The thread never switches for the short ones.
+std::string fsync_loop_with_short_waits() {
+  std::string text = std::string(kApp) + "0 102 switch_in\n";
+  for (int i = 0; i < 20; ++i) {
+    const uint64_t at = i * 10 * kMs;
+    text += std::to_string(at + 100 * kUs) + " 102 syscall_enter name=fsync fd=3\n";
+    text += std::to_string(at + 110 * kUs) + " 102 switch_out state=D\n";
+    text += std::to_string(at + 1310 * kUs) + " 102 switch_in\n";
+    text += std::to_string(at + 1320 * kUs) + " 102 syscall_exit name=fsync ret=0\n";
+    text += std::to_string(at + 9900 * kUs) +
+            " 102 short_waits since=" + std::to_string(at + 1500 * kUs) +
+            " count=40 total_ns=8000000 uninterruptible_ns=8000000 waker=0\n";
+  }
+  return text;
+}
+
+TEST_CASE("waits counted too short to write are blocked time, not time on a CPU") {
+  const Trace t = load_trace(fsync_loop_with_short_waits());
+  const ThreadEvents ev(t);
+  const SegmentProfile p = profile_range(t, ev, 102, 0, 200 * kMs);
+  CHECK(p.blocked_ns == 20 * (1200 * kUs + 8 * kMs));
+  CHECK(p.uninterruptible_ns == p.blocked_ns);
+  CHECK(p.on_cpu_ns == 200 * kMs - p.blocked_ns);
+  CHECK(p.blocks == 20 * 41);
+  CHECK(p.longest_block_ns == 1200 * kUs);  // a short wait is never the longest block
+  // Most of the loop's time is the disk's: it waits, it does not yield (the Argus paper's
+  // kinds), as it would be with every wait written.
+  CHECK(classify(p) == HangKind::LongWait);
+  // A range that takes half of a summary's span takes half of its waits.
+  const SegmentProfile half = profile_range(t, ev, 102, 5700 * kUs, 9900 * kUs + 1);
+  CHECK(half.blocked_ns == 4 * kMs);
+  CHECK(half.blocks == 20);
 }
 
 TEST_CASE("a syscall loop: calls counted by name, most frequent first") {

@@ -20,22 +20,36 @@ static __always_inline bool syscall_frame(const struct pt_regs* regs, long* nr) 
   return true;
 }
 
+// Whether the current task `task` is inside a recorded call, from its saved registers:
+// `regs` and the call's number and class.
+static __always_inline bool in_recorded_call(struct task_struct* task, const struct pt_regs** regs,
+                                             long* nr, __u32* cls) {
+  if (task->flags & PF_KTHREAD_FLAG) return false;
+  *regs = (const struct pt_regs*)bpf_task_pt_regs(task);
+  if (!syscall_frame(*regs, nr)) return false;
+  *cls = class_of(*nr);
+  return *cls != CW_SYS_NONE;
+}
+
+static __always_inline void begin_call_from(struct inflight* call, const struct pt_regs* regs,
+                                            long nr, __u32 cls, __u64 ts) {
+  __u64 args[6];
+  args_of(regs, args);
+  begin_call(call, nr, cls, args, ts);
+  call->at_switch = 1;
+  call->timed_out = 0;
+}
+
 // The recorded call the current task `task` is in, begun now from its saved registers;
 // NULL when it is in none (a kernel thread, a fault, a call not recorded).
 static __always_inline struct inflight* call_from_registers(struct task_struct* task) {
-  if (task->flags & PF_KTHREAD_FLAG) return NULL;
-  const struct pt_regs* regs = (const struct pt_regs*)bpf_task_pt_regs(task);
+  const struct pt_regs* regs;
   long nr;
-  if (!syscall_frame(regs, &nr)) return NULL;
-  __u32 cls = class_of(nr);
-  if (cls == CW_SYS_NONE) return NULL;
+  __u32 cls;
+  if (!in_recorded_call(task, &regs, &nr, &cls)) return NULL;
   struct inflight* call = bpf_task_storage_get(&inflight, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
   if (!call) return NULL;
-  __u64 args[6];
-  args_of(regs, args);
-  begin_call(call, nr, cls, args, bpf_ktime_get_ns());
-  call->at_switch = 1;
-  call->timed_out = 0;
+  begin_call_from(call, regs, nr, cls, bpf_ktime_get_ns());
   return call;
 }
 

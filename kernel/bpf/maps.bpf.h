@@ -31,6 +31,13 @@ const volatile __u32 stage_records = 0;
 // thread next gets a CPU: attaching any program to the syscall tracepoints sends every
 // syscall on the machine through the kernel's slow path (bench/RESULTS.md).
 const volatile __u32 calls_at_switch = 0;
+// With calls_at_switch: a wait is written only once it has lasted this long (0: all are);
+// shorter ones are counted per thread (held_waits.bpf.h).
+const volatile __u64 min_wait_ns = 0;
+// With min_wait_ns: the waits a thread writes in full regardless, one per wait_budget_ns
+// of its time and up to wait_burst at once (held_waits.bpf.h, hold_wait).
+const volatile __u64 wait_budget_ns = 1;
+const volatile __u64 wait_burst = 1;
 
 __u64 next_seq = 0;
 
@@ -81,6 +88,14 @@ struct {
 } exiting_pids SEC(".maps");
 
 // A recorded syscall between its entry and its exit, per thread.
+// A thread's budget of waits written in full in one class of call (held_waits.bpf.h):
+// credit in ns, and when it was last counted.
+#define CW_WAIT_BUDGETS 32  // a power of two above the number of syscall classes
+struct wait_budget {
+  __u64 credit;
+  __u64 counted;
+};
+
 struct inflight {
   __u64 seq;
   __u64 enter_ts;
@@ -121,6 +136,21 @@ struct inflight {
   __u64 ustack_frame[2];
   __u64 ustack_seq;
   __u64 ustack_ts;
+  // The thread's last wait, held back until it has lasted min_wait_ns (held_waits.bpf.h):
+  // when and on which CPU it began, its state letter and where it stands (WAIT_*).
+  __u64 wait_ts;
+  __u32 wait_cpu;
+  __u32 wait_phase;
+  __u8 wait_state;
+  // Waits too short to write since short_since: how many, their time, and the part of it
+  // in state D.
+  __u32 short_count;
+  __u64 short_ns;
+  __u64 short_d_ns;
+  __u32 short_waker;  // the thread that woke the last of them, 0 for an interrupt
+  __u64 short_since;
+  // Its budgets of waits written in full (hold_wait), one per class of call.
+  struct wait_budget budget[CW_WAIT_BUDGETS];
   // The entry record, written out only once the call turns out to matter (see lazy_class).
   struct cw_rec_sys_enter rec;
 };

@@ -43,6 +43,24 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct* prev, struct tas
   if (next_tid == 0 || next_tgid == self_tgid) next_tid = next_tgid = 0;
 
   bool sleeps = !preempt && prev_state != 0;
+  // Held waits (held_waits.bpf.h): a thread that blocks is written only once its wait has
+  // lasted; one whose wait was too short to write does not show coming back either.
+  if (holding_waits()) {
+    __u64 now = bpf_ktime_get_ns();
+    if (prev_recorded && prev_tid != 0 && sleeps && !(prev_state & 0x80) &&
+        hold_wait(prev, state_letter(preempt, prev_state), now)) {
+      prev_tid = prev_tgid = 0;
+      prev_recorded = false;
+    }
+    if (next_recorded && next_tid != 0 && switch_in_left_out(next, now)) {
+      next_tid = next_tgid = 0;
+      next_recorded = false;
+    }
+    if (prev_tid == 0 && next_tid == 0) {
+      if (next->pid == 0) flush_cpu(false);
+      return 0;
+    }
+  }
   if (prev_recorded && sleeps) {
     struct inflight* call =
         calls_at_switch ? call_from_registers(prev) : bpf_task_storage_get(&inflight, prev, 0, 0);

@@ -1,0 +1,171 @@
+// Waits held back (record --min-wait, with calls taken at the scheduler). Most waits on a
+// busy server last microseconds and end as they began, with a request answered; writing
+// each one's switches, call and wake-up is most of what recording costs a database
+// (bench/RESULTS.md). Past a thread's budget of waits written in full (hold_wait), a thread
+// that blocks is written nowhere at first: when and where its wait began, and the call it
+// waits in, stay in its task storage. The wait is written, stamped when it began
+// (CW_SWITCH_HELD), once it has lasted min_wait_ns: by the wake-up that ends it after that,
+// by the thread's next switch in if no wake-up was seen, or by the recorder's periodic
+// pass over the tasks (on_held_waits) while it still waits. A shorter wait leaves out its
+// switches and its wake-up (the thread seems to run on through it) and is counted in the
+// thread's CW_REC_SHORT_WAITS.
+#pragma once
+
+#define WAIT_NONE 0
+#define WAIT_HELD 1     // blocked, not written (yet)
+#define WAIT_WRITTEN 2  // blocked long enough: written
+#define WAIT_SHORT 3    // woken before min_wait_ns: left out, its switch in too
+
+// A short-wait summary is written once the waits it counts span this long.
+#define SHORT_WAITS_SPAN_NS 10000000ULL
+
+static __always_inline bool holding_waits(void) {
+  return calls_at_switch && min_wait_ns != 0;
+}
+
+// Claims the held wait of `st` as `phase` (WAIT_WRITTEN or WAIT_SHORT): false when another
+// program claimed it first (the periodic pass and a wake-up can meet).
+static __always_inline bool claim_wait(struct inflight* st, __u32 phase) {
+  return __sync_val_compare_and_swap(&st->wait_phase, WAIT_HELD, phase) == WAIT_HELD;
+}
+
+// Writes the short waits counted for thread `tid` of `tgid`, and starts counting anew.
+static __always_inline void write_short_waits(struct inflight* st, __u32 tgid, __u32 tid) {
+  if (st->short_count == 0) return;
+  struct cw_rec_short_waits* rec = reserve(sizeof(*rec));
+  if (rec) {
+    fill_header(&rec->h, CW_REC_SHORT_WAITS, sizeof(*rec));
+    rec->h.pid = tgid;
+    rec->h.tid = tid;
+    rec->since = st->short_since;
+    rec->total_ns = st->short_ns;
+    rec->uninterruptible_ns = st->short_d_ns;
+    rec->count = st->short_count;
+    rec->waker_tid = st->short_waker;
+    submit(rec);
+  }
+  st->short_count = 0;
+  st->short_ns = 0;
+  st->short_d_ns = 0;
+  st->short_since = 0;
+}
+
+// The current task `prev` blocks in state `state`. Within its budget for waits in that
+// class of call (wait_budget_ns of credit a wait, earned at one ns a ns up to wait_burst
+// waits' worth) its wait is written as any other: a thread that waits a few hundred times
+// a second, as most programs one diagnoses do, loses nothing, and one that spins in a
+// sleep loop still has its first waits in another call written (the request a server
+// waited for after its start-up polls). Beyond it the wait is held, with the recorded call
+// it is in, if any (whose entry record is filled now, in its own context): true.
+static __always_inline bool hold_wait(struct task_struct* prev, __u8 state, __u64 now) {
+  struct inflight* st = bpf_task_storage_get(&inflight, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+  if (!st) return false;
+  const struct pt_regs* regs;
+  long nr = 0;
+  __u32 cls = CW_SYS_NONE;
+  const bool in_call = in_recorded_call(prev, &regs, &nr, &cls);
+  struct wait_budget* budget = &st->budget[cls & (CW_WAIT_BUDGETS - 1)];
+  __u64 credit = budget->credit + (now - budget->counted);
+  if (now < budget->counted || credit > wait_budget_ns * wait_burst)
+    credit = wait_budget_ns * wait_burst;
+  budget->counted = now;
+  if (credit >= wait_budget_ns) {
+    budget->credit = credit - wait_budget_ns;
+    st->wait_phase = WAIT_NONE;
+    write_short_waits(st, prev->tgid, prev->pid);  // the short waits before it, first
+    return false;
+  }
+  budget->credit = credit;
+  if (in_call)
+    begin_call_from(st, regs, nr, cls, now);
+  else
+    st->active = st->at_switch = 0;
+  st->wait_ts = now;
+  st->wait_cpu = bpf_get_smp_processor_id();
+  st->wait_state = state;
+  st->wait_phase = WAIT_HELD;
+  return true;
+}
+
+// A held wait claimed as WAIT_SHORT, `waited` ns long, woken by `waker_tid`.
+static __always_inline void count_short_wait(struct inflight* st, __u64 waited, __u32 tgid,
+                                             __u32 tid, __u32 waker_tid) {
+  if (st->short_count == 0) st->short_since = st->wait_ts;
+  st->short_count += 1;
+  st->short_ns += waited;
+  if (st->wait_state == 'D') st->short_d_ns += waited;
+  st->short_waker = waker_tid;
+  if (st->wait_ts + waited - st->short_since >= SHORT_WAITS_SPAN_NS)
+    write_short_waits(st, tgid, tid);
+}
+
+// Writes a held wait claimed as WAIT_WRITTEN: the short waits before it, its call's entry
+// (filled when it blocked) and its switch away, stamped when it began.
+static __always_inline void write_held_wait(struct inflight* st, __u32 tgid, __u32 tid) {
+  write_short_waits(st, tgid, tid);
+  if (st->active && st->at_switch) emit_enter(st);
+  struct cw_rec_switch* rec = reserve(sizeof(*rec));
+  if (!rec) return;
+  fill_header(&rec->h, CW_REC_SWITCH, sizeof(*rec));
+  rec->h.ts = st->wait_ts;
+  rec->h.cpu = st->wait_cpu;
+  rec->h.pid = tgid;
+  rec->h.tid = tid;
+  rec->h.flags = CW_SWITCH_HELD;
+  rec->next_pid = rec->next_tid = 0;
+  rec->prev_state = st->wait_state;
+  rec->prev_kernel = rec->next_kernel = rec->next_recorded = 0;
+  __builtin_memset(rec->pad, 0, sizeof(rec->pad));
+  submit(rec);
+}
+
+// Whether the wake-up of `p`, now, ends a wait too short to write (then it is counted, and
+// the wake-up is not written). A held wait that has lasted long enough is written first.
+static __always_inline bool wakes_short_wait(struct task_struct* p, __u32 waker_tid) {
+  struct inflight* st = bpf_task_storage_get(&inflight, p, 0, 0);
+  if (!st || st->wait_phase != WAIT_HELD) return false;
+  __u64 waited = bpf_ktime_get_ns() - st->wait_ts;
+  if (waited >= min_wait_ns) {
+    if (claim_wait(st, WAIT_WRITTEN)) write_held_wait(st, p->tgid, p->pid);
+    return false;
+  }
+  if (!claim_wait(st, WAIT_SHORT)) return false;
+  count_short_wait(st, waited, p->tgid, p->pid, waker_tid);
+  return true;
+}
+
+// Whether the switch in of `next` is left out: its wait was too short to write. A wait no
+// wake-up was seen for is settled here.
+static __always_inline bool switch_in_left_out(struct task_struct* next, __u64 now) {
+  struct inflight* st = bpf_task_storage_get(&inflight, next, 0, 0);
+  if (!st) return false;
+  __u32 phase = st->wait_phase;
+  if (phase == WAIT_NONE) return false;
+  bool left_out = phase == WAIT_SHORT;
+  if (phase == WAIT_HELD) {
+    __u64 waited = now - st->wait_ts;
+    if (waited >= min_wait_ns) {
+      if (claim_wait(st, WAIT_WRITTEN)) write_held_wait(st, next->tgid, next->pid);
+    } else if (claim_wait(st, WAIT_SHORT)) {
+      count_short_wait(st, waited, next->tgid, next->pid, 0);
+      left_out = true;
+    }
+  }
+  st->wait_phase = WAIT_NONE;
+  if (left_out) st->active = st->at_switch = 0;  // its call, never written, ends unseen
+  return left_out;
+}
+
+// The recorder's periodic pass (kernel/probes.cc, write_held_waits): every task whose held
+// wait has lasted min_wait_ns has it written now, while its records can still sort in
+// among the others'.
+SEC("iter/task")
+int on_held_waits(struct bpf_iter__task* ctx) {
+  struct task_struct* task = ctx->task;
+  if (!task || !holding_waits()) return 0;
+  struct inflight* st = bpf_task_storage_get(&inflight, task, 0, 0);
+  if (!st || st->wait_phase != WAIT_HELD) return 0;
+  if (bpf_ktime_get_ns() - st->wait_ts < min_wait_ns) return 0;
+  if (claim_wait(st, WAIT_WRITTEN)) write_held_wait(st, task->tgid, task->pid);
+  return 0;
+}

@@ -1,0 +1,58 @@
+Held waits (`record --calls scheduler --min-wait DURATION`): beyond its budget of waits
+written in full (`--wait-budget`, 200 a second by default), a thread that blocks is written
+only once its wait has lasted DURATION, stamped when it began; shorter waits leave out their
+switches and wake-ups and are counted in short_waits events (docs/recording.md).
+
+cw-prog-chain, with no budget: the client writes to the server and blocks in read for 300
+ms, while the server asks the timekeeper, whose timerfd runs 300 ms. Those waits are held,
+then written once they have lasted, with their calls and the wake-ups that end them, and the
+diagnosis walks them as with every wait.
+
+  $ causeway record --calls scheduler --min-wait 1ms --wait-budget 0 -o $TMP_DIR/chain.cwt -- cw-prog-chain 2>/dev/null
+  $ causeway convert $TMP_DIR/chain.cwt -o $TMP_DIR/chain.txt >/dev/null 2>&1
+  $ client=$(grep -oE "^(update )?process [0-9]+ comm=cw-client" $TMP_DIR/chain.txt | head -1 | grep -oE "[0-9]+"); grep -E " $client (syscall_enter|switch_out)" $TMP_DIR/chain.txt | sed -E 's/^[0-9]+ [0-9]+ //; s/cpu=[0-9]+ //; s/(fd|resource)=[0-9a-fx]+/\1=N/g' | grep -B1 "^switch_out state=S" | grep -c "^syscall_enter name=read fd=N resource=N count=8"
+  1
+  $ causeway debug $TMP_DIR/chain.cwt --auto --min-hang 0.1 --no-cache 2>/dev/null | grep '^root cause' | sed -E 's/[0-9]+/N/g'
+  root cause: process cw-timekeeper N, thread cw-timekeeper N
+
+cw-prog-irqpoll: cw-napper sleeps 50 µs at a time, 300 ms long. With no budget none of its
+sleeps is written; they are counted, about 1/60 µs of them (each sleep and its wake-up take
+longer than 50 µs), and their time is most of the napper's.
+
+  $ causeway record --calls scheduler --min-wait 1ms --wait-budget 0 -o $TMP_DIR/irqpoll.cwt -- cw-prog-irqpoll 300 2>/dev/null
+  $ causeway convert $TMP_DIR/irqpoll.cwt -o $TMP_DIR/irqpoll.txt >/dev/null 2>&1
+  $ napper=$(grep -oE "thread [0-9]+ pid=[0-9]+ comm=cw-napper" $TMP_DIR/irqpoll.txt | head -1 | cut -d' ' -f2); grep -cE " $napper (syscall_enter|wakeup|switch_out state=S)" $TMP_DIR/irqpoll.txt
+  0
+  [1]
+  $ napper=$(grep -oE "thread [0-9]+ pid=[0-9]+ comm=cw-napper" $TMP_DIR/irqpoll.txt | head -1 | cut -d' ' -f2); grep -E " $napper short_waits" $TMP_DIR/irqpoll.txt | grep -oE "(count|total_ns)=[0-9]+" | awk -F= '{ s[$1] += $2 } END { print (s["count"] > 1000 && s["count"] < 6000 ? "count ok" : "count " s["count"]), (s["total_ns"] > 150000000 && s["total_ns"] < 300000000 ? "time ok" : "time " s["total_ns"]) }'
+  count ok time ok
+
+With the default budget the first 200 sleeps, and one every 5 ms after them, are written
+in full: 200 to 300 of them in 300 ms (`causeway record` runs the command as it starts).
+
+  $ causeway record --calls scheduler --min-wait 1ms -o $TMP_DIR/budget.cwt -- cw-prog-irqpoll 300 2>/dev/null
+  $ causeway convert $TMP_DIR/budget.cwt -o $TMP_DIR/budget.txt >/dev/null 2>&1
+  $ napper=$(grep -oE "thread [0-9]+ pid=[0-9]+ comm=cw-napper" $TMP_DIR/budget.txt | head -1 | cut -d' ' -f2); grep -cE " $napper syscall_enter( cpu=[0-9]+)? name=clock_nanosleep" $TMP_DIR/budget.txt | awk '{ print ($1 >= 200 && $1 <= 300 ? "in full: ok" : "in full: " $1) }'
+  in full: ok
+
+A hang still in progress when the recording stops: cw-mutexwait blocks on a mutex
+cw-owner holds. Its wait is still held at the end; the recorder's last pass over the
+tasks writes it, and the diagnosis finds the owner.
+
+  $ causeway record --calls scheduler --min-wait 1ms --wait-budget 0 --duration 1 -o $TMP_DIR/mutex.cwt -- cw-prog-mutexhold 2>/dev/null
+  $ causeway debug $TMP_DIR/mutex.cwt --hang cw-mutexwait --min-hang 0.5 --auto --json 2>/dev/null > $TMP_DIR/mutex.json
+  $ jq -c '[.hang.comm, .hang.kind], [.path[] | .comm]' $TMP_DIR/mutex.json
+  ["cw-mutexwait","LongWait"]
+  ["cw-owner","cw-mutexwait"]
+
+Mistakes are said:
+
+  $ causeway record --min-wait 1ms -o $TMP_DIR/x.cwt -- true
+  causeway: --min-wait needs --calls scheduler: with the syscall programs every call's entry and exit is seen anyway
+  [1]
+  $ causeway record --calls scheduler --min-wait 1h -o $TMP_DIR/x.cwt -- true
+  causeway: --min-wait 1h: expected a duration such as 500us, 1ms or 20ms
+  [1]
+  $ causeway record --calls scheduler --min-wait 1s -o $TMP_DIR/x.cwt -- true
+  causeway: --min-wait 1s: at most 100 ms
+  [1]
