@@ -771,13 +771,15 @@ std::vector<Command> add_record(CLI::App& app) {
   cmd->add_option("--calls", args->calls, calls_help)
       ->check(CLI::IsMember({"syscalls", "scheduler"}));
   auto min_wait_help =
-      "with --calls scheduler: write a wait (its switches, call and wake-up) only once it has "
-      "lasted DURATION (500us, 1ms; at most 100ms); shorter ones are counted per thread in "
-      "short_waits events, and the thread seems to run on through them (docs/recording.md)";
+      "with --calls scheduler: past a thread's --wait-budget, write a wait (its switches, call "
+      "and wake-up) only once it has lasted DURATION (500us, 1ms; at most 100ms); shorter ones "
+      "are counted per thread in short_waits events, and the thread seems to run on through "
+      "them (docs/recording.md)";
   cmd->add_option("--min-wait", args->min_wait, min_wait_help)->type_name("DURATION");
   auto wait_budget_help =
-      "with --min-wait: the waits per second each thread writes in full, whatever their "
-      "length, before its shorter waits are only counted (default 200; 0: none)";
+      "with --min-wait: the waits per second each thread writes in full in each class of "
+      "call, whatever their length, before its shorter ones are only counted (default 200, a "
+      "second's worth at once; 0: none)";
   cmd->add_option("--wait-budget", args->wait_budget, wait_budget_help)->type_name("N");
   args->record_compress = add_compress_option(cmd, args->compress, args->writer, "zstd=1");
   cmd->add_option("--duration", args->duration, "stop after this many seconds");
