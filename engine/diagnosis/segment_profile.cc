@@ -208,7 +208,10 @@ SegmentProfile profile(const Trace& trace, const ThreadEvents& events, Tid tid, 
   std::unordered_map<StrId, uint32_t> by_name;
   uint64_t last_call = start_ns;
   // Waits too short to write one by one (record --min-wait), counted: the thread looks on a
-  // CPU through them. Their part inside the range, moved from running to blocked below.
+  // CPU through them. Of each summary written within the range, the part of its span inside
+  // the range, moved from running to blocked below (one written after the range's end is
+  // not seen: summaries are written at most 10 ms of waits apart, and before the thread's
+  // next wait written).
   uint64_t short_ns = 0, short_d_ns = 0;
   uint32_t short_count = 0;
   for (; pos != list.end(); ++pos) {

@@ -5,10 +5,11 @@
 static __always_inline int record_wake(void* ctx, __u32 type, struct task_struct* p) {
   __u32 target_tgid = p->tgid;
   bool recorder = current_is_recorder();
-  if (!traced_tgid(target_tgid) && (recorder || !current_traced())) return 0;
+  const bool target_traced = traced_tgid(target_tgid);
+  if (!target_traced && (recorder || !current_traced())) return 0;
   bool in_irq = in_interrupt_context(ctx);
   // A wait too short to write is counted, and its wake-up left out, before anything else.
-  if (holding_waits() && traced_tgid(target_tgid) &&
+  if (holding_waits() && target_traced &&
       wakes_short_wait(p, in_irq || recorder ? 0 : (__u32)bpf_get_current_pid_tgid()))
     return 0;
   if (in_irq && calls_at_switch && !recorder && current_traced() && own_delivery(p)) in_irq = false;
