@@ -41,10 +41,11 @@ inline constexpr std::array<C, 2> batch_required = {"within", "item"};
 inline constexpr std::array<C, 9> link = {"from",  "to",     "join",       "pick",    "range",
                                           "where", "within", "from_where", "to_where"};
 inline constexpr std::array<C, 3> link_required = {"from", "to", "join"};
-inline constexpr std::array<C, 8> edge = {"link",     "where", "strength",     "kind",
-                                          "priority", "cost",  "ends_polling", "from_thread"};
+inline constexpr std::array<C, 9> edge = {"link",         "where",       "strength",
+                                          "kind",         "priority",    "cost",
+                                          "ends_polling", "from_thread", "request"};
 inline constexpr std::array<C, 2> edge_required = {"link", "strength"};
-inline constexpr std::array<C, 1> edge_bare = {"ends_polling"};
+inline constexpr std::array<C, 2> edge_bare = {"ends_polling", "request"};
 inline constexpr std::array<C, 7> flag = {"symbol", "binary", "address", "size",
                                           "set",    "access", "strength"};
 inline constexpr std::array<C, 4> holder = {"syscall", "owner", "size", "peer"};

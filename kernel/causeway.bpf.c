@@ -27,6 +27,8 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #include "kernel/bpf/held_waits.bpf.h"  // waits written once they have lasted
 #include "kernel/bpf/sched_switch.bpf.h"  // context switches
 #include "kernel/bpf/wake.bpf.h"          // wake-ups
+#include "kernel/bpf/transfers.bpf.h"     // bytes on sockets, no syscall programs
+#include "kernel/bpf/file_locks.bpf.h"    // file locks taken and dropped, no syscall programs
 #include "kernel/bpf/tasks.bpf.h"         // fork, exec, exit, rename
 #include "kernel/bpf/sys_exit.bpf.h"      // syscall exit: transfers, ready fds, timers
 #include "kernel/bpf/irqs.bpf.h"          // hard and soft interrupts

@@ -165,6 +165,8 @@ struct Probes::State {
   std::vector<bpf_link*> samplers;
   std::string sampling_problem;
   std::string timer_owner_problem;
+  std::string socket_transfer_problem;
+  std::string file_lock_problem;
 
   void destroy_samplers() {
     for (bpf_link* link : samplers) bpf_link__destroy(link);
@@ -267,6 +269,28 @@ Probes::Probes(const ProbeOptions& options) : state_(new State) {
         state_->timer_owner_problem = "the kernel has no tracepoint " + missing;
       }
     }
+    // Taken at the scheduler, what only a call's end shows comes from tracepoints inside
+    // the calls: bytes moved on sockets (Linux 6.3 and later; without them such a recording
+    // has no message edge for a request read without a wait) and file locks' results.
+    auto load_if_present = [&](std::initializer_list<const char*> tracepoints,
+                               std::initializer_list<bpf_program*> programs) {
+      std::string missing;
+      if (options.calls_at_switch) {
+        for (const char* tp : tracepoints)
+          if (libbpf_find_vmlinux_btf_id(tp, BPF_TRACE_RAW_TP) < 0)
+            missing += (missing.empty() ? "" : ", ") + std::string(tp);
+        take_libbpf_log();
+      }
+      for (bpf_program* program : programs)
+        bpf_program__set_autoload(program, options.calls_at_switch && missing.empty());
+      return missing.empty() ? std::string() : "the kernel has no tracepoint " + missing;
+    };
+    state_->socket_transfer_problem =
+        load_if_present({"sock_send_length", "sock_recv_length"},
+                        {skel->progs.on_sock_send, skel->progs.on_sock_recv});
+    state_->file_lock_problem =
+        load_if_present({"fcntl_setlk", "flock_lock_inode"},
+                        {skel->progs.on_fcntl_setlk, skel->progs.on_flock_lock_inode});
     if (int err = causeway__load(skel)) fail("loading the eBPF programs failed", err);
 
     for (auto [nr, sys_class] : options.syscall_classes) {
@@ -300,6 +324,14 @@ const std::string& Probes::sampling_problem() const {
 
 const std::string& Probes::timer_owner_problem() const {
   return state_->timer_owner_problem;
+}
+
+const std::string& Probes::socket_transfer_problem() const {
+  return state_->socket_transfer_problem;
+}
+
+const std::string& Probes::file_lock_problem() const {
+  return state_->file_lock_problem;
 }
 
 namespace {

@@ -146,6 +146,14 @@ class Probes {
   // the kernel lacks the hrtimer tracepoints that say who armed each timer.
   const std::string& timer_owner_problem() const;
 
+  // With calls_at_switch: why no bytes moved on sockets are recorded ("" when they are): the
+  // kernel lacks the socket layer's tracepoints (sock_send_length, sock_recv_length).
+  const std::string& socket_transfer_problem() const;
+
+  // With calls_at_switch: why file locks' results are not recorded ("" when they are): the
+  // kernel lacks the tracepoints fcntl_setlk and flock_lock_inode.
+  const std::string& file_lock_problem() const;
+
   // Stops the kernel side writing records; what it wrote stays readable through drain().
   void detach();
 

@@ -145,6 +145,10 @@ struct cw_rec_switch {
 #define CW_SWITCH_HELD 1u
 
 /* CW_REC_WAKING / CW_REC_WAKEUP_NEW: the header's task woke `target`. */
+/* The header flag of a CW_REC_WAKING raised inside a send on a stream (a socket, a pipe, an
+ * eventfd) whose transfer is not written (calls taken at the scheduler write none that a
+ * wake-up explains): the wake-up is all the trace has of the bytes. */
+#define CW_WAKE_DELIVERS 1u
 struct cw_rec_wake {
   struct cw_rec_header h;
   __u32 target_pid, target_tid;
@@ -229,6 +233,9 @@ struct cw_rec_xfer {
   __u32 obj_kind; /* enum cw_obj_kind */
   __u32 is_send;  /* 1 send, 0 receive */
 };
+/* The header flag of a CW_REC_XFER written because no wake-up handed its bytes over (calls
+ * taken at the scheduler write only such transfers): they waited in the stream. */
+#define CW_XFER_QUEUED 1u
 
 /* CW_REC_READY: up to CW_MAX_READY descriptors an epoll_wait/poll/ppoll returned. For
  * epoll, `fds` holds the low 32 bits of epoll_event.data (an fd by convention). */

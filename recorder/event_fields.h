@@ -46,7 +46,8 @@ struct EventFields {
   } switch_out;
   EventKind switch_in;
   struct : EventKind {
-    FieldAt target = at("target"), interrupt = at("interrupt"), cause = at("cause");
+    FieldAt target = at("target"), interrupt = at("interrupt"), cause = at("cause"),
+            delivers = at("delivers");
   } wakeup;
   struct : EventKind {
     FieldAt target = at("target");
@@ -78,7 +79,7 @@ struct EventFields {
 
   struct Transfer : EventKind {
     FieldAt object = at("object"), offset = at("offset"), len = at("len"), peer = at("peer"),
-            fd = at("fd");
+            fd = at("fd"), queued = at("queued");
   } send, recv;
   struct : EventKind {
     FieldAt fd = at("fd"), events = at("events");

@@ -145,13 +145,24 @@ std::optional<ForegroundResult> record_in_foreground(ForegroundRecording r) {
     std::cerr << "causeway: warning: " << note << "\n";
     notes.push_back(note);
   }
-  if (const std::string& problem = session->probes().timer_owner_problem(); !problem.empty()) {
-    std::string note = "timer wake-ups carry no cause: " + problem +
-                       "; an interrupt's wake-up of a timer's waiter is not traced to the "
-                       "thread that armed the timer";
+  // What the kernel lacks for part of the recording: said, and kept in the trace.
+  auto note_missing = [&](const std::string& what, const std::string& problem,
+                          const std::string& consequence) {
+    if (problem.empty()) return;
+    std::string note = what + ": " + problem + "; " + consequence;
     std::cerr << "causeway: note: " << note << "\n";
     notes.push_back(note);
-  }
+  };
+  const kernel::Probes& probes = session->probes();
+  note_missing("timer wake-ups carry no cause", probes.timer_owner_problem(),
+               "an interrupt's wake-up of a timer's waiter is not traced to the thread that "
+               "armed the timer");
+  note_missing("no bytes moved on sockets", probes.socket_transfer_problem(),
+               "with --calls scheduler a request read without a wait has no message edge from "
+               "its sender");
+  note_missing("no file lock results", probes.file_lock_problem(),
+               "with --calls scheduler a lock polled until its holder lets go has no edge from "
+               "the release");
   if (!notes.empty()) {
     timespec now{};
     clock_gettime(CLOCK_MONOTONIC, &now);

@@ -562,6 +562,7 @@ void RecordDecoder::decode(const void* record, size_t size) {
       set(h, f.wakeup.target, r->target_tid);
       if (r->in_irq) set(h, f.wakeup.interrupt, 1);
       if (r->in_irq && r->cause_tid != 0) set(h, f.wakeup.cause, r->cause_tid);
+      if (hdr->flags & CW_WAKE_DELIVERS) set(h, f.wakeup.delivers, 1);
       return;
     }
     case CW_REC_FORK: {
@@ -653,6 +654,7 @@ void RecordDecoder::decode(const void* record, size_t size) {
       set(h, k.len, r->len);
       set(h, k.peer, static_cast<uint64_t>(static_cast<int64_t>(r->peer_pid)));
       set(h, k.fd, static_cast<uint64_t>(static_cast<int64_t>(r->fd)));
+      if (hdr->flags & CW_XFER_QUEUED) set(h, k.queued, 1);
       return;
     }
     case CW_REC_READY: {

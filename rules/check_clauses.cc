@@ -82,6 +82,14 @@ std::optional<uint64_t> Checker::duration(const dsl::Expr& e, const std::string&
   return std::nullopt;
 }
 
+bool Checker::bare(const dsl::Clause& clause, const std::string& name,
+                   const std::string& meaning) {
+  if (clause.args.empty()) return true;
+  error(*clause.args[0], fmt::format("clause '{}' takes no value", name),
+        {fmt::format("write `{}` alone on its line: {}", name, meaning)});
+  return false;
+}
+
 std::optional<int> Checker::priority(const dsl::Clause& clause) {
   const dsl::Expr* e = single(clause);
   if (!e) return std::nullopt;

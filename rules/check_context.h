@@ -182,6 +182,9 @@ class Checker {
   KindId event_kind(const dsl::Clause& clause);
   std::optional<uint64_t> duration(const dsl::Expr& e, const std::string& clause);
   std::optional<int> priority(const dsl::Clause& clause);
+  // A clause that takes no value (`loop`, `ends_polling`): true when written alone; a value
+  // is an error whose hint says what the clause means.
+  bool bare(const dsl::Clause& clause, const std::string& name, const std::string& meaning);
 
   // ids (check_resolve.cc)
   std::optional<std::string> id_text(const dsl::Expr& e);

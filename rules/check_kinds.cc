@@ -141,15 +141,11 @@ void Checker::check<K::Edge>(const dsl::Rule& rule) {
       if (auto kind = word(*e, "an edge kind")) edge.kind = *kind;
   if (c.count("priority"))
     if (auto p = priority(*c["priority"])) edge.priority = *p;
-  if (c.count("ends_polling")) {
-    const dsl::Clause& ends = *c["ends_polling"];
-    if (ends.args.empty())
-      edge.ends_polling = true;
-    else
-      error(*ends.args[0], "clause 'ends_polling' takes no value",
-            {"write `ends_polling` alone on its line: the edge ends another thread's polling "
-             "loop"});
-  }
+  if (c.count("ends_polling"))
+    edge.ends_polling = bare(*c["ends_polling"], "ends_polling",
+                             "the edge ends another thread's polling loop");
+  if (c.count("request"))
+    edge.request = bare(*c["request"], "request", "the edge carries another thread's request");
   const bool kinds_known = link && link->from != kNoKind && link->to != kNoKind;
   if (c.count("from_thread") && kinds_known)
     if (const dsl::Expr* e = single(*c["from_thread"])) {
@@ -233,14 +229,8 @@ void Checker::check<K::Split>(const dsl::Rule& rule) {
   if (c.count("neighbour"))
     if (auto n = choice(*c["neighbour"], "neighbour", {"weak", "strong", "none"}))
       split.neighbour = std::array{Neighbour::Weak, Neighbour::Strong, Neighbour::None}[*n];
-  if (c.count("loop")) {
-    const dsl::Clause& loop = *c["loop"];
-    if (loop.args.empty())
-      split.loop = true;
-    else
-      error(*loop.args[0], "clause 'loop' takes no value",
-            {"write `loop` alone on its line: the cut is where the thread returns to its loop"});
-  }
+  if (c.count("loop"))
+    split.loop = bare(*c["loop"], "loop", "the cut is where the thread returns to its loop");
   if (c.count("priority"))
     if (auto p = priority(*c["priority"])) split.priority = *p;
   out_.splits.push_back(std::move(split));

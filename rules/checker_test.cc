@@ -692,6 +692,21 @@ TEST_CASE("an edge rule's ends_polling clause marks its edges as ends of polling
             .find("error: clause 'ends_polling' takes no value") != std::string::npos);
 }
 
+TEST_CASE("an edge rule's request clause marks its edges as carrying a request") {
+  const std::string link =
+      "link w { from wakeup to switch_in join from.target == to.tid pick next }\n";
+  auto r = load_pack(link +
+                     "edge a { link w strength strong request }\n"
+                     "edge b { link w strength weak }\n");
+  REQUIRE_MESSAGE(r.ok(), r.render());
+  REQUIRE(r.rules.edges.size() == 2);
+  CHECK(r.rules.edges[0].request);
+  CHECK_FALSE(r.rules.edges[1].request);
+  CHECK(load_pack(link + "edge a { link w strength strong request 1 }\n")
+            .render()
+            .find("error: clause 'request' takes no value\n") != std::string::npos);
+}
+
 TEST_CASE("an edge rule's from_thread clause names a tid field of the link's from event") {
   const std::string link =
       "link w { from wakeup to switch_in join from.target == to.tid pick next }\n";

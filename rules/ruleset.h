@@ -189,6 +189,10 @@ struct EdgeRule {
   // fails, a sleep, another try), as a lock's release ends the polling of that lock. A
   // RepeatedYield the edge ends is explained by the edge's source, as a flag write is.
   bool ends_polling = false;
+  // `request`: an edge of this rule carries another thread's request (a message), which
+  // starts the work it lands in: the diagnosis shows the path from where it was sent (the
+  // Argus paper, §4.2, batching), as for the bytes of a send read by a recv.
+  bool request = false;
   // `from_thread FIELD`: the edge leaves the segment, at the from event's time, of the
   // thread that FIELD (a tid of the from event) names, when it is not 0: an interrupt's
   // wake-up raised for the thread that armed the expiring timer, not for the thread the

@@ -37,7 +37,11 @@ Schema make_builtin() {
               {"cause", F::Tid,
                "the thread on whose behalf an interrupt raised it: the owner of the timer "
                "that expired (the event is that thread's when the interrupt found its CPU "
-               "idle); 0 when none is known"}}));
+               "idle); 0 when none is known"},
+              {"delivers", F::Int,
+               "1: raised inside a send on a stream (socket, pipe, eventfd) whose bytes the "
+               "recording left out (record --calls scheduler writes no transfer a wake-up "
+               "explains): the wake-up delivered them"}}));
   s.add(kind("wakeup_new", "the current thread made a new thread runnable",
              {{"target", F::Tid, "the new thread"}}));
 
@@ -82,13 +86,21 @@ Schema make_builtin() {
               {"offset", F::Uint, "stream byte offset of the first byte"},
               {"len", F::Uint, "number of bytes"},
               {"peer", F::Int, "process at the other end, or -1", FieldRole::Task},
-              {"fd", F::Int, "file descriptor"}}));
+              {"fd", F::Int, "file descriptor"},
+              {"queued", F::Int,
+               "1: the bytes waited in the stream, no wake-up handed them to a reader waiting "
+               "for them (record --calls scheduler writes only such transfers); 0 when not "
+               "known"}}));
   s.add(kind("recv", "bytes read from a stream",
              {{"object", F::Uint, "stream identity (the same at both ends)", FieldRole::Identity},
               {"offset", F::Uint, "stream byte offset of the first byte"},
               {"len", F::Uint, "number of bytes"},
               {"peer", F::Int, "process at the other end, or -1", FieldRole::Task},
-              {"fd", F::Int, "file descriptor"}}));
+              {"fd", F::Int, "file descriptor"},
+              {"queued", F::Int,
+               "1: the bytes waited in the stream, no wake-up handed them to a reader waiting "
+               "for them (record --calls scheduler writes only such transfers); 0 when not "
+               "known"}}));
   s.add(kind("ready", "a polled descriptor was reported ready",
              {{"fd", F::Int, "file descriptor"},
               {"object", F::Uint, "object identity", FieldRole::Identity},

@@ -312,7 +312,7 @@ TEST_CASE("an unknown field is reported with the nearest field, or the list of f
         "t.trace:2:14: error: unknown field 'zzzzzz' of event 'wakeup'\n"
         "  5 101 wakeup zzzzzz=1\n"
         "               ^~~~~~\n"
-        "hint: 'wakeup' has fields: target, interrupt, cause, cpu, stack\n");
+        "hint: 'wakeup' has fields: target, interrupt, cause, delivers, cpu, stack\n");
   CHECK(error_of("causeway-trace 1\nthread 1 comn=x\n") ==
         "t.trace:2:10: error: unknown field 'comn' of thread record\n"
         "  thread 1 comn=x\n"

@@ -57,6 +57,7 @@ void check_equal(const BuildResult& a, const BuildResult& b) {
   CHECK(n.split_loops == m.split_loops);
   CHECK(n.edge_strengths == m.edge_strengths);
   CHECK(n.edge_ends_polling == m.edge_ends_polling);
+  CHECK(n.edge_requests == m.edge_requests);
   REQUIRE(a.graph.threads.size() == b.graph.threads.size());
   for (size_t i = 0; i < a.graph.threads.size(); ++i) {
     CHECK(a.graph.threads[i].tid == b.graph.threads[i].tid);

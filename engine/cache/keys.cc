@@ -165,6 +165,7 @@ std::optional<uint64_t> links_key(const rules::RuleSet& rules) {
     h.value(e.priority);
     hash_expr(h, e.cost);
     h.value(e.ends_polling);
+    h.value(e.request);
     h.value(e.from_thread);
   }
   h.value(static_cast<uint64_t>(rules.flags.size()));

@@ -12,6 +12,7 @@ void write_rule_names(Writer& w, const engine::RuleNames& n) {
   w.bools(n.split_loops);
   w.array(n.edge_strengths);
   w.bools(n.edge_ends_polling);
+  w.bools(n.edge_requests);
 }
 
 template <class R>
@@ -23,6 +24,7 @@ engine::RuleNames read_rule_names(R& rd) {
   n.split_loops = rd.bools();
   n.edge_strengths = rd.template array<rules::Strength>();
   n.edge_ends_polling = rd.bools();
+  n.edge_requests = rd.bools();
   return n;
 }
 template engine::RuleNames read_rule_names(Reader&);
@@ -51,7 +53,8 @@ void check_rule_tables(const engine::RuleNames& n, const engine::RuleCounts& c,
                links = n.of(K::Link).size(), edges = n.of(K::Edge).size(),
                flags = n.of(K::Flag).size();
   if (n.split_cuts_after.size() != splits || n.split_loops.size() != splits ||
-      n.edge_strengths.size() != edges || n.edge_ends_polling.size() != edges)
+      n.edge_strengths.size() != edges || n.edge_ends_polling.size() != edges ||
+      n.edge_requests.size() != edges)
     bad("the graph's rule tables do not agree");
   if (edges != rules.edges.size() || flags != rules.flags.size() || links != rules.links.size() ||
       (!for_reuse && (splits != rules.splits.size() || batches != rules.batches.size())))

@@ -212,15 +212,23 @@ void Diagnoser::prepend_requesters(std::vector<PathStep>& shown, uint32_t hang_s
   // previous request to the culprit is where this request began.
   std::vector<Tid> seen = {g_.segments[hang_seg].tid, g_.segments[culprit].tid};
   const KindId send = trace_.schema.find("send"), recv = trace_.schema.find("recv");
-  // The message into segment `v` from another thread that arrived first, before `acted`.
+  // The message into segment `v` from another thread that arrived first, before `acted`:
+  // the bytes of a send read by a recv, or an edge whose rule says it carries a request (a
+  // wake-up that delivered a stream's bytes, when no transfer was recorded).
+  const std::vector<bool>& requests = g_.rule_names.edge_requests;
+  auto carries_request = [&](const Edge& e) {
+    if (trace_.events[e.from_event].kind == send && trace_.events[e.to_event].kind == recv)
+      return true;
+    return e.rule.kind == RuleKind::Edge && e.rule.index < requests.size() &&
+           requests[e.rule.index];
+  };
   auto request_into = [&](uint32_t v, uint64_t acted) {
     uint32_t request = kNoIndex;
     uint64_t earliest = UINT64_MAX;
     for (uint32_t ei : incoming_by_source(g_, v, beam_.costs)) {
       const Edge& e = g_.edges[ei];
-      const Event& from = trace_.events[e.from_event];
       const Event& to = trace_.events[e.to_event];
-      if (e.strength != Strength::Strong || from.kind != send || to.kind != recv) continue;
+      if (e.strength != Strength::Strong || !carries_request(e)) continue;
       if (g_.segments[e.from].tid == g_.segments[v].tid || to.ts > acted || to.ts >= earliest)
         continue;
       request = ei;

@@ -1455,6 +1455,95 @@ thread 300 pid=300 comm=cw-a
   CHECK(path(b, d.path) == "300@10 message, 200@5 split, 200@510 message, 100@20 -");
 }
 
+TEST_CASE(
+    "a request relayed by wake-ups whose rule says `request`: the path begins at its sender") {
+  // cw-a's request reaches cw-relay, blocked reading, and cw-relay's reaches cw-server,
+  // blocked reading: each recorded only as the writer's wake-up of the reader (record
+  // --calls scheduler writes no transfer a wake-up explains). cw-server computes 500 ms on
+  // it; cw-b's request, sent at 20 ms, waits in the socket until 510 ms. An edge rule marked
+  // `request` says those wake-ups carried the request: the path goes back through the
+  // relay to cw-a, as it does through a relay's send and recv.
+  const std::string rules = std::string(kRules) +
+                            "edge stream.wake { link wakeup where from.syscall.name == \"write\" "
+                            "strength strong kind message priority 10 request }\n";
+  const std::string trace = R"(
+process 100 comm=cw-b
+thread 100 pid=100 comm=cw-b
+process 200 comm=cw-server
+thread 200 pid=200 comm=cw-server
+process 300 comm=cw-a
+thread 300 pid=300 comm=cw-a
+process 400 comm=cw-relay
+thread 400 pid=400 comm=cw-relay
+5ms 200 syscall_enter name=read fd=4
+5ms 200 switch_out state=S
+5ms 400 syscall_enter name=read fd=3
+5ms 400 switch_out state=S
+10ms 300 syscall_enter name=write fd=3
+10ms 300 wakeup target=400
+10ms 300 syscall_exit name=write ret=8
+10ms 300 syscall_enter name=read fd=3
+10ms 300 switch_out state=S
+10ms 400 switch_in
+10ms 400 syscall_exit name=read ret=8
+11ms 400 syscall_enter name=write fd=4
+11ms 400 wakeup target=200
+11ms 400 syscall_exit name=write ret=8
+11ms 400 syscall_enter name=read fd=4
+11ms 400 switch_out state=S
+11ms 200 switch_in
+11ms 200 syscall_exit name=read ret=8
+20ms 100 syscall_enter name=write fd=3
+20ms 100 send object=5 offset=0 len=8 peer=200 fd=3
+20ms 100 syscall_exit name=write ret=8
+20ms 100 syscall_enter name=read fd=3
+20ms 100 switch_out state=S
+510ms 200 syscall_enter name=write fd=4
+510ms 200 wakeup target=400
+510ms 200 syscall_exit name=write ret=8
+510ms 200 syscall_enter name=read fd=5
+510ms 200 recv object=5 offset=0 len=8 peer=100 fd=5
+510ms 200 syscall_exit name=read ret=8
+511ms 200 syscall_enter name=write fd=5
+511ms 200 wakeup target=100
+511ms 200 syscall_exit name=write ret=8
+511ms 200 syscall_enter name=read fd=4
+511ms 200 switch_out state=S
+511ms 400 switch_in
+511ms 400 syscall_exit name=read ret=8
+511ms 400 syscall_enter name=write fd=3
+511ms 400 wakeup target=300
+511ms 400 syscall_exit name=write ret=8
+512ms 100 switch_in
+512ms 100 syscall_exit name=read ret=8
+512ms 300 switch_in
+512ms 300 syscall_exit name=read ret=8
+)";
+  DiagnoseOptions o;
+  o.symptom.thread_name = "cw-b";
+  auto first_tid = [](const Built& b, const Diagnosis& d) {
+    return d.path.empty()
+               ? Tid{0}
+               : b.trace.events[b.result.graph.segments[d.path.front().segment].first].tid;
+  };
+  Built b = build(rules, trace);
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
+  CHECK(d.hang.tid == 100);
+  CHECK(causes(b, d) == "200 LongRunning depth 1");
+  CAPTURE(path(b, d.path));
+  CHECK(first_tid(b, d) == 300);
+
+  // Without the clause the wake-ups are strong but carry nothing: the path begins at the
+  // relay, whose request the server took.
+  std::string plain = rules;
+  plain.erase(plain.find(" request }"), 8);
+  Built p = build(plain, trace);
+  Diagnosis dp = diagnose(p.trace, p.result, p.rules, o);
+  CHECK(causes(p, dp) == "200 LongRunning depth 1");
+  CAPTURE(path(p, dp.path));
+  CHECK(first_tid(p, dp) == 400);
+}
+
 TEST_CASE("a slow step's device waits in turns are its wait, not the pipe it drained after") {
   // cw-slow syncs a file record by record: ten fdatasync waits of 100 ms in uninterruptible
   // sleep, none ended by another thread. Then it drains a pipe that cw-writer filled:

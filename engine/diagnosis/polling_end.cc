@@ -10,9 +10,13 @@ uint32_t polling_end_edge(const Graph& g, uint32_t first, uint32_t last) {
     for (auto [it, end] = in_edges(s, g.csr); it != end; ++it) {
       const uint32_t ei = g.csr[*it];
       const Edge& e = g.edges[ei];
+      // Of several that end it at one event, the latest before it: releases whose own
+      // next holders went unrecorded (record --calls scheduler writes only the locks got
+      // after failed tries) all join the same try, and the last one let it through.
       if (e.rule.kind == RuleKind::Edge && e.rule.index < ends.size() && ends[e.rule.index] &&
           g.segments[e.from].tid != tid &&
-          (latest == kNoIndex || e.to_event > g.edges[latest].to_event))
+          (latest == kNoIndex || e.to_event > g.edges[latest].to_event ||
+           (e.to_event == g.edges[latest].to_event && e.from_event > g.edges[latest].from_event)))
         latest = ei;
     }
   return latest;

@@ -105,6 +105,31 @@ TEST_CASE("a lock-polling loop that a release ended points at the lock's holder"
   CHECK(path(b, d.path) == "200@2 lock, 100@195 -");
 }
 
+TEST_CASE("of the releases that join one try, the last before it ended the polling") {
+  // cw-reader lets go of the lock at 0 ms, before cw-holder takes it at 1 ms; the holder's
+  // lock, which was free, is not written (record --calls scheduler writes only the locks
+  // got after failed tries), so the reader's release joins cw-poller's try too, as the
+  // holder's does. The holder's, the later, is what let the try through.
+  std::string t = lock_polling();
+  // Recorded as the scheduler's calls are: the holder's lock, free, is not written.
+  const std::string taken =
+      "1ms 200 syscall_enter name=flock fd=3 resource=77 op=ex value=2\n"
+      "1ms 200 syscall_exit name=flock ret=0\n";
+  REQUIRE(t.find(taken) != std::string::npos);
+  t.erase(t.find(taken), taken.size());
+  t.insert(t.find("2ms 200 syscall_enter"),
+           "process 150 comm=cw-reader\nthread 150 pid=150 comm=cw-reader\n"
+           "0ms 150 syscall_enter name=flock fd=3 resource=77 op=un value=8\n"
+           "0ms 150 syscall_exit name=flock ret=0\n");
+  Built b = build(fmt::format(fmt::runtime(kRules), "ends_polling"), t);
+  DiagnoseOptions o;
+  o.symptom.thread_name = "cw-poller";
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
+  CHECK(d.hang.tid == 100);
+  CHECK(causes(b, d) == "200 LongWait depth 1, 100 RepeatedYield depth 0");
+  CHECK(path(b, d.path) == "200@2 lock, 100@195 -");
+}
+
 TEST_CASE("a strong edge whose rule does not say ends_polling leaves the loop unexplained") {
   Built b = build(fmt::format(fmt::runtime(kRules), ""), lock_polling());
   REQUIRE(polling_end_edge(b.graph(), 0, static_cast<uint32_t>(b.graph().segments.size() - 1)) ==

@@ -30,6 +30,7 @@ RuleNames RuleNames::from(const rules::RuleSet& rules) {
   for (const auto& r : rules.edges) {
     n.edge_strengths.push_back(r.strength);
     n.edge_ends_polling.push_back(r.ends_polling);
+    n.edge_requests.push_back(r.request);
   }
   return n;
 }

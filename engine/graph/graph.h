@@ -84,6 +84,7 @@ struct RuleNames {
   std::vector<bool> split_loops;                // per split rule: `loop`
   std::vector<rules::Strength> edge_strengths;  // per edge rule
   std::vector<bool> edge_ends_polling;          // per edge rule: `ends_polling`
+  std::vector<bool> edge_requests;              // per edge rule: `request`
 
   static RuleNames from(const rules::RuleSet& rules);
   // The ids of the rules of `kind`, in its RuleSet list's order, or nullptr for no kind or

@@ -91,6 +91,27 @@ static __always_inline void end_call_at_switch(struct inflight* call, __u32 tgid
   submit(rec);
 }
 
+// A call that neither blocked nor woke anyone, which a tracepoint inside it (a socket's
+// transfer, a file lock's result) shows to matter: its entry, from the saved registers,
+// written now; end_call_now() writes its exit with the return value that tracepoint saw.
+static __always_inline void begin_call_now(struct inflight* call, const struct pt_regs* regs,
+                                           long nr, __u32 cls, __u64 ts) {
+  begin_call_from(call, regs, nr, cls, ts);
+  emit_enter(call);
+}
+
+static __always_inline void end_call_now(struct inflight* call, __s64 ret) {
+  call->active = call->at_switch = 0;
+  struct cw_rec_sys_exit* rec = reserve(sizeof(*rec));
+  if (!rec) return;
+  fill_header(&rec->h, CW_REC_SYS_EXIT, sizeof(*rec));
+  rec->seq = call->seq;
+  rec->nr = call->nr;
+  rec->pad = 0;
+  rec->ret = ret;
+  submit(rec);
+}
+
 // Whether `file` is a TCP socket whose peer is on this machine: its packets go through the
 // loopback device, whose receive path runs in a softirq on the sending CPU at once.
 static __always_inline bool local_tcp(struct file* file) {

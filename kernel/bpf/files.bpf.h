@@ -85,6 +85,11 @@ static __always_inline bool is_kind(__u64 f_op, __u64 release, __u64 fops_addr,
   return (fops_addr && f_op == fops_addr) || (release_addr && release == release_addr);
 }
 
+// Whether objects of `kind` are streams whose bytes are counted (sent and received).
+static __always_inline bool stream_kind(__u32 kind) {
+  return kind == CW_OBJ_UNIX || kind == CW_OBJ_PIPE || kind == CW_OBJ_EVENTFD || kind == CW_OBJ_TCP;
+}
+
 static __always_inline void resolve_file(struct file* file, bool is_send, struct object_info* out) {
   out->object = 0;
   out->kind = CW_OBJ_NONE;

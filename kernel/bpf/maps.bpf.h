@@ -119,6 +119,15 @@ struct inflight {
   // CPU, with no return value known.
   __u8 at_switch;
   __u8 timed_out;  // at_switch: the thread's own timer woke it
+  // At the scheduler: the last wake-up the thread raised inside a call (when, the call's
+  // number and descriptor) and when it last moved bytes on a socket (transfers.bpf.h).
+  __u64 wake_ts;
+  __u64 xfer_ts;
+  __s64 wake_nr;
+  __s32 wake_fd;
+  // At the scheduler: the file whose lock the thread last tried and did not get (its inode
+  // number; 0 none), file_locks.bpf.h.
+  __u64 lock_tried;
   // Where the thread's last kernel stack was walked (CW_KSTACK_AS_BEFORE): the call's
   // number, operation, object kind and sleep state packed, the user instruction and stack
   // pointer, and that call's seq. Kept across calls.
@@ -168,6 +177,13 @@ struct {
 struct stream_offsets {
   __u64 sent;
   __u64 received;
+  // Calls taken at the scheduler (transfers.bpf.h): the end of the last send written (TCP:
+  // its sequence number), whether one was, and the unix socket at the other end (a freed
+  // socket's struct sock is reused by the next one).
+  __u64 written_end;
+  __u64 sender;
+  __u32 written;
+  __u32 pad;
 };
 
 struct {

@@ -4,10 +4,6 @@
 
 #define MAX_POLL_SCAN 64
 
-static __always_inline bool stream_kind(__u32 kind) {
-  return kind == CW_OBJ_UNIX || kind == CW_OBJ_PIPE || kind == CW_OBJ_EVENTFD || kind == CW_OBJ_TCP;
-}
-
 static __always_inline __u64 advance_stream(__u64 object, bool is_send, __u64 len) {
   struct stream_offsets* offsets = bpf_map_lookup_elem(&streams, &object);
   if (!offsets) {

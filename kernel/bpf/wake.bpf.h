@@ -2,17 +2,39 @@
 // the thread's whose timer expired (timers.bpf.h), or no thread's.
 #pragma once
 
+// A send that woke its reader needs no transfer of its own (transfers.bpf.h): the thread's
+// last wake-up raised inside a call, when, from which call and descriptor.
+static __always_inline void note_wake_in_call(struct inflight* st, __s64 nr, __s32 fd) {
+  st->wake_ts = bpf_ktime_get_ns();
+  st->wake_nr = nr;
+  st->wake_fd = fd;
+}
+
+// The same for a wake-up left out with the short wait it ended (held waits): the send's
+// transfer is left out with it, as the hand-off is.
+static __always_inline void note_short_wake_in_call(void) {
+  struct task_struct* current = bpf_get_current_task_btf();
+  if (current->flags & PF_KTHREAD_FLAG) return;
+  const struct pt_regs* regs = (const struct pt_regs*)bpf_task_pt_regs(current);
+  long nr;
+  if (!syscall_frame(regs, &nr)) return;
+  struct inflight* st = bpf_task_storage_get(&inflight, current, 0, 0);
+  if (st) note_wake_in_call(st, nr, io_class(class_of(nr)) ? (__s32)regs->di : -1);
+}
+
 static __always_inline int record_wake(void* ctx, __u32 type, struct task_struct* p) {
   __u32 target_tgid = p->tgid;
   bool recorder = current_is_recorder();
   const bool target_traced = traced_tgid(target_tgid);
   if (!target_traced && (recorder || !current_traced())) return 0;
   bool in_irq = in_interrupt_context(ctx);
+  if (in_irq && calls_at_switch && !recorder && current_traced() && own_delivery(p)) in_irq = false;
   // A wait too short to write is counted, and its wake-up left out, before anything else.
   if (holding_waits() && target_traced &&
-      wakes_short_wait(p, in_irq || recorder ? 0 : (__u32)bpf_get_current_pid_tgid()))
+      wakes_short_wait(p, in_irq || recorder ? 0 : (__u32)bpf_get_current_pid_tgid())) {
+    if (!in_irq && !recorder && current_traced()) note_short_wake_in_call();
     return 0;
-  if (in_irq && calls_at_switch && !recorder && current_traced() && own_delivery(p)) in_irq = false;
+  }
   struct inflight* waker_call = NULL;
   // The recorder's own wake-ups are left out; an interrupt that happened to land on it
   // woke someone on nobody's behalf, and is kept as woken by no thread (tid 0).
@@ -26,7 +48,10 @@ static __always_inline int record_wake(void* ctx, __u32 type, struct task_struct
     struct task_struct* current = bpf_get_current_task_btf();
     if (calls_at_switch) {
       waker_call = current_traced() ? call_from_registers(current) : NULL;
-      if (waker_call) emit_enter(waker_call);
+      if (waker_call) {
+        emit_enter(waker_call);
+        note_wake_in_call(waker_call, waker_call->nr, waker_call->fd);
+      }
     } else {
       struct inflight* call = bpf_task_storage_get(&inflight, current, 0, 0);
       if (call && call->active) emit_enter(call);
@@ -39,6 +64,9 @@ static __always_inline int record_wake(void* ctx, __u32 type, struct task_struct
   }
   fill_header(&rec->h, type, sizeof(*rec));
   if (recorder) rec->h.pid = rec->h.tid = 0;
+  if (waker_call && waker_call->is_send && waker_call->object != 0 &&
+      stream_kind(waker_call->obj_kind))
+    rec->h.flags |= CW_WAKE_DELIVERS;
   rec->target_pid = target_tgid;
   rec->target_tid = p->pid;
   rec->in_irq = in_irq;

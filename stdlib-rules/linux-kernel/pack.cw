@@ -117,6 +117,20 @@ split data.wait {
   neighbour weak
 }
 
+# Bytes that waited in a stream while their reader did something else (a request queued
+# behind another client's, sent while the server worked or napped): the read that takes
+# them begins the work they ask for (the Argus paper, §4.2: each request an item). A
+# recording of every transfer cuts such reads in an event loop (loop.request, after the
+# loop's wait that returned at once); one that writes only the transfers no wake-up explains
+# (record --calls scheduler) sees no wait that returned at once, and marks the reads of
+# bytes that waited (`queued`).
+split request.queued {
+  at recv
+  where queued == 1
+  cut syscall
+  neighbour weak
+}
+
 # A wait for a child that does block (wait4 or waitid without WNOHANG, no child ended yet)
 # is cut when the thread sleeps inside it, before the call's entry. One that returns at once
 # (WNOHANG, or a child already ended) is a look in a polling loop, no wait: a loop of such
@@ -405,6 +419,21 @@ edge close.wake {
   priority 10
 }
 
+# A send on a stream (a socket, a pipe, an eventfd) that wakes the thread waiting to read
+# it, blocked in a read of that same stream or waiting in a poll for it, delivered the bytes
+# it waited for. A recording that writes the transfers has their message edge (send to
+# recv); one that leaves out those a wake-up explains (record --calls scheduler) marks the
+# wake-up instead (`delivers`), and it is the message.
+edge stream.wake {
+  link wakeup
+  where from.delivers == 1 and to.syscall.name in data_waits
+    and (to.syscall.resource == from.syscall.resource or to.syscall.name in loop_waits)
+  strength strong
+  kind message
+  priority 10
+  request
+}
+
 # Any other wake-up may or may not be causal (the Argus paper, §4.1).
 edge wakeup.default {
   link wakeup
@@ -426,6 +455,7 @@ edge wakeup.own-send {
   strength strong
   kind message
   priority 10
+  request
 }
 
 # A connection over loopback is made the same way: the connecting side's SYN is handed

@@ -157,6 +157,100 @@ test "a process's own alarm is no signal from the thread the interrupt landed on
   expect no edge 201 -> 101
 }
 
+# A send that woke its reader, its transfer left out (record --calls scheduler): the wake-up
+# delivered the bytes (`delivers`), and is the message. Not so a read that wakes the peer's
+# reader (a unix socket wakes the threads waiting on it as the bytes it sent are read), nor
+# a wake-up the recorder did not mark (the transfers were recorded: they are the message).
+test "a send that delivered its bytes with its wake-up is the message" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=client
+    thread 101 pid=100 comm=client
+    process 200 comm=server
+    thread 201 pid=200 comm=server
+    process 300 comm=poller
+    thread 301 pid=300 comm=poller
+    1ms 101 syscall_enter name=recvfrom fd=3 resource=0xffff888100c78000
+    1ms 101 switch_out state=S
+    2ms 301 syscall_enter name=poll count=1
+    2ms 301 switch_out state=S
+    100ms 201 syscall_enter name=read fd=4 resource=0xffff888100c7b180
+    100ms 201 wakeup target=101
+    100ms 201 syscall_exit name=read ret=7
+    101ms 101 switch_in
+    102ms 101 switch_out state=S
+    200ms 201 syscall_enter name=write fd=4 resource=0xffff888100c78000
+    200ms 201 wakeup target=101 delivers=1
+    200ms 201 syscall_exit name=write
+    201ms 101 switch_in
+    201ms 101 syscall_exit name=recvfrom
+    300ms 201 syscall_enter name=sendto fd=5 resource=0x7a3c55e1f00d2b19
+    300ms 201 wakeup target=301 delivers=1
+    300ms 201 syscall_exit name=sendto
+    301ms 301 switch_in
+    301ms 301 syscall_exit name=poll
+  ]]
+  expect edge 201 -> 101 kind message strength strong rule stream.wake at 201ms
+  expect edge 201 -> 101 kind wakeup strength weak rule wakeup.default at 101ms
+  expect edge 201 -> 301 kind message strength strong rule stream.wake at 301ms
+}
+
+test "a send's wake-up of a reader of another stream, or one not marked, is no message" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=client
+    thread 101 pid=100 comm=client
+    thread 102 pid=100 comm=other
+    process 200 comm=server
+    thread 201 pid=200 comm=server
+    1ms 101 syscall_enter name=recvfrom fd=3 resource=0xffff888100c78000
+    1ms 101 switch_out state=S
+    1ms 102 syscall_enter name=read fd=5 resource=0xffff888100c7c000
+    1ms 102 switch_out state=S
+    200ms 201 syscall_enter name=write fd=4 resource=0xffff888100c7b180
+    200ms 201 wakeup target=101 delivers=1
+    200ms 201 syscall_exit name=write
+    201ms 101 switch_in
+    201ms 101 syscall_exit name=recvfrom
+    300ms 201 syscall_enter name=write fd=6 resource=0xffff888100c7c000
+    300ms 201 wakeup target=102
+    300ms 201 syscall_exit name=write
+    301ms 102 switch_in
+    301ms 102 syscall_exit name=read
+  ]]
+  expect edge 201 -> 101 kind wakeup strength weak rule wakeup.default at 201ms
+  expect edge 201 -> 102 kind wakeup strength weak rule wakeup.default at 301ms
+}
+
+# The server naps until its start, then reads a request that waited in its socket (queued)
+# and works on it: the read begins that work. A read of bytes a wake-up handed over (not
+# queued) cuts nothing.
+test "a read of bytes that waited in the stream begins the work they ask for" {
+  trace [[
+    causeway-trace 1
+    process 100 comm=client
+    thread 101 pid=100 comm=client
+    process 200 comm=server
+    thread 201 pid=200 comm=server
+    1ms 201 syscall_enter name=clock_nanosleep timeout_ns=1000000
+    1ms 201 switch_out state=S
+    5ms 101 syscall_enter name=sendto fd=3
+    5ms 101 send object=7 offset=0 len=8 peer=200 fd=3 queued=1
+    5ms 101 syscall_exit name=sendto ret=8
+    6ms 201 switch_in
+    6ms 201 syscall_exit name=clock_nanosleep
+    7ms 201 syscall_enter name=recvfrom fd=4
+    7ms 201 recv object=7 offset=0 len=8 peer=100 fd=4 queued=1
+    7ms 201 syscall_exit name=recvfrom ret=8
+    9ms 201 syscall_enter name=recvfrom fd=4
+    9ms 201 recv object=7 offset=8 len=8 peer=100 fd=4
+    9ms 201 syscall_exit name=recvfrom ret=8
+  ]]
+  expect split 201 at 7ms rule request.queued
+  expect no split 201 at 9ms
+  expect edge 101 -> 201 kind message strength strong rule message
+}
+
 # Loopback TCP: the server's send runs the receive softirq itself and wakes the client.
 test "a receive softirq inside the sender's own write is the sender's wake-up" {
   trace [[

@@ -120,9 +120,9 @@ edits, with nothing of the events saved.
   matches-again: events read, graph cuts replayed and saved, hang found \([0-9]+ of [0-9]+ threads as before\), index made; equals --no-cache: yes; equals cold: (yes|no) (re)
   off: files in the cache folder: 0; equals cold: yes
   $ CAUSEWAY_CACHE=verbose causeway debug $TMP_DIR/k.cwt --auto 2>&1 >/dev/null | grep 'not saved' | sed "s|$TMP_DIR/||"
-  causeway: cache: events not saved: 1.4 MiB of events decoded, under the 64.0 MiB from which they are kept (CAUSEWAY_CACHE_EVENTS_MIN)
-  causeway: cache: events by kind and name not saved: 1.4 MiB of events decoded, under the 64.0 MiB from which they are kept (CAUSEWAY_CACHE_EVENTS_MIN)
-  causeway: cache: thread index not saved: 1.4 MiB of events decoded, under the 64.0 MiB from which they are kept (CAUSEWAY_CACHE_EVENTS_MIN)
+  causeway: cache: events not saved: 1.5 MiB of events decoded, under the 64.0 MiB from which they are kept (CAUSEWAY_CACHE_EVENTS_MIN)
+  causeway: cache: events by kind and name not saved: 1.5 MiB of events decoded, under the 64.0 MiB from which they are kept (CAUSEWAY_CACHE_EVENTS_MIN)
+  causeway: cache: thread index not saved: 1.5 MiB of events decoded, under the 64.0 MiB from which they are kept (CAUSEWAY_CACHE_EVENTS_MIN)
   $ ls $TMP_DIR/k.cwt.cwcache | sed 's/[0-9a-f]\{16\}/KEY/g'
   base-KEY.cwb
   graph-KEY.cwg

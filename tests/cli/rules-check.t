@@ -90,6 +90,6 @@ applies it.
   ["split","batch","link","edge","flag","holder","answer"]
   ["link","answer"]
   ["holder","answer"]
-  [["link","strength"],["ends_polling"]]
+  [["link","strength"],["ends_polling","request"]]
   $ causeway rules --help | grep '^  kinds'
     kinds                       list the rule kinds and the clauses each takes

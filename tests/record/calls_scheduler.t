@@ -21,13 +21,14 @@ return value was not seen:
   syscall_exit name=read ret=-9223372036854775808
 
 The server's write that woke the client, which never blocked: the call is taken when the
-wake-up is, and holds it. (The client is woken by the server's reads too: a unix socket
+wake-up is, and holds it. The wake-up delivered the write's bytes, whose transfer is not
+written (`delivers=1`). (The client is woken by the server's reads too: a unix socket
 wakes the threads waiting on it when the bytes it sent are read, and the client waits in
 read on that same queue.)
 
-  $ client=$(cat $TMP_DIR/cw-client); server=$(cat $TMP_DIR/cw-server); grep -E " $server " $TMP_DIR/chain.txt | sed -E 's/^[0-9]+ [0-9]+ //; s/cpu=[0-9]+ //' | grep -A2 "^syscall_enter name=write " | grep -A1 -B1 "^wakeup target=$client$" | sed -E 's/(fd|resource|target)=[0-9a-fx]+/\1=N/g; s/ timeout_ns=-1//' | head -3
+  $ client=$(cat $TMP_DIR/cw-client); server=$(cat $TMP_DIR/cw-server); grep -E " $server " $TMP_DIR/chain.txt | sed -E 's/^[0-9]+ [0-9]+ //; s/cpu=[0-9]+ //' | grep -A2 "^syscall_enter name=write " | grep -A1 -B1 "^wakeup target=$client delivers=1$" | sed -E 's/(fd|resource|target)=[0-9a-fx]+/\1=N/g; s/ timeout_ns=-1//' | head -3
   syscall_enter name=write fd=N resource=N count=8
-  wakeup target=N
+  wakeup target=N delivers=1
   syscall_exit name=write ret=-9223372036854775808
 
 Calls that neither block nor wake anyone are not recorded at all: the socketpairs the

@@ -1,0 +1,131 @@
+// Bytes moved on sockets when calls are taken at the scheduler (calls_at_switch): the socket
+// layer's tracepoints (sock_send_length, sock_recv_length) fire as a send or a receive of a
+// unix or TCP socket returns, in the caller's context, with no syscall program.
+//
+// Only the transfers no wake-up explains are written. A send that woke its reader is joined
+// to it by that wake-up already; one that woke nobody (the reader was busy, or not yet
+// waiting: a request queued behind another client's) leaves no trace but its bytes, and the
+// read that takes them later neither blocks nor is woken. Such a send is written, with its
+// stream and byte offsets as the syscall programs would give them, and so is each read of
+// bytes at or before the end of the last send written: the two make a message edge. Each is
+// written as a call of its own (entry, transfer, exit with the bytes moved as its return),
+// so the rules that cut at a read's call cut there.
+#pragma once
+
+#define MSG_PEEK_FLAG 2
+
+static __always_inline struct stream_offsets* stream_entry(__u64 object) {
+  struct stream_offsets* entry = bpf_map_lookup_elem(&streams, &object);
+  if (entry) return entry;
+  struct stream_offsets zero = {};
+  bpf_map_update_elem(&streams, &object, &zero, BPF_NOEXIST);
+  return bpf_map_lookup_elem(&streams, &object);
+}
+
+// Whether offset `a` comes before `b` in a stream (TCP: in sequence space, which wraps).
+static __always_inline bool offset_before(__u64 a, __u64 b, bool tcp) {
+  return tcp ? (__s32)((__u32)a - (__u32)b) < 0 : a < b;
+}
+
+static __always_inline int socket_transfer(struct sock* sk, int ret, int flags, bool is_send) {
+  if (!calls_at_switch || ret <= 0 || !sk) return 0;
+  if (!is_send && (flags & MSG_PEEK_FLAG)) return 0;  // the bytes stay for the next read
+  if (!current_traced()) return 0;
+  struct task_struct* task = bpf_get_current_task_btf();
+  if (task->flags & PF_KTHREAD_FLAG) return 0;
+  __u64 len = ret;
+  __u16 family = sk->__sk_common.skc_family;
+  __u64 object, offset;
+  __u32 kind;
+  __s32 peer_pid = -1;
+  struct stream_offsets* entry;
+  if (family == AF_UNIX_FAMILY) {
+    // Counted on the receiving socket, as resolve_file names a unix stream.
+    struct sock* receiver = is_send ? KERNEL_CAST(struct unix_sock, sk)->peer : sk;
+    if (!receiver) return 0;
+    kind = CW_OBJ_UNIX;
+    object = (__u64)receiver;
+    peer_pid = pid_number(sk->sk_peer_pid);
+    entry = stream_entry(object);
+    if (!entry) return 0;
+    // Which connection the counts are of: the receiving socket's peer, fixed when the two
+    // are joined (before an accept returns the server's end) and kept until the socket is
+    // freed. A socket made where a freed one was starts past the old counts.
+    __u64 sender = is_send ? (__u64)sk : (__u64)KERNEL_CAST(struct unix_sock, sk)->peer;
+    if (entry->sender != sender) {
+      __u64 past = entry->sent > entry->received ? entry->sent : entry->received;
+      entry->sent = entry->received = entry->written_end = past;
+      entry->written = 0;
+      entry->sender = sender;
+    }
+    offset = is_send ? __sync_fetch_and_add(&entry->sent, len)
+                     : __sync_fetch_and_add(&entry->received, len);
+  } else if ((family == AF_INET_FAMILY || family == AF_INET6_FAMILY) &&
+             sk->sk_protocol == IPPROTO_TCP_NUM) {
+    // The socket layer fires after the call: its sequence number is past these bytes.
+    struct tcp_sock* tp = KERNEL_CAST(struct tcp_sock, sk);
+    kind = CW_OBJ_TCP;
+    object = tcp_flow_hash(sk, is_send);
+    offset = (__u32)((is_send ? tp->write_seq : tp->copied_seq) - (__u32)len);
+    entry = stream_entry(object);
+    if (!entry) return 0;
+  } else {
+    return 0;
+  }
+  const bool tcp = kind == CW_OBJ_TCP;
+
+  struct inflight* st = bpf_task_storage_get(&inflight, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+  if (!st) return 0;
+  const struct pt_regs* regs = (const struct pt_regs*)bpf_task_pt_regs(task);
+  long nr = -1;
+  __u32 cls = CW_SYS_NONE;
+  if (syscall_frame(regs, &nr)) cls = class_of(nr);
+  __s32 fd = io_class(cls) ? (__s32)regs->di : -1;
+  __u64 now = bpf_ktime_get_ns();
+  bool wanted;
+  if (is_send) {
+    // A wake-up raised by this very call (since the thread's last transfer, from a call of
+    // this number on this descriptor) already joins it to its reader.
+    wanted = !(st->wake_ts > st->xfer_ts && st->wake_nr == nr && st->wake_fd == fd);
+    if (wanted) {
+      entry->written_end = offset + len;
+      entry->written = 1;
+    }
+  } else {
+    wanted = entry->written && offset_before(offset, entry->written_end, tcp);
+  }
+  st->xfer_ts = now;
+  if (!wanted) return 0;
+
+  // Its own call, unless the thread is inside one already written (a send that blocked on
+  // a full buffer half way).
+  bool own_call = cls != CW_SYS_NONE && !(st->active && st->at_switch);
+  if (own_call) begin_call_now(st, regs, nr, cls, now);
+  struct cw_rec_xfer* rec = reserve(sizeof(*rec));
+  if (rec) {
+    fill_header(&rec->h, CW_REC_XFER, sizeof(*rec));
+    rec->h.flags |= CW_XFER_QUEUED;
+    rec->seq = (st->active && st->at_switch) ? st->seq : 0;
+    rec->object = object;
+    rec->offset = offset;
+    rec->len = len;
+    rec->fd = fd;
+    rec->peer_pid = peer_pid;
+    rec->obj_kind = kind;
+    rec->is_send = is_send;
+    submit(rec);
+  }
+  // What a read or write of a stream returns: the bytes it moved.
+  if (own_call) end_call_now(st, ret);
+  return 0;
+}
+
+SEC("tp_btf/sock_send_length")
+int BPF_PROG(on_sock_send, struct sock* sk, int ret, int flags) {
+  return socket_transfer(sk, ret, flags, true);
+}
+
+SEC("tp_btf/sock_recv_length")
+int BPF_PROG(on_sock_recv, struct sock* sk, int ret, int flags) {
+  return socket_transfer(sk, ret, flags, false);
+}

@@ -1,0 +1,123 @@
+// A request that waits in a socket's queue while its server is busy with something else.
+//
+//   cw-prog-queued [-v] [unix|tcp]
+//
+// The server (a child, named cw-queued-srv) computes 200 ms on its own; meanwhile the client
+// (cw-queued-cli) sends its 16-byte request after 50 ms and blocks reading the answer. The
+// server then reads the request, which is already there (its read neither blocks nor is
+// woken), computes 300 ms for it and writes a 16-byte answer. No wake-up joins the client's
+// send to the server's read: only the bytes do.
+#define _GNU_SOURCE
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common.h"
+
+enum { kMessageBytes = 16 };
+
+static void set_name(const char* name) {
+  if (prctl(PR_SET_NAME, name, 0, 0, 0) != 0) fail_errno("prctl(PR_SET_NAME, %s)", name);
+}
+
+static void compute_ms(long ms) {
+  const long long until = monotonic_ns() + ms * 1000000LL;
+  volatile unsigned long sink = 0;
+  while (monotonic_ns() < until) {
+    for (int i = 0; i < 1000; ++i) sink += (unsigned long)i;
+  }
+}
+
+static void sleep_ms(long ms) {
+  struct timespec pause = {ms / 1000, (ms % 1000) * 1000000L};
+  while (nanosleep(&pause, &pause) != 0) {
+    if (errno != EINTR) fail_errno("nanosleep");
+  }
+}
+
+static void read_message(int fd, const char* what) {
+  char bytes[kMessageBytes];
+  size_t done = 0;
+  while (done < sizeof bytes) {
+    ssize_t got = read(fd, bytes + done, sizeof bytes - done);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) fail_errno("%s: read", what);
+    if (got == 0) fail("%s: end of stream after %zu bytes", what, done);
+    done += (size_t)got;
+  }
+}
+
+static void write_message(int fd, const char* what) {
+  char bytes[kMessageBytes];
+  memset(bytes, 'q', sizeof bytes);
+  if (write(fd, bytes, sizeof bytes) != (ssize_t)sizeof bytes) fail_errno("%s: write", what);
+}
+
+static void serve(int fd) {
+  set_name("cw-queued-srv");
+  compute_ms(200);  // busy with something else while the request arrives
+  read_message(fd, "server");
+  compute_ms(300);  // the request's own work
+  write_message(fd, "server");
+}
+
+static void ask(int fd) {
+  set_name("cw-queued-cli");
+  sleep_ms(50);
+  write_message(fd, "client");
+  read_message(fd, "client");
+}
+
+// A connected pair: [0] the client's end, [1] the server's.
+static void connect_pair(const char* transport, int fds[2]) {
+  if (strcmp(transport, "unix") == 0) {
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0) fail_errno("socketpair");
+    return;
+  }
+  if (strcmp(transport, "tcp") != 0) fail("unknown transport %s (unix or tcp)", transport);
+  int listener = socket(AF_INET, SOCK_STREAM, 0);
+  if (listener < 0) fail_errno("socket");
+  struct sockaddr_in address;
+  memset(&address, 0, sizeof address);
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  if (bind(listener, (struct sockaddr*)&address, sizeof address) != 0) fail_errno("bind");
+  if (listen(listener, 1) != 0) fail_errno("listen");
+  if (getsockname(listener, (struct sockaddr*)&address, &length) != 0) fail_errno("getsockname");
+  fds[0] = socket(AF_INET, SOCK_STREAM, 0);
+  if (fds[0] < 0) fail_errno("socket");
+  if (connect(fds[0], (struct sockaddr*)&address, sizeof address) != 0) fail_errno("connect");
+  fds[1] = accept(listener, NULL, NULL);
+  if (fds[1] < 0) fail_errno("accept");
+  close(listener);
+  int on = 1;
+  for (int i = 0; i < 2; ++i)
+    if (setsockopt(fds[i], IPPROTO_TCP, TCP_NODELAY, &on, sizeof on) != 0)
+      fail_errno("setsockopt TCP_NODELAY");
+}
+
+int main(int argc, char** argv) {
+  struct options options = parse_options(argc, argv, "cw-prog-queued");
+  const char* transport = options.positional_count > 0 ? options.positional[0] : "unix";
+  int fds[2];
+  connect_pair(transport, fds);
+  pid_t server = fork();
+  if (server < 0) fail_errno("fork");
+  if (server == 0) {
+    close(fds[0]);
+    serve(fds[1]);
+    _exit(0);
+  }
+  close(fds[1]);
+  ask(fds[0]);
+  int status = 0;
+  if (waitpid(server, &status, 0) != server) fail_errno("waitpid");
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) fail("server failed (0x%x)", status);
+  if (options.verbose) printf("server %d\n", (int)server);
+  return 0;
+}

@@ -1,0 +1,51 @@
+Bytes moved on sockets when calls are taken from the scheduler (`record --calls scheduler`):
+no syscall program sees a transfer, but the socket layer's tracepoints do. Only the
+transfers no wake-up explains are written: a send that woke nobody, and the reads of the
+bytes it sent (docs/recording.md).
+
+cw-prog-queued: the client sends its request while the server computes (the server is not
+waiting for it: no wake-up), then blocks reading the answer; the server reads the request
+without blocking, computes 300 ms for it and answers. Only the bytes join the request to
+the read that took it: a strong message edge from the client's send to the server's recv,
+over a unix socket and over loopback TCP.
+
+  $ causeway record --calls scheduler -o $TMP_DIR/unix.cwt -- cw-prog-queued unix 2>/dev/null
+  $ causeway graph $TMP_DIR/unix.cwt --json --edges 2>/dev/null | jq -c '[.edge_list[] | select(.from.comm == "cw-queued-cli" and .to.comm == "cw-queued-srv" and .kind == "message") | [.from.kind, .to.kind, .strength, .from.len, .to.len, .from.offset == .to.offset, .from.object == .to.object]]'
+  [["send","recv","strong",16,16,true,true]]
+  $ causeway record --calls scheduler -o $TMP_DIR/tcp.cwt -- cw-prog-queued tcp 2>/dev/null
+  $ causeway graph $TMP_DIR/tcp.cwt --json --edges 2>/dev/null | jq -c '[.edge_list[] | select(.from.comm == "cw-queued-cli" and .to.comm == "cw-queued-srv" and .kind == "message") | [.from.kind, .to.kind, .strength, .from.len, .to.len, .from.offset == .to.offset, .from.object == .to.object]]'
+  [["send","recv","strong",16,16,true,true]]
+
+Each is written as a call of its own, with the bytes it moved as its return value, on the
+descriptor the call named, and marked `queued` (its bytes waited in the stream): the read
+that takes them begins the work they ask for (linux.kernel `request.queued`).
+
+  $ causeway convert $TMP_DIR/unix.cwt -o $TMP_DIR/unix.txt >/dev/null 2>&1
+  $ srv=$(grep -oE "^(update )?process [0-9]+ comm=cw-queued-srv" $TMP_DIR/unix.txt | head -1 | grep -oE "[0-9]+"); grep -E "^[0-9]+ $srv " $TMP_DIR/unix.txt | sed -E 's/^[0-9]+ [0-9]+ //; s/cpu=[0-9]+ //; s/(resource|object)=0x[0-9a-f]+/\1=N/; s/offset=[0-9]+ //' | grep -B1 -A1 "^recv " | head -3
+  syscall_enter name=read fd=[0-9]+ resource=N count=16 timeout_ns=-1 (re)
+  recv object=N len=16 peer=[0-9]+ fd=[0-9]+ queued=1 (re)
+  syscall_exit name=read ret=16
+
+The server's answer wakes the client blocked in its read: that wake-up says it all, and
+no transfer is written for it; its edge is the message (linux.kernel `stream.wake`), or
+over TCP the loopback delivery inside the send (`wakeup.own-send`).
+
+  $ for t in unix tcp; do causeway graph $TMP_DIR/$t.cwt --json --edges 2>/dev/null | jq -c '[.edge_list[] | select(.from.comm == "cw-queued-srv" and .to.comm == "cw-queued-cli" and .kind == "message") | [.from.kind, .strength]] | unique'; done
+  [["wakeup","strong"]]
+  [["wakeup","strong"]]
+  $ cli=$(grep -oE "^(update )?process [0-9]+ comm=cw-queued-cli" $TMP_DIR/unix.txt | head -1 | grep -oE "[0-9]+"); grep -cE "^[0-9]+ $cli (send|recv) " $TMP_DIR/unix.txt
+  1
+
+The diagnosis of the client's wait names the server's work for the request, from the read
+that took it (300 ms; not the 200 ms of other work before it), and the request that began it:
+
+  $ causeway debug $TMP_DIR/unix.cwt --hang cw-queued-cli --min-hang 0.1 --auto --no-cache 2>/dev/null > $TMP_DIR/unix.debug; grep '^root cause' $TMP_DIR/unix.debug | sed -E 's/[0-9]+/N/g'; grep -oE "^  what: ran [0-9.]+ ms" $TMP_DIR/unix.debug | awk '{ print ($3 > 250 && $3 < 400 ? "ran about 300 ms" : "ran " $3 " ms") }'; grep -oE "its work began with a message from cw-queued-cli" $TMP_DIR/unix.debug
+  root cause: process cw-queued-srv N, thread cw-queued-srv N
+  ran about 300 ms
+  its work began with a message from cw-queued-cli
+
+The same pair recorded with held waits (`--min-wait`): the same edge.
+
+  $ causeway record --calls scheduler --min-wait 1ms -o $TMP_DIR/held.cwt -- cw-prog-queued unix 2>/dev/null
+  $ causeway graph $TMP_DIR/held.cwt --json --edges 2>/dev/null | jq -c '[.edge_list[] | select(.from.comm == "cw-queued-cli" and .to.comm == "cw-queued-srv" and .kind == "message") | [.from.kind, .to.kind, .strength]]'
+  [["send","recv","strong"]]
