@@ -67,8 +67,9 @@ static __always_inline int socket_transfer(struct sock* sk, int ret, int flags, 
     kind = CW_OBJ_TCP;
     object = tcp_flow_hash(sk, is_send);
     offset = (__u32)((is_send ? tp->write_seq : tp->copied_seq) - (__u32)len);
-    entry = stream_entry(object);
-    if (!entry) return 0;
+    // Its sequence numbers are the offsets: an entry is needed only once a send is written
+    // (most flows' sends wake their readers, and their entries are never made).
+    entry = bpf_map_lookup_elem(&streams, &object);
   } else {
     return 0;
   }
@@ -87,12 +88,13 @@ static __always_inline int socket_transfer(struct sock* sk, int ret, int flags, 
     // A wake-up raised by this very call (since the thread's last transfer, from a call of
     // this number on this descriptor) already joins it to its reader.
     wanted = !(st->wake_ts > st->xfer_ts && st->wake_nr == nr && st->wake_fd == fd);
-    if (wanted) {
+    if (wanted && !entry) entry = stream_entry(object);
+    if (wanted && entry) {
       entry->written_end = offset + len;
       entry->written = 1;
     }
   } else {
-    wanted = entry->written && offset_before(offset, entry->written_end, tcp);
+    wanted = entry && entry->written && offset_before(offset, entry->written_end, tcp);
   }
   st->xfer_ts = now;
   if (!wanted) return 0;
