@@ -134,7 +134,7 @@ struct Probes::State {
   // counted in its block's length).
   bool stages_read = false;
   bool detached = false;
-  bool holding_waits = false;  // min_wait_ns: on_held_waits is loaded and attached
+  bool task_pass = false;  // calls_at_switch: on_task_pass is loaded and attached
   void read_stages() {
     stages_read = true;
     const int cpus = libbpf_num_possible_cpus();
@@ -221,8 +221,8 @@ Probes::Probes(const ProbeOptions& options) : state_(new State) {
       rodata->wait_budget_ns = 1ull << 62;  // never earned
       rodata->wait_burst = 1;
     }
-    state_->holding_waits = options.min_wait_ns != 0;
-    bpf_program__set_autoload(skel->progs.on_held_waits, state_->holding_waits);
+    state_->task_pass = options.calls_at_switch;
+    bpf_program__set_autoload(skel->progs.on_task_pass, state_->task_pass);
     state_->filtered = !options.pids.empty();
     rodata->filter_pids = state_->filtered;
     auto symbols =
@@ -591,10 +591,11 @@ int Probes::drain(const Sink& sink) {
   return static_cast<int>(state_->taken);
 }
 
-void Probes::write_held_waits() {
-  if (!state_->holding_waits || state_->detached) return;
-  bpf_link* link = state_->skeleton->links.on_held_waits;
+void Probes::pass_over_tasks(bool last) {
+  if (!state_->task_pass || state_->detached) return;
+  bpf_link* link = state_->skeleton->links.on_task_pass;
   if (!link) return;
+  if (last) state_->skeleton->bss->stopping = 1;
   // Reading the iterator runs the program over every task; it prints nothing.
   int fd = bpf_iter_create(bpf_link__fd(link));
   if (fd < 0) fail("starting the pass over held waits failed", fd);

@@ -44,7 +44,7 @@ struct ProbeOptions {
   bool calls_at_switch = false;
   // With calls_at_switch: a wait is written only once it has lasted this long, and shorter
   // ones are counted per thread (kernel/bpf/held_waits.bpf.h; record --min-wait). 0: all.
-  // The recorder must call write_held_waits() well within its hold of early records.
+  // The recorder must call pass_over_tasks() well within its hold of early records.
   uint64_t min_wait_ns = 0;
   // With min_wait_ns: the waits per second each thread writes in full whatever their length,
   // a second's worth at once, before its waits are held (0: none).
@@ -123,9 +123,12 @@ class Probes {
   int poll(int timeout_ms, const Sink& sink);
   // Consumes what is already in the ring buffer without waiting.
   int drain(const Sink& sink);
-  // With min_wait_ns: writes the waits that have lasted that long and are still held (a
-  // pass over the machine's tasks). Before detach(), so the waits of a hang are written.
-  void write_held_waits();
+  // With calls_at_switch, a pass over the machine's tasks: writes the waits that have lasted
+  // min_wait_ns and are still held, and closes the calls left open for a thread that may
+  // sleep in them again once that has not happened for a while (kernel/bpf/
+  // calls_at_switch.bpf.h, resume_call); with `last`, all of them. Before detach() with
+  // `last`, so the waits of a hang are written.
+  void pass_over_tasks(bool last = false);
 
   // Instrumentation (the structs above). Each throws ProbeError saying what failed, and
   // leaves nothing of a failed request attached. Uprobes fire in every process mapping

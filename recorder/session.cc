@@ -30,9 +30,10 @@ namespace {
 constexpr uint64_t kHoldNs = 200'000'000;
 constexpr uint64_t kLostCheckNs = 250'000'000;
 constexpr uint64_t kReleaseEveryNs = 100'000'000;
-// Held waits (--min-wait) that have lasted are written this often: one stamped when it began
-// is then at most kMaxMinWaitNs + this (and a poll) late, within kHoldNs.
-constexpr uint64_t kHeldWaitsEveryNs = 20'000'000;
+// With calls taken at the scheduler, the pass over the tasks runs this often: a held wait
+// (--min-wait) that has lasted, stamped when it began, is then at most kMaxMinWaitNs + this
+// (and a poll) late, within kHoldNs, and so is the end of a call left open.
+constexpr uint64_t kTaskPassEveryNs = 20'000'000;
 // Perf maps are read about once a second: often enough to read a short-lived JIT's map
 // while it runs (its owner is checked against the process's), rarely enough to cost nothing.
 constexpr uint64_t kPerfMapEveryNs = 1'000'000'000;
@@ -179,14 +180,14 @@ void Session::add_pid(uint32_t pid) {
 }
 
 void Session::step(int timeout_ms) {
-  if (options_.min_wait_ns != 0)
-    timeout_ms = std::min<int>(timeout_ms, static_cast<int>(kHeldWaitsEveryNs / 1'000'000));
+  if (options_.calls_at_switch)
+    timeout_ms = std::min<int>(timeout_ms, static_cast<int>(kTaskPassEveryNs / 1'000'000));
   probes_->poll(timeout_ms, [&](const void* r, size_t n) { decoder_->decode(r, n); });
   for (auto& source : sources_) source(*decoder_);
   uint64_t now = now_ns();
-  if (options_.min_wait_ns != 0 && now - last_held_waits_ >= kHeldWaitsEveryNs) {
-    probes_->write_held_waits();
-    last_held_waits_ = now;
+  if (options_.calls_at_switch && now - last_task_pass_ >= kTaskPassEveryNs) {
+    probes_->pass_over_tasks();
+    last_task_pass_ = now;
   }
   note_maps_lost(maps_->capture.poll(maps_->pending));
   if (!maps_->pending.empty()) {
@@ -318,7 +319,7 @@ void Session::finish() {
   finished_ = true;
   // Detach first: on a busy machine the kernel would otherwise refill the buffer as fast
   // as it is read, and what is left unread when the probes go would be lost uncounted.
-  probes_->write_held_waits();  // a hang's waits, still held
+  probes_->pass_over_tasks(true);  // a hang's waits, still held; the calls left open
   probes_->detach();
   while (probes_->drain([&](const void* r, size_t n) { decoder_->decode(r, n); }) > 0) {
   }

@@ -137,7 +137,7 @@ class Session {
   uint64_t maps_lost_ = 0;
   uint64_t last_lost_check_ = 0;
   uint64_t last_release_ = 0;
-  uint64_t last_held_waits_ = 0;
+  uint64_t last_task_pass_ = 0;
   bool finished_ = false;
   bool end_state_noted_ = false;
 };

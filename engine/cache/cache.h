@@ -79,8 +79,9 @@ inline constexpr char kMagic[8] = {'C', 'W', 'C', 'A', 'C', 'H', 'E', '\0'};
 // 4: a segment's or edge's rule kind is the table's (dsl/rule_kinds.h), no rule 255;
 // 5: a peers cut keeps the link end before it (PeerCut::since); 6: cut matches as varints;
 // 7: a hang entry keeps its candidate threads' ranks; 8: checksums of blocks
-// (BlockHasher); 9: a graph keeps its neighbour edges as one byte per segment.
-inline constexpr uint32_t kFormatVersion = 9;
+// (BlockHasher); 9: a graph keeps its neighbour edges as one byte per segment; 10: a hang's
+// profile keeps when the last block of its longest wait began.
+inline constexpr uint32_t kFormatVersion = 10;
 inline constexpr size_t kHeaderSize = 64;
 // Graph entries kept per trace (least recently used evicted): the cold run's entry is still
 // there when the rule added since is removed again.

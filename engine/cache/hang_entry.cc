@@ -42,9 +42,10 @@ void write_hang(Writer& w, const engine::Hang& h) {
   w.value(h.last_segment);
   w.text(h.chosen_by);
   const engine::SegmentProfile& p = h.profile;
-  for (uint64_t v : {p.start_ns, p.end_ns, p.on_cpu_ns, p.runnable_ns, p.blocked_ns,
-                     p.uninterruptible_ns, p.unknown_ns, p.exited_ns, p.longest_block_ns,
-                     p.longest_block_start, p.longest_quiet_ns, p.longest_gap_ns})
+  for (uint64_t v :
+       {p.start_ns, p.end_ns, p.on_cpu_ns, p.runnable_ns, p.blocked_ns, p.uninterruptible_ns,
+        p.unknown_ns, p.exited_ns, p.longest_block_ns, p.longest_block_start,
+        p.longest_block_last_start, p.longest_quiet_ns, p.longest_gap_ns})
     w.value(v);
   for (uint32_t v :
        {p.longest_block_call, p.longest_block_exit, p.blocks, p.syscalls, p.flag_events, p.events})
@@ -69,9 +70,10 @@ engine::Hang read_hang(Reader& rd, const Trace& trace) {
   h.last_segment = rd.value<uint32_t>();
   h.chosen_by = rd.text();
   engine::SegmentProfile& p = h.profile;
-  for (uint64_t* v : {&p.start_ns, &p.end_ns, &p.on_cpu_ns, &p.runnable_ns, &p.blocked_ns,
-                      &p.uninterruptible_ns, &p.unknown_ns, &p.exited_ns, &p.longest_block_ns,
-                      &p.longest_block_start, &p.longest_quiet_ns, &p.longest_gap_ns})
+  for (uint64_t* v :
+       {&p.start_ns, &p.end_ns, &p.on_cpu_ns, &p.runnable_ns, &p.blocked_ns, &p.uninterruptible_ns,
+        &p.unknown_ns, &p.exited_ns, &p.longest_block_ns, &p.longest_block_start,
+        &p.longest_block_last_start, &p.longest_quiet_ns, &p.longest_gap_ns})
     *v = rd.value<uint64_t>();
   for (uint32_t* v : {&p.longest_block_call, &p.longest_block_exit, &p.blocks, &p.syscalls,
                       &p.flag_events, &p.events})

@@ -10,8 +10,8 @@
 namespace cw::engine::diagnose_detail {
 
 // The edge that ended `s`'s longest wait (profiled as `p`), when the graph knows: a timer, a
-// message, a flag … The cheapest incoming edge, other than a cut's, that landed in the wait;
-// kNoIndex when none did. A wait its own timer ended was ended by that, not by what others
+// message, a flag … The cheapest incoming edge, other than a cut's, that landed in the wait's last
+// sleep; kNoIndex when none did. A wait its own timer ended was ended by that, not by what others
 // sent it afterwards.
 uint32_t Diagnoser::wait_ended_by(uint32_t s, const SegmentProfile& p) const {
   const bool own_timer = wake_edge(trace_, events_, g_, s, p) == kNoIndex && own_timer_ended(s, p);
@@ -19,7 +19,7 @@ uint32_t Diagnoser::wait_ended_by(uint32_t s, const SegmentProfile& p) const {
     const Edge& e = g_.edges[ei];
     if (e.rule.kind == RuleKind::Split || e.rule.kind == RuleKind::Batch) continue;
     if (own_timer && g_.segments[e.from].tid != g_.segments[s].tid) continue;
-    if (trace_.events[e.to_event].ts < p.longest_block_start) continue;
+    if (trace_.events[e.to_event].ts < last_sleep_start(p)) continue;
     if (sleeps_for_time(trace_, p.longest_block_call) && p.longest_block_exit != kNoIndex &&
         e.to_event > p.longest_block_exit)
       continue;  // bytes read after a sleep did not end it
@@ -70,7 +70,7 @@ bool Diagnoser::own_timer_ended(uint32_t seg, const SegmentProfile& sp) const {
       const Edge& e = g_.edges[g_.csr[*it]];
       if (e.strength != Strength::Strong || g_.segments[e.from].tid != tid) continue;
       if (e.rule.kind == RuleKind::Split || e.rule.kind == RuleKind::Batch) continue;
-      if (trace_.events[e.to_event].ts < sp.longest_block_start) continue;
+      if (trace_.events[e.to_event].ts < last_sleep_start(sp)) continue;
       if (returned ? e.to_event < call_end : trace_.events[e.to_event].ts <= block_end) return true;
     }
     return false;

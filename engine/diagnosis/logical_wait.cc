@@ -63,6 +63,11 @@ uint32_t next_call(const Trace& trace, const ThreadEvents& events, Tid tid, uint
 uint32_t wake_edge(const Trace& trace, const ThreadEvents& events, const Graph& graph,
                    uint32_t segment, const SegmentProfile& p) {
   const uint64_t block_start = p.longest_block_start;
+  // A wait the call slept again in (woken by what it was not waiting for) was ended by what
+  // ended its last sleep: a wake-up that ended an earlier one let it look, and find nothing
+  // (a reader woken as another reader of its stream drained it: a daemon's question read by
+  // its helper wakes the daemon waiting for the answer). Once it timed out, nothing did.
+  const uint64_t last_sleep = last_sleep_start(p);
   // A sleep waits for time, not for bytes: what the thread read after it returned had been
   // waiting for the sleeper, not waking it. (A poll's readiness shows only in the read after
   // it: that message did end the poll.)
@@ -117,7 +122,7 @@ uint32_t wake_edge(const Trace& trace, const ThreadEvents& events, const Graph& 
         own_timer_in_call = true;
       continue;
     }
-    if (trace.events[e.to_event].ts < block_start) continue;
+    if (trace.events[e.to_event].ts < last_sleep) continue;
     if (block_exit != kNoIndex && e.to_event > block_exit) continue;
     if (returned && trace.events[e.from_event].ts < block_start) continue;
     candidates.push_back(ei);

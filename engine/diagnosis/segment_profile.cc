@@ -155,13 +155,27 @@ SegmentProfile profile(const Trace& trace, const ThreadEvents& events, Tid tid, 
   bool in_d = false;  // the current block is an uninterruptible sleep
   if (uint32_t s = last_before(switches, first_in_range); s != kNoIndex)
     in_d = state == State::Blocked && uninterruptible(trace, k, trace.events[s]);
+  // The wait in progress: the call of the last block, when its first block began, and
+  // whether that was an uninterruptible sleep. Only interruptible sleeps join: one in state
+  // D is the kernel's own lock or device on the way (a reader woken by a write, then blocked
+  // on the pipe's lock while its writer closes it), not the wait going on.
+  uint32_t wait_call = kNoIndex;
+  uint64_t wait_start = 0;
+  bool wait_in_d = false;
   auto add_block = [&](uint64_t d, uint64_t start, uint32_t call, bool uninterruptible_wait) {
     p.blocked_ns += d;
     if (uninterruptible_wait) p.uninterruptible_ns += d;
     ++p.blocks;
-    if (d > p.longest_block_ns) {
-      p.longest_block_ns = d;
-      p.longest_block_start = start;
+    if (call == kNoIndex || call != wait_call || uninterruptible_wait || wait_in_d) {
+      wait_call = call;
+      wait_start = start;
+      wait_in_d = uninterruptible_wait;
+    }
+    const uint64_t waited = start + d - wait_start;
+    if (waited > p.longest_block_ns) {
+      p.longest_block_ns = waited;
+      p.longest_block_start = wait_start;
+      p.longest_block_last_start = start;
       p.longest_block_call = call;
     }
   };

@@ -3,6 +3,7 @@
 // system calls it made. Diagnosis classifies hangs and compares segments with it.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -36,10 +37,16 @@ struct SegmentProfile {
   // When the thread exited (its switch_out with state X or Z) within or before the range,
   // 0 if it did not: after that it is neither running nor blocked.
   uint64_t exited_ns = 0;
-  // The longest blocked interval, and the system call open across it (its syscall_enter
-  // event), or kNoIndex when the thread blocked outside a recorded call.
+  // The longest wait, and the system call open across it (its syscall_enter event), or
+  // kNoIndex when the thread blocked outside a recorded call. The interruptible sleeps of one
+  // call are one wait, from the first one's start to the last one's end: a wait woken by
+  // something it was not waiting for (a reader woken as another reader drains the stream, a
+  // futex's spurious wake-up) sleeps again inside the call, and the call is what its caller
+  // waited on. `longest_block_last_start` is when the last of its blocks began (what ended that
+  // one ended the wait); the wait's own start when it is one block.
   uint64_t longest_block_ns = 0;
   uint64_t longest_block_start = 0;
+  uint64_t longest_block_last_start = 0;
   uint32_t longest_block_call = kNoIndex;
   uint32_t longest_block_exit = kNoIndex;  // that call's syscall_exit, kNoIndex if none yet
   uint32_t blocks = 0;                     // number of blocked intervals
@@ -53,6 +60,12 @@ struct SegmentProfile {
   uint32_t flag_events = 0;           // flag_write / flag_read events
   uint32_t events = 0;                // the thread's events in the range
 };
+
+// When the last sleep of `p`'s longest wait began: what ended the wait landed after it (a
+// wake-up that ended an earlier sleep of the call let the thread look, and find nothing).
+inline uint64_t last_sleep_start(const SegmentProfile& p) {
+  return std::max(p.longest_block_start, p.longest_block_last_start);
+}
 
 // A thread's event indexes (into Trace::events), ascending.
 using EventList = std::span<const uint32_t>;

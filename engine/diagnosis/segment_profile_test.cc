@@ -83,6 +83,51 @@ TEST_CASE("a thread blocked 900 ms in a read: the block, its call and the call's
   CHECK(p.by_name[0].count == 1);
 }
 
+TEST_CASE(
+    "a read woken for nothing sleeps again in the same call: one wait, from its first sleep") {
+  // The main thread blocks 300 ms in a read, is woken by a reader of the same stream draining
+  // it, runs 20 us, finds nothing and sleeps 600 ms more in the same call. Its wait is the
+  // call's 900 ms, and what ended it ended the second sleep.
+  const Trace t = load_trace(std::string(kApp) +
+                             "0 101 switch_in\n"
+                             "1ms 101 syscall_enter name=read fd=3\n"
+                             "1.1ms 101 switch_out state=S\n"
+                             "301ms 101 switch_in\n"
+                             "301.02ms 101 switch_out state=S\n"
+                             "901.1ms 101 switch_in\n"
+                             "901.2ms 101 syscall_exit name=read ret=10\n"
+                             "910ms 101 syscall_enter name=read fd=3\n"
+                             "910.1ms 101 switch_out state=S\n"
+                             "950ms 101 switch_in\n"
+                             "950.1ms 101 syscall_exit name=read ret=10\n"
+                             "1s 101 switch_out state=S\n");
+  const ThreadEvents ev(t);
+  const SegmentProfile p = profile_range(t, ev, 101, 0, 1000 * kMs);
+  CHECK(p.blocks == 3);
+  CHECK(p.blocked_ns == 299'900'000 + 600'080'000 + 39'900'000);
+  CHECK(p.longest_block_start == 1'100'000);
+  CHECK(p.longest_block_last_start == 301'020'000);
+  CHECK(p.longest_block_ns == 900 * kMs);
+  CHECK(p.longest_block_call == event_at(t, 101, 1 * kMs, "syscall_enter"));
+  CHECK(p.longest_block_exit == event_at(t, 101, 901'200'000, "syscall_exit"));
+
+  SUBCASE("a sleep in state D on the way is the kernel's lock, not the wait going on") {
+    const Trace d = load_trace(std::string(kApp) +
+                               "0 101 switch_in\n"
+                               "1ms 101 syscall_enter name=read fd=3\n"
+                               "1.1ms 101 switch_out state=S\n"
+                               "301ms 101 switch_in\n"
+                               "301.02ms 101 switch_out state=D\n"
+                               "302ms 101 switch_in\n"
+                               "302.1ms 101 syscall_exit name=read ret=10\n");
+    const ThreadEvents dev(d);
+    const SegmentProfile q = profile_range(d, dev, 101, 0, 400 * kMs);
+    CHECK(q.longest_block_start == 1'100'000);
+    CHECK(q.longest_block_last_start == 1'100'000);
+    CHECK(q.longest_block_ns == 299'900'000);
+  }
+}
+
 TEST_CASE("a preempted thread is runnable until it gets a CPU again, not blocked") {
   const Trace t = load_trace(std::string(kApp) +
                              "0 101 switch_in\n"

@@ -165,7 +165,7 @@ std::string Finder::by_design(const Stretch& st, const Hang& h, Tid* waker) cons
   const uint64_t returned = p.longest_block_exit != kNoIndex
                                 ? trace_.events[p.longest_block_exit].ts
                                 : block_start + p.longest_block_ns;
-  *waker = woken_by(st.tid, block_start, returned);
+  *waker = woken_by(st.tid, last_sleep_start(p), returned);
   const std::string call = p.longest_block_call == kNoIndex || enter_name_ < 0
                                ? std::string("a wait")
                                : std::string(trace_.strings.get(static_cast<StrId>(trace_.value(

@@ -257,6 +257,38 @@ TEST_CASE("a wake-up after the longest block is still the waker when nothing els
   CHECK(b.graph().kind_name(b.graph().edges[waker]) == "close");
 }
 
+TEST_CASE("a read woken for nothing sleeps again: what ended its second sleep ended the wait") {
+  // cw-victim blocks reading a socket. At 300 ms cw-bystander, reading its own end of the
+  // same stream, drains bytes: the kernel wakes everyone waiting on the stream, and
+  // cw-victim looks, finds nothing and sleeps again in the same read. At 1 s cw-ender's
+  // call wakes it, and the read returns. Both wake-ups are plain (weak) ones; the first
+  // only made it look.
+  Built b = build_with_stdlib(kReaderBlocked + R"(
+300ms 300 syscall_enter name=read fd=4 resource=8 count=16
+300ms 300 wakeup target=100
+300.01ms 300 syscall_exit name=read ret=16
+300.1ms 100 switch_in
+300.12ms 100 switch_out state=S
+1000ms 200 syscall_enter name=ioctl fd=9
+1000ms 200 wakeup target=100
+1000.01ms 200 syscall_exit name=ioctl ret=0
+1000.1ms 100 switch_in
+1000.2ms 100 syscall_exit name=read ret=16
+1001ms 100 syscall_enter name=exit_group
+)");
+  Diagnosis d = diagnose_at(b, 100, 200);
+  CHECK(d.hang.tid == 100);
+  CHECK(d.hang.kind == HangKind::LongWait);
+  // The wait is the whole call, from its first sleep.
+  CHECK(d.hang.profile.longest_block_start == 2'000'000);
+  CHECK(d.hang.profile.longest_block_ns == 998'100'000);
+  const uint32_t waker =
+      wake_edge(b.trace, ThreadEvents(b.trace), b.graph(), d.hang.segment, d.hang.profile);
+  REQUIRE(waker != kNoIndex);
+  CHECK(comm_of(b, b.graph().edges[waker].from) == "cw-ender");
+  CHECK(path(b, d) == "cw-ender → cw-victim");
+}
+
 // cw-victim polls its pipe with a 20 ms timeout until cw-ender, asleep 600 ms, writes to
 // it: 30 slices that time out, then one that the write ends. The loop is cut at each poll
 // (linux.kernel's loop.wait).

@@ -31,13 +31,74 @@ static __always_inline bool in_recorded_call(struct task_struct* task, const str
   return *cls != CW_SYS_NONE;
 }
 
+// A woken thread may find nothing and sleep again inside the same call: a reader of a
+// stream is woken whenever another reader of it drains bytes (the kernel wakes all who wait
+// on the stream, writers for the room made and readers with them), looks, and sleeps on. It
+// never left the kernel, and a recording of every syscall shows one call with two sleeps.
+// Taken at the scheduler, the call would end as the thread ran and a second one begin as it
+// slept again, cutting the one wait in two (the hang then seems to begin with the second
+// sleep). So a call only such wake-ups ended is left open (`resumable`) at the switch in:
+// when the thread sleeps again in a call of the same number and arguments (the same saved
+// frame) within RESUME_WITHIN_NS of run time, it is that call going on; anything else the
+// thread does first writes the exit, stamped when the thread ran again.
+#define RESUME_WITHIN_NS 200000ULL
+// A call left open this long with nothing from its thread is closed by the recorder's pass
+// over the tasks (on_task_pass): the thread has left it.
+#define RESUME_CLOSE_AFTER_NS 1000000ULL
+
+// Whether `call` reads a stream (a pipe, a socket, an eventfd): what drains it wakes its
+// other readers as well as its writers.
+static __always_inline bool stream_read(const struct inflight* call) {
+  return (call->cls == CW_SYS_READ || call->cls == CW_SYS_READV || call->cls == CW_SYS_RECVMSG) &&
+         !call->is_send && call->object != 0 && stream_kind(call->obj_kind);
+}
+
+// The exit of call `call` of thread `tid` of `tgid`, left open when it ran again: written
+// now, stamped then. The claim makes it once, when the recorder's pass meets the thread.
+static __always_inline void close_resumable(struct inflight* call, __u32 tgid, __u32 tid) {
+  if (!call->resumable || __sync_val_compare_and_swap(&call->resumable, 1, 0) != 1) return;
+  struct cw_rec_sys_exit* rec = reserve(sizeof(*rec));
+  if (!rec) return;
+  fill_header(&rec->h, CW_REC_SYS_EXIT, sizeof(*rec));
+  rec->h.ts = call->resume_ts;
+  rec->h.cpu = call->resume_cpu;
+  rec->h.pid = tgid;
+  rec->h.tid = tid;
+  rec->h.flags |= CW_EXIT_NO_RET;
+  rec->seq = call->seq;
+  rec->nr = call->nr;
+  rec->pad = 0;
+  rec->ret = 0;
+  submit(rec);
+}
+
+// Whether the current thread, about to begin call `nr` with `args`, is sleeping again in
+// the call it left open: then that call goes on.
+static __always_inline bool resume_call(struct inflight* call, long nr, const __u64* args) {
+  if (!call->resumable) return false;
+  struct task_struct* current = bpf_get_current_task_btf();
+  bool same =
+      call->nr == nr && current->se.sum_exec_runtime - call->resume_runtime < RESUME_WITHIN_NS;
+#pragma unroll
+  for (int i = 0; i < 6; i++) same = same && call->rec.args[i] == args[i];
+  if (!same) {
+    close_resumable(call, current->tgid, current->pid);
+    return false;
+  }
+  if (__sync_val_compare_and_swap(&call->resumable, 1, 0) != 1) return false;
+  call->active = call->at_switch = 1;
+  call->timed_out = call->wake_mark = 0;
+  return true;
+}
+
 static __always_inline void begin_call_from(struct inflight* call, const struct pt_regs* regs,
                                             long nr, __u32 cls, __u64 ts) {
   __u64 args[6];
   args_of(regs, args);
+  if (resume_call(call, nr, args)) return;
   begin_call(call, nr, cls, args, ts);
   call->at_switch = 1;
-  call->timed_out = 0;
+  call->timed_out = call->wake_mark = 0;
 }
 
 // The recorded call the current task `task` is in, begun now from its saved registers;
@@ -89,6 +150,21 @@ static __always_inline void end_call_at_switch(struct inflight* call, __u32 tgid
   rec->ret = 0;
   if (!timed_out_return(call, &rec->ret)) rec->h.flags |= CW_EXIT_NO_RET;
   submit(rec);
+}
+
+// At the switch in of `next` (thread `tid` of `tgid`) in the call `call` taken at the
+// scheduler: ends the call, or leaves it open when only drains woke it (resume_call).
+static __always_inline void run_again_in_call(struct inflight* call, struct task_struct* next,
+                                              __u32 tgid, __u32 tid) {
+  if (call->wake_mark != 1 || call->timed_out || !call->emitted || !stream_read(call)) {
+    end_call_at_switch(call, tgid, tid);
+    return;
+  }
+  call->active = call->at_switch = 0;
+  call->resume_ts = bpf_ktime_get_ns();
+  call->resume_cpu = bpf_get_smp_processor_id();
+  call->resume_runtime = next->se.sum_exec_runtime;
+  call->resumable = 1;
 }
 
 // A call that neither blocked nor woke anyone, which a tracepoint inside it (a socket's

@@ -156,15 +156,19 @@ static __always_inline bool switch_in_left_out(struct task_struct* next, __u64 n
   return left_out;
 }
 
-// The recorder's periodic pass (kernel/probes.cc, write_held_waits): every task whose held
+// The recorder's periodic pass (kernel/probes.cc, pass_over_tasks): every task whose held
 // wait has lasted min_wait_ns has it written now, while its records can still sort in
-// among the others'.
+// among the others'; a call left open for a thread that has not slept in it again since
+// (calls_at_switch.bpf.h, resume_call) is closed.
 SEC("iter/task")
-int on_held_waits(struct bpf_iter__task* ctx) {
+int on_task_pass(struct bpf_iter__task* ctx) {
   struct task_struct* task = ctx->task;
-  if (!task || !holding_waits()) return 0;
+  if (!task || !calls_at_switch) return 0;
   struct inflight* st = bpf_task_storage_get(&inflight, task, 0, 0);
-  if (!st || st->wait_phase != WAIT_HELD) return 0;
+  if (!st) return 0;
+  if (st->resumable && (stopping || bpf_ktime_get_ns() - st->resume_ts >= RESUME_CLOSE_AFTER_NS))
+    close_resumable(st, task->tgid, task->pid);
+  if (!holding_waits() || st->wait_phase != WAIT_HELD) return 0;
   if (bpf_ktime_get_ns() - st->wait_ts < min_wait_ns) return 0;
   if (claim_wait(st, WAIT_WRITTEN)) write_held_wait(st, task->tgid, task->pid);
   return 0;

@@ -40,6 +40,9 @@ const volatile __u64 wait_budget_ns = 1;
 const volatile __u64 wait_burst = 1;
 
 __u64 next_seq = 0;
+// Set by the recorder before its last pass over the tasks: every call left open for a
+// thread that may sleep in it again is closed now (calls_at_switch.bpf.h).
+__u32 stopping = 0;
 
 extern bool CONFIG_KASAN __kconfig __weak;
 
@@ -119,6 +122,16 @@ struct inflight {
   // CPU, with no return value known.
   __u8 at_switch;
   __u8 timed_out;  // at_switch: the thread's own timer woke it
+  // At the scheduler: whether every wake-up of the call came from a reader draining a stream
+  // (1), or anything else woke it too (2). Such a wake-up lets a reader of the same stream
+  // look, find nothing and sleep again inside its call (calls_at_switch.bpf.h, resumable).
+  __u8 wake_mark;
+  // At the scheduler: a call left open when its thread ran again (resumable), its exit not
+  // written yet: when and on which CPU the thread ran again, and its run time then.
+  __u32 resumable;
+  __u32 resume_cpu;
+  __u64 resume_ts;
+  __u64 resume_runtime;
   // At the scheduler: the last wake-up the thread raised inside a call (when, the call's
   // number and descriptor) and when it last moved bytes on a socket (transfers.bpf.h).
   __u64 wake_ts;

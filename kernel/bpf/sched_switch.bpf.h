@@ -91,7 +91,7 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct* prev, struct tas
   // The call a thread blocked in, taken at the scheduler, ends as it runs again.
   if (calls_at_switch && next_recorded && next_tid != 0) {
     struct inflight* call = bpf_task_storage_get(&inflight, next, 0, 0);
-    if (call && call->active && call->at_switch) end_call_at_switch(call, next_tgid, next_tid);
+    if (call && call->active && call->at_switch) run_again_in_call(call, next, next_tgid, next_tid);
   }
   // A CPU going idle writes nothing for a while: what it staged goes now.
   if (next->pid == 0) flush_cpu(false);

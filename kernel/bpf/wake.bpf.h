@@ -57,6 +57,16 @@ static __always_inline int record_wake(void* ctx, __u32 type, struct task_struct
       if (call && call->active) emit_enter(call);
     }
   }
+  // What woke a call taken at the scheduler: only readers draining its stream, or more.
+  if (calls_at_switch && target_traced) {
+    struct inflight* woken = bpf_task_storage_get(&inflight, p, 0, 0);
+    if (woken && woken->active && woken->at_switch) {
+      if (!in_irq && waker_call && stream_read(waker_call))
+        woken->wake_mark = woken->wake_mark == 0 ? 1 : woken->wake_mark;
+      else
+        woken->wake_mark = 2;
+    }
+  }
   struct cw_rec_wake* rec = reserve(sizeof(*rec));
   if (!rec) {
     if (waker_call) waker_call->active = waker_call->at_switch = 0;

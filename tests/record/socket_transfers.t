@@ -36,10 +36,23 @@ over TCP the loopback delivery inside the send (`wakeup.own-send`).
   $ cli=$(grep -oE "^(update )?process [0-9]+ comm=cw-queued-cli" $TMP_DIR/unix.txt | head -1 | grep -oE "[0-9]+"); grep -cE "^[0-9]+ $cli (send|recv) " $TMP_DIR/unix.txt
   1
 
-The diagnosis of the client's wait names the server's work for the request, from the read
-that took it (300 ms; not the 200 ms of other work before it), and the request that began it:
+The server's read of the request wakes the client too: a unix socket wakes whoever waits on
+it when its bytes are read (the writer, for the room made, and with it the client blocked
+reading its own end). The client finds nothing and sleeps again inside the same read, and
+the recording shows one call with two sleeps, as a recording of every syscall does, not two
+calls (kernel/bpf/calls_at_switch.bpf.h, resume_call):
 
-  $ causeway debug $TMP_DIR/unix.cwt --hang cw-queued-cli --min-hang 0.1 --auto --no-cache 2>/dev/null > $TMP_DIR/unix.debug; grep '^root cause' $TMP_DIR/unix.debug | sed -E 's/[0-9]+/N/g'; grep -oE "^  what: ran [0-9.]+ ms" $TMP_DIR/unix.debug | awk '{ print ($3 > 250 && $3 < 400 ? "ran about 300 ms" : "ran " $3 " ms") }'; grep -oE "its work began with a message from cw-queued-cli" $TMP_DIR/unix.debug
+  $ cli=$(grep -oE "^(update )?process [0-9]+ comm=cw-queued-cli" $TMP_DIR/unix.txt | head -1 | grep -oE "[0-9]+"); grep -cE "^[0-9]+ $cli syscall_enter (cpu=[0-9]+ )?name=read " $TMP_DIR/unix.txt
+  1
+  $ cli=$(grep -oE "^(update )?process [0-9]+ comm=cw-queued-cli" $TMP_DIR/unix.txt | head -1 | grep -oE "[0-9]+"); awk -v c=$cli '$2 == c && $3 == "syscall_enter" && / name=read / { r = 1 } $2 == c && r && $3 == "switch_out" && / state=S/ { n++ } $2 == c && $3 == "syscall_exit" && / name=read / { print n " sleeps"; exit }' $TMP_DIR/unix.txt
+  2 sleeps
+
+The diagnosis of the client's wait, the whole read from its first sleep (the request's
+50 ms to the answer's 500 ms), names the server's work for the request, from the read that
+took it (300 ms; not the 200 ms of other work before it), and the request that began it:
+
+  $ causeway debug $TMP_DIR/unix.cwt --hang cw-queued-cli --min-hang 0.1 --auto --no-cache 2>/dev/null > $TMP_DIR/unix.debug; grep -oE "^  blocked: [0-9.]+ ms" $TMP_DIR/unix.debug | awk '{ print ($2 > 400 ? "blocked over 400 ms" : "blocked " $2 " ms") }'; grep '^root cause' $TMP_DIR/unix.debug | sed -E 's/[0-9]+/N/g'; grep -oE "^  what: ran [0-9.]+ ms" $TMP_DIR/unix.debug | awk '{ print ($3 > 250 && $3 < 400 ? "ran about 300 ms" : "ran " $3 " ms") }'; grep -oE "its work began with a message from cw-queued-cli" $TMP_DIR/unix.debug
+  blocked over 400 ms
   root cause: process cw-queued-srv N, thread cw-queued-srv N
   ran about 300 ms
   its work began with a message from cw-queued-cli
