@@ -192,7 +192,10 @@ bool Diagnoser::blame_heaviest(const std::vector<PathStep>& path, uint32_t seg, 
   }
   std::vector<PathStep> shown(path.begin() + static_cast<std::ptrdiff_t>(first), path.end());
   if (first + 1 == run) prepend_requesters(shown, seg, culprit);
-  if (depth == 0) d_.path = std::move(shown);
+  if (depth == 0)
+    d_.path = std::move(shown);
+  else
+    deeper_paths_.push_back(std::move(shown));
   waited_downstream(path, best);
   blame(culprit, classify(p), p, depth, started);
   return true;

@@ -96,17 +96,49 @@ void Diagnoser::finish_path() {
 
 // The path was found before a recursion went deeper (the step of the hang's own path
 // that took the time): the culprits found below it, whose threads are not on it, lead
-// it, deepest first. No recorded edge joins them to it (a wake-up that never came, or
-// one the recursion's own slice followed).
+// it, deepest first. When the recursion that found one walked a path from it to the
+// thread the hang's path begins with, that stretch leads, with the threads between and
+// the edges that joined them (a thread woken by the culprit's release, whose exit woke the
+// thread the hang waited for). Otherwise no recorded edge joins it to the path (a
+// wake-up that never came).
 void Diagnoser::prepend_deeper_culprits() {
-  auto on_path = [&](Tid tid) {
-    return std::any_of(d_.path.begin(), d_.path.end(),
+  auto on = [&](const std::vector<PathStep>& path, Tid tid) {
+    return std::any_of(path.begin(), path.end(),
                        [&](const PathStep& s) { return g_.segments[s.segment].tid == tid; });
   };
   std::vector<PathStep> lead;
-  for (const RootCause& rc : d_.root_causes)  // sorted deepest first
-    if (!on_path(g_.segments[rc.segment].tid)) lead.push_back({rc.segment, kNoIndex});
+  for (const RootCause& rc : d_.root_causes) {  // sorted deepest first
+    const Tid tid = g_.segments[rc.segment].tid;
+    if (on(d_.path, tid) || on(lead, tid)) continue;
+    std::vector<PathStep> via = deeper_path_to_front(tid);
+    if (via.empty())
+      lead.push_back({rc.segment, kNoIndex});
+    else
+      lead.insert(lead.end(), via.begin(), via.end());
+  }
   d_.path.insert(d_.path.begin(), lead.begin(), lead.end());
+}
+
+// Of the paths the recursions found, the stretch of one from `culprit`'s thread up to the
+// thread the hang's path begins with, joined to it by a recorded edge; empty when none.
+std::vector<PathStep> Diagnoser::deeper_path_to_front(Tid culprit) const {
+  if (d_.path.empty()) return {};
+  const Tid front = g_.segments[d_.path.front().segment].tid;
+  for (const std::vector<PathStep>& p : deeper_paths_) {
+    size_t from = p.size();
+    for (size_t k = 0; k < p.size(); ++k) {
+      const Tid tid = g_.segments[p[k].segment].tid;
+      if (from == p.size()) {
+        if (tid == culprit) from = k;
+        continue;
+      }
+      if (tid != front) continue;
+      if (p[k - 1].edge == kNoIndex) break;
+      return {p.begin() + static_cast<std::ptrdiff_t>(from),
+              p.begin() + static_cast<std::ptrdiff_t>(k)};
+    }
+  }
+  return {};
 }
 
 }  // namespace cw::engine::diagnose_detail

@@ -20,7 +20,10 @@ void Diagnoser::diagnose_vertex(uint32_t seg, HangKind kind, const SegmentProfil
       // Slice back to the event that started the work.
       add_root(root(seg, kind, prof, depth));
       std::vector<PathStep> path = slice(seg);
-      if (depth == 0) d_.path = std::move(path);
+      if (depth == 0)
+        d_.path = std::move(path);
+      else
+        deeper_paths_.push_back(std::move(path));
       blame_cpu_takers(seg, prof, depth, window);
       return;
     }

@@ -150,6 +150,7 @@ class Diagnoser {
   std::vector<PathStep> path_through(size_t before, uint32_t edge) const;
   void finish_path();
   void prepend_deeper_culprits();
+  std::vector<PathStep> deeper_path_to_front(Tid culprit) const;
 
   const Trace& trace_;
   const Graph& g_;
@@ -173,6 +174,9 @@ class Diagnoser {
   uint32_t vertex_ = kNoIndex;        // the hang's segment followed (a logical wait's woken slice)
   uint64_t slice_window_ = 0;         // the hang's length, while slicing its path (0: none)
   std::vector<PathStep> hang_slice_;  // the hang's own wake-up path, origin first
+  // The paths the recursions below the hang found (origin first, to the culprit each one
+  // diagnosed), for the culprits they found to lead the hang's path with.
+  std::vector<std::vector<PathStep>> deeper_paths_;
   bool stopped_ = false;
   Option chosen_;
 };

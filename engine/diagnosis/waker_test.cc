@@ -492,6 +492,64 @@ thread 11882 pid=11882 comm=t43n3py
   CHECK(path(b, d) == "t43n0py → t43n1py → t43n2sh → t43n3py");
 }
 
+TEST_CASE("a culprit found by a recursion leads the path through the threads between") {
+  // cw-d waits for cw-c, which waits for cw-b, which waits for cw-a's 1 s sleep. Woken, cw-c
+  // reads three files from the disk before it answers (a Python program importing its
+  // modules): its answering segment is three weak cuts away from its wait, so the hang's own
+  // path stops there, and cw-c (blocked while the hang lasted) is diagnosed in turn; that
+  // finds cw-a through cw-b (a recording of generated topology 54054:26 trimmed to this). The path
+  // shows cw-b too: the recursion's own path leads it, not cw-a alone with no edge to the next
+  // step.
+  std::string t =
+      "process 100 comm=cw-a\nthread 100 pid=100 comm=cw-a\n"
+      "process 200 comm=cw-b\nthread 200 pid=200 comm=cw-b\n"
+      "process 300 comm=cw-c\nthread 300 pid=300 comm=cw-c\n"
+      "process 400 comm=cw-d\nthread 400 pid=400 comm=cw-d\n"
+      "0ms 200 syscall_enter name=read fd=3 resource=7 count=16\n0ms 200 switch_out state=S\n"
+      "0ms 300 syscall_enter name=read fd=3 resource=8 count=16\n0ms 300 switch_out state=S\n"
+      "0ms 400 syscall_enter name=read fd=3 resource=9 count=16\n0ms 400 switch_out state=S\n"
+      "1ms 100 syscall_enter name=clock_nanosleep fd=-1 timeout_ns=1000000000\n"
+      "1ms 100 switch_out state=S\n"
+      "1001ms 100 switch_in\n1001ms 100 syscall_exit name=clock_nanosleep ret=0\n"
+      "1001ms 100 syscall_enter name=write fd=4 resource=7 count=16\n"
+      "1001ms 100 send object=7 offset=0 len=16 peer=200 fd=4\n"
+      "1001ms 100 wakeup target=200\n1001ms 100 syscall_exit name=write ret=16\n"
+      "1001.1ms 200 switch_in\n1001.1ms 200 syscall_exit name=read ret=16\n"
+      "1001.1ms 200 recv object=7 offset=0 len=16 peer=100 fd=3\n"
+      "1001.2ms 200 syscall_enter name=write fd=4 resource=8 count=16\n"
+      "1001.2ms 200 send object=8 offset=0 len=16 peer=300 fd=4\n"
+      "1001.2ms 200 wakeup target=300\n1001.2ms 200 syscall_exit name=write ret=16\n"
+      "1001.3ms 300 switch_in\n1001.3ms 300 syscall_exit name=read ret=16\n"
+      "1001.3ms 300 recv object=8 offset=0 len=16 peer=200 fd=3\n";
+  uint64_t us = 1001400;
+  for (int i = 0; i < 3; ++i, us += 1100)
+    t += fmt::format(
+        "{}us 300 syscall_enter name=read fd=5 resource={} count=4096\n"
+        "{}us 300 switch_out state=D\n{}us 300 switch_in\n"
+        "{}us 300 syscall_exit name=read ret=4096\n",
+        us, 0x5038d + i, us, us + 1000, us + 1000);
+  t += fmt::format(
+      "{0}us 300 syscall_enter name=write fd=4 resource=9 count=16\n"
+      "{0}us 300 send object=9 offset=0 len=16 peer=400 fd=4\n"
+      "{0}us 300 wakeup target=400\n{0}us 300 syscall_exit name=write ret=16\n"
+      "{1}us 400 switch_in\n{1}us 400 syscall_exit name=read ret=16\n"
+      "{1}us 400 recv object=9 offset=0 len=16 peer=300 fd=3\n",
+      us, us + 100);
+  Built b = build_with_stdlib(t);
+  // A search depth too short for the beam search from the hang to reach cw-a (eight
+  // segments back), as a busy recording's graph can be too wide for it: the path comes
+  // from the slices.
+  DiagnoseOptions o;
+  o.symptom.thread_name = "cw-d";
+  o.max_depth = 6;
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
+  CHECK(d.hang.tid == 400);
+  REQUIRE(!d.root_causes.empty());
+  CHECK(comm_of(b, d.root_causes[0].segment) == "cw-a");
+  CHECK(path(b, d) == "cw-a → cw-b → cw-c → cw-d");
+  for (size_t k = 0; k + 1 < d.path.size(); ++k) CHECK(d.path[k].edge != kNoIndex);
+}
+
 TEST_CASE("a named thread's one wait in its loop is its hang, not an idle turn") {
   // cw-victim starts, then polls its pipe once (no timeout) until cw-ender's write at
   // 600 ms, and exits: it waits for its input, once; no loop of turns.
