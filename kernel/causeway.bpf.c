@@ -29,6 +29,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #include "kernel/bpf/wake.bpf.h"          // wake-ups
 #include "kernel/bpf/transfers.bpf.h"     // bytes on sockets, no syscall programs
 #include "kernel/bpf/file_locks.bpf.h"    // file locks taken and dropped, no syscall programs
+#include "kernel/bpf/reaps.bpf.h"         // children reaped, no syscall programs
 #include "kernel/bpf/tasks.bpf.h"         // fork, exec, exit, rename
 #include "kernel/bpf/sys_exit.bpf.h"      // syscall exit: transfers, ready fds, timers
 #include "kernel/bpf/irqs.bpf.h"          // hard and soft interrupts

@@ -167,6 +167,7 @@ struct Probes::State {
   std::string timer_owner_problem;
   std::string socket_transfer_problem;
   std::string file_lock_problem;
+  std::string reap_problem;
 
   void destroy_samplers() {
     for (bpf_link* link : samplers) bpf_link__destroy(link);
@@ -291,6 +292,8 @@ Probes::Probes(const ProbeOptions& options) : state_(new State) {
     state_->file_lock_problem =
         load_if_present({"fcntl_setlk", "flock_lock_inode"},
                         {skel->progs.on_fcntl_setlk, skel->progs.on_flock_lock_inode});
+    state_->reap_problem =
+        load_if_present({"sched_process_wait"}, {skel->progs.on_sched_process_wait});
     if (int err = causeway__load(skel)) fail("loading the eBPF programs failed", err);
 
     for (auto [nr, sys_class] : options.syscall_classes) {
@@ -332,6 +335,10 @@ const std::string& Probes::socket_transfer_problem() const {
 
 const std::string& Probes::file_lock_problem() const {
   return state_->file_lock_problem;
+}
+
+const std::string& Probes::reap_problem() const {
+  return state_->reap_problem;
 }
 
 namespace {

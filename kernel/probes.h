@@ -157,6 +157,10 @@ class Probes {
   // kernel lacks the tracepoints fcntl_setlk and flock_lock_inode.
   const std::string& file_lock_problem() const;
 
+  // With calls_at_switch: why children reaped by a wait that did not block are not recorded
+  // ("" when they are): the kernel lacks the tracepoint sched_process_wait.
+  const std::string& reap_problem() const;
+
   // Stops the kernel side writing records; what it wrote stays readable through drain().
   void detach();
 

@@ -163,6 +163,9 @@ std::optional<ForegroundResult> record_in_foreground(ForegroundRecording r) {
   note_missing("no file lock results", probes.file_lock_problem(),
                "with --calls scheduler a lock polled until its holder lets go has no edge from "
                "the release");
+  note_missing("no children reaped", probes.reap_problem(),
+               "with --calls scheduler a parent that polls for its children has no edge from "
+               "the child it reaped");
   if (!notes.empty()) {
     timespec now{};
     clock_gettime(CLOCK_MONOTONIC, &now);
