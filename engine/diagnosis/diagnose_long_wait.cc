@@ -22,6 +22,7 @@ void Diagnoser::long_wait(uint32_t seg, const SegmentProfile& prof, uint32_t dep
   std::vector<PathStep> path;
   if (baseline != kNoIndex) {
     path = slice(baseline);
+
     if (depth == 0) {
       d_.baseline = baseline;
       d_.baseline_path = path;
@@ -31,7 +32,10 @@ void Diagnoser::long_wait(uint32_t seg, const SegmentProfile& prof, uint32_t dep
     slice_window_ = window.end > window.start ? window.end - window.start : 0;
     path = slice(seg);
     slice_window_ = 0;
-    if (depth == 0) hang_slice_ = path;
+    if (depth == 0)
+      hang_slice_ = path;
+    else
+      deeper_paths_.push_back(path);  // what this wait's waker path was, whoever is blamed
     if (depth == 0 && waker == kNoIndex)
       d_.notes.push_back(
           fmt::format("no baseline: no other segment of {} did the same and waited briefly; "

@@ -119,24 +119,40 @@ void Diagnoser::prepend_deeper_culprits() {
   d_.path.insert(d_.path.begin(), lead.begin(), lead.end());
 }
 
-// Of the paths the recursions found, the stretch of one from `culprit`'s thread up to the
-// thread the hang's path begins with, joined to it by a recorded edge; empty when none.
+// Of the paths the recursions found, the stretch from `culprit`'s thread up to the thread
+// the hang's path begins with, joined to it by recorded edges; empty when there is none. A
+// recursion's path ends at the segment it diagnosed, whose own path began at that thread's
+// culprit: when the culprit's path does not reach the front, it goes on along the path of the
+// recursion that found it (a holder's sleep, the waiter it released, the parent that reaped
+// that waiter, the thread the hang waited for).
 std::vector<PathStep> Diagnoser::deeper_path_to_front(Tid culprit) const {
   if (d_.path.empty()) return {};
   const Tid front = g_.segments[d_.path.front().segment].tid;
-  for (const std::vector<PathStep>& p : deeper_paths_) {
-    size_t from = p.size();
-    for (size_t k = 0; k < p.size(); ++k) {
-      const Tid tid = g_.segments[p[k].segment].tid;
-      if (from == p.size()) {
-        if (tid == culprit) from = k;
-        continue;
+  auto tid_at = [&](const PathStep& s) { return g_.segments[s.segment].tid; };
+  std::vector<PathStep> lead;
+  Tid from_tid = culprit;
+  for (size_t hop = 0; hop < deeper_paths_.size(); ++hop) {
+    bool went_on = false;
+    for (const std::vector<PathStep>& p : deeper_paths_) {
+      const auto from = std::find_if(p.begin(), p.end(),
+                                     [&](const PathStep& s) { return tid_at(s) == from_tid; });
+      if (from == p.end()) continue;
+      const auto at_front =
+          std::find_if(from + 1, p.end(), [&](const PathStep& s) { return tid_at(s) == front; });
+      if (at_front != p.end()) {
+        if (std::prev(at_front)->edge == kNoIndex) return {};
+        lead.insert(lead.end(), from, at_front);
+        return lead;
       }
-      if (tid != front) continue;
-      if (p[k - 1].edge == kNoIndex) break;
-      return {p.begin() + static_cast<std::ptrdiff_t>(from),
-              p.begin() + static_cast<std::ptrdiff_t>(k)};
+      // Up to the segment this recursion diagnosed, whose thread's own path goes on.
+      const Tid next = tid_at(p.back());
+      if (next == from_tid || p.end() - from < 2 || p[p.size() - 2].edge == kNoIndex) continue;
+      lead.insert(lead.end(), from, std::prev(p.end()));
+      from_tid = next;
+      went_on = true;
+      break;
     }
+    if (!went_on) return {};
   }
   return {};
 }
