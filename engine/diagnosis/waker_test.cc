@@ -550,6 +550,65 @@ TEST_CASE("a culprit found by a recursion leads the path through the threads bet
   for (size_t k = 0; k + 1 < d.path.size(); ++k) CHECK(d.path[k].edge != kNoIndex);
 }
 
+TEST_CASE("a culprit found two recursions down leads the path through both recursions") {
+  // cw-d waits for cw-c, cw-c for cw-b, cw-b for cw-a's 1 s sleep; cw-b and cw-c each read
+  // three files from the disk between their wake-up and their answer. The hang's own path
+  // stops at cw-c's answer, the recursion into cw-c's wait stops at cw-b's, and the one into
+  // cw-b's wait finds cw-a. The path goes from cw-a along the second recursion's path to
+  // cw-b, and along the first's to cw-c.
+  std::string t =
+      "process 100 comm=cw-a\nthread 100 pid=100 comm=cw-a\n"
+      "process 200 comm=cw-b\nthread 200 pid=200 comm=cw-b\n"
+      "process 300 comm=cw-c\nthread 300 pid=300 comm=cw-c\n"
+      "process 400 comm=cw-d\nthread 400 pid=400 comm=cw-d\n"
+      "0ms 200 syscall_enter name=read fd=3 resource=7 count=16\n0ms 200 switch_out state=S\n"
+      "0ms 300 syscall_enter name=read fd=3 resource=8 count=16\n0ms 300 switch_out state=S\n"
+      "0ms 400 syscall_enter name=read fd=3 resource=9 count=16\n0ms 400 switch_out state=S\n"
+      "1ms 100 syscall_enter name=clock_nanosleep fd=-1 timeout_ns=1000000000\n"
+      "1ms 100 switch_out state=S\n"
+      "1001ms 100 switch_in\n1001ms 100 syscall_exit name=clock_nanosleep ret=0\n"
+      "1001ms 100 syscall_enter name=write fd=4 resource=7 count=16\n"
+      "1001ms 100 send object=7 offset=0 len=16 peer=200 fd=4\n"
+      "1001ms 100 wakeup target=200\n1001ms 100 syscall_exit name=write ret=16\n";
+  // `tid`, woken at `us`, reads `object`'s 16 bytes, reads three files from the disk, and
+  // writes 16 bytes to `next` (read by thread `to`). Returns when the write was made.
+  auto relay = [&](Tid tid, uint64_t us, int object, int next, Tid to) {
+    t += fmt::format(
+        "{0}us {1} switch_in\n{0}us {1} syscall_exit name=read ret=16\n"
+        "{0}us {1} recv object={2} offset=0 len=16 peer=0 fd=3\n",
+        us, tid, object);
+    us += 100;
+    for (int i = 0; i < 3; ++i, us += 1100)
+      t += fmt::format(
+          "{0}us {1} syscall_enter name=read fd=5 resource={2} count=4096\n"
+          "{0}us {1} switch_out state=D\n{3}us {1} switch_in\n"
+          "{3}us {1} syscall_exit name=read ret=4096\n",
+          us, tid, 0x5038d + i + 16 * tid, us + 1000);
+    t += fmt::format(
+        "{0}us {1} syscall_enter name=write fd=4 resource={2} count=16\n"
+        "{0}us {1} send object={2} offset=0 len=16 peer={3} fd=4\n"
+        "{0}us {1} wakeup target={3}\n{0}us {1} syscall_exit name=write ret=16\n",
+        us, tid, next, to);
+    return us;
+  };
+  uint64_t us = relay(200, 1001100, 7, 8, 300);
+  us = relay(300, us + 100, 8, 9, 400);
+  t += fmt::format(
+      "{0}us 400 switch_in\n{0}us 400 syscall_exit name=read ret=16\n"
+      "{0}us 400 recv object=9 offset=0 len=16 peer=300 fd=3\n",
+      us + 100);
+  Built b = build_with_stdlib(t);
+  DiagnoseOptions o;  // as above: the beam search cannot reach cw-a
+  o.symptom.thread_name = "cw-d";
+  o.max_depth = 6;
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
+  CHECK(d.hang.tid == 400);
+  REQUIRE(!d.root_causes.empty());
+  CHECK(comm_of(b, d.root_causes[0].segment) == "cw-a");
+  CHECK(path(b, d) == "cw-a → cw-b → cw-c → cw-d");
+  for (size_t k = 0; k + 1 < d.path.size(); ++k) CHECK(d.path[k].edge != kNoIndex);
+}
+
 TEST_CASE("a named thread's one wait in its loop is its hang, not an idle turn") {
   // cw-victim starts, then polls its pipe once (no timeout) until cw-ender's write at
   // 600 ms, and exits: it waits for its input, once; no loop of turns.
