@@ -492,6 +492,23 @@ thread 11882 pid=11882 comm=t43n3py
   CHECK(path(b, d) == "t43n0py → t43n1py → t43n2sh → t43n3py");
 }
 
+// A relay: cw-d waits to read cw-c's pipe, cw-c cw-b's, cw-b cw-a's; cw-a sleeps 1 s, then
+// writes to cw-b.
+const std::string kRelayChain =
+    "process 100 comm=cw-a\nthread 100 pid=100 comm=cw-a\n"
+    "process 200 comm=cw-b\nthread 200 pid=200 comm=cw-b\n"
+    "process 300 comm=cw-c\nthread 300 pid=300 comm=cw-c\n"
+    "process 400 comm=cw-d\nthread 400 pid=400 comm=cw-d\n"
+    "0ms 200 syscall_enter name=read fd=3 resource=7 count=16\n0ms 200 switch_out state=S\n"
+    "0ms 300 syscall_enter name=read fd=3 resource=8 count=16\n0ms 300 switch_out state=S\n"
+    "0ms 400 syscall_enter name=read fd=3 resource=9 count=16\n0ms 400 switch_out state=S\n"
+    "1ms 100 syscall_enter name=clock_nanosleep fd=-1 timeout_ns=1000000000\n"
+    "1ms 100 switch_out state=S\n"
+    "1001ms 100 switch_in\n1001ms 100 syscall_exit name=clock_nanosleep ret=0\n"
+    "1001ms 100 syscall_enter name=write fd=4 resource=7 count=16\n"
+    "1001ms 100 send object=7 offset=0 len=16 peer=200 fd=4\n"
+    "1001ms 100 wakeup target=200\n1001ms 100 syscall_exit name=write ret=16\n";
+
 TEST_CASE("a culprit found by a recursion leads the path through the threads between") {
   // cw-d waits for cw-c, which waits for cw-b, which waits for cw-a's 1 s sleep. Woken, cw-c
   // reads three files from the disk before it answers (a Python program importing its
@@ -501,26 +518,15 @@ TEST_CASE("a culprit found by a recursion leads the path through the threads bet
   // shows cw-b too: the recursion's own path leads it, not cw-a alone with no edge to the next
   // step.
   std::string t =
-      "process 100 comm=cw-a\nthread 100 pid=100 comm=cw-a\n"
-      "process 200 comm=cw-b\nthread 200 pid=200 comm=cw-b\n"
-      "process 300 comm=cw-c\nthread 300 pid=300 comm=cw-c\n"
-      "process 400 comm=cw-d\nthread 400 pid=400 comm=cw-d\n"
-      "0ms 200 syscall_enter name=read fd=3 resource=7 count=16\n0ms 200 switch_out state=S\n"
-      "0ms 300 syscall_enter name=read fd=3 resource=8 count=16\n0ms 300 switch_out state=S\n"
-      "0ms 400 syscall_enter name=read fd=3 resource=9 count=16\n0ms 400 switch_out state=S\n"
-      "1ms 100 syscall_enter name=clock_nanosleep fd=-1 timeout_ns=1000000000\n"
-      "1ms 100 switch_out state=S\n"
-      "1001ms 100 switch_in\n1001ms 100 syscall_exit name=clock_nanosleep ret=0\n"
-      "1001ms 100 syscall_enter name=write fd=4 resource=7 count=16\n"
-      "1001ms 100 send object=7 offset=0 len=16 peer=200 fd=4\n"
-      "1001ms 100 wakeup target=200\n1001ms 100 syscall_exit name=write ret=16\n"
-      "1001.1ms 200 switch_in\n1001.1ms 200 syscall_exit name=read ret=16\n"
-      "1001.1ms 200 recv object=7 offset=0 len=16 peer=100 fd=3\n"
-      "1001.2ms 200 syscall_enter name=write fd=4 resource=8 count=16\n"
-      "1001.2ms 200 send object=8 offset=0 len=16 peer=300 fd=4\n"
-      "1001.2ms 200 wakeup target=300\n1001.2ms 200 syscall_exit name=write ret=16\n"
-      "1001.3ms 300 switch_in\n1001.3ms 300 syscall_exit name=read ret=16\n"
-      "1001.3ms 300 recv object=8 offset=0 len=16 peer=200 fd=3\n";
+      kRelayChain +
+      std::string(
+          "1001.1ms 200 switch_in\n1001.1ms 200 syscall_exit name=read ret=16\n"
+          "1001.1ms 200 recv object=7 offset=0 len=16 peer=100 fd=3\n"
+          "1001.2ms 200 syscall_enter name=write fd=4 resource=8 count=16\n"
+          "1001.2ms 200 send object=8 offset=0 len=16 peer=300 fd=4\n"
+          "1001.2ms 200 wakeup target=300\n1001.2ms 200 syscall_exit name=write ret=16\n"
+          "1001.3ms 300 switch_in\n1001.3ms 300 syscall_exit name=read ret=16\n"
+          "1001.3ms 300 recv object=8 offset=0 len=16 peer=200 fd=3\n");
   uint64_t us = 1001400;
   for (int i = 0; i < 3; ++i, us += 1100)
     t += fmt::format(
@@ -556,20 +562,7 @@ TEST_CASE("a culprit found two recursions down leads the path through both recur
   // stops at cw-c's answer, the recursion into cw-c's wait stops at cw-b's, and the one into
   // cw-b's wait finds cw-a. The path goes from cw-a along the second recursion's path to
   // cw-b, and along the first's to cw-c.
-  std::string t =
-      "process 100 comm=cw-a\nthread 100 pid=100 comm=cw-a\n"
-      "process 200 comm=cw-b\nthread 200 pid=200 comm=cw-b\n"
-      "process 300 comm=cw-c\nthread 300 pid=300 comm=cw-c\n"
-      "process 400 comm=cw-d\nthread 400 pid=400 comm=cw-d\n"
-      "0ms 200 syscall_enter name=read fd=3 resource=7 count=16\n0ms 200 switch_out state=S\n"
-      "0ms 300 syscall_enter name=read fd=3 resource=8 count=16\n0ms 300 switch_out state=S\n"
-      "0ms 400 syscall_enter name=read fd=3 resource=9 count=16\n0ms 400 switch_out state=S\n"
-      "1ms 100 syscall_enter name=clock_nanosleep fd=-1 timeout_ns=1000000000\n"
-      "1ms 100 switch_out state=S\n"
-      "1001ms 100 switch_in\n1001ms 100 syscall_exit name=clock_nanosleep ret=0\n"
-      "1001ms 100 syscall_enter name=write fd=4 resource=7 count=16\n"
-      "1001ms 100 send object=7 offset=0 len=16 peer=200 fd=4\n"
-      "1001ms 100 wakeup target=200\n1001ms 100 syscall_exit name=write ret=16\n";
+  std::string t = kRelayChain;
   // `tid`, woken at `us`, reads `object`'s 16 bytes, reads three files from the disk, and
   // writes 16 bytes to `next` (read by thread `to`). Returns when the write was made.
   auto relay = [&](Tid tid, uint64_t us, int object, int next, Tid to) {
