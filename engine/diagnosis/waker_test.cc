@@ -509,6 +509,22 @@ const std::string kRelayChain =
     "1001ms 100 send object=7 offset=0 len=16 peer=200 fd=4\n"
     "1001ms 100 wakeup target=200\n1001ms 100 syscall_exit name=write ret=16\n";
 
+// The relay's hang (cw-d) diagnosed with a search depth too short for the beam search from
+// it to reach cw-a (eight segments back or more), as a busy recording's graph can be too
+// wide for it: the path comes from the slices. It runs from cw-a through each relay, every
+// step joined to the next by an edge.
+void check_relay_path(const Built& b) {
+  DiagnoseOptions o;
+  o.symptom.thread_name = "cw-d";
+  o.max_depth = 6;
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
+  CHECK(d.hang.tid == 400);
+  REQUIRE(!d.root_causes.empty());
+  CHECK(comm_of(b, d.root_causes[0].segment) == "cw-a");
+  CHECK(path(b, d) == "cw-a → cw-b → cw-c → cw-d");
+  for (size_t k = 0; k + 1 < d.path.size(); ++k) CHECK(d.path[k].edge != kNoIndex);
+}
+
 TEST_CASE("a culprit found by a recursion leads the path through the threads between") {
   // cw-d waits for cw-c, which waits for cw-b, which waits for cw-a's 1 s sleep. Woken, cw-c
   // reads three files from the disk before it answers (a Python program importing its
@@ -541,19 +557,7 @@ TEST_CASE("a culprit found by a recursion leads the path through the threads bet
       "{1}us 400 switch_in\n{1}us 400 syscall_exit name=read ret=16\n"
       "{1}us 400 recv object=9 offset=0 len=16 peer=300 fd=3\n",
       us, us + 100);
-  Built b = build_with_stdlib(t);
-  // A search depth too short for the beam search from the hang to reach cw-a (eight
-  // segments back), as a busy recording's graph can be too wide for it: the path comes
-  // from the slices.
-  DiagnoseOptions o;
-  o.symptom.thread_name = "cw-d";
-  o.max_depth = 6;
-  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
-  CHECK(d.hang.tid == 400);
-  REQUIRE(!d.root_causes.empty());
-  CHECK(comm_of(b, d.root_causes[0].segment) == "cw-a");
-  CHECK(path(b, d) == "cw-a → cw-b → cw-c → cw-d");
-  for (size_t k = 0; k + 1 < d.path.size(); ++k) CHECK(d.path[k].edge != kNoIndex);
+  check_relay_path(build_with_stdlib(t));
 }
 
 TEST_CASE("a culprit found two recursions down leads the path through both recursions") {
@@ -590,16 +594,7 @@ TEST_CASE("a culprit found two recursions down leads the path through both recur
       "{0}us 400 switch_in\n{0}us 400 syscall_exit name=read ret=16\n"
       "{0}us 400 recv object=9 offset=0 len=16 peer=300 fd=3\n",
       us + 100);
-  Built b = build_with_stdlib(t);
-  DiagnoseOptions o;  // as above: the beam search cannot reach cw-a
-  o.symptom.thread_name = "cw-d";
-  o.max_depth = 6;
-  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
-  CHECK(d.hang.tid == 400);
-  REQUIRE(!d.root_causes.empty());
-  CHECK(comm_of(b, d.root_causes[0].segment) == "cw-a");
-  CHECK(path(b, d) == "cw-a → cw-b → cw-c → cw-d");
-  for (size_t k = 0; k + 1 < d.path.size(); ++k) CHECK(d.path[k].edge != kNoIndex);
+  check_relay_path(build_with_stdlib(t));
 }
 
 TEST_CASE("a named thread's one wait in its loop is its hang, not an idle turn") {
