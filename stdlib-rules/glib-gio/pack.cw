@@ -40,8 +40,11 @@ list context_polls = ["poll", "ppoll"]
 # owner's read, gives the same edge as a message (linux.kernel/message): this one stands
 # when it does not, as when the owner reads several hand-offs at once after the bytes of an
 # eventfd freed with units unread were counted against a new one at the same address (every
-# synchronous GDBus call makes and frees a context of its own). GLib's writes to a context
-# the writer owns itself (a poll set changed while it dispatches) wake nobody: no edge.
+# synchronous GDBus call makes and frees a context of its own). The source attached is work
+# for the owner to run (a method call to dispatch, a message to write): the hand-off
+# carries a request as the eventfd's bytes would (`request`), so a report shows who asked a
+# relay such as the gdbus thread for the work it passed on. GLib's writes to a context the
+# writer owns itself (a poll set changed while it dispatches) wake nobody: no edge.
 # Interrupt context is excluded as everywhere: it acts for whoever armed it.
 edge context.handoff {
   link wakeup
@@ -52,5 +55,6 @@ edge context.handoff {
   strength strong
   kind glib_wakeup
   priority 15
+  request
 }
 
