@@ -648,7 +648,10 @@ void RecordDecoder::decode(const void* record, size_t size) {
       const auto* r = as<cw_rec_xfer>(record, size);
       if (!r) return bad();
       const EventFields::Transfer& k = r->is_send ? f.send : f.recv;
-      Held& h = hold(ts, tid, k.id, cpu);
+      // A send held back until its bytes had waited, stamped when it was made: like a held
+      // wait's switch, later than the records held for sorting it keeps its place after them.
+      const uint64_t at = (hdr->flags & CW_XFER_LATE) ? std::max(ts, released_upto_ + 1) : ts;
+      Held& h = hold(at, tid, k.id, cpu);
       set(h, k.object, r->object);
       set(h, k.offset, r->offset);
       set(h, k.len, r->len);

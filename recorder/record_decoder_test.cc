@@ -260,6 +260,45 @@ TEST_CASE("a wait written later than the records already released keeps its thre
   CHECK(t.events[1].ts == 5001);  // after what was written, not before it
 }
 
+TEST_CASE("a send held until its bytes waited is stamped when made, or after what was written") {
+  Trace t;
+  RecordDecoder d(t, test_naming());
+  d.set_waits_held(true);
+  d.add_thread(201, 200, "client", false);
+  d.add_thread(301, 300, "server", false);
+  // The server's read at 3 ms (CPU 1) takes bytes the client sent at 1 ms on CPU 0: the send,
+  // written then, is the client's at 1 ms, with no call around it.
+  auto late = make<cw_rec_xfer>(CW_REC_XFER, 1000000, 200, 201, 0);
+  late.h.flags = CW_XFER_QUEUED | CW_XFER_LATE;
+  late.object = 7;
+  late.offset = 0;
+  late.len = 16;
+  late.fd = 4;
+  late.peer_pid = 300;
+  late.is_send = 1;
+  auto read = make<cw_rec_xfer>(CW_REC_XFER, 3000000, 300, 301, 1);
+  read.h.flags = CW_XFER_QUEUED;
+  read.object = 7;
+  read.offset = 0;
+  read.len = 16;
+  read.fd = 5;
+  read.peer_pid = 200;
+  read.is_send = 0;
+  d.decode(&read, sizeof read);
+  d.decode(&late, sizeof late);
+  d.release(2000000);
+  // One written after records up to 2 ms were released keeps its place after them.
+  auto later = late;
+  later.h.ts = 1500000;
+  later.offset = 16;
+  d.decode(&later, sizeof later);
+  d.release_all();
+  CHECK(events_text(t) ==
+        "1ms 201 send object=7 len=16 peer=300 fd=4 queued=1\n"
+        "2000001 201 send object=7 offset=16 len=16 peer=300 fd=4 queued=1\n"
+        "3ms 301 recv cpu=1 object=7 len=16 peer=200 fd=5 queued=1\n");
+}
+
 TEST_CASE("a switch to a thread the kernel never reported begins its run at its first record") {
   Trace t;
   RecordDecoder d(t, test_naming());

@@ -6,7 +6,7 @@
 // waits in, stay in its task storage. The wait is written, stamped when it began
 // (CW_SWITCH_HELD), once it has lasted min_wait_ns: by the wake-up that ends it after that,
 // by the thread's next switch in if no wake-up was seen, or by the recorder's periodic
-// pass over the tasks (on_held_waits) while it still waits. A shorter wait leaves out its
+// pass over the tasks (on_task_pass) while it still waits. A shorter wait leaves out its
 // switches and its wake-up (the thread seems to run on through it) and is counted in the
 // thread's CW_REC_SHORT_WAITS.
 #pragma once
@@ -50,6 +50,23 @@ static __always_inline void write_short_waits(struct inflight* st, __u32 tgid, _
   st->short_since = 0;
 }
 
+// Whether the thread of `st` may still write one more event of class `cls` in full now
+// (one is spent if so): wait_budget_ns of credit each, earned at one ns a ns up to
+// wait_burst events' worth.
+static __always_inline bool spend_budget(struct inflight* st, __u32 cls, __u64 now) {
+  struct wait_budget* budget = &st->budget[cls & (CW_WAIT_BUDGETS - 1)];
+  __u64 credit = budget->credit + (now - budget->counted);
+  if (now < budget->counted || credit > wait_budget_ns * wait_burst)
+    credit = wait_budget_ns * wait_burst;
+  budget->counted = now;
+  if (credit >= wait_budget_ns) {
+    budget->credit = credit - wait_budget_ns;
+    return true;
+  }
+  budget->credit = credit;
+  return false;
+}
+
 // The current task `prev` blocks in state `state`. Within its budget for waits in that
 // class of call (wait_budget_ns of credit a wait, earned at one ns a ns up to wait_burst
 // waits' worth) its wait is written as any other: a thread that waits a few hundred times
@@ -64,18 +81,11 @@ static __always_inline bool hold_wait(struct task_struct* prev, __u8 state, __u6
   long nr = 0;
   __u32 cls = CW_SYS_NONE;
   const bool in_call = in_recorded_call(prev, &regs, &nr, &cls);
-  struct wait_budget* budget = &st->budget[cls & (CW_WAIT_BUDGETS - 1)];
-  __u64 credit = budget->credit + (now - budget->counted);
-  if (now < budget->counted || credit > wait_budget_ns * wait_burst)
-    credit = wait_budget_ns * wait_burst;
-  budget->counted = now;
-  if (credit >= wait_budget_ns) {
-    budget->credit = credit - wait_budget_ns;
+  if (spend_budget(st, cls, now)) {
     st->wait_phase = WAIT_NONE;
     write_short_waits(st, prev->tgid, prev->pid);  // the short waits before it, first
     return false;
   }
-  budget->credit = credit;
   if (in_call)
     begin_call_from(st, regs, nr, cls, now);
   else
@@ -156,9 +166,84 @@ static __always_inline bool switch_in_left_out(struct task_struct* next, __u64 n
   return left_out;
 }
 
+// Sends held back the same way (transfers.bpf.h). Of the sends no wake-up joins to their
+// reader, a busy server's are nearly all read within microseconds (the reader was runnable,
+// on its way to the read): past the thread's budget a send is kept in its stream's entry
+// and written only once its bytes have waited min_wait_ns unread (a request queued behind
+// other work), by the read that takes them or by the pass over the tasks; bytes read sooner
+// leave no record, nor does their read.
+
+// Writes the send held in `entry` of stream `object`, claimed by its time `sent`: stamped
+// then, on its thread and CPU. The reads of its bytes are written from now on.
+static __always_inline void write_held_send(struct stream_offsets* entry, __u64 object,
+                                            __u64 sent) {
+  if (sent == 0 || __sync_val_compare_and_swap(&entry->pend_ts, sent, 0) != sent) return;
+  const __u64 start = entry->pend_start, end = entry->pend_end;
+  const __u32 kind = entry->pend_kind;
+  entry->written_end = end;
+  entry->written = 1;
+  struct cw_rec_xfer* rec = reserve(sizeof(*rec));
+  if (!rec) return;
+  fill_header(&rec->h, CW_REC_XFER, sizeof(*rec));
+  rec->h.ts = sent;
+  rec->h.pid = entry->pend_pid;
+  rec->h.tid = entry->pend_tid;
+  rec->h.cpu = entry->pend_cpu;
+  rec->h.flags = CW_XFER_QUEUED | CW_XFER_LATE;
+  rec->seq = 0;
+  rec->object = object;
+  rec->offset = start;
+  rec->len = kind == CW_OBJ_TCP ? (__u32)((__u32)end - (__u32)start) : end - start;
+  rec->fd = entry->pend_fd;
+  rec->peer_pid = entry->pend_peer;
+  rec->obj_kind = kind;
+  rec->is_send = 1;
+  submit(rec);
+}
+
+// Keeps the send of `len` bytes at `offset` in stream `object`'s entry, made now by the
+// current thread (`st`): a send right after the held one, by the same thread, adds its
+// bytes to it (a request written in pieces); another replaces it, once the held one is
+// written if it has waited long enough already.
+static __always_inline void hold_send(struct stream_offsets* entry, struct inflight* st,
+                                      __u64 object, __u32 kind, __u64 offset, __u64 len, __s32 fd,
+                                      __s32 peer, __u64 now) {
+  const __u64 id = bpf_get_current_pid_tgid();
+  const __u64 held = entry->pend_ts;
+  if (held != 0 && entry->pend_end == offset && entry->pend_tid == (__u32)id) {
+    entry->pend_end = offset + len;
+    return;
+  }
+  if (held != 0 && now - held >= min_wait_ns) write_held_send(entry, object, held);
+  entry->pend_kind = kind;
+  entry->pend_start = offset;
+  entry->pend_end = offset + len;
+  entry->pend_pid = id >> 32;
+  entry->pend_tid = (__u32)id;
+  entry->pend_fd = fd;
+  entry->pend_peer = peer;
+  entry->pend_cpu = bpf_get_smp_processor_id();
+  entry->pend_ts = now;
+  st->pend_object = object;
+  st->pend_ts = now;
+}
+
+// A read of `len` bytes at `offset` in stream `object`: the send held there whose bytes it
+// takes is written when they waited min_wait_ns or more, and forgotten when they did not.
+static __always_inline void read_held_send(struct stream_offsets* entry, __u64 object, __u64 offset,
+                                           __u64 len, bool tcp, __u64 now) {
+  const __u64 sent = entry->pend_ts;
+  if (sent == 0 || !offset_before(offset, entry->pend_end, tcp)) return;
+  if (now - sent >= min_wait_ns)
+    write_held_send(entry, object, sent);
+  else if (!offset_before(offset + len, entry->pend_end, tcp))
+    __sync_val_compare_and_swap(&entry->pend_ts, sent, 0);
+}
+
 // The recorder's periodic pass (kernel/probes.cc, pass_over_tasks): every task whose held
 // wait has lasted min_wait_ns has it written now, while its records can still sort in
-// among the others'; a call left open for a thread that has not slept in it again since
+// among the others', and so has the send it last held back if its bytes are still unread
+// after as long; a call left open for a thread that has not slept in it again since
 // (calls_at_switch.bpf.h, resume_call) is closed.
 SEC("iter/task")
 int on_task_pass(struct bpf_iter__task* ctx) {
@@ -168,7 +253,16 @@ int on_task_pass(struct bpf_iter__task* ctx) {
   if (!st) return 0;
   if (st->resumable && (stopping || bpf_ktime_get_ns() - st->resume_ts >= RESUME_CLOSE_AFTER_NS))
     close_resumable(st, task->tgid, task->pid);
-  if (!holding_waits() || st->wait_phase != WAIT_HELD) return 0;
+  if (!holding_waits()) return 0;
+  // The thread's last held send, unread since: its reader is busy, or never reads.
+  const __u64 sent = st->pend_ts;
+  if (sent != 0 && bpf_ktime_get_ns() - sent >= min_wait_ns) {
+    __u64 object = st->pend_object;
+    struct stream_offsets* entry = bpf_map_lookup_elem(&streams, &object);
+    if (entry && entry->pend_ts == sent) write_held_send(entry, object, sent);
+    st->pend_ts = 0;
+  }
+  if (st->wait_phase != WAIT_HELD) return 0;
   if (bpf_ktime_get_ns() - st->wait_ts < min_wait_ns) return 0;
   if (claim_wait(st, WAIT_WRITTEN)) write_held_wait(st, task->tgid, task->pid);
   return 0;

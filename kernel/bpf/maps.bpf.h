@@ -171,6 +171,10 @@ struct inflight {
   __u64 short_d_ns;
   __u32 short_waker;  // the thread that woke the last of them, 0 for an interrupt
   __u64 short_since;
+  // The send this thread last held back in its stream's entry (hold_send): the stream and
+  // when it was made, for the pass over the tasks to write it once it has waited.
+  __u64 pend_object;
+  __u64 pend_ts;
   // Its budgets of waits written in full (hold_wait), one per class of call.
   struct wait_budget budget[CW_WAIT_BUDGETS];
   // The entry record, written out only once the call turns out to matter (see lazy_class).
@@ -196,6 +200,19 @@ struct stream_offsets {
   __u64 written_end;
   __u64 sender;
   __u32 written;
+  // With held waits (transfers.bpf.h, hold_send): a send past its thread's budget that woke
+  // nobody, kept here until its bytes have waited min_wait_ns unread (then it is written,
+  // stamped when it was made) or are read sooner (then nothing is). When it was made (0:
+  // none), its bytes (TCP: sequence numbers), its thread, CPU, descriptor and peer.
+  __u32 pend_kind;
+  __u64 pend_ts;
+  __u64 pend_start;
+  __u64 pend_end;
+  __u32 pend_pid;
+  __u32 pend_tid;
+  __s32 pend_fd;
+  __s32 pend_peer;
+  __u32 pend_cpu;
   __u32 pad;
 };
 
@@ -205,5 +222,10 @@ struct {
   __type(key, __u64);
   __type(value, struct stream_offsets);
 } streams SEC(".maps");
+
+// Whether offset `a` comes before `b` in a stream (TCP: in sequence space, which wraps).
+static __always_inline bool offset_before(__u64 a, __u64 b, bool tcp) {
+  return tcp ? (__s32)((__u32)a - (__u32)b) < 0 : a < b;
+}
 
 #define PF_KTHREAD_FLAG 0x00200000

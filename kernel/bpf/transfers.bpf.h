@@ -7,7 +7,9 @@
 // waiting: a request queued behind another client's) leaves no trace but its bytes, and the
 // read that takes them later neither blocks nor is woken. Such a send is written, with its
 // stream and byte offsets as the syscall programs would give them, and so is each read of
-// bytes at or before the end of the last send written: the two make a message edge. Each is
+// bytes at or before the end of the last send written: the two make a message edge. With
+// held waits, a send past its thread's budget is written only once its bytes have waited
+// (held_waits.bpf.h, hold_send). Each is
 // written as a call of its own (entry, transfer, exit with the bytes moved as its return),
 // so the rules that cut at a read's call cut there.
 #pragma once
@@ -20,11 +22,6 @@ static __always_inline struct stream_offsets* stream_entry(__u64 object) {
   struct stream_offsets zero = {};
   bpf_map_update_elem(&streams, &object, &zero, BPF_NOEXIST);
   return bpf_map_lookup_elem(&streams, &object);
-}
-
-// Whether offset `a` comes before `b` in a stream (TCP: in sequence space, which wraps).
-static __always_inline bool offset_before(__u64 a, __u64 b, bool tcp) {
-  return tcp ? (__s32)((__u32)a - (__u32)b) < 0 : a < b;
 }
 
 static __always_inline int socket_transfer(struct sock* sk, int ret, int flags, bool is_send) {
@@ -74,6 +71,14 @@ static __always_inline int socket_transfer(struct sock* sk, int ret, int flags, 
     return 0;
   }
   const bool tcp = kind == CW_OBJ_TCP;
+  __u64 now = bpf_ktime_get_ns();
+  // A read matters only when it takes bytes of a send written or held, and most take
+  // neither: settled before anything of the thread is looked up.
+  if (!is_send) {
+    if (!entry) return 0;
+    if (holding_waits()) read_held_send(entry, object, offset, len, tcp, now);
+    if (!entry->written || !offset_before(offset, entry->written_end, tcp)) return 0;
+  }
 
   struct inflight* st = bpf_task_storage_get(&inflight, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
   if (!st) return 0;
@@ -82,19 +87,20 @@ static __always_inline int socket_transfer(struct sock* sk, int ret, int flags, 
   __u32 cls = CW_SYS_NONE;
   if (syscall_frame(regs, &nr)) cls = class_of(nr);
   __s32 fd = io_class(cls) ? (__s32)regs->di : -1;
-  __u64 now = bpf_ktime_get_ns();
-  bool wanted;
+  bool wanted = true;
   if (is_send) {
     // A wake-up raised by this very call (since the thread's last transfer, from a call of
     // this number on this descriptor) already joins it to its reader.
     wanted = !(st->wake_ts > st->xfer_ts && st->wake_nr == nr && st->wake_fd == fd);
     if (wanted && !entry) entry = stream_entry(object);
-    if (wanted && entry) {
+    // Past the thread's budget, held until its bytes have waited (held_waits.bpf.h).
+    if (wanted && entry && holding_waits() && !spend_budget(st, cls, now)) {
+      hold_send(entry, st, object, kind, offset, len, fd, peer_pid, now);
+      wanted = false;
+    } else if (wanted && entry) {
       entry->written_end = offset + len;
       entry->written = 1;
     }
-  } else {
-    wanted = entry && entry->written && offset_before(offset, entry->written_end, tcp);
   }
   st->xfer_ts = now;
   if (!wanted) return 0;

@@ -1,15 +1,19 @@
 // A request that waits in a socket's queue while its server is busy with something else.
 //
-//   cw-prog-queued [-v] [unix|tcp]
+//   cw-prog-queued [-v] [unix|tcp] [prompt]
 //
 // The server (a child, named cw-queued-srv) computes 200 ms on its own; meanwhile the client
 // (cw-queued-cli) sends its 16-byte request after 50 ms and blocks reading the answer. The
 // server then reads the request, which is already there (its read neither blocks nor is
 // woken), computes 300 ms for it and writes a 16-byte answer. No wake-up joins the client's
 // send to the server's read: only the bytes do.
+//
+// With `prompt` the server polls for the request instead, with reads that do not block, and
+// takes it within microseconds of its sending: no wake-up again, but bytes that never waited.
 #define _GNU_SOURCE
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stdbool.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -57,10 +61,27 @@ static void write_message(int fd, const char* what) {
   if (write(fd, bytes, sizeof bytes) != (ssize_t)sizeof bytes) fail_errno("%s: write", what);
 }
 
-static void serve(int fd) {
+// Reads a message as it arrives, never blocking: recv with MSG_DONTWAIT until it is whole.
+static void poll_message(int fd, const char* what) {
+  char bytes[kMessageBytes];
+  size_t done = 0;
+  while (done < sizeof bytes) {
+    ssize_t got = recv(fd, bytes + done, sizeof bytes - done, MSG_DONTWAIT);
+    if (got < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
+    if (got < 0) fail_errno("%s: recv", what);
+    if (got == 0) fail("%s: end of stream after %zu bytes", what, done);
+    done += (size_t)got;
+  }
+}
+
+static void serve(int fd, bool prompt) {
   set_name("cw-queued-srv");
-  compute_ms(200);  // busy with something else while the request arrives
-  read_message(fd, "server");
+  if (prompt) {
+    poll_message(fd, "server");
+  } else {
+    compute_ms(200);  // busy with something else while the request arrives
+    read_message(fd, "server");
+  }
   compute_ms(300);  // the request's own work
   write_message(fd, "server");
 }
@@ -104,13 +125,16 @@ static void connect_pair(const char* transport, int fds[2]) {
 int main(int argc, char** argv) {
   struct options options = parse_options(argc, argv, "cw-prog-queued");
   const char* transport = options.positional_count > 0 ? options.positional[0] : "unix";
+  const bool prompt = options.positional_count > 1 && strcmp(options.positional[1], "prompt") == 0;
+  if (options.positional_count > 1 && !prompt)
+    fail("unknown mode %s (prompt, or none)", options.positional[1]);
   int fds[2];
   connect_pair(transport, fds);
   pid_t server = fork();
   if (server < 0) fail_errno("fork");
   if (server == 0) {
     close(fds[0]);
-    serve(fds[1]);
+    serve(fds[1], prompt);
     _exit(0);
   }
   close(fds[1]);

@@ -62,3 +62,26 @@ The same pair recorded with held waits (`--min-wait`): the same edge.
   $ causeway record --calls scheduler --min-wait 1ms -o $TMP_DIR/held.cwt -- cw-prog-queued unix 2>/dev/null
   $ causeway graph $TMP_DIR/held.cwt --json --edges 2>/dev/null | jq -c '[.edge_list[] | select(.from.comm == "cw-queued-cli" and .to.comm == "cw-queued-srv" and .kind == "message") | [.from.kind, .to.kind, .strength]]'
   [["send","recv","strong"]]
+
+Past its thread's budget of waits and transfers written in full (`--wait-budget 0`), a send
+no wake-up explains is held until its bytes have waited `--min-wait` unread: the request,
+queued 150 ms behind the server's other work, is written when the server reads it,
+stamped when the client sent it, and the edge is the same. (20 ms here, not 1 ms: the
+requests below that are read at once must not seem to wait on a busy machine.)
+
+  $ for t in unix tcp; do causeway record --calls scheduler --min-wait 20ms --wait-budget 0 -o $TMP_DIR/late-$t.cwt -- cw-prog-queued $t 2>/dev/null; causeway graph $TMP_DIR/late-$t.cwt --json --edges 2>/dev/null | jq -c '[.edge_list[] | select(.from.comm == "cw-queued-cli" and .to.comm == "cw-queued-srv" and .kind == "message") | [.from.kind, .to.kind, .strength, .from.len, .to.len, .from.offset == .to.offset, (.to.ts - .from.ts) > 100000000]]'; done
+  [["send","recv","strong",16,16,true,true]]
+  [["send","recv","strong",16,16,true,true]]
+
+A request its server takes at once (`prompt`: the server polls with reads that do not
+block) waited in no queue: past the budget nothing of it is written, neither the send nor
+its read; within the budget (the default, 200 a second) both are.
+
+  $ causeway record --calls scheduler --min-wait 20ms --wait-budget 0 -o $TMP_DIR/prompt.cwt -- cw-prog-queued unix prompt 2>/dev/null
+  $ causeway convert $TMP_DIR/prompt.cwt -o $TMP_DIR/prompt.txt >/dev/null 2>&1; grep -cE "^[0-9]+ [0-9]+ (send|recv) " $TMP_DIR/prompt.txt
+  0
+  [1]
+  $ causeway record --calls scheduler --min-wait 20ms -o $TMP_DIR/prompt-budget.cwt -- cw-prog-queued unix prompt 2>/dev/null
+  $ causeway convert $TMP_DIR/prompt-budget.cwt -o $TMP_DIR/prompt-budget.txt >/dev/null 2>&1; grep -oE "^[0-9]+ [0-9]+ (send|recv) " $TMP_DIR/prompt-budget.txt | awk '{ print $3 }' | sort | uniq -c | sed -E 's/^ +//'
+  1 recv
+  1 send
