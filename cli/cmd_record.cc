@@ -126,8 +126,8 @@ struct RecordArgs {
   bool full = false;  // --full: every recorded call, every stack walked
   bool start_full = false;
   std::string calls = "syscalls";  // --calls: where calls are taken from
-  std::string start_calls = "syscalls";
-  std::string min_wait;  // --min-wait: the shortest wait written one by one ("" for all)
+  std::string start_calls;         // "" until given: record start's default (always_on_calls)
+  std::string min_wait;            // --min-wait: the shortest wait written one by one ("" for all)
   std::string start_min_wait;
   uint32_t wait_budget = kDefaultWaitBudget;  // --wait-budget
   uint32_t start_wait_budget = kDefaultWaitBudget;
@@ -230,6 +230,20 @@ bool stack_options(const RecordArgs& args, SessionOptions& options) {
     options.full_waits_per_s = args.wait_budget;
   }
   return true;
+}
+
+// What an always-on recording takes calls from when not told: the lean stream, calls from
+// the scheduler with waits held until they last 1 ms (docs/recording.md, "Always on"). A
+// recorder left running on a busy server must cost what a profiler does, or it is switched
+// off before the hang it was for. --full (every call, from the syscall programs) and an
+// explicit --calls or --min-wait (0: every wait) say otherwise.
+constexpr const char* kAlwaysOnMinWait = "1ms";
+
+void always_on_calls(const std::string& calls, const std::string& min_wait, RecordArgs& given) {
+  given.calls = !calls.empty() ? calls : given.full ? "syscalls" : "scheduler";
+  given.min_wait = min_wait;
+  if (min_wait.empty() && calls.empty() && given.calls == "scheduler")
+    given.min_wait = kAlwaysOnMinWait;
 }
 
 // The packs' active holder rules as the recorder reads them at the end (who holds what a
@@ -581,13 +595,24 @@ int record_start(const RecordArgs& args, const std::string& size_text) {
               << "\n";
     return kExitEnvironment;
   }
+  const std::string stream =
+      args.calls == "syscalls"
+          ? (args.full ? "every system call, from the syscall programs (--full)"
+                       : "system calls from the syscall programs (--calls syscalls)")
+      : args.min_wait.empty() || parse_duration(args.min_wait) == uint64_t{0}
+          ? "calls from the scheduler, every wait"
+          : fmt::format(
+                "calls from the scheduler, a busy thread's waits once they last {} "
+                "(--full for every call)",
+                args.min_wait);
   std::cout << fmt::format(
       "recording {} into {} (pid {}): at most {}, the newest events are kept\n"
+      "  {}\n"
       "  causeway mark TEXT                 adds a marker\n"
       "  causeway record status             shows what it holds\n"
       "  causeway record stop -o TRACE      stops it and saves the trace\n",
-      args.pids.empty() ? "system-wide" : "the given processes", paths.ring, pid,
-      human_bytes(size));
+      args.pids.empty() ? "system-wide" : "the given processes", paths.ring, pid, human_bytes(size),
+      stream);
   return kExitOk;
 }
 
@@ -836,10 +861,25 @@ std::vector<Command> add_record(CLI::App& app) {
   start->add_option("--call-graph", args->start_call_graph, call_graph_help);
   start->add_option("-F,--sample", args->start_sample_hz, sample_help);
   start->add_option("--buffer", args->buffer, "kernel ring buffer size (default 64M)");
-  start->add_flag("--full", args->start_full, full_help);
-  start->add_option("--calls", args->start_calls, calls_help)
+  start->add_flag("--full", args->start_full,
+                  "write every system call, from the syscall programs (--calls syscalls), and "
+                  "walk every blocked call's stacks: what 'record -- CMD --full' writes, at "
+                  "several times the default's cost on a busy server");
+  start
+      ->add_option("--calls", args->start_calls,
+                   "where system calls are taken from: 'scheduler' (default; no syscall "
+                   "programs: the call a thread blocks in, or wakes another from, read from "
+                   "its saved registers) or 'syscalls' (every call's entry and exit hooked: "
+                   "return values, bytes moved and ready descriptors too, at several times "
+                   "the cost; docs/recording.md)")
       ->check(CLI::IsMember({"syscalls", "scheduler"}));
-  start->add_option("--min-wait", args->start_min_wait, min_wait_help)->type_name("DURATION");
+  start
+      ->add_option("--min-wait", args->start_min_wait,
+                   "with calls from the scheduler: past a thread's --wait-budget, write a "
+                   "wait only once it has lasted DURATION (default 1ms unless --calls is "
+                   "given; 0 writes every wait; at most 100ms); shorter ones are counted per "
+                   "thread in short_waits events (docs/recording.md, \"Held waits\")")
+      ->type_name("DURATION");
   start->add_option("--wait-budget", args->start_wait_budget, wait_budget_help)->type_name("N");
   args->start_compress = add_compress_option(start, args->compress, args->writer, "zstd=1");
   start->add_option("--rules", args->rules,
@@ -851,7 +891,10 @@ std::vector<Command> add_record(CLI::App& app) {
   dir_option(start);
   start->footer(
       "Needs root, or CAP_BPF and CAP_PERFMON. The recorder runs in the background until "
-      "'causeway record stop'.\nExit status: 0 started, 1 the input was wrong, 2 it cannot "
+      "'causeway record stop'.\nBy default it writes the lean stream a diagnosis needs "
+      "(--calls scheduler --min-wait 1ms): no syscall program, and a busy thread's waits "
+      "written only once they last 1 ms; --full writes every call (docs/recording.md, "
+      "\"Always on\").\nExit status: 0 started, 1 the input was wrong, 2 it cannot "
       "record here or a recording is already running.\nThe folder (--dir) is created 0700; one "
       "that is a symbolic link, not yours, writable by others or inside a folder others can "
       "change is refused (exit 1).");
@@ -881,8 +924,7 @@ std::vector<Command> add_record(CLI::App& app) {
                    given.call_graph = args->start_call_graph;
                    given.sample_hz = args->start_sample_hz;
                    given.full = args->start_full;
-                   given.calls = args->start_calls;
-                   given.min_wait = args->start_min_wait;
+                   always_on_calls(args->start_calls, args->start_min_wait, given);
                    given.wait_budget = args->start_wait_budget;
                    return record_start(given, *size);
                  }});

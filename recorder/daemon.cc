@@ -108,6 +108,16 @@ void run_daemon(const SessionOptions& options, const RecorderDir& dir, int ready
   catch_stop_signals(false);
   (void)!write(ready_fd, "K", 1);
   close(ready_fd);
+  // What the recorder writes (its options), for scripts reading the status.
+  const nlohmann::json stream = {
+      {"calls", options.calls_at_switch ? "scheduler" : "syscalls"},
+      {"full", options.full},
+      {"min_wait_ns", options.calls_at_switch ? options.min_wait_ns : 0}};
+  auto status_json = [&] {
+    nlohmann::json j = recorder_status_json(session->status(), dir.paths(), max_bytes);
+    j["stream"] = stream;
+    return j;
+  };
   auto last_status = std::chrono::steady_clock::now() - std::chrono::hours(1);
   int rc = 0;
   try {
@@ -118,12 +128,12 @@ void run_daemon(const SessionOptions& options, const RecorderDir& dir, int ready
       });
       auto now = std::chrono::steady_clock::now();
       if (now - last_status >= std::chrono::seconds(1)) {
-        write_status_file(dir, recorder_status_json(session->status(), dir.paths(), max_bytes));
+        write_status_file(dir, status_json());
         last_status = now;
       }
     }
     session->finish();
-    auto j = recorder_status_json(session->status(), dir.paths(), max_bytes);
+    auto j = status_json();
     j["stopped"] = true;
     j["stopped_at"] = utc_now();
     write_status_file(dir, j);
@@ -132,7 +142,7 @@ void run_daemon(const SessionOptions& options, const RecorderDir& dir, int ready
     // `record status` reads, so it says when and why.
     std::cerr << "causeway: recorder stopped: " << e.what() << "\n";
     session->abandon();
-    auto j = recorder_status_json(session->status(), dir.paths(), max_bytes);
+    auto j = status_json();
     j["stopped"] = true;
     j["stopped_at"] = utc_now();
     j["stop_error"] = e.what();

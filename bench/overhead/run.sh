@@ -2,8 +2,9 @@
 # Always-on recording overhead on real workloads (bench/README.md, "Always-on overhead"):
 # a local PostgreSQL under pgbench (select-only and read-write), a C build with make -j,
 # and redis-benchmark against a local redis-server, each run bare, under the always-on
-# recorder (`causeway record start`, the whole machine, default options), under it with
-# `--call-graph dwarf`, under it with `--calls scheduler` (no syscall programs), and under
+# recorder (`causeway record start`, the whole machine, default options: calls from the
+# scheduler, waits held until they last 1 ms), under it with `--call-graph dwarf`, with
+# `--calls syscalls` (the syscall programs), with `--calls scheduler` (every wait), and under
 # `perf record -a` of the same kernel events, in an order
 # that rotates every round. Prints the medians, the loss against bare and, for causeway,
 # the events and ring bytes written per second and the events lost.
@@ -17,8 +18,10 @@ usage: bench/overhead/run.sh [options]
                      an order that rotates (default 5, at least 5 for a result)
   --seconds S        length of each pgbench run (default 8)
   --workloads LIST   comma-separated, of pgbench-select, pgbench-rw, make, redis (default all)
-  --configs LIST     comma-separated, of bare, causeway, causeway-dwarf, causeway-scheduler,
-                     causeway-held (--calls scheduler --min-wait 1ms), perf (default all)
+  --configs LIST     comma-separated, of bare, causeway (record start's defaults),
+                     causeway-dwarf, causeway-syscalls (--calls syscalls), causeway-scheduler
+                     (--calls scheduler: every wait), causeway-held (--calls scheduler
+                     --min-wait 1ms, the defaults spelled out), perf (default all)
   --quick            short runs (2 s, a small build, fewer requests): checks the script,
                      measures nothing
   --json FILE        also write the summary as JSON
@@ -32,7 +35,7 @@ causeway=${CAUSEWAY:-$repo/build/cli/causeway}
 rounds=5
 seconds=8
 workloads=pgbench-select,pgbench-rw,make,redis
-configs=bare,causeway,causeway-dwarf,causeway-scheduler,causeway-held,perf
+configs=bare,causeway,causeway-dwarf,causeway-syscalls,causeway-scheduler,causeway-held,perf
 quick=0
 json_out=""
 raw_out=""
@@ -59,7 +62,7 @@ for w in "${workload_list[@]}"; do
   [[ $w =~ ^(pgbench-select|pgbench-rw|make|redis)$ ]] || fail "unknown workload '$w'"
 done
 for c in "${config_list[@]}"; do
-  [[ $c =~ ^(bare|causeway|causeway-dwarf|causeway-scheduler|causeway-held|perf)$ ]] ||
+  [[ $c =~ ^(bare|causeway|causeway-dwarf|causeway-syscalls|causeway-scheduler|causeway-held|perf)$ ]] ||
     fail "unknown configuration '$c'"
 done
 [[ $(id -u) == 0 ]] || fail "needs root (the recorder and perf record -a)"
@@ -147,10 +150,11 @@ except Exception:
 tracer_start() {
   case $1 in
     bare) ;;
-    causeway | causeway-dwarf | causeway-scheduler | causeway-held)
+    causeway | causeway-dwarf | causeway-syscalls | causeway-scheduler | causeway-held)
       rm -rf "$recorder_dir"
       local extra=()
       [[ $1 == causeway-dwarf ]] && extra=(--call-graph dwarf)
+      [[ $1 == causeway-syscalls ]] && extra=(--calls syscalls)
       [[ $1 == causeway-scheduler ]] && extra=(--calls scheduler)
       [[ $1 == causeway-held ]] && extra=(--calls scheduler --min-wait 1ms)
       "$causeway" record start --dir "$recorder_dir" "${extra[@]}" >"$WORK/start.log" 2>&1 ||
@@ -169,7 +173,7 @@ tracer_start() {
 tracer_stop() {
   case $1 in
     bare) echo "- - -" ;;
-    causeway | causeway-dwarf | causeway-scheduler | causeway-held)
+    causeway | causeway-dwarf | causeway-syscalls | causeway-scheduler | causeway-held)
       "$causeway" record stop --dir "$recorder_dir" >"$WORK/stop.log" 2>&1 ||
         die "record stop failed: $(cat "$WORK/stop.log")"
       local e0 b0 l0 e1 b1 l1

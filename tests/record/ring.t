@@ -1,12 +1,19 @@
 An always-on recording in a 10 MiB ring of files, under a busy workload until the ring
 has dropped its oldest events (5 s at a time, 2 minutes at most: this VM fills the ring
-in under 2 s, but a slower or busier machine records fewer events a second; if it never
+in about 25 s with the default lean stream, but a slower or busier machine records fewer events a second; if it never
 fills, the status says what was recorded): the ring stays within its bound, keeps the
 newest events (a marker written just before stopping) and drops the oldest (a marker
 written at the start), and says how many events it dropped.
 
-  $ causeway record start --size 10M --dir $TMP_DIR/rec | head -1 | sed -E 's/pid [0-9]+/pid N/'
+  $ causeway record start --size 10M --dir $TMP_DIR/rec | head -2 | sed -E 's/pid [0-9]+/pid N/'
   recording system-wide into .*/rec/ring \(pid N\): at most 10.0 MiB, the newest events are kept (re)
+    calls from the scheduler, a busy thread's waits once they last 1ms (--full for every call)
+
+By default it records the lean stream (docs/recording.md, "Always on"), and its status says
+so for scripts:
+
+  $ causeway record status --dir $TMP_DIR/rec --json | jq -c .stream
+  {"calls":"scheduler","full":false,"min_wait_ns":1000000}
   $ causeway mark --dir $TMP_DIR/rec first marker
   $ for i in $(seq 24); do cw-prog-busy 5; causeway record status --dir $TMP_DIR/rec --json | jq -e '.ring.events_overwritten > 0' >/dev/null && break; [ $i = 24 ] && causeway record status --dir $TMP_DIR/rec; done; true
   $ causeway mark --dir $TMP_DIR/rec last marker
@@ -47,3 +54,18 @@ broken pack is said before the recorder detaches, and nothing is started.
   exit 1
   $ causeway record status --dir $TMP_DIR/badrules | sed -E 's#/[^ ]*/badrules#DIR#'
   no recording is running in DIR
+
+`--full` records every call from the syscall programs, `--calls` and `--min-wait` choose
+the stream piece by piece (`--min-wait 0`: every wait); the two that contradict each other
+are refused before anything starts:
+
+  $ for o in "--full" "--calls syscalls" "--min-wait 0"; do causeway record start --size 2M --dir $TMP_DIR/modes $o | sed -n 2p; causeway record status --dir $TMP_DIR/modes --json | jq -c .stream; causeway record stop --dir $TMP_DIR/modes >/dev/null 2>&1; done
+    every system call, from the syscall programs (--full)
+  {"calls":"syscalls","full":true,"min_wait_ns":0}
+    system calls from the syscall programs (--calls syscalls)
+  {"calls":"syscalls","full":false,"min_wait_ns":0}
+    calls from the scheduler, every wait
+  {"calls":"scheduler","full":false,"min_wait_ns":0}
+  $ causeway record start --size 2M --dir $TMP_DIR/modes --full --calls scheduler; echo "exit $?"
+  causeway: --full writes every call, which --calls scheduler does not see: give one of them
+  exit 1
