@@ -69,6 +69,12 @@ Diagnosis Diagnoser::run() {
     if (lw.woken != kNoIndex && lw.woken != hang->segment) {
       vertex_ = lw.woken;
       profile = profile_segment(trace_, events_, g_, vertex_);
+      // A segment that took what the wait was for before it blocked on something else (a
+      // page brought in, a write to a terminal) is followed up to what it took: its later
+      // block is not the wait.
+      const uint64_t taken = trace_.events[g_.edges[lw.wake_edge].to_event].ts;
+      if (profile.longest_block_ns > 0 && profile.longest_block_start > taken)
+        profile = profile_range(trace_, events_, hang->tid, g_.segments[vertex_].start_ns, taken);
       window = Window{std::min(window.start, lw.start_ns), std::max(window.end, lw.end_ns)};
       d_.notes.push_back(
           profile.longest_block_ns == 0

@@ -225,18 +225,23 @@ LogicalWait logical_wait(const Trace& trace, const ThreadEvents& events, const G
   for (uint32_t s = segment + 1; s < t->end; ++s) {
     if (acted(graph, s - 1)) break;
     SegmentProfile sp = profile_segment(trace, events, graph, s);
-    if (sp.longest_block_ns == 0) {
-      // A segment that did not block took what the wait woke for when the wake-up went
-      // unrecorded (a wake-up from another CPU's interrupt), or when the wait timed out as
-      // the answer came: the wait returned, a second poll found the descriptor ready at
-      // once and cut, and the read after it has the message. That message is the wake-up.
-      if (const uint32_t e = taken_before_acting(trace, graph, s, w.start_ns); e != kNoIndex) {
+    // A segment that took what the wait woke for before it blocked again, if it did: when
+    // the wake-up went unrecorded (a wake-up from another CPU's interrupt), or when the
+    // wait timed out as the answer came (the wait returned, a second poll found the
+    // descriptor ready at once and cut, or the thread read the bytes that had come while it
+    // waited for a CPU). That message is the wake-up, whatever the segment did next (it
+    // answered, then blocked writing to a terminal).
+    if (const uint32_t e = taken_before_acting(trace, graph, s, w.start_ns); e != kNoIndex) {
+      const uint64_t taken = trace.events[graph.edges[e].to_event].ts;
+      if (sp.longest_block_ns == 0 ||
+          profile_range(trace, events, seg.tid, graph.segments[s].start_ns, taken).blocked_ns ==
+              0) {
         w.woken = s;
         w.wake_edge = e;
         break;
       }
-      continue;
     }
+    if (sp.longest_block_ns == 0) continue;
     if (!same_wait(trace, sp.longest_block_call, call)) break;
     w.last = s;
     w.end_ns = sp.longest_block_start + sp.longest_block_ns;

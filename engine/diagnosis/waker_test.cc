@@ -367,6 +367,47 @@ const std::string kPollOnceUntilWrite =
 601ms 100 syscall_exit name=read ret=16
 )";
 
+// cw-victim polls its pipe, 200 ms and then with a timeout that fires at 600 ms, as
+// cw-ender, asleep until then, writes to it: the timer fires first, and the bytes arrive
+// 0.6 ms later while cw-victim waits for a CPU (runnable: nobody wakes it). When it runs at
+// 602 ms its poll returns 0 and it reads the bytes at once; then it faults a page in (a
+// block in state D, no call) and exits.
+const std::string kTimeoutAsTheAnswerCame =
+    R"(0ms 200 syscall_enter name=clock_nanosleep fd=-1 timeout_ns=600500000
+0ms 200 switch_out state=S
+2ms 100 syscall_enter name=poll fd=-1 count=1 timeout_ns=200000000
+2ms 100 switch_out state=S
+202ms 100 switch_in
+202ms 100 syscall_exit name=poll ret=0
+202010us 100 syscall_enter name=poll fd=-1 count=1 timeout_ns=398000000
+202010us 100 switch_out state=S
+600500us 200 switch_in
+600500us 200 syscall_exit name=clock_nanosleep ret=0
+600600us 200 syscall_enter name=write fd=4 count=16
+600600us 200 send object=9 offset=0 len=16 peer=100 fd=4 queued=1
+600600us 200 syscall_exit name=write ret=16
+602ms 100 switch_in
+602ms 100 syscall_exit name=poll ret=0
+602100us 100 syscall_enter name=read fd=3 count=16
+602100us 100 recv object=9 offset=0 len=16 peer=200 fd=3 queued=1
+602100us 100 syscall_exit name=read ret=16
+602200us 100 switch_out state=D
+602700us 100 switch_in
+603ms 100 exit code=0
+603ms 200 exit code=0
+)";
+
+TEST_CASE("a wait whose timeout fired as the answer came was for the answer") {
+  // The timer and the bytes came within a millisecond of each other, and the bytes were
+  // there before cw-victim ran: it read them at once and went on. What it waited for is
+  // the answer, as when the bytes come first and wake it: cw-ender's sleep.
+  Built b = build_with_stdlib(kProcesses + kTimeoutAsTheAnswerCame);
+  Diagnosis d = diagnose_named(b, "cw-victim");
+  CHECK(d.hang.tid == 100);
+  CHECK(causes(b, d) == "cw-ender LongWait");
+  CHECK(path(b, d) == "cw-ender → cw-victim");
+}
+
 TEST_CASE("a retried wait whose woken slice is its longest is one wait from its first slice") {
   // cw-victim polls with a 20 ms timeout ten times, an fcntl before each; its eleventh poll
   // waits 25 ms, until cw-ender writes (a shell's `read -t` loop: the slice the data ended
