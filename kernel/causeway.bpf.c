@@ -18,6 +18,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 // object, and so in the skeleton probes.cc loads. (clang-format would sort them.)
 // clang-format off
 #include "kernel/bpf/maps.bpf.h"          // the loader's settings, the shared maps
+#include "kernel/bpf/current.bpf.h"       // the current thread's ids, saved user registers
 #include "kernel/bpf/output.bpf.h"        // the pid filter, the ring buffer, lazy entries
 #include "kernel/bpf/stacks.bpf.h"        // user and kernel stacks
 #include "kernel/bpf/timers.bpf.h"        // interrupt context, whose timer expires

@@ -215,6 +215,8 @@ Probes::Probes(const ProbeOptions& options) : state_(new State) {
     if (options.min_wait_ns != 0 && !options.calls_at_switch)
       throw ProbeError("holding waits back needs the calls taken at the scheduler");
     rodata->min_wait_ns = options.min_wait_ns;
+    if (const int cpus = libbpf_num_possible_cpus(); cpus > 0)
+      rodata->possible_cpus = static_cast<uint32_t>(cpus);
     if (options.full_waits_per_s != 0) {
       rodata->wait_budget_ns = std::max<uint64_t>(1, 1'000'000'000ull / options.full_waits_per_s);
       rodata->wait_burst = options.full_waits_per_s;

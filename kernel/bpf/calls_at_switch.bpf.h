@@ -25,7 +25,7 @@ static __always_inline bool syscall_frame(const struct pt_regs* regs, long* nr) 
 static __always_inline bool in_recorded_call(struct task_struct* task, const struct pt_regs** regs,
                                              long* nr, __u32* cls) {
   if (task->flags & PF_KTHREAD_FLAG) return false;
-  *regs = (const struct pt_regs*)bpf_task_pt_regs(task);
+  *regs = user_regs_of(task);
   if (!syscall_frame(*regs, nr)) return false;
   *cls = class_of(*nr);
   return *cls != CW_SYS_NONE;
@@ -59,8 +59,7 @@ static __always_inline void close_resumable(struct inflight* call, __u32 tgid, _
   if (!call->resumable || __sync_val_compare_and_swap(&call->resumable, 1, 0) != 1) return;
   struct cw_rec_sys_exit* rec = reserve(sizeof(*rec));
   if (!rec) return;
-  fill_header(&rec->h, CW_REC_SYS_EXIT, sizeof(*rec));
-  rec->h.ts = call->resume_ts;
+  fill_header_at(&rec->h, CW_REC_SYS_EXIT, sizeof(*rec), call->resume_ts);
   rec->h.cpu = call->resume_cpu;
   rec->h.pid = tgid;
   rec->h.tid = tid;
@@ -101,16 +100,16 @@ static __always_inline void begin_call_from(struct inflight* call, const struct 
   call->timed_out = call->wake_mark = 0;
 }
 
-// The recorded call the current task `task` is in, begun now from its saved registers;
+// The recorded call the current task `task` is in, begun at `now` from its saved registers;
 // NULL when it is in none (a kernel thread, a fault, a call not recorded).
-static __always_inline struct inflight* call_from_registers(struct task_struct* task) {
+static __always_inline struct inflight* call_from_registers(struct task_struct* task, __u64 now) {
   const struct pt_regs* regs;
   long nr;
   __u32 cls;
   if (!in_recorded_call(task, &regs, &nr, &cls)) return NULL;
   struct inflight* call = bpf_task_storage_get(&inflight, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
   if (!call) return NULL;
-  begin_call_from(call, regs, nr, cls, bpf_ktime_get_ns());
+  begin_call_from(call, regs, nr, cls, now);
   return call;
 }
 
@@ -219,7 +218,7 @@ static __always_inline bool own_delivery(struct task_struct* woken) {
   if (!blocked || !blocked->active || !blocked->at_switch || blocked->is_send) return false;
   struct task_struct* current = bpf_get_current_task_btf();
   if (current->flags & PF_KTHREAD_FLAG) return false;
-  const struct pt_regs* regs = (const struct pt_regs*)bpf_task_pt_regs(current);
+  const struct pt_regs* regs = user_regs_of(current);
   long nr;
   if (!syscall_frame(regs, &nr)) return false;
   __u32 cls = class_of(nr);

@@ -18,7 +18,7 @@ static __always_inline int file_lock_result(struct inode* inode, int ret, bool i
   struct task_struct* task = bpf_get_current_task_btf();
   if (task->flags & PF_KTHREAD_FLAG) return 0;
   // The call itself, not a close or an exit that drops the process's locks.
-  const struct pt_regs* regs = (const struct pt_regs*)bpf_task_pt_regs(task);
+  const struct pt_regs* regs = user_regs_of(task);
   long nr;
   if (!syscall_frame(regs, &nr) || nr != (is_flock ? nr_flock : nr_fcntl)) return 0;
   __u32 cls = class_of(nr);

@@ -18,11 +18,6 @@ struct object_info {
   __u32 tcp_seq;
 };
 
-// Reads through typed kernel pointers are plain loads the verifier guards; a helper call
-// per field (BPF_CORE_READ) cost most of a syscall's recording time.
-extern void* bpf_rdonly_cast(void* obj, __u32 btf_id) __ksym;
-#define KERNEL_CAST(type, ptr) ((type*)bpf_rdonly_cast((void*)(ptr), bpf_core_type_id_kernel(type)))
-
 static __always_inline struct file* fd_file(int fd) {
   if (fd < 0) return NULL;
   struct task_struct* task = bpf_get_current_task_btf();

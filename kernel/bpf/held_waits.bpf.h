@@ -116,8 +116,7 @@ static __always_inline void write_held_wait(struct inflight* st, __u32 tgid, __u
   if (st->active && st->at_switch) emit_enter(st);
   struct cw_rec_switch* rec = reserve(sizeof(*rec));
   if (!rec) return;
-  fill_header(&rec->h, CW_REC_SWITCH, sizeof(*rec));
-  rec->h.ts = st->wait_ts;
+  fill_header_at(&rec->h, CW_REC_SWITCH, sizeof(*rec), st->wait_ts);
   rec->h.cpu = st->wait_cpu;
   rec->h.pid = tgid;
   rec->h.tid = tid;
@@ -184,8 +183,7 @@ static __always_inline void write_held_send(struct stream_offsets* entry, __u64 
   entry->written = 1;
   struct cw_rec_xfer* rec = reserve(sizeof(*rec));
   if (!rec) return;
-  fill_header(&rec->h, CW_REC_XFER, sizeof(*rec));
-  rec->h.ts = sent;
+  fill_header_at(&rec->h, CW_REC_XFER, sizeof(*rec), sent);
   rec->h.pid = entry->pend_pid;
   rec->h.tid = entry->pend_tid;
   rec->h.cpu = entry->pend_cpu;
@@ -208,7 +206,7 @@ static __always_inline void write_held_send(struct stream_offsets* entry, __u64 
 static __always_inline void hold_send(struct stream_offsets* entry, struct inflight* st,
                                       __u64 object, __u32 kind, __u64 offset, __u64 len, __s32 fd,
                                       __s32 peer, __u64 now) {
-  const __u64 id = bpf_get_current_pid_tgid();
+  const __u64 id = current_ids();
   const __u64 held = entry->pend_ts;
   if (held != 0 && entry->pend_end == offset && entry->pend_tid == (__u32)id) {
     entry->pend_end = offset + len;
@@ -231,10 +229,10 @@ static __always_inline void hold_send(struct stream_offsets* entry, struct infli
 // A read of `len` bytes at `offset` in stream `object`: the send held there whose bytes it
 // takes is written when they waited min_wait_ns or more, and forgotten when they did not.
 static __always_inline void read_held_send(struct stream_offsets* entry, __u64 object, __u64 offset,
-                                           __u64 len, bool tcp, __u64 now) {
+                                           __u64 len, bool tcp) {
   const __u64 sent = entry->pend_ts;
   if (sent == 0 || !offset_before(offset, entry->pend_end, tcp)) return;
-  if (now - sent >= min_wait_ns)
+  if (bpf_ktime_get_ns() - sent >= min_wait_ns)
     write_held_send(entry, object, sent);
   else if (!offset_before(offset + len, entry->pend_end, tcp))
     __sync_val_compare_and_swap(&entry->pend_ts, sent, 0);

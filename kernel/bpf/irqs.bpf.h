@@ -4,7 +4,7 @@
 
 static __always_inline int record_irq(__u32 op, int irq, struct irqaction* action) {
   if (op == CW_HARDIRQ_ENTER || op == CW_HARDIRQ_EXIT) mask_expiry(op == CW_HARDIRQ_ENTER);
-  __u64 id = bpf_get_current_pid_tgid();
+  __u64 id = current_ids();
   if ((__u32)id == 0 || !traced_tgid(id >> 32)) return 0;
   struct cw_rec_irq* rec = reserve(sizeof(*rec));
   if (!rec) return 0;

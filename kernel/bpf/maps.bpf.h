@@ -39,6 +39,10 @@ const volatile __u64 min_wait_ns = 0;
 const volatile __u64 wait_budget_ns = 1;
 const volatile __u64 wait_burst = 1;
 
+// Calls are numbered (their records' seq) by each CPU on its own, strided by the number of
+// possible CPUs so that no two give the same number: one counter for all would move between
+// the CPUs' caches at every call. Set by the loader; 0: the shared counter.
+const volatile __u32 possible_cpus = 0;
 __u64 next_seq = 0;
 // Set by the recorder before its last pass over the tasks: every call left open for a
 // thread that may sleep in it again is closed now (calls_at_switch.bpf.h).
@@ -57,6 +61,21 @@ struct {
   __type(key, __u32);
   __type(value, __u64);
 } lost SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, __u64);
+} calls_counted SEC(".maps");
+
+// The number of a call begun now on this CPU: never 0, never one another call has.
+static __always_inline __u64 next_call_seq(void) {
+  __u32 zero = 0;
+  __u64* counted = bpf_map_lookup_elem(&calls_counted, &zero);
+  if (!counted || possible_cpus == 0) return __sync_fetch_and_add(&next_seq, 1) + 1;
+  return __sync_fetch_and_add(counted, 1) * possible_cpus + bpf_get_smp_processor_id() + 1;
+}
 
 struct {
   __uint(type, BPF_MAP_TYPE_ARRAY);
@@ -132,10 +151,9 @@ struct inflight {
   __u32 resume_cpu;
   __u64 resume_ts;
   __u64 resume_runtime;
-  // At the scheduler: the last wake-up the thread raised inside a call (when, the call's
-  // number and descriptor) and when it last moved bytes on a socket (transfers.bpf.h).
-  __u64 wake_ts;
-  __u64 xfer_ts;
+  // At the scheduler: whether the thread raised a wake-up inside a call since it last moved
+  // bytes on a socket, and the last such call's number and descriptor (transfers.bpf.h).
+  __u32 woke_since_xfer;
   __s64 wake_nr;
   __s32 wake_fd;
   // At the scheduler: the file whose lock the thread last tried and did not get (its inode

@@ -162,15 +162,21 @@ static __always_inline void flush_cpu(bool stale_only) {
   *depth = 0;
 }
 
-static __always_inline void fill_header(struct cw_rec_header* h, __u32 type, __u32 size) {
-  __u64 id = bpf_get_current_pid_tgid();
+// The header of a record made at `ts` by the current thread.
+static __always_inline void fill_header_at(struct cw_rec_header* h, __u32 type, __u32 size,
+                                           __u64 ts) {
+  __u64 id = current_ids();
   h->type = type;
   h->size = size;
-  h->ts = bpf_ktime_get_ns();
+  h->ts = ts;
   h->pid = id >> 32;
   h->tid = (__u32)id;
   h->cpu = bpf_get_smp_processor_id();
   h->flags = 0;
+}
+
+static __always_inline void fill_header(struct cw_rec_header* h, __u32 type, __u32 size) {
+  fill_header_at(h, type, size, bpf_ktime_get_ns());
 }
 
 static __always_inline bool traced_tgid(__u32 tgid) {
@@ -180,11 +186,11 @@ static __always_inline bool traced_tgid(__u32 tgid) {
 }
 
 static __always_inline bool current_traced(void) {
-  return traced_tgid(bpf_get_current_pid_tgid() >> 32);
+  return traced_tgid(current_ids() >> 32);
 }
 
 static __always_inline bool current_is_recorder(void) {
-  return (bpf_get_current_pid_tgid() >> 32) == self_tgid;
+  return (current_ids() >> 32) == self_tgid;
 }
 
 // Calls of these classes are recorded only when something happens in them: the thread

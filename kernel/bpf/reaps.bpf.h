@@ -19,7 +19,7 @@ int BPF_PROG(on_sched_process_wait, struct pid* pid) {
   if (!calls_at_switch || !current_traced()) return 0;
   struct task_struct* task = bpf_get_current_task_btf();
   if (task->flags & PF_KTHREAD_FLAG) return 0;
-  const struct pt_regs* regs = (const struct pt_regs*)bpf_task_pt_regs(task);
+  const struct pt_regs* regs = user_regs_of(task);
   long nr;
   // wait4 returns the pid it reaped; waitid returns 0, which joins nothing.
   if (!syscall_frame(regs, &nr) || nr == nr_waitid) return 0;

@@ -5,7 +5,7 @@
 // thread it interrupted is recorded with its user stack, as at a blocking syscall.
 SEC("perf_event")
 int on_cpu_clock(struct bpf_perf_event_data* ctx) {
-  __u64 id = bpf_get_current_pid_tgid();
+  __u64 id = current_ids();
   __u32 tid = (__u32)id, tgid = id >> 32;
   if (tid == 0 || !traced_tgid(tgid)) return 0;
   struct task_struct* task = bpf_get_current_task_btf();

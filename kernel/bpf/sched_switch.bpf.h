@@ -42,11 +42,11 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct* prev, struct tas
   if (prev_tid == 0 || prev_tgid == self_tgid) prev_tid = prev_tgid = 0;
   if (next_tid == 0 || next_tgid == self_tgid) next_tid = next_tgid = 0;
 
+  const __u64 now = bpf_ktime_get_ns();
   bool sleeps = !preempt && prev_state != 0;
   // Held waits (held_waits.bpf.h): a thread that blocks is written only once its wait has
   // lasted; one whose wait was too short to write does not show coming back either.
   if (holding_waits()) {
-    __u64 now = bpf_ktime_get_ns();
     if (prev_recorded && prev_tid != 0 && sleeps && !(prev_state & 0x80) &&
         hold_wait(prev, state_letter(preempt, prev_state), now)) {
       prev_tid = prev_tgid = 0;
@@ -62,8 +62,8 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct* prev, struct tas
     }
   }
   if (prev_recorded && sleeps) {
-    struct inflight* call =
-        calls_at_switch ? call_from_registers(prev) : bpf_task_storage_get(&inflight, prev, 0, 0);
+    struct inflight* call = calls_at_switch ? call_from_registers(prev, now)
+                                            : bpf_task_storage_get(&inflight, prev, 0, 0);
     if (call && call->active) {
       emit_enter(call);  // a call that blocks always matters
       if (stack_mode != 0 && !call->stack_taken) {
@@ -77,7 +77,7 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct* prev, struct tas
 
   struct cw_rec_switch* rec = reserve(sizeof(*rec));
   if (!rec) return 0;
-  fill_header(&rec->h, CW_REC_SWITCH, sizeof(*rec));
+  fill_header_at(&rec->h, CW_REC_SWITCH, sizeof(*rec), now);
   rec->h.pid = prev_tgid;
   rec->h.tid = prev_tid;
   rec->next_pid = next_tgid;

@@ -72,15 +72,14 @@ static __always_inline void begin_call(struct inflight* call, __u32 nr, __u32 cl
   call->active = 1;
   call->at_switch = 0;
   struct cw_rec_sys_enter* rec = &call->rec;
-  call->seq = __sync_fetch_and_add(&next_seq, 1) + 1;
+  call->seq = next_call_seq();
   call->enter_ts = ts;
   call->nr = nr;
   call->cls = cls;
   call->fd = -1;
   call->peer_pid = -1;
 
-  fill_header(&rec->h, CW_REC_SYS_ENTER, sizeof(*rec));
-  rec->h.ts = call->enter_ts;
+  fill_header_at(&rec->h, CW_REC_SYS_ENTER, sizeof(*rec), ts);
   rec->seq = call->seq;
   rec->nr = nr;
   rec->sys_class = cls;
@@ -251,7 +250,7 @@ int BPF_PROG(on_sys_enter, struct pt_regs* regs, long id) {
   __u32 nr = id;
   __u32 cls = class_of(id);
   if (cls == CW_SYS_NONE) return 0;
-  __u64 pid_tgid = bpf_get_current_pid_tgid();
+  __u64 pid_tgid = current_ids();
   __u32 tid = (__u32)pid_tgid, tgid = pid_tgid >> 32;
   if (!traced_tgid(tgid)) return 0;
 

@@ -22,8 +22,7 @@ static __always_inline bool in_interrupt_context(void* ctx) {
   __u64 here = (__u64)ctx;
   if (here - stack_base >= thread_size) return true;
   if (task->flags & PF_KTHREAD_FLAG) return false;
-  struct pt_regs* user_regs = (struct pt_regs*)bpf_task_pt_regs(task);
-  return (long)BPF_CORE_READ(user_regs, orig_ax) < 0;
+  return (long)user_regs_of(task)->orig_ax < 0;
 }
 
 struct timer_owner {
@@ -75,7 +74,7 @@ static __always_inline struct timer_owner* expiring_owner(__u64 now) {
 
 SEC("tp_btf/hrtimer_start")
 int BPF_PROG(on_hrtimer_start, struct hrtimer* timer) {
-  __u64 id = bpf_get_current_pid_tgid();
+  __u64 id = current_ids();
   if ((__u32)id == 0 || !traced_tgid(id >> 32)) return 0;
   // Restarted from an interrupt (a periodic timer's own expiry, a kernel tick): the task
   // that happens to run armed nothing.

@@ -34,7 +34,6 @@ static __always_inline int socket_transfer(struct sock* sk, int ret, int flags, 
   __u16 family = sk->__sk_common.skc_family;
   __u64 object, offset;
   __u32 kind;
-  __s32 peer_pid = -1;
   struct stream_offsets* entry;
   if (family == AF_UNIX_FAMILY) {
     // Counted on the receiving socket, as resolve_file names a unix stream.
@@ -42,7 +41,6 @@ static __always_inline int socket_transfer(struct sock* sk, int ret, int flags, 
     if (!receiver) return 0;
     kind = CW_OBJ_UNIX;
     object = (__u64)receiver;
-    peer_pid = pid_number(sk->sk_peer_pid);
     entry = stream_entry(object);
     if (!entry) return 0;
     // Which connection the counts are of: the receiving socket's peer, fixed when the two
@@ -71,18 +69,17 @@ static __always_inline int socket_transfer(struct sock* sk, int ret, int flags, 
     return 0;
   }
   const bool tcp = kind == CW_OBJ_TCP;
-  __u64 now = bpf_ktime_get_ns();
   // A read matters only when it takes bytes of a send written or held, and most take
-  // neither: settled before anything of the thread is looked up.
+  // neither: settled before anything of the thread is looked up, or the clock read.
   if (!is_send) {
     if (!entry) return 0;
-    if (holding_waits()) read_held_send(entry, object, offset, len, tcp, now);
+    if (holding_waits()) read_held_send(entry, object, offset, len, tcp);
     if (!entry->written || !offset_before(offset, entry->written_end, tcp)) return 0;
   }
 
   struct inflight* st = bpf_task_storage_get(&inflight, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
   if (!st) return 0;
-  const struct pt_regs* regs = (const struct pt_regs*)bpf_task_pt_regs(task);
+  const struct pt_regs* regs = user_regs_of(task);
   long nr = -1;
   __u32 cls = CW_SYS_NONE;
   if (syscall_frame(regs, &nr)) cls = class_of(nr);
@@ -91,19 +88,24 @@ static __always_inline int socket_transfer(struct sock* sk, int ret, int flags, 
   if (is_send) {
     // A wake-up raised by this very call (since the thread's last transfer, from a call of
     // this number on this descriptor) already joins it to its reader.
-    wanted = !(st->wake_ts > st->xfer_ts && st->wake_nr == nr && st->wake_fd == fd);
-    if (wanted && !entry) entry = stream_entry(object);
+    wanted = !(st->woke_since_xfer && st->wake_nr == nr && st->wake_fd == fd);
+  }
+  st->woke_since_xfer = 0;
+  if (!wanted) return 0;
+  const __u64 now = bpf_ktime_get_ns();
+  const __s32 peer_pid = kind == CW_OBJ_UNIX ? pid_number(sk->sk_peer_pid) : -1;
+  if (is_send) {
+    if (!entry) entry = stream_entry(object);
     // Past the thread's budget, held until its bytes have waited (held_waits.bpf.h).
-    if (wanted && entry && holding_waits() && !spend_budget(st, cls, now)) {
+    if (entry && holding_waits() && !spend_budget(st, cls, now)) {
       hold_send(entry, st, object, kind, offset, len, fd, peer_pid, now);
-      wanted = false;
-    } else if (wanted && entry) {
+      return 0;
+    }
+    if (entry) {
       entry->written_end = offset + len;
       entry->written = 1;
     }
   }
-  st->xfer_ts = now;
-  if (!wanted) return 0;
 
   // Its own call, unless the thread is inside one already written (a send that blocked on
   // a full buffer half way).

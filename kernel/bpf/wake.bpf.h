@@ -3,9 +3,9 @@
 #pragma once
 
 // A send that woke its reader needs no transfer of its own (transfers.bpf.h): the thread's
-// last wake-up raised inside a call, when, from which call and descriptor.
+// last wake-up raised inside a call, from which call and descriptor.
 static __always_inline void note_wake_in_call(struct inflight* st, __s64 nr, __s32 fd) {
-  st->wake_ts = bpf_ktime_get_ns();
+  st->woke_since_xfer = 1;
   st->wake_nr = nr;
   st->wake_fd = fd;
 }
@@ -15,7 +15,7 @@ static __always_inline void note_wake_in_call(struct inflight* st, __s64 nr, __s
 static __always_inline void note_short_wake_in_call(void) {
   struct task_struct* current = bpf_get_current_task_btf();
   if (current->flags & PF_KTHREAD_FLAG) return;
-  const struct pt_regs* regs = (const struct pt_regs*)bpf_task_pt_regs(current);
+  const struct pt_regs* regs = user_regs_of(current);
   long nr;
   if (!syscall_frame(regs, &nr)) return;
   struct inflight* st = bpf_task_storage_get(&inflight, current, 0, 0);
@@ -31,7 +31,7 @@ static __always_inline int record_wake(void* ctx, __u32 type, struct task_struct
   if (in_irq && calls_at_switch && !recorder && current_traced() && own_delivery(p)) in_irq = false;
   // A wait too short to write is counted, and its wake-up left out, before anything else.
   if (holding_waits() && target_traced &&
-      wakes_short_wait(p, in_irq || recorder ? 0 : (__u32)bpf_get_current_pid_tgid())) {
+      wakes_short_wait(p, in_irq || recorder ? 0 : (__u32)current_ids())) {
     if (!in_irq && !recorder && current_traced()) note_short_wake_in_call();
     return 0;
   }
@@ -47,7 +47,7 @@ static __always_inline int record_wake(void* ctx, __u32 type, struct task_struct
     // no descriptors and no timeout in the trace.
     struct task_struct* current = bpf_get_current_task_btf();
     if (calls_at_switch) {
-      waker_call = current_traced() ? call_from_registers(current) : NULL;
+      waker_call = current_traced() ? call_from_registers(current, bpf_ktime_get_ns()) : NULL;
       if (waker_call) {
         emit_enter(waker_call);
         note_wake_in_call(waker_call, waker_call->nr, waker_call->fd);
