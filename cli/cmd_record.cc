@@ -109,10 +109,13 @@ int check_privileges() {
   return kExitEnvironment;
 }
 
-// Waits per second a thread writes in full under --min-wait: more than the programs one
-// diagnoses usually wait (the real-program suite's and the topologies' threads), a small
-// part of a busy server's (pgbench's backends wait tens of thousands of times a second).
-constexpr uint32_t kDefaultWaitBudget = 200;
+// Waits per second a thread writes in full under --min-wait: as often as the programs one
+// diagnoses wait for less than --min-wait (the real-program suite's and the topologies'
+// threads diagnose alike with 50 and 200), a small part of a busy server's (pgbench's
+// backends wait tens of thousands of times a second). Each wait written in full costs a
+// busy server more than all of its held ones (bench/RESULTS.md): 200 a second cost pgbench
+// -S a seventh of the recorder's run time.
+constexpr uint32_t kDefaultWaitBudget = 50;
 constexpr uint32_t kMaxWaitBudget = 1'000'000;
 
 struct RecordArgs {
@@ -803,7 +806,7 @@ std::vector<Command> add_record(CLI::App& app) {
   cmd->add_option("--min-wait", args->min_wait, min_wait_help)->type_name("DURATION");
   auto wait_budget_help =
       "with --min-wait: the waits per second each thread writes in full in each class of "
-      "call, whatever their length, before its shorter ones are only counted (default 200, a "
+      "call, whatever their length, before its shorter ones are only counted (default 50, a "
       "second's worth at once; 0: none)";
   cmd->add_option("--wait-budget", args->wait_budget, wait_budget_help)->type_name("N");
   args->record_compress = add_compress_option(cmd, args->compress, args->writer, "zstd=1");

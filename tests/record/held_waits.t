@@ -1,5 +1,5 @@
 Held waits (`record --calls scheduler --min-wait DURATION`): beyond its budget of waits
-written in full (`--wait-budget`, 200 a second by default), a thread that blocks is written
+written in full (`--wait-budget`, 50 a second by default), a thread that blocks is written
 only once its wait has lasted DURATION, stamped when it began; shorter waits leave out their
 switches and wake-ups and are counted in short_waits events (docs/recording.md).
 
@@ -26,12 +26,12 @@ sleep and its wake-up take longer than 50 µs), and their time is most of the na
   $ napper=$(grep -oE "thread [0-9]+ pid=[0-9]+ comm=cw-napper" $TMP_DIR/irqpoll.txt | head -1 | cut -d' ' -f2); grep -E " $napper short_waits" $TMP_DIR/irqpoll.txt | grep -oE "(count|total_ns)=[0-9]+" | awk -F= '{ s[$1] += $2 } END { print (s["count"] > 1000 && s["count"] < 6000 ? "count ok" : "count " s["count"]), (s["total_ns"] > 150000000 && s["total_ns"] < 300000000 ? "time ok" : "time " s["total_ns"]) }'
   count ok time ok
 
-With the default budget the first 200 sleeps, and one every 5 ms after them, are written
-in full: 200 to 300 of them in 300 ms (`causeway record` runs the command as it starts).
+With the default budget the first 50 sleeps, and one every 20 ms after them, are written
+in full: 50 to 75 of them in 300 ms (`causeway record` runs the command as it starts).
 
   $ causeway record --calls scheduler --min-wait 1ms -o $TMP_DIR/budget.cwt -- cw-prog-irqpoll 300 2>/dev/null
   $ causeway convert $TMP_DIR/budget.cwt -o $TMP_DIR/budget.txt >/dev/null 2>&1
-  $ napper=$(grep -oE "thread [0-9]+ pid=[0-9]+ comm=cw-napper" $TMP_DIR/budget.txt | head -1 | cut -d' ' -f2); grep -cE " $napper syscall_enter( cpu=[0-9]+)? name=clock_nanosleep" $TMP_DIR/budget.txt | awk '{ print ($1 >= 200 && $1 <= 300 ? "in full: ok" : "in full: " $1) }'
+  $ napper=$(grep -oE "thread [0-9]+ pid=[0-9]+ comm=cw-napper" $TMP_DIR/budget.txt | head -1 | cut -d' ' -f2); grep -cE " $napper syscall_enter( cpu=[0-9]+)? name=clock_nanosleep" $TMP_DIR/budget.txt | awk '{ print ($1 >= 50 && $1 <= 75 ? "in full: ok" : "in full: " $1) }'
   in full: ok
 
 A hang still in progress when the recording stops: cw-mutexwait blocks on a mutex

@@ -75,7 +75,7 @@ requests below that are read at once must not seem to wait on a busy machine.)
 
 A request its server takes at once (`prompt`: the server polls with reads that do not
 block) waited in no queue: past the budget nothing of it is written, neither the send nor
-its read; within the budget (the default, 200 a second) both are.
+its read; within the budget (the default, 50 a second) both are.
 
   $ causeway record --calls scheduler --min-wait 20ms --wait-budget 0 -o $TMP_DIR/prompt.cwt -- cw-prog-queued unix prompt 2>/dev/null
   $ causeway convert $TMP_DIR/prompt.cwt -o $TMP_DIR/prompt.txt >/dev/null 2>&1; grep -cE "^[0-9]+ [0-9]+ (send|recv) " $TMP_DIR/prompt.txt
