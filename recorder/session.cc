@@ -30,10 +30,20 @@ namespace {
 constexpr uint64_t kHoldNs = 200'000'000;
 constexpr uint64_t kLostCheckNs = 250'000'000;
 constexpr uint64_t kReleaseEveryNs = 100'000'000;
-// With calls taken at the scheduler, the pass over the tasks runs this often: a held wait
-// (--min-wait) that has lasted, stamped when it began, is then at most kMaxMinWaitNs + this
-// (and a poll) late, within kHoldNs, and so is the end of a call left open.
-constexpr uint64_t kTaskPassEveryNs = 20'000'000;
+// With calls taken at the scheduler, the pass over the tasks writes a held wait (--min-wait)
+// that has lasted, stamped when it began, and the end of a call left open. Each pass visits
+// every task on the machine: at one every 20 ms it was a quarter of the recorder's own time
+// under pgbench -S, so it runs as seldom as sorting allows, every (kHoldNs - min_wait) / 4
+// within these bounds. What it writes is then at most min_wait + a pass + a poll (no longer
+// than a pass) late: within kHoldNs.
+constexpr uint64_t kTaskPassMinNs = 20'000'000;
+constexpr uint64_t kTaskPassMaxNs = 50'000'000;
+static_assert(kMaxMinWaitNs + 2 * kTaskPassMinNs < kHoldNs);
+
+uint64_t task_pass_every_ns(uint64_t min_wait_ns) {
+  return std::clamp<uint64_t>((kHoldNs - std::min(min_wait_ns, kHoldNs)) / 4, kTaskPassMinNs,
+                              kTaskPassMaxNs);
+}
 // Perf maps are read about once a second: often enough to read a short-lived JIT's map
 // while it runs (its owner is checked against the process's), rarely enough to cost nothing.
 constexpr uint64_t kPerfMapEveryNs = 1'000'000'000;
@@ -180,12 +190,13 @@ void Session::add_pid(uint32_t pid) {
 }
 
 void Session::step(int timeout_ms) {
+  const uint64_t pass_every = task_pass_every_ns(options_.min_wait_ns);
   if (options_.calls_at_switch)
-    timeout_ms = std::min<int>(timeout_ms, static_cast<int>(kTaskPassEveryNs / 1'000'000));
+    timeout_ms = std::min<int>(timeout_ms, static_cast<int>(pass_every / 1'000'000));
   probes_->poll(timeout_ms, [&](const void* r, size_t n) { decoder_->decode(r, n); });
   for (auto& source : sources_) source(*decoder_);
   uint64_t now = now_ns();
-  if (options_.calls_at_switch && now - last_task_pass_ >= kTaskPassEveryNs) {
+  if (options_.calls_at_switch && now - last_task_pass_ >= pass_every) {
     probes_->pass_over_tasks();
     last_task_pass_ = now;
   }
