@@ -236,8 +236,9 @@ struct cw_rec_xfer {
 /* The header flag of a CW_REC_XFER written because no wake-up handed its bytes over (calls
  * taken at the scheduler write only such transfers): they waited in the stream. */
 #define CW_XFER_QUEUED 1u
-/* A send held back until its bytes had waited (record --min-wait): written later, stamped
- * when it was made, with its thread and CPU then in the header; no call around it. */
+/* Written later than it happened, stamped then, with its thread and CPU then in the header;
+ * no call around it: a send held back until its bytes had waited (record --min-wait), or a
+ * read that took a send's bytes before the send's own program had counted them. */
 #define CW_XFER_LATE 2u
 
 /* CW_REC_READY: up to CW_MAX_READY descriptors an epoll_wait/poll/ppoll returned. For

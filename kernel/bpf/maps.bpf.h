@@ -232,6 +232,18 @@ struct stream_offsets {
   __s32 pend_peer;
   __u32 pend_cpu;
   __u32 pad;
+  // Calls taken at the scheduler, a unix stream: the end of the bytes whose sends' programs
+  // have decided what to write of them, and the last read that took bytes before that
+  // (transfers.bpf.h, note_early_read), for the send's program to settle. When (0: none),
+  // the bytes, its thread, CPU and descriptor.
+  __u64 settled_end;
+  __u64 early_ts;
+  __u64 early_start;
+  __u64 early_end;
+  __u32 early_pid;
+  __u32 early_tid;
+  __s32 early_fd;
+  __u32 early_cpu;
 };
 
 struct {

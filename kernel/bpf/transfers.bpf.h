@@ -24,6 +24,90 @@ static __always_inline struct stream_offsets* stream_entry(__u64 object) {
   return bpf_map_lookup_elem(&streams, &object);
 }
 
+// A send's program runs once its bytes are queued, and a reader on another CPU can take them
+// first: one that polls, or one the send woke. Such a read of a unix stream, of bytes whose
+// send's program has not decided yet what to write (past the entry's settled_end), finds no
+// send written or held to join; it is noted in the stream's entry for the send's program to
+// settle: a held send whose bytes were all taken so is dropped (they waited for nothing), and
+// a send written writes the read as well (CW_XFER_LATE, on the reader's thread), its own call
+// stamped before it. The send's program marks its bytes settled, then claims the note; the
+// reader notes, then looks whether they were settled meanwhile and, if it can claim its note
+// back, settles its read itself: one of the two writes it. (Each side's store and then load
+// of the other's mark go through an exchange: a full barrier, so that the two cannot both
+// read the other's mark from before.)
+struct early_read {
+  __u64 ts, start, end;
+  __u32 pid, tid;
+  __s32 fd;
+  __u32 cpu;
+};
+
+// Notes the read of `len` bytes at `offset`: the time it is noted with.
+static __always_inline __u64 note_early_read(struct stream_offsets* entry, struct task_struct* task,
+                                             __u64 offset, __u64 len) {
+  const __u32 tid = task->pid;
+  const __u64 noted = entry->early_ts;
+  if (noted != 0 && entry->early_tid == tid && entry->early_end == offset) {
+    entry->early_end = offset + len;  // the same reader taking on
+    __sync_lock_test_and_set(&entry->early_ts, noted);
+    return noted;
+  }
+  const struct pt_regs* regs = user_regs_of(task);
+  long nr;
+  __s32 fd = -1;
+  if (syscall_frame(regs, &nr) && io_class(class_of(nr))) fd = (__s32)regs->di;
+  entry->early_start = offset;
+  entry->early_end = offset + len;
+  entry->early_pid = task->tgid;
+  entry->early_tid = tid;
+  entry->early_fd = fd;
+  entry->early_cpu = bpf_get_smp_processor_id();
+  const __u64 now = bpf_ktime_get_ns();
+  __sync_lock_test_and_set(&entry->early_ts, now);
+  return now;
+}
+
+// The bytes of a unix stream up to `end` are settled: their send's program has decided.
+static __always_inline void settle_sent(struct stream_offsets* entry, __u64 end) {
+  if (end > entry->settled_end) __sync_lock_test_and_set(&entry->settled_end, end);
+}
+
+// The read noted early that took some of the `len` bytes at `offset` a send put in stream
+// `entry`, claimed into `out` (out->ts 0: none).
+static __always_inline void claim_early_read(struct stream_offsets* entry, __u64 offset, __u64 len,
+                                             struct early_read* out) {
+  out->ts = 0;
+  const __u64 at = entry->early_ts;
+  if (at == 0 || entry->early_end <= offset || entry->early_start >= offset + len) return;
+  out->start = entry->early_start;
+  out->end = entry->early_end;
+  out->pid = entry->early_pid;
+  out->tid = entry->early_tid;
+  out->fd = entry->early_fd;
+  out->cpu = entry->early_cpu;
+  if (__sync_val_compare_and_swap(&entry->early_ts, at, 0) == at) out->ts = at;
+}
+
+static __always_inline void write_early_read(const struct early_read* early, __u64 object,
+                                             __s32 peer_pid) {
+  struct cw_rec_xfer* rec = reserve(sizeof(*rec));
+  if (!rec) return;
+  fill_header_at(&rec->h, CW_REC_XFER, sizeof(*rec), early->ts);
+  rec->h.pid = early->pid;
+  rec->h.tid = early->tid;
+  rec->h.cpu = early->cpu;
+  rec->h.flags = CW_XFER_QUEUED | CW_XFER_LATE;
+  rec->seq = 0;
+  rec->object = object;
+  rec->offset = early->start;
+  rec->len = early->end - early->start;
+  rec->fd = early->fd;
+  rec->peer_pid = peer_pid;
+  rec->obj_kind = CW_OBJ_UNIX;
+  rec->is_send = 0;
+  submit(rec);
+}
+
 static __always_inline int socket_transfer(struct sock* sk, int ret, int flags, bool is_send) {
   if (!calls_at_switch || ret <= 0 || !sk) return 0;
   if (!is_send && (flags & MSG_PEEK_FLAG)) return 0;  // the bytes stay for the next read
@@ -49,7 +133,7 @@ static __always_inline int socket_transfer(struct sock* sk, int ret, int flags, 
     __u64 sender = is_send ? (__u64)sk : (__u64)KERNEL_CAST(struct unix_sock, sk)->peer;
     if (entry->sender != sender) {
       __u64 past = entry->sent > entry->received ? entry->sent : entry->received;
-      entry->sent = entry->received = entry->written_end = past;
+      entry->sent = entry->received = entry->written_end = entry->settled_end = past;
       entry->written = 0;
       entry->sender = sender;
     }
@@ -73,8 +157,21 @@ static __always_inline int socket_transfer(struct sock* sk, int ret, int flags, 
   // neither: settled before anything of the thread is looked up, or the clock read.
   if (!is_send) {
     if (!entry) return 0;
+    // Read before what the send's program decided: it marks its bytes settled after it
+    // holds or writes them, so a read that finds them settled finds that too.
+    const __u64 settled = *(volatile __u64*)&entry->settled_end;
+    asm volatile("" ::: "memory");  // (x86 keeps two loads in order; the compiler must too)
     if (holding_waits()) read_held_send(entry, object, offset, len, tcp);
-    if (!entry->written || !offset_before(offset, entry->written_end, tcp)) return 0;
+    if (!entry->written || !offset_before(offset, entry->written_end, tcp)) {
+      if (tcp || offset + len <= settled) return 0;
+      const __u64 noted = note_early_read(entry, task, offset, len);
+      // Settled meanwhile, and the note not claimed by the send: this read settles itself.
+      if (offset + len > entry->settled_end ||
+          __sync_val_compare_and_swap(&entry->early_ts, noted, 0) != noted)
+        return 0;
+      if (holding_waits()) read_held_send(entry, object, offset, len, tcp);
+      if (!entry->written || !offset_before(offset, entry->written_end, tcp)) return 0;
+    }
   }
 
   struct inflight* st = bpf_task_storage_get(&inflight, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -91,29 +188,46 @@ static __always_inline int socket_transfer(struct sock* sk, int ret, int flags, 
     wanted = !(st->woke_since_xfer && st->wake_nr == nr && st->wake_fd == fd);
   }
   st->woke_since_xfer = 0;
-  if (!wanted) return 0;
+  if (!wanted) {
+    if (is_send && kind == CW_OBJ_UNIX) settle_sent(entry, offset + len);
+    return 0;
+  }
   const __u64 now = bpf_ktime_get_ns();
   const __s32 peer_pid = kind == CW_OBJ_UNIX ? pid_number(sk->sk_peer_pid) : -1;
+  struct early_read early = {};
   if (is_send) {
     if (!entry) entry = stream_entry(object);
-    // Past the thread's budget, held until its bytes have waited (held_waits.bpf.h).
+    // Past the thread's budget, held until its bytes have waited (held_waits.bpf.h); not
+    // when a reader took them all before this program ran.
     if (entry && holding_waits() && !spend_budget(st, cls, now)) {
       hold_send(entry, st, object, kind, offset, len, fd, peer_pid, now);
+      if (!tcp) {
+        settle_sent(entry, offset + len);
+        claim_early_read(entry, offset, len, &early);
+        if (early.ts != 0 && !offset_before(early.end, offset + len, false))
+          __sync_val_compare_and_swap(&entry->pend_ts, now, 0);
+      }
       return 0;
     }
     if (entry) {
       entry->written_end = offset + len;
       entry->written = 1;
+      if (!tcp) {
+        settle_sent(entry, offset + len);
+        claim_early_read(entry, offset, len, &early);
+      }
     }
   }
 
   // Its own call, unless the thread is inside one already written (a send that blocked on
   // a full buffer half way).
+  // A send whose bytes were read before this program ran is stamped before that read.
+  const __u64 at = early.ts != 0 && early.ts <= now ? early.ts - 1 : now;
   bool own_call = cls != CW_SYS_NONE && !(st->active && st->at_switch);
-  if (own_call) begin_call_now(st, regs, nr, cls, now);
+  if (own_call) begin_call_now(st, regs, nr, cls, at);
   struct cw_rec_xfer* rec = reserve(sizeof(*rec));
   if (rec) {
-    fill_header(&rec->h, CW_REC_XFER, sizeof(*rec));
+    fill_header_at(&rec->h, CW_REC_XFER, sizeof(*rec), at);
     rec->h.flags |= CW_XFER_QUEUED;
     rec->seq = (st->active && st->at_switch) ? st->seq : 0;
     rec->object = object;
@@ -127,6 +241,7 @@ static __always_inline int socket_transfer(struct sock* sk, int ret, int flags, 
   }
   // What a read or write of a stream returns: the bytes it moved.
   if (own_call) end_call_now(st, ret);
+  if (early.ts != 0) write_early_read(&early, object, (__s32)task->tgid);
   return 0;
 }
 

@@ -1,6 +1,6 @@
 // A request that waits in a socket's queue while its server is busy with something else.
 //
-//   cw-prog-queued [-v] [unix|tcp] [prompt]
+//   cw-prog-queued [-v] [unix|tcp] [prompt [N]]
 //
 // The server (a child, named cw-queued-srv) computes 200 ms on its own; meanwhile the client
 // (cw-queued-cli) sends its 16-byte request after 50 ms and blocks reading the answer. The
@@ -10,6 +10,8 @@
 //
 // With `prompt` the server polls for the request instead, with reads that do not block, and
 // takes it within microseconds of its sending: no wake-up again, but bytes that never waited.
+// `prompt N` asks N times, one request after the other's answer, and the server computes 1 ms
+// for each: a poller takes some of them before the send has returned, some after.
 #define _GNU_SOURCE
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -74,23 +76,27 @@ static void poll_message(int fd, const char* what) {
   }
 }
 
-static void serve(int fd, bool prompt) {
+static void serve(int fd, bool prompt, long requests) {
   set_name("cw-queued-srv");
-  if (prompt) {
-    poll_message(fd, "server");
-  } else {
-    compute_ms(200);  // busy with something else while the request arrives
-    read_message(fd, "server");
+  for (long i = 0; i < requests; ++i) {
+    if (prompt) {
+      poll_message(fd, "server");
+    } else {
+      compute_ms(200);  // busy with something else while the request arrives
+      read_message(fd, "server");
+    }
+    compute_ms(requests > 1 ? 1 : 300);  // the request's own work
+    write_message(fd, "server");
   }
-  compute_ms(300);  // the request's own work
-  write_message(fd, "server");
 }
 
-static void ask(int fd) {
+static void ask(int fd, long requests) {
   set_name("cw-queued-cli");
   sleep_ms(50);
-  write_message(fd, "client");
-  read_message(fd, "client");
+  for (long i = 0; i < requests; ++i) {
+    write_message(fd, "client");
+    read_message(fd, "client");
+  }
 }
 
 // A connected pair: [0] the client's end, [1] the server's.
@@ -128,17 +134,19 @@ int main(int argc, char** argv) {
   const bool prompt = options.positional_count > 1 && strcmp(options.positional[1], "prompt") == 0;
   if (options.positional_count > 1 && !prompt)
     fail("unknown mode %s (prompt, or none)", options.positional[1]);
+  const long requests = options.positional_count > 2 ? atol(options.positional[2]) : 1;
+  if (requests < 1 || requests > 1000) fail("requests: 1 to 1000, not %s", options.positional[2]);
   int fds[2];
   connect_pair(transport, fds);
   pid_t server = fork();
   if (server < 0) fail_errno("fork");
   if (server == 0) {
     close(fds[0]);
-    serve(fds[1], prompt);
+    serve(fds[1], prompt, requests);
     _exit(0);
   }
   close(fds[1]);
-  ask(fds[0]);
+  ask(fds[0], requests);
   int status = 0;
   if (waitpid(server, &status, 0) != server) fail_errno("waitpid");
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) fail("server failed (0x%x)", status);

@@ -75,13 +75,17 @@ requests below that are read at once must not seem to wait on a busy machine.)
 
 A request its server takes at once (`prompt`: the server polls with reads that do not
 block) waited in no queue: past the budget nothing of it is written, neither the send nor
-its read; within the budget (the default, 50 a second) both are.
+its read; within the budget (the default, 50 a second) both are. The poller takes some of
+the 20 requests before the send's program has run, which then settles the read: none is
+held, and each read is written, after its send.
 
-  $ causeway record --calls scheduler --min-wait 20ms --wait-budget 0 -o $TMP_DIR/prompt.cwt -- cw-prog-queued unix prompt 2>/dev/null
+  $ causeway record --calls scheduler --min-wait 20ms --wait-budget 0 -o $TMP_DIR/prompt.cwt -- cw-prog-queued unix prompt 20 2>/dev/null
   $ causeway convert $TMP_DIR/prompt.cwt -o $TMP_DIR/prompt.txt >/dev/null 2>&1; grep -cE "^[0-9]+ [0-9]+ (send|recv) " $TMP_DIR/prompt.txt
   0
   [1]
-  $ causeway record --calls scheduler --min-wait 20ms -o $TMP_DIR/prompt-budget.cwt -- cw-prog-queued unix prompt 2>/dev/null
+  $ causeway record --calls scheduler --min-wait 20ms -o $TMP_DIR/prompt-budget.cwt -- cw-prog-queued unix prompt 20 2>/dev/null
   $ causeway convert $TMP_DIR/prompt-budget.cwt -o $TMP_DIR/prompt-budget.txt >/dev/null 2>&1; grep -oE "^[0-9]+ [0-9]+ (send|recv) " $TMP_DIR/prompt-budget.txt | awk '{ print $3 }' | sort | uniq -c | sed -E 's/^ +//'
-  1 recv
-  1 send
+  20 recv
+  20 send
+  $ causeway graph $TMP_DIR/prompt-budget.cwt --json --edges 2>/dev/null | jq -c '[.edge_list[] | select(.from.comm == "cw-queued-cli" and .to.comm == "cw-queued-srv" and .kind == "message") | .to.ts >= .from.ts] | [length, all]'
+  [20,true]
