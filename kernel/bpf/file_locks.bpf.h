@@ -40,6 +40,7 @@ static __always_inline int file_lock_result(struct inode* inode, int ret, bool i
     st->active = st->at_switch = 0;  // a lock that was free: nothing to write
     return 0;
   }
+  write_own_short_waits(st, task);
   emit_enter(st);
   end_call_now(st, 0);
   return 0;

@@ -50,6 +50,19 @@ static __always_inline void write_short_waits(struct inflight* st, __u32 tgid, _
   st->short_since = 0;
 }
 
+// Writes the short waits the thread `task` (the current one: running, so no wake-up counts
+// into them meanwhile) has counted so far, before a record of its own the diagnosis may take
+// as a boundary: a wake-up it raises, a call or bytes it writes, its exit. The time before
+// that record was spent so, not running; left counting until the span passes or its next
+// wait is written, the last of it was lost at the thread's exit and misread as running
+// before a hand-off (a loop of short fsyncs that then wakes its reader). `st`: its storage,
+// if at hand.
+static __always_inline void write_own_short_waits(struct inflight* st, struct task_struct* task) {
+  if (!holding_waits()) return;
+  if (!st) st = bpf_task_storage_get(&inflight, task, 0, 0);
+  if (st && st->short_count != 0) write_short_waits(st, task->tgid, task->pid);
+}
+
 // Whether the thread of `st` may still write one more event of class `cls` in full now
 // (one is spent if so): wait_budget_ns of credit each, earned at one ns a ns up to
 // wait_burst events' worth.

@@ -43,6 +43,7 @@ int BPF_PROG(on_sched_process_wait, struct pid* pid) {
   if (reaped == 0) return 0;
   struct inflight* st = bpf_task_storage_get(&inflight, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
   if (!st) return 0;
+  write_own_short_waits(st, task);
   begin_call_now(st, regs, nr, cls, bpf_ktime_get_ns());
   end_call_now(st, reaped);
   return 0;

@@ -45,9 +45,10 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_sched_process_exit, struct task_struct* p, bool group_dead) {
   __u32 tgid = p->tgid;
   if (!traced_tgid(tgid)) return 0;
-  if (calls_at_switch) {  // a call it left open ended before its exit
+  if (calls_at_switch) {  // a call it left open ended before its exit, and its short waits
     struct inflight* call = bpf_task_storage_get(&inflight, p, 0, 0);
     if (call) close_resumable(call, tgid, p->pid);
+    write_own_short_waits(call, p);
   }
   struct cw_rec_exit* rec = reserve(sizeof(*rec));
   if (rec) {

@@ -224,6 +224,7 @@ static __always_inline int socket_transfer(struct sock* sk, int ret, int flags, 
   // A send whose bytes were read before this program ran is stamped before that read.
   const __u64 at = early.ts != 0 && early.ts <= now ? early.ts - 1 : now;
   bool own_call = cls != CW_SYS_NONE && !(st->active && st->at_switch);
+  write_own_short_waits(st, task);
   if (own_call) begin_call_now(st, regs, nr, cls, at);
   struct cw_rec_xfer* rec = reserve(sizeof(*rec));
   if (rec) {

@@ -48,6 +48,7 @@ static __always_inline int record_wake(void* ctx, __u32 type, struct task_struct
     struct task_struct* current = bpf_get_current_task_btf();
     if (calls_at_switch) {
       waker_call = current_traced() ? call_from_registers(current, bpf_ktime_get_ns()) : NULL;
+      if (current_traced()) write_own_short_waits(waker_call, current);
       if (waker_call) {
         emit_enter(waker_call);
         note_wake_in_call(waker_call, waker_call->nr, waker_call->fd);
