@@ -52,11 +52,11 @@ static __always_inline void write_short_waits(struct inflight* st, __u32 tgid, _
 
 // Writes the short waits the thread `task` (the current one: running, so no wake-up counts
 // into them meanwhile) has counted so far, before a record of its own the diagnosis may take
-// as a boundary: a wake-up it raises, a call or bytes it writes, its exit. The time before
-// that record was spent so, not running; left counting until the span passes or its next
-// wait is written, the last of it was lost at the thread's exit and misread as running
-// before a hand-off (a loop of short fsyncs that then wakes its reader). `st`: its storage,
-// if at hand.
+// as a boundary: a wake-up or a signal it raises, a call or bytes it writes, its exit. The
+// time before that record was spent so, not running; left counting until the span passes or
+// its next wait is written, the last of it was lost at the thread's exit and misread as
+// running before a hand-off (a loop of short fsyncs that then wakes its reader). `st`: its
+// storage, if at hand.
 static __always_inline void write_own_short_waits(struct inflight* st, struct task_struct* task) {
   if (!holding_waits()) return;
   if (!st) st = bpf_task_storage_get(&inflight, task, 0, 0);

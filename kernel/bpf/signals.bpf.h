@@ -10,8 +10,12 @@ int BPF_PROG(on_signal_generate, int sig, struct kernel_siginfo* info, struct ta
   // A timer's signal raised in an interrupt that landed on the recorder is its owner's;
   // the recorder's own signals are left out.
   struct timer_owner* owner = NULL;
-  if (in_interrupt_context(ctx)) owner = expiring_owner(bpf_ktime_get_ns());
+  const bool in_irq = in_interrupt_context(ctx);
+  if (in_irq) owner = expiring_owner(bpf_ktime_get_ns());
   if (recorder && (!owner || !traced_tgid(target_tgid))) return 0;
+  // The sender's short waits before its signal, as before a wake-up it raises.
+  if (!in_irq && !recorder && current_traced())
+    write_own_short_waits(NULL, bpf_get_current_task_btf());
   struct cw_rec_signal* rec = reserve(sizeof(*rec));
   if (!rec) return 0;
   fill_header(&rec->h, CW_REC_SIGNAL, sizeof(*rec));
