@@ -187,6 +187,29 @@ static __always_inline bool switch_in_left_out(struct task_struct* next, __u64 n
 
 // Writes the send held in `entry` of stream `object`, claimed by its time `sent`: stamped
 // then, on its thread and CPU. The reads of its bytes are written from now on.
+// A transfer written later than it happened (CW_XFER_LATE): stamped `ts`, on thread `tid` of
+// `pid` and CPU `cpu`, with no call around it.
+static __always_inline void write_late_xfer(__u64 ts, __u32 pid, __u32 tid, __u32 cpu, __u64 object,
+                                            __u32 kind, __u64 offset, __u64 len, __s32 fd,
+                                            __s32 peer_pid, bool is_send) {
+  struct cw_rec_xfer* rec = reserve(sizeof(*rec));
+  if (!rec) return;
+  fill_header_at(&rec->h, CW_REC_XFER, sizeof(*rec), ts);
+  rec->h.pid = pid;
+  rec->h.tid = tid;
+  rec->h.cpu = cpu;
+  rec->h.flags = CW_XFER_QUEUED | CW_XFER_LATE;
+  rec->seq = 0;
+  rec->object = object;
+  rec->offset = offset;
+  rec->len = len;
+  rec->fd = fd;
+  rec->peer_pid = peer_pid;
+  rec->obj_kind = kind;
+  rec->is_send = is_send;
+  submit(rec);
+}
+
 static __always_inline void write_held_send(struct stream_offsets* entry, __u64 object,
                                             __u64 sent) {
   if (sent == 0 || __sync_val_compare_and_swap(&entry->pend_ts, sent, 0) != sent) return;
@@ -194,22 +217,9 @@ static __always_inline void write_held_send(struct stream_offsets* entry, __u64 
   const __u32 kind = entry->pend_kind;
   entry->written_end = end;
   entry->written = 1;
-  struct cw_rec_xfer* rec = reserve(sizeof(*rec));
-  if (!rec) return;
-  fill_header_at(&rec->h, CW_REC_XFER, sizeof(*rec), sent);
-  rec->h.pid = entry->pend_pid;
-  rec->h.tid = entry->pend_tid;
-  rec->h.cpu = entry->pend_cpu;
-  rec->h.flags = CW_XFER_QUEUED | CW_XFER_LATE;
-  rec->seq = 0;
-  rec->object = object;
-  rec->offset = start;
-  rec->len = kind == CW_OBJ_TCP ? (__u32)((__u32)end - (__u32)start) : end - start;
-  rec->fd = entry->pend_fd;
-  rec->peer_pid = entry->pend_peer;
-  rec->obj_kind = kind;
-  rec->is_send = 1;
-  submit(rec);
+  const __u64 len = kind == CW_OBJ_TCP ? (__u32)((__u32)end - (__u32)start) : end - start;
+  write_late_xfer(sent, entry->pend_pid, entry->pend_tid, entry->pend_cpu, object, kind, start, len,
+                  entry->pend_fd, entry->pend_peer, true);
 }
 
 // Keeps the send of `len` bytes at `offset` in stream `object`'s entry, made now by the

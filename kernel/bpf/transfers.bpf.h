@@ -88,26 +88,6 @@ static __always_inline void claim_early_read(struct stream_offsets* entry, __u64
   if (__sync_val_compare_and_swap(&entry->early_ts, at, 0) == at) out->ts = at;
 }
 
-static __always_inline void write_early_read(const struct early_read* early, __u64 object,
-                                             __s32 peer_pid) {
-  struct cw_rec_xfer* rec = reserve(sizeof(*rec));
-  if (!rec) return;
-  fill_header_at(&rec->h, CW_REC_XFER, sizeof(*rec), early->ts);
-  rec->h.pid = early->pid;
-  rec->h.tid = early->tid;
-  rec->h.cpu = early->cpu;
-  rec->h.flags = CW_XFER_QUEUED | CW_XFER_LATE;
-  rec->seq = 0;
-  rec->object = object;
-  rec->offset = early->start;
-  rec->len = early->end - early->start;
-  rec->fd = early->fd;
-  rec->peer_pid = peer_pid;
-  rec->obj_kind = CW_OBJ_UNIX;
-  rec->is_send = 0;
-  submit(rec);
-}
-
 static __always_inline int socket_transfer(struct sock* sk, int ret, int flags, bool is_send) {
   if (!calls_at_switch || ret <= 0 || !sk) return 0;
   if (!is_send && (flags & MSG_PEEK_FLAG)) return 0;  // the bytes stay for the next read
@@ -242,7 +222,9 @@ static __always_inline int socket_transfer(struct sock* sk, int ret, int flags, 
   }
   // What a read or write of a stream returns: the bytes it moved.
   if (own_call) end_call_now(st, ret);
-  if (early.ts != 0) write_early_read(&early, object, (__s32)task->tgid);
+  if (early.ts != 0)
+    write_late_xfer(early.ts, early.pid, early.tid, early.cpu, object, CW_OBJ_UNIX, early.start,
+                    early.end - early.start, early.fd, (__s32)task->tgid, false);
   return 0;
 }
 
