@@ -200,11 +200,17 @@ void Diagnoser::blame(uint32_t seg, HangKind kind, const SegmentProfile& over_wi
                  : Window{sp.start_ns, sp.end_ns};
   uint32_t follow = seg;
   if (kind == HangKind::LongWait) {
-    // Its wait in slices: follow the slice a wake-up ended, not one that timed out.
+    // Its wait in slices: follow the slice a wake-up ended, not one that timed out, over
+    // the whole wait. That slice may be `seg` itself (a loop of timeouts judged as one
+    // wait is blamed at it): what its upstream did is still judged over every slice, not
+    // over the last alone (a poll's last 20 ms, in which a stage that spent a second on
+    // its disk only wrote its result).
     LogicalWait lw = logical_wait(trace_, events_, g_, seg);
-    if (lw.woken != kNoIndex && lw.woken != seg) {
-      follow = lw.woken;
-      sp = profile_segment(trace_, events_, g_, follow);
+    if (lw.woken != kNoIndex) {
+      if (lw.woken != seg) {
+        follow = lw.woken;
+        sp = profile_segment(trace_, events_, g_, follow);
+      }
       w = Window{std::min(w.start, lw.start_ns), std::max(w.end, lw.end_ns)};
     }
   }

@@ -1602,6 +1602,68 @@ thread 300 pid=300 comm=cw-writer
   CHECK(path(b, d.path) == "200@1005 message, 100@5 -");
 }
 
+TEST_CASE("a culprit's wait retried after timeouts is diagnosed over the whole wait") {
+  // cw-hang reads cw-loop's answer. cw-loop polls with a 20 ms timeout, slice after slice,
+  // until cw-slow writes to it at 1000 ms. cw-slow reads its disk record by record (8 ms in
+  // uninterruptible sleep, 2 ms of work each) until 990 ms, works 10 ms on the result,
+  // writes it, and runs 25 ms more until it exits. cw-slow waited on its device for the
+  // hang's whole length: that is the root cause. Judged over the poll's last slice alone
+  // (986–1001 ms), cw-slow only computed and wrote.
+  std::string text = R"(process 100 comm=cw-hang
+thread 100 pid=100 comm=cw-hang
+process 200 comm=cw-loop
+thread 200 pid=200 comm=cw-loop
+process 300 comm=cw-slow
+thread 300 pid=300 comm=cw-slow
+5ms 100 syscall_enter name=read fd=3
+5ms 100 switch_out state=S
+)";
+  std::string loop, slow;
+  for (int i = 0; i < 49; ++i)
+    loop += fmt::format(
+        "{0}ms 200 syscall_enter name=poll fd=-1 count=1 timeout_ns=20000000\n"
+        "{0}ms 200 switch_out state=S\n{1}ms 200 switch_in\n{1}ms 200 syscall_exit name=poll "
+        "ret=0\n",
+        6 + 20 * i, 26 + 20 * i);
+  loop +=
+      "986ms 200 syscall_enter name=poll fd=-1 count=1 timeout_ns=20000000\n"
+      "986ms 200 switch_out state=S\n";
+  for (int j = 0; j < 99; ++j)
+    slow += fmt::format(
+        "{0}ms 300 syscall_enter name=read fd=6\n{0}ms 300 switch_out state=D\n"
+        "{1}ms 300 switch_in\n{1}ms 300 syscall_exit name=read ret=4096\n",
+        2 + 10 * j, 10 + 10 * j);
+  text += loop + slow + R"(1000ms 300 syscall_enter name=write fd=5
+1000ms 300 send object=8 offset=0 len=1 peer=200 fd=5
+1000ms 300 wakeup target=200
+1000ms 300 syscall_exit name=write ret=1
+1001ms 200 switch_in
+1001ms 200 syscall_exit name=poll ret=1
+1001ms 200 syscall_enter name=read fd=4
+1001ms 200 recv object=8 offset=0 len=1 peer=300 fd=4
+1001ms 200 syscall_exit name=read ret=1
+1002ms 200 syscall_enter name=write fd=3
+1002ms 200 send object=7 offset=0 len=1 peer=100 fd=3
+1002ms 200 wakeup target=100
+1002ms 200 syscall_exit name=write ret=1
+1003ms 100 switch_in
+1003ms 100 recv object=7 offset=0 len=1 peer=200 fd=3
+1003ms 100 syscall_exit name=read ret=1
+1025ms 300 syscall_enter name=exit_group
+1025ms 300 switch_out state=X
+)";
+  Built b = build(kRules, text);
+  DiagnoseOptions o;
+  o.symptom.thread_name = "cw-hang";
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
+  CHECK(d.hang.tid == 100);
+  REQUIRE_FALSE(d.root_causes.empty());
+  CAPTURE(d.root_causes.front().what);
+  CHECK(causes(b, d) == "300 LongWait depth 2, 200 LongWait depth 1");
+  // Told over the device's turns, from well before the poll's last slice.
+  CHECK(d.root_causes.front().start_ns < 100'000'000);
+}
+
 TEST_CASE("a request found already queued is what a new thread's work answered, not its fork") {
   // cw-launcher forks cw-worker; cw-client asks cw-server and waits. cw-server passes the request
   // on to cw-worker before cw-worker first reads, so its read does not wait: the worker's
