@@ -81,6 +81,20 @@ bool instrument_command(Session& session, RecordInstrumentation& instrumentation
   return ok;
 }
 
+// The programs the recorded processes started since the last step get the named
+// functions' uprobes (RecordInstrumentation::attach_started). A refusal is said and the
+// recording goes on: the rest of it is still worth having.
+void attach_started_programs(Session& session, RecordInstrumentation& instrumentation) {
+  if (!instrumentation.follows_started_programs()) return;
+  for (uint32_t pid : session.decoder().take_execs()) {
+    try {
+      instrumentation.attach_started(session.probes(), pid);
+    } catch (const kernel::ProbeError& e) {
+      std::cerr << "causeway: cannot instrument pid " << pid << ": " << e.what() << "\n";
+    }
+  }
+}
+
 }  // namespace
 
 std::optional<ForegroundResult> record_in_foreground(ForegroundRecording r) {
@@ -206,6 +220,7 @@ std::optional<ForegroundResult> record_in_foreground(ForegroundRecording r) {
   }
   if (instrumentation) {
     session->decoder().set_instrument_naming(instrumentation->naming());
+    session->decoder().set_keep_execs(instrumentation->follows_started_programs());
     RecordInstrumentation* hooks = instrumentation.get();
     session->add_source([hooks](RecordDecoder& decoder) { hooks->poll_hooks(decoder); });
     session->add_final(
@@ -242,7 +257,10 @@ std::optional<ForegroundResult> record_in_foreground(ForegroundRecording r) {
       stop_writing(e);
       break;
     }
-    if (instrumentation) print_messages(*instrumentation);
+    if (instrumentation) {
+      attach_started_programs(*session, *instrumentation);
+      print_messages(*instrumentation);
+    }
     if (markers)
       markers->drain([&](uint64_t ts, uint32_t pid, uint32_t tid, const std::string& text) {
         session->mark(ts, pid, tid, text);
@@ -318,9 +336,14 @@ std::optional<ForegroundResult> record_in_foreground(ForegroundRecording r) {
     }
     if (waited == child) status = wstatus;
   }
-  if (instrumentation)
+  if (instrumentation) {
+    if (uint64_t n = session->decoder().execs_not_kept(); n != 0)
+      std::cerr << "causeway: " << n
+                << " programs started faster than the recording could look at them were not "
+                   "probed for the packs' functions\n";
     for (const std::string& m : instrumentation->take_final_messages())
       std::cerr << "causeway: " << m << "\n";
+  }
   return ForegroundResult{status, session->status(), std::move(write_error), command_running};
 }
 

@@ -593,6 +593,12 @@ void RecordDecoder::decode(const void* record, size_t size) {
                      trace_.strings.intern(path), ts);
       put_thread({tid, hdr->pid, trace_.strings.intern(comm), false}, ts);
       set_str(hold(ts, tid, f.exec.id, cpu), f.exec.path, path);
+      if (keep_execs_) {
+        if (execs_.size() < kMaxExecsKept)
+          execs_.push_back(hdr->pid);
+        else
+          ++execs_not_kept_;
+      }
       return;
     }
     case CW_REC_EXIT: {

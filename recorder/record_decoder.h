@@ -18,6 +18,7 @@
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "recorder/event_fields.h"
@@ -142,9 +143,22 @@ class RecordDecoder {
   // Flag records decoded for flag `flag_index` in process `pid` (a watchpoint with none
   // never fired).
   uint64_t flag_hits(Pid pid, uint32_t flag_index) const;
+  // The processes that started a new program (CW_REC_EXEC) since the last call, kept once
+  // asked for: a command's script starts the server a pack is about, and uprobes on that
+  // server's functions can only be placed once its program is known
+  // (RecordInstrumentation::attach_started). At most kMaxExecsKept between two calls: a
+  // machine that runs programs faster than the recording polls loses the rest, said in
+  // execs_not_kept().
+  static constexpr size_t kMaxExecsKept = 4096;
+  void set_keep_execs(bool keep) { keep_execs_ = keep; }
+  std::vector<Pid> take_execs() { return std::exchange(execs_, {}); }
+  uint64_t execs_not_kept() const { return execs_not_kept_; }
 
  private:
   std::map<std::pair<Pid, uint32_t>, uint64_t> flag_hits_;
+  bool keep_execs_ = false;
+  std::vector<Pid> execs_;
+  uint64_t execs_not_kept_ = 0;
   struct Held {
     uint64_t ts;
     uint64_t order;  // arrival order: keeps a thread's same-time events in sequence

@@ -156,27 +156,40 @@ std::vector<std::pair<std::string, std::string>> RecordInstrumentation::command_
   return env;
 }
 
+// The files process `pid` maps code from, one mapping of each (which places it: its load
+// bias), its executable first: a symbol the executable defines wins over a library's of the
+// same name. Empty, with `error` set, when its maps cannot be read.
+struct RecordInstrumentation::MappedFiles {
+  std::vector<instrument::ProcMap> maps;
+  std::vector<const instrument::ProcMap*> files;  // into `maps`
+  std::string process;                            // "NAME (pid PID)", as messages say it
+};
+
+bool RecordInstrumentation::read_mapped_files(uint32_t pid, MappedFiles* out, std::string* error) {
+  auto read = instrument::read_proc_maps(static_cast<pid_t>(pid), error);
+  if (!read) return false;
+  for (instrument::ProcMap& m : *read)
+    if (m.executable && m.file_backed()) out->maps.push_back(std::move(m));
+  std::string exe = exe_of(pid);
+  std::stable_partition(out->maps.begin(), out->maps.end(),
+                        [&](const instrument::ProcMap& m) { return m.path == exe; });
+  std::set<std::string> seen;
+  for (const instrument::ProcMap& m : out->maps)
+    if (seen.insert(m.path).second) out->files.push_back(&m);
+  out->process = fmt::format("{} (pid {})", file_name(exe), pid);
+  return true;
+}
+
 void RecordInstrumentation::attach(kernel::Probes& probes, uint32_t pid, bool command) {
   State& s = *state_;
-  // Only the executable mappings of files: one of each file places it (its load bias).
   std::string error;
-  auto read = instrument::read_proc_maps(static_cast<pid_t>(pid), &error);
-  if (!read) {
+  MappedFiles mapped;
+  if (!read_mapped_files(pid, &mapped, &error)) {
     s.messages.push_back(fmt::format("pid {}: {}; nothing instrumented", pid, error));
     return;
   }
-  std::vector<instrument::ProcMap> maps;
-  for (instrument::ProcMap& m : *read)
-    if (m.executable && m.file_backed()) maps.push_back(std::move(m));
-  // The executable first: a symbol it defines wins over a library's of the same name.
-  std::string exe = exe_of(pid);
-  std::stable_partition(maps.begin(), maps.end(),
-                        [&](const instrument::ProcMap& m) { return m.path == exe; });
-  std::vector<const instrument::ProcMap*> files;  // one mapping per file
-  std::set<std::string> seen;
-  for (const instrument::ProcMap& m : maps)
-    if (seen.insert(m.path).second) files.push_back(&m);
-  std::string process = fmt::format("{} (pid {})", file_name(exe), pid);
+  const std::vector<const instrument::ProcMap*>& files = mapped.files;
+  const std::string& process = mapped.process;
 
   for (uint32_t i = 0; i < plan_.flags.size(); ++i) {
     const instrument::PlannedFlag& flag = plan_.flags[i];
@@ -299,30 +312,58 @@ void RecordInstrumentation::attach(kernel::Probes& probes, uint32_t pid, bool co
   }
 
   if (plan_.functions.empty() || (command && s.inline_hooks)) return;
+  attach_functions(probes, pid, mapped);
+}
+
+bool RecordInstrumentation::follows_started_programs() const {
+  return !plan_.functions.empty() && !state_->inline_hooks;
+}
+
+void RecordInstrumentation::attach_started(kernel::Probes& probes, uint32_t pid) {
+  if (!follows_started_programs()) return;
+  std::string error;
+  MappedFiles mapped;
+  // Gone already (a script's short-lived `sleep` or `cat`): there is nothing to probe.
+  if (!read_mapped_files(pid, &mapped, &error)) return;
+  attach_functions(probes, pid, mapped);
+}
+
+// A uprobe is on a file, wherever it is mapped: once placed in a program's file, every
+// process running it, started before or after, is traced. Whether a process had a function
+// is said once at the end (take_final_messages), as for the in-process hooks: a pack's
+// functions are looked for in every process the recording follows (the shell that starts
+// the server has none of them), and only the files newly probed are news.
+void RecordInstrumentation::attach_functions(kernel::Probes& probes, uint32_t pid,
+                                             const MappedFiles& mapped) {
+  State& s = *state_;
   for (uint32_t j = 0; j < plan_.functions.size(); ++j) {
     const std::string& name = plan_.functions[j].name;
-    std::vector<std::string> found;
-    for (const instrument::ProcMap* m : files) {
+    std::vector<std::string> probed;
+    bool found = false;
+    for (const instrument::ProcMap* m : mapped.files) {
       const instrument::ElfImage* img = s.image(m->path);
       if (!img) continue;
       auto sym = img->find_symbol(name);
       if (!sym || !sym->function) continue;
       auto offset = img->file_offset(sym->vaddr);
       if (!offset) continue;
-      found.push_back(file_name(m->path));
+      found = true;
       if (!s.uprobes.insert({m->path, *offset, -1}).second) continue;
       kernel::FunctionProbe p;
       p.path = m->path;
       p.file_offset = *offset;
       p.fn_index = j;
       probes.attach_function(p);
+      probed.push_back(file_name(m->path));
     }
-    if (found.empty() && plan_.functions[j].quiet) continue;
-    std::string files_text;
-    for (const auto& f : found) files_text += (files_text.empty() ? "" : ", ") + f;
-    s.messages.push_back(found.empty()
-                             ? fmt::format("function {}: not in {}", name, process)
-                             : fmt::format("function {}: uprobes in {}", name, files_text));
+    if (found) {
+      s.hooked_somewhere.insert(name);
+      if (!probed.empty())
+        s.messages.push_back(
+            fmt::format("function {}: uprobes in {}", name, fmt::join(probed, ", ")));
+    } else if (!plan_.functions[j].quiet) {
+      s.missing[name].insert(pid);
+    }
   }
 }
 

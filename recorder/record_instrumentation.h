@@ -51,6 +51,16 @@ class RecordInstrumentation {
   // Throws kernel::ProbeError when the kernel refuses; a flag or function the process
   // does not have is a message, not an error.
   void attach(kernel::Probes& probes, uint32_t pid, bool command);
+  // Whether the named functions are probed by uprobes, not by the in-process hooks that
+  // LD_PRELOAD carries into every program a command starts: then each program a recorded
+  // process starts (its exec) is looked at too, by attach_started.
+  bool follows_started_programs() const;
+  // Places the named functions' uprobes in the program process `pid` has just started
+  // (exec), from what it maps when called: a command's script that starts the server a
+  // pack is about. A function's calls before then are not traced, nor functions in
+  // libraries it loads after. Quiet about a process already gone; throws
+  // kernel::ProbeError when the kernel refuses.
+  void attach_started(kernel::Probes& probes, uint32_t pid);
   // Moves the events the in-process hooks logged since the last call into the decoder.
   void poll_hooks(RecordDecoder& decoder);
   // At the end: counts the watchpoints that never fired (some machines open one and never
@@ -64,6 +74,9 @@ class RecordInstrumentation {
 
  private:
   struct State;
+  struct MappedFiles;
+  static bool read_mapped_files(uint32_t pid, MappedFiles* out, std::string* error);
+  void attach_functions(kernel::Probes& probes, uint32_t pid, const MappedFiles& mapped);
   instrument::InstrumentationPlan plan_;
   FlagMethod flags_;
   HookMethod hooks_;

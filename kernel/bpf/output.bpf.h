@@ -59,28 +59,37 @@ static __always_inline struct cw_stage* stage_at(__u32 level) {
   return bpf_map_lookup_elem(&stages, &level);
 }
 
-// The records of a level from `sent` to `len`, all whole, to the ring.
-static __always_inline void send_staged(struct cw_stage* s) {
+// The records of a level from `sent` to `len`, all whole, to the ring; `wake`: how the
+// reader is told (wakeup_flag(), or BPF_RB_FORCE_WAKEUP for a record it acts on at once).
+static __always_inline void send_staged_as(struct cw_stage* s, __u64 wake) {
   __u64 sent = s->sent, len = s->len;
   if (sent > STAGE_CAP + STAGE_SLACK || len > STAGE_CAP + STAGE_SLACK || len <= sent) return;
   __u64 size = len - sent;
   asm volatile("" : "+r"(size));  // bounded here, as the verifier sees it
   if (size > STAGE_CAP + STAGE_SLACK) return;
   // Lost when the ring is full: the records of this send, not those an earlier one took.
-  if (bpf_ringbuf_output(&events, s->data + sent, size, wakeup_flag()) != 0)
+  if (bpf_ringbuf_output(&events, s->data + sent, size, wake) != 0)
     count_lost_n(s->records - s->sent_records);
   s->sent = len;
   s->sent_records = s->records;
 }
 
+static __always_inline void send_staged(struct cw_stage* s) {
+  send_staged_as(s, wakeup_flag());
+}
+
 // Sends a level's block and empties it. The caller holds the level (depth above it), so
 // nothing nested writes into the block meanwhile.
-static __always_inline void flush_stage(struct cw_stage* s) {
+static __always_inline void flush_stage_as(struct cw_stage* s, __u64 wake) {
   if (s->len == 0) return;
   s->flushing = 1;
-  send_staged(s);
+  send_staged_as(s, wake);
   s->len = s->sent = s->records = s->sent_records = 0;
   s->flushing = 0;
+}
+
+static __always_inline void flush_stage(struct cw_stage* s) {
+  flush_stage_as(s, wakeup_flag());
 }
 
 // A record written at a nested level (an interrupt came while a program wrote at a lower
@@ -159,6 +168,19 @@ static __always_inline void flush_cpu(bool stale_only) {
   if (stale_only && (__s64)(bpf_ktime_get_ns() - s->first_ts) <= STAGE_FLUSH_NS) return;
   *depth = 1;
   flush_stage(s);
+  *depth = 0;
+}
+
+// Sends this CPU's block now, if no record is being written on it, and wakes the reader:
+// after a record the recorder acts on at once (a new program, whose functions it probes
+// before they run: recorder/record_instrumentation.h), not within the poll's 100 ms.
+static __always_inline void flush_cpu_waking(void) {
+  __u32* depth = depth_of_cpu();
+  if (!depth || *depth != 0) return;
+  struct cw_stage* s = stage_at(0);
+  if (!s || s->len == 0) return;
+  *depth = 1;
+  flush_stage_as(s, BPF_RB_FORCE_WAKEUP);
   *depth = 0;
 }
 

@@ -38,6 +38,7 @@ int BPF_PROG(on_sched_process_exec, struct task_struct* p, pid_t old_pid,
   const char* filename = BPF_CORE_READ(bprm, filename);
   if (bpf_probe_read_kernel_str(rec->path, sizeof(rec->path), filename) < 0) rec->path[0] = 0;
   submit(rec);
+  flush_cpu_waking();
   return 0;
 }
 

@@ -87,6 +87,17 @@ calls handle_request 18 times (15 requests, 3 closes). By uprobes:
   $ causeway graph $TMP_DIR/uprobe.cwt --rules tests/record/packs/dispatch.cw --json 2>/dev/null | jq '.rules.splits["test.dispatch/serve.requests"]'
   18
 
+By uprobes, a program the command starts later (a script that starts the server a pack is
+about) is probed as the recorder sees it start: its functions are traced from then on.
+Here cw-prog-dispatch's 3 clients send 100 requests each, 5 ms apart, after a shell starts
+it; only the first milliseconds' calls can be missed:
+
+  $ causeway record --rules tests/record/packs/dispatch.cw --hooks uprobe -o $TMP_DIR/started.cwt -- sh -c 'cw-prog-dispatch 3 100; true' 2>&1 | grep "function handle_request"
+  causeway: function handle_request: uprobes in cw-prog-dispatch
+  $ causeway convert $TMP_DIR/started.cwt --to text -o $TMP_DIR/started.txt 2>/dev/null
+  $ grep -c " call_enter .*fn=handle_request" $TMP_DIR/started.txt | awk '{ print ($1 >= 200 && $1 <= 303) }'
+  1
+
 And by inline hooks, which `record -- CMD` puts into the command through LD_PRELOAD:
 
   $ causeway record --rules tests/record/packs/dispatch.cw --hooks inline -o $TMP_DIR/inline.cwt -- cw-prog-dispatch 3 5 2>&1 | grep -v 'in-process hooks: clock:' | sed -E 's/0x[0-9a-f]+/ADDR/; s/ in [^)]*cw-prog-dispatch\)/ in cw-prog-dispatch)/; s/pid [0-9]+/pid N/' | head -2
