@@ -44,10 +44,12 @@ void Diagnoser::long_wait(uint32_t seg, const SegmentProfile& prof, uint32_t dep
     if (waker != kNoIndex && blame_heaviest(path, seg, depth, window)) return;
   }
   // Threads on the path that acted after the wait began (those before it only started
-  // the request), nearest to the waiting segment first.
+  // the request), nearest to the waiting segment first. A wait in slices began with its
+  // first slice (the window starts there), not with the one a wake-up ended: a stage that
+  // handed on its result just before the last slice began acted within the wait.
   const uint64_t wait_began =
       baseline != kNoIndex ? profile_segment(trace_, events_, g_, baseline).longest_block_start
-                           : prof.longest_block_start;
+                           : std::min(prof.longest_block_start, window.start);
   struct PathThread {
     Tid tid;
     uint32_t wait_call;  // the call it was woken in on the path (kNoIndex if none)

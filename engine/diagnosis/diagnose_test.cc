@@ -1664,6 +1664,66 @@ thread 300 pid=300 comm=cw-slow
   CHECK(d.root_causes.front().start_ns < 100'000'000);
 }
 
+TEST_CASE("a hang's wait in slices: who acted on its path since the first slice is looked at") {
+  // cw-hang polls with a 20 ms timeout for cw-mid's answer. cw-mid waits on cw-slow, which
+  // reads its disk record by record (8 ms in uninterruptible sleep, 2 ms of work each) and
+  // writes to cw-mid at 985 ms, just before the poll's last slice begins at 986 ms; cw-mid
+  // computes 15 ms, then answers at 1000 ms. cw-mid waited for cw-slow, and cw-slow on its
+  // device for the hang's whole length: cw-slow is the root cause, though it acted on the
+  // path before the slice that the answer ended began.
+  std::string text = R"(process 100 comm=cw-hang
+thread 100 pid=100 comm=cw-hang
+process 200 comm=cw-mid
+thread 200 pid=200 comm=cw-mid
+process 300 comm=cw-slow
+thread 300 pid=300 comm=cw-slow
+5ms 200 syscall_enter name=read fd=4
+5ms 200 switch_out state=S
+)";
+  for (int i = 0; i < 49; ++i)
+    text += fmt::format(
+        "{0}ms 100 syscall_enter name=poll fd=-1 count=1 timeout_ns=20000000\n"
+        "{0}ms 100 switch_out state=S\n{1}ms 100 switch_in\n{1}ms 100 syscall_exit name=poll "
+        "ret=0\n",
+        6 + 20 * i, 26 + 20 * i);
+  text +=
+      "986ms 100 syscall_enter name=poll fd=-1 count=1 timeout_ns=20000000\n"
+      "986ms 100 switch_out state=S\n";
+  for (int j = 0; j < 98; ++j)
+    text += fmt::format(
+        "{0}ms 300 syscall_enter name=read fd=6\n{0}ms 300 switch_out state=D\n"
+        "{1}ms 300 switch_in\n{1}ms 300 syscall_exit name=read ret=4096\n",
+        2 + 10 * j, 10 + 10 * j);
+  text += R"(985ms 300 syscall_enter name=write fd=5
+985ms 300 send object=8 offset=0 len=1 peer=200 fd=5
+985ms 300 wakeup target=200
+985ms 300 syscall_exit name=write ret=1
+985ms 200 switch_in
+985ms 200 recv object=8 offset=0 len=1 peer=300 fd=4
+985ms 200 syscall_exit name=read ret=1
+990ms 300 syscall_enter name=exit_group
+990ms 300 switch_out state=X
+1000ms 200 syscall_enter name=write fd=3
+1000ms 200 send object=7 offset=0 len=1 peer=100 fd=3
+1000ms 200 wakeup target=100
+1000ms 200 syscall_exit name=write ret=1
+1001ms 100 switch_in
+1001ms 100 syscall_exit name=poll ret=1
+1001ms 100 syscall_enter name=read fd=3
+1001ms 100 recv object=7 offset=0 len=1 peer=200 fd=3
+1001ms 100 syscall_exit name=read ret=1
+)";
+  Built b = build(kRules, text);
+  DiagnoseOptions o;
+  o.symptom.thread_name = "cw-hang";
+  Diagnosis d = diagnose(b.trace, b.result, b.rules, o);
+  CHECK(d.hang.tid == 100);
+  REQUIRE_FALSE(d.root_causes.empty());
+  CAPTURE(d.root_causes.front().what);
+  CHECK(causes(b, d) == "300 LongWait depth 1");
+  CHECK(path(b, d.path) == "300@972 message, 200@5 wakeup, 100@986 -");
+}
+
 TEST_CASE("a request found already queued is what a new thread's work answered, not its fork") {
   // cw-launcher forks cw-worker; cw-client asks cw-server and waits. cw-server passes the request
   // on to cw-worker before cw-worker first reads, so its read does not wait: the worker's
