@@ -1544,6 +1544,39 @@ thread 400 pid=400 comm=cw-relay
   CHECK(first_tid(p, dp) == 400);
 }
 
+// One process of one thread each (tid = pid), in the order given.
+std::string processes(std::initializer_list<std::pair<Tid, const char*>> list) {
+  std::string out;
+  for (const auto& [tid, comm] : list)
+    out += fmt::format("process {0} comm={1}\nthread {0} pid={0} comm={1}\n", tid, comm);
+  return out;
+}
+
+// Thread `tid` polls one descriptor with a `timeout_ms` timeout, `slices` times from
+// `from_ms`, and each poll times out.
+std::string timed_out_polls(Tid tid, int from_ms, int slices, int timeout_ms) {
+  std::string out;
+  for (int i = 0; i < slices; ++i)
+    out += fmt::format(
+        "{0}ms {2} syscall_enter name=poll fd=-1 count=1 timeout_ns={3}\n{0}ms {2} switch_out "
+        "state=S\n{1}ms {2} switch_in\n{1}ms {2} syscall_exit name=poll ret=0\n",
+        from_ms + timeout_ms * i, from_ms + timeout_ms * (i + 1), tid, timeout_ms * 1000000LL);
+  return out;
+}
+
+// Thread `tid` waits on its device record by record: `turns` calls `call` on fd 6 from
+// `from_ms`, one every `every_ms`, each `sleep_ms` of it in uninterruptible sleep.
+std::string device_turns(Tid tid, const char* call, int from_ms, int turns, int every_ms,
+                         int sleep_ms) {
+  std::string out;
+  for (int i = 0; i < turns; ++i)
+    out += fmt::format(
+        "{0}ms {2} syscall_enter name={3} fd=6\n{0}ms {2} switch_out state=D\n{1}ms {2} "
+        "switch_in\n{1}ms {2} syscall_exit name={3} ret=0\n",
+        from_ms + every_ms * i, from_ms + every_ms * i + sleep_ms, tid, call);
+  return out;
+}
+
 TEST_CASE("a slow step's device waits in turns are its wait, not the pipe it drained after") {
   // cw-slow syncs a file record by record: ten fdatasync waits of 100 ms in uninterruptible
   // sleep, none ended by another thread. Then it drains a pipe that cw-writer filled:
@@ -1552,22 +1585,12 @@ TEST_CASE("a slow step's device waits in turns are its wait, not the pipe it dra
   // longest single block is a sync, but the block the segment ends with, the one another
   // thread ended, is the pipe's: the device is still what cw-slow waited on, and nothing
   // is behind it (the writer waited for cw-slow, not the reverse).
-  std::string text = R"(process 100 comm=cw-hang
-thread 100 pid=100 comm=cw-hang
-process 200 comm=cw-slow
-thread 200 pid=200 comm=cw-slow
-process 300 comm=cw-writer
-thread 300 pid=300 comm=cw-writer
-5ms 300 syscall_enter name=write fd=4
+  std::string text = processes({{100, "cw-hang"}, {200, "cw-slow"}, {300, "cw-writer"}}) +
+                     R"(5ms 300 syscall_enter name=write fd=4
 5ms 300 switch_out state=S
 5ms 100 syscall_enter name=read fd=3
 5ms 100 switch_out state=S
-)";
-  for (int i = 0; i < 10; ++i)
-    text += fmt::format(
-        "{0}ms 200 syscall_enter name=fdatasync fd=6\n{0}ms 200 switch_out state=D\n"
-        "{1}ms 200 switch_in\n{1}ms 200 syscall_exit name=fdatasync ret=0\n",
-        6 + 100 * i, 105 + 100 * i);
+)" + device_turns(200, "fdatasync", 6, 10, 100, 99);
   text += R"(1005ms 200 syscall_enter name=read fd=5
 1005ms 200 recv object=9 offset=0 len=65536 peer=300 fd=5
 1005ms 200 wakeup target=300
@@ -1609,31 +1632,14 @@ TEST_CASE("a culprit's wait retried after timeouts is diagnosed over the whole w
   // writes it, and runs 25 ms more until it exits. cw-slow waited on its device for the
   // hang's whole length: that is the root cause. Judged over the poll's last slice alone
   // (986–1001 ms), cw-slow only computed and wrote.
-  std::string text = R"(process 100 comm=cw-hang
-thread 100 pid=100 comm=cw-hang
-process 200 comm=cw-loop
-thread 200 pid=200 comm=cw-loop
-process 300 comm=cw-slow
-thread 300 pid=300 comm=cw-slow
-5ms 100 syscall_enter name=read fd=3
+  std::string text = processes({{100, "cw-hang"}, {200, "cw-loop"}, {300, "cw-slow"}}) +
+                     R"(5ms 100 syscall_enter name=read fd=3
 5ms 100 switch_out state=S
-)";
-  std::string loop, slow;
-  for (int i = 0; i < 49; ++i)
-    loop += fmt::format(
-        "{0}ms 200 syscall_enter name=poll fd=-1 count=1 timeout_ns=20000000\n"
-        "{0}ms 200 switch_out state=S\n{1}ms 200 switch_in\n{1}ms 200 syscall_exit name=poll "
-        "ret=0\n",
-        6 + 20 * i, 26 + 20 * i);
-  loop +=
-      "986ms 200 syscall_enter name=poll fd=-1 count=1 timeout_ns=20000000\n"
-      "986ms 200 switch_out state=S\n";
-  for (int j = 0; j < 99; ++j)
-    slow += fmt::format(
-        "{0}ms 300 syscall_enter name=read fd=6\n{0}ms 300 switch_out state=D\n"
-        "{1}ms 300 switch_in\n{1}ms 300 syscall_exit name=read ret=4096\n",
-        2 + 10 * j, 10 + 10 * j);
-  text += loop + slow + R"(1000ms 300 syscall_enter name=write fd=5
+)" + timed_out_polls(200, 6, 49, 20) +
+                     R"(986ms 200 syscall_enter name=poll fd=-1 count=1 timeout_ns=20000000
+986ms 200 switch_out state=S
+)" + device_turns(300, "read", 2, 99, 10, 8);
+  text += R"(1000ms 300 syscall_enter name=write fd=5
 1000ms 300 send object=8 offset=0 len=1 peer=200 fd=5
 1000ms 300 wakeup target=200
 1000ms 300 syscall_exit name=write ret=1
@@ -1671,29 +1677,13 @@ TEST_CASE("a hang's wait in slices: who acted on its path since the first slice 
   // computes 15 ms, then answers at 1000 ms. cw-mid waited for cw-slow, and cw-slow on its
   // device for the hang's whole length: cw-slow is the root cause, though it acted on the
   // path before the slice that the answer ended began.
-  std::string text = R"(process 100 comm=cw-hang
-thread 100 pid=100 comm=cw-hang
-process 200 comm=cw-mid
-thread 200 pid=200 comm=cw-mid
-process 300 comm=cw-slow
-thread 300 pid=300 comm=cw-slow
-5ms 200 syscall_enter name=read fd=4
+  std::string text = processes({{100, "cw-hang"}, {200, "cw-mid"}, {300, "cw-slow"}}) +
+                     R"(5ms 200 syscall_enter name=read fd=4
 5ms 200 switch_out state=S
-)";
-  for (int i = 0; i < 49; ++i)
-    text += fmt::format(
-        "{0}ms 100 syscall_enter name=poll fd=-1 count=1 timeout_ns=20000000\n"
-        "{0}ms 100 switch_out state=S\n{1}ms 100 switch_in\n{1}ms 100 syscall_exit name=poll "
-        "ret=0\n",
-        6 + 20 * i, 26 + 20 * i);
-  text +=
-      "986ms 100 syscall_enter name=poll fd=-1 count=1 timeout_ns=20000000\n"
-      "986ms 100 switch_out state=S\n";
-  for (int j = 0; j < 98; ++j)
-    text += fmt::format(
-        "{0}ms 300 syscall_enter name=read fd=6\n{0}ms 300 switch_out state=D\n"
-        "{1}ms 300 switch_in\n{1}ms 300 syscall_exit name=read ret=4096\n",
-        2 + 10 * j, 10 + 10 * j);
+)" + timed_out_polls(100, 6, 49, 20) +
+                     R"(986ms 100 syscall_enter name=poll fd=-1 count=1 timeout_ns=20000000
+986ms 100 switch_out state=S
+)" + device_turns(300, "read", 2, 98, 10, 8);
   text += R"(985ms 300 syscall_enter name=write fd=5
 985ms 300 send object=8 offset=0 len=1 peer=200 fd=5
 985ms 300 wakeup target=200
