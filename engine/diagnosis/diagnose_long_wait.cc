@@ -198,6 +198,7 @@ bool Diagnoser::blame_heaviest(const std::vector<PathStep>& path, uint32_t seg, 
   }
   std::vector<PathStep> shown(path.begin() + static_cast<std::ptrdiff_t>(first), path.end());
   if (first + 1 == run) prepend_requesters(shown, seg, culprit);
+  if (first < run) requested_paths_.push_back(shown);
   if (depth == 0)
     d_.path = std::move(shown);
   else

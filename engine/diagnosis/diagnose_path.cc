@@ -18,9 +18,16 @@ std::vector<PathStep> Diagnoser::path_through(size_t before, uint32_t edge) cons
   return polling_end_path(g_, origin, edge);
 }
 
-// The causal path from the deepest root cause to the hang: the best beam-search path
-// back from the hang that passes through it, else the chain of culprits.
+// The causal path from the deepest root cause to the hang, led by the request that
+// started the root cause's work when a recursion found it.
 void Diagnoser::finish_path() {
+  path_from_deepest();
+  if (!d_.path.empty()) prepend_requesters_found(g_.segments[d_.path.front().segment].tid);
+}
+
+// The best beam-search path back from the hang that passes through the deepest root cause,
+// else the chain of culprits.
+void Diagnoser::path_from_deepest() {
   if (d_.root_causes.empty()) return;
   if (!d_.path.empty()) {
     prepend_deeper_culprits();
@@ -92,6 +99,38 @@ void Diagnoser::finish_path() {
   for (const RootCause* rc : chain)
     if (rc->segment != hang) d_.path.push_back({rc->segment, kNoIndex});
   d_.path.push_back({hang, kNoIndex});
+}
+
+// The path begins at `culprit`'s thread: when the recursion that blamed it found the
+// request that started its work (blame_heaviest: a client's request to a server busy with
+// it, the Argus paper, §4.2), the requester leads the path, with the culprit's own steps
+// from the request on, as where that recursion's path is the one shown. Only when those
+// steps end with an edge into the segment the path begins with: it stays one chain of
+// edges.
+void Diagnoser::prepend_requesters_found(Tid culprit) {
+  if (d_.path.empty()) return;
+  const uint32_t front = d_.path.front().segment;
+  auto tid_at = [&](const PathStep& s) { return g_.segments[s.segment].tid; };
+  for (const std::vector<PathStep>& p : requested_paths_) {
+    const auto at =
+        std::find_if(p.begin(), p.end(), [&](const PathStep& s) { return s.segment == front; });
+    if (at == p.begin() || at == p.end()) continue;
+    const PathStep& before = *std::prev(at);
+    if (before.edge == kNoIndex || g_.edges[before.edge].to != front) continue;
+    // Someone else's request first, then only the culprit's own steps.
+    const auto own =
+        std::find_if(p.begin(), at, [&](const PathStep& s) { return tid_at(s) == culprit; });
+    if (own == p.begin() ||
+        std::any_of(own, at, [&](const PathStep& s) { return tid_at(s) != culprit; }))
+      continue;
+    const bool on_path = std::any_of(p.begin(), own, [&](const PathStep& s) {
+      return std::any_of(d_.path.begin(), d_.path.end(),
+                         [&](const PathStep& q) { return tid_at(q) == tid_at(s); });
+    });
+    if (on_path) continue;
+    d_.path.insert(d_.path.begin(), p.begin(), at);
+    return;
+  }
 }
 
 // The path was found before a recursion went deeper (the step of the hang's own path

@@ -149,7 +149,9 @@ class Diagnoser {
   // the causal path (diagnose_path.cc)
   std::vector<PathStep> path_through(size_t before, uint32_t edge) const;
   void finish_path();
+  void path_from_deepest();
   void prepend_deeper_culprits();
+  void prepend_requesters_found(Tid culprit);
   std::vector<PathStep> deeper_path_to_front(Tid culprit) const;
 
   const Trace& trace_;
@@ -177,6 +179,9 @@ class Diagnoser {
   // The paths the recursions below the hang found (origin first, to the culprit each one
   // diagnosed), for the culprits they found to lead the hang's path with.
   std::vector<std::vector<PathStep>> deeper_paths_;
+  // The paths blame_heaviest showed from the request that started a culprit's work, for
+  // the path finally shown to begin there too (prepend_requesters_found).
+  std::vector<std::vector<PathStep>> requested_paths_;
   bool stopped_ = false;
   Option chosen_;
 };

@@ -209,3 +209,15 @@ used to be blamed first.
   [["tmux: server"],"sched: client"]
   $ causeway debug tests/cli/data/tmux-shell-reaps-waiter.cwt --hang "waiter: client" --auto --no-cache --json 2>/dev/null | jq -r '.notes[] | select(test("waited for the hang"))' | sed -E 's/bash [0-9]+/bash N/'
   bash N waited for waiter: client, the hang's own thread, which ended that wait after the hang: it waited for the hang, not the reverse
+
+A server busy with one client's request is found below the hang, two recursions deep: the
+path still begins with that request, as it does when the server is found at once.
+tests/cli/data/server-request-at-depth.cwt is a lean recording (`--calls scheduler
+--min-wait 1ms`) of generated topology 20261206:58 under load, its own processes kept:
+t58n0c asks t58n1c, a single-threaded server on TCP, which sleeps 1.2 s on it; t58n2py's
+request waits behind it; t58n2py's exit, reaped through a pidfd by t58n3c, frees an fcntl
+lock for t58n4py, whose release frees t58n5py, the hang. Without the request the path began
+at the server.
+
+  $ causeway debug tests/cli/data/server-request-at-depth.cwt --hang t58n5py --auto --no-cache --json 2>/dev/null | jq -c '[[.root_causes[].comm], (.path | map(.comm) | unique_by(.) | length), .path[0].comm, .path[1].comm, .path[-1].comm]'
+  [["t58n1c","t58n4py"],6,"t58n0c","t58n1c","t58n5py"]
