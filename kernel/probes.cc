@@ -87,6 +87,21 @@ size_t ring_buffer_size(size_t requested) {
   return size;
 }
 
+// Which of the syscall tracepoints `names` (syscalls:NAME, made per call with
+// CONFIG_FTRACE_SYSCALLS) this kernel lacks, as "the kernel has no tracepoint …"; "" when it
+// has them all. Looked up where libbpf looks, in tracefs and under debugfs.
+std::string missing_syscall_tracepoints(std::initializer_list<const char*> names) {
+  std::string missing;
+  for (const char* name : names) {
+    bool found = false;
+    for (const char* root : {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"})
+      found = found ||
+              access((std::string(root) + "/events/syscalls/" + name + "/id").c_str(), R_OK) == 0;
+    if (!found) missing += (missing.empty() ? "" : ", ") + std::string("syscalls:") + name;
+  }
+  return missing.empty() ? std::string() : "the kernel has no tracepoint " + missing;
+}
+
 int64_t realtime_minus_monotonic_ns() {
   timespec real{}, mono{};
   clock_gettime(CLOCK_REALTIME, &real);
@@ -166,6 +181,7 @@ struct Probes::State {
   std::string sampling_problem;
   std::string timer_owner_problem;
   std::string socket_transfer_problem;
+  std::string pipe_transfer_problem;
   std::string file_lock_problem;
   std::string reap_problem;
 
@@ -291,6 +307,15 @@ Probes::Probes(const ProbeOptions& options) : state_(new State) {
     state_->socket_transfer_problem =
         load_if_present({"sock_send_length", "sock_recv_length"},
                         {skel->progs.on_sock_send, skel->progs.on_sock_recv});
+    // A pipe's bytes: the read and write calls' own exit tracepoints (the others' calls
+    // cost nothing). The syscall programs count them themselves.
+    if (options.calls_at_switch)
+      state_->pipe_transfer_problem = missing_syscall_tracepoints(
+          {"sys_exit_write", "sys_exit_writev", "sys_exit_read", "sys_exit_readv"});
+    for (bpf_program* program : {skel->progs.on_write_exit, skel->progs.on_writev_exit,
+                                 skel->progs.on_read_exit, skel->progs.on_readv_exit})
+      bpf_program__set_autoload(program,
+                                options.calls_at_switch && state_->pipe_transfer_problem.empty());
     state_->file_lock_problem =
         load_if_present({"fcntl_setlk", "flock_lock_inode"},
                         {skel->progs.on_fcntl_setlk, skel->progs.on_flock_lock_inode});
@@ -333,6 +358,10 @@ const std::string& Probes::timer_owner_problem() const {
 
 const std::string& Probes::socket_transfer_problem() const {
   return state_->socket_transfer_problem;
+}
+
+const std::string& Probes::pipe_transfer_problem() const {
+  return state_->pipe_transfer_problem;
 }
 
 const std::string& Probes::file_lock_problem() const {

@@ -152,6 +152,9 @@ class Probes {
   // With calls_at_switch: why no bytes moved on sockets are recorded ("" when they are): the
   // kernel lacks the socket layer's tracepoints (sock_send_length, sock_recv_length).
   const std::string& socket_transfer_problem() const;
+  // With calls_at_switch: why no bytes moved on pipes are recorded ("" when they are): the
+  // kernel lacks the read and write calls' own tracepoints (syscalls:sys_exit_write, …).
+  const std::string& pipe_transfer_problem() const;
 
   // With calls_at_switch: why file locks' results are not recorded ("" when they are): the
   // kernel lacks the tracepoints fcntl_setlk and flock_lock_inode.

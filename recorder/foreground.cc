@@ -174,6 +174,9 @@ std::optional<ForegroundResult> record_in_foreground(ForegroundRecording r) {
   note_missing("no bytes moved on sockets", probes.socket_transfer_problem(),
                "with --calls scheduler a request read without a wait has no message edge from "
                "its sender");
+  note_missing("no bytes moved on pipes", probes.pipe_transfer_problem(),
+               "with --calls scheduler a write to a pipe whose reader was not waiting has no "
+               "message edge to its read");
   note_missing("no file lock results", probes.file_lock_problem(),
                "with --calls scheduler a lock polled until its holder lets go has no edge from "
                "the release");

@@ -88,6 +88,20 @@ static __always_inline void claim_early_read(struct stream_offsets* entry, __u64
   if (__sync_val_compare_and_swap(&entry->early_ts, at, 0) == at) out->ts = at;
 }
 
+static __always_inline int stream_transfer(struct task_struct* task, __u64 object, __u32 kind,
+                                           __u64 offset, __u64 len, struct stream_offsets* entry,
+                                           struct sock* sk, bool is_send);
+
+// A counted stream's entry for connection `sender` (a unix socket's peer, a pipe's inode
+// number): a stream made where a freed one was starts past the old one's counts.
+static __always_inline void pair_stream(struct stream_offsets* entry, __u64 sender) {
+  if (entry->sender == sender) return;
+  __u64 past = entry->sent > entry->received ? entry->sent : entry->received;
+  entry->sent = entry->received = entry->written_end = entry->settled_end = past;
+  entry->written = 0;
+  entry->sender = sender;
+}
+
 static __always_inline int socket_transfer(struct sock* sk, int ret, int flags, bool is_send) {
   if (!calls_at_switch || ret <= 0 || !sk) return 0;
   if (!is_send && (flags & MSG_PEEK_FLAG)) return 0;  // the bytes stay for the next read
@@ -110,13 +124,7 @@ static __always_inline int socket_transfer(struct sock* sk, int ret, int flags, 
     // Which connection the counts are of: the receiving socket's peer, fixed when the two
     // are joined (before an accept returns the server's end) and kept until the socket is
     // freed. A socket made where a freed one was starts past the old counts.
-    __u64 sender = is_send ? (__u64)sk : (__u64)KERNEL_CAST(struct unix_sock, sk)->peer;
-    if (entry->sender != sender) {
-      __u64 past = entry->sent > entry->received ? entry->sent : entry->received;
-      entry->sent = entry->received = entry->written_end = entry->settled_end = past;
-      entry->written = 0;
-      entry->sender = sender;
-    }
+    pair_stream(entry, is_send ? (__u64)sk : (__u64)KERNEL_CAST(struct unix_sock, sk)->peer);
     offset = is_send ? __sync_fetch_and_add(&entry->sent, len)
                      : __sync_fetch_and_add(&entry->received, len);
   } else if ((family == AF_INET_FAMILY || family == AF_INET6_FAMILY) &&
@@ -132,6 +140,54 @@ static __always_inline int socket_transfer(struct sock* sk, int ret, int flags, 
   } else {
     return 0;
   }
+  return stream_transfer(task, object, kind, offset, len, entry, sk, is_send);
+}
+
+// The bytes of a pipe or FIFO a write put in, or a read took (`file`: the descriptor's
+// file, `ret` the bytes): counted as a unix stream's are, on the pipe, and written as those
+// are when no wake-up explains them (a reader that was runnable already, its poll's
+// timeout come, when the writer wrote). Other files are left alone.
+static __always_inline int pipe_transfer(struct file* file, long ret, bool is_send) {
+  if (!file) return 0;
+  file = KERNEL_CAST(struct file, file);
+  struct inode* inode = file->f_inode;
+  if (!inode) return 0;
+  const struct file_operations* fops = file->f_op;
+  const __u64 release = fops ? (__u64)fops->release : 0;
+  if (!is_kind((__u64)fops, release, pipefifo_fops, pipe_release) &&
+      (inode->i_mode & S_IFMT_BITS) != S_IFIFO_BITS)
+    return 0;
+  const __u64 object = (__u64)file->private_data;
+  if (!object) return 0;
+  struct stream_offsets* entry = stream_entry(object);
+  if (!entry) return 0;
+  // A pipe's inode number is its own (a FIFO's, the file's): a pipe made where a freed
+  // one's buffer was is told apart by it.
+  pair_stream(entry, inode->i_ino);
+  const __u64 len = ret;
+  const __u64 offset = is_send ? __sync_fetch_and_add(&entry->sent, len)
+                               : __sync_fetch_and_add(&entry->received, len);
+  return stream_transfer(bpf_get_current_task_btf(), object, CW_OBJ_PIPE, offset, len, entry, NULL,
+                         is_send);
+}
+
+// A read or write (or readv, writev) returned `ret` bytes: those of a pipe are counted.
+// The call's descriptor is its first argument, still in the saved registers.
+static __always_inline int pipe_call_returned(long ret, bool is_send) {
+  if (!calls_at_switch || ret <= 0 || !current_traced()) return 0;
+  struct task_struct* task = bpf_get_current_task_btf();
+  if (task->flags & PF_KTHREAD_FLAG) return 0;
+  const struct pt_regs* regs = user_regs_of(task);
+  return pipe_transfer(fd_file((int)regs->di), ret, is_send);
+}
+
+// What a transfer of `len` bytes at `offset` in stream `object` (`entry`: its counts, NULL
+// for a TCP flow without one) writes: nothing when a wake-up explains it, else the send or
+// the read of a send written, in a call of its own. `sk`: the socket, NULL for a pipe.
+static __always_inline int stream_transfer(struct task_struct* task, __u64 object, __u32 kind,
+                                           __u64 offset, __u64 len, struct stream_offsets* entry,
+                                           struct sock* sk, bool is_send) {
+  const long ret = (long)len;
   const bool tcp = kind == CW_OBJ_TCP;
   // A read matters only when it takes bytes of a send written or held, and most take
   // neither: settled before anything of the thread is looked up, or the clock read.
@@ -169,11 +225,11 @@ static __always_inline int socket_transfer(struct sock* sk, int ret, int flags, 
   }
   st->woke_since_xfer = 0;
   if (!wanted) {
-    if (is_send && kind == CW_OBJ_UNIX) settle_sent(entry, offset + len);
+    if (is_send && !tcp && entry) settle_sent(entry, offset + len);
     return 0;
   }
   const __u64 now = bpf_ktime_get_ns();
-  const __s32 peer_pid = kind == CW_OBJ_UNIX ? pid_number(sk->sk_peer_pid) : -1;
+  const __s32 peer_pid = kind == CW_OBJ_UNIX && sk ? pid_number(sk->sk_peer_pid) : -1;
   struct early_read early = {};
   if (is_send) {
     if (!entry) entry = stream_entry(object);
@@ -223,7 +279,7 @@ static __always_inline int socket_transfer(struct sock* sk, int ret, int flags, 
   // What a read or write of a stream returns: the bytes it moved.
   if (own_call) end_call_now(st, ret);
   if (early.ts != 0)
-    write_late_xfer(early.ts, early.pid, early.tid, early.cpu, object, CW_OBJ_UNIX, early.start,
+    write_late_xfer(early.ts, early.pid, early.tid, early.cpu, object, kind, early.start,
                     early.end - early.start, early.fd, (__s32)task->tgid, false);
   return 0;
 }
@@ -236,4 +292,26 @@ int BPF_PROG(on_sock_send, struct sock* sk, int ret, int flags) {
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(on_sock_recv, struct sock* sk, int ret, int flags) {
   return socket_transfer(sk, ret, flags, false);
+}
+
+// The read and write calls' own exit tracepoints, which fire for those calls alone (the
+// calls of every other number cost nothing): a pipe's bytes are moved by them.
+SEC("tracepoint/syscalls/sys_exit_write")
+int on_write_exit(struct trace_event_raw_sys_exit* ctx) {
+  return pipe_call_returned(ctx->ret, true);
+}
+
+SEC("tracepoint/syscalls/sys_exit_writev")
+int on_writev_exit(struct trace_event_raw_sys_exit* ctx) {
+  return pipe_call_returned(ctx->ret, true);
+}
+
+SEC("tracepoint/syscalls/sys_exit_read")
+int on_read_exit(struct trace_event_raw_sys_exit* ctx) {
+  return pipe_call_returned(ctx->ret, false);
+}
+
+SEC("tracepoint/syscalls/sys_exit_readv")
+int on_readv_exit(struct trace_event_raw_sys_exit* ctx) {
+  return pipe_call_returned(ctx->ret, false);
 }

@@ -16,6 +16,14 @@ over a unix socket and over loopback TCP.
   $ causeway graph $TMP_DIR/tcp.cwt --json --edges 2>/dev/null | jq -c '[.edge_list[] | select(.from.comm == "cw-queued-cli" and .to.comm == "cw-queued-srv" and .kind == "message") | [.from.kind, .to.kind, .strength, .from.len, .to.len, .from.offset == .to.offset, .from.object == .to.object]]'
   [["send","recv","strong",16,16,true,true]]
 
+Pipes have no such tracepoint: the read and write calls' own exit tracepoints
+(syscalls:sys_exit_read, sys_exit_write, and the v forms) count their bytes, and fire for
+those calls alone. The same request over two pipes:
+
+  $ causeway record --calls scheduler -o $TMP_DIR/pipe.cwt -- cw-prog-queued pipe 2>/dev/null
+  $ causeway graph $TMP_DIR/pipe.cwt --json --edges 2>/dev/null | jq -c '[.edge_list[] | select(.from.comm == "cw-queued-cli" and .to.comm == "cw-queued-srv" and .kind == "message") | [.from.kind, .to.kind, .strength, .from.len, .to.len, .from.offset == .to.offset, .from.object == .to.object]]'
+  [["send","recv","strong",16,16,true,true]]
+
 Each is written as a call of its own, with the bytes it moved as its return value, on the
 descriptor the call named, and marked `queued` (its bytes waited in the stream): the read
 that takes them begins the work they ask for (linux.kernel `request.queued`).
