@@ -218,6 +218,10 @@ struct stream_offsets {
   __u64 written_end;
   __u64 sender;
   __u32 written;
+  // A unix stream or a pipe: the end of the bytes of the sends written when a read of them
+  // was last written. A read of bytes all before it adds no edge (a shell's `read` takes
+  // a line a byte at a time): it is not written.
+  __u64 joined_end;
   // With held waits (transfers.bpf.h, hold_send): a send past its thread's budget that woke
   // nobody, kept here until its bytes have waited min_wait_ns unread (then it is written,
   // stamped when it was made) or are read sooner (then nothing is). When it was made (0:

@@ -97,7 +97,8 @@ static __always_inline int stream_transfer(struct task_struct* task, __u64 objec
 static __always_inline void pair_stream(struct stream_offsets* entry, __u64 sender) {
   if (entry->sender == sender) return;
   __u64 past = entry->sent > entry->received ? entry->sent : entry->received;
-  entry->sent = entry->received = entry->written_end = entry->settled_end = past;
+  entry->sent = entry->received = entry->written_end = entry->settled_end = entry->joined_end =
+      past;
   entry->written = 0;
   entry->sender = sender;
 }
@@ -208,6 +209,8 @@ static __always_inline int stream_transfer(struct task_struct* task, __u64 objec
       if (holding_waits()) read_held_send(entry, object, offset, len, tcp);
       if (!entry->written || !offset_before(offset, entry->written_end, tcp)) return 0;
     }
+    // Bytes a written read of the same sends began to take: their edge is made.
+    if (!tcp && offset + len <= entry->joined_end) return 0;
   }
 
   struct inflight* st = bpf_task_storage_get(&inflight, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -276,6 +279,7 @@ static __always_inline int stream_transfer(struct task_struct* task, __u64 objec
     rec->is_send = is_send;
     submit(rec);
   }
+  if (!is_send && !tcp) entry->joined_end = entry->written_end;
   // What a read or write of a stream returns: the bytes it moved.
   if (own_call) end_call_now(st, ret);
   if (early.ts != 0)

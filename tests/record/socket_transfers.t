@@ -24,6 +24,15 @@ those calls alone. The same request over two pipes:
   $ causeway graph $TMP_DIR/pipe.cwt --json --edges 2>/dev/null | jq -c '[.edge_list[] | select(.from.comm == "cw-queued-cli" and .to.comm == "cw-queued-srv" and .kind == "message") | [.from.kind, .to.kind, .strength, .from.len, .to.len, .from.offset == .to.offset, .from.object == .to.object]]'
   [["send","recv","strong",16,16,true,true]]
 
+Only the first read of a written send's bytes is written: the later reads of the same
+bytes add no edge. A shell's `read` takes its line from a pipe a byte at a time; the line
+written while the reader sleeps gives one send and one read, not nine:
+
+  $ causeway record --calls scheduler --min-wait 1ms -o $TMP_DIR/line.cwt -- sh -c 'printf "abcdefgh\n" | (sleep 0.2; read x; test "$x" = abcdefgh)' 2>/dev/null
+  $ causeway convert $TMP_DIR/line.cwt -o $TMP_DIR/line.txt >/dev/null 2>&1; grep -oE "^[0-9]+ [0-9]+ (cpu=[0-9]+ )?(send|recv) " $TMP_DIR/line.txt | awk '{ print $NF }' | sort | uniq -c | sed -E 's/^ +//'
+  1 recv
+  1 send
+
 Each is written as a call of its own, with the bytes it moved as its return value, on the
 descriptor the call named, and marked `queued` (its bytes waited in the stream): the read
 that takes them begins the work they ask for (linux.kernel `request.queued`).
