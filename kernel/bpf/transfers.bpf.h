@@ -1,17 +1,18 @@
-// Bytes moved on sockets when calls are taken at the scheduler (calls_at_switch): the socket
-// layer's tracepoints (sock_send_length, sock_recv_length) fire as a send or a receive of a
-// unix or TCP socket returns, in the caller's context, with no syscall program.
+// Bytes moved on sockets and pipes when calls are taken at the scheduler (calls_at_switch):
+// the socket layer's tracepoints (sock_send_length, sock_recv_length) fire as a send or a
+// receive of a unix or TCP socket returns, in the caller's context, with no syscall
+// program; a pipe's bytes are seen at the exits of the read and write calls alone
+// (syscalls:sys_exit_read and the like).
 //
 // Only the transfers no wake-up explains are written. A send that woke its reader is joined
 // to it by that wake-up already; one that woke nobody (the reader was busy, or not yet
 // waiting: a request queued behind another client's) leaves no trace but its bytes, and the
 // read that takes them later neither blocks nor is woken. Such a send is written, with its
-// stream and byte offsets as the syscall programs would give them, and so is each read of
-// bytes at or before the end of the last send written: the two make a message edge. With
+// stream and byte offsets as the syscall programs would give them, and so is the first read
+// of bytes at or before the end of the last send written: the two make a message edge. With
 // held waits, a send past its thread's budget is written only once its bytes have waited
-// (held_waits.bpf.h, hold_send). Each is
-// written as a call of its own (entry, transfer, exit with the bytes moved as its return),
-// so the rules that cut at a read's call cut there.
+// (held_waits.bpf.h, hold_send). Each is written as a call of its own (entry, transfer, exit
+// with the bytes moved as its return), so the rules that cut at a read's call cut there.
 #pragma once
 
 #define MSG_PEEK_FLAG 2
