@@ -28,7 +28,12 @@ static __always_inline int record_wake(void* ctx, __u32 type, struct task_struct
   const bool target_traced = traced_tgid(target_tgid);
   if (!target_traced && (recorder || !current_traced())) return 0;
   bool in_irq = in_interrupt_context(ctx);
-  if (in_irq && calls_at_switch && !recorder && current_traced() && own_delivery(p)) in_irq = false;
+  // A loopback send's bytes are delivered in the softirq its own call runs: that wake-up is
+  // the call's. Not one a timer's expiry raises on this CPU meanwhile (a poller's timeout
+  // landing during the send): that is the timer's, whoever it woke.
+  if (in_irq && calls_at_switch && !recorder && current_traced() &&
+      !expiring_owner(bpf_ktime_get_ns()) && own_delivery(p))
+    in_irq = false;
   // A wait too short to write is counted, and its wake-up left out, before anything else.
   if (holding_waits() && target_traced &&
       wakes_short_wait(p, in_irq || recorder ? 0 : (__u32)current_ids())) {

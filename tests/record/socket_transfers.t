@@ -16,6 +16,22 @@ over a unix socket and over loopback TCP.
   $ causeway graph $TMP_DIR/tcp.cwt --json --edges 2>/dev/null | jq -c '[.edge_list[] | select(.from.comm == "cw-queued-cli" and .to.comm == "cw-queued-srv" and .kind == "message") | [.from.kind, .to.kind, .strength, .from.len, .to.len, .from.offset == .to.offset, .from.object == .to.object]]'
   [["send","recv","strong",16,16,true,true]]
 
+A poller's timeout that expires while a loopback send runs on its CPU wakes the poller
+from the timer's interrupt, not from the send's delivery: it is not the send's wake-up, and
+the send is not taken as explained by it. A poller that waits 1 ms at a time on no
+descriptor beside a thousand requests and answers over loopback TCP: none of its wake-ups
+is marked as delivering bytes from the client or the server (with the timer's taken for
+deliveries, 5 and 10 in two runs).
+
+  $ causeway record --calls scheduler --min-wait 1ms -o $TMP_DIR/poller.cwt -- sh -c '/usr/bin/python3 -c "import select, time
+  > end = time.time() + 2.5
+  > while time.time() < end: select.select([], [], [], 0.001)" & cw-prog-queued tcp prompt 1000; wait' 2>/dev/null
+  $ causeway convert $TMP_DIR/poller.cwt -o $TMP_DIR/poller.txt >/dev/null 2>&1
+  $ py=$(grep -E "^(update )?process [0-9]+ comm=python3" $TMP_DIR/poller.txt | head -1 | sed -E 's/^(update )?process ([0-9]+).*/\2/'); q=$(grep -E "^(update )?process [0-9]+ comm=cw-queued" $TMP_DIR/poller.txt | sed -E 's/^(update )?process ([0-9]+).*/\2/' | sort -u | paste -sd'|'); grep -cE " wakeup (cpu=[0-9]+ )?target=$py interrupt=1 cause=$py" $TMP_DIR/poller.txt | awk '{ print ($1 > 0 ? "timer wake-ups" : "none") }'; grep -cE "^[0-9]+ ($q) wakeup (cpu=[0-9]+ )?target=$py delivers=1" $TMP_DIR/poller.txt
+  timer wake-ups
+  0
+  [1]
+
 Pipes have no such tracepoint: the read and write calls' own exit tracepoints
 (syscalls:sys_exit_read, sys_exit_write, and the v forms) count their bytes, and fire for
 those calls alone. The same request over two pipes:
