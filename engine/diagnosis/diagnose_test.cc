@@ -1577,6 +1577,22 @@ std::string device_turns(Tid tid, const char* call, int from_ms, int turns, int 
   return out;
 }
 
+// Thread `tid` writes one byte on `fd`, into stream `object`, and wakes its reader `peer`.
+std::string writes_byte(int ms, Tid tid, int fd, int object, Tid peer) {
+  return fmt::format(
+      "{0}ms {1} syscall_enter name=write fd={2}\n{0}ms {1} send object={3} offset=0 len=1 "
+      "peer={4} fd={2}\n{0}ms {1} wakeup target={4}\n{0}ms {1} syscall_exit name=write ret=1\n",
+      ms, tid, fd, object, peer);
+}
+
+// Thread `tid`, in a read of `fd`, takes that byte, which `peer` wrote.
+std::string takes_byte(int ms, Tid tid, int fd, int object, Tid peer) {
+  return fmt::format(
+      "{0}ms {1} recv object={3} offset=0 len=1 peer={4} fd={2}\n{0}ms {1} syscall_exit "
+      "name=read ret=1\n",
+      ms, tid, fd, object, peer);
+}
+
 TEST_CASE("a slow step's device waits in turns are its wait, not the pipe it drained after") {
   // cw-slow syncs a file record by record: ten fdatasync waits of 100 ms in uninterruptible
   // sleep, none ended by another thread. Then it drains a pipe that cw-writer filled:
@@ -1606,14 +1622,8 @@ TEST_CASE("a slow step's device waits in turns are its wait, not the pipe it dra
 1007ms 200 switch_in
 1007ms 200 recv object=9 offset=65536 len=196608 peer=300 fd=5
 1007ms 200 syscall_exit name=read ret=196608
-1008ms 200 syscall_enter name=write fd=3
-1008ms 200 send object=7 offset=0 len=1 peer=100 fd=3
-1008ms 200 wakeup target=100
-1008ms 200 syscall_exit name=write ret=1
-1009ms 100 switch_in
-1009ms 100 recv object=7 offset=0 len=1 peer=200 fd=3
-1009ms 100 syscall_exit name=read ret=1
-)";
+)" + writes_byte(1008, 200, 3, 7, 100) +
+          "1009ms 100 switch_in\n" + takes_byte(1009, 100, 3, 7, 200);
   Built b = build(kRules, text);
   DiagnoseOptions o;
   o.symptom.thread_name = "cw-hang";
@@ -1639,23 +1649,12 @@ TEST_CASE("a culprit's wait retried after timeouts is diagnosed over the whole w
                      R"(986ms 200 syscall_enter name=poll fd=-1 count=1 timeout_ns=20000000
 986ms 200 switch_out state=S
 )" + device_turns(300, "read", 2, 99, 10, 8);
-  text += R"(1000ms 300 syscall_enter name=write fd=5
-1000ms 300 send object=8 offset=0 len=1 peer=200 fd=5
-1000ms 300 wakeup target=200
-1000ms 300 syscall_exit name=write ret=1
-1001ms 200 switch_in
+  text += writes_byte(1000, 300, 5, 8, 200) + R"(1001ms 200 switch_in
 1001ms 200 syscall_exit name=poll ret=1
 1001ms 200 syscall_enter name=read fd=4
-1001ms 200 recv object=8 offset=0 len=1 peer=300 fd=4
-1001ms 200 syscall_exit name=read ret=1
-1002ms 200 syscall_enter name=write fd=3
-1002ms 200 send object=7 offset=0 len=1 peer=100 fd=3
-1002ms 200 wakeup target=100
-1002ms 200 syscall_exit name=write ret=1
-1003ms 100 switch_in
-1003ms 100 recv object=7 offset=0 len=1 peer=200 fd=3
-1003ms 100 syscall_exit name=read ret=1
-1025ms 300 syscall_enter name=exit_group
+)" + takes_byte(1001, 200, 4, 8, 300) +
+          writes_byte(1002, 200, 3, 7, 100) + "1003ms 100 switch_in\n" +
+          takes_byte(1003, 100, 3, 7, 200) + R"(1025ms 300 syscall_enter name=exit_group
 1025ms 300 switch_out state=X
 )";
   Built b = build(kRules, text);
@@ -1684,25 +1683,14 @@ TEST_CASE("a hang's wait in slices: who acted on its path since the first slice 
                      R"(986ms 100 syscall_enter name=poll fd=-1 count=1 timeout_ns=20000000
 986ms 100 switch_out state=S
 )" + device_turns(300, "read", 2, 98, 10, 8);
-  text += R"(985ms 300 syscall_enter name=write fd=5
-985ms 300 send object=8 offset=0 len=1 peer=200 fd=5
-985ms 300 wakeup target=200
-985ms 300 syscall_exit name=write ret=1
-985ms 200 switch_in
-985ms 200 recv object=8 offset=0 len=1 peer=300 fd=4
-985ms 200 syscall_exit name=read ret=1
-990ms 300 syscall_enter name=exit_group
+  text += writes_byte(985, 300, 5, 8, 200) + "985ms 200 switch_in\n" +
+          takes_byte(985, 200, 4, 8, 300) + R"(990ms 300 syscall_enter name=exit_group
 990ms 300 switch_out state=X
-1000ms 200 syscall_enter name=write fd=3
-1000ms 200 send object=7 offset=0 len=1 peer=100 fd=3
-1000ms 200 wakeup target=100
-1000ms 200 syscall_exit name=write ret=1
-1001ms 100 switch_in
+)" + writes_byte(1000, 200, 3, 7, 100) +
+          R"(1001ms 100 switch_in
 1001ms 100 syscall_exit name=poll ret=1
 1001ms 100 syscall_enter name=read fd=3
-1001ms 100 recv object=7 offset=0 len=1 peer=200 fd=3
-1001ms 100 syscall_exit name=read ret=1
-)";
+)" + takes_byte(1001, 100, 3, 7, 200);
   Built b = build(kRules, text);
   DiagnoseOptions o;
   o.symptom.thread_name = "cw-hang";
