@@ -20,8 +20,11 @@
 namespace cw::rules::sandbox {
 
 // Allocating (and so copying or collecting) this many bytes, or scanning this many bytes
-// of a string in a library function, costs one instruction.
-constexpr size_t kBytesPerInstruction = 1024;
+// of a string in a library function, costs one instruction. Priced so that a whole budget
+// spent on copying (256 MB) takes a small part of the CPU time limit, on slow machines and
+// under sanitizers too: the budget, not the clock, is what stops a pack, so the same pack
+// fails the same way everywhere.
+constexpr size_t kBytesPerInstruction = 256;
 
 using Cost = uint64_t (*)(lua_State* L);
 

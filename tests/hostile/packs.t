@@ -170,7 +170,7 @@ pack's test with a message naming the pack, the rule and the line; nothing escap
 
   $ timeout 20 causeway rules test tests/hostile/packs/lua-endless-recursion.cw
   FAIL hostile.endless_recursion "the hook runs"
-  tests/hostile/packs/lua-endless-recursion.cw:17:1: error: tests/hostile/packs/lua-endless-recursion.cw:7: error: lua hook 'f' (pack hostile.endless_recursion, rule hostile.endless_recursion/hook.endless_recursion) ran out of memory (limit 33554432 bytes)
+  tests/hostile/packs/lua-endless-recursion.cw:17:1: error: tests/hostile/packs/lua-endless-recursion.cw:7: error: lua hook 'f' (pack hostile.endless_recursion, rule hostile.endless_recursion/hook.endless_recursion) exceeded its instruction budget of 1000000 instructions
     test "the hook runs" {
     ^~~~
   0 passed, 1 failed
