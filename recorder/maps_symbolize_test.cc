@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <doctest/doctest.h>
 #include <fmt/format.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -85,6 +86,37 @@ TEST_CASE("frames of this test binary are named, return addresses by the call th
   CHECK(report.stacks_symbolized == 2);
   CHECK(report.frames_resolved + report.frames_unresolved == 4);
   CHECK(report.files_not_found.empty());
+}
+
+// Where a signal handler returns to: the C library's restorer, which the kernel puts on the
+// handler's stack as its return address.
+void* volatile signal_return_address = nullptr;
+extern "C" __attribute__((noinline)) void cw_symbolize_test_handler(int) {
+  signal_return_address = __builtin_return_address(0);
+}
+
+TEST_CASE("a signal handler's return trampoline is marked a signal frame; a call is not") {
+  struct sigaction action {
+  }, previous{};
+  action.sa_handler = cw_symbolize_test_handler;
+  REQUIRE(::sigaction(SIGUSR2, &action, &previous) == 0);
+  ::raise(SIGUSR2);
+  ::sigaction(SIGUSR2, &previous, nullptr);
+  REQUIRE(signal_return_address != nullptr);
+
+  Trace trace = trace_of_self();
+  const Tid self = static_cast<Tid>(::getpid());
+  const uint64_t leaf = address_of(reinterpret_cast<void*>(&cw_symbolize_test_handler));
+  const uint64_t return_address = address_of(cw_symbolize_test_caller());
+  // The handler, the trampoline it returns to, and a caller the signal interrupted.
+  StackId id = add_stack_event(trace, monotonic_now_ns(), self,
+                               {leaf, address_of(signal_return_address), return_address});
+  symbolize_stacks(trace);
+  const std::vector<Frame>& frames = trace.stacks[id].frames;
+  REQUIRE(frames.size() == 3);
+  CHECK_FALSE(frames[0].signal);
+  CHECK(frames[1].signal);
+  CHECK_FALSE(frames[2].signal);
 }
 
 TEST_CASE("thousands of deep stacks are symbolised, each frame by its own process's maps") {

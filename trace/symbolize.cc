@@ -121,8 +121,13 @@ struct ResolvedFile {
   bool symbols_read = false;
   std::vector<FunctionSymbol> symbols;
   std::string names;
-  // Frames found at each link-time address: [first, first + count) of `frames`.
-  std::unordered_map<uint64_t, std::pair<uint32_t, uint32_t>> at;
+  // Frames found at each link-time address: [first, first + count) of `frames`, and
+  // whether the address is in a signal frame's code (signal_trampoline).
+  struct FramesAt {
+    uint32_t first = 0, count = 0;
+    bool signal = false;
+  };
+  std::unordered_map<uint64_t, FramesAt> at;
   // Each compilation unit's functions by address (by the unit's DIE offset), built on
   // first use.
   std::unordered_map<Dwarf_Off, std::vector<FunctionRange>> units;
@@ -388,9 +393,13 @@ class Symbolizer {
         !file->address_of(lookup - map->start + map->pgoff, map->pgoff, vaddr))
       return jit_frame(pid, ts, lookup, plain, out);  // a JIT's code in a memfd, say
     auto [it, added] = file->at.try_emplace(vaddr);
-    if (added) it->second = describe(*file, vaddr);
+    if (added) {
+      const auto [first, count] = describe(*file, vaddr);
+      it->second = {first, count, signal_trampoline(*file, vaddr)};
+    }
+    plain.signal = it->second.signal;
     StrId function = 0;
-    for (uint32_t k = 0; k < it->second.second; ++k) {
+    for (uint32_t k = 0; k < it->second.count; ++k) {
       const FileFrame& ff = file->frames[it->second.first + k];
       Frame f = plain;
       f.function = ff.function;
@@ -400,8 +409,29 @@ class Symbolizer {
       if (!ff.inlined) function = ff.function;
       out.push_back(f);
     }
-    if (it->second.second == 0) out.push_back(plain);
+    if (it->second.count == 0) out.push_back(plain);
     return function;
+  }
+
+  // Whether link-time address `vaddr` of `file` is in a signal frame: code whose call frame
+  // information carries the `S` augmentation (DWARF for x86-64 and arm64; libc's
+  // __restore_rt, the kernel's vDSO sigreturn), where a signal handler returns to. The
+  // libraries that have one cover the byte before it too, so that a return address looked
+  // up one byte early (the caller's convention above) still finds it.
+  static bool signal_trampoline(ResolvedFile& file, uint64_t vaddr) {
+    for (int source = 0; source < 2; ++source) {
+      Dwarf_Addr bias = 0;
+      Dwarf_CFI* cfi = source == 0 ? ::dwfl_module_eh_cfi(file.module, &bias)
+                                   : ::dwfl_module_dwarf_cfi(file.module, &bias);
+      if (!cfi) continue;
+      Dwarf_Frame* frame = nullptr;
+      if (::dwarf_cfi_addrframe(cfi, vaddr - bias, &frame) != 0 || !frame) continue;
+      bool signal = false;
+      const bool known = ::dwarf_frame_info(frame, nullptr, nullptr, &signal) >= 0;
+      std::free(frame);
+      if (known) return signal;
+    }
+    return false;
   }
 
   // The frame `plain` named by the JIT symbol covering `lookup`, if the process's perf map

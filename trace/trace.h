@@ -46,6 +46,10 @@ struct Frame {
   uint32_t line = 0;   // 0 unknown
   bool inlined = false;
   bool kernel = false;  // a kernel frame (named at record time from /proc/kallsyms)
+  // A signal handler's return trampoline (its unwind information marks a signal frame):
+  // the frames outside it are the code the signal happened to interrupt, not callers of
+  // the handler.
+  bool signal = false;
   StrId module = 0;     // file name of the mapping holding ip; 0 when none is known
   uint64_t offset = 0;  // ip's offset in that file: the same across runs despite ASLR
 };

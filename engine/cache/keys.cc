@@ -241,7 +241,7 @@ uint64_t options_key(const engine::BuildOptions& options, std::string_view forma
       h.text(trace.strings.get(f.module));
       h.value(f.line);
       h.value(f.offset);
-      h.value(static_cast<uint8_t>(f.inlined | (f.kernel << 1)));
+      h.value(static_cast<uint8_t>(f.inlined | (f.kernel << 1) | (f.signal << 2)));
     }
   }
   h.value(named);

@@ -98,6 +98,7 @@ Profile infer(const Trace& trace, const Selection& selection, const InferOptions
   std::vector<FunctionId> by_symbol(trace.strings.size(), kNoFunction);
   // Unnamed frames, by (module, offset), or (0, address) outside any known file.
   std::map<std::pair<StrId, uint64_t>, FunctionId> by_ip;
+  FunctionId signal_frame = kNoFunction;  // "[signal handler]", interned when first seen
   std::vector<FunctionId> frames;
   std::vector<Frame> plain;
   for (const Event& e : trace.events) {
@@ -145,6 +146,14 @@ Profile infer(const Trace& trace, const Selection& selection, const InferOptions
     for (size_t k = list->size(); k-- > 0;) {
       const Frame& fr = (*list)[k];
       if (own) ++out.frames;
+      // A signal handler's context begins at the signal: what runs outside it is wherever
+      // the signal landed, a different context each time for the same handler (and, in a
+      // process forked from a handler, for its whole life).
+      if (fr.signal) {
+        if (signal_frame == kNoFunction) signal_frame = out.cct.intern("[signal handler]");
+        frames.assign({t.process_frame, signal_frame});
+        continue;
+      }
       if (fr.function != 0) {
         FunctionId& id = by_symbol[fr.function];
         if (id == kNoFunction) id = out.cct.intern(trace.strings.get(fr.function));

@@ -100,6 +100,30 @@ TEST_CASE("the same function under another caller is another node: D twice") {
   CHECK(p.cct.path_count() == 3);
 }
 
+TEST_CASE("a signal handler's context begins at the signal, wherever it interrupted") {
+  // The same handler's work, once interrupting select and once sigprocmask: a process
+  // forked from a handler (a server's workers) keeps such frames for its whole life.
+  Trace t = app_trace(
+      "1ms 11 syscall_enter name=read stack=main;select;__restore_rt;handler;work\n"
+      "2ms 11 syscall_enter name=read stack=main;sigprocmask;__restore_rt;handler;work\n"
+      "3ms 11 syscall_enter name=read stack=main;sigprocmask\n");
+  // What symbolisation marks from the trampoline's unwind information (trace/symbolize.h).
+  for (Stack& s : t.stacks) {
+    s.frames = frames_of(s);
+    for (Frame& f : s.frames) f.signal = t.strings.get(f.function) == "__restore_rt";
+  }
+  const Profile p = infer(t, {});
+  std::vector<NodeId> work;
+  for (NodeId v = 1; v < p.cct.node_count(); ++v)
+    if (p.cct.function_name(p.cct.node(v).function) == "work") work.push_back(v);
+  REQUIRE(work.size() == 1);
+  CHECK(p.cct.names_to(work[0]) ==
+        std::vector<std::string>{"[app]", "[signal handler]", "handler", "work"});
+  // One instance from the first stack to the second (conservatively), or to the third.
+  CHECK(p.cct.node(work[0]).total.conservative == 1 * ms);
+  CHECK(p.cct.node(work[0]).total.aggressive == 2 * ms);
+}
+
 TEST_CASE("a stack seen again gets the path id it had") {
   Cct cct;
   const FunctionId a = cct.intern("a"), b = cct.intern("b");

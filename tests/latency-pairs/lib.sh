@@ -31,11 +31,22 @@ pg_prepare() {
     >"$PAIR_DIR/pg/initdb.log" 2>&1 || die "initdb failed: $(tail -2 "$PAIR_DIR/pg/initdb.log")"
 }
 # pg_start: the server on a unix socket in PAIR_DIR/pg only (no TCP); stopped on exit.
+# It returns once the server's background processes are all running: the server accepts
+# connections before its launchers have started, and a short base run would otherwise
+# end before they began to wait while a slow run holds their waits, two runs differing in
+# more than their input.
 pg_start() {
   runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PAIR_DIR/pg/data" -l "$PAIR_DIR/pg/log" -w \
     -o "-c listen_addresses='' -k $PAIR_DIR/pg -c fsync=off" start >/dev/null ||
     die "postgres did not start: $(tail -2 "$PAIR_DIR/pg/log")"
   trap 'pg_stop; cleanup' EXIT
+  local tries=0
+  until [ "$(psql_q "SELECT count(*) FROM pg_stat_activity WHERE backend_type IN
+                     ('autovacuum launcher', 'logical replication launcher')")" = 2 ]; do
+    tries=$((tries + 1))
+    [ $tries -lt 100 ] || die "postgres's launchers did not start within 5 s"
+    sleep 0.05
+  done
 }
 pg_stop() {
   runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PAIR_DIR/pg/data" -m fast -w stop >/dev/null 2>&1 || true
