@@ -106,7 +106,7 @@ class TerminalAnswerer : public engine::Answerer {
   size_t asked_ = 0;
 };
 
-struct Args : DiagnosisArgs {
+struct DebugArgs : DiagnosisArgs {
   std::vector<std::string> join;  // other hosts' traces
   bool automatic = false;
   bool baseline = false;
@@ -117,7 +117,7 @@ struct Args : DiagnosisArgs {
 };
 
 // The traces joined and how their clocks were aligned to the first's (docs/json.md).
-nlohmann::json join_json(const Args& a, const std::vector<ClockAlignment>& clocks) {
+nlohmann::json join_json(const DebugArgs& a, const std::vector<ClockAlignment>& clocks) {
   nlohmann::json out = nlohmann::json::array();
   for (size_t k = 0; k < clocks.size(); ++k) {
     const ClockAlignment& c = clocks[k];
@@ -135,7 +135,7 @@ nlohmann::json join_json(const Args& a, const std::vector<ClockAlignment>& clock
 // One diagnosis of the session's trace with its packs: builds the graph, diagnoses, prints
 // the report. Throws SessionError. `watch` (--watch: the run's number and the changed
 // files) goes into the JSON report when not null.
-void diagnose_once(const Args& a, const session::HangAndAnswers& given,
+void diagnose_once(const DebugArgs& a, const session::HangAndAnswers& given,
                    session::TraceSession& session, TerminalReporter& reporter,
                    const nlohmann::json& watch = nullptr) {
   // --watch --json: JSON Lines, one document per run on one line, for scripts that follow.
@@ -260,8 +260,8 @@ bool exit_zero_on_interrupt() {
 // time a pack it loads changes, until SIGINT (exit 0). A run that fails (a pack with an
 // error, a symptom not in the trace) says why and the watch goes on: the next save may
 // fix it.
-int watch_loop(const Args& a, const session::HangAndAnswers& given, session::TraceSession& session,
-               TerminalReporter& reporter) {
+int watch_loop(const DebugArgs& a, const session::HangAndAnswers& given,
+               session::TraceSession& session, TerminalReporter& reporter) {
   std::optional<PackWatcher> watcher;
   try {
     watcher.emplace();
@@ -331,7 +331,7 @@ int watch_loop(const Args& a, const session::HangAndAnswers& given, session::Tra
 }  // namespace
 
 Command add_debug(CLI::App& app) {
-  auto args = std::make_shared<Args>();
+  auto args = std::make_shared<DebugArgs>();
   auto* cmd = app.add_subcommand("debug",
                                  "find why a thread hung: walk the graph back to the "
                                  "root cause, asking where the trace is ambiguous");

@@ -33,7 +33,7 @@
 namespace cw::cli {
 namespace {
 
-struct Args {
+struct ExportArgs {
   std::string trace;
   std::string format;
   std::string output;
@@ -83,7 +83,7 @@ const ExportFormat& export_format(std::string_view name) {
   throw std::logic_error("export: no format " + std::string(name));  // the option checks it
 }
 
-int run_export(const Args& a) {
+int run_export(const ExportArgs& a) {
   const ExportFormat& format = export_format(a.format);
   const session::HangAndAnswers given = session::read_hang_and_answers(a.hang, a.answers);
   std::string why;
@@ -151,7 +151,7 @@ int run_export(const Args& a) {
 }  // namespace
 
 Command add_export(CLI::App& app) {
-  auto args = std::make_shared<Args>();
+  auto args = std::make_shared<ExportArgs>();
   auto* cmd = app.add_subcommand(
       "export", "write the graph and its diagnosis for a viewer: Perfetto, Chrome JSON or DOT");
   cmd->add_option("TRACE", args->trace, "trace file (binary or text form)")

@@ -50,7 +50,7 @@ extern char** environ;
 namespace cw::cli {
 namespace {
 
-struct Args : DiagnosisArgs {
+struct UiArgs : DiagnosisArgs {
   int port = 0;
   bool no_browser = false;
 };
@@ -118,7 +118,7 @@ std::string open_browser(const std::string& url) {
   return dir_template;
 }
 
-int run_ui(const Args& a) {
+int run_ui(const UiArgs& a) {
   const session::HangAndAnswers given = session::read_hang_and_answers(a.hang, a.answers);
   const rules::HangSpec& hang = given.hang;
   const std::vector<std::string>& answer_lines = given.answer_lines;
@@ -318,7 +318,7 @@ int run_ui(const Args& a) {
 }  // namespace
 
 Command add_ui(CLI::App& app) {
-  auto args = std::make_shared<Args>();
+  auto args = std::make_shared<UiArgs>();
   auto* cmd = app.add_subcommand(
       "ui",
       "diagnose a hang in a browser: a page on 127.0.0.1 with the timeline of the threads on "

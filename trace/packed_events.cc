@@ -18,7 +18,7 @@ void put(std::vector<uint8_t>& out, uint64_t v) {
   put_varint(out, v);
 }
 
-struct Cursor {
+struct PackedCursor {
   const uint8_t* p;
   uint64_t size, at = 0;
   std::string* why;
@@ -74,7 +74,7 @@ void pack_events(const uint8_t* events, uint64_t count, const uint8_t* values, u
 
 bool unpack_events(const uint8_t* packed, uint64_t size, uint64_t count, uint64_t nvalues,
                    uint8_t* events, uint8_t* values, std::string* why) {
-  Cursor c{packed, size, 0, why};
+  PackedCursor c{packed, size, 0, why};
   // Every event takes at least 6 bytes and every value 1: a count the bytes cannot hold
   // is refused before anything is read.
   if (count > size / 6 || nvalues > size - count * 6)

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "base/chars.h"
+
 namespace cw {
 
 namespace {
@@ -21,10 +23,6 @@ bool parse_hex(std::string_view text, uint64_t& out) {
   }
   out = v;
   return true;
-}
-
-bool is_blank(char c) {
-  return c == ' ' || c == '\t';
 }
 
 // The next blank-separated word of `rest`, taken off it.

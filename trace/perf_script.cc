@@ -9,18 +9,13 @@
 #include <optional>
 #include <unordered_map>
 
+#include "base/chars.h"
 #include "trace/syscall_names.h"
 
 namespace cw {
 
 namespace {
 
-bool is_blank(char c) {
-  return c == ' ' || c == '\t';
-}
-bool is_digit(char c) {
-  return c >= '0' && c <= '9';
-}
 bool is_hex(char c) {
   return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
