@@ -37,28 +37,28 @@ TEST_CASE("a lost switch: the decoder's `?` and switch_in where the CPU's next r
   CHECK(records[2] == SwitchRecord{4, 5});  // other -> waiter at 2100 on CPU 0
   const Trace lost = lose_switch(t, records[2]);
   CHECK(events_text(lost) ==
-        "1us 101 switch_out state=S\n"
-        "1us 103 switch_in\n"
+        "1000 101 switch_out state=S\n"
+        "1000 103 switch_in\n"
         "1500 102 switch_in cpu=1\n"
-        "2us 102 wakeup cpu=1 target=101\n"
+        "2000 102 wakeup cpu=1 target=101\n"
         "2200 103 switch_out state=?\n"
         "2200 101 switch_in\n"
         "2200 101 syscall_exit name=futex\n"
-        "3us 101 switch_out state=S\n"
-        "9us 101 switch_in\n");
+        "3000 101 switch_out state=S\n"
+        "9000 101 switch_in\n");
   CHECK(lost.losses_of(LossKind::SwitchUnreported) == 1);
 
   SUBCASE("no record of the CPU before its next switch: the `?` goes there") {
     const Trace u = lose_switch(t, records[0]);  // waiter -> other at 1000
     CHECK(events_text(u) ==
           "1500 102 switch_in cpu=1\n"
-          "2us 102 wakeup cpu=1 target=101\n"
+          "2000 102 wakeup cpu=1 target=101\n"
           "2100 101 switch_out state=?\n"
           "2100 103 switch_out state=R\n"
           "2100 101 switch_in\n"
           "2200 101 syscall_exit name=futex\n"
-          "3us 101 switch_out state=S\n"
-          "9us 101 switch_in\n");
+          "3000 101 switch_out state=S\n"
+          "9000 101 switch_in\n");
   }
   SUBCASE("only the records of some threads") {
     CHECK(switch_records(t, {102}).size() == 1);

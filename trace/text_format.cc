@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "base/chars.h"
 #include "base/quoted.h"
 #include "trace/thread_moves.h"
 
@@ -29,13 +30,6 @@ struct KeyValue {
   Token value;  // empty text when the token had no '='
   bool has_equals = false;
 };
-
-bool is_blank(char c) {
-  return c == ' ' || c == '\t';
-}
-bool is_digit(char c) {
-  return c >= '0' && c <= '9';
-}
 
 int hex_digit(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -621,12 +615,15 @@ class TextParser {
     }
     const Event& e = trace_.add_event(ts, tid, kind, cpu, stack);
     for (auto [field, v] : values) trace_.value_ref(e, field) = v;
-    if (!declared_tids_.count(tid) && implicit_tid_set_.insert(tid).second)
+    // Thread 0 is no thread (the recorder's own notes are written on it, as the recorder
+    // never declares it): declaring it here would make a text form read back differently
+    // from the recording it was converted from.
+    if (tid != 0 && !declared_tids_.count(tid) && implicit_tid_set_.insert(tid).second)
       implicit_tids_.push_back(tid);
   }
 
-  // Threads used by events but never declared get an entry of their own process, so
-  // hand-written fixtures need not declare every thread.
+  // Threads used by events but never declared (thread 0 apart) get an entry of their own
+  // process, so hand-written fixtures need not declare every thread.
   void finish() {
     // Which process a thread's events belong to decides where a root cause is reported:
     // an update may rename a thread, but moves it to another process only when a fork

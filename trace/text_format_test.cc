@@ -153,6 +153,15 @@ TEST_CASE("threads used by events but not declared get their own process") {
   CHECK(t.pid_of(9) == 9);
 }
 
+TEST_CASE("events on thread 0 (the recorder's notes) declare no thread") {
+  const std::string text =
+      "causeway-trace 1\nthread 5 pid=4\n1 5 switch_in\n2 0 marker text=\"a note\"\n";
+  Trace t = parse(text);
+  REQUIRE(t.threads.size() == 1);
+  CHECK(t.thread(0) == nullptr);
+  CHECK(write_text_trace(parse(write_text_trace(t))) == write_text_trace(t));
+}
+
 TEST_CASE("text -> trace -> text -> trace reproduces the trace") {
   const std::string text = std::string(kSpecExample) +
                            "7 101 marker text=\"two words\" cpu=3\n"
@@ -269,12 +278,13 @@ TEST_CASE("a bad map line points at what is wrong") {
         "                            ^~~~~~~~~~~\n");
 }
 
-TEST_CASE("the writer uses the shortest exact time unit") {
+TEST_CASE("the writer gives events' times in nanoseconds, whatever unit they were read in") {
   Trace t = parse(
       "causeway-trace 1\n3s 1 switch_in\n2ms 1 switch_in\n1500us 1 switch_in\n7 1 switch_in\n");
-  CHECK(write_text_trace(t) ==
-        "causeway-trace 1\nthread 1 pid=1\n7 1 switch_in\n1500us 1 switch_in\n2ms 1 switch_in\n"
-        "3s 1 switch_in\n");
+  CHECK(
+      write_text_trace(t) ==
+      "causeway-trace 1\nthread 1 pid=1\n7 1 switch_in\n1500000 1 switch_in\n2000000 1 switch_in\n"
+      "3000000000 1 switch_in\n");
 }
 
 TEST_CASE("a trace embedded in a larger file reports positions in that file") {

@@ -113,7 +113,7 @@ std::string write_text_trace(const Trace& trace) {
   }
   for (const auto& e : trace.events) {
     const KindDef& def = trace.schema.kind(e.kind);
-    out += fmt::format("{} {} {}", format_time(e.ts), e.tid, def.name);
+    out += fmt::format("{} {} {}", e.ts, e.tid, def.name);
     if (e.cpu) out += fmt::format(" cpu={}", e.cpu);
     for (size_t f = 0; f < def.fields.size(); ++f) {
       uint64_t v = trace.value(e, static_cast<int>(f));

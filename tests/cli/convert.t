@@ -54,4 +54,4 @@ stacks, outermost first, and the process perf's task events named.
   causeway-trace 1
   process 24483 comm=cw-prog-hotspot ppid=24482
   thread 24483 pid=24483 comm=cw-prog-hotspot
-  13764941493us 24483 sample event=cpu-clock period=1001001 stack=__libc_start_call_main@0x2724a;main@0x16f6;fast_part@0x15bd
+  13764941493000 24483 sample event=cpu-clock period=1001001 stack=__libc_start_call_main@0x2724a;main@0x16f6;fast_part@0x15bd
