@@ -132,6 +132,8 @@ struct RecordArgs {
   std::string start_calls;         // "" until given: record start's default (always_on_calls)
   std::string min_wait;            // --min-wait: the shortest wait written one by one ("" for all)
   std::string start_min_wait;
+  bool pipe_bytes = false;  // --pipe-bytes
+  bool start_pipe_bytes = false;
   uint32_t wait_budget = kDefaultWaitBudget;  // --wait-budget
   uint32_t start_wait_budget = kDefaultWaitBudget;
   std::string buffer = "64M";
@@ -206,6 +208,12 @@ bool stack_options(const RecordArgs& args, SessionOptions& options) {
                  "give one of them\n";
     return false;
   }
+  if (args.pipe_bytes && !options.calls_at_switch) {
+    std::cerr << "causeway: --pipe-bytes needs --calls scheduler: the syscall programs count "
+                 "every call's bytes anyway\n";
+    return false;
+  }
+  options.pipe_bytes = args.pipe_bytes;
   if (!args.min_wait.empty()) {
     std::optional<uint64_t> ns = parse_duration(args.min_wait);
     if (!ns) {
@@ -598,16 +606,17 @@ int record_start(const RecordArgs& args, const std::string& size_text) {
               << "\n";
     return kExitEnvironment;
   }
+  const std::string pipes = args.pipe_bytes ? ", pipes' bytes (--pipe-bytes)" : "";
   const std::string stream =
       args.calls == "syscalls"
           ? (args.full ? "every system call, from the syscall programs (--full)"
                        : "system calls from the syscall programs (--calls syscalls)")
       : args.min_wait.empty() || parse_duration(args.min_wait) == uint64_t{0}
-          ? "calls from the scheduler, every wait"
+          ? "calls from the scheduler, every wait" + pipes
           : fmt::format(
-                "calls from the scheduler, a busy thread's waits once they last {} "
+                "calls from the scheduler, a busy thread's waits once they last {}{} "
                 "(--full for every call)",
-                args.min_wait);
+                args.min_wait, pipes);
   std::cout << fmt::format(
       "recording {} into {} (pid {}): at most {}, the newest events are kept\n"
       "  {}\n"
@@ -804,6 +813,12 @@ std::vector<Command> add_record(CLI::App& app) {
       "are counted per thread in short_waits events, and the thread seems to run on through "
       "them (docs/recording.md)";
   cmd->add_option("--min-wait", args->min_wait, min_wait_help)->type_name("DURATION");
+  auto pipe_bytes_help =
+      "with --calls scheduler: also count the bytes read and written on pipes and FIFOs, so "
+      "that a write to a pipe whose reader was not waiting (it polled, and its timeout had "
+      "come) gets its message edge; their tracepoints put every system call on the machine "
+      "on the kernel's slow path while recording (docs/recording.md, \"Bytes on pipes\")";
+  cmd->add_flag("--pipe-bytes", args->pipe_bytes, pipe_bytes_help);
   auto wait_budget_help =
       "with --min-wait: the waits per second each thread writes in full in each class of "
       "call, whatever their length, before its shorter ones are only counted (default 50, a "
@@ -884,6 +899,7 @@ std::vector<Command> add_record(CLI::App& app) {
                    "thread in short_waits events (docs/recording.md, \"Held waits\")")
       ->type_name("DURATION");
   start->add_option("--wait-budget", args->start_wait_budget, wait_budget_help)->type_name("N");
+  start->add_flag("--pipe-bytes", args->start_pipe_bytes, pipe_bytes_help);
   args->start_compress = add_compress_option(start, args->compress, args->writer, "zstd=1");
   start->add_option("--rules", args->rules,
                     "packs (files or folders) whose holder rules name, when the recording "
@@ -929,6 +945,7 @@ std::vector<Command> add_record(CLI::App& app) {
                    given.full = args->start_full;
                    always_on_calls(args->start_calls, args->start_min_wait, given);
                    given.wait_budget = args->start_wait_budget;
+                   given.pipe_bytes = args->start_pipe_bytes;
                    return record_start(given, *size);
                  }});
   out.push_back(

@@ -233,6 +233,10 @@ Probes::Probes(const ProbeOptions& options) : state_(new State) {
     rodata->min_wait_ns = options.min_wait_ns;
     if (const int cpus = libbpf_num_possible_cpus(); cpus > 0)
       rodata->possible_cpus = static_cast<uint32_t>(cpus);
+    // Programs that the kernel may preempt hold their CPU while they write, where it lets
+    // them (kernel/bpf/output.bpf.h, keep_cpu).
+    rodata->preempt_guard =
+        libbpf_find_vmlinux_btf_id("bpf_preempt_disable", BPF_TRACE_FENTRY) >= 0 ? 1 : 0;
     if (options.full_waits_per_s != 0) {
       rodata->wait_budget_ns = std::max<uint64_t>(1, 1'000'000'000ull / options.full_waits_per_s);
       rodata->wait_burst = options.full_waits_per_s;
@@ -307,9 +311,14 @@ Probes::Probes(const ProbeOptions& options) : state_(new State) {
     state_->socket_transfer_problem =
         load_if_present({"sock_send_length", "sock_recv_length"},
                         {skel->progs.on_sock_send, skel->progs.on_sock_recv});
-    // A pipe's bytes: the read and write calls' own exit tracepoints (the others' calls
-    // cost nothing). The syscall programs count them themselves.
-    if (options.calls_at_switch)
+    // A pipe's bytes, when asked for: the read and write calls' own exit tracepoints. Any
+    // per-call tracepoint puts every system call on the machine on the kernel's slow path,
+    // so they are not on by default. The syscall programs count them themselves.
+    if (options.calls_at_switch && !options.pipe_bytes)
+      state_->pipe_transfer_problem =
+          "not asked for (--pipe-bytes: the read and write calls' tracepoints cost every "
+          "system call on the machine)";
+    else if (options.calls_at_switch)
       state_->pipe_transfer_problem = missing_syscall_tracepoints(
           {"sys_exit_write", "sys_exit_writev", "sys_exit_read", "sys_exit_readv"});
     for (bpf_program* program : {skel->progs.on_write_exit, skel->progs.on_writev_exit,

@@ -46,6 +46,10 @@ struct ProbeOptions {
   // ones are counted per thread (kernel/bpf/held_waits.bpf.h; record --min-wait). 0: all.
   // The recorder must call pass_over_tasks() well within its hold of early records.
   uint64_t min_wait_ns = 0;
+  // With calls_at_switch: pipes' bytes counted at the read and write calls' exit tracepoints
+  // (record --pipe-bytes). Off by default: while any per-call tracepoint is on, every system
+  // call on the machine takes the kernel's slow path (docs/recording.md, "Bytes on pipes").
+  bool pipe_bytes = false;
   // With min_wait_ns: the waits per second each thread writes in full whatever their length,
   // a second's worth at once, before its waits are held (0: none).
   uint32_t full_waits_per_s = 0;
@@ -152,8 +156,9 @@ class Probes {
   // With calls_at_switch: why no bytes moved on sockets are recorded ("" when they are): the
   // kernel lacks the socket layer's tracepoints (sock_send_length, sock_recv_length).
   const std::string& socket_transfer_problem() const;
-  // With calls_at_switch: why no bytes moved on pipes are recorded ("" when they are): the
-  // kernel lacks the read and write calls' own tracepoints (syscalls:sys_exit_write, …).
+  // With calls_at_switch: why no bytes moved on pipes are recorded ("" when they are): not
+  // asked for (pipe_bytes), or the kernel lacks the read and write calls' own tracepoints
+  // (syscalls:sys_exit_write, …).
   const std::string& pipe_transfer_problem() const;
 
   // With calls_at_switch: why file locks' results are not recorded ("" when they are): the

@@ -354,6 +354,11 @@ struct cw_rec_short_waits {
   __u64 uninterruptible_ns;
   __u32 count;
   __u32 waker_tid;
+  /* Of those, the times the thread was preempted (it stayed runnable, state R) and their
+   * time: part of count and total_ns. */
+  __u64 runnable_ns;
+  __u32 preempted;
+  __u32 pad;
 };
 
 /* CW_REC_CALL: a uprobe at a function's entry (is_exit 0) or a uretprobe at its return

@@ -12,6 +12,8 @@
 #include <memory>
 
 #include "recorder/foreground.h"
+#include "recorder/maps_capture.h"
+#include "trace/command_marker.h"
 
 namespace cw {
 
@@ -103,16 +105,20 @@ void run_daemon(const SessionOptions& options, const RecorderDir& dir, int ready
   } catch (const std::exception& e) {
     fail(e.what());
   }
+  // What the recording lacks: in the log now, and in the ring as it stops (its first files
+  // are gone by then on a long run).
+  const std::vector<std::string> missing = session->missing_parts();
+  for (const std::string& note : missing) std::cerr << "causeway: note: " << note << "\n";
   write_pid_file(dir);
   MarkerSocket markers(dir);
   catch_stop_signals(false);
   (void)!write(ready_fd, "K", 1);
   close(ready_fd);
   // What the recorder writes (its options), for scripts reading the status.
-  const nlohmann::json stream = {
-      {"calls", options.calls_at_switch ? "scheduler" : "syscalls"},
-      {"full", options.full},
-      {"min_wait_ns", options.calls_at_switch ? options.min_wait_ns : 0}};
+  const nlohmann::json stream = {{"calls", options.calls_at_switch ? "scheduler" : "syscalls"},
+                                 {"full", options.full},
+                                 {"min_wait_ns", options.calls_at_switch ? options.min_wait_ns : 0},
+                                 {"pipe_bytes", !options.calls_at_switch || options.pipe_bytes}};
   auto status_json = [&] {
     nlohmann::json j = recorder_status_json(session->status(), dir.paths(), max_bytes);
     j["stream"] = stream;
@@ -132,6 +138,8 @@ void run_daemon(const SessionOptions& options, const RecorderDir& dir, int ready
         last_status = now;
       }
     }
+    const uint64_t stopping_at = monotonic_now_ns();
+    for (const std::string& note : missing) session->mark(stopping_at, 0, 0, recorder_note(note));
     session->finish();
     auto j = status_json();
     j["stopped"] = true;

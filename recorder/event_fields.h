@@ -127,7 +127,8 @@ struct EventFields {
   } sample;
   struct : EventKind {
     FieldAt since = at("since"), count = at("count"), total_ns = at("total_ns"),
-            uninterruptible_ns = at("uninterruptible_ns"), waker = at("waker");
+            uninterruptible_ns = at("uninterruptible_ns"), waker = at("waker"),
+            preempted = at("preempted"), runnable_ns = at("runnable_ns");
   } short_waits;
   struct : EventKind {
     FieldAt text = at("text");

@@ -159,30 +159,12 @@ std::optional<ForegroundResult> record_in_foreground(ForegroundRecording r) {
     std::cerr << "causeway: warning: " << note << "\n";
     notes.push_back(note);
   }
-  // What the kernel lacks for part of the recording: said, and kept in the trace.
-  auto note_missing = [&](const std::string& what, const std::string& problem,
-                          const std::string& consequence) {
-    if (problem.empty()) return;
-    std::string note = what + ": " + problem + "; " + consequence;
+  // What the recording lacks (the kernel refused it, or it was not asked for): said, and
+  // kept in the trace.
+  for (std::string& note : session->missing_parts()) {
     std::cerr << "causeway: note: " << note << "\n";
-    notes.push_back(note);
-  };
-  const kernel::Probes& probes = session->probes();
-  note_missing("timer wake-ups carry no cause", probes.timer_owner_problem(),
-               "an interrupt's wake-up of a timer's waiter is not traced to the thread that "
-               "armed the timer");
-  note_missing("no bytes moved on sockets", probes.socket_transfer_problem(),
-               "with --calls scheduler a request read without a wait has no message edge from "
-               "its sender");
-  note_missing("no bytes moved on pipes", probes.pipe_transfer_problem(),
-               "with --calls scheduler a write to a pipe whose reader was not waiting has no "
-               "message edge to its read");
-  note_missing("no file lock results", probes.file_lock_problem(),
-               "with --calls scheduler a lock polled until its holder lets go has no edge from "
-               "the release");
-  note_missing("no children reaped", probes.reap_problem(),
-               "with --calls scheduler a parent that polls for its children has no edge from "
-               "the child it reaped");
+    notes.push_back(std::move(note));
+  }
   if (!notes.empty()) {
     timespec now{};
     clock_gettime(CLOCK_MONOTONIC, &now);

@@ -765,6 +765,8 @@ void RecordDecoder::decode(const void* record, size_t size) {
       set(h, f.short_waits.total_ns, r->total_ns);
       set(h, f.short_waits.uninterruptible_ns, r->uninterruptible_ns);
       set(h, f.short_waits.waker, r->waker_tid);
+      set(h, f.short_waits.preempted, r->preempted);
+      set(h, f.short_waits.runnable_ns, r->runnable_ns);
       if (r->waker_tid != 0) note_thread(r->waker_tid, 0);
       return;
     }

@@ -87,9 +87,9 @@ TEST_CASE("records from two CPUs come out as events sorted by time") {
   CHECK(d.release(2000) == 2);
   CHECK(d.release_all() == 2);
   CHECK(events_text(t) ==
-        "1us 101 syscall_enter name=futex fd=-1 resource=4096 op=wait timeout_ns=-1\n"
+        "1000 101 syscall_enter name=futex fd=-1 resource=4096 op=wait timeout_ns=-1\n"
         "1100 101 switch_out state=S\n"
-        "3us 102 wakeup cpu=1 target=101\n"
+        "3000 102 wakeup cpu=1 target=101\n"
         "3500 101 switch_in\n");
   CHECK(d.stats().malformed == 0);
 }
@@ -149,7 +149,7 @@ TEST_CASE("a timer's interrupt wake-up and signal carry the timer's owner as the
   d.decode(&old, offsetof(cw_rec_signal, cause_tid));
   d.release_all();
   CHECK(events_text(t) ==
-        "1us 301 signal_send target=101 sig=34 cause=102\n"
+        "1000 301 signal_send target=101 sig=34 cause=102\n"
         "1001 301 wakeup target=101 interrupt=1 cause=102\n"
         "1002 301 signal_send target=101 sig=14\n");
   CHECK(d.stats().malformed == 0);
@@ -180,12 +180,12 @@ TEST_CASE("a recorded thread whose switch away the kernel never reported is ende
   d.decode(&app_out, sizeof app_out);
   d.release_all();
   CHECK(events_text(t) ==
-        "1us 201 switch_out cpu=1 state=R\n"
-        "1us 75 switch_in cpu=1\n"
-        "5us 75 switch_out cpu=1 state=?\n"
-        "5us 15 switch_out cpu=1 state=I\n"
-        "5us 201 switch_in cpu=1\n"
-        "6us 201 switch_out cpu=1 state=S\n");
+        "1000 201 switch_out cpu=1 state=R\n"
+        "1000 75 switch_in cpu=1\n"
+        "5000 75 switch_out cpu=1 state=?\n"
+        "5000 15 switch_out cpu=1 state=I\n"
+        "5000 201 switch_in cpu=1\n"
+        "6000 201 switch_out cpu=1 state=S\n");
   CHECK(d.stats().switches_unreported == 1);
   // A loss of its own kind in the trace, not the kernel buffer's: the recording says what
   // it missed.
@@ -225,6 +225,8 @@ TEST_CASE("held waits: a wait written late keeps its start, and short waits are 
   shorts.total_ns = 90000;
   shorts.uninterruptible_ns = 40000;
   shorts.waker_tid = 201;
+  shorts.preempted = 3;
+  shorts.runnable_ns = 20000;
   d.decode(&in, sizeof in);
   d.decode(&wake, sizeof wake);
   d.decode(&held, sizeof held);
@@ -233,11 +235,11 @@ TEST_CASE("held waits: a wait written late keeps its start, and short waits are 
   d.release_all();
   CHECK(events_text(t) ==
         "500 201 switch_in\n"
-        "1us 201 switch_out state=S\n"
-        "3ms 301 wakeup target=201\n"
+        "1000 201 switch_out state=S\n"
+        "3000000 301 wakeup target=201\n"
         "3000100 201 switch_in cpu=1\n"
-        "4ms 301 short_waits cpu=1 since=2000 count=7 total_ns=90000 uninterruptible_ns=40000 "
-        "waker=201\n");
+        "4000000 301 short_waits cpu=1 since=2000 count=7 total_ns=90000 uninterruptible_ns=40000 "
+        "waker=201 preempted=3 runnable_ns=20000\n");
   CHECK(d.stats().switches_unreported == 0);
   CHECK(t.losses.empty());
 }
@@ -294,9 +296,9 @@ TEST_CASE("a send held until its bytes waited is stamped when made, or after wha
   d.decode(&later, sizeof later);
   d.release_all();
   CHECK(events_text(t) ==
-        "1ms 201 send object=7 len=16 peer=300 fd=4 queued=1\n"
+        "1000000 201 send object=7 len=16 peer=300 fd=4 queued=1\n"
         "2000001 201 send object=7 offset=16 len=16 peer=300 fd=4 queued=1\n"
-        "3ms 301 recv cpu=1 object=7 len=16 peer=200 fd=5 queued=1\n");
+        "3000000 301 recv cpu=1 object=7 len=16 peer=200 fd=5 queued=1\n");
 }
 
 TEST_CASE("a switch to a thread the kernel never reported begins its run at its first record") {
@@ -335,15 +337,15 @@ TEST_CASE("a switch to a thread the kernel never reported begins its run at its 
   d.decode(&waiter_timer, sizeof waiter_timer);
   d.release_all();
   CHECK(events_text(t) ==
-        "1us 101 switch_out state=S\n"
-        "1us 103 switch_in\n"
+        "1000 101 switch_out state=S\n"
+        "1000 103 switch_in\n"
         "1500 102 switch_in cpu=1\n"
-        "2us 102 wakeup cpu=1 target=101\n"
+        "2000 102 wakeup cpu=1 target=101\n"
         "2200 103 switch_out state=?\n"
         "2200 101 switch_in\n"
         "2200 101 syscall_exit name=futex\n"
-        "3us 101 switch_out state=S\n"
-        "9us 101 switch_in\n");
+        "3000 101 switch_out state=S\n"
+        "9000 101 switch_in\n");
   // One switch lost, though both its ends were put back.
   CHECK(d.stats().switches_unreported == 1);
   CHECK(t.losses_of(LossKind::SwitchUnreported) == 1);
@@ -416,12 +418,12 @@ TEST_CASE("records that say nothing of who runs now put back no switch") {
   CHECK(events_text(t) ==
         "500 101 syscall_enter name=futex fd=-1 op=wait timeout_ns=-1\n"
         "900 101 softirq_exit vec=1\n"
-        "1us 101 switch_out state=S\n"
-        "1us 102 switch_in\n"
+        "1000 101 switch_out state=S\n"
+        "1000 102 switch_in\n"
         "1200 300 switch_out cpu=1 state=R\n"
         "1200 103 switch_in cpu=1\n"
         "1800 103 switch_out cpu=1 state=S\n"
-        "2us 300 wakeup cpu=1 target=101\n"
+        "2000 300 wakeup cpu=1 target=101\n"
         "2100 101 comm name=renamed\n"
         "2200 101 wakeup cpu=1 target=102 interrupt=1 cause=101\n"
         "2500 102 switch_out state=S\n"
@@ -469,9 +471,9 @@ TEST_CASE("a lock still waited for at the end: lock_held on the holder, lock_wai
   d.add_lock_wait(6000, file);
   d.release_all();
   CHECK(events_text(t) ==
-        "5us 102 lock_held object=4096 waiter=101 lock=\"owner (p/r)\"\n"
+        "5000 102 lock_held object=4096 waiter=101 lock=\"owner (p/r)\"\n"
         "5001 101 lock_wait object=4096 holder=102\n"
-        "6us 400 lock_held object=77 waiter=300 lock=\"FLOCK WRITE\"\n"
+        "6000 400 lock_held object=77 waiter=300 lock=\"FLOCK WRITE\"\n"
         "6001 300 lock_wait object=77 holder=400\n");
 }
 
@@ -525,7 +527,7 @@ TEST_CASE("a cpu-clock sample becomes a sample event with the stack that follows
   d.decode(&stack, size);
   d.release_all();
   CHECK(events_text(t) ==
-        "5us 101 sample cpu=1 event=cpu-clock period=1001001 stack=0x402000;0x401000\n");
+        "5000 101 sample cpu=1 event=cpu-clock period=1001001 stack=0x402000;0x401000\n");
   CHECK(d.stats().samples == 1);
   CHECK(d.stats().stacks_attached == 1);
   CHECK(d.stats().stacks_late == 1);
@@ -566,7 +568,7 @@ TEST_CASE("a stack copy is unwound when events are released, into the event's st
   REQUIRE(calls.size() == 1);
   CHECK(calls[0] == "100/101 sp=2147287040 ip=4198964 bytes=24 last=23");
   CHECK(events_text(t) ==
-        "5us 101 sample event=cpu-clock period=1000000 stack=0x600000;0x500000;0x401234\n");
+        "5000 101 sample event=cpu-clock period=1000000 stack=0x600000;0x500000;0x401234\n");
 
   // A copy whose size goes beyond the record is malformed.
   copy->size = 64;
@@ -1161,8 +1163,8 @@ TEST_CASE("function probe records become call_enter and call_exit named by their
   d.decode(&enter, sizeof enter - 1);
   d.release_all();
   CHECK(events_text(t) ==
-        "1us 101 call_enter fn=poll_once addr=0x5555000\n"
-        "2us 101 call_exit fn=poll_once\n");
+        "1000 101 call_enter fn=poll_once addr=0x5555000\n"
+        "2000 101 call_exit fn=poll_once\n");
   CHECK(d.stats().malformed == 2);
 }
 
@@ -1196,14 +1198,14 @@ TEST_CASE("flag records become flag_read and flag_write; read/write watch hits a
   d.decode(&empty, sizeof empty);
   d.release_all();
   CHECK(events_text(t) ==
-        "1us 101 flag_read flag=ready addr=16384\n"  // zero values are not written
-        "2us 101 flag_write flag=ready addr=16384 value=1\n"
-        "3us 101 flag_write flag=quit addr=16384 value=7\n"
-        "4us 101 flag_read flag=ready addr=16384\n"
+        "1000 101 flag_read flag=ready addr=16384\n"  // zero values are not written
+        "2000 101 flag_write flag=ready addr=16384 value=1\n"
+        "3000 101 flag_write flag=quit addr=16384 value=7\n"
+        "4000 101 flag_read flag=ready addr=16384\n"
         "4001 101 flag_read flag=ready addr=16384 value=1\n"
         "4002 101 flag_write flag=ready addr=16384 value=2\n"
         "4003 101 flag_write flag=ready addr=16384 value=3\n"
-        "5us 101 flag_read flag=ready addr=16384 value=9\n");
+        "5000 101 flag_read flag=ready addr=16384 value=9\n");
   REQUIRE(seen_bytes.size() == 5);
   CHECK(seen_bytes[0] == std::vector<uint8_t>{0x8b, 0x05, 1});
   CHECK(seen_bytes[4].empty());

@@ -420,7 +420,9 @@ void RecordInstrumentation::poll_hooks(RecordDecoder& decoder) {
     }
     // About the hooks as a whole (their clock): how the trace was made, so the trace says
     // it too (trace/command_marker.h), not only stderr.
-    std::string text = fmt::format("in-process hooks: {} (pid {})", n.text, n.pid);
+    // A note about every hooked process (pid 0: the clock) names none.
+    std::string text = n.pid != 0 ? fmt::format("in-process hooks: {} (pid {})", n.text, n.pid)
+                                  : fmt::format("in-process hooks: {}", n.text);
     timespec now{};
     clock_gettime(CLOCK_MONOTONIC, &now);
     decoder.add_marker(static_cast<uint64_t>(now.tv_sec) * 1000000000ull + now.tv_nsec, n.pid,

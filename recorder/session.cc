@@ -112,6 +112,7 @@ Session::Session(SessionOptions options) : options_(std::move(options)) {
                              " ms is more than the recorder can sort in (" +
                              std::to_string(kMaxMinWaitNs / 1'000'000) + " ms)");
   probe_options.min_wait_ns = options_.min_wait_ns;
+  probe_options.pipe_bytes = options_.pipe_bytes;
   probe_options.full_waits_per_s = options_.full_waits_per_s;
   probe_options.ring_buffer_bytes = options_.buffer_bytes;
   probe_options.exclude_pid = static_cast<uint32_t>(getpid());
@@ -356,6 +357,31 @@ void Session::abandon() {
   if (!finished_) probes_->detach();  // finish() detaches first, before it writes
   finished_ = true;
   if (file_) file_->close();  // a spent writer only closes the file, with no end chunk
+}
+
+std::vector<std::string> Session::missing_parts() const {
+  std::vector<std::string> notes;
+  auto note = [&](const std::string& what, const std::string& problem,
+                  const std::string& consequence) {
+    if (!problem.empty()) notes.push_back(what + ": " + problem + "; " + consequence);
+  };
+  const kernel::Probes& probes = *probes_;
+  note("timer wake-ups carry no cause", probes.timer_owner_problem(),
+       "an interrupt's wake-up of a timer's waiter is not traced to the thread that armed the "
+       "timer");
+  note("no bytes moved on sockets", probes.socket_transfer_problem(),
+       "with --calls scheduler a request read without a wait has no message edge from its "
+       "sender");
+  note("no bytes moved on pipes", probes.pipe_transfer_problem(),
+       "with --calls scheduler a write to a pipe whose reader was not waiting has no message "
+       "edge to its read");
+  note("no file lock results", probes.file_lock_problem(),
+       "with --calls scheduler a lock polled until its holder lets go has no edge from the "
+       "release");
+  note("no children reaped", probes.reap_problem(),
+       "with --calls scheduler a parent that polls for its children has no edge from the "
+       "child it reaped");
+  return notes;
 }
 
 SessionStatus Session::status() const {

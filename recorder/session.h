@@ -39,6 +39,7 @@ struct SessionOptions {
   // --min-wait: with calls_at_switch, a wait is written only once it has lasted this long
   // (kernel/bpf/held_waits.bpf.h); at most kMaxMinWaitNs. 0: every wait.
   uint64_t min_wait_ns = 0;
+  bool pipe_bytes = false;          // --pipe-bytes: with calls_at_switch, pipes' bytes counted too
   uint32_t full_waits_per_s = 0;    // --wait-budget: waits a thread writes in full each second
   size_t buffer_bytes = 64u << 20;  // the kernel ring buffer
   std::string output;               // one trace file, when `ring` is not set
@@ -111,6 +112,9 @@ class Session {
   // stops recording, writing nothing more; the file keeps the whole chunks written.
   void abandon();
   SessionStatus status() const;
+  // What this recording lacks, and what a diagnosis misses for it, as notes for the trace:
+  // the parts the kernel refused, or the options left out (the probes' problems).
+  std::vector<std::string> missing_parts() const;
 
  private:
   void write_released();

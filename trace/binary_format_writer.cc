@@ -1,6 +1,7 @@
 // Writing the binary trace format: TraceWriter streams a trace to disk in checksummed
 // chunks, each compressed on its own when that gains (docs/trace-format.md).
 #include <fmt/format.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include <xxhash.h>
 #include <zstd.h>
@@ -104,11 +105,19 @@ struct TraceWriter::State {
         path, whole, failed);
   }
 
-  void write_all(const void* data, size_t n) {
+  void write_all(const void* data, size_t n) { write_all(data, n, nullptr, 0); }
+
+  // Both parts in one system call where the kernel takes them whole: a writer killed
+  // between a chunk's header and its payload would leave a header with nothing after it
+  // (readers skip such a torn tail and say so, but a killed recorder should rarely tear).
+  void write_all(const void* first, size_t first_n, const void* second, size_t second_n) {
     if (failed) fail();
-    auto* p = static_cast<const char*>(data);
-    while (n > 0) {
-      ssize_t w = ::write(fd, p, n);
+    iovec parts[2] = {{const_cast<void*>(first), first_n}, {const_cast<void*>(second), second_n}};
+    iovec* part = parts;
+    int count = second_n > 0 ? 2 : 1;
+    size_t total = first_n + second_n;
+    while (total > 0) {
+      ssize_t w = ::writev(fd, part, count);
       if (w < 0 && errno == EINTR) continue;
       if (w <= 0) {
         failed = w < 0 ? errno : ENOSPC;  // a write of 0 bytes: no room
@@ -117,9 +126,18 @@ struct TraceWriter::State {
         if (::ftruncate(fd, static_cast<off_t>(whole)) == 0) at = whole;
         fail();
       }
-      p += w;
       at += static_cast<uint64_t>(w);
-      n -= static_cast<size_t>(w);
+      total -= static_cast<size_t>(w);
+      auto left = static_cast<size_t>(w);
+      while (count > 0 && left >= part->iov_len) {
+        left -= part->iov_len;
+        ++part;
+        --count;
+      }
+      if (count > 0) {
+        part->iov_base = static_cast<char*>(part->iov_base) + left;
+        part->iov_len -= left;
+      }
     }
   }
 
@@ -182,8 +200,7 @@ struct TraceWriter::State {
     std::memcpy(header + 4, &t, 4);
     std::memcpy(header + 8, &size, 8);
     std::memcpy(header + 16, &hash, 8);
-    write_all(header, sizeof header);
-    write_all(data, size);
+    write_all(header, sizeof header, data, size);
     payload.clear();
     whole = at;
   }

@@ -193,16 +193,21 @@ Schema make_builtin() {
                "counter, 0 when not known"}}));
   // Waits too short to write one by one (record --min-wait), counted: the thread's
   // switches and wake-ups for them are not in the trace, so it seems to run through them.
-  s.add(kind("short_waits",
-             "the thread waited `count` times, each shorter than the shortest wait the "
-             "recording writes, `total_ns` in all, between `since` and this event",
-             {{"since", F::Int, "when the first of those waits began (ns, the trace's clock)"},
-              {"count", F::Int, "how many waits"},
-              {"total_ns", F::Int, "their time in all"},
-              {"uninterruptible_ns", F::Int,
-               "of that time, in the kernel's uninterruptible sleep (state D: a device, a "
-               "disk write's completion)"},
-              {"waker", F::Tid, "the thread that ended the last of them; 0 for an interrupt"}}));
+  s.add(kind(
+      "short_waits",
+      "the thread waited `count` times, each shorter than the shortest wait the "
+      "recording writes, `total_ns` in all, between `since` and this event",
+      {{"since", F::Int, "when the first of those waits began (ns, the trace's clock)"},
+       {"count", F::Int, "how many waits"},
+       {"total_ns", F::Int, "their time in all"},
+       {"uninterruptible_ns", F::Int,
+        "of that time, in the kernel's uninterruptible sleep (state D: a device, a "
+        "disk write's completion)"},
+       {"waker", F::Tid, "the thread that ended the last of them that slept; 0 for an interrupt"},
+       {"preempted", F::Int,
+        "of those waits, how many were preemptions: the thread stayed runnable (state "
+        "R) until it got a CPU again"},
+       {"runnable_ns", F::Int, "of that time, preempted"}}));
   return s;
 }
 

@@ -22,6 +22,7 @@ struct ProfileKinds {
   KindId short_waits;
   int state_field, name_field;
   int since_field, count_field, total_field, uninterruptible_field;
+  int preempted_field, runnable_field;  // absent from traces recorded before preemptions were held
 
   explicit ProfileKinds(const Schema& schema)
       : switch_out(schema.find("switch_out")),
@@ -37,7 +38,9 @@ struct ProfileKinds {
         since_field(field(schema, short_waits, "since")),
         count_field(field(schema, short_waits, "count")),
         total_field(field(schema, short_waits, "total_ns")),
-        uninterruptible_field(field(schema, short_waits, "uninterruptible_ns")) {}
+        uninterruptible_field(field(schema, short_waits, "uninterruptible_ns")),
+        preempted_field(field(schema, short_waits, "preempted")),
+        runnable_field(field(schema, short_waits, "runnable_ns")) {}
 
   static int field(const Schema& schema, KindId kind, std::string_view name) {
     return kind == kNoKind ? -1 : schema.field_index(kind, name);
@@ -223,10 +226,10 @@ SegmentProfile profile(const Trace& trace, const ThreadEvents& events, Tid tid, 
   uint64_t last_call = start_ns;
   // Waits too short to write one by one (record --min-wait), counted: the thread looks on a
   // CPU through them. Of each summary written within the range, the part of its span inside
-  // the range, moved from running to blocked below (one written after the range's end is
-  // not seen: summaries are written at most 10 ms of waits apart, and before the thread's
-  // next wait written).
-  uint64_t short_ns = 0, short_d_ns = 0;
+  // the range, moved from running to blocked (to runnable: its preemptions) below (one
+  // written after the range's end is not seen: summaries are written at most 10 ms of waits
+  // apart, and before the thread's next wait written).
+  uint64_t short_ns = 0, short_d_ns = 0, short_r_ns = 0;
   uint32_t short_count = 0;
   for (; pos != list.end(); ++pos) {
     const Event& e = trace.events[*pos];
@@ -300,22 +303,34 @@ SegmentProfile profile(const Trace& trace, const ThreadEvents& events, Tid tid, 
       const uint64_t span = e.ts - since, from = std::max(since, start_ns);
       const uint64_t total = trace.value(e, k.total_field);
       const uint64_t d = std::min(trace.value(e, k.uninterruptible_field), total);
+      // Preemptions among them: time runnable, not blocked (the thread did not wait for
+      // anything but a CPU).
+      const uint64_t r =
+          k.runnable_field < 0 ? 0 : std::min(trace.value(e, k.runnable_field), total - d);
+      const uint64_t count = trace.value(e, k.count_field);
+      const uint64_t preempted =
+          k.preempted_field < 0 ? 0 : std::min(trace.value(e, k.preempted_field), count);
       const double part =
           span == 0 || from <= since
               ? 1.0
               : static_cast<double>(e.ts - std::min(e.ts, from)) / static_cast<double>(span);
       short_ns += static_cast<uint64_t>(static_cast<double>(total) * part);
       short_d_ns += static_cast<uint64_t>(static_cast<double>(d) * part);
-      short_count += static_cast<uint32_t>(
-          std::max<double>(1.0, static_cast<double>(trace.value(e, k.count_field)) * part));
+      short_r_ns += static_cast<uint64_t>(static_cast<double>(r) * part);
+      // Blocks: the waits that slept (a preemption is no block).
+      if (count > preempted)
+        short_count += static_cast<uint32_t>(
+            std::max<double>(1.0, static_cast<double>(count - preempted) * part));
     }
   }
   close_state(end_ns);
   if (short_ns > 0) {
     const uint64_t moved = std::min(short_ns, p.on_cpu_ns);
+    const uint64_t runnable = std::min(short_r_ns, moved);
     p.on_cpu_ns -= moved;
-    p.blocked_ns += moved;
-    p.uninterruptible_ns += std::min(short_d_ns, moved);
+    p.runnable_ns += runnable;
+    p.blocked_ns += moved - runnable;
+    p.uninterruptible_ns += std::min(short_d_ns, moved - runnable);
     p.blocks += short_count;
   }
   // The range ends inside such a call (a wait that outlasted the range: what the hang

@@ -424,6 +424,39 @@ TEST_CASE("waits counted too short to write are blocked time, not time on a CPU"
   CHECK(half.blocks == 20);
 }
 
+// A busy thread preempted often and briefly (record --min-wait holds preemptions as it
+// holds waits): each 10 ms, 2 ms of short preemptions and 1 ms of short sleeps counted in
+// one short_waits event, 30 waits of which 10 preemptions.
+TEST_CASE("preemptions counted too short to write are runnable time, not blocks") {
+  std::string text = std::string(kApp) + "0 102 switch_in\n";
+  for (int i = 0; i < 10; ++i) {
+    const uint64_t at = i * 10 * kMs;
+    text += std::to_string(at + 9900 * kUs) +
+            " 102 short_waits since=" + std::to_string(at + 100 * kUs) +
+            " count=30 total_ns=3000000 uninterruptible_ns=0 waker=0 preempted=10 "
+            "runnable_ns=2000000\n";
+  }
+  const Trace t = load_trace(text);
+  const ThreadEvents ev(t);
+  const SegmentProfile p = profile_range(t, ev, 102, 0, 100 * kMs);
+  CHECK(p.runnable_ns == 10 * 2 * kMs);
+  CHECK(p.blocked_ns == 10 * 1 * kMs);
+  CHECK(p.on_cpu_ns == 100 * kMs - 30 * kMs);
+  CHECK(p.blocks == 10 * 20);
+  CHECK(p.uninterruptible_ns == 0);
+  // A summary that does not give them (written before preemptions were held: they read
+  // as 0) counts every wait as slept, as before.
+  std::string old = std::string(kApp) + "0 102 switch_in\n" +
+                    "9900000 102 short_waits since=100000 count=30 total_ns=3000000 "
+                    "uninterruptible_ns=0 waker=0\n";
+  const Trace u = load_trace(old);
+  const ThreadEvents ev2(u);
+  const SegmentProfile q = profile_range(u, ev2, 102, 0, 10 * kMs);
+  CHECK(q.runnable_ns == 0);
+  CHECK(q.blocked_ns == 3 * kMs);
+  CHECK(q.blocks == 30);
+}
+
 TEST_CASE("a syscall loop: calls counted by name, most frequent first") {
   std::string text = std::string(kApp) + "0 102 switch_in\n";
   for (int i = 0; i < 20; ++i) {

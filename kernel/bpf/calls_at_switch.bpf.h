@@ -37,14 +37,38 @@ static __always_inline bool in_recorded_call(struct task_struct* task, const str
 // never left the kernel, and a recording of every syscall shows one call with two sleeps.
 // Taken at the scheduler, the call would end as the thread ran and a second one begin as it
 // slept again, cutting the one wait in two (the hang then seems to begin with the second
-// sleep). So a call only such wake-ups ended is left open (`resumable`) at the switch in:
-// when the thread sleeps again in a call of the same number and arguments (the same saved
-// frame) within RESUME_WITHIN_NS of run time, it is that call going on; anything else the
+// sleep). So a call only such wake-ups ended is left open (`resumable`) at the switch in,
+// and the thread's next sleep in a call of the same number and arguments (the same saved
+// frame) is that call going on if the thread has not left it meanwhile; anything else the
 // thread does first writes the exit, stamped when the thread ran again.
-#define RESUME_WITHIN_NS 200000ULL
-// A call left open this long with nothing from its thread is closed by the recorder's pass
-// over the tasks (on_task_pass): the thread has left it.
+//
+// Whether it left: a read or readv is counted in the thread's I/O accounting as it returns
+// (the kernel's vfs_read and do_readv, task_io_accounting.syscr, CONFIG_TASK_XACCT), so an
+// unchanged count means the same call. Other calls (recvmsg), or a kernel without the
+// count, fall back on the thread's run time since it slept (it does not run while it
+// sleeps): looking and sleeping again took up to 220 us of it on a busy 2-CPU VM, where the
+// scheduler's and this recorder's own work at the switch is charged to the thread; a loop
+// that returns, handles what it read and reads again within RESUME_WITHIN_NS is taken for
+// one call.
+#define RESUME_WITHIN_NS 1000000ULL
+// A call left open this long (wall time) by a thread that is off every run queue is closed
+// by the recorder's pass over the tasks (on_task_pass): the thread has left it.
 #define RESUME_CLOSE_AFTER_NS 1000000ULL
+
+// The reads and readvs thread `task` has finished, where the kernel counts them.
+static __always_inline bool reads_done(const struct task_struct* task, __u64* done) {
+  if (!bpf_core_field_exists(task->ioac.syscr)) return false;
+  *done = BPF_CORE_READ(task, ioac.syscr);
+  return true;
+}
+
+// Whether thread `task` has left the call `call` it slept in, since it ran again.
+static __always_inline bool left_resumable(struct task_struct* task, const struct inflight* call) {
+  __u64 done;
+  if ((call->cls == CW_SYS_READ || call->cls == CW_SYS_READV) && reads_done(task, &done))
+    return done != call->resume_reads;
+  return task->se.sum_exec_runtime - call->resume_runtime >= RESUME_WITHIN_NS;
+}
 
 // Whether `call` reads a stream (a pipe, a socket, an eventfd): what drains it wakes its
 // other readers as well as its writers.
@@ -71,20 +95,36 @@ static __always_inline void close_resumable(struct inflight* call, __u32 tgid, _
   submit(rec);
 }
 
+static __always_inline void end_call_at(struct inflight* call, __u32 tgid, __u32 tid, __u64 ts);
+
+// Whether `call`, taken at the scheduler, was woken by nothing but readers draining its
+// stream: its thread may have looked, found nothing, and slept on in it.
+static __always_inline bool drained_only(const struct inflight* call) {
+  return call->wake_mark == 1 && !call->timed_out && call->emitted && stream_read(call);
+}
+
 // Whether the current thread, about to begin call `nr` with `args`, is sleeping again in
-// the call it left open: then that call goes on.
+// the call it blocked in before: then that call goes on. The call was left open when the
+// thread ran again (resumable), or is still open because the switch that ran it again was
+// never reported: some kernels deliver no sched_switch in the context of some threads (a
+// Firecracker VM's, from its pid 1's threads), and the thread then sleeps again, or wakes
+// another, with no sign that it ran. Such a call is judged now, as its switch in would have
+// judged it, and ended when it was woken if it does not go on.
 static __always_inline bool resume_call(struct inflight* call, long nr, const __u64* args) {
-  if (!call->resumable) return false;
+  const bool unseen = call->active && call->at_switch;
+  if (!call->resumable && !unseen) return false;
   struct task_struct* current = bpf_get_current_task_btf();
-  bool same =
-      call->nr == nr && current->se.sum_exec_runtime - call->resume_runtime < RESUME_WITHIN_NS;
+  bool same = call->nr == nr && !left_resumable(current, call) && (!unseen || drained_only(call));
 #pragma unroll
   for (int i = 0; i < 6; i++) same = same && call->rec.args[i] == args[i];
   if (!same) {
-    close_resumable(call, current->tgid, current->pid);
+    if (unseen)
+      end_call_at(call, current->tgid, current->pid, call->woken_ts);
+    else
+      close_resumable(call, current->tgid, current->pid);
     return false;
   }
-  if (__sync_val_compare_and_swap(&call->resumable, 1, 0) != 1) return false;
+  if (!unseen && __sync_val_compare_and_swap(&call->resumable, 1, 0) != 1) return false;
   call->active = call->at_switch = 1;
   call->timed_out = call->wake_mark = 0;
   return true;
@@ -98,6 +138,13 @@ static __always_inline void begin_call_from(struct inflight* call, const struct 
   begin_call(call, nr, cls, args, ts);
   call->at_switch = 1;
   call->timed_out = call->wake_mark = 0;
+  call->woken_ts = 0;
+  // What tells, when the thread next sleeps, whether it left the call (left_resumable):
+  // neither changes while it sleeps.
+  struct task_struct* current = bpf_get_current_task_btf();
+  call->resume_runtime = current->se.sum_exec_runtime;
+  call->resume_reads = 0;
+  reads_done(current, &call->resume_reads);
 }
 
 // The recorded call the current task `task` is in, begun at `now` from its saved registers;
@@ -133,14 +180,18 @@ static __always_inline bool timed_out_return(const struct inflight* call, __s64*
   return true;
 }
 
-// The end of a call taken at the scheduler, as thread `tid` of `tgid`'s exit record.
-static __always_inline void end_call_at_switch(struct inflight* call, __u32 tgid, __u32 tid) {
+// The end of a call taken at the scheduler, as thread `tid` of `tgid`'s exit record,
+// stamped `ts` (0: now).
+static __always_inline void end_call_at(struct inflight* call, __u32 tgid, __u32 tid, __u64 ts) {
   call->active = 0;
   call->at_switch = 0;
   if (!call->emitted) return;
   struct cw_rec_sys_exit* rec = reserve(sizeof(*rec));
   if (!rec) return;
-  fill_header(&rec->h, CW_REC_SYS_EXIT, sizeof(*rec));
+  if (ts != 0)
+    fill_header_at(&rec->h, CW_REC_SYS_EXIT, sizeof(*rec), ts);
+  else
+    fill_header(&rec->h, CW_REC_SYS_EXIT, sizeof(*rec));
   rec->h.pid = tgid;
   rec->h.tid = tid;
   rec->seq = call->seq;
@@ -151,18 +202,21 @@ static __always_inline void end_call_at_switch(struct inflight* call, __u32 tgid
   submit(rec);
 }
 
+static __always_inline void end_call_at_switch(struct inflight* call, __u32 tgid, __u32 tid) {
+  end_call_at(call, tgid, tid, 0);
+}
+
 // At the switch in of `next` (thread `tid` of `tgid`) in the call `call` taken at the
 // scheduler: ends the call, or leaves it open when only drains woke it (resume_call).
 static __always_inline void run_again_in_call(struct inflight* call, struct task_struct* next,
                                               __u32 tgid, __u32 tid) {
-  if (call->wake_mark != 1 || call->timed_out || !call->emitted || !stream_read(call)) {
+  if (!drained_only(call)) {
     end_call_at_switch(call, tgid, tid);
     return;
   }
   call->active = call->at_switch = 0;
   call->resume_ts = bpf_ktime_get_ns();
   call->resume_cpu = bpf_get_smp_processor_id();
-  call->resume_runtime = next->se.sum_exec_runtime;
   call->resumable = 1;
 }
 

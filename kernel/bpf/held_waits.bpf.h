@@ -42,11 +42,16 @@ static __always_inline void write_short_waits(struct inflight* st, __u32 tgid, _
     rec->uninterruptible_ns = st->short_d_ns;
     rec->count = st->short_count;
     rec->waker_tid = st->short_waker;
+    rec->runnable_ns = st->short_r_ns;
+    rec->preempted = st->short_r_count;
+    rec->pad = 0;
     submit(rec);
   }
   st->short_count = 0;
   st->short_ns = 0;
   st->short_d_ns = 0;
+  st->short_r_count = 0;
+  st->short_r_ns = 0;
   st->short_since = 0;
 }
 
@@ -110,6 +115,28 @@ static __always_inline bool hold_wait(struct task_struct* prev, __u8 state, __u6
   return true;
 }
 
+// The current task `prev` is preempted: it stays runnable, and gets a CPU again once the
+// scheduler picks it. On a busy server that is most of its switches (a client it answers
+// woken onto its CPU takes it at once), and nearly all last microseconds: such a
+// preemption is held as a wait is, within the same budget rule (its own slot, no class of
+// call), and written (state R, stamped when it began) only once it has lasted min_wait_ns;
+// a shorter one is counted, its time as runnable, in the thread's short waits. Nothing of
+// the call the thread is in changes: a preempted thread neither blocks in it nor leaves it.
+static __always_inline bool hold_preemption(struct task_struct* prev, __u64 now) {
+  struct inflight* st = bpf_task_storage_get(&inflight, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+  if (!st) return false;
+  if (spend_budget(st, CW_PREEMPT_BUDGET, now)) {
+    st->wait_phase = WAIT_NONE;
+    write_short_waits(st, prev->tgid, prev->pid);
+    return false;
+  }
+  st->wait_ts = now;
+  st->wait_cpu = bpf_get_smp_processor_id();
+  st->wait_state = 'R';
+  st->wait_phase = WAIT_HELD;
+  return true;
+}
+
 // A held wait claimed as WAIT_SHORT, `waited` ns long, woken by `waker_tid`.
 static __always_inline void count_short_wait(struct inflight* st, __u64 waited, __u32 tgid,
                                              __u32 tid, __u32 waker_tid) {
@@ -117,7 +144,12 @@ static __always_inline void count_short_wait(struct inflight* st, __u64 waited, 
   st->short_count += 1;
   st->short_ns += waited;
   if (st->wait_state == 'D') st->short_d_ns += waited;
-  st->short_waker = waker_tid;
+  if (st->wait_state == 'R') {
+    st->short_r_count += 1;
+    st->short_r_ns += waited;
+  } else {
+    st->short_waker = waker_tid;
+  }
   if (st->wait_ts + waited - st->short_since >= SHORT_WAITS_SPAN_NS)
     write_short_waits(st, tgid, tid);
 }
@@ -126,7 +158,7 @@ static __always_inline void count_short_wait(struct inflight* st, __u64 waited, 
 // (filled when it blocked) and its switch away, stamped when it began.
 static __always_inline void write_held_wait(struct inflight* st, __u32 tgid, __u32 tid) {
   write_short_waits(st, tgid, tid);
-  if (st->active && st->at_switch) emit_enter(st);
+  if (st->wait_state != 'R' && st->active && st->at_switch) emit_enter(st);
   struct cw_rec_switch* rec = reserve(sizeof(*rec));
   if (!rec) return;
   fill_header_at(&rec->h, CW_REC_SWITCH, sizeof(*rec), st->wait_ts);
@@ -145,7 +177,9 @@ static __always_inline void write_held_wait(struct inflight* st, __u32 tgid, __u
 // the wake-up is not written). A held wait that has lasted long enough is written first.
 static __always_inline bool wakes_short_wait(struct task_struct* p, __u32 waker_tid) {
   struct inflight* st = bpf_task_storage_get(&inflight, p, 0, 0);
-  if (!st || st->wait_phase != WAIT_HELD) return false;
+  // A preempted thread (state R) is not waiting for the wake-up: it ran on the way to a
+  // sleep when the scheduler took its CPU, and is woken before it slept.
+  if (!st || st->wait_phase != WAIT_HELD || st->wait_state == 'R') return false;
   __u64 waited = bpf_ktime_get_ns() - st->wait_ts;
   if (waited >= min_wait_ns) {
     if (claim_wait(st, WAIT_WRITTEN)) write_held_wait(st, p->tgid, p->pid);
@@ -174,7 +208,8 @@ static __always_inline bool switch_in_left_out(struct task_struct* next, __u64 n
     }
   }
   st->wait_phase = WAIT_NONE;
-  if (left_out) st->active = st->at_switch = 0;  // its call, never written, ends unseen
+  // A held sleep's call, never written, ends unseen; a preemption's call goes on.
+  if (left_out && st->wait_state != 'R') st->active = st->at_switch = 0;
   return left_out;
 }
 
@@ -264,15 +299,13 @@ static __always_inline void read_held_send(struct stream_offsets* entry, __u64 o
 // The recorder's periodic pass (kernel/probes.cc, pass_over_tasks): every task whose held
 // wait has lasted min_wait_ns has it written now, while its records can still sort in
 // among the others', and so has the send it last held back if its bytes are still unread
-// after as long; a call left open for a thread that has not slept in it again since
-// (calls_at_switch.bpf.h, resume_call) is closed.
-SEC("iter/task")
-int on_task_pass(struct bpf_iter__task* ctx) {
-  struct task_struct* task = ctx->task;
-  if (!task || !calls_at_switch) return 0;
-  struct inflight* st = bpf_task_storage_get(&inflight, task, 0, 0);
-  if (!st) return 0;
-  if (st->resumable && (stopping || bpf_ktime_get_ns() - st->resume_ts >= RESUME_CLOSE_AFTER_NS))
+// after as long; a call left open for a thread that has left it since (calls_at_switch.bpf.h,
+// resume_call) is closed. A thread still runnable inside it (preempted before it slept
+// again, on a busy machine) may not have: its call stays open.
+static __always_inline int pass_task(struct task_struct* task, struct inflight* st) {
+  if (st->resumable &&
+      (stopping || left_resumable(task, st) ||
+       (!task->on_rq && bpf_ktime_get_ns() - st->resume_ts >= RESUME_CLOSE_AFTER_NS)))
     close_resumable(st, task->tgid, task->pid);
   if (!holding_waits()) return 0;
   // The thread's last held send, unread since: its reader is busy, or never reads.
@@ -287,4 +320,16 @@ int on_task_pass(struct bpf_iter__task* ctx) {
   if (bpf_ktime_get_ns() - st->wait_ts < min_wait_ns) return 0;
   if (claim_wait(st, WAIT_WRITTEN)) write_held_wait(st, task->tgid, task->pid);
   return 0;
+}
+
+SEC("iter/task")
+int on_task_pass(struct bpf_iter__task* ctx) {
+  struct task_struct* task = ctx->task;
+  if (!task || !calls_at_switch) return 0;
+  struct inflight* st = bpf_task_storage_get(&inflight, task, 0, 0);
+  if (!st) return 0;
+  keep_cpu();
+  int result = pass_task(task, st);
+  let_cpu();
+  return result;
 }

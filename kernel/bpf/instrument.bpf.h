@@ -19,12 +19,18 @@ static __always_inline int record_call(struct pt_regs* ctx, __u32 is_exit) {
 
 SEC("uprobe")
 int on_function_entry(struct pt_regs* ctx) {
-  return record_call(ctx, 0);
+  keep_cpu();
+  int result = record_call(ctx, 0);
+  let_cpu();
+  return result;
 }
 
 SEC("uretprobe")
 int on_function_exit(struct pt_regs* ctx) {
-  return record_call(ctx, 1);
+  keep_cpu();
+  int result = record_call(ctx, 1);
+  let_cpu();
+  return result;
 }
 
 // What a thread's last flag store will have written once it has run (see cw_site_kind).
@@ -96,9 +102,7 @@ static __always_inline void emit_probed_access(__u32 flag_index, __u8 access, __
   submit(rec);
 }
 
-SEC("uprobe")
-int on_flag_site(struct pt_regs* ctx) {
-  if (!current_traced()) return 0;
+static __always_inline int flag_site(struct pt_regs* ctx) {
   __u64 cookie = bpf_get_attach_cookie(ctx);
   __u64 ip = PT_REGS_IP(ctx);
   __u32 tid = (__u32)bpf_get_current_pid_tgid();
@@ -139,6 +143,15 @@ int on_flag_site(struct pt_regs* ctx) {
   };
   bpf_map_update_elem(&flag_arms, &tid, &arm, BPF_ANY);
   return 0;
+}
+
+SEC("uprobe")
+int on_flag_site(struct pt_regs* ctx) {
+  if (!current_traced()) return 0;
+  keep_cpu();
+  int result = flag_site(ctx);
+  let_cpu();
+  return result;
 }
 
 // A hardware watchpoint's trap: it comes after the accessing instruction, with the

@@ -43,6 +43,9 @@ const volatile __u64 wait_burst = 1;
 // possible CPUs so that no two give the same number: one counter for all would move between
 // the CPUs' caches at every call. Set by the loader; 0: the shared counter.
 const volatile __u32 possible_cpus = 0;
+// 1: the kernel has bpf_preempt_disable (Linux 6.10 and later), and the programs that may be
+// preempted hold their CPU while they run (output.bpf.h, keep_cpu).
+const volatile __u32 preempt_guard = 0;
 __u64 next_seq = 0;
 // Set by the recorder before its last pass over the tasks: every call left open for a
 // thread that may sleep in it again is closed now (calls_at_switch.bpf.h).
@@ -113,6 +116,8 @@ struct {
 // A thread's budget of waits written in full in one class of call (held_waits.bpf.h):
 // credit in ns, and when it was last counted.
 #define CW_WAIT_BUDGETS 32  // a power of two above the number of syscall classes
+// The budget slot of preemptions (held_waits.bpf.h, hold_preemption): no class of call's.
+#define CW_PREEMPT_BUDGET (CW_WAIT_BUDGETS - 1)
 struct wait_budget {
   __u64 credit;
   __u64 counted;
@@ -146,11 +151,14 @@ struct inflight {
   // look, find nothing and sleep again inside its call (calls_at_switch.bpf.h, resumable).
   __u8 wake_mark;
   // At the scheduler: a call left open when its thread ran again (resumable), its exit not
-  // written yet: when and on which CPU the thread ran again, and its run time then.
+  // written yet: when and on which CPU the thread ran again, and its run time and count of
+  // finished reads as it began to sleep; when it was last woken.
   __u32 resumable;
   __u32 resume_cpu;
   __u64 resume_ts;
   __u64 resume_runtime;
+  __u64 resume_reads;
+  __u64 woken_ts;
   // At the scheduler: whether the thread raised a wake-up inside a call since it last moved
   // bytes on a socket, and the last such call's number and descriptor (transfers.bpf.h).
   __u32 woke_since_xfer;
@@ -187,6 +195,9 @@ struct inflight {
   __u32 short_count;
   __u64 short_ns;
   __u64 short_d_ns;
+  // Of them, preemptions (held_waits.bpf.h, hold_preemption): how many, and their time.
+  __u32 short_r_count;
+  __u64 short_r_ns;
   __u32 short_waker;  // the thread that woke the last of them, 0 for an interrupt
   __u64 short_since;
   // The send this thread last held back in its stream's entry (hold_send): the stream and

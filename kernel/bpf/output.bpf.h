@@ -31,6 +31,28 @@ static __always_inline __u64 wakeup_flag(void) {
 // A program can be interrupted while it writes (a wake-up from an interrupt, a sample):
 // `stage_depth` counts the records being written on the CPU, and a program that finds one
 // under way stages at the next level, whose block goes out as soon as its record is done.
+//
+// Everything a CPU keeps for the programs running on it (the staging below, the per-CPU call
+// numbers, scratch space) assumes that a program that starts while another writes finishes
+// first, as an interrupt's does. Uprobe and task-iterator programs run with only migration
+// disabled, and so may syscall-tracepoint programs on kernels whose syscall tracepoints may
+// fault: on a kernel that preempts kernel code (preempt=full or lazy), such a program
+// preempted while it writes leaves the CPU to another task whose programs write the same
+// block, and the two interleave (a stage level taken twice, a depth restored out of order:
+// a record lost, counted nowhere). Those programs hold their CPU from start to end
+// (keep_cpu .. let_cpu) where the kernel lets them (bpf_preempt_disable, Linux 6.10 and
+// later). A kernel that runs with preempt=none never preempts them.
+extern void bpf_preempt_disable(void) __ksym __weak;
+extern void bpf_preempt_enable(void) __ksym __weak;
+
+static __always_inline void keep_cpu(void) {
+  if (preempt_guard) bpf_preempt_disable();
+}
+
+static __always_inline void let_cpu(void) {
+  if (preempt_guard) bpf_preempt_enable();
+}
+
 #define STAGE_CAP CW_STAGE_CAP
 #define STAGE_SLACK CW_STAGE_SLACK  // room past STAGE_CAP: the largest staged record
 #define STAGE_LEVELS CW_STAGE_LEVELS

@@ -44,11 +44,15 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct* prev, struct tas
 
   const __u64 now = bpf_ktime_get_ns();
   bool sleeps = !preempt && prev_state != 0;
-  // Held waits (held_waits.bpf.h): a thread that blocks is written only once its wait has
-  // lasted; one whose wait was too short to write does not show coming back either.
+  // Held waits (held_waits.bpf.h): a thread that blocks, or is preempted, is written only
+  // once its wait has lasted; one whose wait was too short to write does not show coming
+  // back either.
   if (holding_waits()) {
     if (prev_recorded && prev_tid != 0 && sleeps && !(prev_state & 0x80) &&
         hold_wait(prev, state_letter(preempt, prev_state), now)) {
+      prev_tid = prev_tgid = 0;
+      prev_recorded = false;
+    } else if (prev_recorded && prev_tid != 0 && !sleeps && hold_preemption(prev, now)) {
       prev_tid = prev_tgid = 0;
       prev_recorded = false;
     }

@@ -244,26 +244,31 @@ static __always_inline void args_of(const struct pt_regs* regs, __u64* args) {
   args[5] = regs->r9;
 }
 
-SEC("tp_btf/sys_enter")
-int BPF_PROG(on_sys_enter, struct pt_regs* regs, long id) {
-  // The hot path: every syscall on the machine comes here.
-  __u32 nr = id;
-  __u32 cls = class_of(id);
-  if (cls == CW_SYS_NONE) return 0;
-  __u64 pid_tgid = current_ids();
+// A call of a recorded thread, of class `cls`: its entry kept (and written, unless lazy).
+static __always_inline void enter_recorded_call(unsigned long long* ctx, struct pt_regs* regs,
+                                                long id, __u32 cls, __u64 pid_tgid) {
   __u32 tid = (__u32)pid_tgid, tgid = pid_tgid >> 32;
-  if (!traced_tgid(tgid)) return 0;
-
   struct inflight* call = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0,
                                                BPF_LOCAL_STORAGE_GET_F_CREATE);
-  if (!call) return 0;
+  if (!call) return;
   __u64 args[6];
   args_of(regs, args);
-  begin_call(call, nr, cls, args, bpf_ktime_get_ns());
+  begin_call(call, (__u32)id, cls, args, bpf_ktime_get_ns());
   if (!lazy_class(cls) || stack_mode == 2 || full_stream) emit_enter(call);
   if (stack_mode == 2)
     call->stack_taken =
         take_call_stack(ctx, user_place_of(bpf_get_current_task_btf()), call, tid, tgid);
+}
 
+SEC("tp_btf/sys_enter")
+int BPF_PROG(on_sys_enter, struct pt_regs* regs, long id) {
+  // The hot path: every syscall on the machine comes here.
+  __u32 cls = class_of(id);
+  if (cls == CW_SYS_NONE) return 0;
+  __u64 pid_tgid = current_ids();
+  if (!traced_tgid(pid_tgid >> 32)) return 0;
+  keep_cpu();
+  enter_recorded_call(ctx, regs, id, cls, pid_tgid);
+  let_cpu();
   return 0;
 }

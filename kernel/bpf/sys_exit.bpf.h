@@ -155,23 +155,17 @@ static __always_inline bool exit_has_news(struct inflight* call, long ret) {
   }
 }
 
-SEC("tp_btf/sys_exit")
-int BPF_PROG(on_sys_exit, struct pt_regs* regs, long ret) {
-  __u32 nr = regs->orig_ax;
-  if (nr >= CW_MAX_SYSCALLS) return 0;
-  __u32* cls_slot = bpf_map_lookup_elem(&syscall_class, &nr);
-  if (!cls_slot || *cls_slot == CW_SYS_NONE) return 0;
-  struct inflight* call = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0, 0);
-  if (!call || !call->active) return 0;
+// The end of the recorded call `call`, number `nr`, that returned `ret`.
+static __always_inline void exit_recorded_call(struct inflight* call, __u32 nr, long ret) {
   call->active = 0;
-  if (call->nr != nr) return 0;
+  if (call->nr != nr) return;
   if (call->cls == CW_SYS_NEW_FD || call->cls == CW_SYS_NEW_PAIR) start_new_streams(call, ret);
   // A unix stream's connect makes the server's end of it (which accept returns later):
   // that sock receives the client's bytes from here on.
   if (call->cls == CW_SYS_FD && ret == 0 && call->obj_kind == CW_OBJ_UNIX &&
       call->nr == CW_NR_CONNECT)
     start_stream(fd_file(call->fd), true);
-  if (!call->emitted && !exit_has_news(call, ret)) return 0;  // it did nothing worth a record
+  if (!call->emitted && !exit_has_news(call, ret)) return;  // it did nothing worth a record
   emit_enter(call);
 
   struct cw_rec_sys_exit* rec = reserve(sizeof(*rec));
@@ -211,5 +205,18 @@ int BPF_PROG(on_sys_exit, struct pt_regs* regs, long ret) {
       break;
     default: break;
   }
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(on_sys_exit, struct pt_regs* regs, long ret) {
+  __u32 nr = regs->orig_ax;
+  if (nr >= CW_MAX_SYSCALLS) return 0;
+  __u32* cls_slot = bpf_map_lookup_elem(&syscall_class, &nr);
+  if (!cls_slot || *cls_slot == CW_SYS_NONE) return 0;
+  struct inflight* call = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0, 0);
+  if (!call || !call->active) return 0;
+  keep_cpu();
+  exit_recorded_call(call, nr, ret);
+  let_cpu();
   return 0;
 }

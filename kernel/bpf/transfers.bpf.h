@@ -1,8 +1,8 @@
 // Bytes moved on sockets and pipes when calls are taken at the scheduler (calls_at_switch):
 // the socket layer's tracepoints (sock_send_length, sock_recv_length) fire as a send or a
 // receive of a unix or TCP socket returns, in the caller's context, with no syscall
-// program; a pipe's bytes are seen at the exits of the read and write calls alone
-// (syscalls:sys_exit_read and the like).
+// program; a pipe's bytes, when asked for (record --pipe-bytes), at the exits of the read
+// and write calls (syscalls:sys_exit_read and the like).
 //
 // Only the transfers no wake-up explains are written. A send that woke its reader is joined
 // to it by that wake-up already; one that woke nobody (the reader was busy, or not yet
@@ -180,7 +180,10 @@ static __always_inline int pipe_call_returned(long ret, bool is_send) {
   struct task_struct* task = bpf_get_current_task_btf();
   if (task->flags & PF_KTHREAD_FLAG) return 0;
   const struct pt_regs* regs = user_regs_of(task);
-  return pipe_transfer(fd_file((int)regs->di), ret, is_send);
+  keep_cpu();
+  int result = pipe_transfer(fd_file((int)regs->di), ret, is_send);
+  let_cpu();
+  return result;
 }
 
 // What a transfer of `len` bytes at `offset` in stream `object` (`entry`: its counts, NULL
@@ -299,8 +302,9 @@ int BPF_PROG(on_sock_recv, struct sock* sk, int ret, int flags) {
   return socket_transfer(sk, ret, flags, false);
 }
 
-// The read and write calls' own exit tracepoints, which fire for those calls alone (the
-// calls of every other number cost nothing): a pipe's bytes are moved by them.
+// The read and write calls' own exit tracepoints: a pipe's bytes are moved by them. They
+// fire for those calls alone, but while one is on every system call on the machine takes
+// the kernel's slow path: loaded only when asked for (record --pipe-bytes).
 SEC("tracepoint/syscalls/sys_exit_write")
 int on_write_exit(struct trace_event_raw_sys_exit* ctx) {
   return pipe_call_returned(ctx->ret, true);

@@ -67,6 +67,7 @@ static __always_inline int record_wake(void* ctx, __u32 type, struct task_struct
   if (calls_at_switch && target_traced) {
     struct inflight* woken = bpf_task_storage_get(&inflight, p, 0, 0);
     if (woken && woken->active && woken->at_switch) {
+      woken->woken_ts = bpf_ktime_get_ns();
       if (!in_irq && waker_call && stream_read(waker_call))
         woken->wake_mark = woken->wake_mark == 0 ? 1 : woken->wake_mark;
       else

@@ -61,11 +61,11 @@ A trace cut short keeps what is intact and says what it skipped: uncompressed, t
 falls in the schema chunk; compressed (the default), in the events chunk.
 
   $ causeway convert examples/server-loop.trace --compress none -o $TMP_DIR/demo.cwt 2>/dev/null && head -c 3000 $TMP_DIR/demo.cwt > $TMP_DIR/cut.cwt && causeway graph $TMP_DIR/cut.cwt --json 2>&1 | sed "s|$TMP_DIR/||" | grep -E 'warning|skipped_chunks'
-  cut.cwt: warning: skipped 2968 bytes at offset 32: truncated schema chunk (needs 6480 bytes, 2944 left)
+  cut.cwt: warning: skipped 2968 bytes at offset 32: truncated schema chunk (needs 6656 bytes, 2944 left)
       "skipped_chunks": 1,
 
-  $ causeway convert examples/server-loop.trace -o $TMP_DIR/demo.cwt 2>/dev/null && head -c 3276 $TMP_DIR/demo.cwt > $TMP_DIR/cut.cwt && causeway graph $TMP_DIR/cut.cwt --json 2>&1 | sed "s|$TMP_DIR/||" | grep -E 'warning|skipped_chunks'
-  cut.cwt: warning: skipped 148 bytes at offset 3128: truncated compressed events chunk (needs 240 bytes, 124 left)
+  $ causeway convert examples/server-loop.trace -o $TMP_DIR/demo.cwt 2>/dev/null && head -c 3340 $TMP_DIR/demo.cwt > $TMP_DIR/cut.cwt && causeway graph $TMP_DIR/cut.cwt --json 2>&1 | sed "s|$TMP_DIR/||" | grep -E 'warning|skipped_chunks'
+  cut.cwt: warning: skipped 148 bytes at offset 3192: truncated compressed events chunk (needs 240 bytes, 124 left)
       "skipped_chunks": 1,
 
 Stack frames whose files are not on this machine are noted, but only those of the

@@ -12,6 +12,7 @@
 #include <netinet/tcp.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -137,7 +138,22 @@ static void disable_nagle(int fd) {
     fail_errno("setsockopt TCP_NODELAY");
 }
 
-// The parent listens on 127.0.0.1 (port 0: the kernel picks one) and the child connects.
+// Whether process `pid` sleeps (state S in /proc/PID/stat).
+static int sleeping(pid_t pid) {
+  char path[64], text[512];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  FILE* f = fopen(path, "r");
+  if (!f) return 0;
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[n] = 0;
+  const char* end = strrchr(text, ')');  // the name may hold spaces and parentheses
+  return end && end[1] == ' ' && end[2] == 'S';
+}
+
+// The parent listens on 127.0.0.1 (port 0: the kernel picks one) and the child connects,
+// once the parent sleeps in accept (up to a second): the connect then wakes it, whichever
+// of the two the scheduler ran first after the fork.
 static pid_t tcp_rounds(long rounds) {
   int listener = socket(AF_INET, SOCK_STREAM, 0);
   if (listener < 0) fail_errno("socket");
@@ -154,6 +170,7 @@ static pid_t tcp_rounds(long rounds) {
   pid_t child = fork_or_fail();
   if (child == 0) {
     close(listener);
+    for (int i = 0; i < 1000 && !sleeping(getppid()); i++) usleep(1000);
     int connection = socket(AF_INET, SOCK_STREAM, 0);
     if (connection < 0) fail_errno("child: socket");
     if (connect(connection, (struct sockaddr*)&address, sizeof address) != 0)

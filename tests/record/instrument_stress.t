@@ -18,13 +18,14 @@ A plain run:
 
 The instrumentation going in and out while it runs: recordings of the running process
 one after another (--pid, 0.3 s each), each attaching uprobes to the functions and either
-a hardware watchpoint on the flag or uprobes on the instructions that access it, and
+a hardware watchpoint on the flag (`--flags auto`: where this machine's watchpoints do not
+fire, it says so and probes instead) or uprobes on the instructions that access it, and
 taking them all away when it stops (a recording that fails because the process ended
 while it started is no failure: the loop looks before each one, not during it):
 
   $ cw-prog-hookstress 300 >$TMP_DIR/stress-pid.out 2>&1 & p=$!; sleep 0.2; i=0
   > while kill -0 $p 2>/dev/null && [ $i -lt 30 ]; do i=$((i + 1))
-  >   if [ $((i % 2)) = 1 ]; then flags=probe; else flags=watch; fi
+  >   if [ $((i % 2)) = 1 ]; then flags=probe; else flags=auto; fi
   >   causeway record --rules tests/record/packs/stress.cw --pid $p --flags $flags --hooks uprobe --duration 0.3 -o $TMP_DIR/stress-pid-$i.cwt >>$TMP_DIR/stress-pid.log 2>&1 || { kill -0 $p 2>/dev/null && { echo "record $i failed"; tail -3 $TMP_DIR/stress-pid.log; }; }
   > done; wait $p; echo "exit $?"; [ $i -ge 3 ] && echo "at least 3 recordings"
   > cmp $TMP_DIR/stress-plain.out $TMP_DIR/stress-pid.out && echo "output unchanged"
@@ -39,8 +40,8 @@ than failing the recording:
   $ n=0; for f in $TMP_DIR/stress-pid-*.cwt; do causeway convert $f --to text -o $f.txt >/dev/null 2>&1; done
   > cat $TMP_DIR/stress-pid-*.cwt.txt | awk '$3 == "call_enter" && /fn=stress_work/ {c++} $3 ~ /^flag_/ {f++} END {print "calls:", (c > 1000), "flag accesses:", (f > 10)}'
   calls: 1 flag accesses: 1
-  $ grep -c 'hardware watchpoint (reads and writes) on stress_flag' $TMP_DIR/stress-pid.log | awk '{print ($1 > 0)}'
-  1
+  $ echo "$(grep -c 'hardware watchpoint (reads and writes) on stress_flag' $TMP_DIR/stress-pid.log) $(grep -c "hardware watchpoints do not fire (a self-test counted 0 of [0-9]* writes); data flags are traced with instruction probes instead" $TMP_DIR/stress-pid.log)" | awk '{ print ($1 > 0 || $2 > 0) ? "watched, or probed saying why" : "neither" }'
+  watched, or probed saying why
   $ grep -o 'instructions with a lock prefix not probed (uprobes cannot run them), so the accesses they make are missed: --flags watch traces them' $TMP_DIR/stress-pid.log | sort -u
   instructions with a lock prefix not probed (uprobes cannot run them), so the accesses they make are missed: --flags watch traces them
 

@@ -32,19 +32,33 @@ deliveries, 5 and 10 in two runs).
   0
   [1]
 
-Pipes have no such tracepoint: the read and write calls' own exit tracepoints
-(syscalls:sys_exit_read, sys_exit_write, and the v forms) count their bytes, and fire for
-those calls alone. The same request over two pipes:
+Pipes have no such tracepoint. With --pipe-bytes the read and write calls' own exit
+tracepoints (syscalls:sys_exit_read, sys_exit_write, and the v forms) count their bytes. The
+same request over two pipes:
 
-  $ causeway record --calls scheduler -o $TMP_DIR/pipe.cwt -- cw-prog-queued pipe 2>/dev/null
+  $ causeway record --calls scheduler --pipe-bytes -o $TMP_DIR/pipe.cwt -- cw-prog-queued pipe 2>/dev/null
   $ causeway graph $TMP_DIR/pipe.cwt --json --edges 2>/dev/null | jq -c '[.edge_list[] | select(.from.comm == "cw-queued-cli" and .to.comm == "cw-queued-srv" and .kind == "message") | [.from.kind, .to.kind, .strength, .from.len, .to.len, .from.offset == .to.offset, .from.object == .to.object]]'
   [["send","recv","strong",16,16,true,true]]
+
+They are not on by default: while any per-call tracepoint is on, every system call on the
+machine takes the kernel's slow path. Without them the queued request has no edge, and the
+recording says why:
+
+  $ causeway record --calls scheduler -o $TMP_DIR/nopipe.cwt -- cw-prog-queued pipe 2>&1 >/dev/null | grep -o "note: no bytes moved on pipes: not asked for (--pipe-bytes"
+  note: no bytes moved on pipes: not asked for (--pipe-bytes
+  $ causeway graph $TMP_DIR/nopipe.cwt --json --edges 2>/dev/null | jq -c '[.edge_list[] | select(.from.comm == "cw-queued-cli" and .to.comm == "cw-queued-srv" and .kind == "message" and .from.kind == "send")] | length'
+  0
+  $ causeway convert $TMP_DIR/nopipe.cwt -o $TMP_DIR/nopipe.txt >/dev/null 2>&1; grep -c 'marker text="causeway: note: no bytes moved on pipes' $TMP_DIR/nopipe.txt
+  1
+  $ causeway record --pipe-bytes -o $TMP_DIR/x.cwt -- true
+  causeway: --pipe-bytes needs --calls scheduler: the syscall programs count every call's bytes anyway
+  [1]
 
 Only the first read of a written send's bytes is written: the later reads of the same
 bytes add no edge. A shell's `read` takes its line from a pipe a byte at a time; the line
 written while the reader sleeps gives one send and one read, not nine:
 
-  $ causeway record --calls scheduler --min-wait 1ms -o $TMP_DIR/line.cwt -- sh -c 'printf "abcdefgh\n" | (sleep 0.2; read x; test "$x" = abcdefgh)' 2>/dev/null
+  $ causeway record --calls scheduler --min-wait 1ms --pipe-bytes -o $TMP_DIR/line.cwt -- sh -c 'printf "abcdefgh\n" | (sleep 0.2; read x; test "$x" = abcdefgh)' 2>/dev/null
   $ causeway convert $TMP_DIR/line.cwt -o $TMP_DIR/line.txt >/dev/null 2>&1; grep -oE "^[0-9]+ [0-9]+ (cpu=[0-9]+ )?(send|recv) " $TMP_DIR/line.txt | awk '{ print $NF }' | sort | uniq -c | sed -E 's/^ +//'
   1 recv
   1 send
@@ -79,6 +93,17 @@ calls (kernel/bpf/calls_at_switch.bpf.h, resume_call):
   1
   $ cli=$(grep -oE "^(update )?process [0-9]+ comm=cw-queued-cli" $TMP_DIR/unix.txt | head -1 | grep -oE "[0-9]+"); awk -v c=$cli '$2 == c && $3 == "syscall_enter" && / name=read / { r = 1 } $2 == c && r && $3 == "switch_out" && / state=S/ { n++ } $2 == c && $3 == "syscall_exit" && / name=read / { print n " sleeps"; exit }' $TMP_DIR/unix.txt
   2 sleeps
+
+Whether the thread left the call in between is told by the kernel's count of the reads it
+finished (task_io_accounting.syscr), not by how long it ran: on a busy machine, looking and
+sleeping again took 220 us of run time. A read the drain woke, that a signal interrupts
+before it runs, returns to run the handler and is restarted by the kernel (SA_RESTART):
+two calls, as in a recording of every syscall (cw-prog-restarted):
+
+  $ for mode in "--calls scheduler" "--calls scheduler --min-wait 1ms" "--calls syscalls"; do causeway record $mode -o $TMP_DIR/restarted.cwt -- cw-prog-restarted 2>/dev/null; causeway convert $TMP_DIR/restarted.cwt -o $TMP_DIR/restarted.txt >/dev/null 2>&1; r=$(grep -oE "^(update )?thread [0-9]+ pid=[0-9]+ comm=cw-restarted" $TMP_DIR/restarted.txt | head -1 | grep -oE "[0-9]+" | head -1); grep -cE "^[0-9]+ $r syscall_enter (cpu=[0-9]+ )?name=read " $TMP_DIR/restarted.txt; done
+  2
+  2
+  2
 
 The diagnosis of the client's wait, the whole read from its first sleep (the request's
 50 ms to the answer's 500 ms), names the server's work for the request, from the read that
