@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Always-on recording overhead on real workloads (bench/README.md, "Always-on overhead"):
 # a local PostgreSQL under pgbench (select-only and read-write), a C build with make -j,
-# and redis-benchmark against a local redis-server, each run bare, under the always-on
+# redis-benchmark against a local redis-server, and small reads and writes (dd with 512-byte
+# blocks: the worst case for a cost paid per system call), each run bare, under the always-on
 # recorder (`causeway record start`, the whole machine, default options: calls from the
 # scheduler, waits held until they last 1 ms), under it with `--call-graph dwarf`, with
 # `--calls syscalls` (the syscall programs), with `--calls scheduler` (every wait), and under
 # `perf record -a` of the same kernel events, in an order
-# that rotates every round. Prints the medians, the loss against bare and, for causeway,
+# that rotates every round. Prints the medians, the loss against bare (of the medians, and
+# the median of each round's loss against that round's bare run) and, for causeway,
 # the events and ring bytes written per second and the events lost.
 set -euo pipefail
 
@@ -17,11 +19,13 @@ usage: bench/overhead/run.sh [options]
   --rounds N         rounds; each runs every workload under every configuration once, in
                      an order that rotates (default 5, at least 5 for a result)
   --seconds S        length of each pgbench run (default 8)
-  --workloads LIST   comma-separated, of pgbench-select, pgbench-rw, make, redis (default all)
+  --workloads LIST   comma-separated, of pgbench-select, pgbench-rw, pgbench-cpu, make, redis,
+                     syscalls (default all)
   --configs LIST     comma-separated, of bare, causeway (record start's defaults),
                      causeway-dwarf, causeway-syscalls (--calls syscalls), causeway-scheduler
                      (--calls scheduler: every wait), causeway-held (--calls scheduler
-                     --min-wait 1ms, the defaults spelled out), perf (default all)
+                     --min-wait 1ms, the defaults spelled out), causeway-pipes (the defaults
+                     and --pipe-bytes), perf (default all)
   --quick            short runs (2 s, a small build, fewer requests): checks the script,
                      measures nothing
   --json FILE        also write the summary as JSON
@@ -34,7 +38,7 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 causeway=${CAUSEWAY:-$repo/build/cli/causeway}
 rounds=5
 seconds=8
-workloads=pgbench-select,pgbench-rw,make,redis
+workloads=pgbench-select,pgbench-rw,pgbench-cpu,make,redis,syscalls
 configs=bare,causeway,causeway-dwarf,causeway-syscalls,causeway-scheduler,causeway-held,perf
 quick=0
 json_out=""
@@ -59,10 +63,11 @@ fail() { echo "overhead: $*" >&2; exit 2; }
 IFS=, read -r -a workload_list <<<"$workloads"
 IFS=, read -r -a config_list <<<"$configs"
 for w in "${workload_list[@]}"; do
-  [[ $w =~ ^(pgbench-select|pgbench-rw|make|redis)$ ]] || fail "unknown workload '$w'"
+  [[ $w =~ ^(pgbench-select|pgbench-rw|pgbench-cpu|make|redis|syscalls)$ ]] ||
+    fail "unknown workload '$w'"
 done
 for c in "${config_list[@]}"; do
-  [[ $c =~ ^(bare|causeway|causeway-dwarf|causeway-syscalls|causeway-scheduler|causeway-held|perf)$ ]] ||
+  [[ $c =~ ^(bare|causeway|causeway-dwarf|causeway-syscalls|causeway-scheduler|causeway-held|causeway-pipes|perf)$ ]] ||
     fail "unknown configuration '$c'"
 done
 [[ $(id -u) == 0 ]] || fail "needs root (the recorder and perf record -a)"
@@ -82,6 +87,7 @@ for w in "${workload_list[@]}"; do
     pgbench-*) need pgbench ;;
     make) need make gcc ;;
     redis) need redis-server redis-benchmark ;;
+    syscalls) need dd ;;
   esac
 done
 
@@ -150,13 +156,14 @@ except Exception:
 tracer_start() {
   case $1 in
     bare) ;;
-    causeway | causeway-dwarf | causeway-syscalls | causeway-scheduler | causeway-held)
+    causeway | causeway-dwarf | causeway-syscalls | causeway-scheduler | causeway-held | causeway-pipes)
       rm -rf "$recorder_dir"
       local extra=()
       [[ $1 == causeway-dwarf ]] && extra=(--call-graph dwarf)
       [[ $1 == causeway-syscalls ]] && extra=(--calls syscalls)
       [[ $1 == causeway-scheduler ]] && extra=(--calls scheduler)
       [[ $1 == causeway-held ]] && extra=(--calls scheduler --min-wait 1ms)
+      [[ $1 == causeway-pipes ]] && extra=(--pipe-bytes)
       "$causeway" record start --dir "$recorder_dir" "${extra[@]}" >"$WORK/start.log" 2>&1 ||
         die "record start failed: $(cat "$WORK/start.log")"
       sleep 1.5 # attached, and its status written, before the workload starts
@@ -173,7 +180,7 @@ tracer_start() {
 tracer_stop() {
   case $1 in
     bare) echo "- - -" ;;
-    causeway | causeway-dwarf | causeway-syscalls | causeway-scheduler | causeway-held)
+    causeway | causeway-dwarf | causeway-syscalls | causeway-scheduler | causeway-held | causeway-pipes)
       "$causeway" record stop --dir "$recorder_dir" >"$WORK/stop.log" 2>&1 ||
         die "record stop failed: $(cat "$WORK/stop.log")"
       local e0 b0 l0 e1 b1 l1
@@ -204,6 +211,20 @@ measure() {
         die "pgbench failed: $(tail -3 "$WORK/out")"
       value=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$WORK/out" | head -1)
       ;;
+    pgbench-cpu)
+      # A fixed rate below what the machine can do: the figure is the machine's CPU time
+      # per transaction (user, system and interrupts; not the time the host stole), which
+      # the host's load moves far less than a saturated run's throughput.
+      local b0 b1
+      b0=$(awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat)
+      "${pgbench[@]}" -S -c 4 -j 2 -T "$seconds" -R 8000 -n postgres >"$WORK/out" 2>&1 ||
+        die "pgbench failed: $(tail -3 "$WORK/out")"
+      b1=$(awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat)
+      local txns
+      txns=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$WORK/out")
+      [[ -n $txns && $txns -gt 0 ]] || die "pgbench processed nothing: $(tail -3 "$WORK/out")"
+      value=$(echo "scale=2; ($b1 - $b0) * 1000000 / $(getconf CLK_TCK) / $txns" | bc)
+      ;;
     make)
       make -s -C "$WORK/build" clean
       local t0
@@ -218,6 +239,17 @@ measure() {
       # "test","rps",...: the mean of GET's and SET's requests per second
       value=$(awk -F, 'NR > 1 { gsub(/"/, ""); s += $2; n++ } END { if (n) printf "%.1f", s / n }' \
         "$WORK/out")
+      ;;
+    syscalls)
+      # Two million reads and two million writes of 512 bytes, /dev/zero to /dev/null: no
+      # wait, no wake-up, nothing a diagnosis needs; what a recorder costs here it costs
+      # every call on the machine.
+      local blocks=$(( quick ? 200000 : 2000000 ))
+      local t0
+      t0=$(date +%s.%N)
+      dd if=/dev/zero of=/dev/null bs=512 count="$blocks" 2>"$WORK/out" ||
+        die "dd failed: $(tail -3 "$WORK/out")"
+      value=$(echo "$(date +%s.%N) - $t0" | bc)
       ;;
   esac
   end=$(date +%s.%N)
@@ -249,8 +281,10 @@ python3 - "$raw" "$rounds" "${json_out:-}" <<'EOF'
 import csv, json, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
 rounds, json_out = int(sys.argv[2]), sys.argv[3]
-higher_better = {"pgbench-select": True, "pgbench-rw": True, "redis": True, "make": False}
-unit = {"pgbench-select": "tps", "pgbench-rw": "tps", "redis": "requests/s", "make": "s"}
+higher_better = {"pgbench-select": True, "pgbench-rw": True, "pgbench-cpu": False,
+                 "redis": True, "make": False, "syscalls": False}
+unit = {"pgbench-select": "tps", "pgbench-rw": "tps", "pgbench-cpu": "us/txn",
+        "redis": "requests/s", "make": "s", "syscalls": "s"}
 def num(x):
     try: return float(x)
     except ValueError: return None
@@ -267,6 +301,19 @@ for w in dict.fromkeys(r["workload"] for r in rows):
         if bare and c != "bare":
             entry["cost_percent"] = (100 * (1 - med / bare) if higher_better[w]
                                      else 100 * (med / bare - 1))
+            # Each round against the bare run of the same round: on a machine whose speed
+            # drifts over minutes (a VM's neighbours), the median of these paired costs moves
+            # less than the cost of the two medians, and their quartiles show the spread.
+            bare_of = {r["round"]: num(r["value"]) for r in by.get("bare", [])}
+            paired = sorted(
+                100 * (1 - num(r["value"]) / bare_of[r["round"]]) if higher_better[w]
+                else 100 * (num(r["value"]) / bare_of[r["round"]] - 1)
+                for r in rs if bare_of.get(r["round"]))
+            if paired:
+                entry["paired_cost_percent"] = statistics.median(paired)
+                if len(paired) >= 4:
+                    q = statistics.quantiles(paired, n=4)
+                    entry["paired_cost_quartiles"] = [q[0], q[2]]
         ev = [num(r["events"]) / num(r["seconds"]) for r in rs if num(r["events"]) is not None]
         by_ = [num(r["ring_bytes"]) / num(r["seconds"]) for r in rs
                if num(r["ring_bytes"]) is not None]
@@ -275,14 +322,20 @@ for w in dict.fromkeys(r["workload"] for r in rows):
         if by_: entry["bytes_per_s"] = statistics.median(by_)
         if lost: entry["lost"] = sum(lost)
         summary.append(entry)
-print(f"| workload | configuration | median ({rounds} rounds) | cost vs bare | events/s | bytes/s written | events lost |")
-print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+print(f"| workload | configuration | median ({rounds} rounds) | cost vs bare | paired cost (quartiles) | events/s | bytes/s written | events lost |")
+print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
 for e in summary:
     cost = f"{e['cost_percent']:+.1f} %" if "cost_percent" in e else "—"
+    paired = "—"
+    if "paired_cost_percent" in e:
+        paired = f"{e['paired_cost_percent']:+.1f} %"
+        if "paired_cost_quartiles" in e:
+            lo, hi = e["paired_cost_quartiles"]
+            paired += f" ({lo:+.1f} .. {hi:+.1f})"
     ev = f"{e['events_per_s']:,.0f}" if "events_per_s" in e else "—"
     bps = f"{e['bytes_per_s'] / 1e6:,.2f} MB/s" if "bytes_per_s" in e else "—"
     lost = f"{e['lost']:,.0f}" if "lost" in e else "—"
-    print(f"| {e['workload']} | {e['config']} | {e['median']:,.2f} {e['unit']} | {cost} | {ev} | {bps} | {lost} |")
+    print(f"| {e['workload']} | {e['config']} | {e['median']:,.2f} {e['unit']} | {cost} | {paired} | {ev} | {bps} | {lost} |")
 if json_out:
     json.dump({"rounds": rounds, "results": summary}, open(json_out, "w"), indent=2)
 EOF
