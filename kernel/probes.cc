@@ -9,53 +9,22 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdarg>
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
-#include <deque>
 #include <fstream>
 #include <map>
-#include <mutex>
 #include <sstream>
 #include <utility>
 
 #include "causeway.skel.h"
+#include "kernel/libbpf_log.h"
 #include "kernel/records.h"
 #include "kernel/syscalls.h"
 #include "kernel/watchpoints.h"
 
 namespace cw::kernel {
 namespace {
-
-// libbpf reports why a load failed (the verifier log, a missing BTF type) through its
-// print callback only; the last lines are kept to put into the ProbeError.
-std::mutex libbpf_log_mutex;
-std::deque<std::string> libbpf_log;
-constexpr size_t kLogLines = 12;
-
-int keep_libbpf_message(enum libbpf_print_level level, const char* format, va_list args) {
-  if (level == LIBBPF_DEBUG) return 0;
-  char line[1024];
-  int n = vsnprintf(line, sizeof(line), format, args);
-  std::string text(line, n < 0 ? 0 : std::min<size_t>(n, sizeof(line) - 1));
-  while (!text.empty() && text.back() == '\n') text.pop_back();
-  std::lock_guard lock(libbpf_log_mutex);
-  std::istringstream lines(text);
-  for (std::string l; std::getline(lines, l);) {
-    libbpf_log.push_back(l);
-    if (libbpf_log.size() > kLogLines) libbpf_log.pop_front();
-  }
-  return 0;
-}
-
-std::string take_libbpf_log() {
-  std::lock_guard lock(libbpf_log_mutex);
-  std::string joined;
-  for (const auto& line : libbpf_log) joined += "\n  " + line;
-  libbpf_log.clear();
-  return joined;
-}
 
 [[noreturn]] void fail(const std::string& what, int error) {
   std::string message = what + ": " + std::strerror(error < 0 ? -error : error);
