@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Always-on recording overhead on real workloads (bench/README.md, "Always-on overhead"):
 # a local PostgreSQL under pgbench (select-only and read-write), a C build with make -j,
-# redis-benchmark against a local redis-server, and small reads and writes (dd with 512-byte
-# blocks: the worst case for a cost paid per system call), each run bare, under the always-on
+# redis-benchmark against a local redis-server, small reads and writes (dd with 512-byte
+# blocks: the worst case for a cost paid per system call) and round trips over unix sockets
+# (pingpong.c: the per-event cost of a server's request and reply, with little noise), each run bare, under the always-on
 # recorder (`causeway record start`, the whole machine, default options: calls from the
 # scheduler, waits held until they last 1 ms), under it with `--call-graph dwarf`, with
 # `--calls syscalls` (the syscall programs), with `--calls scheduler` (every wait), and under
@@ -20,7 +21,7 @@ usage: bench/overhead/run.sh [options]
                      an order that rotates (default 5, at least 5 for a result)
   --seconds S        length of each pgbench run (default 8)
   --workloads LIST   comma-separated, of pgbench-select, pgbench-rw, pgbench-cpu, make, redis,
-                     syscalls (default all)
+                     syscalls, unix-pingpong (default all)
   --configs LIST     comma-separated, of bare, causeway (record start's defaults),
                      causeway-dwarf, causeway-syscalls (--calls syscalls), causeway-scheduler
                      (--calls scheduler: every wait), causeway-held (--calls scheduler
@@ -38,7 +39,7 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 causeway=${CAUSEWAY:-$repo/build/cli/causeway}
 rounds=5
 seconds=8
-workloads=pgbench-select,pgbench-rw,pgbench-cpu,make,redis,syscalls
+workloads=pgbench-select,pgbench-rw,pgbench-cpu,make,redis,syscalls,unix-pingpong
 configs=bare,causeway,causeway-dwarf,causeway-syscalls,causeway-scheduler,causeway-held,perf
 quick=0
 json_out=""
@@ -63,7 +64,7 @@ fail() { echo "overhead: $*" >&2; exit 2; }
 IFS=, read -r -a workload_list <<<"$workloads"
 IFS=, read -r -a config_list <<<"$configs"
 for w in "${workload_list[@]}"; do
-  [[ $w =~ ^(pgbench-select|pgbench-rw|pgbench-cpu|make|redis|syscalls)$ ]] ||
+  [[ $w =~ ^(pgbench-select|pgbench-rw|pgbench-cpu|make|redis|syscalls|unix-pingpong)$ ]] ||
     fail "unknown workload '$w'"
 done
 for c in "${config_list[@]}"; do
@@ -88,6 +89,7 @@ for w in "${workload_list[@]}"; do
     make) need make gcc ;;
     redis) need redis-server redis-benchmark ;;
     syscalls) need dd ;;
+    unix-pingpong) need gcc ;;
   esac
 done
 
@@ -106,6 +108,10 @@ if [[ " ${workload_list[*]} " == *" redis "* ]]; then
     >"$WORK/redis.log" 2>&1 &
   PIDS+=($!)
   wait_port "$redis_port" redis-server "$WORK/redis.log"
+fi
+if [[ " ${workload_list[*]} " == *" unix-pingpong "* ]]; then
+  gcc -O2 -o "$WORK/pingpong" "$repo/bench/overhead/pingpong.c" 2>"$WORK/pingpong.log" ||
+    die "building pingpong.c failed: $(tail -3 "$WORK/pingpong.log")"
 fi
 if [[ " ${workload_list[*]} " == *" make "* ]]; then
   # Forty C files of some substance (a few hundred ms of cc1 each at -O2) and a Makefile.
@@ -251,6 +257,11 @@ measure() {
         die "dd failed: $(tail -3 "$WORK/out")"
       value=$(echo "$(date +%s.%N) - $t0" | bc)
       ;;
+    unix-pingpong)
+      # Four client/server pairs (pgbench's -c 4) for the run's length: round trips a second.
+      "$WORK/pingpong" 4 "$seconds" >"$WORK/out" 2>&1 || die "pingpong failed: $(tail -3 "$WORK/out")"
+      value=$(head -1 "$WORK/out")
+      ;;
   esac
   end=$(date +%s.%N)
   [[ -n $value ]] || die "$1: no figure in its output: $(tail -3 "$WORK/out")"
@@ -282,9 +293,9 @@ import csv, json, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
 rounds, json_out = int(sys.argv[2]), sys.argv[3]
 higher_better = {"pgbench-select": True, "pgbench-rw": True, "pgbench-cpu": False,
-                 "redis": True, "make": False, "syscalls": False}
+                 "redis": True, "make": False, "syscalls": False, "unix-pingpong": True}
 unit = {"pgbench-select": "tps", "pgbench-rw": "tps", "pgbench-cpu": "us/txn",
-        "redis": "requests/s", "make": "s", "syscalls": "s"}
+        "redis": "requests/s", "make": "s", "syscalls": "s", "unix-pingpong": "round trips/s"}
 def num(x):
     try: return float(x)
     except ValueError: return None
