@@ -4,8 +4,10 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <optional>
+#include <string_view>
 #include <vector>
 
+#include "base/huge_pages.h"
 #include "base/terminal_text.h"
 #include "cli/command_words.h"
 #include "cli/commands.h"
@@ -32,6 +34,15 @@ std::string version_text() {
 
 int main(int argc, char** argv) {
   using namespace cw::cli;
+  // The commands that build a graph fill hundreds of MB: on transparent huge pages where
+  // the machine gives them on request (base/huge_pages.h). Not the recorder, whose
+  // programs and children see its environment.
+  if (argc > 1) {
+    const std::string_view command = argv[1];
+    if (command == "graph" || command == "debug" || command == "hangs" || command == "export" ||
+        command == "latency" || command == "ui")
+      cw::restart_with_huge_pages(argv);
+  }
   CLI::App app{
       "causeway: find why a Linux application hung or was slow.\n"
       "Builds an event graph from a trace with rule packs and walks it back to the cause.",

@@ -7,6 +7,8 @@
 #include <iostream>
 #include <string_view>
 
+#include "base/huge_pages.h"
+
 namespace cw::cli {
 
 namespace {
@@ -25,7 +27,15 @@ bool timings_asked() {
 }
 
 TerminalReporter::TerminalReporter() : timings_(timings_asked()) {
-  if (timings_) since_start();
+  if (!timings_) return;
+  since_start();
+  static bool memory_said = false;
+  if (restarted_with_huge_pages() && !memory_said) {
+    memory_said = true;
+    timing(
+        "memory: malloc's mappings on huge pages (glibc.malloc.hugetlb=1; "
+        "CAUSEWAY_NO_HUGE_PAGES=1 turns it off)");
+  }
 }
 
 void TerminalReporter::timing(const std::string& what) {

@@ -260,3 +260,15 @@ are said among them). The report on stdout is the same.
   $ grep -vc '^causeway: timing: ' $TMP_DIR/timed.err
   0
   [1]
+
+Memory the graph fills: where the machine gives transparent huge pages on request, a
+command that builds a graph starts itself again with glibc's huge-page malloc (docs/cache.md,
+"Memory the graph fills"), and says so among its timings; CAUSEWAY_NO_HUGE_PAGES=1 keeps it
+as it is. The report is the same either way.
+
+  $ want=$(grep -qs '\[madvise\]' /sys/kernel/mm/transparent_hugepage/enabled && echo 1 || echo 0); got=$(CAUSEWAY_TIMINGS=1 causeway debug $TMP_DIR/timed.trace --auto --min-hang 0 --no-cache 2>&1 >$TMP_DIR/huge.out | grep -c 'memory: .*huge pages'); [ "$got" = "$want" ] && echo "as the machine gives them"; cmp $TMP_DIR/huge.out $TMP_DIR/untimed.out && echo "same report"
+  as the machine gives them
+  same report
+  $ CAUSEWAY_NO_HUGE_PAGES=1 CAUSEWAY_TIMINGS=1 causeway debug $TMP_DIR/timed.trace --auto --min-hang 0 --no-cache 2>&1 >/dev/null | grep -c 'huge pages'
+  0
+  [1]
