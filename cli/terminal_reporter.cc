@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cinttypes>
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <string_view>
@@ -17,6 +19,30 @@ namespace {
 double since_start() {
   static const auto start = std::chrono::steady_clock::now();
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The process's resident memory, in MiB: now, the part of it no file backs (what the
+// kernel had to zero for it; the rest is mapped cache files and the program), and the
+// most it has been (what /usr/bin/time calls the peak).
+struct Resident {
+  uint64_t now = 0, anonymous = 0, peak = 0;
+};
+Resident resident_mib() {
+  Resident r;
+  if (FILE* f = std::fopen("/proc/self/status", "r")) {
+    char line[256];
+    while (std::fgets(line, sizeof line, f)) {
+      uint64_t kib = 0;
+      if (std::sscanf(line, "VmHWM: %" SCNu64, &kib) == 1)
+        r.peak = kib >> 10;
+      else if (std::sscanf(line, "VmRSS: %" SCNu64, &kib) == 1)
+        r.now = kib >> 10;
+      else if (std::sscanf(line, "RssAnon: %" SCNu64, &kib) == 1)
+        r.anonymous = kib >> 10;
+    }
+    std::fclose(f);
+  }
+  return r;
 }
 
 }  // namespace
@@ -40,7 +66,10 @@ TerminalReporter::TerminalReporter() : timings_(timings_asked()) {
 
 void TerminalReporter::timing(const std::string& what) {
   line_.clear();
-  std::cerr << fmt::format("causeway: timing: {:8.3f} s  {}\n", since_start(), what) << std::flush;
+  const Resident r = resident_mib();
+  std::cerr << fmt::format("causeway: timing: {:8.3f} s {:5} MiB ({:5} anon, peak {:5})  {}\n",
+                           since_start(), r.now, r.anonymous, r.peak, what)
+            << std::flush;
 }
 
 void TerminalReporter::message(const std::string& line) {

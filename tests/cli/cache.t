@@ -235,13 +235,14 @@ With a trace, its folder beside it is cleaned too.
   0
 
 Where a run's time goes: with CAUSEWAY_TIMINGS set, each message, each long work's start,
-phases and end is one line on stderr with the seconds since the start (the cache's notes
-are said among them). The report on stdout is the same.
+phases and end is one line on stderr with the seconds since the start and the process's
+memory (resident MiB, the part no file backs, the peak so far; the cache's notes are said
+among them). The report on stdout is the same.
 
   $ cp examples/server-loop.trace $TMP_DIR/timed.trace && causeway debug $TMP_DIR/timed.trace --auto --min-hang 0 --no-cache > $TMP_DIR/untimed.out 2>/dev/null
   $ CAUSEWAY_TIMINGS=1 causeway debug $TMP_DIR/timed.trace --auto --min-hang 0 2>$TMP_DIR/timed.err | cmp - $TMP_DIR/untimed.out && echo "same report"
   same report
-  $ sed -E "s|$TMP_DIR/||g; s/^causeway: timing: +[0-9]+\.[0-9]{3} s  /T  /" $TMP_DIR/timed.err | grep -E '^T  (timed.trace|building graph|diagnosing)' | sort -u
+  $ sed -E "s|$TMP_DIR/||g; s/^causeway: timing: +[0-9]+\.[0-9]{3} s +[0-9]+ MiB \( *[0-9]+ anon, peak +[0-9]+\)  /T  /" $TMP_DIR/timed.err | grep -E '^T  (timed.trace|building graph|diagnosing)' | sort -u
   T  building graph: begins
   T  building graph: done
   T  building graph: edges
