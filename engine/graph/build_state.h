@@ -67,6 +67,7 @@ struct ThreadState {
   uint32_t closed_node = SpanTree::kRoot;
   uint32_t closed_event = kNoEvent;
   uint32_t segment_base = 0;
+  uint32_t segment_end = 0;  // one past the thread's last segment
   // While matches are recorded: the `cut after` matches (split rule, index in its list)
   // whose place is the thread's next event.
   std::vector<std::pair<uint32_t, uint32_t>> awaiting_next;
@@ -239,6 +240,7 @@ class Builder {
   void merge_peer_cuts();
   uint32_t lay_out_threads();
   void make_segments();
+  void fold_cuts();
   bool thread_lists_fit() const;
   bool segments_from_reused();
   void segments_of_changed_thread(const ThreadState& st, const Graph::ThreadSegments* was,
@@ -299,6 +301,9 @@ class Builder {
   LinkFeed* feed_ = nullptr;  // while the scan pairs links on a second thread
   std::vector<ThreadState> threads_;
   std::vector<uint32_t> event_segment_;
+  // Once the segments are made (fold_cuts): per segment, the neighbour edge the cut that
+  // started it asks for (None for a thread's first). The cuts themselves are freed then.
+  std::vector<Neighbour> cut_neighbour_;
   // A rebuild's segments made from the reused graph's (segments_from_reused): per old
   // segment, the new segments holding its first and its last event (kNoSegment for a
   // thread this build lacks).

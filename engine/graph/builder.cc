@@ -7,6 +7,7 @@
 #include "engine/graph/builder.h"
 
 #include <fmt/format.h>
+#include <malloc.h>
 
 #include <algorithm>
 #include <tuple>
@@ -72,6 +73,7 @@ BuildResult Builder::run() {
     result_.peer_cuts = reuse_->peer_cuts;
     merge_peer_cuts();
     if (!segments_from_reused()) make_segments();
+    fold_cuts();
     spans_.release();
     reuse_edges();
     event_segment_.clear();
@@ -84,6 +86,7 @@ BuildResult Builder::run() {
     peer_cuts();
     merge_peer_cuts();
     make_segments();
+    fold_cuts();
     classify_candidates();
     spans_.release();  // candidates were the last users of event span contexts
     neighbour_edges();
@@ -91,6 +94,7 @@ BuildResult Builder::run() {
   }
   threads_.clear();
   threads_.shrink_to_fit();
+  malloc_trim(0);
   report("graph", 0, 1);
   result_.graph.build_csr();
   if (options_.count_over_connections) fill_over_connections(result_);
