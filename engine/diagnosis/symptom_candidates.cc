@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
+#include <optional>
 #include <string_view>
 #include <unordered_map>
 
@@ -122,18 +124,25 @@ bool Finder::gather(const std::string& thread_name, Pool& pool, std::string* why
   }
   reused_ = chosen.size() - search.size();
   // Each thread's stretches read the graph only: they are found on every CPU, into one
-  // slot per thread, and joined in thread order (the same stretches in the same order
-  // as one thread would find them).
+  // slot per thread, in thread order (the same stretches in the same order as one thread
+  // would find them). Without markers a thread's candidate is its own: it is ranked as
+  // soon as its stretches are found, and they are let go (only the CPUs' current threads'
+  // are held at once).
   if (!search.empty()) prepare_shared_lookups();
+  const bool rank_early = markers_.empty();
   std::vector<std::vector<Stretch>> per_thread(search.size());
-  parallel_for(search.size(), [&](size_t i) { per_thread[i] = stretches(*chosen[search[i]]); });
-  size_t found = 0;
-  for (const auto& s : per_thread) found += s.size();
-  pool.all.reserve(found);
-  for (auto& s : per_thread) {
-    pool.all.insert(pool.all.end(), s.begin(), s.end());
-    std::vector<Stretch>().swap(s);
-  }
+  std::vector<std::optional<HangCandidate>> early(rank_early ? search.size() : 0);
+  parallel_for(search.size(), [&](size_t i) {
+    per_thread[i] = stretches(*chosen[search[i]]);
+    if (rank_early && !per_thread[i].empty()) {
+      early[i] = rank_run(per_thread[i]);
+      std::vector<Stretch>().swap(per_thread[i]);
+    }
+  });
+  for (auto& s : per_thread)
+    if (!s.empty()) pool.runs.push_back(std::move(s));
+  for (auto& c : early)
+    if (c) pool.ranked.push_back(std::move(*c));
   bool reused_stretch = false;
   for (size_t i = 0; i < chosen.size(); ++i)
     reused_stretch = reused_stretch || (pool.reused[i] && pool.threads[i].has_stretch);
@@ -147,17 +156,21 @@ bool Finder::gather(const std::string& thread_name, Pool& pool, std::string* why
                : "no thread named '" + thread_name + "'" + pool.whose + " in the trace";
     return false;
   }
-  if (pool.all.empty() && !reused_stretch) {
+  if (pool.runs.empty() && pool.ranked.empty() && !reused_stretch) {
     *why = fmt::format("no stretch of work in {}{}: every thread was idle in its loop",
                        threads_of(pool.mains, pool.loops), pool.whose);
     return false;
   }
   // With markers, only the stretches holding one, if any does.
   if (!markers_.empty()) {
-    std::vector<Stretch> marked;
-    for (const Stretch& s : pool.all)
-      if (marker_in(s)) marked.push_back(s);
-    if (!marked.empty()) pool.all = std::move(marked);
+    std::vector<std::vector<Stretch>> marked;
+    for (const std::vector<Stretch>& run : pool.runs) {
+      std::vector<Stretch> kept;
+      for (const Stretch& s : run)
+        if (marker_in(s)) kept.push_back(s);
+      if (!kept.empty()) marked.push_back(std::move(kept));
+    }
+    if (!marked.empty()) pool.runs = std::move(marked);
   }
   return true;
 }
@@ -173,62 +186,34 @@ const Finder::Marker* Finder::marker_in(const Stretch& s) const {
 // time a thread spent finishing up or exiting after its wait does not count), any
 // other its length. A score never exceeds the length, so each thread's stretches are
 // profiled longest first until no shorter one can win.
-std::vector<HangCandidate> Finder::rank_threads(std::vector<Stretch> all) const {
-  const auto longest_first = [](const Stretch& a, const Stretch& b) {
-    if (a.tid != b.tid) return a.tid < b.tid;
+HangCandidate Finder::rank_run(std::vector<Stretch>& run) const {
+  std::stable_sort(run.begin(), run.end(), [](const Stretch& a, const Stretch& b) {
     const uint64_t da = a.end_ns - a.start_ns, db = b.end_ns - b.start_ns;
     if (da != db) return da > db;
     return a.start_ns < b.start_ns;
-  };
-  // One candidate per thread: the threads' stretches are runs of `all`, each ranked on
-  // its own, on every CPU, into one slot per thread. gather() gives each thread's
-  // stretches in one run, the threads in tid order: each run is then sorted on its own
-  // (the same order as one sort of them all); else they are sorted whole first.
-  std::vector<size_t> run_begin;
-  bool in_runs = true;
-  for (size_t i = 0; i < all.size(); ++i)
-    if (i == 0 || all[i].tid != all[i - 1].tid) {
-      in_runs = in_runs && (i == 0 || all[i].tid > all[i - 1].tid);
-      run_begin.push_back(i);
-    }
-  if (!in_runs) {
-    std::stable_sort(all.begin(), all.end(), longest_first);
-    run_begin.clear();
-    for (size_t i = 0; i < all.size(); ++i)
-      if (i == 0 || all[i].tid != all[i - 1].tid) run_begin.push_back(i);
-  }
-  run_begin.push_back(all.size());
-  if (in_runs)
-    parallel_for(run_begin.size() - 1, [&](size_t r) {
-      std::stable_sort(all.begin() + static_cast<std::ptrdiff_t>(run_begin[r]),
-                       all.begin() + static_cast<std::ptrdiff_t>(run_begin[r + 1]), longest_first);
-    });
-  std::vector<HangCandidate> out(run_begin.size() - 1);
-  parallel_for(out.size(), [&](size_t r) {
-    const Stretch* best = nullptr;
-    uint64_t best_score = 0;
-    SegmentProfile best_profile;  // the best's, and its kind: its hang is made of them
-    HangKind best_kind = HangKind::LongRunning;
-    for (size_t j = run_begin[r]; j < run_begin[r + 1]; ++j) {
-      const Stretch& s = all[j];
-      if (best && s.end_ns - s.start_ns <= best_score) continue;
-      SegmentProfile p = profile_range(trace_, ev_, s.tid, s.start_ns, s.end_ns);
-      uint64_t waited = 0;
-      const HangKind kind = kind_of(s, p, &waited);
-      const uint64_t score = kind == HangKind::LongWait ? waited : s.end_ns - s.start_ns;
-      if (!best || score > best_score) {
-        best = &s;
-        best_score = score;
-        best_profile = std::move(p);
-        best_kind = kind;
-      }
-    }
-    HangCandidate& c = out[r];
-    c.hang = make_hang(*best, "", std::move(best_profile), best_kind);
-    c.score_ns = best_score;
-    c.by_design = by_design(*best, c.hang, &c.woken_by);
   });
-  return out;
+  const Stretch* best = nullptr;
+  uint64_t best_score = 0;
+  SegmentProfile best_profile;  // the best's, and its kind: its hang is made of them
+  HangKind best_kind = HangKind::LongRunning;
+  for (const Stretch& s : run) {
+    if (best && s.end_ns - s.start_ns <= best_score) continue;
+    SegmentProfile p = profile_range(trace_, ev_, s.tid, s.start_ns, s.end_ns);
+    uint64_t waited = 0;
+    const HangKind kind = kind_of(s, p, &waited);
+    const uint64_t score = kind == HangKind::LongWait ? waited : s.end_ns - s.start_ns;
+    if (!best || score > best_score) {
+      best = &s;
+      best_score = score;
+      best_profile = std::move(p);
+      best_kind = kind;
+    }
+  }
+  HangCandidate c;
+  c.hang = make_hang(*best, "", std::move(best_profile), best_kind);
+  c.score_ns = best_score;
+  c.by_design = by_design(*best, c.hang, &c.woken_by);
+  return c;
 }
 
 namespace {
@@ -280,12 +265,19 @@ bool Finder::reuse(const Graph::ThreadSegments& t, uint64_t cuts, ThreadRank& ra
   return true;
 }
 
-// The searched threads' candidates (rank_threads), the reused ones, best first; every
+// The searched threads' candidates (rank_run), the reused ones, best first; every
 // thread's rank kept in after_.
 std::vector<HangCandidate> Finder::rank(Pool& pool) const {
-  std::vector<HangCandidate> out = rank_threads(std::move(pool.all));
-  pool.all.clear();
-  // rank_threads gives one candidate per thread with stretches.
+  // One candidate per thread with stretches, in thread order: ranked as found, or each
+  // run of stretches (what markers left) ranked on its own, on every CPU.
+  std::vector<HangCandidate> out = std::move(pool.ranked);
+  if (!pool.runs.empty()) {
+    std::vector<HangCandidate> of_runs(pool.runs.size());
+    parallel_for(of_runs.size(), [&](size_t r) { of_runs[r] = rank_run(pool.runs[r]); });
+    out.insert(out.end(), std::make_move_iterator(of_runs.begin()),
+               std::make_move_iterator(of_runs.end()));
+  }
+  pool.runs.clear();
   std::unordered_map<Tid, size_t> found;
   for (size_t k = 0; k < out.size(); ++k) found.emplace(out[k].hang.tid, k);
   for (size_t i = 0; i < pool.threads.size(); ++i) {
