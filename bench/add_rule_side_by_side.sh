@@ -4,9 +4,11 @@
 # the derived cache its cold run made (a binary's entries are its own: the engine key),
 # restored and synced before each round; the binaries alternate. Prints each round's wall
 # seconds and peak RSS, whether the two reports are equal, and each binary's median per
-# phase (from CAUSEWAY_TIMINGS: how long after the one before each began).
+# phase (from CAUSEWAY_TIMINGS: how long after the one before each began). With --cold,
+# each round is the first `debug --auto` of the trace instead (its cache removed, the pack
+# without the rule).
 #
-#   bench/add_rule_side_by_side.sh OLD NEW [--events N] [--seed S] [--rounds R]
+#   bench/add_rule_side_by_side.sh OLD NEW [--events N] [--seed S] [--rounds R] [--cold]
 #
 # OLD and NEW are causeway binaries; both load the standard packs of CW_BENCH_BUILD's
 # share/causeway/rules unless CAUSEWAY_STDLIB names others. Defaults: N 19000000, S 1,
@@ -20,13 +22,15 @@ source "$root/bench/lib.sh"
 events=19000000
 seed=1
 rounds=7
+step=add
 bins=()
 while (($#)); do
   case $1 in
     --events) events=$2; shift 2 ;;
     --seed) seed=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
-    -h|--help) sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --cold) step=cold; shift ;;
+    -h|--help) sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "add_rule_side_by_side.sh: unknown argument '$1' (--help)" >&2; exit 1 ;;
     *) bins+=("$(realpath "$1")"); shift ;;
   esac
@@ -74,13 +78,17 @@ for ((r = 1; r <= rounds; r++)); do
     d=$work/${names[i]}
     settle
     rm -rf "$d/t.cwt.cwcache"
-    cp -a "$d/cold.cwcache" "$d/t.cwt.cwcache"
+    if [[ $step == cold ]]; then
+      printf '%s' "$header" >"$d/edit/pack.cw"
+    else
+      cp -a "$d/cold.cwcache" "$d/t.cwt.cwcache"
+      # The rule of bench/rule_edit_loop.sh, which no run has seen: the cache is the cold
+      # run's again (its matches have none of it).
+      printf '%s\nsplit recvmsg.idle%d {\n  at syscall_enter\n  where name == "recvmsg"\n  neighbour weak\n  loop\n}\n' \
+        "$header" "$r" >"$d/edit/pack.cw"
+    fi
     sync
     sleep 1
-    # The rule of bench/rule_edit_loop.sh, which no run has seen: the cache is the cold
-    # run's again (its matches have none of it).
-    printf '%s\nsplit recvmsg.idle%d {\n  at syscall_enter\n  where name == "recvmsg"\n  neighbour weak\n  loop\n}\n' \
-      "$header" "$r" >"$d/edit/pack.cw"
     /usr/bin/time -f '%e %M' -o "$d/time" env CAUSEWAY_TIMINGS=1 "${bins[i]}" debug "$d/t.cwt" \
       --rules "$d/edit" --auto --hang auto >"$d/add.$r.out" 2>"$d/add.$r.err"
     read -r 'wall[i]' 'kb[i]' < <(tail -1 "$d/time")
@@ -93,11 +101,18 @@ done
 # Each phase ends where CAUSEWAY_TIMINGS says the next begins: PATTERN|LABEL, in order. A
 # phase a run does not say (a small trace's events are not kept) is left out and its
 # time counts in the next one's.
-phases=('events mapped|reading the trace' 'rebuilding the cuts|packs and the base graph'
-  'thread index mapped|the matches and the thread index'
-  'building graph: segments|the new rule, the replay, the peers cuts'
-  'building graph: graph|segments and edges' 'building graph: done|csr'
-  'candidate threads ranked|finding the hang' 'diagnosing: done|the search and the report')
+if [[ $step == cold ]]; then
+  phases=('t.cwt: done|reading the trace' 'building graph: links|the scan'
+    'building graph: segments|links and peers cuts' 'building graph: graph|segments and edges'
+    'building graph: done|csr' 'diagnosing: search|the thread index, finding the hang'
+    'diagnosing: done|the search and the report')
+else
+  phases=('events mapped|reading the trace' 'rebuilding the cuts|packs and the base graph'
+    'thread index mapped|the matches and the thread index'
+    'building graph: segments|the new rule, the replay, the peers cuts'
+    'building graph: graph|segments and edges' 'building graph: done|csr'
+    'candidate threads ranked|finding the hang' 'diagnosing: done|the search and the report')
+fi
 for i in 0 1; do
   for ((r = 1; r <= rounds; r++)); do
     printf '%s\n' "${phases[@]}" | awk -F'|' -v err="$work/${names[i]}/add.$r.err" '
