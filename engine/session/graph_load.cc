@@ -269,12 +269,14 @@ void save_built_graph(BuiltGraph& graph, const rules::RuleSet& rules, const Cach
   out.matches = {};  // saved by the copy
 }
 
-engine::ThreadEvents thread_index(const Trace& trace, const CacheSession* cache) {
+engine::ThreadEvents thread_index(const Trace& trace, const CacheSession* cache, bool* mapped) {
+  if (mapped) *mapped = false;
   if (!keeps_index(cache)) return engine::ThreadEvents(trace);
   const cache::Key key = index_key(*cache);
   std::string why;
   if (auto loaded = cache::load_thread_index(cache->dir, key, trace.events.size(), &why)) {
     note_index_mapped(*cache);
+    if (mapped) *mapped = true;
     return std::move(*loaded);
   }
   const std::string path = cache->dir.shown(cache::kThreadIndexName);
@@ -289,6 +291,15 @@ engine::ThreadEvents thread_index(const Trace& trace, const CacheSession* cache)
       return fmt::format("thread index not saved: {}", problem);
     });
   return index;
+}
+
+std::optional<engine::ThreadEvents> mapped_thread_index(const Trace& trace,
+                                                        const CacheSession* cache) {
+  if (!keeps_index(cache)) return std::nullopt;
+  auto loaded =
+      cache::load_thread_index(cache->dir, index_key(*cache), trace.events.size(), nullptr);
+  if (loaded) note_index_mapped(*cache);
+  return loaded;
 }
 
 void DiagnosisCache::apply(engine::DiagnoseOptions& options) {

@@ -57,7 +57,12 @@ void save_built_graph(BuiltGraph& graph, const rules::RuleSet& rules, const Cach
 // The per-thread event index of every thread of `trace`, for the diagnosis: mapped from
 // the cache when it holds one for these events, else made here and saved for the next
 // run (in the background, as the graph is).
-engine::ThreadEvents thread_index(const Trace& trace, const CacheSession* cache = nullptr);
+engine::ThreadEvents thread_index(const Trace& trace, const CacheSession* cache = nullptr,
+                                  bool* mapped = nullptr);
+// The thread index of `trace` mapped from the cache, when the cache holds one for these
+// events; nothing (and no note) otherwise.
+std::optional<engine::ThreadEvents> mapped_thread_index(const Trace& trace,
+                                                        const CacheSession* cache);
 
 // What the derived cache gives a diagnosis of one graph: the hang found before on the
 // graph for the same request, or else the candidate threads' ranks found on the graph it

@@ -96,6 +96,7 @@ class TraceSession {
   SymbolizeReport symbols_;
   std::optional<BuiltGraph> graph_;
   std::optional<engine::ThreadEvents> index_;
+  bool index_made_here_ = false;  // index_ was made by a pass here, not mapped from the cache
   std::vector<ClockAlignment> clocks_;
 };
 
