@@ -81,8 +81,13 @@ std::string save_graph_entries(BuiltGraph::Unsaved& u, const rules::RuleSet& rul
     return fmt::format("graph saved to {}; its base entry not saved: {}",
                        cache.dir.shown(cache::graph_entry_name(u.key)), why);
   if (u.new_matches && u.matches_key) {
+    // The entry as it is now: another run may have added to it since (or removed it: the
+    // lists of this build are kept then, and the others' found again when needed).
+    std::optional<cache::StoredMatches> before;
+    if (u.had_stored && u.trace)
+      before = cache::load_cut_matches(cache.dir, *u.matches_key, *u.trace);
     const cache::StoredMatches merged = cache::merge_matches(
-        rules, std::move(out.matches), u.stored ? std::move(*u.stored) : cache::StoredMatches{});
+        rules, std::move(out.matches), before ? std::move(*before) : cache::StoredMatches{});
     if (!cache::save_cut_matches(cache.dir, *u.matches_key, merged, &why))
       return fmt::format("graph saved to {}; the cut rules' matches not saved: {}",
                          cache.dir.shown(cache::graph_entry_name(u.key)), why);
@@ -229,7 +234,9 @@ BuiltGraph build_graph(const Trace& trace, const rules::RuleSet& rules, Reporter
       return result;
     }
     result.key = key;
-    result.unsaved = BuiltGraph::Unsaved{*key, base, matches_key, std::move(stored), new_matches};
+    result.unsaved =
+        BuiltGraph::Unsaved{*key, base, matches_key, stored.has_value(), new_matches, &trace};
+    stored.reset();
     // The events by kind and name, for the rebuilds after a rule is added: made by the copy
     // that saves the graph, once per trace.
     if (keeps_index(cache) && !cache::has_event_names(cache->dir, index_key(*cache)) &&
