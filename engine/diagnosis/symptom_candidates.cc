@@ -129,7 +129,7 @@ bool Finder::gather(const std::string& thread_name, Pool& pool, std::string* why
   // soon as its stretches are found, and they are let go (only the CPUs' current threads'
   // are held at once).
   if (!search.empty()) prepare_shared_lookups();
-  const bool rank_early = markers_.empty();
+  const bool rank_early = pool.keeps_ranks;  // no markers
   std::vector<std::vector<Stretch>> per_thread(search.size());
   std::vector<std::optional<HangCandidate>> early(rank_early ? search.size() : 0);
   parallel_for(search.size(), [&](size_t i) {

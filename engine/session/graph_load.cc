@@ -279,10 +279,8 @@ void save_built_graph(BuiltGraph& graph, const rules::RuleSet& rules, const Cach
 engine::ThreadEvents thread_index(const Trace& trace, const CacheSession* cache, bool* mapped) {
   if (mapped) *mapped = false;
   if (!keeps_index(cache)) return engine::ThreadEvents(trace);
-  const cache::Key key = index_key(*cache);
   std::string why;
-  if (auto loaded = cache::load_thread_index(cache->dir, key, trace.events.size(), &why)) {
-    note_index_mapped(*cache);
+  if (auto loaded = mapped_thread_index(trace, cache, &why)) {
     if (mapped) *mapped = true;
     return std::move(*loaded);
   }
@@ -291,7 +289,7 @@ engine::ThreadEvents thread_index(const Trace& trace, const CacheSession* cache,
   engine::ThreadEvents index(trace);
   if (cache->keeps_events(trace, cache::kThreadIndexName, "thread index") &&
       !cache::being_written(cache->dir, cache::kThreadIndexName))
-    cache->in_background([&] {
+    cache->in_background([&, key = index_key(*cache)] {
       std::string problem;
       if (cache::save_thread_index(cache->dir, key, index, &problem))
         return fmt::format("thread index saved to {}", path);
@@ -301,10 +299,10 @@ engine::ThreadEvents thread_index(const Trace& trace, const CacheSession* cache,
 }
 
 std::optional<engine::ThreadEvents> mapped_thread_index(const Trace& trace,
-                                                        const CacheSession* cache) {
+                                                        const CacheSession* cache,
+                                                        std::string* why) {
   if (!keeps_index(cache)) return std::nullopt;
-  auto loaded =
-      cache::load_thread_index(cache->dir, index_key(*cache), trace.events.size(), nullptr);
+  auto loaded = cache::load_thread_index(cache->dir, index_key(*cache), trace.events.size(), why);
   if (loaded) note_index_mapped(*cache);
   return loaded;
 }

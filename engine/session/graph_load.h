@@ -64,9 +64,10 @@ void save_built_graph(BuiltGraph& graph, const rules::RuleSet& rules, const Cach
 engine::ThreadEvents thread_index(const Trace& trace, const CacheSession* cache = nullptr,
                                   bool* mapped = nullptr);
 // The thread index of `trace` mapped from the cache, when the cache holds one for these
-// events; nothing (and no note) otherwise.
+// events (noted); nothing otherwise, and why in `why` when an entry was there.
 std::optional<engine::ThreadEvents> mapped_thread_index(const Trace& trace,
-                                                        const CacheSession* cache);
+                                                        const CacheSession* cache,
+                                                        std::string* why = nullptr);
 
 // What the derived cache gives a diagnosis of one graph: the hang found before on the
 // graph for the same request, or else the candidate threads' ranks found on the graph it
