@@ -153,6 +153,7 @@ done
 # script wakes when one is written (polling a file cost ~0.2 s a step on this machine).
 # The first line is the cold run.
 printf '%s' "$header" >"$pack"
+settle graph  # (the last graph run's save)
 rm -rf "$trace.cwcache"
 mkfifo "$work/watch.fifo"
 t0=$EPOCHREALTIME

@@ -104,9 +104,9 @@ struct ByThread {
 };
 
 // Reads `st`'s matches, checking that each is an event of a thread named and that a cut
-// place is on the match's thread, and puts them by thread (`threads` of them): first each
-// match's event and place (its event read, asked for some matches ahead), then, read
-// again, each match into its thread's run.
+// place is on the match's thread, and puts them by thread (`threads` of them): the list
+// read once, then each match's event read (asked for some matches ahead) for its thread,
+// then each match moved into its thread's run.
 ByThread split_by_thread(const Trace& trace, const ThreadIndex& index, const Stream& st,
                          uint32_t threads) {
   const uint64_t n = trace.events.size();
@@ -114,34 +114,33 @@ ByThread split_by_thread(const Trace& trace, const ThreadIndex& index, const Str
   ByThread out;
   out.batch = st.batch;
   out.at.assign(static_cast<size_t>(threads) + 1, 0);
-  std::vector<uint32_t> events, places;  // (a match takes a byte at least)
-  events.reserve(std::min<uint64_t>(list.count, list.bytes.size()));
-  places.reserve(events.capacity());
-  for (MatchReader r(list); !r.done();) {
-    if (st.batch) {
-      const BatchMatch m = r.batch();
-      events.push_back(m.event);
-      places.push_back(m.at);
-    } else {
-      const SplitMatch m = r.split();
-      events.push_back(m.event);
-      places.push_back(m.at);
-    }
+  // The list in event order (a match takes a byte at least).
+  std::vector<SplitMatch> splits;
+  std::vector<BatchMatch> items;
+  const uint64_t expected = std::min<uint64_t>(list.count, list.bytes.size());
+  if (st.batch) {
+    items.reserve(expected);
+    for (MatchReader r(list); !r.done();) items.push_back(r.batch());
+  } else {
+    splits.reserve(expected);
+    for (MatchReader r(list); !r.done();) splits.push_back(r.split());
   }
-  const size_t count = events.size();
+  const size_t count = st.batch ? items.size() : splits.size();
+  auto event_of = [&](size_t i) { return st.batch ? items[i].event : splits[i].event; };
+  auto place_of = [&](size_t i) { return st.batch ? items[i].at : splits[i].at; };
   std::vector<uint32_t> thread_of(count);
   constexpr size_t kAhead = 16;
   for (size_t i = 0; i < count; ++i) {
-    if (i + kAhead < count && events[i + kAhead] < n)
-      __builtin_prefetch(&trace.events[events[i + kAhead]]);
-    const uint32_t event = events[i];
+    if (i + kAhead < count && event_of(i + kAhead) < n)
+      __builtin_prefetch(&trace.events[event_of(i + kAhead)]);
+    const uint32_t event = event_of(i);
     if (event >= n)
       throw std::invalid_argument("the matches to rebuild the cuts from are not of this trace");
-    if (i > 0 && event <= events[i - 1])
+    if (i > 0 && event <= event_of(i - 1))
       throw std::invalid_argument("the matches to rebuild the cuts from are out of order");
     const Tid tid = trace.events[event].tid;
     // A cut place on another thread would cut that thread's events out of order.
-    const uint32_t place = places[i];
+    const uint32_t place = place_of(i);
     if (place != event && place != kNoEvent && (place >= n || trace.events[place].tid != tid))
       throw std::invalid_argument(
           "the matches to rebuild the cuts from place a cut on another thread");
@@ -151,17 +150,14 @@ ByThread split_by_thread(const Trace& trace, const ThreadIndex& index, const Str
     thread_of[i] = thread;
     ++out.at[thread + 1];
   }
-  std::vector<uint32_t>().swap(events);
-  std::vector<uint32_t>().swap(places);
   for (uint32_t t = 0; t < threads; ++t) out.at[t + 1] += out.at[t];
   std::vector<uint32_t> slot(out.at.begin(), out.at.end() - 1);
-  MatchReader r(list);
   if (st.batch) {
     out.items.resize(count);
-    for (size_t i = 0; i < count; ++i) out.items[slot[thread_of[i]]++] = r.batch();
+    for (size_t i = 0; i < count; ++i) out.items[slot[thread_of[i]]++] = items[i];
   } else {
     out.splits.resize(count);
-    for (size_t i = 0; i < count; ++i) out.splits[slot[thread_of[i]]++] = r.split();
+    for (size_t i = 0; i < count; ++i) out.splits[slot[thread_of[i]]++] = splits[i];
   }
   return out;
 }
@@ -375,6 +371,10 @@ bool Builder::cuts_from_matches() {
         // first rule's).
         std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<>> next;
         std::vector<uint32_t> at(streams.size());
+        // A match makes one cut at most: the thread's list is made once.
+        size_t matches = 0;
+        for (const ByThread& list : by_thread) matches += list.at[ti + 1] - list.at[ti];
+        t.cuts.reserve(matches);
         for (size_t k = 0; k < streams.size(); ++k) {
           at[k] = by_thread[k].at[ti];
           if (at[k] < by_thread[k].at[ti + 1])

@@ -36,6 +36,51 @@ bool cut_between(const ThreadState& t, uint32_t own_cuts, uint32_t before, uint3
   return it != end && it->event <= after;
 }
 
+// The thread's own cuts (in event order) and its peers cuts [begin, end) of `order` (in
+// event order too), merged in one pass into a list made once: what appending the peers
+// cuts that no own cut parts from their previous link end, a stable sort by event, keeping
+// the first cut at an event (an own cut before a peers cut) and dropping one at the
+// thread's first event give. Appending to the thread's list would move it as it grew, and
+// the merge would take a buffer of its own.
+void merge_sorted_peer_cuts(ThreadState& t, const std::vector<PendingPeerCut>& peer_cuts,
+                            const std::vector<uint32_t>& order, uint32_t begin, uint32_t end) {
+  if (begin == end) {
+    auto last = std::unique(t.cuts.begin(), t.cuts.end(),
+                            [](const Cut& a, const Cut& b) { return a.event == b.event; });
+    t.cuts.erase(last, t.cuts.end());
+    std::erase_if(t.cuts, [&](const Cut& c) { return c.event == t.first_event; });
+    return;
+  }
+  const std::vector<Cut>& own = t.cuts;
+  std::vector<Cut> merged;
+  merged.reserve(own.size() + (end - begin));
+  auto add = [&](const Cut& c) {
+    if (c.event == t.first_event || (!merged.empty() && merged.back().event == c.event)) return;
+    merged.push_back(c);
+  };
+  size_t i = 0;      // the next own cut to add
+  size_t after = 0;  // the first own cut after the last peers cut's link end
+  uint32_t last_since = 0;
+  for (uint32_t k = begin; k < end; ++k) {
+    const PendingPeerCut& p = peer_cuts[order[k]];
+    // The link ends grow with the cuts of one rule: the first own cut after each is
+    // walked to, not searched for, unless an end goes back (the next rule's cuts).
+    if (p.since < last_since)
+      after = static_cast<size_t>(
+          std::upper_bound(own.begin(), own.end(), p.since,
+                           [](uint32_t event, const Cut& c) { return event < c.event; }) -
+          own.begin());
+    else
+      while (after < own.size() && own[after].event <= p.since) ++after;
+    last_since = p.since;
+    if (after < own.size() && own[after].event <= p.cut.event) continue;  // parted already
+    while (i < own.size() && own[i].event <= p.cut.event) add(own[i++]);
+    add(p.cut);
+  }
+  while (i < own.size()) add(own[i++]);
+  t.cuts.swap(merged);
+}
+
 }  // namespace
 
 // `split … peers LINK`: cut between consecutive ends of LINK's candidates on a thread
@@ -138,23 +183,24 @@ void Builder::merge_peer_cuts() {
       threads_.size(),
       [&](size_t ti) {
         ThreadState& t = threads_[ti];
-        // Merge into the thread's cuts; a cut already made at the same event stays.
-        // A thread's own cuts are in event order, and so are the peer cuts of one rule:
-        // then merging the two runs gives what a stable sort would, in one linear pass.
         const auto own_cuts = static_cast<uint32_t>(t.cuts.size());
+        auto peer = [&](uint32_t k) -> const PendingPeerCut& { return peer_cuts_[order[k]]; };
+        bool peers_sorted = true;
+        for (uint32_t k = at[ti] + 1; peers_sorted && k < at[ti + 1]; ++k)
+          peers_sorted = peer(k - 1).cut.event <= peer(k).cut.event;
+        if (peers_sorted && std::is_sorted(t.cuts.begin(), t.cuts.end(), by_event)) {
+          merge_sorted_peer_cuts(t, peer_cuts_, order, at[ti], at[ti + 1]);
+          return;
+        }
+        // Merge into the thread's cuts; a cut already made at the same event stays.
         // A peers cut parts two messages; when the thread's own cuts (a loop wait, a
         // request's read) already part them, it would only add a segment holding nothing
         // of either.
         for (uint32_t k = at[ti]; k < at[ti + 1]; ++k) {
-          const PendingPeerCut& p = peer_cuts_[order[k]];
+          const PendingPeerCut& p = peer(k);
           if (!cut_between(t, own_cuts, p.since, p.cut.event)) t.cuts.push_back(p.cut);
         }
-        auto mid = t.cuts.begin() + own_cuts;
-        if (std::is_sorted(t.cuts.begin(), mid, by_event) &&
-            std::is_sorted(mid, t.cuts.end(), by_event))
-          std::inplace_merge(t.cuts.begin(), mid, t.cuts.end(), by_event);
-        else
-          std::stable_sort(t.cuts.begin(), t.cuts.end(), by_event);
+        std::stable_sort(t.cuts.begin(), t.cuts.end(), by_event);
         auto last = std::unique(t.cuts.begin(), t.cuts.end(),
                                 [](const Cut& a, const Cut& b) { return a.event == b.event; });
         t.cuts.erase(last, t.cuts.end());

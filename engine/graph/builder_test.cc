@@ -162,6 +162,36 @@ TEST_CASE("peers split: consecutive messages with disjoint peer processes are cu
   CHECK(separate.result.stats.over_connections == 0);
 }
 
+TEST_CASE("peers split: a cut of the thread's own between the two messages stands for it") {
+  const std::string messages = std::string(kClientServer) +
+                               "1000 11 send object=1 offset=0 len=4\n"
+                               "2000 21 recv object=1 offset=0 len=4\n"
+                               "3000 11 send object=1 offset=4 len=4\n"
+                               "4000 21 recv object=1 offset=4 len=4\n"
+                               "5000 31 send object=2 offset=0 len=4\n";
+  const std::string rest =
+      "6000 21 recv object=2 offset=0 len=4\n"
+      "7000 21 send object=3 offset=0 len=4\n"
+      "8000 31 recv object=3 offset=0 len=4\n";
+  const std::string rules = std::string(kStreamLink) + "edge s { link stream strength strong }\n" +
+                            "split p { peers stream neighbour weak }\n";
+  // Between the end of the last message from client1 and the first from client2.
+  auto between =
+      build(rules + "split own { at syscall_enter where name == \"poll\" neighbour none }\n",
+            messages + "5500 21 syscall_enter name=poll\n" + rest);
+  CHECK(cuts(between, 21) == Strings{"5500 t/own"});
+  // At the first message from client2: one cut, the thread's own.
+  auto at =
+      build(rules + "split own { at recv where object == 2 neighbour none }\n", messages + rest);
+  CHECK(cuts(at, 21) == Strings{"6000 t/own"});
+  // Two peers rules cut at the same event: once, by the first.
+  auto twice = build(rules + "split q { peers stream neighbour none }\n", messages + rest);
+  CHECK(cuts(twice, 21) == Strings{"6000 t/p"});
+  CHECK(segments(twice, 21) == 2);
+  // Another thread's events are not this thread's cuts: 31 sends and receives one each.
+  CHECK(segments(between, 31) == 1);
+}
+
 TEST_CASE("batch: each item inside the loop starts a segment; consecutive items are neighbours") {
   auto b =
       build("batch serve { within call where fn == \"serve_loop\" item recv neighbour weak }\n",
