@@ -16,6 +16,13 @@
 # removal equals the cold one.
 #
 #   bench/rule_edit_loop.sh [--events N] [--seed S] [--repeat R] [--hang auto|TID@SECONDS]
+#                           [--flush]
+#
+# --flush: each step also waits for the kernel to have written the files the saves left
+# in the page cache (`sync`, in the time waited). Without it a step may share the machine
+# with that writing (the cold run's entries are 1.3 GB, written back about 30 s after
+# they were saved); on the VM of bench/RESULTS.md the step right after the saves was
+# slower and varied more.
 #
 # Defaults: N 1000000 (--events 19000000 for full scale), S 1, R 5, --hang auto.
 # Environment: CW_BENCH_BUILD (build dir, default build-release: configured Release and
@@ -31,13 +38,15 @@ events=1000000
 seed=1
 repeat=5
 hang=auto
+flush=no
 while (($#)); do
   case $1 in
     --events) events=$2; shift 2 ;;
     --seed) seed=$2; shift 2 ;;
     --repeat) repeat=$2; shift 2 ;;
     --hang) hang=$2; shift 2 ;;
-    -h|--help) sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --flush) flush=yes; shift ;;
+    -h|--help) sed -n '2,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "rule_edit_loop.sh: unknown argument '$1' (--help)" >&2; exit 1 ;;
   esac
 done
@@ -113,6 +122,7 @@ settle() {  # STEP [PID]: waits for the background saves (this build's debug and
   else
     while pgrep -f -- "^$causeway (debug|graph) " >/dev/null; do sleep 0.02; done
   fi
+  if [[ $flush == yes ]]; then sync; fi
   waits[$step]+="$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN {print b - a}') "
 }
 
@@ -205,7 +215,7 @@ echo "## Rule edit loop"
 echo
 echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs ($(lscpu | sed -n 's/^Model name: *//p' | head -1)), $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo) RAM, commit $(git -C "$root" rev-parse --short HEAD), $build_type build, load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "\`bench/rule_edit_loop.sh --events $events --seed $seed --repeat $repeat --hang $hang\`: $(basename "$trace") ($(du -m "$trace" | cut -f1) MiB)"
+echo "\`bench/rule_edit_loop.sh --events $events --seed $seed --repeat $repeat --hang $hang$([[ $flush == yes ]] && echo ' --flush')\`: $(basename "$trace") ($(du -m "$trace" | cut -f1) MiB)"
 echo
 echo "| step | wall s (median of $repeat) | min | max | CPU s (median) | peak RSS MiB (median) |"
 echo "| --- | ---: | ---: | ---: | ---: | ---: |"
@@ -224,7 +234,7 @@ for step in "${steps[@]}" graph cat; do
     "$(maximum <<<"${walls[$step]}")" "$(median <<<"${cpus[$step]}")" "$(awk -v k="$(median <<<"${rss[$step]}")" 'BEGIN {print k / 1024}')"
 done
 echo
-echo "Each step starts when the run before it has ended its background saves (the time waited, not in the table, median and max: $(for step in add change remove again; do printf '%s %.2f/%.2f s; ' "$step" "$(median <<<"${waits[$step]}")" "$(maximum <<<"${waits[$step]}")"; done | sed 's/; $//'))."
+echo "Each step starts when the run before it has ended its background saves$([[ $flush == yes ]] && echo ' and the kernel has written what they saved (--flush)') (the time waited, not in the table, median and max: $(for step in add change remove again; do printf '%s %.2f/%.2f s; ' "$step" "$(median <<<"${waits[$step]}")" "$(maximum <<<"${waits[$step]}")"; done | sed 's/; $//'))."
 echo
 echo "Under one \`causeway debug --watch --json\` (the trace read once; from saving the pack to its report, with the watch's 100 ms settle, each edit made once the copies saving the last run's graph have ended; peak RSS of the whole session: $(awk -v k="$watch_rss" 'BEGIN {printf "%.0f", k / 1024}') MiB; exit status at SIGINT: $watch_status):"
 echo
