@@ -220,6 +220,16 @@ bool Folder::write_file(std::string_view name, const std::vector<std::string_vie
   return true;
 }
 
+bool Folder::write_out(std::string_view name, uint64_t from) const {
+  uint64_t size = 0;
+  std::string why;
+  const int fd = open_file(name, &size, &why);
+  if (fd < 0) return false;
+  const bool ok = size >= from && fdatasync(fd) == 0;
+  close(fd);
+  return ok;
+}
+
 void Folder::touch(std::string_view name) const {
   if (valid() && is_component(name))
     utimensat(fd_->fd, std::string(name).c_str(), nullptr, AT_SYMLINK_NOFOLLOW);

@@ -61,6 +61,11 @@ class Folder {
                   std::string* why) const;
   // Marks `name` used now (its modification time), without following a link.
   void touch(std::string_view name) const;
+  // Writes `name` (a regular file of this user's, not through a link) to disk now and
+  // waits for it, when it has at least `from` bytes: what a save left in the page cache
+  // is then on disk when the saving copy ends, instead of written back by the kernel about
+  // 30 s later while another run works. False when there is no such file, or it is smaller.
+  bool write_out(std::string_view name, uint64_t from) const;
   // Removes `name` when it is one of the cache's own file names (is_entry_name,
   // is_temporary_name) and a regular file of this user's. Nothing else is ever removed.
   bool remove_file(std::string_view name) const;
@@ -111,6 +116,10 @@ std::optional<Folder> user_cache_folder(bool create, std::string* why = nullptr)
 // The cache's own file names: graph-HEX.cwg, base-HEX.cwb, hang-HEX-HEX.cwh (HEX: 16 hex
 // digits), trace.cwa, threads.cwa, names.cwa, matches.cwm.
 bool is_entry_name(std::string_view name);
+
+// From how many bytes an entry a save wrote is written out before the saving copy ends
+// (Folder::write_out): the trace arrays, the thread index and the graph of a large trace.
+inline constexpr uint64_t kWriteOutFrom = uint64_t{64} << 20;
 // A temporary file of an entry being written: ENTRY.tmp-PID-HEX.
 bool is_temporary_name(std::string_view name);
 // A per-trace folder of the user's cache folder: 16 hex digits.

@@ -353,6 +353,31 @@ TEST_CASE("an entry or a temporary file of another user's is neither read nor re
   CHECK(fs::exists(notes));
 }
 
+TEST_CASE("an entry is written out only when it is this user's regular file, and large") {
+  TempDir dir;
+  auto d = cache::Folder::open(dir.path);
+  REQUIRE(d);
+  const std::string big = std::string(cache::kTraceArraysName);
+  write_all(dir.path + "/" + big, std::string(1 << 16, 'x'));
+  CHECK(d->write_out(big, 1 << 16));
+  CHECK_FALSE(d->write_out(big, (1 << 16) + 1));  // smaller than asked: left to the kernel
+  CHECK_FALSE(d->write_out(std::string(cache::kThreadIndexName), 0));  // none there
+  // A link where an entry would be is not followed, a FIFO not waited on.
+  const std::string outside = dir.path + "/outside";
+  write_all(outside, "x");
+  fs::create_symlink(outside, dir.path + "/" + std::string(cache::kCutMatchesName));
+  CHECK_FALSE(d->write_out(std::string(cache::kCutMatchesName), 0));
+  REQUIRE(mkfifo((dir.path + "/" + std::string(cache::kEventNamesName)).c_str(), 0600) == 0);
+  CHECK_FALSE(d->write_out(std::string(cache::kEventNamesName), 0));
+  CHECK_FALSE(d->write_out("../outside", 0));
+  if (is_root()) {
+    REQUIRE(chown((dir.path + "/" + big).c_str(), kOther, kOther) == 0);
+    CHECK_FALSE(d->write_out(big, 0));
+  } else {
+    MESSAGE("another user's file: skipped (needs root)");
+  }
+}
+
 TEST_CASE("the cache's own names") {
   CHECK(cache::is_entry_name(cache::graph_entry_name(cache::Key{1, 2, 3, 4})));
   CHECK(cache::is_entry_name(cache::base_entry_name(cache::Key{1, 2, 3, 4})));
