@@ -18,11 +18,10 @@
 #   bench/rule_edit_loop.sh [--events N] [--seed S] [--repeat R] [--hang auto|TID@SECONDS]
 #                           [--flush]
 #
-# --flush: each step also waits for the kernel to have written the files the saves left
-# in the page cache (`sync`, in the time waited). Without it a step may share the machine
-# with that writing (the cold run's entries are 1.3 GB, written back about 30 s after
-# they were saved); on the VM of bench/RESULTS.md the step right after the saves was
-# slower and varied more.
+# --flush: each step also waits for the kernel to have written every file left in the
+# page cache (`sync`, in the time waited). The copy that saves a graph writes the run's
+# large entries out itself (docs/cache.md); before it did, the step right after the saves
+# was slower and varied more on the VM of bench/RESULTS.md.
 #
 # Defaults: N 1000000 (--events 19000000 for full scale), S 1, R 5, --hang auto.
 # Environment: CW_BENCH_BUILD (build dir, default build-release: configured Release and
