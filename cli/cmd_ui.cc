@@ -130,9 +130,10 @@ int run_ui(const UiArgs& a) {
   const Trace& trace = pipeline.trace();
   const engine::BuildResult& built = pipeline.graph();
   // Made and saved here, while this process runs one thread: a graph and a thread index
-  // made afresh are saved by a copy of the process (CacheSession::in_background).
-  pipeline.save_graph();
+  // made afresh (and events read afresh) are saved by a copy of the process
+  // (CacheSession::save_queued).
   pipeline.thread_index();
+  pipeline.save_graph();
 
   ui::Session session;
   session.merge(

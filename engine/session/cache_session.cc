@@ -154,6 +154,35 @@ void CacheSession::in_background(const std::function<std::string()>& save) const
     close(fds[0]);
 }
 
+void CacheSession::queue(std::function<std::string()> save) const {
+  queued_->push_back(std::move(save));
+}
+
+void CacheSession::wait_for_live_saves(const std::vector<std::string_view>& prefixes,
+                                       std::string_view what) const {
+  if (!cache::being_saved_by_live_run(dir, prefixes)) return;
+  note(fmt::format("waiting for another run's {} save to end (at most 20 s)", what));
+  for (int i = 0; i < 1000 && cache::being_saved_by_live_run(dir, prefixes); ++i) usleep(20'000);
+}
+
+void CacheSession::save_queued(const std::function<std::string()>& save) const {
+  if (queued_->empty() && !save) return;
+  std::vector<std::function<std::string()>> saves = std::move(*queued_);
+  queued_->clear();
+  in_background([&] {
+    std::string notes;
+    for (const auto& f : saves) {
+      if (!notes.empty()) notes += '\n';
+      notes += f();
+    }
+    if (save) {
+      if (!notes.empty()) notes += '\n';
+      notes += save();
+    }
+    return notes;
+  });
+}
+
 void CacheSession::wait() const {
   for (int fd : *saving_) {
     char buf[64];

@@ -67,8 +67,29 @@ struct CacheSession {
   void in_background(const std::function<std::string()>& save) const;
   void wait() const;
 
+  // A save kept for the copy of the next save_queued(), in the order queued: the entries
+  // derived from the events alone (~1.1 GB at 19 M events) are written after the graph's
+  // build and the hang search, not beside them. On two CPUs a copy writing them took the
+  // build's second CPU, and where fresh pages cost the host's time (a VM that gives freed
+  // memory back) the writes doubled the first run's system time (bench/RESULTS.md).
+  void queue(std::function<std::string()> save) const;
+  // While a live run (another, or a copy of this one) writes an entry whose name starts
+  // with one of `prefixes`, waits for it (at most 20 s), saying so: loading it beats
+  // deriving it again beside the copy writing it. `what` names it in the note.
+  void wait_for_live_saves(const std::vector<std::string_view>& prefixes,
+                           std::string_view what) const;
+  // The queued saves, then `save` when given, in one copy (in_background). Nothing when
+  // there is neither.
+  void save_queued(const std::function<std::string()>& save = {}) const;
+  // Set by read_trace when the events it read are to be kept: saves them (the arrays of
+  // the trace given, as read) and returns the note. The caller queues it once the trace is
+  // where it stays (TraceSession).
+  mutable std::function<std::string(const Trace&)> save_events;
+
  private:
   mutable std::shared_ptr<std::vector<int>> saving_ = std::make_shared<std::vector<int>>();
+  mutable std::shared_ptr<std::vector<std::function<std::string()>>> queued_ =
+      std::make_shared<std::vector<std::function<std::string()>>>();
 };
 
 // Declared after the Trace a save in the background reads: waits (when verbose) at the end.

@@ -119,12 +119,7 @@ BuiltGraph build_graph(const Trace& trace, const rules::RuleSet& rules, Reporter
                      cache::options_key(options, cache->format, trace), cache::engine_key()};
     // Another run (or this one, under --watch) still saving its graph here, the last
     // run's often: loading it, or rebuilding its cuts, beats building it whole.
-    const std::vector<std::string_view> saving{"graph-", "base-", cache::kCutMatchesName};
-    if (cache::being_saved_by_live_run(cache->dir, saving)) {
-      cache->note("waiting for another run's graph save to end (at most 20 s)");
-      for (int i = 0; i < 1000 && cache::being_saved_by_live_run(cache->dir, saving); ++i)
-        usleep(20'000);
-    }
+    cache->wait_for_live_saves({"graph-", "base-", cache::kCutMatchesName}, "graph");
     std::string why;
     if (auto loaded = cache::load_graph(cache->dir, *key, trace, rules, &why)) {
       cache->note(
@@ -255,7 +250,8 @@ void save_built_graph(BuiltGraph& graph, const rules::RuleSet& rules, const Cach
   BuiltGraph::Unsaved& u = *graph.unsaved;
   engine::BuildResult& out = graph.built;
   // By a copy of this process (CacheSession::in_background).
-  cache.in_background([&] {
+  // After the saves queued before it (the events, the thread index).
+  cache.save_queued([&] {
     std::string note = save_graph_entries(u, rules, out, cache);
     if (u.list_names_of) {
       std::string why;
@@ -286,7 +282,8 @@ void save_built_graph(BuiltGraph& graph, const rules::RuleSet& rules, const Cach
   out.matches = {};  // saved by the copy
 }
 
-engine::ThreadEvents thread_index(const Trace& trace, const CacheSession* cache, bool* mapped) {
+engine::ThreadEvents thread_index(const Trace& trace, const CacheSession* cache, bool* mapped,
+                                  IndexSave* save_later) {
   if (mapped) *mapped = false;
   if (!keeps_index(cache)) return engine::ThreadEvents(trace);
   std::string why;
@@ -298,13 +295,18 @@ engine::ThreadEvents thread_index(const Trace& trace, const CacheSession* cache,
   if (!why.empty()) cache->note(fmt::format("{} not used ({}); indexing the trace", path, why));
   engine::ThreadEvents index(trace);
   if (cache->keeps_events(trace, cache::kThreadIndexName, "thread index") &&
-      !cache::being_written(cache->dir, cache::kThreadIndexName))
-    cache->in_background([&, key = index_key(*cache)] {
+      !cache::being_written(cache->dir, cache::kThreadIndexName)) {
+    IndexSave save = [cache, path, key = index_key(*cache)](const engine::ThreadEvents& made) {
       std::string problem;
-      if (cache::save_thread_index(cache->dir, key, index, &problem))
+      if (cache::save_thread_index(cache->dir, key, made, &problem))
         return fmt::format("thread index saved to {}", path);
       return fmt::format("thread index not saved: {}", problem);
-    });
+    };
+    if (save_later)
+      *save_later = std::move(save);
+    else
+      cache->in_background([&] { return save(index); });
+  }
   return index;
 }
 

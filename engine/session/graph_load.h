@@ -2,6 +2,7 @@
 // trace, packs, options and causeway; and what the cache gives its diagnosis.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -58,11 +59,15 @@ BuiltGraph build_graph(const Trace& trace, const rules::RuleSet& rules, Reporter
 // of this process; `rules` and `cache` as build_graph had them.
 void save_built_graph(BuiltGraph& graph, const rules::RuleSet& rules, const CacheSession& cache);
 
+// Saves a thread index made here (of the trace thread_index() was given) and returns the
+// note.
+using IndexSave = std::function<std::string(const engine::ThreadEvents&)>;
 // The per-thread event index of every thread of `trace`, for the diagnosis: mapped from
 // the cache when it holds one for these events, else made here and saved for the next
-// run (in the background, as the graph is).
+// run (in the background, as the graph is), or, with `save_later`, the save of it put
+// there for the caller to run where the index stays.
 engine::ThreadEvents thread_index(const Trace& trace, const CacheSession* cache = nullptr,
-                                  bool* mapped = nullptr);
+                                  bool* mapped = nullptr, IndexSave* save_later = nullptr);
 // The thread index of `trace` mapped from the cache, when the cache holds one for these
 // events (noted); nothing otherwise, and why in `why` when an entry was there.
 std::optional<engine::ThreadEvents> mapped_thread_index(const Trace& trace,

@@ -97,6 +97,9 @@ void read_events(const std::string& path, const std::string& format, const Cache
     if (cache && cache->on && (format == "auto" || format == "binary") &&
         is_binary_trace_file(path))
       key = cache::Key{cache->trace_key, 0, 0, cache::engine_key()};
+    // The run before this one saves the events after its search, by a copy that may still
+    // be writing them.
+    if (key) cache->wait_for_live_saves({cache::kTraceArraysName}, "events");
     if (key && read_from_cache(path, trace, report, *cache, *key)) {
       cache->events_keyed = true;
       return;
@@ -118,17 +121,20 @@ void read_events(const std::string& path, const std::string& format, const Cache
     // was read is of neither content for sure.
     if (key && report.clean() && cache::trace_key(path) == cache->trace_key)
       cache->events_keyed = true;
-    // Saved by a copy of this process, beside symbolisation and the graph's build
-    // (CacheSession::in_background).
+    // Saved later by a copy of this process (CacheSession::save_events), with the counts
+    // of strings and stacks as read: symbolisation adds to them, and a later run compares
+    // them with what it reads of the trace without its events.
     if (key && cache->events_keyed &&
         cache->keeps_events(trace, cache::kTraceArraysName, "events") &&
         !cache::being_written(cache->dir, cache::kTraceArraysName))
-      cache->in_background([&] {
+      cache->save_events = [cache, key = *key, report, strings = trace.strings.size(),
+                            stacks = trace.stacks.size()](const Trace& read) {
         std::string why;
-        if (cache::save_trace_arrays(cache->dir, *key, trace, report, &why))
+        if (cache::save_trace_arrays(cache->dir, key, read.events, read.values, strings, stacks,
+                                     report, &why))
           return fmt::format("events saved to {}", cache->dir.shown(cache::kTraceArraysName));
         return fmt::format("events not saved: {}", why);
-      });
+      };
   } catch (const DiagnosticError& e) {
     throw SessionError(SessionError::Kind::BadInput, e.what());
   } catch (const TraceFormatError& e) {

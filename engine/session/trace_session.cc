@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <stdexcept>
+#include <utility>
 
 #include "engine/session/pack_paths.h"
 #include "engine/session/pack_selection.h"
@@ -23,7 +24,12 @@ TraceSession::~TraceSession() {
 }
 
 void TraceSession::save_graph() {
-  if (graph_ && cache_) save_built_graph(*graph_, rules(), *cache_);
+  if (!cache_) return;
+  // The graph's save runs the queued ones first; without it they run now.
+  if (graph_ && graph_->unsaved)
+    save_built_graph(*graph_, rules(), *cache_);
+  else
+    cache_->save_queued();
 }
 
 const rules::RuleSet& TraceSession::load_packs() {
@@ -73,6 +79,9 @@ const Trace& TraceSession::trace() {
     throw;
   }
   trace_ = std::move(trace);
+  // The events are saved after the graph's build and search (save_graph), from here.
+  if (auto save = std::exchange(cache_->save_events, {}))
+    cache_->queue([this, save = std::move(save)] { return save(*trace_); });
   return *trace_;
 }
 
@@ -146,8 +155,11 @@ const engine::BuildResult& TraceSession::graph() {
 const engine::ThreadEvents& TraceSession::thread_index() {
   if (!index_) {
     bool mapped = false;
-    index_.emplace(session::thread_index(trace(), &*cache_, &mapped));
+    IndexSave save;
+    index_.emplace(session::thread_index(trace(), &*cache_, &mapped, &save));
     index_made_here_ = !mapped;
+    // Saved with the graph (save_graph), from here.
+    if (save) cache_->queue([this, save = std::move(save)] { return save(*index_); });
   }
   return *index_;
 }

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -93,6 +94,35 @@ TEST_CASE("saves in the background run in copies of the process, waited for once
     zombies = zombie_children();
   }
   CHECK(zombies == 0);
+}
+
+TEST_CASE("queued saves wait for the next save_queued, and run first in its one copy") {
+  TempDir dir;
+  CacheSession cache;
+  cache.wait_for_saves = true;
+  // Each save appends its name to one file: their order is the copy's.
+  auto save = [&dir](std::string name) {
+    return [&dir, name] {
+      std::ofstream(dir.path("order"), std::ios::app) << name << ' ';
+      return std::string();
+    };
+  };
+  cache.queue(save("events"));
+  cache.queue(save("index"));
+  cache.in_background(save("other"));  // an unrelated save runs the queued ones not
+  cache.wait();
+  auto order = [&dir] {
+    std::ifstream in(dir.path("order"));
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  CHECK(order() == "other ");
+  cache.save_queued(save("graph"));
+  cache.wait();
+  CHECK(order() == "other events index graph ");
+  // Run once: an empty queue and no save make no copy.
+  cache.save_queued();
+  cache.wait();
+  CHECK(order() == "other events index graph ");
 }
 
 TEST_CASE("a session reads, builds and diagnoses once each, and says nothing it need not") {

@@ -173,6 +173,15 @@ by a writer that is gone is not waited for.
   $ true & wait $!; touch $TMP_DIR/w/t.trace.cwcache/graph-0123456789abcdef.cwg.tmp-$!-2; CAUSEWAY_CACHE=verbose causeway graph $TMP_DIR/w/t.trace 2>&1 >/dev/null | sed "s|$TMP_DIR/||; s|graph-[0-9a-f]*\.cwg$|graph-KEY.cwg|"
   causeway: cache: graph loaded from w/t.trace.cwcache/graph-KEY.cwg
 
+The events are waited for in the same way: the copy that saves them runs after the graph's
+build and search, so the run right after a cold one may start before they are written.
+
+  $ mkdir -p $TMP_DIR/e && cp $TMP_DIR/g.cwt $TMP_DIR/e/t.cwt && CAUSEWAY_CACHE=verbose CAUSEWAY_CACHE_EVENTS_MIN=1K causeway graph $TMP_DIR/e/t.cwt 2>&1 >/dev/null | grep -c 'events saved'; sleep 2 & touch $TMP_DIR/e/t.cwt.cwcache/trace.cwa.tmp-$!-1; start=$(date +%s); CAUSEWAY_CACHE=verbose CAUSEWAY_CACHE_EVENTS_MIN=1K causeway graph $TMP_DIR/e/t.cwt 2>&1 >/dev/null | grep events | sed "s|$TMP_DIR/||"; echo "waited: $(( $(date +%s) - start >= 1 ))"
+  1
+  causeway: cache: waiting for another run's events save to end (at most 20 s)
+  causeway: cache: events mapped from e/t.cwt.cwcache/trace.cwa
+  waited: 1
+
 The cache folder is beside the trace. A changed trace is another key: the same packs miss.
 
   $ cp examples/server-loop.trace $TMP_DIR/t.trace && CAUSEWAY_CACHE=verbose causeway graph $TMP_DIR/t.trace 2>&1 >/dev/null | sed "s|$TMP_DIR/||; s|graph-[0-9a-f]*|graph-KEY|"
