@@ -117,6 +117,10 @@ int check_privileges() {
 // -S a seventh of the recorder's run time.
 constexpr uint32_t kDefaultWaitBudget = 50;
 constexpr uint32_t kMaxWaitBudget = 1'000'000;
+// Of which a thread may write this many at once (--wait-burst; by default the larger of this
+// and a second's worth): a program's start-up, or the chain of short hand-offs of one
+// request through a bus and a service's threads, comes in a burst after a quiet time.
+constexpr uint32_t kDefaultWaitBurst = 50;
 
 struct RecordArgs {
   std::string output = "causeway.cwt";
@@ -136,6 +140,8 @@ struct RecordArgs {
   bool start_pipe_bytes = false;
   uint32_t wait_budget = kDefaultWaitBudget;  // --wait-budget
   uint32_t start_wait_budget = kDefaultWaitBudget;
+  uint32_t wait_burst = 0;  // --wait-burst (0: not given)
+  uint32_t start_wait_burst = 0;
   std::string buffer = "64M";
   std::string dir;
   double duration = 0;
@@ -239,6 +245,16 @@ bool stack_options(const RecordArgs& args, SessionOptions& options) {
       return false;
     }
     options.full_waits_per_s = args.wait_budget;
+    if (args.wait_burst != 0 && args.wait_budget == 0) {
+      std::cerr << "causeway: --wait-burst with --wait-budget 0: no wait is written in full, "
+                   "so none can be at once\n";
+      return false;
+    }
+    options.full_waits_burst =
+        args.wait_burst != 0 ? args.wait_burst : std::max(kDefaultWaitBurst, args.wait_budget);
+  } else if (args.wait_burst != 0) {
+    std::cerr << "causeway: --wait-burst needs --min-wait: without it every wait is written\n";
+    return false;
   }
   return true;
 }
@@ -821,9 +837,15 @@ std::vector<Command> add_record(CLI::App& app) {
   cmd->add_flag("--pipe-bytes", args->pipe_bytes, pipe_bytes_help);
   auto wait_budget_help =
       "with --min-wait: the waits per second each thread writes in full in each class of "
-      "call, whatever their length, before its shorter ones are only counted (default 50, a "
-      "second's worth at once; 0: none)";
+      "call, whatever their length, before its shorter ones are only counted (default 50; "
+      "0: none)";
   cmd->add_option("--wait-budget", args->wait_budget, wait_budget_help)->type_name("N");
+  auto wait_burst_help =
+      "with --min-wait: of the --wait-budget, the most a thread writes at once after a quiet "
+      "time (default 50, or a second's worth if more; at least 1)";
+  cmd->add_option("--wait-burst", args->wait_burst, wait_burst_help)
+      ->type_name("N")
+      ->check(CLI::Range(1u, kMaxWaitBudget));
   args->record_compress = add_compress_option(cmd, args->compress, args->writer, "zstd=1");
   cmd->add_option("--duration", args->duration, "stop after this many seconds");
   cmd->add_option("CMD", args->command, "command to run and record (after --)");
@@ -899,6 +921,9 @@ std::vector<Command> add_record(CLI::App& app) {
                    "thread in short_waits events (docs/recording.md, \"Held waits\")")
       ->type_name("DURATION");
   start->add_option("--wait-budget", args->start_wait_budget, wait_budget_help)->type_name("N");
+  start->add_option("--wait-burst", args->start_wait_burst, wait_burst_help)
+      ->type_name("N")
+      ->check(CLI::Range(1u, kMaxWaitBudget));
   start->add_flag("--pipe-bytes", args->start_pipe_bytes, pipe_bytes_help);
   args->start_compress = add_compress_option(start, args->compress, args->writer, "zstd=1");
   start->add_option("--rules", args->rules,
@@ -945,6 +970,7 @@ std::vector<Command> add_record(CLI::App& app) {
                    given.full = args->start_full;
                    always_on_calls(args->start_calls, args->start_min_wait, given);
                    given.wait_budget = args->start_wait_budget;
+                   given.wait_burst = args->start_wait_burst;
                    given.pipe_bytes = args->start_pipe_bytes;
                    return record_start(given, *size);
                  }});

@@ -208,7 +208,8 @@ Probes::Probes(const ProbeOptions& options) : state_(new State) {
         libbpf_find_vmlinux_btf_id("bpf_preempt_disable", BPF_TRACE_FENTRY) >= 0 ? 1 : 0;
     if (options.full_waits_per_s != 0) {
       rodata->wait_budget_ns = std::max<uint64_t>(1, 1'000'000'000ull / options.full_waits_per_s);
-      rodata->wait_burst = options.full_waits_per_s;
+      rodata->wait_burst =
+          options.full_waits_burst != 0 ? options.full_waits_burst : options.full_waits_per_s;
     } else {
       rodata->wait_budget_ns = 1ull << 62;  // never earned
       rodata->wait_burst = 1;

@@ -51,8 +51,9 @@ struct ProbeOptions {
   // call on the machine takes the kernel's slow path (docs/recording.md, "Bytes on pipes").
   bool pipe_bytes = false;
   // With min_wait_ns: the waits per second each thread writes in full whatever their length,
-  // a second's worth at once, before its waits are held (0: none).
+  // up to full_waits_burst at once, before its waits are held (0: none).
   uint32_t full_waits_per_s = 0;
+  uint32_t full_waits_burst = 0;         // 0: a second's worth (full_waits_per_s)
   size_t ring_buffer_bytes = 64u << 20;  // the BPF ring buffer; rounded to a power of 2
   uint32_t exclude_pid = 0;              // the recorder itself (its writes make events)
   // Syscall number -> enum cw_sys_class (kernel/syscalls.h); numbers absent are not

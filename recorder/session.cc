@@ -114,6 +114,7 @@ Session::Session(SessionOptions options) : options_(std::move(options)) {
   probe_options.min_wait_ns = options_.min_wait_ns;
   probe_options.pipe_bytes = options_.pipe_bytes;
   probe_options.full_waits_per_s = options_.full_waits_per_s;
+  probe_options.full_waits_burst = options_.full_waits_burst;
   probe_options.ring_buffer_bytes = options_.buffer_bytes;
   probe_options.exclude_pid = static_cast<uint32_t>(getpid());
   probe_options.syscall_classes = syscall_classes();

@@ -26,7 +26,10 @@ usage: bench/overhead/run.sh [options]
                      causeway-dwarf, causeway-syscalls (--calls syscalls), causeway-scheduler
                      (--calls scheduler: every wait), causeway-held (--calls scheduler
                      --min-wait 1ms, the defaults spelled out), causeway-pipes (the defaults
-                     and --pipe-bytes), perf (default all)
+                     and --pipe-bytes), causeway-opts (the defaults and --start-options),
+                     perf (default all)
+  --start-options S  record start's options in the causeway-opts configuration (split at
+                     spaces): a setting against the defaults, in the same rounds
   --quick            short runs (2 s, a small build, fewer requests): checks the script,
                      measures nothing
   --json FILE        also write the summary as JSON
@@ -42,6 +45,7 @@ seconds=8
 workloads=pgbench-select,pgbench-rw,pgbench-cpu,make,redis,syscalls,unix-pingpong
 configs=bare,causeway,causeway-dwarf,causeway-syscalls,causeway-scheduler,causeway-held,perf
 quick=0
+start_options=""
 json_out=""
 raw_out=""
 while [[ $# -gt 0 ]]; do
@@ -51,6 +55,7 @@ while [[ $# -gt 0 ]]; do
     --seconds) seconds=$2; shift 2 ;;
     --workloads) workloads=$2; shift 2 ;;
     --configs) configs=$2; shift 2 ;;
+    --start-options) start_options=$2; shift 2 ;;
     --quick) quick=1; shift ;;
     --json) json_out=$2; shift 2 ;;
     --raw) raw_out=$2; shift 2 ;;
@@ -68,7 +73,7 @@ for w in "${workload_list[@]}"; do
     fail "unknown workload '$w'"
 done
 for c in "${config_list[@]}"; do
-  [[ $c =~ ^(bare|causeway|causeway-dwarf|causeway-syscalls|causeway-scheduler|causeway-held|causeway-pipes|perf)$ ]] ||
+  [[ $c =~ ^(bare|causeway|causeway-dwarf|causeway-syscalls|causeway-scheduler|causeway-held|causeway-pipes|causeway-opts|perf)$ ]] ||
     fail "unknown configuration '$c'"
 done
 [[ $(id -u) == 0 ]] || fail "needs root (the recorder and perf record -a)"
@@ -162,7 +167,7 @@ except Exception:
 tracer_start() {
   case $1 in
     bare) ;;
-    causeway | causeway-dwarf | causeway-syscalls | causeway-scheduler | causeway-held | causeway-pipes)
+    causeway | causeway-dwarf | causeway-syscalls | causeway-scheduler | causeway-held | causeway-pipes | causeway-opts)
       rm -rf "$recorder_dir"
       local extra=()
       [[ $1 == causeway-dwarf ]] && extra=(--call-graph dwarf)
@@ -170,6 +175,8 @@ tracer_start() {
       [[ $1 == causeway-scheduler ]] && extra=(--calls scheduler)
       [[ $1 == causeway-held ]] && extra=(--calls scheduler --min-wait 1ms)
       [[ $1 == causeway-pipes ]] && extra=(--pipe-bytes)
+      # shellcheck disable=SC2206 # split at spaces, as documented
+      [[ $1 == causeway-opts ]] && extra=($start_options)
       "$causeway" record start --dir "$recorder_dir" "${extra[@]}" >"$WORK/start.log" 2>&1 ||
         die "record start failed: $(cat "$WORK/start.log")"
       sleep 1.5 # attached, and its status written, before the workload starts
@@ -186,7 +193,7 @@ tracer_start() {
 tracer_stop() {
   case $1 in
     bare) echo "- - -" ;;
-    causeway | causeway-dwarf | causeway-syscalls | causeway-scheduler | causeway-held | causeway-pipes)
+    causeway | causeway-dwarf | causeway-syscalls | causeway-scheduler | causeway-held | causeway-pipes | causeway-opts)
       "$causeway" record stop --dir "$recorder_dir" >"$WORK/stop.log" 2>&1 ||
         die "record stop failed: $(cat "$WORK/stop.log")"
       local e0 b0 l0 e1 b1 l1

@@ -54,6 +54,14 @@ in full: 50 to 75 of them in 300 ms (`causeway record` runs the command as it st
   $ napper=$(grep -oE "thread [0-9]+ pid=[0-9]+ comm=cw-napper" $TMP_DIR/budget.txt | head -1 | cut -d' ' -f2); grep -cE " $napper syscall_enter( cpu=[0-9]+)? name=clock_nanosleep" $TMP_DIR/budget.txt | awk '{ print ($1 >= 50 && $1 <= 75 ? "in full: ok" : "in full: " $1) }'
   in full: ok
 
+`--wait-burst` bounds how many of them come at once, apart from the rate: with 10 a second
+and bursts of 20, the first 20 and one every 100 ms after them, 20 to 25 in 300 ms; with
+bursts of 5, 5 to 10.
+
+  $ for burst in 20 5; do causeway record --calls scheduler --min-wait 1ms --wait-budget 10 --wait-burst $burst -o $TMP_DIR/burst.cwt -- cw-prog-irqpoll 300 2>/dev/null; causeway convert $TMP_DIR/burst.cwt -o $TMP_DIR/burst.txt >/dev/null 2>&1; napper=$(grep -oE "thread [0-9]+ pid=[0-9]+ comm=cw-napper" $TMP_DIR/burst.txt | head -1 | cut -d' ' -f2); grep -cE " $napper syscall_enter( cpu=[0-9]+)? name=clock_nanosleep" $TMP_DIR/burst.txt | awk -v b=$burst '{ print "bursts of " b ": " ($1 >= b && $1 <= b + 5 ? "ok" : $1) }'; done
+  bursts of 20: ok
+  bursts of 5: ok
+
 A hang still in progress when the recording stops: cw-mutexwait blocks on a mutex
 cw-owner holds. Its wait is still held at the end; the recorder's last pass over the
 tasks writes it, and the diagnosis finds the owner.
@@ -75,3 +83,11 @@ Mistakes are said:
   $ causeway record --calls scheduler --min-wait 1s -o $TMP_DIR/x.cwt -- true
   causeway: --min-wait 1s: at most 100 ms
   [1]
+  $ causeway record --wait-burst 5 -o $TMP_DIR/x.cwt -- true
+  causeway: --wait-burst needs --min-wait: without it every wait is written
+  [1]
+  $ causeway record --calls scheduler --min-wait 1ms --wait-budget 0 --wait-burst 5 -o $TMP_DIR/x.cwt -- true
+  causeway: --wait-burst with --wait-budget 0: no wait is written in full, so none can be at once
+  [1]
+  $ causeway record --calls scheduler --min-wait 1ms --wait-burst 0 -o $TMP_DIR/x.cwt -- true 2>&1 | head -1
+  causeway record: --wait-burst: Value 0 not in range 1 to 1000000
