@@ -41,8 +41,8 @@ struct SessionOptions {
   uint64_t min_wait_ns = 0;
   bool pipe_bytes = false;        // --pipe-bytes: with calls_at_switch, pipes' bytes counted too
   uint32_t full_waits_per_s = 0;  // --wait-budget: waits a thread writes in full each second
-  uint32_t full_waits_burst =
-      0;  // --wait-burst: of which at most this many at once (0: a second's)
+  // --wait-burst: of which at most this many at once (0: a second's worth).
+  uint32_t full_waits_burst = 0;
   size_t buffer_bytes = 64u << 20;  // the kernel ring buffer
   std::string output;               // one trace file, when `ring` is not set
   std::optional<RingOptions> ring;
