@@ -12,8 +12,8 @@ _causeway_options() {
     hangs) echo "--rules --no-stdlib --top --trace-format --json --no-cache --help" ;;
     ui) echo "--rules --no-stdlib --trace-format --no-cache --hang --answers --save-answers --port --no-browser --json --help" ;;
     export) echo "--format -o --output --rules --no-stdlib --hang --answers --min-hang --trace-format --all-processes --no-cache --help" ;;
-    record) echo "-o --output -p --pid --stacks --call-graph -F --sample --buffer --full --calls --min-wait --wait-budget --pipe-bytes --compress --duration --rules --no-stdlib --flags --hooks --dir --help" ;;
-    "record start") echo "--size -p --pid --stacks --call-graph -F --sample --buffer --full --calls --min-wait --wait-budget --pipe-bytes --compress --rules --no-stdlib --dir --help" ;;
+    record) echo "-o --output -p --pid --stacks --call-graph -F --sample --buffer --full --calls --min-wait --wait-budget --wait-burst --pipe-bytes --compress --duration --rules --no-stdlib --flags --hooks --dir --help" ;;
+    "record start") echo "--size -p --pid --stacks --call-graph -F --sample --buffer --full --calls --min-wait --wait-budget --wait-burst --pipe-bytes --compress --rules --no-stdlib --dir --help" ;;
     "record stop") echo "-o --output --compress --dir --help" ;;
     "record status") echo "--json --dir --help" ;;
     mark) echo "--dir --help" ;;
