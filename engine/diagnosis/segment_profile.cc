@@ -484,11 +484,17 @@ ThreadEvents::ThreadEvents(Parts parts, uint64_t events) : parts_(std::move(part
     for (size_t i = 0; i < slots; ++i) {
       if (at[i] > at[i + 1])
         throw std::invalid_argument(std::string("thread index: ") + what + " offsets descend");
-      // Each thread's list: events of the trace, ascending (profiles search them).
-      for (uint32_t k = at[i]; k < at[i + 1]; ++k)
-        if (flat[k] >= events || (k > at[i] && flat[k - 1] >= flat[k]))
-          throw std::invalid_argument(std::string("thread index: ") + what +
-                                      " list names events out of order or past the trace's");
+      if (at[i] == at[i + 1]) continue;
+      // Each thread's list: events of the trace, strictly ascending (profiles search them),
+      // so its last is the largest. Counted without a branch an entry: the lists hold ~29 M
+      // at 19 M events, checked each time the index is mapped.
+      const uint32_t* list = flat.data() + at[i];
+      const size_t n = at[i + 1] - at[i];
+      size_t descents = 0;
+      for (size_t k = 1; k < n; ++k) descents += list[k - 1] >= list[k];
+      if (descents != 0 || list[n - 1] >= events)
+        throw std::invalid_argument(std::string("thread index: ") + what +
+                                    " list names events out of order or past the trace's");
     }
   };
   check(parts_.events, parts_.events_at, "event");
