@@ -60,10 +60,10 @@ struct CacheSession {
   // Runs `save` (it returns its note: a line per thing saved) in a detached copy of this process
   // (fork), which sees memory as it is now: the command goes on, and may exit, while ~1 GB at 19 M
   // events goes to disk (on a VM whose writeback throttles writers, that took longer than
-  // reading the trace). A run started before the save ends finds no entry and reads the
-  // trace: entries appear whole or not at all. Verbose, the command waits for the saves
-  // at its end (wait()), so their notes come out before it exits (wait_for_saves). Call it when
-  // this process runs one thread; without fork, saves at once.
+  // reading the trace). A run started before the save ends finds no entry (entries appear
+  // whole or not at all) and derives it again, or waits for it (wait_for_live_saves). Verbose, the
+  // command waits for the saves at its end (wait()), so their notes come out before it exits
+  // (wait_for_saves). Call it when this process runs one thread; without fork, saves at once.
   void in_background(const std::function<std::string()>& save) const;
   void wait() const;
 

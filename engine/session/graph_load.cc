@@ -266,11 +266,11 @@ void save_built_graph(BuiltGraph& graph, const rules::RuleSet& rules, const Cach
       note += saved ? fmt::format("\nevents by kind and name saved to {}", path)
                     : fmt::format("\nevents by kind and name not saved: {}", why);
     }
-    // The run's large entries, this copy's and those its other copies saved before it
-    // (the events, the thread index), written to disk before this copy ends, after the
-    // command's report: otherwise the kernel writes them about 30 s later, during whatever
-    // runs then, and on a VM whose disk writes cost CPU time the run after this one was
-    // slower by up to half (bench/RESULTS.md).
+    // The run's large entries, this copy's (the events and the thread index queued before
+    // the graph, when made here) and any an earlier copy saved, written to disk before this
+    // copy ends, after the command's report: otherwise the kernel writes them about 30 s
+    // later, during whatever runs then, and on a VM whose disk writes cost CPU time the run
+    // after this one was slower by up to half (bench/RESULTS.md).
     for (const std::string& name :
          {cache::graph_entry_name(u.key), std::string(cache::kTraceArraysName),
           std::string(cache::kThreadIndexName), std::string(cache::kCutMatchesName),
