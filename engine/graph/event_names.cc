@@ -1,6 +1,7 @@
 #include "engine/graph/event_names.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <unordered_map>
@@ -74,36 +75,59 @@ bool may_fail(const rules::CompiledExpr& e, uint32_t n) {
 
 }  // namespace
 
+namespace {
+
+// The names outside which node `n` is false, reached with nothing evaluated that may fail
+// (nullopt: no such names). A conjunction is bounded by any conjunct that names names,
+// when no conjunct before it may fail: at an event of another name that one would still
+// be evaluated, and its error is the rule's (a whole build's) even there. A disjunction
+// is bounded when every disjunct is, by their union: outside it each is false in turn.
+// `whole`: the names are the node's whole test (a name test, or a disjunction of them).
+std::optional<std::vector<std::string>> bound(const rules::CompiledExpr& e, uint32_t n, KindId kind,
+                                              int field, bool& whole) {
+  if (n >= e.nodes.size()) return std::nullopt;
+  const ExprNode& node = e.nodes[n];
+  if (node.op == Op::And) {
+    whole = false;
+    for (const uint32_t kid : node.kids) {
+      bool unused = false;
+      if (auto names = bound(e, kid, kind, field, unused)) return names;
+      if (may_fail(e, kid)) return std::nullopt;
+    }
+    return std::nullopt;
+  }
+  if (node.op == Op::Or) {
+    std::vector<std::string> all;
+    bool all_whole = true;
+    for (const uint32_t kid : node.kids) {
+      bool kid_whole = false;
+      auto names = bound(e, kid, kind, field, kid_whole);
+      if (!names) return std::nullopt;
+      all.insert(all.end(), names->begin(), names->end());
+      all_whole = all_whole && kid_whole;
+    }
+    whole = all_whole;
+    return all;
+  }
+  auto names = names_of(e, n, kind, field);
+  whole = names.has_value();
+  return names;
+}
+
+}  // namespace
+
 NameSelector name_selector(const rules::CompiledExpr& where, KindId kind, const Schema& schema) {
   NameSelector out;
   const int field = naming_field(schema, kind);
   if (field < 0 || where.empty() || where.root >= where.nodes.size()) return out;
-  // The conjuncts of nested `and`s, in the order they are evaluated: each must hold, so
-  // any one that names names bounds the events. Not one after a conjunct that may fail: at
-  // an event of another name that one would still be evaluated, and its error is the
-  // rule's (a whole build's) even there.
-  std::vector<uint32_t> pending{where.root};
-  while (!pending.empty()) {
-    const uint32_t n = pending.back();
-    pending.pop_back();
-    if (n >= where.nodes.size()) continue;
-    const ExprNode& node = where.nodes[n];
-    if (node.op == Op::And) {
-      for (auto it = node.kids.rbegin(); it != node.kids.rend(); ++it) pending.push_back(*it);
-      continue;
-    }
-    auto names = names_of(where, n, kind, field);
-    if (!names) {
-      if (may_fail(where, n)) return out;
-      continue;
-    }
-    out.by_name = true;
-    std::sort(names->begin(), names->end());
-    names->erase(std::unique(names->begin(), names->end()), names->end());
-    out.names = std::move(*names);
-    out.whole = n == where.root;
-    return out;
-  }
+  bool whole = false;
+  auto names = bound(where, where.root, kind, field, whole);
+  if (!names) return out;
+  out.by_name = true;
+  std::sort(names->begin(), names->end());
+  names->erase(std::unique(names->begin(), names->end()), names->end());
+  out.names = std::move(*names);
+  out.whole = whole;
   return out;
 }
 

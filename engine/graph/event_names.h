@@ -24,9 +24,11 @@ namespace cw::engine {
 int naming_field(const Schema& schema, KindId kind);
 
 // What a rule's `where` says of the name of the event it is evaluated at: one of `names`
-// (`by_name`), or nothing (every event of its kind may match). Read from the conjuncts of
-// a top-level `and` (or the whole expression): `name == "X"`, `"X" == name`, `name in
-// ["X", "Y"]`, on the rule's own event's naming field.
+// (`by_name`), or nothing (every event of its kind may match). Read from the name tests
+// `name == "X"`, `"X" == name` and `name in ["X", "Y"]` on the rule's own event's naming
+// field: a conjunction is bounded by the first conjunct that is (none before it may fail),
+// a disjunction by the union of its disjuncts' names when each has some. The compiled
+// evaluator answers false from the name alone outside them (expr_eval.h, the guard).
 struct NameSelector {
   bool by_name = false;
   std::vector<std::string> names;

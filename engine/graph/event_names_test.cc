@@ -42,7 +42,7 @@ TEST_CASE("a kind's events are named by its first field when that is a string") 
   CHECK(naming_field(s, kNoKind) == -1);
 }
 
-TEST_CASE("a rule's where selects names by == and in, alone or under and") {
+TEST_CASE("a rule's where selects names by == and in, alone or under and and or") {
   auto named = [](const NameSelector& n) { return n.by_name ? n.names : Names{"(any)"}; };
   CHECK(named(selector_of("syscall_enter", "name == \"recvmsg\"")) == Names{"recvmsg"});
   CHECK(named(selector_of("syscall_enter", "\"recvmsg\" == name")) == Names{"recvmsg"});
@@ -57,7 +57,22 @@ TEST_CASE("a rule's where selects names by == and in, alone or under and") {
   CHECK_FALSE(selector_of("syscall_enter", "fd != 6 and name == \"recvmsg\"").whole);
   // What does not bound the names: any of the kind.
   CHECK(named(selector_of("syscall_enter", "name != \"read\"")) == Names{"(any)"});
-  CHECK(named(selector_of("syscall_enter", "name == \"a\" or name == \"b\"")) == Names{"(any)"});
+  // A disjunction, by the union of its disjuncts' names when every one has some.
+  CHECK(named(selector_of("syscall_enter", "name == \"b\" or name == \"a\"")) == Names{"a", "b"});
+  CHECK(selector_of("syscall_enter", "name == \"b\" or name in [\"a\", \"c\"]").whole);
+  CHECK(named(selector_of("syscall_enter",
+                          "(name == \"a\" and fd > 2) or (fd != 3 and name in [\"b\", \"a\"])")) ==
+        Names{"a", "b"});
+  CHECK_FALSE(selector_of("syscall_enter", "(name == \"a\" and fd > 2) or name == \"b\"").whole);
+  CHECK(named(selector_of("syscall_enter", "fd > 1 and (name == \"a\" or name == \"b\")")) ==
+        Names{"a", "b"});
+  CHECK(named(selector_of("syscall_enter", "name == \"a\" or fd == 2")) == Names{"(any)"});
+  CHECK(named(selector_of("syscall_enter", "fd == 2 or name == \"a\"")) == Names{"(any)"});
+  // ... and not when a disjunct may fail before its name test.
+  CHECK(named(selector_of("syscall_enter", "name == \"a\" or (10 / fd > 1 and name == \"b\")")) ==
+        Names{"(any)"});
+  CHECK(named(selector_of("syscall_enter", "name == \"a\" or (name == \"b\" and 10 / fd > 1)")) ==
+        Names{"a", "b"});
   CHECK(named(selector_of("syscall_enter", "not (name == \"a\")")) == Names{"(any)"});
   CHECK(named(selector_of("syscall_enter", "op == \"wait\"")) == Names{"(any)"});
   CHECK(named(selector_of("syscall_enter", "syscall.name == \"read\"")) == Names{"(any)"});

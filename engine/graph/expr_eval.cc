@@ -8,6 +8,7 @@
 #include <span>
 
 #include "base/source.h"
+#include "engine/graph/event_names.h"
 
 namespace cw::engine {
 
@@ -114,8 +115,37 @@ PreparedExpr Evaluator::prepare(const rules::CompiledExpr& expr,
       default: break;
     }
   }
-  if (!interpret_) compile(p);
+  if (!interpret_) {
+    compile(p);
+    guard(p);
+  }
   return p;
+}
+
+// The kind whose naming field the expression tests on its own event (one kind only), and
+// the names that bound it there.
+void Evaluator::guard(PreparedExpr& p) const {
+  KindId kind = kNoKind;
+  for (const ExprNode& node : p.expr->nodes) {
+    if (node.op != Op::Field || node.field.side != Side::Self ||
+        node.field.scope != FieldScope::EventField || node.field.kind == kNoKind ||
+        static_cast<int>(node.field.field) != naming_field(trace_.schema, node.field.kind))
+      continue;
+    if (kind != kNoKind && kind != node.field.kind) return;
+    kind = node.field.kind;
+  }
+  if (kind == kNoKind) return;
+  const NameSelector names = name_selector(*p.expr, kind, trace_.schema);
+  if (!names.by_name) return;
+  p.guard_kind = kind;
+  p.guard_field = naming_field(trace_.schema, kind);
+  p.guard_whole = names.whole;
+  for (const std::string& name : names.names) {
+    const StrId id = trace_.strings.find(name);
+    if (id == StringTable::kMissing) continue;  // no event has it
+    if ((id >> 6) >= p.guard_bits.size()) p.guard_bits.resize((id >> 6) + 1, 0);
+    p.guard_bits[id >> 6] |= uint64_t{1} << (id & 63);
+  }
 }
 
 void Evaluator::compile(PreparedExpr& p) const {
@@ -253,6 +283,16 @@ void Evaluator::compile(PreparedExpr& p) const {
 
 bool Evaluator::test(const PreparedExpr& expr, const EvalScope& scope) {
   if (expr.empty()) return true;
+  if (expr.guard_kind != kNoKind && scope.self.event < trace_.events.size()) {
+    const Event& ev = trace_.events[scope.self.event];
+    if (ev.kind == expr.guard_kind) {
+      const uint64_t name = trace_.value(ev, expr.guard_field);
+      if ((name >> 6) >= expr.guard_bits.size() ||
+          !((expr.guard_bits[name >> 6] >> (name & 63)) & 1))
+        return false;
+      if (expr.guard_whole) return true;
+    }
+  }
   return truthy(eval(expr, scope));
 }
 

@@ -116,6 +116,16 @@ struct PreparedExpr {
   const rules::RuleOrigin* origin = nullptr;
   mutable std::vector<NodeExtra> extra;
   std::vector<Instr> code;  // empty: evaluate by walking the tree
+  // The names an event of `guard_kind` must have (the value of its naming field,
+  // event_names.h) for the expression to hold there, a bit per StrId: outside them it is
+  // false, with nothing that may fail evaluated (name_selector). A rule at syscall_enter
+  // that names a few calls is false at most calls, and test() says so from one value
+  // instead of running the program. `guard_whole`: the names are the whole test. Only with
+  // the program: the walk stays the reference that tests compare with.
+  KindId guard_kind = kNoKind;
+  int guard_field = -1;
+  bool guard_whole = false;
+  std::vector<uint64_t> guard_bits;
   bool empty() const { return !expr || expr->empty(); }
 };
 
@@ -144,6 +154,7 @@ class Evaluator {
   Value eval_node(const PreparedExpr& p, uint32_t n, const EvalScope& scope);
   Value run(const PreparedExpr& p, const EvalScope& scope);
   void compile(PreparedExpr& p) const;
+  void guard(PreparedExpr& p) const;
   Value event_field(const Event& ev, const PreparedExpr::Instr& in) const;
   Value field(const PreparedExpr& p, uint32_t n, const EvalScope& scope);
   Value call(const PreparedExpr& p, uint32_t n, const EvalScope& scope);

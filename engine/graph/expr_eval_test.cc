@@ -208,6 +208,67 @@ TEST_CASE("every operator, on integers, strings and texts the trace lacks") {
         Strings{"1000", "3000"});
 }
 
+// A rule that names the calls it is about is false at every other call, and the compiled
+// evaluator says so from the event's name alone (PreparedExpr's guard); the walk evaluates
+// the whole expression. At every event, both must give the same answer, or fail the same.
+TEST_CASE("the name guard answers as the whole expression does") {
+  const std::string events =
+      "1000 101 syscall_enter name=read fd=3\n"
+      "1100 101 syscall_enter name=write fd=0\n"
+      "1200 101 syscall_enter name=futex fd=2 op=wait\n"
+      "1300 101 syscall_enter name=flock fd=0 value=6\n"
+      "1400 101 syscall_enter name=poll fd=1\n"
+      "1500 101 syscall_exit name=read ret=0\n";
+  Trace trace = testing::load_trace(std::string(kServer) + events);
+  SpanTree spans(trace.schema);
+  struct Case {
+    std::string where;
+    bool guarded, whole;
+  };
+  const Case cases[] = {
+      {"name == \"read\"", true, true},
+      {"name == \"read\" or name in [\"poll\", \"absent\"]", true, true},
+      {"name == \"absent\"", true, true},
+      {"(name == \"read\" and fd == 3) or (name == \"futex\" and op == \"wait\")", true, false},
+      {"fd < 5 and (name == \"write\" or name == \"flock\")", true, false},
+      // The division runs at flock only: at write it would fail, and the guard must not
+      // hide that it runs nowhere else.
+      {"name == \"flock\" and (value / fd) % 2 == 1", true, false},
+      {"name == \"write\" and 10 / fd > 1", true, false},
+      {"10 / fd > 1 and name == \"read\"", false, false},
+      {"name != \"read\"", false, false},
+      {"name == \"read\" or fd == 2", false, false},
+      {"fd == 0", false, false},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.where);
+    auto rules = testing::load_rules("split s { at syscall_enter where " + c.where + " }\n");
+    LuaHost lua(rules, {});
+    Evaluator compiled(trace, spans, &lua), walked(trace, spans, &lua, true);
+    const PreparedExpr p = compiled.prepare(rules.splits[0].where, rules.splits[0].origin);
+    const PreparedExpr w = walked.prepare(rules.splits[0].where, rules.splits[0].origin);
+    CHECK((p.guard_kind != kNoKind) == c.guarded);
+    CHECK(p.guard_whole == c.whole);
+    CHECK(w.guard_kind == kNoKind);
+    for (uint32_t i = 0; i < trace.events.size(); ++i) {
+      CAPTURE(i);
+      const EvalScope scope{{i, SpanTree::kRoot}, {}, {}};
+      std::string a, b;
+      try {
+        a = compiled.test(p, scope) ? "true" : "false";
+      } catch (const std::exception& e) {
+        a = e.what();
+      }
+      try {
+        b = walked.test(w, scope) ? "true" : "false";
+      } catch (const std::exception& e) {
+        b = e.what();
+      }
+      CHECK(a == b);
+    }
+  }
+}
+
 // testing::build compares every graph above built from compiled expressions with one built
 // by walking their trees; that comparison means something only if the compiled programs
 // run: ordinary forms compile to steps of their own, and only what the walk must keep

@@ -203,12 +203,15 @@ link fork {
   pick next
 }
 
-# A process's exit and the wait4 that reaped it (wait4 returns the child's pid).
+# A process's exit and the wait4 that reaped it (wait4 returns the child's pid). Only a
+# wait4's return is an end (to_where): other calls' returns are most of a trace's events,
+# and none would pair.
 link exit.wait {
   from exit
   to syscall_exit
+  to_where name == "wait4"
   join from.pid == to.ret
-  where from.tid == from.pid and to.name == "wait4"
+  where from.tid == from.pid
   pick latest
 }
 

@@ -882,18 +882,23 @@ test "a fork joins the parent to the child's first event" {
   expect edge 100 -> 200 kind fork strength strong rule fork.child
 }
 
-test "a child's exit joins the wait4 that reaped it" {
+test "a child's exit joins the wait4 that reaped it, not another call returning its pid" {
   trace [[
     causeway-trace 1
     process 100 comm=shell
     thread 100 pid=100 comm=shell
     process 200 comm=child ppid=100
     thread 200 pid=200 comm=child
+    process 300 comm=reader
+    thread 300 pid=300 comm=reader
     1ms 100 syscall_enter name=wait4
+    2ms 300 syscall_enter name=read fd=3
     5ms 200 exit code=0
+    5500us 300 syscall_exit name=read ret=200
     6ms 100 syscall_exit name=wait4 ret=200
   ]]
   expect edge 200 -> 100 kind exit strength strong rule exit.reaped
+  expect no edge 200 -> 300
 }
 
 test "an exiting child's wake-up of its parent's poll is a strong exit edge" {
