@@ -73,10 +73,6 @@ bool may_fail(const rules::CompiledExpr& e, uint32_t n) {
   return false;
 }
 
-}  // namespace
-
-namespace {
-
 // The names outside which node `n` is false, reached with nothing evaluated that may fail
 // (nullopt: no such names). A conjunction is bounded by any conjunct that names names,
 // when no conjunct before it may fail: at an event of another name that one would still

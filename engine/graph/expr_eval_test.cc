@@ -231,8 +231,8 @@ TEST_CASE("the name guard answers as the whole expression does") {
       {"name == \"absent\"", true, true},
       {"(name == \"read\" and fd == 3) or (name == \"futex\" and op == \"wait\")", true, false},
       {"fd < 5 and (name == \"write\" or name == \"flock\")", true, false},
-      // The division runs at flock only: at write it would fail, and the guard must not
-      // hide that it runs nowhere else.
+      // A division by zero (fd 0) after the name test: it fails at flock in both, and at
+      // write (fd 0 too) the name test stops both before it.
       {"name == \"flock\" and (value / fd) % 2 == 1", true, false},
       {"name == \"write\" and 10 / fd > 1", true, false},
       {"10 / fd > 1 and name == \"read\"", false, false},
@@ -267,6 +267,27 @@ TEST_CASE("the name guard answers as the whole expression does") {
       CHECK(a == b);
     }
   }
+  // A link's end tests are guarded as a split's `where` is: each runs at its own end.
+  auto link = testing::load_rules(
+      "link l { from syscall_enter from_where name == \"flock\" or name == \"fcntl\"\n"
+      "  to syscall_exit to_where name == \"read\" join from.pid == to.ret pick latest }\n");
+  LuaHost lua(link, {});
+  Evaluator compiled(trace, spans, &lua);
+  const auto& l = link.links.at(0);
+  const PreparedExpr from = compiled.prepare(l.from_where, l.origin);
+  const PreparedExpr to = compiled.prepare(l.to_where, l.origin);
+  CHECK(from.guard_kind == trace.schema.find("syscall_enter"));
+  CHECK(to.guard_kind == trace.schema.find("syscall_exit"));
+  CHECK((from.guard_whole && to.guard_whole));
+  auto at = [&](uint64_t ts) {
+    uint32_t i = 0;
+    while (trace.events[i].ts != ts) ++i;
+    return EvalScope{{i, SpanTree::kRoot}, {}, {}};
+  };
+  CHECK_FALSE(compiled.test(from, at(1000)));  // read
+  CHECK(compiled.test(from, at(1300)));        // flock
+  CHECK(compiled.test(to, at(1500)));          // read's exit
+  CHECK_FALSE(compiled.test(to, at(1000)));    // an entry: not the kind guarded, evaluated
 }
 
 // testing::build compares every graph above built from compiled expressions with one built
