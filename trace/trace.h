@@ -184,8 +184,8 @@ struct Trace {
   std::vector<LossRecord> losses;      // appended as noticed, like `lost`
   std::vector<MapRecord> maps;         // by pid, then ts
   std::vector<JitSymbol> jit_symbols;  // in the order read (per process, the file's order)
-  // The indices of the events of kind "marker", when what filled `events` found them on
-  // its way (the cache's check of its mapped events does): marker_events() then reads
+  // The indices of the events of kind "marker", when what filled `events` knew them (the
+  // cache's events entry lists them): marker_events() then reads
   // these instead of every event. They stand for the events they were found over only:
   // the array at `events_at` with `events_count` events.
   struct FoundMarkers {

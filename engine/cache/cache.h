@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "engine/cache/cache_dir.h"
+#include "engine/cache/checked_entries.h"
 #include "engine/diagnosis/segment_profile.h"
 #include "engine/diagnosis/symptom.h"
 #include "engine/graph/builder.h"
@@ -70,7 +71,8 @@ enum class EntryKind : uint32_t {
   Hang = 4,
   Base = 5,
   CutMatches = 6,
-  EventNames = 7
+  EventNames = 7,
+  Checked = 8  // checked_entries.h
 };
 
 inline constexpr char kMagic[8] = {'C', 'W', 'C', 'A', 'C', 'H', 'E', '\0'};
@@ -80,8 +82,9 @@ inline constexpr char kMagic[8] = {'C', 'W', 'C', 'A', 'C', 'H', 'E', '\0'};
 // 5: a peers cut keeps the link end before it (PeerCut::since); 6: cut matches as varints;
 // 7: a hang entry keeps its candidate threads' ranks; 8: checksums of blocks
 // (BlockHasher); 9: a graph keeps its neighbour edges as one byte per segment; 10: a hang's
-// profile keeps when the last block of its longest wait began.
-inline constexpr uint32_t kFormatVersion = 10;
+// profile keeps when the last block of its longest wait began; 11: the trace arrays keep
+// their markers.
+inline constexpr uint32_t kFormatVersion = 11;
 inline constexpr size_t kHeaderSize = 64;
 // Graph entries kept per trace (least recently used evicted): the cold run's entry is still
 // there when the rule added since is removed again.
@@ -157,6 +160,8 @@ struct TraceArrays {
   Column<uint64_t> values;
   ReadReport report;
   uint64_t strings = 0, stacks = 0;
+  std::vector<uint32_t> markers;  // the events of kind "marker", in order (Trace::markers_found)
+  CheckedOnce once;  // whether an earlier run checked the file in full (checked_entries.h)
 };
 
 // The one trace arrays entry of a cache folder (a new trace content overwrites it).
@@ -182,16 +187,20 @@ bool save_trace_arrays(const Folder& dir, const Key& key, const Trace& trace,
                        const ReadReport& report, std::string* why = nullptr);
 // The same from the arrays and the counts of strings and stacks as read (the caller may
 // save in the background while symbolisation adds strings).
+// `markers`: the events of kind "marker" (marker_events()).
 bool save_trace_arrays(const Folder& dir, const Key& key, const Column<Event>& events,
                        const Column<uint64_t>& values, uint64_t strings, uint64_t stacks,
-                       const ReadReport& report, std::string* why = nullptr);
+                       const std::vector<uint32_t>& markers, const ReadReport& report,
+                       std::string* why = nullptr);
 // Reads everything of the binary trace at `path` but its events chunks (events and values
 // stay empty): the chunks are walked by their headers and the others handed to the reader.
 // nullopt when a chunk header does not parse (a damaged file: read it whole instead).
 std::optional<ReadReport> read_trace_without_events(const std::string& path, Trace& out);
 // Maps the entry (MAP_PRIVATE: writes through the columns never reach the file) after
 // checking its header, key and checksum; nullopt with `why` as load_graph. Its events are
-// not checked yet: check_trace_arrays does, once the rest of the trace is read.
+// not checked yet: check_trace_arrays does, once the rest of the trace is read. An entry
+// an earlier run checked in full, unchanged since (`once.before`), is not hashed: its
+// caller skips check_trace_arrays, and records a check it made (record_checked).
 std::optional<TraceArrays> load_trace_arrays(const Folder& dir, const Key& key,
                                              std::string* why = nullptr);
 // The arrays of the trace arrays entry whose whole file (header and payload, page aligned)
@@ -203,10 +212,17 @@ TraceArrays decode_trace_arrays(const std::shared_ptr<const void>& keep, char* e
 // made, against `tables` (the trace read without its events, read_trace_without_events):
 // its kind in the schema, its field values inside the values, its stack and string fields
 // naming stacks and strings the trace has, in time order. `strings` and `stacks` must be
-// the trace's counts. With `markers`, the indices of the events of kind "marker" too, in
-// order (found on the same pass: Trace::markers_found).
-void check_trace_arrays(const TraceArrays& arrays, const Trace& tables,
-                        std::vector<uint32_t>* markers = nullptr);
+// the trace's counts. Its markers must be the events of kind "marker", in order.
+void check_trace_arrays(const TraceArrays& arrays, const Trace& tables);
+// The same against a schema and counts of strings and stacks.
+void check_trace_arrays(const TraceArrays& arrays, const Schema& schema, uint64_t strings,
+                        uint64_t stacks);
+// After save_trace_arrays: the entry loaded and checked as the next run would (from the
+// page cache, in the copy that saved it, once the kernel's clock is past its change time),
+// and recorded as checked in full (checked_entries.h), so that the next run does not check
+// it. Nothing is recorded when the check fails.
+void check_saved_trace_arrays(const Folder& dir, const Key& key, const Schema& schema,
+                              uint64_t strings, uint64_t stacks);
 
 // ---- the per-thread event index of diagnosis ----
 
@@ -223,9 +239,10 @@ std::optional<engine::ThreadEvents> load_thread_index(const Folder& dir, const K
                                                       uint64_t events, std::string* why = nullptr);
 // The index in the thread index entry whose whole file (header and payload, page aligned)
 // is the `size` bytes at `entry`, which `keep` keeps, checked against a trace of `events`
-// events; throws CorruptEntry.
+// events; throws CorruptEntry. `lists_checked`: as ThreadEvents's.
 engine::ThreadEvents decode_thread_index(const std::shared_ptr<const void>& keep, char* entry,
-                                         uint64_t size, uint64_t events);
+                                         uint64_t size, uint64_t events,
+                                         bool lists_checked = false);
 
 // ---- the symptom found on a graph ----
 

@@ -289,7 +289,8 @@ std::vector<FileInfo> Folder::list() const {
 }
 
 bool is_entry_name(std::string_view name) {
-  if (name == "trace.cwa" || name == "threads.cwa" || name == "names.cwa" || name == "matches.cwm")
+  if (name == "trace.cwa" || name == "threads.cwa" || name == "names.cwa" ||
+      name == "matches.cwm" || name == "checked.cwk")
     return true;
   if (starts_with(name, "graph-") && ends_with(name, ".cwg"))
     return is_hex(name.substr(6, 16), 16) && name.size() == 26;

@@ -114,7 +114,7 @@ std::string beside_path(const std::string& trace_path);
 std::optional<Folder> user_cache_folder(bool create, std::string* why = nullptr);
 
 // The cache's own file names: graph-HEX.cwg, base-HEX.cwb, hang-HEX-HEX.cwh (HEX: 16 hex
-// digits), trace.cwa, threads.cwa, names.cwa, matches.cwm.
+// digits), trace.cwa, threads.cwa, names.cwa, matches.cwm, checked.cwk.
 bool is_entry_name(std::string_view name);
 
 // From how many bytes an entry a save wrote is written out before the saving copy ends

@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <vector>
 
 namespace cw::cache {
@@ -63,6 +64,13 @@ bool write_entry_parts(const Folder& dir, std::string_view name, EntryKind kind,
 
 namespace {
 
+// How long ago a file was last marked used (its modification time).
+int64_t marked_ago_ns(int64_t mtime_ns) {
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);
+  return int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec - mtime_ns;
+}
+
 // Why the header of a `size`-byte entry does not describe an entry of `kind` and `key`
 // of that size; "" when it does (the payload's checksum is checked apart).
 std::string check_header(const unsigned char* header, uint64_t size, EntryKind kind,
@@ -101,7 +109,7 @@ std::optional<uint64_t> checksum_by_reading(int fd, uint64_t size) {
 
 std::optional<MappedEntry> map_entry(const Folder& dir, std::string_view name, EntryKind kind,
                                      const Key& key, bool writable, uint64_t min_payload,
-                                     std::string* why, bool populate) {
+                                     std::string* why, bool populate, CheckedOnce* once) {
   auto fail = [&](std::string reason) -> std::optional<MappedEntry> {
     if (why) *why = std::move(reason);
     return std::nullopt;
@@ -114,8 +122,22 @@ std::optional<MappedEntry> map_entry(const Folder& dir, std::string_view name, E
     close(fd);
     return fail("truncated header");
   }
+  // An entry checked in full before, unchanged since: its checksum is not taken again.
+  bool before = false;
+  int64_t mtime_ns = 0;
+  if (once) {
+    *once = CheckedOnce{};
+    unsigned char header[kHeaderSize];
+    std::optional<FileVersion> v = file_version(fd, &mtime_ns);
+    if (v && pread_all(fd, header, kHeaderSize, 0)) {
+      once->version = *v;
+      once->sum = header_checksum(header);
+      once->may_record = settled(*v);
+      before = once->before = checked_before(dir, name, *v, once->sum);
+    }
+  }
   std::optional<uint64_t> read_sum;
-  if (!populate) {
+  if (!populate && !before) {
     read_sum = checksum_by_reading(fd, size);
     if (!read_sum) {
       close(fd);
@@ -135,9 +157,20 @@ std::optional<MappedEntry> map_entry(const Folder& dir, std::string_view name, E
   const auto* header = reinterpret_cast<const unsigned char*>(m.base);
   if (std::string bad = check_header(header, size, kind, key); !bad.empty()) return fail(bad);
   m.payload = std::string_view(m.base + kHeaderSize, size - kHeaderSize);
-  const uint64_t sum = read_sum ? *read_sum : payload_checksum(m.payload);
-  if (sum != header_checksum(header)) return fail("checksum mismatch");
-  dir.touch(name);  // used now: eviction drops the least recently used
+  if (before) {
+    if (header_checksum(header) != once->sum) return fail("checksum mismatch");
+  } else {
+    const uint64_t sum = read_sum ? *read_sum : payload_checksum(m.payload);
+    if (sum != header_checksum(header)) return fail("checksum mismatch");
+  }
+  // Used now: eviction drops the least recently used. Marking an entry checked once
+  // changes its file (kMarkUsedEvery).
+  if (!once) {
+    dir.touch(name);
+  } else if (marked_ago_ns(mtime_ns) > kMarkUsedEvery) {
+    dir.touch(name);
+    once->may_record = false;
+  }
   return m;
 }
 

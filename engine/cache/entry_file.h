@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "engine/cache/cache.h"
+#include "engine/cache/checked_entries.h"
 #include "engine/cache/encoding.h"
 
 namespace cw::cache {
@@ -46,9 +47,13 @@ struct MappedEntry {
 // mapping) and the mapping is left to fault in what its user touches: for an entry of
 // which a run reads little (the thread index: the lists of the threads a diagnosis looks
 // at), whose pages would otherwise all count in the process's memory.
+// With `once`: an entry checked in full by an earlier run, unchanged since
+// (checked_entries.h), is not hashed again (`once->before`, and its caller skips its own
+// check); else `once` says what its caller records once it has checked it in full.
 std::optional<MappedEntry> map_entry(const Folder& dir, std::string_view name, EntryKind kind,
                                      const Key& key, bool writable, uint64_t min_payload,
-                                     std::string* why, bool populate = true);
+                                     std::string* why, bool populate = true,
+                                     CheckedOnce* once = nullptr);
 
 // An entry opened for reading with its header read into `header` and checked (magic,
 // version, kind, key, size); -1 with the reason otherwise ("" when there is no entry).

@@ -105,10 +105,13 @@ std::optional<engine::EventNames> load_event_names(const Folder& dir, const Key&
   // Mapped, not read: a rebuild decodes the lists of its new rules' names alone, and the
   // rest (~20 MB at 19 M events) would be fresh memory filled for nothing. The checksum is
   // taken by reading the file, before the mapping is used.
-  auto m = map_entry(dir, kEventNamesName, EntryKind::EventNames, key, false, 0, why, false);
+  CheckedOnce once;
+  auto m = map_entry(dir, kEventNamesName, EntryKind::EventNames, key, false, 0, why, false, &once);
   if (!m) return std::nullopt;
   try {
-    return decode(m->keep, m->payload, events);
+    engine::EventNames names = decode(m->keep, m->payload, events);
+    record_checked(dir, kEventNamesName, once);
+    return names;
   } catch (const CorruptEntry& e) {
     if (why) *why = e.what();
     return std::nullopt;

@@ -63,15 +63,20 @@ std::optional<engine::ThreadEvents> load_thread_index(const Folder& dir, const K
     return std::nullopt;
   };
   // Writable (copy-on-write) because Column views hold non-const pointers; nothing writes.
+  CheckedOnce once;
   auto m = map_entry(dir, kThreadIndexName, EntryKind::ThreadIndex, key, true, sizeof(IndexMeta),
-                     why, false);
+                     why, false, &once);
   if (!m) return std::nullopt;
   try {
-    engine::ThreadEvents index = decode_thread_index(m->keep, m->base, m->size, events);
-    // The check read every list through the mapping: let those pages go again (nothing was
-    // written to them), so that only the lists of the threads a diagnosis looks at count in
-    // the process's memory, as the mapping was made for.
-    madvise(m->base, m->size, MADV_DONTNEED);
+    engine::ThreadEvents index =
+        decode_thread_index(m->keep, m->base, m->size, events, once.before);
+    if (!once.before) {
+      // The check read every list through the mapping: let those pages go again (nothing
+      // was written to them), so that only the lists of the threads a diagnosis looks at
+      // count in the process's memory, as the mapping was made for.
+      madvise(m->base, m->size, MADV_DONTNEED);
+      record_checked(dir, kThreadIndexName, once);
+    }
     return index;
   } catch (const CorruptEntry& e) {
     return fail(e.what());
@@ -79,7 +84,7 @@ std::optional<engine::ThreadEvents> load_thread_index(const Folder& dir, const K
 }
 
 engine::ThreadEvents decode_thread_index(const std::shared_ptr<const void>& keep, char* base,
-                                         uint64_t size, uint64_t events) {
+                                         uint64_t size, uint64_t events, bool lists_checked) {
   if (size < kHeaderSize + sizeof(IndexMeta)) throw CorruptEntry("truncated header");
   IndexMeta meta{};
   std::memcpy(&meta, base + kHeaderSize, sizeof meta);
@@ -92,7 +97,7 @@ engine::ThreadEvents decode_thread_index(const std::shared_ptr<const void>& keep
     column = Column<T>::view(keep, reinterpret_cast<T*>(base + meta.offset[i]), meta.count[i]);
   });
   try {
-    return engine::ThreadEvents(std::move(parts), events);
+    return engine::ThreadEvents(std::move(parts), events, lists_checked);
   } catch (const std::invalid_argument& e) {
     throw CorruptEntry(e.what());
   }

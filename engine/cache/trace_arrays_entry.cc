@@ -20,6 +20,7 @@
 #include "engine/cache/encoding.h"
 #include "engine/cache/entry_file.h"
 #include "trace/binary_format.h"
+#include "trace/command_marker.h"
 
 namespace cw::cache {
 
@@ -82,14 +83,17 @@ bool keeps_trace_arrays(uint64_t events, uint64_t values) {
 bool save_trace_arrays(const Folder& dir, const Key& key, const Trace& trace,
                        const ReadReport& report, std::string* why) {
   return save_trace_arrays(dir, key, trace.events, trace.values, trace.strings.size(),
-                           trace.stacks.size(), report, why);
+                           trace.stacks.size(), marker_events(trace, trace.schema.find("marker")),
+                           report, why);
 }
 
 bool save_trace_arrays(const Folder& dir, const Key& key, const Column<Event>& events,
                        const Column<uint64_t>& values, uint64_t strings, uint64_t stacks,
-                       const ReadReport& report, std::string* why) {
+                       const std::vector<uint32_t>& markers, const ReadReport& report,
+                       std::string* why) {
   Writer w;
   encode_report(w, report);
+  w.array(markers);
   std::string report_bytes = w.take();
   ArraysMeta meta{};
   const uint64_t meta_end = kHeaderSize + sizeof meta + report_bytes.size();
@@ -148,11 +152,14 @@ std::optional<TraceArrays> load_trace_arrays(const Folder& dir, const Key& key, 
     if (why) *why = std::move(reason);
     return std::nullopt;
   };
-  auto m =
-      map_entry(dir, kTraceArraysName, EntryKind::TraceArrays, key, true, sizeof(ArraysMeta), why);
+  CheckedOnce once;
+  auto m = map_entry(dir, kTraceArraysName, EntryKind::TraceArrays, key, true, sizeof(ArraysMeta),
+                     why, true, &once);
   if (!m) return std::nullopt;
   try {
-    return decode_trace_arrays(m->keep, m->base, m->size);
+    TraceArrays arrays = decode_trace_arrays(m->keep, m->base, m->size);
+    arrays.once = once;
+    return arrays;
   } catch (const CorruptEntry& e) {
     return fail(e.what());
   }
@@ -165,6 +172,7 @@ TraceArrays decode_trace_arrays(const std::shared_ptr<const void>& keep, char* b
   const auto meta = rd.value<ArraysMeta>();
   TraceArrays out;
   out.report = decode_report(rd);
+  out.markers = rd.array<uint32_t>();
   if (meta.events_offset % kPage || meta.values_offset % kPage || meta.events_offset > size ||
       meta.values_offset > size || meta.events > (size - meta.events_offset) / sizeof(Event) ||
       meta.events_offset + meta.events * sizeof(Event) > meta.values_offset ||
@@ -173,6 +181,11 @@ TraceArrays decode_trace_arrays(const std::shared_ptr<const void>& keep, char* b
   // The reader never makes more: event and value indexes are 32 bits.
   if (meta.events > 0xffffffffull || meta.values > 0xffffffffull)
     throw CorruptEntry("more events or values than a trace holds");
+  // The markers index the events: in range and ascending even when nothing else is checked
+  // (an entry checked once, checked_entries.h).
+  for (size_t i = 0; i < out.markers.size(); ++i)
+    if (out.markers[i] >= meta.events || (i > 0 && out.markers[i - 1] >= out.markers[i]))
+      throw CorruptEntry("markers out of order or past the events");
   out.events =
       Column<Event>::view(keep, reinterpret_cast<Event*>(base + meta.events_offset), meta.events);
   out.values = Column<uint64_t>::view(keep, reinterpret_cast<uint64_t*>(base + meta.values_offset),
@@ -182,11 +195,13 @@ TraceArrays decode_trace_arrays(const std::shared_ptr<const void>& keep, char* b
   return out;
 }
 
-void check_trace_arrays(const TraceArrays& arrays, const Trace& tables,
-                        std::vector<uint32_t>* markers) {
-  const Schema& schema = tables.schema;
+void check_trace_arrays(const TraceArrays& arrays, const Trace& tables) {
+  check_trace_arrays(arrays, tables.schema, tables.strings.size(), tables.stacks.size());
+}
+
+void check_trace_arrays(const TraceArrays& arrays, const Schema& schema, uint64_t nstrings,
+                        uint64_t nstacks) {
   const uint64_t nkinds = schema.size(), nvalues = arrays.values.size();
-  const uint64_t nstrings = tables.strings.size(), nstacks = tables.stacks.size();
   if (arrays.strings != nstrings || arrays.stacks != nstacks)
     throw CorruptEntry("made with other strings or stacks than the trace has");
   // The string fields of each kind, looked up once.
@@ -196,7 +211,7 @@ void check_trace_arrays(const TraceArrays& arrays, const Trace& tables,
     for (uint32_t f = 0; f < fields.size(); ++f)
       if (fields[f].type == FieldType::Str) str_fields[k].push_back(f);
   }
-  const KindId marker = markers ? schema.find("marker") : kNoKind;
+  const KindId marker = schema.find("marker");
   std::mutex found_lock;
   std::vector<std::pair<size_t, std::vector<uint32_t>>> found;  // per chunk: its first event
   check_in_chunks(arrays.events.size(), [&](size_t begin, size_t end) {
@@ -220,11 +235,25 @@ void check_trace_arrays(const TraceArrays& arrays, const Trace& tables,
     const std::lock_guard<std::mutex> hold(found_lock);
     found.emplace_back(begin, std::move(marked));
   });
-  if (!markers) return;
   std::sort(found.begin(), found.end());
-  markers->clear();
+  std::vector<uint32_t> markers;
   for (const auto& chunk : found)
-    markers->insert(markers->end(), chunk.second.begin(), chunk.second.end());
+    markers.insert(markers.end(), chunk.second.begin(), chunk.second.end());
+  if (markers != arrays.markers)
+    throw CorruptEntry("the markers are not the events of kind marker");
+}
+
+void check_saved_trace_arrays(const Folder& dir, const Key& key, const Schema& schema,
+                              uint64_t strings, uint64_t stacks) {
+  wait_settled(dir, kTraceArraysName);
+  auto arrays = load_trace_arrays(dir, key);
+  if (!arrays || arrays->once.before) return;
+  try {
+    check_trace_arrays(*arrays, schema, strings, stacks);
+  } catch (const CorruptEntry&) {
+    return;  // (the next run finds it so too, and reads the trace)
+  }
+  record_checked(dir, kTraceArraysName, arrays->once);
 }
 
 }  // namespace cw::cache

@@ -161,7 +161,8 @@ TEST_CASE("trace arrays naming kinds, values, stacks or strings the trace lacks 
   CHECK_THROWS_AS(cache::check_trace_arrays(*arrays, small), cache::CorruptEntry);
 }
 
-TEST_CASE("the check of mapped events finds the markers among them, in order") {
+TEST_CASE(
+    "the entry lists the markers among the events, in order, and the check holds it to them") {
   // Enough events to be checked in chunks on every CPU: markers first, last and at a
   // chunk's edge.
   Trace t;
@@ -173,9 +174,14 @@ TEST_CASE("the check of mapped events finds the markers among them, in order") {
   TempDir dir;
   Trace small;
   auto arrays = saved_and_mapped(t, dir, small);
-  std::vector<uint32_t> found{99};  // whatever it held is replaced
-  cache::check_trace_arrays(*arrays, small, &found);
-  CHECK(found == at);
+  CHECK(arrays->markers == at);
+  CHECK_NOTHROW(cache::check_trace_arrays(*arrays, small));
+  // A list that is not the markers: one left out, one too many.
+  arrays->markers.pop_back();
+  CHECK_THROWS_AS(cache::check_trace_arrays(*arrays, small), cache::CorruptEntry);
+  arrays->markers = at;
+  arrays->markers.insert(arrays->markers.begin() + 1, 1);
+  CHECK_THROWS_AS(cache::check_trace_arrays(*arrays, small), cache::CorruptEntry);
 }
 
 TEST_CASE("the events are kept from 64 MiB of events and values on, or CAUSEWAY_CACHE_EVENTS_MIN") {

@@ -89,8 +89,10 @@ class ThreadEvents {
   ThreadEvents(const Trace& trace, const std::vector<Tid>& tids = {});
   // An index kept before (the cache's) of a trace of `events` events, after checking that
   // its offsets hold together and its lists name that trace's events in order (throws
-  // std::invalid_argument when not).
-  ThreadEvents(Parts parts, uint64_t events);
+  // std::invalid_argument when not). With `lists_checked` (an index checked in full by an
+  // earlier run, its file unchanged since: the cache's checked_entries.h), each list's last
+  // event alone is checked, not every event's order.
+  ThreadEvents(Parts parts, uint64_t events, bool lists_checked = false);
 
   // The thread's events, empty when the thread was not indexed.
   EventList of(Tid tid) const { return list(parts_.events, parts_.events_at, tid); }

@@ -260,6 +260,10 @@ void save_built_graph(BuiltGraph& graph, const rules::RuleSet& rules, const Cach
       try {
         saved = cache::save_event_names(cache.dir, index_key(cache),
                                         engine::EventNames::of(*u.list_names_of), &why);
+        if (saved) {  // checked here, as the next run would (which then does not)
+          cache::wait_settled(cache.dir, cache::kEventNamesName);
+          cache::load_event_names(cache.dir, index_key(cache), u.list_names_of->events.size());
+        }
       } catch (const std::logic_error& e) {  // a trace the lists cannot hold
         why = e.what();
       }
@@ -296,11 +300,15 @@ engine::ThreadEvents thread_index(const Trace& trace, const CacheSession* cache,
   engine::ThreadEvents index(trace);
   if (cache->keeps_events(trace, cache::kThreadIndexName, "thread index") &&
       !cache::being_written(cache->dir, cache::kThreadIndexName)) {
-    IndexSave save = [cache, path, key = index_key(*cache)](const engine::ThreadEvents& made) {
+    IndexSave save = [cache, path, key = index_key(*cache),
+                      events = trace.events.size()](const engine::ThreadEvents& made) {
       std::string problem;
-      if (cache::save_thread_index(cache->dir, key, made, &problem))
-        return fmt::format("thread index saved to {}", path);
-      return fmt::format("thread index not saved: {}", problem);
+      if (!cache::save_thread_index(cache->dir, key, made, &problem))
+        return fmt::format("thread index not saved: {}", problem);
+      // Checked here, after the report, as the next run would (which then does not).
+      cache::wait_settled(cache->dir, cache::kThreadIndexName);
+      cache::load_thread_index(cache->dir, key, events);
+      return fmt::format("thread index saved to {}", path);
     };
     if (save_later)
       *save_later = std::move(save);

@@ -68,20 +68,25 @@ bool read_from_cache(const std::string& path, Trace& trace, ReadReport& report,
     trace = Trace{};
     return false;
   }
-  // A checksum is not validation: every event must name what the trace has. The markers
-  // are found on the way: the diagnosis looks for them, more than once.
-  std::vector<uint32_t> markers;
-  try {
-    cache::check_trace_arrays(*arrays, trace, &markers);
-  } catch (const cache::CorruptEntry& e) {
-    cache.note(fmt::format("{} not used ({}); reading the trace",
-                           cache.dir.shown(cache::kTraceArraysName), e.what()));
-    trace = Trace{};
-    return false;
+  // A checksum is not validation: every event must name what the trace has. An entry
+  // checked in full by an earlier run, unchanged since, is not checked again
+  // (checked_entries.h): the strings and stacks it was checked against are the trace's,
+  // whose content its key names.
+  if (!arrays->once.before) {
+    try {
+      cache::check_trace_arrays(*arrays, trace);
+    } catch (const cache::CorruptEntry& e) {
+      cache.note(fmt::format("{} not used ({}); reading the trace",
+                             cache.dir.shown(cache::kTraceArraysName), e.what()));
+      trace = Trace{};
+      return false;
+    }
+    cache::record_checked(cache.dir, cache::kTraceArraysName, arrays->once);
   }
   trace.events = std::move(arrays->events);
   trace.values = std::move(arrays->values);
-  trace.markers_found = {trace.events.data(), trace.events.size(), std::move(markers)};
+  // The diagnosis looks for the markers more than once: the entry lists them.
+  trace.markers_found = {trace.events.data(), trace.events.size(), std::move(arrays->markers)};
   report = std::move(arrays->report);
   cache.note(fmt::format("events mapped from {}", cache.dir.shown(cache::kTraceArraysName)));
   return true;
@@ -130,10 +135,13 @@ void read_events(const std::string& path, const std::string& format, const Cache
       cache->save_events = [cache, key = *key, report, strings = trace.strings.size(),
                             stacks = trace.stacks.size()](const Trace& read) {
         std::string why;
-        if (cache::save_trace_arrays(cache->dir, key, read.events, read.values, strings, stacks,
-                                     report, &why))
-          return fmt::format("events saved to {}", cache->dir.shown(cache::kTraceArraysName));
-        return fmt::format("events not saved: {}", why);
+        if (!cache::save_trace_arrays(cache->dir, key, read.events, read.values, strings, stacks,
+                                      marker_events(read, read.schema.find("marker")), report,
+                                      &why))
+          return fmt::format("events not saved: {}", why);
+        // Checked here, after the report, rather than by the next run.
+        cache::check_saved_trace_arrays(cache->dir, key, read.schema, strings, stacks);
+        return fmt::format("events saved to {}", cache->dir.shown(cache::kTraceArraysName));
       };
   } catch (const DiagnosticError& e) {
     throw SessionError(SessionError::Kind::BadInput, e.what());
