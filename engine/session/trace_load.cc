@@ -72,7 +72,8 @@ bool read_from_cache(const std::string& path, Trace& trace, ReadReport& report,
   // checked in full by an earlier run, unchanged since, is not checked again
   // (checked_entries.h): the strings and stacks it was checked against are the trace's,
   // whose content its key names.
-  if (!arrays->once.before) {
+  const bool checked_before = arrays->once.before;
+  if (!checked_before) {
     try {
       cache::check_trace_arrays(*arrays, trace);
     } catch (const cache::CorruptEntry& e) {
@@ -88,7 +89,8 @@ bool read_from_cache(const std::string& path, Trace& trace, ReadReport& report,
   // The diagnosis looks for the markers more than once: the entry lists them.
   trace.markers_found = {trace.events.data(), trace.events.size(), std::move(arrays->markers)};
   report = std::move(arrays->report);
-  cache.note(fmt::format("events mapped from {}", cache.dir.shown(cache::kTraceArraysName)));
+  cache.note(fmt::format("events mapped from {}{}", cache.dir.shown(cache::kTraceArraysName),
+                         checked_before ? " (checked in full before, unchanged since)" : ""));
   return true;
 }
 

@@ -59,19 +59,21 @@ kept at any size here (CAUSEWAY_CACHE_EVENTS_MIN=0), as a large trace's are (bel
 
   $ $(dirname $(command -v causeway))/../bench/cw-gen-trace -o $TMP_DIR/g.cwt --events 30000 --seed 3 >/dev/null 2>&1 && CAUSEWAY_CACHE_EVENTS_MIN=0 tests/cli/data/cache_edit_loop.sh $TMP_DIR/g $TMP_DIR/g.cwt graph --json --edges
   cold: events read and saved, graph built and saved; equals --no-cache: yes; equals cold: yes
-  add: events mapped, graph cuts replayed and saved; equals --no-cache: yes; equals cold: no
-  change: events mapped, graph cuts replayed and saved; equals --no-cache: yes; equals cold: no; equals add: no
-  remove: events mapped, graph loaded; equals --no-cache: yes; equals cold: yes
+  add: events mapped, checked before, graph cuts replayed and saved; equals --no-cache: yes; equals cold: no
+  change: events mapped, checked before, graph cuts replayed and saved; equals --no-cache: yes; equals cold: no; equals add: no
+  remove: events mapped, checked before, graph loaded; equals --no-cache: yes; equals cold: yes
   entries: 3
-  truncated: events mapped, graph cuts replayed and saved \(entry not used: truncated \([0-9]+ payload bytes of [0-9]+\)\); equals --no-cache: yes; equals cold: yes (re)
-  foreign: events mapped, graph built and saved (entry not used: truncated header); equals --no-cache: yes; equals cold: yes
-  again: events mapped, graph loaded; equals --no-cache: yes; equals cold: yes
-  matches-truncated: events mapped, graph cuts rebuilt and saved; equals --no-cache: yes; equals cold: (yes|no) (re)
+  truncated: events mapped, checked before, graph cuts replayed and saved \(entry not used: truncated \([0-9]+ payload bytes of [0-9]+\)\); equals --no-cache: yes; equals cold: yes (re)
+  foreign: events mapped, checked before, graph built and saved (entry not used: truncated header); equals --no-cache: yes; equals cold: yes
+  again: events mapped, checked before, graph loaded; equals --no-cache: yes; equals cold: yes
+  matches-truncated: events mapped, checked before, graph cuts rebuilt and saved; equals --no-cache: yes; equals cold: (yes|no) (re)
   matches.cwm not used \(truncated \([0-9]+ payload bytes of [0-9]+\)\) (re)
-  matches-again: events mapped, graph cuts replayed and saved; equals --no-cache: yes; equals cold: (yes|no) (re)
+  matches-again: events mapped, checked before, graph cuts replayed and saved; equals --no-cache: yes; equals cold: (yes|no) (re)
+  events-flipped: events read and saved, graph loaded; equals --no-cache: yes; equals cold: yes
+  trace.cwa not used (checksum mismatch); reading the trace
   events-truncated: events read and saved, graph loaded; equals --no-cache: yes; equals cold: yes
   trace.cwa not used \(truncated \([0-9]+ payload bytes of [0-9]+\)\); reading the trace (re)
-  events-again: events mapped, graph loaded; equals --no-cache: yes; equals cold: yes
+  events-again: events mapped, checked before, graph loaded; equals --no-cache: yes; equals cold: yes
   off: files in the cache folder: 0; equals cold: yes
 
 `debug` keeps the thread index too (`threads.cwa`): with it, each rebuild of the cuts
@@ -80,22 +82,24 @@ events ("segments from the base"), and still equals a run without the cache:
 
   $ cp $TMP_DIR/g.cwt $TMP_DIR/h.cwt && CAUSEWAY_CACHE_EVENTS_MIN=0 tests/cli/data/cache_edit_loop.sh $TMP_DIR/h $TMP_DIR/h.cwt debug --json --auto
   cold: events read and saved, graph built and saved, hang found, index made and saved; equals --no-cache: yes; equals cold: yes
-  add: events mapped, graph cuts replayed and saved, segments from the base, hang found \([0-9]+ of [0-9]+ threads as before\), index mapped; equals --no-cache: yes; equals cold: (yes|no) (re)
-  change: events mapped, graph cuts replayed and saved, segments from the base, hang found \([0-9]+ of [0-9]+ threads as before\), index mapped; equals --no-cache: yes; equals cold: (yes|no); equals add: (yes|no) (re)
-  remove: events mapped, graph loaded, hang cached, index mapped; equals --no-cache: yes; equals cold: yes
+  add: events mapped, checked before, graph cuts replayed and saved, segments from the base, hang found \([0-9]+ of [0-9]+ threads as before\), index mapped; equals --no-cache: yes; equals cold: (yes|no) (re)
+  change: events mapped, checked before, graph cuts replayed and saved, segments from the base, hang found \([0-9]+ of [0-9]+ threads as before\), index mapped; equals --no-cache: yes; equals cold: (yes|no); equals add: (yes|no) (re)
+  remove: events mapped, checked before, graph loaded, hang cached, index mapped; equals --no-cache: yes; equals cold: yes
   entries: 3
-  truncated: events mapped, graph cuts replayed and saved, segments from the base \(entry not used: truncated \([0-9]+ payload bytes of [0-9]+\)\), hang cached, index mapped; equals --no-cache: yes; equals cold: yes (re)
-  foreign: events mapped, graph built and saved (entry not used: truncated header), hang cached, index mapped; equals --no-cache: yes; equals cold: yes
-  again: events mapped, graph loaded, hang cached, index mapped; equals --no-cache: yes; equals cold: yes
-  matches-truncated: events mapped, graph cuts rebuilt and saved, segments from the base, hang found \([0-9]+ of [0-9]+ threads as before\), index mapped; equals --no-cache: yes; equals cold: (yes|no) (re)
+  truncated: events mapped, checked before, graph cuts replayed and saved, segments from the base \(entry not used: truncated \([0-9]+ payload bytes of [0-9]+\)\), hang cached, index mapped; equals --no-cache: yes; equals cold: yes (re)
+  foreign: events mapped, checked before, graph built and saved (entry not used: truncated header), hang cached, index mapped; equals --no-cache: yes; equals cold: yes
+  again: events mapped, checked before, graph loaded, hang cached, index mapped; equals --no-cache: yes; equals cold: yes
+  matches-truncated: events mapped, checked before, graph cuts rebuilt and saved, segments from the base, hang found \([0-9]+ of [0-9]+ threads as before\), index mapped; equals --no-cache: yes; equals cold: (yes|no) (re)
   matches.cwm not used \(truncated \([0-9]+ payload bytes of [0-9]+\)\) (re)
-  matches-again: events mapped, graph cuts replayed and saved, segments from the base, hang found \([0-9]+ of [0-9]+ threads as before\), index mapped; equals --no-cache: yes; equals cold: (yes|no) (re)
+  matches-again: events mapped, checked before, graph cuts replayed and saved, segments from the base, hang found \([0-9]+ of [0-9]+ threads as before\), index mapped; equals --no-cache: yes; equals cold: (yes|no) (re)
+  events-flipped: events read and saved, graph loaded, hang cached, index mapped; equals --no-cache: yes; equals cold: yes
+  trace.cwa not used (checksum mismatch); reading the trace
   events-truncated: events read and saved, graph loaded, hang cached, index mapped; equals --no-cache: yes; equals cold: yes
   trace.cwa not used \(truncated \([0-9]+ payload bytes of [0-9]+\)\); reading the trace (re)
-  events-again: events mapped, graph loaded, hang cached, index mapped; equals --no-cache: yes; equals cold: yes
-  index-truncated: events mapped, graph loaded, hang cached, index made and saved; equals --no-cache: yes; equals cold: yes
+  events-again: events mapped, checked before, graph loaded, hang cached, index mapped; equals --no-cache: yes; equals cold: yes
+  index-truncated: events mapped, checked before, graph loaded, hang cached, index made and saved; equals --no-cache: yes; equals cold: yes
   threads.cwa not used \(truncated \([0-9]+ payload bytes of [0-9]+\)\); indexing the trace (re)
-  hang-damaged: events mapped, graph loaded, hang found, index mapped; equals --no-cache: yes; equals cold: yes
+  hang-damaged: events mapped, checked before, graph loaded, hang found, index mapped; equals --no-cache: yes; equals cold: yes
   hang entry not used (truncated header)
   off: files in the cache folder: 0; equals cold: yes
 
@@ -136,7 +140,7 @@ A value that is not a size leaves the default.
   $ CAUSEWAY_CACHE=verbose CAUSEWAY_CACHE_EVENTS_MIN=1K causeway debug $TMP_DIR/k.cwt --auto >/dev/null 2>&1; ls $TMP_DIR/k.cwt.cwcache | grep -c 'cwa$'
   2
   $ CAUSEWAY_CACHE=verbose causeway debug $TMP_DIR/k.cwt --auto 2>&1 >/dev/null | grep -e mapped -e removed | sed "s|$TMP_DIR/||"
-  causeway: cache: events mapped from k.cwt.cwcache/trace.cwa
+  causeway: cache: events mapped from k.cwt.cwcache/trace.cwa (checked in full before, unchanged since)
   causeway: cache: thread index mapped from k.cwt.cwcache/threads.cwa
   $ truncate -s -1 $TMP_DIR/k.cwt.cwcache/trace.cwa $TMP_DIR/k.cwt.cwcache/threads.cwa && CAUSEWAY_CACHE_EVENTS_MIN=lots CAUSEWAY_CACHE=verbose causeway debug $TMP_DIR/k.cwt --auto 2>&1 >/dev/null | grep -e EVENTS_MIN= -e removed | sed "s|$TMP_DIR/||"
   causeway: cache: CAUSEWAY_CACHE_EVENTS_MIN=lots is not a size (bytes, or a number with K, M, G or T); events are kept from the default, 64 MiB
@@ -179,7 +183,7 @@ build and search, so the run right after a cold one may start before they are wr
   $ mkdir -p $TMP_DIR/e && cp $TMP_DIR/g.cwt $TMP_DIR/e/t.cwt && CAUSEWAY_CACHE=verbose CAUSEWAY_CACHE_EVENTS_MIN=1K causeway graph $TMP_DIR/e/t.cwt 2>&1 >/dev/null | grep -c 'events saved'; sleep 2 & touch $TMP_DIR/e/t.cwt.cwcache/trace.cwa.tmp-$!-1; start=$(date +%s); CAUSEWAY_CACHE=verbose CAUSEWAY_CACHE_EVENTS_MIN=1K causeway graph $TMP_DIR/e/t.cwt 2>&1 >/dev/null | grep events | sed "s|$TMP_DIR/||"; echo "waited: $(( $(date +%s) - start >= 1 ))"
   1
   causeway: cache: waiting for another run's events save to end (at most 20 s)
-  causeway: cache: events mapped from e/t.cwt.cwcache/trace.cwa
+  causeway: cache: events mapped from e/t.cwt.cwcache/trace.cwa (checked in full before, unchanged since)
   waited: 1
 
 The cache folder is beside the trace. A changed trace is another key: the same packs miss.

@@ -226,7 +226,7 @@ at any size here, CAUSEWAY_CACHE_EVENTS_MIN=0, as a large trace's are.)
   cold: causeway: cache: events saved to huge-tid.cwt.cwcache/trace.cwa
   cold: causeway: cache: graph saved to huge-tid.cwt.cwcache/graph-[0-9a-f]{16}.cwg (re)
   cold: causeway: cache: thread index saved to huge-tid.cwt.cwcache/threads.cwa
-  warm: causeway: cache: events mapped from huge-tid.cwt.cwcache/trace.cwa
+  warm: causeway: cache: events mapped from huge-tid.cwt.cwcache/trace.cwa (checked in full before, unchanged since)
   warm: causeway: cache: graph loaded from huge-tid.cwt.cwcache/graph-[0-9a-f]{16}.cwg (re)
   warm: causeway: cache: hang found before on this graph, from the cache
   warm: causeway: cache: thread index mapped from huge-tid.cwt.cwcache/threads.cwa
