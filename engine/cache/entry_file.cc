@@ -144,7 +144,12 @@ std::optional<MappedEntry> map_entry(const Folder& dir, std::string_view name, E
       return fail("cannot read the payload");
     }
   }
-  void* p = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  // An entry checked before is not read by a checksum that would populate the mapping on
+  // every CPU: populated here instead, in one call (~10 ms for the 0.9 GB events entry from
+  // the page cache), its pages are not faulted in one by one by whatever reads them first
+  // (the hang search's reads across every thread's events took 0.15 s longer so).
+  void* p = mmap(nullptr, size, PROT_READ, MAP_PRIVATE | (before && populate ? MAP_POPULATE : 0),
+                 fd, 0);
   int err = errno;
   close(fd);
   if (p == MAP_FAILED) return fail(std::strerror(err));

@@ -49,7 +49,8 @@ struct MappedEntry {
 // at), whose pages would otherwise all count in the process's memory.
 // With `once`: an entry checked in full by an earlier run, unchanged since
 // (checked_entries.h), is not hashed again (`once->before`, and its caller skips its own
-// check); else `once` says what its caller records once it has checked it in full.
+// check; with `populate`, mapped with MAP_POPULATE instead); else `once` says what its
+// caller records once it has checked it in full.
 std::optional<MappedEntry> map_entry(const Folder& dir, std::string_view name, EntryKind kind,
                                      const Key& key, bool writable, uint64_t min_payload,
                                      std::string* why, bool populate = true,
