@@ -40,6 +40,12 @@ Key checked_key() {
 }
 
 std::vector<Record> read_records(const Folder& dir) {
+  // Its size looked at before it is read: a record file never holds more than kMaxChecked.
+  struct stat st {};
+  if (!dir.valid() ||
+      fstatat(dir.fd(), std::string(kCheckedName).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+      static_cast<uint64_t>(st.st_size) > kHeaderSize + kMaxChecked * sizeof(Record))
+    return {};
   std::string why;
   auto payload = read_entry(dir, kCheckedName, EntryKind::Checked, checked_key(), &why);
   if (!payload || payload->size() % sizeof(Record) != 0 ||

@@ -105,6 +105,12 @@ TEST_CASE("an entry checked in full is not checked again until its file changes"
     CHECK(use(dir, s) == false);
     CHECK(use(dir, s) == true);
   }
+  SUBCASE("a record file larger than its most records is not used, and is written again") {
+    write_all(dir.path + "/checked.cwk", std::string(size_t{1} << 20, '\0'));
+    CHECK(use(dir, s) == false);
+    CHECK(read_all(dir.path + "/checked.cwk").size() < 1024);  // written again
+    CHECK(use(dir, s) == true);
+  }
   SUBCASE("another build's records are not its own") {
     const std::string records = read_all(dir.path + "/checked.cwk");
     REQUIRE(cache::write_entry(dir.f, cache::kCheckedName, cache::EntryKind::Checked,
