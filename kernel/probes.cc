@@ -327,6 +327,32 @@ Probes::~Probes() {
   delete state_;
 }
 
+void Probes::set_hot_programs(bool scheduler, bool sockets) {
+  causeway* skel = state_->skeleton;
+  struct Hot {
+    bpf_program* program;
+    bpf_link** link;
+    bool wanted;
+  };
+  const Hot hot[] = {{skel->progs.on_sched_switch, &skel->links.on_sched_switch, scheduler},
+                     {skel->progs.on_sched_waking, &skel->links.on_sched_waking, scheduler},
+                     {skel->progs.on_sock_send, &skel->links.on_sock_send, sockets},
+                     {skel->progs.on_sock_recv, &skel->links.on_sock_recv, sockets}};
+  for (const Hot& h : hot) {
+    if (!bpf_program__autoload(h.program)) continue;  // never loaded here
+    if (!h.wanted && *h.link) {
+      bpf_link__destroy(*h.link);
+      *h.link = nullptr;
+    } else if (h.wanted && !*h.link) {
+      bpf_link* link = bpf_program__attach(h.program);
+      if (!link)
+        throw ProbeError("attaching " + std::string(bpf_program__name(h.program)) +
+                         " again failed: " + std::strerror(errno));
+      *h.link = link;
+    }
+  }
+}
+
 const std::string& Probes::sampling_problem() const {
   return state_->sampling_problem;
 }

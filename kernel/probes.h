@@ -173,6 +173,15 @@ class Probes {
   // Stops the kernel side writing records; what it wrote stays readable through drain().
   void detach();
 
+  // For the overhead bench alone (bench/overhead/alternate.sh): detaches, or attaches again,
+  // the programs that run on every context switch and wake-up (`scheduler`) and on every
+  // socket send and receive (`sockets`; only where they were loaded). The machine's speed
+  // drifts by more than the recorder costs within a minute on a VM; switching these every
+  // few seconds measures their cost against the same minute's. What is recorded meanwhile
+  // misses those events and is no recording to diagnose. Throws ProbeError when one cannot
+  // be attached again.
+  void set_hot_programs(bool scheduler, bool sockets);
+
   // Records the kernel could not write because the ring buffer was full, per CPU,
   // counted since the probes were attached.
   std::vector<uint64_t> lost_per_cpu() const;

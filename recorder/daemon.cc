@@ -6,11 +6,14 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 
+#include "recorder/bench_alternation.h"
 #include "recorder/foreground.h"
 #include "recorder/maps_capture.h"
 #include "trace/command_marker.h"
@@ -107,6 +110,12 @@ void run_daemon(const SessionOptions& options, const RecorderDir& dir, int ready
   }
   // What the recording lacks: in the log now, and in the ring as it stops (its first files
   // are gone by then on a long run).
+  // The overhead bench's alternation (recorder/bench_alternation.h), said where it starts.
+  std::optional<BenchAlternation> alternation;
+  if (const char* text = std::getenv("CAUSEWAY_BENCH_ALTERNATE")) {
+    alternation = parse_bench_alternation(text, &why);
+    if (!alternation) fail("$CAUSEWAY_BENCH_ALTERNATE: " + why);
+  }
   const std::vector<std::string> missing = session->missing_parts();
   for (const std::string& note : missing) std::cerr << "causeway: note: " << note << "\n";
   write_pid_file(dir);
@@ -125,9 +134,24 @@ void run_daemon(const SessionOptions& options, const RecorderDir& dir, int ready
     return j;
   };
   auto last_status = std::chrono::steady_clock::now() - std::chrono::hours(1);
+  // Each switch of the alternation goes to the log with its wall-clock time, which the
+  // bench matches with pgbench's progress reports (--progress-timestamp).
+  uint64_t next_switch = 0, switches = 0;
+  auto alternate = [&] {
+    if (!alternation || monotonic_now_ns() < next_switch) return;
+    const BenchState& state = alternation->states[switches++ % alternation->states.size()];
+    session->set_hot_programs(state.scheduler, state.sockets);
+    timespec wall{};
+    clock_gettime(CLOCK_REALTIME, &wall);
+    std::fprintf(stderr, "causeway: bench alternation: %lld.%09ld %s\n",
+                 static_cast<long long>(wall.tv_sec), wall.tv_nsec, state.name.c_str());
+    std::fflush(stderr);
+    next_switch = monotonic_now_ns() + alternation->period_ns;
+  };
   int rc = 0;
   try {
     while (!stop_requested()) {
+      alternate();
       session->step(100);
       markers.drain([&](uint64_t ts, uint32_t pid, uint32_t tid, const std::string& text) {
         session->mark(ts, pid, tid, text);

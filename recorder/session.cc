@@ -242,6 +242,10 @@ void Session::read_perf_map(uint32_t pid) {
   perf_maps_->take(trace_);
 }
 
+void Session::set_hot_programs(bool scheduler, bool sockets) {
+  probes_->set_hot_programs(scheduler, sockets);
+}
+
 void Session::mark(uint64_t ts, uint32_t pid, uint32_t tid, std::string_view text) {
   decoder_->add_marker(ts, tid, pid, text);
 }

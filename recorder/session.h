@@ -100,6 +100,9 @@ class Session {
   // that no earlier record can still arrive.
   void step(int timeout_ms);
   void mark(uint64_t ts, uint32_t pid, uint32_t tid, std::string_view text);
+  // The overhead bench's switch (kernel::Probes::set_hot_programs): the recording made
+  // while either is off is not one to diagnose.
+  void set_hot_programs(bool scheduler, bool sockets);
   // Copies what process `pid`'s perf map gained (recorder/perf_map_capture.h); every step does
   // so for all recorded processes about once a second. For a process about to be reaped,
   // whose owner can still be checked.
