@@ -99,6 +99,13 @@ void run_daemon(const SessionOptions& options, const RecorderDir& dir, int ready
   dup2(log, 1);
   dup2(log, 2);
   close(log);
+  // The overhead bench's alternation (recorder/bench_alternation.h): a wrong value is said
+  // before the programs are loaded.
+  std::optional<BenchAlternation> alternation;
+  if (const char* text = std::getenv("CAUSEWAY_BENCH_ALTERNATE")) {
+    alternation = parse_bench_alternation(text, &why);
+    if (!alternation) fail("$CAUSEWAY_BENCH_ALTERNATE: " + why);
+  }
   // A new recording starts a new ring.
   if (!dir.remove_tree("ring", &why)) fail(why);
   const uint64_t max_bytes = options.ring ? options.ring->max_bytes : 0;
@@ -110,12 +117,6 @@ void run_daemon(const SessionOptions& options, const RecorderDir& dir, int ready
   }
   // What the recording lacks: in the log now, and in the ring as it stops (its first files
   // are gone by then on a long run).
-  // The overhead bench's alternation (recorder/bench_alternation.h), said where it starts.
-  std::optional<BenchAlternation> alternation;
-  if (const char* text = std::getenv("CAUSEWAY_BENCH_ALTERNATE")) {
-    alternation = parse_bench_alternation(text, &why);
-    if (!alternation) fail("$CAUSEWAY_BENCH_ALTERNATE: " + why);
-  }
   const std::vector<std::string> missing = session->missing_parts();
   for (const std::string& note : missing) std::cerr << "causeway: note: " << note << "\n";
   write_pid_file(dir);

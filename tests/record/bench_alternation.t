@@ -1,0 +1,24 @@
+The overhead bench's alternation (bench/overhead/alternate.sh): with
+$CAUSEWAY_BENCH_ALTERNATE=PERIOD:STATES the always-on recorder attaches and detaches its
+programs of every context switch, wake-up and socket transfer every PERIOD seconds, and
+logs each switch with its wall-clock time in recorder.log. The four programs' links come
+and go with it.
+
+  $ CAUSEWAY_BENCH_ALTERNATE=1:all,none causeway record start --size 4M --dir $TMP_DIR/rec >/dev/null; echo "exit $?"
+  exit 0
+  $ hot() { bpftool link list 2>/dev/null | grep -cE "tp '(sched_switch|sched_waking|sock_send_length|sock_recv_length)'"; }
+  > seen=""; for i in $(seq 40); do n=$(hot); case " $seen " in *" $n "*) ;; *) seen="$seen $n" ;; esac; sleep 0.1; done; echo "$seen" | tr ' ' '\n' | sort -n | tr '\n' ' '; echo
+   0 4 
+  $ sleep 0.5; causeway record stop --dir $TMP_DIR/rec >/dev/null 2>&1
+  $ grep -c 'causeway: bench alternation: [0-9]*\.[0-9]* all$' $TMP_DIR/rec/recorder.log | awk '{ print ($1 >= 2) }'
+  1
+  $ grep -o 'bench alternation: .*' $TMP_DIR/rec/recorder.log | awk '{ print $4 }' | head -3 | tr '\n' ' '; echo
+  all none all 
+
+A wrong value is said, before anything is loaded, and nothing records:
+
+  $ CAUSEWAY_BENCH_ALTERNATE=1:all,some causeway record start --size 4M --dir $TMP_DIR/bad 2>&1; echo "exit $?"
+  causeway: cannot record: $CAUSEWAY_BENCH_ALTERNATE: unknown state 'some' in the alternation (all, scheduler, sockets, none)
+  exit 2
+  $ causeway record status --dir $TMP_DIR/bad
+  no recording is running in .*/bad (re)
