@@ -46,6 +46,8 @@ while [[ $# -gt 0 ]]; do
 done
 fail() { echo "alternate: $*" >&2; exit 2; }
 [[ $seconds =~ ^[0-9]+$ && $seconds -ge 30 ]] || fail "--seconds needs 30 or more, got '$seconds'"
+[[ $period =~ ^[0-9]+(\.[0-9]+)?$ ]] || fail "--period needs a number of seconds, got '$period'"
+[[ $skip =~ ^[0-9]+(\.[0-9]+)?$ ]] || fail "--skip needs a number of seconds, got '$skip'"
 [[ $states == *none* ]] || fail "--states needs 'none' among them: the stretches are compared with it"
 [[ $(id -u) == 0 ]] || fail "needs root (the recorder)"
 
@@ -62,7 +64,11 @@ CAUSEWAY_BENCH_ALTERNATE="$period:$states" "$causeway" record start --dir "$reco
   >"$WORK/start.log" 2>&1 || die "record start failed: $(cat "$WORK/start.log")"
 sleep 2
 read -r recorder_pid _ <"$recorder_dir/recorder.pid" || die "the recorder wrote no pid file"  # "PID START"
-ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+# The recorder's user and system ticks; a recorder gone is an error, not 0 % of the CPU.
+ticks() {
+  awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null ||
+    die "the recorder (pid $1) is not running: $(tail -3 "$recorder_dir/recorder.log")"
+}
 machine_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
 r0=$(ticks "$recorder_pid"); m0=$(machine_ticks)
 echo "alternate: pgbench -S for $seconds s, the programs switched every $period s ($states)" >&2
