@@ -55,10 +55,12 @@ pgbench=(setpriv --reuid=postgres --regid=postgres --init-groups pgbench -h "$pg
   die "pgbench -i failed: $(tail -3 "$WORK/pgbench-init.log")"
 
 stats_before=$(sysctl -n kernel.bpf_stats_enabled)
-running=()  # "BINARY DIR" of each recorder started and not stopped yet
+running_bin=() running_dir=()  # each recorder started and not stopped yet
 finish() {
-  local r
-  for r in "${running[@]}"; do "${r%% *}" record stop --dir "${r#* }" >/dev/null 2>&1 || true; done
+  local i
+  for i in "${!running_bin[@]}"; do
+    "${running_bin[$i]}" record stop --dir "${running_dir[$i]}" >/dev/null 2>&1 || true
+  done
   sysctl -q kernel.bpf_stats_enabled="$stats_before" || true
   cleanup
 }
@@ -75,7 +77,8 @@ measure() {
     bpftool -j prog show >"$dir/before$i.json"
     "$bin" record start --dir "$dir/recorder$i" >"$dir/start$i.log" 2>&1 ||
       die "record start failed ($bin): $(tail -3 "$dir/start$i.log")"
-    running+=("$bin $dir/recorder$i")
+    running_bin+=("$bin")
+    running_dir+=("$dir/recorder$i")
     bpftool -j prog show >"$dir/after$i.json"
   done
   sleep 1
@@ -88,8 +91,8 @@ measure() {
   for ((i = $#; i >= 1; i--)); do
     "${!i}" record stop --dir "$dir/recorder$i" >"$dir/stop$i.log" 2>&1 ||
       die "record stop failed: $(tail -3 "$dir/stop$i.log")"
-    unset 'running[${#running[@]}-1]'
   done
+  running_bin=() running_dir=()  # (a stop that failed above is tried again on the way out)
   dirs+=("$dir")
 }
 
@@ -187,6 +190,6 @@ else:
     print("\nratios are medians of the rounds (each round's in brackets): below 1 the change "
           "costs less")
 if json_out:
-    json.dump({"seconds": seconds, "runs": dirs and len(dirs), "paired": paired,
+    json.dump({"seconds": seconds, "runs": len(dirs), "paired": paired,
                "programs": results}, open(json_out, "w"), indent=2)
 EOF2
