@@ -52,12 +52,7 @@ fail() { echo "alternate: $*" >&2; exit 2; }
 [[ $(id -u) == 0 ]] || fail "needs root (the recorder)"
 
 . "$repo/tests/real/lib.sh"
-need pgbench
-postgres_cluster
-pgbench=(setpriv --reuid=postgres --regid=postgres --init-groups pgbench -h "$pg" -p "$port"
-  -U postgres)
-"${pgbench[@]}" -i -q -s 10 postgres >"$WORK/pgbench-init.log" 2>&1 ||
-  die "pgbench -i failed: $(tail -3 "$WORK/pgbench-init.log")"
+pgbench_database
 
 recorder_dir="$WORK/recorder"
 CAUSEWAY_BENCH_ALTERNATE="$period:$states" "$causeway" record start --dir "$recorder_dir" \

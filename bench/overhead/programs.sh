@@ -47,12 +47,7 @@ fail() { echo "programs: $*" >&2; exit 2; }
 command -v bpftool >/dev/null || fail "needs bpftool"
 
 . "$repo/tests/real/lib.sh"
-need pgbench
-postgres_cluster
-pgbench=(setpriv --reuid=postgres --regid=postgres --init-groups pgbench -h "$pg" -p "$port"
-  -U postgres)
-"${pgbench[@]}" -i -q -s 10 postgres >"$WORK/pgbench-init.log" 2>&1 ||
-  die "pgbench -i failed: $(tail -3 "$WORK/pgbench-init.log")"
+pgbench_database
 
 stats_before=$(sysctl -n kernel.bpf_stats_enabled)
 running_bin=() running_dir=()  # each recorder started and not stopped yet

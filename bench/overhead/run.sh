@@ -99,13 +99,7 @@ for w in "${workload_list[@]}"; do
 done
 
 if [[ " ${workload_list[*]} " == *" pgbench-"* ]]; then
-  postgres_cluster
-  pgbench=(setpriv --reuid=postgres --regid=postgres --init-groups pgbench -h "$pg" -p "$port"
-    -U postgres)
-  # Scale 10: a million accounts, 150 MB, in the cache; fsync is off (postgres_cluster), so
-  # the read-write runs measure the server's CPU, not this machine's disk.
-  "${pgbench[@]}" -i -q -s 10 postgres >"$WORK/pgbench-init.log" 2>&1 ||
-    die "pgbench -i failed: $(tail -3 "$WORK/pgbench-init.log")"
+  pgbench_database
 fi
 if [[ " ${workload_list[*]} " == *" redis "* ]]; then
   redis_port=$(free_port)

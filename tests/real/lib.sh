@@ -179,3 +179,16 @@ postgres_cluster() {
   done
   die "postgres did not accept connections within 5 s: $(tail -3 "$WORK/postgres.log")"
 }
+
+# pgbench_database: a cluster (postgres_cluster) with pgbench's tables at scale 10 (a
+# million accounts, 150 MB, in the cache; without fsync, read-write runs measure the
+# server's CPU, not the disk), and `pgbench` (an array) the client as the postgres user.
+# The overhead benches' database (bench/overhead/).
+pgbench_database() {
+  need pgbench
+  postgres_cluster
+  pgbench=(setpriv --reuid=postgres --regid=postgres --init-groups pgbench -h "$pg" -p "$port"
+    -U postgres)
+  "${pgbench[@]}" -i -q -s 10 postgres >"$WORK/pgbench-init.log" 2>&1 ||
+    die "pgbench -i failed: $(tail -3 "$WORK/pgbench-init.log")"
+}
