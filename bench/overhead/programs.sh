@@ -110,7 +110,7 @@ def load(path):
     return {p["id"]: p for p in json.load(open(path))}
 
 def run_figures(d):
-    """Per recorder (1, 2), per program name: (runs, run time ns); and pgbench's tps."""
+    """Per recorder (1, 2), per program name: (runs, run time ns)."""
     n = len([f for f in os.listdir(d) if re.fullmatch(r"after\d+\.json", f)])
     owners = {}
     for i in range(1, n + 1):
@@ -124,9 +124,7 @@ def run_figures(d):
         runs = p["run_cnt"] - s0[pid].get("run_cnt", 0)
         ns = p["run_time_ns"] - s0[pid].get("run_time_ns", 0)
         figures[owners[pid]][p.get("name", str(pid))] = (runs, ns)
-    tps = [float(m.group(1)) for m in (re.match(r"tps = ([\d.]+)", l)
-                                       for l in open(f"{d}/pgbench.log")) if m]
-    return figures, (tps[0] if tps else float("nan"))
+    return figures
 
 def per_run(f, name):
     runs, ns = f.get(name, (0, 0))
@@ -137,8 +135,7 @@ results = []
 if not paired:
     rows = {}
     for d in dirs:
-        figures, tps = run_figures(d)
-        for name, (runs, ns) in figures[1].items():
+        for name, (runs, ns) in run_figures(d)[1].items():
             rows.setdefault(name, []).append((runs / seconds, ns / runs if runs else 0,
                                               100 * ns / seconds / 1e9 / os.cpu_count()))
     print(f"| program | runs a second | ns a run (median of {len(dirs)}) | share of the CPUs |")
@@ -153,7 +150,7 @@ if not paired:
         print(f"| {name} | {e['runs_per_second']:,.0f} | {e['ns_per_run']:,.0f} | "
               f"{e['cpu_percent']:.2f} % |")
     total = sum(e["cpu_percent"] for e in results)
-    print(f"\nall of them: {total:.2f} % of the machine's {os.cpu_count()} CPUs "
+    print(f"\nthese together: {total:.2f} % of the machine's {os.cpu_count()} CPUs "
           "(each run's count includes the stats' own two clock reads)")
 else:
     # Round r: dirs[2r] ran first then against; dirs[2r+1] the other way round. With k the
@@ -161,7 +158,7 @@ else:
     # (a2/b1) = k a/b, so b/a = sqrt((b2/a1) / (a2/b1)).
     rows = {}
     for r in range(0, len(dirs), 2):
-        (f_ab, tps_ab), (f_ba, _) = run_figures(dirs[r]), run_figures(dirs[r + 1])
+        f_ab, f_ba = run_figures(dirs[r]), run_figures(dirs[r + 1])
         for name in f_ab[1]:
             a1, b2 = per_run(f_ab[1], name), per_run(f_ab[2], name)
             b1, a2 = per_run(f_ba[1], name), per_run(f_ba[2], name)
